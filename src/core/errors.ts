@@ -1,0 +1,79 @@
+/**
+ * One error class for everything fsjob refuses or fails at. Callers and tests
+ * branch on `code` (a closed set), never on the message; the structured fields
+ * say where (path, jobId) and which spec clause was at stake.
+ */
+export const ERROR_CODES = [
+  'USAGE', // a caller passed something that is not a valid request
+  'NOT_A_QUEUE', // the directory is not an fsjob queue (no valid fsjob.json)
+  'UNSAFE_QUEUE', // queue root is a symlink, foreign-owned or group/other-writable
+  'SYMLINK_REFUSED', // a path inside the queue is a symbolic link
+  'NOT_REGULAR', // a FIFO, socket, device or directory where a file belongs
+  'TOO_LARGE', // a file is over the bound the spec sets for it
+  'UNSAFE_MODE', // a file or directory has wider permissions than the spec allows
+  'FOREIGN_OWNER', // a file or directory is owned by another user
+  'INVALID_ID', // a job id, generation or file name outside the spec's charset
+  'INVALID_RECORD', // malformed JSON, not compact, or fails its schema
+  'UNSUPPORTED_VERSION', // a record or queue of another protocol major
+  'EXISTS', // an exclusive create lost: the name already exists
+  'NOT_FOUND', // no such job or record
+  'DEDUPE_HELD', // a non-terminal job already holds the dedupe key
+  'SUPERSEDED', // this owner's claim is no longer the current one
+  'UNPROVEN', // an execution could not be proven stopped; left alone
+  'TIMEOUT', // a bounded wait ran out
+  'IO', // the filesystem failed (ENOSPC, EACCES, EROFS, EMFILE, ...): see errno
+] as const;
+
+export type FsjobErrorCode = (typeof ERROR_CODES)[number];
+
+export interface FsjobErrorFields {
+  path?: string;
+  jobId?: string;
+  /** The spec clause id this error enforces, e.g. "SEC-2". */
+  clause?: string;
+  /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
+  errno?: string;
+  cause?: unknown;
+}
+
+export class FsjobError extends Error {
+  readonly code: FsjobErrorCode;
+  readonly path: string | undefined;
+  readonly jobId: string | undefined;
+  readonly clause: string | undefined;
+  readonly errno: string | undefined;
+
+  constructor(code: FsjobErrorCode, message: string, fields: FsjobErrorFields = {}) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.name = 'FsjobError';
+    this.code = code;
+    this.path = fields.path;
+    this.jobId = fields.jobId;
+    this.clause = fields.clause;
+    this.errno = fields.errno;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.path === undefined ? {} : { path: this.path }),
+      ...(this.jobId === undefined ? {} : { jobId: this.jobId }),
+      ...(this.clause === undefined ? {} : { clause: this.clause }),
+      ...(this.errno === undefined ? {} : { errno: this.errno }),
+    };
+  }
+}
+
+export function isFsjobError(value: unknown, code?: FsjobErrorCode): value is FsjobError {
+  return value instanceof FsjobError && (code === undefined || value.code === code);
+}
+
+/** The errno string of a Node system error, or undefined for anything else. */
+export function errnoOf(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
