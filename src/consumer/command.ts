@@ -1,0 +1,232 @@
+/**
+ * Running one attempt of a command job (spec section 8).
+ *
+ * The armed handshake (EXEC-2, EXEC-3): the command's process group is
+ * created first, with a leader that waits on a pipe before it executes
+ * anything. Only after the caller has durably recorded the group (exec.<g>.json)
+ * is the leader released; if this process dies before that, the leader reads
+ * end of file and exits 125 without running the command. So no command ever
+ * runs unrecorded, and recovery can always find and stop what is running.
+ *
+ * Stopping (EXEC-8, EXEC-11, CANCEL-3, OWN-1, PREEMPT-1): every stop signals
+ * the whole group, never a pid alone, and escalates to SIGKILL after its
+ * grace. When the leader exits, stragglers in its group are stopped too:
+ * nothing of a job runs after its attempt ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { FileHandle } from 'node:fs/promises';
+import { once } from 'node:events';
+import { processStart, selfIdentity, stopGroup, type ProcessGroup } from '../core/identity.ts';
+import { FsjobError } from '../core/errors.ts';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import { CANCEL_GRACE } from '../core/constants.ts';
+import { OutputCapture, type OutputSummary } from './output.ts';
+import type { Guardian } from './guardian.ts';
+
+/**
+ * The leader: wait for one line on fd 3 (the release), close it, then become
+ * the command. End of file on fd 3 means the worker died before recording the
+ * execution: exit 125 without running anything. `exec` failing gives 127/126,
+ * the shell conventions EXEC-4 adopts.
+ */
+const GATE_SCRIPT = 'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; exec "$@"';
+
+/** Bounded wait for the output pipes after the group is gone (a process outside the group may hold them). */
+const PIPE_DRAIN_LIMIT = 2_000;
+
+export type StopReason = 'timeout' | 'cancel' | 'force' | 'preempt' | 'superseded' | 'shutdown';
+
+export interface CommandSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** An open descriptor on the job's stdin file, or null for /dev/null (EXEC-7). */
+  stdin: FileHandle | null;
+  /** Exclusively created output files (EXEC-1); the engine fsyncs and closes them. */
+  stdout: FileHandle;
+  stderr: FileHandle;
+  maxOutputBytes: number;
+  timeoutMs: number;
+  killGraceMs: number;
+}
+
+/** The recorded execution: the group's leader pid (= pgid) and its start on this host (exec.<g>.json). */
+export type RecordedGroup = ProcessGroup;
+
+export interface CommandHooks {
+  /** Durably records the group (publishes exec.<g>.json). Throwing aborts the attempt unreleased. */
+  record(group: RecordedGroup): Promise<void>;
+  guardian?: Guardian;
+  clock?: Clock;
+}
+
+export interface CommandResult {
+  /** Whether the command was released (so the attempt counts, RETRY-1). */
+  released: boolean;
+  group: RecordedGroup | null;
+  exit: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why fsjob stopped the command, when it did. */
+  stoppedBy: StopReason | null;
+  startedMs: number | null;
+  endedMs: number;
+  stdout: OutputSummary;
+  stderr: OutputSummary;
+}
+
+export interface RunningCommand {
+  /** Ask the command to stop; a later, stronger reason (force) escalates. */
+  stop(reason: StopReason): void;
+  /** Live byte counts, for heartbeats. */
+  outputBytes(): { stdout: number; stderr: number };
+  readonly done: Promise<CommandResult>;
+}
+
+/** Which reasons kill at once, and the grace of the others. */
+function graceFor(reason: StopReason, killGraceMs: number): number {
+  switch (reason) {
+    case 'force':
+    case 'superseded':
+      return 0;
+    case 'cancel':
+      return CANCEL_GRACE;
+    default:
+      return killGraceMs;
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: the group is gone
+  }
+}
+
+export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCommand {
+  const clock = hooks.clock ?? systemClock;
+  const stdoutCapture = new OutputCapture(spec.stdout, spec.maxOutputBytes);
+  const stderrCapture = new OutputCapture(spec.stderr, spec.maxOutputBytes);
+  let child: ChildProcess | undefined;
+  let group: RecordedGroup | null = null;
+  let released = false;
+  let stoppedBy: StopReason | null = null;
+  let leaderExited = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  let startedMs: number | null = null;
+
+  const escalate = (): void => {
+    if (group !== null) signalGroup(group.pgid, 'SIGKILL');
+  };
+
+  const stop = (reason: StopReason): void => {
+    if (group === null) {
+      stoppedBy ??= reason;
+      return;
+    }
+    const grace = graceFor(reason, spec.killGraceMs);
+    const stronger = stoppedBy === null || (grace === 0 && graceFor(stoppedBy, spec.killGraceMs) > 0);
+    if (!stronger) return;
+    stoppedBy = reason;
+    if (grace === 0) {
+      escalate();
+      return;
+    }
+    signalGroup(group.pgid, 'SIGTERM');
+    clearTimeout(killTimer);
+    killTimer = setTimeout(escalate, grace);
+    killTimer.unref();
+  };
+
+  const done = (async (): Promise<CommandResult> => {
+    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', ...spec.argv], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
+      stdio: [spec.stdin === null ? 'ignore' : spec.stdin.fd, 'pipe', 'pipe', 'pipe'],
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    try {
+      await once(child, 'spawn');
+    } catch (error) {
+      throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
+    }
+    child.stdout?.pipe(stdoutCapture);
+    child.stderr?.pipe(stderrCapture);
+    const gate = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+    const pid = child.pid as number;
+
+    try {
+      const leader = await processStart(pid);
+      if (leader === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
+      const self = await selfIdentity();
+      group = { pgid: pid, start: leader.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
+      hooks.guardian?.track(group);
+      await hooks.record(group);
+    } catch (error) {
+      // Never released: kill the gate and report the attempt as not started.
+      signalGroup(pid, 'SIGKILL');
+      gate.destroy();
+      await exited;
+      hooks.guardian?.untrack(pid);
+      throw error;
+    }
+
+    if (stoppedBy !== null) {
+      // Stopped before release (a cancel raced the recording): the command never runs.
+      gate.destroy();
+    } else {
+      startedMs = clock.nowMs();
+      gate.write('go\n');
+      gate.end();
+      released = true;
+    }
+    const timeout = setTimeout(() => stop('timeout'), spec.timeoutMs);
+    timeout.unref();
+
+    const [exit, signal] = await exited;
+    leaderExited = true;
+    clearTimeout(timeout);
+    clearTimeout(killTimer);
+    // EXEC-11: stragglers of the group do not outlive the attempt. The leader
+    // is reaped now, so the group is judged by its members (zombies count as
+    // stopped: an init that never reaps must not hold the attempt open).
+    await stopGroup(group, { graceMs: spec.killGraceMs, clock });
+    await drainPipes(child, clock);
+    hooks.guardian?.untrack(group.pgid);
+    const [stdout, stderr] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
+    // The engine owns the output descriptors from here: they are durable, so close them.
+    await Promise.all([spec.stdout.close(), spec.stderr.close()]);
+    return {
+      released,
+      group,
+      exit,
+      signal,
+      stoppedBy,
+      startedMs,
+      endedMs: clock.nowMs(),
+      stdout,
+      stderr,
+    };
+  })();
+
+  return {
+    stop(reason) {
+      if (!leaderExited) stop(reason);
+    },
+    outputBytes: () => ({ stdout: stdoutCapture.bytesTotal, stderr: stderrCapture.bytesTotal }),
+    done,
+  };
+}
+
+/** Waits for both pipes to reach end of file, bounded: a process that left the group may still hold them. */
+async function drainPipes(child: ChildProcess, clock: Clock): Promise<void> {
+  const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null);
+  const ended = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
+  const limit = clock.sleep(PIPE_DRAIN_LIMIT).then(() => 'limit' as const);
+  if ((await Promise.race([ended, limit])) === 'limit') {
+    for (const s of streams) s.destroy();
+  }
+}

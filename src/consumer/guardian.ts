@@ -1,0 +1,88 @@
+/**
+ * The guardian of a worker (spec WORKER-2): a small sh process that outlives
+ * the worker and stops the worker's recorded command groups within
+ * GUARDIAN_LIMIT when the worker dies, however it dies.
+ *
+ * The worker holds the only write end of the guardian's stdin. It announces
+ * each group before the command may start ("+ pgid start") and retires it when
+ * the attempt is over ("- pgid"). End of file on that pipe is the signal: a
+ * SIGKILLed worker cannot forget to send it. The guardian runs in its own
+ * session, so a signal aimed at the worker's terminal group leaves it alive to
+ * do its job.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { FsjobError } from '../core/errors.ts';
+
+const GUARDIAN_SCRIPT = fileURLToPath(new URL('./guardian.sh', import.meta.url));
+
+export interface GuardedGroup {
+  pgid: number;
+  start: string;
+}
+
+export class Guardian {
+  private child: ChildProcess | undefined;
+  private exited = false;
+  private readonly tracked = new Map<number, string>();
+
+  /** Starts the guardian process; the worker must not start commands before this resolves. */
+  async start(): Promise<void> {
+    const child = spawn('/bin/sh', [GUARDIAN_SCRIPT], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+    child.unref();
+    child.once('exit', () => {
+      this.exited = true;
+    });
+    // A write to a guardian that died must surface as "unhealthy", not as an
+    // unhandled stream error that kills the worker.
+    child.stdin?.on('error', () => {
+      this.exited = true;
+    });
+    this.child = child;
+    this.exited = false;
+    for (const [pgid, start] of this.tracked) this.send(`+ ${pgid} ${start}\n`);
+  }
+
+  /** True while a guardian process is alive to protect new commands. */
+  get healthy(): boolean {
+    return this.child !== undefined && !this.exited;
+  }
+
+  /** Announces a group before its command may start; refuses when no guardian protects it. */
+  track(group: GuardedGroup): void {
+    if (!this.healthy) {
+      throw new FsjobError('IO', 'the guardian process is not running, so a command could outlive this worker; refusing to start it', {
+        clause: 'WORKER-2',
+      });
+    }
+    this.tracked.set(group.pgid, group.start);
+    this.send(`+ ${group.pgid} ${group.start}\n`);
+  }
+
+  untrack(pgid: number): void {
+    if (this.tracked.delete(pgid)) this.send(`- ${pgid}\n`);
+  }
+
+  /** Restarts a guardian that died, handing it every group still running. */
+  async ensure(): Promise<void> {
+    if (!this.healthy) await this.start();
+  }
+
+  /** Clean exit: nothing is tracked any more, so the guardian exits without signalling. */
+  close(): void {
+    this.child?.stdin?.end();
+    this.child = undefined;
+  }
+
+  private send(line: string): void {
+    if (this.healthy) this.child?.stdin?.write(line);
+  }
+}

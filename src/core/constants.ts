@@ -1,0 +1,46 @@
+/**
+ * Every number of the spec's table (spec/fsjob-v1.md section 0), in one place,
+ * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
+ */
+export const PROTOCOL_VERSION = '1.0';
+export const PROTOCOL_MAJOR = 1;
+export const PROTOCOL_MINOR = 0;
+
+export const RECORD_MAX = 1_048_576;
+export const STDIN_MAX = 67_108_864;
+export const OUTPUT_DEFAULT = 1_048_576;
+export const OUTPUT_MAX = 67_108_864;
+export const TEMP_MAX_AGE = 3_600_000;
+export const LEASE_DEFAULT = 30_000;
+export const LEASE_MIN = 3_000;
+export const LEASE_MAX = 3_600_000;
+export const LEASE_SKEW = 5_000;
+export const KILL_GRACE_DEFAULT = 5_000;
+export const CANCEL_GRACE = 10_000;
+export const CONTROL_LATENCY = 2_000;
+export const GUARDIAN_LIMIT = 10_000;
+export const RECOVER_GRACE = 5_000;
+export const GEN_MAX = 10_000;
+export const TIMEOUT_MAX = 604_800_000;
+export const TIMEOUT_DEFAULT = 3_600_000;
+export const QUEUE_DEADLINE_MAX = 2_592_000_000;
+export const ATTEMPTS_MAX = 100;
+export const DEDUPE_TRIES = 100;
+
+/** How often an owner checks for cancel records and preemption (well inside CONTROL_LATENCY). */
+export const CONTROL_POLL = 500;
+/** The lease renewal period the spec requires (RENEW_INTERVAL = lease / 3). */
+export const renewInterval = (leaseMs: number): number => Math.floor(leaseMs / 3);
+
+/** Default PATH of a command's environment (EXEC-6). */
+export const DEFAULT_COMMAND_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** Exit codes of EXEC-10, by receipt outcome (succeeded and failed carry the command's own). */
+export const OUTCOME_EXIT = {
+  timed_out: 124,
+  expired: 124,
+  lost: 125,
+  rejected: 126,
+  cancelled: 130,
+  force_stopped: 137,
+} as const;
