@@ -16,9 +16,10 @@
 import { FsjobError } from './errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './records.generated.ts';
+import { RECORD_MAX_BYTES } from './safefs.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
-export const RECORD_MAX_BYTES = 1_048_576;
+export { RECORD_MAX_BYTES };
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
 export const MAX_DEPTH = 128;
 /** Top-level members whose values are free JSON: the only place a number may have a fraction or exponent. */

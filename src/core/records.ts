@@ -11,14 +11,16 @@
  *   5. the schema (REC-5), with unknown members judged by VER-2/VER-3;
  *   6. the members the name fixes: job id, generation, ... (REC-7).
  *
- * Bad input is never an exception here: it is a list of findings.
+ * Bad input is never an exception here: it is a list of findings. What is
+ * not the file's fault (it is missing, the disk failed) is an FsjobError.
  */
 import { createHash } from 'node:crypto';
-import { FsjobError } from './errors.ts';
+import { FsjobError, type FsjobErrorCode, isFsjobError } from './errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
 import { type JsonObject, RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './record-json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './record-names.ts';
 import type { DocumentByType, RecordByType } from './records.generated.ts';
+import { type ReadBoundedOptions, readBounded } from './safefs.ts';
 import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
 export { RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './record-json.ts';
@@ -183,4 +185,60 @@ export function encodeRecord<T extends RecordType>(type: T, value: RecordByType[
     });
   }
   return bytes;
+}
+
+/** safefs refusals (SEC-2..SEC-6) and the findings that report them. */
+const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
+  SYMLINK_REFUSED: 'RECORD_SYMLINK',
+  NOT_REGULAR: 'RECORD_NOT_REGULAR',
+  TOO_LARGE: 'RECORD_TOO_LARGE',
+  UNSAFE_MODE: 'RECORD_MODE',
+  FOREIGN_OWNER: 'RECORD_OWNER',
+};
+
+export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
+  /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
+  allowMissing?: boolean;
+}
+
+/**
+ * Read and check the record at `path` (REC-4 from the first step): the file
+ * is read with safefs.readBounded, so a symlink, FIFO, oversized, unsafe-mode
+ * or foreign file is refused without blocking and reported as a finding
+ * naming the path and the clause. Throws NOT_FOUND (unless allowMissing) and
+ * IO: those are not the record's fault.
+ */
+export async function readRecord<T extends DocumentType>(
+  path: string,
+  type: T,
+  options: ReadRecordOptions & { allowMissing: true },
+): Promise<Inspection<DocumentByType[T]> | undefined>;
+export async function readRecord<T extends DocumentType>(path: string, type: T, options?: ReadRecordOptions): Promise<Inspection<DocumentByType[T]>>;
+export async function readRecord<T extends DocumentType>(
+  path: string,
+  type: T,
+  options: ReadRecordOptions = {},
+): Promise<Inspection<DocumentByType[T]> | undefined> {
+  const { allowMissing, fs, root, ...check } = options;
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readBounded(path, maxBytesOf(type), {
+      allowMissing: allowMissing === true,
+      ...(fs === undefined ? {} : { fs }),
+      ...(root === undefined ? {} : { root }),
+    });
+  } catch (error) {
+    const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
+    if (code === undefined || !isFsjobError(error)) throw error;
+    // safefs messages read "<what is wrong>; <what to do>": keep the first half.
+    const what = error.message.split('; ')[0] ?? error.message;
+    const finding = makeFinding(code, what, {
+      path: check.path ?? path,
+      jobId: check.expectedJobId ?? null,
+      clause: error.clause,
+    });
+    return { ok: false, findings: [finding] };
+  }
+  if (bytes === undefined) return undefined;
+  return inspectRecord(type, bytes, { ...check, path: check.path ?? path });
 }
