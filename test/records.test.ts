@@ -230,3 +230,39 @@ registry('a finding says what is wrong, then what to do', () => {
 });
 
 registry.run();
+
+const robust = suite('checkRecord never throws for bad input');
+
+robust('3000 random byte mutations of valid records each give findings, not exceptions', () => {
+  let seed = 0x2f6b_1d3a;
+  const random = (n: number): number => {
+    // xorshift32: deterministic, so a failure reproduces.
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const samples: [Parameters<typeof checkRecord>[0], Buffer][] = [
+    ['claim', bytesOf(claim)],
+    ['cancel', bytesOf({ fsjob: '1.0', type: 'cancel', job_id: JOB, force: false, requested_ms: 1, by: identity, reason: 'ré\n😀' })],
+    ['request', Buffer.from('{ "handler": "h", "payload": {"a": [1.5, "x", null]}, "labels": {"k": "v"} }\n')],
+  ];
+  for (let i = 0; i < 3000; i++) {
+    const [type, original] = samples[i % samples.length] ?? samples[0]!;
+    const bytes = Buffer.from(original);
+    const edits = 1 + random(3);
+    let mutated: Buffer = bytes;
+    for (let e = 0; e < edits; e++) {
+      const at = random(mutated.length + 1);
+      const kind = random(3);
+      const byte = Buffer.from([random(256)]);
+      if (kind === 0) mutated = Buffer.concat([mutated.subarray(0, at), byte, mutated.subarray(at)]);
+      else if (kind === 1) mutated = Buffer.concat([mutated.subarray(0, at), mutated.subarray(at + 1)]);
+      else if (at < mutated.length) mutated[at] = byte[0] ?? 0;
+    }
+    const findings = checkRecord(type, mutated);
+    assert.ok(Array.isArray(findings));
+  }
+});
+
+robust.run();
