@@ -36,7 +36,7 @@ export interface Group {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** How an execution ended: exactly one of `exit` and `signal` is non-null. */
+/** An execution status (section 5.6): exactly one of `exit` and `signal` is non-null. */
 export interface ExecStatus {
   /** Exit status 0 to 255 when the command exited, else null. */
   exit: number | null;

@@ -161,8 +161,9 @@ function definedMembers(schema: SchemaObject | undefined, from: string): Set<str
   return names;
 }
 
-function label(field: string): string {
-  return field === '' ? 'the record' : `member ${field}`;
+function label(field: string, schemaName: string): string {
+  if (field !== '') return `member ${field}`;
+  return schemaName === 'request' ? 'the request' : 'the record';
 }
 
 function child(pointer: string, name: unknown): string {
@@ -252,9 +253,11 @@ export function schemaFindings(
 
     let field = error.instancePath;
     let what: string;
+    // The innermost rule whose branch holds the failing keyword.
     let rule: Rule | undefined;
+    let ruleDepth = -1;
     for (const [prefix, branchRule] of branchRules) {
-      if (error.schemaPath.startsWith(prefix)) rule = branchRule;
+      if (error.schemaPath.startsWith(prefix) && prefix.length > ruleDepth) [rule, ruleDepth] = [branchRule, prefix.length];
     }
 
     if (error.keyword === 'required') {
@@ -264,15 +267,15 @@ export function schemaFindings(
     } else if (error.keyword === 'propertyNames') {
       field = child(error.instancePath, params['propertyName']);
       const description = error.parentSchema?.['description'];
-      what = `member name ${JSON.stringify(params['propertyName'])} is not allowed in ${label(error.instancePath)}`;
+      what = `member name ${JSON.stringify(params['propertyName'])} is not allowed in ${label(error.instancePath, schemaName)}`;
       if (typeof description === 'string') what += ` (${description})`;
     } else if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'not') {
       const own = ruleOf(error.parentSchema?.['description']);
       rule = own ?? rule;
-      what = `${label(field)} breaks a rule: ${rule?.text ?? error.message ?? error.keyword}`;
+      what = `${label(field, schemaName)} breaks a rule: ${rule?.text ?? error.message ?? error.keyword}`;
       rule = rule === undefined ? undefined : { clause: rule.clause, text: '' };
     } else {
-      what = `${label(field)} ${describeKeyword(error)}`;
+      what = `${label(field, schemaName)} ${describeKeyword(error)}`;
     }
     if (rule !== undefined && rule.text !== '') what += ` (rule: ${rule.text})`;
     add(makeFinding('RECORD_SCHEMA', what, { ...context, field, clause: rule?.clause }));
