@@ -7,13 +7,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError } from './errors.ts';
-import { GEN_MAX } from './constants.ts';
+import { JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from './record-names.ts';
 
-export const JOB_ID_PATTERN = /^[0-9]{19}-[0-9a-f]{16}$/;
-export const WORKER_ID_PATTERN = /^[0-9a-f]{16}$/;
-export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/;
-const GEN_TEXT = /^[1-9][0-9]{0,4}$/;
-const HOLD_NUMBER_TEXT = /^[1-9][0-9]{0,15}$/;
+export { JOB_ID_PATTERN, WORKER_ID_PATTERN, KEY_HASH_PATTERN, parseGeneration, parseHoldNumber } from './record-names.ts';
 const READY_ENTRY = /^([0-9]{4})-([0-9]{19}-[0-9a-f]{16})$/;
 
 export const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'] as const;
@@ -31,19 +27,6 @@ export function assertJobId(value: string): string {
     });
   }
   return value;
-}
-
-/** A claim generation from its text in a file name: 1..GEN_MAX, no leading zeros (LAYOUT-5). */
-export function parseGen(text: string): number | undefined {
-  if (!GEN_TEXT.test(text)) return undefined;
-  const gen = Number(text);
-  return gen <= GEN_MAX ? gen : undefined;
-}
-
-export function parseHoldNumber(text: string): number | undefined {
-  if (!HOLD_NUMBER_TEXT.test(text)) return undefined;
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 /** Ready entry name for a priority and id (LAYOUT-7): byte order = priority, then FIFO. */
@@ -87,12 +70,12 @@ export function classifyJobEntry(name: string): JobEntry {
   if (name === 'cancel-force.json') return { kind: 'cancel', force: true };
   let match = GEN_RECORD.exec(name);
   if (match !== null) {
-    const gen = parseGen(match[2] as string);
+    const gen = parseGeneration(match[2] as string);
     return gen === undefined ? { kind: 'unknown' } : { kind: match[1] as 'claim' | 'exec' | 'state' | 'end', gen };
   }
   match = GEN_OUTPUT.exec(name);
   if (match !== null) {
-    const gen = parseGen(match[2] as string);
+    const gen = parseGeneration(match[2] as string);
     return gen === undefined ? { kind: 'unknown' } : { kind: match[1] as 'stdout' | 'stderr', gen };
   }
   return { kind: 'unknown' };

@@ -6,7 +6,8 @@
  */
 import type { RecordType } from './schemas.ts';
 
-export const GEN_MAX = 10_000;
+export { GEN_MAX } from './constants.ts';
+import { GEN_MAX } from './constants.ts';
 export const JOB_ID_PATTERN = /^[0-9]{19}-[0-9a-f]{16}$/;
 export const WORKER_ID_PATTERN = /^[0-9a-f]{16}$/;
 export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/;

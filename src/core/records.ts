@@ -32,7 +32,8 @@ export type * from './records.generated.ts';
 /** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
 export const REQUEST_MAX_BYTES = 100_663_296;
 /** The protocol version this reader implements (VER-1). */
-export const PROTOCOL_VERSION = '1.0';
+export { PROTOCOL_VERSION } from './constants.ts';
+import { PROTOCOL_VERSION } from './constants.ts';
 const READER_MAJOR = 1;
 const READER_MINOR = 0;
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;

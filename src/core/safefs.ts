@@ -35,11 +35,12 @@ import { randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FsjobError, errnoOf } from './errors.ts';
 import { wrapIo } from './io-error.ts';
+import { RECORD_MAX, STDIN_MAX } from './constants.ts';
 
-/** SEC-4: bound for any protocol record. */
-export const RECORD_MAX_BYTES = 1_048_576;
-/** SEC-4: bound for a job's captured stdin. */
-export const STDIN_MAX_BYTES = 67_108_864;
+/** SEC-4: bound for any protocol record (RECORD_MAX). */
+export const RECORD_MAX_BYTES = RECORD_MAX;
+/** SEC-4: bound for a job's captured stdin (STDIN_MAX). */
+export const STDIN_MAX_BYTES = STDIN_MAX;
 /** SEC-5 */
 export const PRIVATE_FILE_MODE = 0o600;
 /** SEC-5 */
