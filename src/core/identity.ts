@@ -42,24 +42,12 @@ const HOST_MAX_BYTES = 255;
 const POLL_MS = 50;
 const KILL_WAIT_MS = 2000;
 
-/** ID-1 */
-export interface Identity {
-  host: string;
-  boot_id: string;
-  pid_ns: string;
-  pid: number;
-  start: string;
-  uid: number;
-}
+/** ID-1: the record type is the one source of truth (schemas/common.schema.json). */
+export type { Identity } from './records.generated.ts';
+import type { Identity, Group } from './records.generated.ts';
 
-/** ID-8: a process group as recorded when it was started. */
-export interface ProcessGroup {
-  pgid: number;
-  /** start of the group leader (ID-2 / ID-5 format) */
-  start: string;
-  boot_id: string;
-  pid_ns: string;
-}
+/** ID-8: a process group as recorded when it was started (exec.<g>.json `group`). */
+export type ProcessGroup = Group;
 
 export interface ProcessStart {
   start: string;
