@@ -6,7 +6,11 @@ GUARDIAN_GRACE=3000
 
 # spec_load JD ID: read spec.json (REC-4) into S_* (argv and env stay in
 # R_argv_*, R_env*). S_OK=1 when valid; otherwise S_ERR and S_REASON.
+# A spec never changes, so the last one loaded is kept (S_ID) until another
+# spec record is read (rec_read clears S_ID, since R_argv_* are shared).
+S_ID=
 spec_load() {
+  [ "$S_ID" = "$2" ] && return 0
   S_OK=0 S_ERR= S_REASON=invalid_spec
   if ! rec_read "$1/spec.json" spec "$2"; then
     S_ERR=$REC_ERR S_REASON=$REC_REASON
@@ -16,6 +20,7 @@ spec_load() {
   S_timeout=$R_timeout_ms S_grace=$R_kill_grace_ms S_deadline=$R_queue_deadline_ms
   S_created=$R_created_ms S_maxatt=$R_max_attempts S_retry=$R_retry_delay_ms
   S_prio=$R_priority S_lane=$R_lane S_preempt=$R_preemptible S_maxout=$R_max_output_bytes
+  S_ID=$2
   return 0
 }
 
@@ -23,7 +28,10 @@ spec_load() {
 
 # finish_receipt JD ID G OUTCOME EXIT_CODE REASON|null MESSAGE ATTEMPTS
 #   STATUS_JSON|null STARTED|null STDOUT|null STDERR|null
-# RCPT-3 and READY-2. Returns 1 when superseded (nothing published).
+# RCPT-3 and READY-2; the files in FINISH_SYNC (the outputs the receipt
+# describes) are fsynced before the link (RCPT-2). Returns 1 when
+# superseded (nothing published).
+FINISH_SYNC_OUT= FINISH_SYNC_ERR=
 finish_receipt() {
   if [ -e "$1/claim.$(($3 + 1)).json" ] || [ -L "$1/claim.$(($3 + 1)).json" ]; then
     log "$1: superseded; generation $3 publishes nothing more (CLAIM-7)"
@@ -33,7 +41,14 @@ finish_receipt() {
   [ ${#_fr_msg} -le 1024 ] || _fr_msg="(message over 1024 bytes omitted)"
   now_ms
   rec_receipt "$2" "$3" "$4" "$5" "$6" "$_fr_msg" "$8" "$9" "${10}" "$NOW_MS" "${11}" "${12}"
-  pub_link "$1" receipt.json "$REC"
+  set -- "$1" "$2"
+  [ -n "$FINISH_SYNC_OUT" ] && [ -f "$FINISH_SYNC_OUT" ] && [ ! -L "$FINISH_SYNC_OUT" ] && set -- "$@" "$FINISH_SYNC_OUT"
+  [ -n "$FINISH_SYNC_ERR" ] && [ -f "$FINISH_SYNC_ERR" ] && [ ! -L "$FINISH_SYNC_ERR" ] && set -- "$@" "$FINISH_SYNC_ERR"
+  FINISH_SYNC_OUT= FINISH_SYNC_ERR=
+  _fr_jd=$1 _fr_id=$2
+  shift 2
+  pub_link "$_fr_jd" receipt.json "$REC" "$@"
+  set -- "$_fr_jd" "$_fr_id"
   case $? in
     0) ready_remove "$2"; return 0 ;;
     1) log "$1: already finished by someone else (RCPT-3)"; ready_remove "$2"; return 0 ;;
@@ -59,8 +74,9 @@ finish_end() {
 # lost_outputs JD G: OUT_JSON / ERR_JSON describing generation G's files with
 # bytes_total null (RECOV-1 step 3); STARTED from its exec record.
 lost_outputs() {
-  OUT_JSON=null ERR_JSON=null STARTED=null
+  OUT_JSON=null ERR_JSON=null STARTED=null FINISH_SYNC_OUT= FINISH_SYNC_ERR=
   [ "$2" -gt 0 ] || return 0
+  FINISH_SYNC_OUT=$1/stdout.$2 FINISH_SYNC_ERR=$1/stderr.$2
   if rec_read "$1/exec.$2.json" exec "" "$2"; then STARTED=$R_recorded_ms; fi
   for _lo_s in stdout stderr; do
     _lo_j=null
@@ -148,11 +164,15 @@ decide() {
   _dc_why=
   if [ ! -d "$S_cwd" ]; then
     _dc_why="cwd $S_cwd is not a directory"
-  else
-    _dc_pcwd=$(cd -P -- "$S_cwd" 2>/dev/null && pwd -P) || _dc_why="cwd $S_cwd cannot be entered"
+  elif cd -P -- "$S_cwd" 2>/dev/null; then
+    # cd -P leaves the physical path in PWD: no fork for pwd -P.
+    _dc_pcwd=$PWD
+    cd /
     case $_dc_pcwd in
       "$Q"|"$Q"/*) _dc_why="cwd $S_cwd lies inside the queue (EXEC-5)" ;;
     esac
+  else
+    _dc_why="cwd $S_cwd cannot be entered"
   fi
   if [ -n "$_dc_why" ]; then
     finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 cwd_unusable "$_dc_why" "$ATTEMPTS" null null null null &&
@@ -191,6 +211,7 @@ decide() {
   # 8. run.
   _dc_attempt=$((ATTEMPTS + 1))
   run_command "$_dc_jd" "$_dc_id" "$_dc_g" "$_dc_attempt"
+  FINISH_SYNC_OUT=$_dc_jd/stdout.$_dc_g FINISH_SYNC_ERR=$_dc_jd/stderr.$_dc_g
   DECIDED=run
   if [ "$RUN_EXEC" = 1 ]; then _dc_used=$_dc_attempt; else _dc_used=$ATTEMPTS; fi
   if [ -n "$RUN_SIGNAL" ]; then
@@ -249,8 +270,12 @@ claim_job() {
   now_ms
   CLAIM_MS=$NOW_MS CLAIM_LEASE_MS=$LEASE_DEFAULT
   rec_claim "$2" "$3" "$CLAIM_MS" "$CLAIM_LEASE_MS"
+  # The directory fsync is done with the next record's first fsync.
+  PUB_DEFER=1
   pub_link "$1" "claim.$3.json" "$REC"
-  case $? in
+  _cj_rc=$?
+  PUB_DEFER=
+  case $_cj_rc in
     0) return 0 ;;
     1) return 1 ;;
     *) log "$PUB_WHY"; return 2 ;;
@@ -378,6 +403,7 @@ consume_pass() {
     esac
     guardian_check
     decide consume "$_cp_jd" "$_cp_id" "$_cp_g"
+    pub_flush
     case $DECIDED in
       run|receipt) SKIP_IDS= ;;
       *) SKIP_IDS="$SKIP_IDS $_cp_id" ;;
@@ -396,8 +422,9 @@ consume_signal() {
 cmd_consume() {
   queue_open "$1" || return 1
   id_init || { log "cannot determine this process's identity"; return 1; }
-  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 GUARD_PID=
+  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 GUARD_PID= SCRATCH=
   trap consume_signal TERM INT HUP
+  scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
   guardian_start || log "no guardian: running commands will not be stopped if this process dies"
   ready_rebuild
   while [ -z "$SHUTDOWN_AT" ]; do
@@ -413,8 +440,20 @@ cmd_consume() {
       sleep "$((_cc_wait / 1000)).$(printf '%03d' $((_cc_wait % 1000)))"
     fi
   done
+  pub_flush
   guardian_stop
+  [ -n "$SCRATCH" ] && rm -rf -- "$SCRATCH"
   [ "$CONSUME_FAILED" = 0 ]
+}
+
+# scratch_init: a private directory for this process's pipes and counters,
+# created once (tmp/ is on the queue's filesystem and is never read as
+# records; TEMP-1 removes it if this process dies).
+scratch_init() {
+  rand_hex16 || return 1
+  SCRATCH=$Q/tmp/.fsjob-sh.$.$RAND
+  mkdir -m 700 -- "$SCRATCH" || { SCRATCH=; return 1; }
+  mkfifo -m 600 -- "$SCRATCH/a.o" "$SCRATCH/a.e" "$SCRATCH/a.r" "$SCRATCH/g" || return 1
 }
 
 # --- the guardian (WORKER-2) --------------------------------------------------------
@@ -427,14 +466,8 @@ cmd_consume() {
 
 guardian_start() {
   [ "${FSJOB_SH_NO_GUARDIAN:-}" = 1 ] && return 0
-  rand_hex16 || return 1
-  _gd_f=$Q/tmp/.fsjob-sh-guardian.$$.$RAND
-  mkfifo -m 600 -- "$_gd_f" || return 1
-  if ! command exec 9<>"$_gd_f" 8<"$_gd_f"; then
-    rm -f -- "$_gd_f"
-    return 1
-  fi
-  rm -f -- "$_gd_f"
+  _gd_f=$SCRATCH/g
+  command exec 9<>"$_gd_f" 8<"$_gd_f" || return 1
   timeout 0 "$FSJOB_SH" _guardian "$$" "$ID_START" <&8 >/dev/null 2>&1 8<&- 9>&- &
   GUARD_PID=$!
   exec 8<&-

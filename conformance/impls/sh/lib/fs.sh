@@ -11,9 +11,24 @@ STDIN_MAX=67108864
 OUTPUT_MAX=67108864
 TEMP_MAX_AGE=3600000
 
-# now_ms: NOW_MS = wall clock in milliseconds since the epoch.
+# now_ms: NOW_MS = wall clock in milliseconds since the epoch. date(1) costs
+# a fork, so it is read once a minute and the time in between is advanced by
+# /proc/uptime (centiseconds, read without a fork).
+_NOW_UP= _NOW_MS=
 now_ms() {
+  _nu=
+  if { IFS=' .' read -r _nu_s _nu_c _nu_r < /proc/uptime; } 2>/dev/null; then
+    case $_nu_s$_nu_c in
+      *[!0-9]*|'') ;;
+      *) [ ${#_nu_c} = 2 ] && _nu=$((_nu_s * 100 + 1$_nu_c - 100)) ;;
+    esac
+  fi
+  if [ -n "$_nu" ] && [ -n "$_NOW_UP" ] && [ "$_nu" -ge "$_NOW_UP" ] && [ $((_nu - _NOW_UP)) -lt 6000 ]; then
+    NOW_MS=$((_NOW_MS + (_nu - _NOW_UP) * 10))
+    return 0
+  fi
   NOW_MS=$(date +%s%3N)
+  _NOW_UP=$_nu _NOW_MS=$NOW_MS
 }
 
 # log MESSAGE...: a diagnostic line on stderr.
@@ -104,19 +119,90 @@ fs_mkdir() {
   esac
 }
 
-# pub_link DIR NAME CONTENT: publish CONTENT and a line feed as DIR/NAME by
-# link (PUB-1..PUB-6). Returns 0 when published and durable, 1 when NAME
-# already exists (the step was lost to someone else), 2 on another failure.
+# _pub_tmp DIR NAME CONTENT: _pl_tmp = a new temporary file ".NAME.<pid>.<n>"
+# in DIR holding CONTENT and a line feed, created with O_EXCL (noclobber) so
+# nothing that exists is ever opened (PUB-1). No fork: mktemp(1) is the
+# fallback.
+_PUB_N=0
+_pub_tmp() {
+  _pl_i=0
+  while [ "$_pl_i" -lt 8 ]; do
+    _PUB_N=$((_PUB_N + 1))
+    _pl_i=$((_pl_i + 1))
+    _pl_tmp=$1/.$2.$.$_PUB_N
+    [ ! -e "$_pl_tmp" ] && [ ! -L "$_pl_tmp" ] || continue
+    set -C
+    if printf '%s\n' "$3" 2>/dev/null > "$_pl_tmp"; then
+      set +C
+      return 0
+    fi
+    set +C
+  done
+  _pl_tmp=$(mktemp -- "$1/.$2.XXXXXXXXXX" 2>/dev/null) || return 1
+  printf '%s\n' "$3" >> "$_pl_tmp" && return 0
+  rm -f -- "$_pl_tmp"
+  return 1
+}
+
+# Forks are the cost of a shell implementation, so two steps are batched:
+# - PUB_PENDING: with PUB_DEFER=1 the final directory fsync of a link (PUB-5)
+#   is left pending and done by the first fsync of the next publication (or
+#   pub_flush), which happens before that publication's link: nothing that
+#   depends on the record becomes visible before the record is durable.
+# - PUB_TRASH: temporary names that were linked, and ready entries of
+#   finished jobs, are unlinked together by pub_flush (PUB-6 only removes a
+#   second name of a record that is already published and durable).
+PUB_PENDING= PUB_TRASH= PUB_DEFER=
+
+# pub_flush: do the pending directory fsync and removals.
+pub_flush() {
+  if [ -n "$PUB_PENDING" ]; then
+    sync -- "$PUB_PENDING" 2>/dev/null
+    PUB_PENDING=
+  fi
+  if [ -n "$PUB_TRASH" ]; then
+    set -f
+    _pf_ifs=$IFS
+    IFS=$J_NL
+    # shellcheck disable=SC2086
+    rm -f -- $PUB_TRASH 2>/dev/null
+    IFS=$_pf_ifs
+    set +f
+    PUB_TRASH=
+  fi
+}
+
+# pub_trash PATH: remove PATH (a file) at the next pub_flush.
+pub_trash() {
+  case $1 in
+    *"$J_NL"*) rm -f -- "$1" ;;
+    *) PUB_TRASH=$PUB_TRASH$1$J_NL ;;
+  esac
+}
+
+# pub_link DIR NAME CONTENT [FILE...]: publish CONTENT and a line feed as
+# DIR/NAME by link (PUB-1..PUB-6); FILEs are fsynced together with it (RCPT-2).
+# Returns 0 when published and durable, 1 when NAME already exists (the step
+# was lost to someone else), 2 on another failure.
 pub_link() {
-  _pl_tmp=$(mktemp -- "$1/.$2.XXXXXXXXXX" 2>/dev/null) || { PUB_WHY="cannot create a temporary file in $1"; return 2; }
-  if ! printf '%s\n' "$3" >> "$_pl_tmp" || ! sync -- "$_pl_tmp"; then
+  _pub_tmp "$1" "$2" "$3" || { PUB_WHY="cannot create a temporary file in $1"; return 2; }
+  _pl_d=$1 _pl_n=$2
+  shift 3
+  [ -n "$PUB_PENDING" ] && set -- "$@" "$PUB_PENDING"
+  if ! sync -- "$_pl_tmp" "$@"; then
     rm -f -- "$_pl_tmp"
-    PUB_WHY="cannot write $1/$2"
+    PUB_WHY="cannot fsync $_pl_d/$_pl_n"
     return 2
   fi
+  PUB_PENDING=
+  set -- "$_pl_d" "$_pl_n"
   if ln -T -- "$_pl_tmp" "$1/$2" 2>/dev/null; then
-    rm -f -- "$_pl_tmp"
-    sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
+    pub_trash "$_pl_tmp"
+    if [ "$PUB_DEFER" = 1 ]; then
+      PUB_PENDING=$1
+    else
+      sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
+    fi
     return 0
   fi
   rm -f -- "$_pl_tmp"
@@ -134,8 +220,8 @@ pub_rename() {
     PUB_WHY="$1/$2 is not a regular file"
     return 2
   fi
-  _pl_tmp=$(mktemp -- "$1/.$2.XXXXXXXXXX" 2>/dev/null) || { PUB_WHY="cannot create a temporary file in $1"; return 2; }
-  if ! printf '%s\n' "$3" >> "$_pl_tmp" || ! sync -- "$_pl_tmp" || ! mv -fT -- "$_pl_tmp" "$1/$2" 2>/dev/null; then
+  _pub_tmp "$1" "$2" "$3" || { PUB_WHY="cannot create a temporary file in $1"; return 2; }
+  if ! sync -- "$_pl_tmp" || ! mv -fT -- "$_pl_tmp" "$1/$2" 2>/dev/null; then
     rm -f -- "$_pl_tmp"
     PUB_WHY="cannot publish $1/$2"
     return 2
@@ -237,14 +323,28 @@ queue_open() {
   if [ -L "$1" ]; then log "$1: the queue root is a symlink (SEC-1)"; return 1; fi
   if [ ! -d "$1" ]; then log "$1: not a directory"; return 1; fi
   Q=$(cd -P -- "$1" && pwd -P) || { log "$1: cannot enter the queue root"; return 1; }
-  Q_UID=$(id -u)
+  [ -n "${Q_UID:-}" ] || Q_UID=$(id -u)
   fs_stat "$Q" || { log "$Q: cannot stat"; return 1; }
   fs_trusted || { log "$Q: $FS_WHY (SEC-1)"; return 1; }
   rec_read "$Q/fsjob.json" queue || {
     log "$Q/fsjob.json: not a queue ($REC_ERR) (LAYOUT-2)"
     return 1
   }
+  # The six directories in one stat(1).
   for _qo_d in tmp jobs ready dedupe lanes workers; do
-    fs_check_dir "$Q/$_qo_d" || { log "$Q/$_qo_d: $FS_WHY"; return 1; }
+    if [ -L "$Q/$_qo_d" ] || [ ! -d "$Q/$_qo_d" ]; then
+      log "$Q/$_qo_d: not a directory, or a symlink (LAYOUT-1)"
+      return 1
+    fi
+  done
+  _qo_out=$(stat -c '%u %a' -- "$Q/tmp" "$Q/jobs" "$Q/ready" "$Q/dedupe" "$Q/lanes" "$Q/workers") || return 1
+  set -f
+  # shellcheck disable=SC2086
+  set -- $_qo_out
+  set +f
+  while [ $# -ge 2 ]; do
+    FS_UID=$1 FS_MODE=$2
+    fs_trusted || { log "$Q: a queue directory is $FS_WHY"; return 1; }
+    shift 2
   done
 }

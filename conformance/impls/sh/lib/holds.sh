@@ -74,7 +74,6 @@ hold_is_held() {
   [ -n "$_hh_gen" ] || return 1
   [ -d "$_hh_jd" ] && [ ! -L "$_hh_jd" ] || return 1
   [ -e "$_hh_jd/receipt.json" ] || [ -L "$_hh_jd/receipt.json" ] && return 1
-  _hh_save_g=$J_G _hh_save_open=$J_OPEN
   _hh_top=0
   for _hh_f in "$_hh_jd"/claim.*.json; do
     _hh_n=${_hh_f##*/}
@@ -117,7 +116,7 @@ hold_take() {
         for _ht_f in "$HOLD_DIR"/*.json; do
           _ht_n=${_ht_f##*/}
           _ht_n=${_ht_n%.json}
-          is_hold_num "$_ht_n" && [ "$_ht_n" -lt "$_ht_next" ] && rm_entry "$_ht_f"
+          is_hold_num "$_ht_n" && [ "$_ht_n" -lt "$_ht_next" ] && [ -f "$_ht_f" ] && [ ! -L "$_ht_f" ] && pub_trash "$_ht_f"
         done
         HOLD_N=$_ht_next
         return 0 ;;

@@ -9,8 +9,9 @@ LEASE_SKEW=5000
 # id_init: this process's identity (ID-1..ID-4): ID_HOST, ID_BOOT, ID_NS,
 # ID_PID, ID_START, ID_UID and ID_JSON, the identity object of REC-8.
 id_init() {
-  ID_HOST=$(uname -n) || return 1
-  ID_UID=$(id -u) || return 1
+  # uname -n is the UTS node name, which Linux shows here without a fork.
+  IFS= read -r ID_HOST < /proc/sys/kernel/hostname 2>/dev/null || ID_HOST=$(uname -n) || return 1
+  if [ -n "${Q_UID:-}" ]; then ID_UID=$Q_UID; else ID_UID=$(id -u) || return 1; fi
   IFS= read -r ID_BOOT < /proc/sys/kernel/random/boot_id || return 1
   ID_NS=$(readlink /proc/self/ns/pid) || return 1
   ID_PID=$$
@@ -116,6 +117,8 @@ group_members() {
 
 # group_gone PGID: the kernel knows no member of group PGID (ESRCH).
 group_gone() {
+  kill -s 0 -- "-$1" 2>/dev/null && return 1
+  # Gone, or not ours to signal (EPERM): only the message tells.
   _gg=$(kill -s 0 -- "-$1" 2>&1) && return 1
   case $_gg in
     *'No such process'*) return 0 ;;

@@ -110,7 +110,9 @@ exec_group_state() {
 # ready_remove ID: remove every ready entry of a job (READY-2, READY-3).
 ready_remove() {
   for _rm_e in "$Q"/ready/[0-9][0-9][0-9][0-9]-"$1"; do
-    rm_entry "$_rm_e"
+    if [ -L "$_rm_e" ] || [ -f "$_rm_e" ]; then
+      pub_trash "$_rm_e"
+    fi
   done
 }
 

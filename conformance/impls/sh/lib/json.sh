@@ -29,38 +29,16 @@
 
 J_NL='
 '
-J_CTL=$(printf '\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037')
-J_TAB=$(printf '\t')
-J_CR=$(printf '\r')
-J_BS=$(printf '\b')
-J_FF=$(printf '\f')
-J_DEL=$(printf '\177')
-J_HIGH=$(printf '\200-\377')
 J_STRUCT='[][{}:,]*'
-
-# Control characters without a short escape, by two lowercase hex digits.
-_j_i=1
-for _j_h in 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f; do
-  eval "J_C_$_j_h=\$(printf '\\$(printf '%03o' "$_j_i")')"
-  _j_i=$((_j_i + 1))
-done
-unset _j_i _j_h
+# Every other constant byte comes from one printf (one fork at startup):
+# control characters (J_CTL; J_C_<hex> one by one), the escapes with a short
+# form, and the byte patterns of j_utf8_ok.
+eval "$(printf 'J_CTL=\047\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\047\nJ_TAB=\047\011\047\nJ_CR=\047\015\047\nJ_BS=\047\010\047\nJ_FF=\047\014\047\nJ_DEL=\047\177\047\nJ_HIGH=\047\200-\377\047\n_J_C=\047[\200-\277]\047\n_J_N=\047[!\200-\277]\047\n_J_A=\047[!\200-\377]\047\n_J_L2=\047[\302-\337]\047\n_J_L3=\047[\340-\357]\047\n_J_L4=\047[\360-\364]\047\n_J_BAD=\047[\300\301\365-\377]\047\n_J_E0=\047\340[\200-\237]\047\n_J_ED=\047\355[\240-\277]\047\n_J_F0=\047\360[\200-\217]\047\n_J_F4=\047\364[\220-\277]\047\nJ_C_01=\047\001\047\nJ_C_02=\047\002\047\nJ_C_03=\047\003\047\nJ_C_04=\047\004\047\nJ_C_05=\047\005\047\nJ_C_06=\047\006\047\nJ_C_07=\047\007\047\nJ_C_08=\047\010\047\nJ_C_09=\047\011\047\nJ_C_0a=\047\012\047\nJ_C_0b=\047\013\047\nJ_C_0c=\047\014\047\nJ_C_0d=\047\015\047\nJ_C_0e=\047\016\047\nJ_C_0f=\047\017\047\nJ_C_10=\047\020\047\nJ_C_11=\047\021\047\nJ_C_12=\047\022\047\nJ_C_13=\047\023\047\nJ_C_14=\047\024\047\nJ_C_15=\047\025\047\nJ_C_16=\047\026\047\nJ_C_17=\047\027\047\nJ_C_18=\047\030\047\nJ_C_19=\047\031\047\nJ_C_1a=\047\032\047\nJ_C_1b=\047\033\047\nJ_C_1c=\047\034\047\nJ_C_1d=\047\035\047\nJ_C_1e=\047\036\047\nJ_C_1f=\047\037\047\n')"
 
 # --- UTF-8 -------------------------------------------------------------------
 # j_utf8_ok TEXT: TEXT is well-formed UTF-8 (RFC 3629: no overlong forms, no
 # surrogates, nothing above U+10FFFF). Each invalid shape is a bounded byte
 # pattern, so a handful of case patterns decide it without a loop.
-_J_C=$(printf '[\200-\277]')
-_J_N=$(printf '[!\200-\277]')
-_J_A=$(printf '[!\200-\377]')
-_J_L2=$(printf '[\302-\337]')
-_J_L3=$(printf '[\340-\357]')
-_J_L4=$(printf '[\360-\364]')
-_J_BAD=$(printf '[\300\301\365-\377]')
-_J_E0=$(printf '\340[\200-\237]')
-_J_ED=$(printf '\355[\240-\277]')
-_J_F0=$(printf '\360[\200-\217]')
-_J_F4=$(printf '\364[\220-\277]')
 j_utf8_ok() {
   case $1 in
     *$_J_BAD*|$_J_C*|*$_J_A$_J_C*) return 1 ;;

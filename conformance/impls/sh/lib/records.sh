@@ -306,6 +306,7 @@ rec_read() { # PATH TYPE [JOB_ID [GEN]]
     return 1
   fi
   _rr_type=$2 _rr_seen='|' _rr_unknown= _rr_err= _rr_t1=skip _rr_k1=
+  [ "$2" = spec ] && S_ID=
   R_fsjob= R_type=
   if ! jw_walk "$FS_LINE" _rr_cb; then
     REC_ERR="not a record in compact form: $JW_ERR (REC-1)"

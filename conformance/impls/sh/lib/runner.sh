@@ -25,11 +25,12 @@ cd -P -- "$1" || exit 125
 shift
 exec env -i -- "$@"'
 
-# _run_status_from_jobs: RUN_EXIT / RUN_SIGNAL of the finished leader, from
-# dash's `jobs -l` ("Done", "Done(N)" or the signal's description). `wait`
-# alone cannot tell exit status 137 from death by SIGKILL.
-_run_status_from_jobs() {
-  RUN_EXIT= RUN_SIGNAL=
+# _rc_poll: whether the leader has ended, from dash's `jobs -l`, which also
+# reaps finished children without blocking. Returns 0 while it runs; once
+# it ended, sets RUN_EXIT / RUN_SIGNAL from the status text ("Done",
+# "Done(N)" or the signal's description) and returns 1. `wait` alone cannot
+# tell exit status 137 from death by SIGKILL.
+_rc_poll() {
   _rs_text=
   if jobs -l > "$_rc_pfx.jobs" 2>/dev/null; then
     while IFS= read -r _rs_l; do
@@ -47,11 +48,14 @@ _run_status_from_jobs() {
       while :; do case $_rs_text in *' ') _rs_text=${_rs_text%?} ;; *) break ;; esac; done
     done < "$_rc_pfx.jobs"
   fi
-  rm -f -- "$_rc_pfx.jobs"
+  case $_rs_text in
+    Running|'Running '*|Stopped*) return 0 ;;
+  esac
+  RUN_EXIT= RUN_SIGNAL=
   _rs_text=${_rs_text% (core dumped)}
   case $_rs_text in
-    Done) RUN_EXIT=0; return 0 ;;
-    'Done('*')') RUN_EXIT=${_rs_text#Done(}; RUN_EXIT=${RUN_EXIT%)}; return 0 ;;
+    Done) RUN_EXIT=0; return 1 ;;
+    'Done('*')') RUN_EXIT=${_rs_text#Done(}; RUN_EXIT=${RUN_EXIT%)}; return 1 ;;
   esac
   case $_rs_text in
     Hangup) RUN_SIGNAL=SIGHUP ;; Interrupt) RUN_SIGNAL=SIGINT ;; Quit) RUN_SIGNAL=SIGQUIT ;;
@@ -65,14 +69,18 @@ _run_status_from_jobs() {
     'File size limit exceeded') RUN_SIGNAL=SIGXFSZ ;; 'Virtual timer expired') RUN_SIGNAL=SIGVTALRM ;;
     'Profiling timer expired') RUN_SIGNAL=SIGPROF ;; 'I/O possible') RUN_SIGNAL=SIGIO ;;
     'Power failure') RUN_SIGNAL=SIGPWR ;; 'Bad system call') RUN_SIGNAL=SIGSYS ;;
-    *)
-      # Not dash, or an unexpected text: fall back to wait's 128 + n.
+    '')
+      # No line: not dash (or reported elsewhere). Decide by the process,
+      # and take wait's status (128 + n for a signal).
+      kill -s 0 "$_rc_lp" 2>/dev/null && { proc_stat "$_rc_lp"; [ "$PS_STATE" != Z ]; } && return 0
       wait "$_rc_lp" 2>/dev/null
       _rs_rc=$?
       RUN_EXIT=$_rs_rc
-      [ "$_rs_rc" = 127 ] && [ -z "$_rs_text" ] && RUN_EXIT=
-      return 0 ;;
+      [ "$_rs_rc" = 127 ] && RUN_EXIT=
+      return 1 ;;
+    *) RUN_EXIT=; log "unknown status of the group leader: $_rs_text" ;;
   esac
+  return 1
 }
 
 # signal_number NAME: SIGNUM (for exit code 128 + n, EXEC-10).
@@ -86,19 +94,6 @@ signal_number() {
     SIGIO) SIGNUM=29 ;; SIGPWR) SIGNUM=30 ;; SIGSYS) SIGNUM=31 ;;
     *) SIGNUM=0 ;;
   esac
-}
-
-# _rc_leader_alive: the leader still runs (not exited, not reaped).
-_rc_leader_alive() {
-  proc_stat "$_rc_lp"
-  case $? in
-    0)
-      [ "$PS_START" = "$_rc_ls" ] || return 1
-      case $PS_STATE in Z|X) return 1 ;; esac
-      return 0 ;;
-    1) return 1 ;;
-  esac
-  return 0
 }
 
 _rc_signal() { # SIGNAL
@@ -121,7 +116,6 @@ _rc_abort_start() {
   if [ -n "$_rc_ro" ]; then kill -s KILL "$_rc_ro" "$_rc_re" 2>/dev/null; fi
   # Only this attempt's children: a bare wait would also wait for the guardian.
   wait $_rc_lp $_rc_ro $_rc_re 2>/dev/null
-  rm -f -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r" "$_rc_pfx.co" "$_rc_pfx.ce" "$_rc_pfx.jobs"
   RUN_OUTCOME=start_failed
   return 1
 }
@@ -148,27 +142,32 @@ run_command() {
   _rc_jd=$1 _rc_id=$2 _rc_g=$3 _rc_att=$4
   RUN_OUTCOME= RUN_EXEC=0 RUN_EXIT= RUN_SIGNAL= RUN_STARTED=null OUT_JSON=null ERR_JSON=null
   _rc_lp= _rc_ls= _rc_ro= _rc_re=
-  _rc_pfx=$_rc_jd/.fsjob-sh.$_rc_g.$$
+  _rc_pfx=$SCRATCH/a
   _rc_out=$_rc_jd/stdout.$_rc_g
   _rc_err=$_rc_jd/stderr.$_rc_g
   # EXEC-1: the output files, created exclusively.
-  for _rc_f in "$_rc_out" "$_rc_err" "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r" "$_rc_pfx.co" "$_rc_pfx.ce"; do
+  for _rc_f in "$_rc_out" "$_rc_err"; do
     if [ -e "$_rc_f" ] || [ -L "$_rc_f" ]; then
       _rc_abort_start "$_rc_f exists"
       return 1
     fi
   done
+  # The scratch pipes are reused from job to job; recreate them if a
+  # garbage collector removed them.
+  if [ ! -p "$_rc_pfx.o" ] || [ ! -p "$_rc_pfx.e" ] || [ ! -p "$_rc_pfx.r" ]; then
+    rm -f -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"
+    mkdir -p -m 700 -- "$SCRATCH" 2>/dev/null
+    if ! mkfifo -m 600 -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"; then
+      _rc_abort_start "cannot create pipes"
+      return 1
+    fi
+  fi
   set -C
   if ! command exec 3>"$_rc_out"; then set +C; _rc_abort_start "cannot create $_rc_out"; return 1; fi
   if ! command exec 4>"$_rc_err"; then set +C; _rc_abort_start "cannot create $_rc_err"; return 1; fi
-  if ! true 2>/dev/null >"$_rc_pfx.co" || ! true 2>/dev/null >"$_rc_pfx.ce"; then
-    set +C
-    _rc_abort_start "cannot create counter files"
-    return 1
-  fi
   set +C
-  if ! mkfifo -m 600 -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"; then
-    _rc_abort_start "cannot create pipes"
+  if ! true 2>/dev/null >"$_rc_pfx.co" || ! true 2>/dev/null >"$_rc_pfx.ce"; then
+    _rc_abort_start "cannot reset the counter files"
     return 1
   fi
   # The readers keep the first N bytes of each stream and count the rest,
@@ -178,14 +177,14 @@ run_command() {
     trap '' INT TERM HUP
     exec 3>&- 4>&- 9>&-
     head -c "$S_maxout"
-    wc -c > "$_rc_pfx.co"
+    exec wc -c > "$_rc_pfx.co"
   ) < "$_rc_pfx.o" >&3 2>/dev/null &
   _rc_ro=$!
   (
     trap '' INT TERM HUP
     exec 3>&- 4>&- 9>&-
     head -c "$S_maxout"
-    wc -c > "$_rc_pfx.ce"
+    exec wc -c > "$_rc_pfx.ce"
   ) < "$_rc_pfx.e" >&4 2>/dev/null &
   _rc_re=$!
   exec 3>&- 4>&-
@@ -198,7 +197,6 @@ run_command() {
     _rc_abort_start "cannot open the release pipe"
     return 1
   fi
-  rm -f -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"
   # EXEC-6: exactly this environment.
   set -- "$S_cwd"
   _rc_i=0 _rc_haspath=0 _rc_hashome=0
@@ -232,26 +230,23 @@ run_command() {
     < "$_rc_in" >&5 2>&6 5>&- 6>&- 7>&- 9>&- &
   _rc_lp=$!
   exec 5>&- 6>&- 8<&-
-  # Wait until timeout(1) has made its own process group.
+  # Wait until timeout(1) has made its own process group (kill -0 on the
+  # group is cheap), then read the leader's identity.
   _rc_i=0
-  while :; do
-    proc_stat "$_rc_lp"
-    _rc_rc=$?
-    if [ "$_rc_rc" = 0 ] && [ "$PS_PGRP" = "$_rc_lp" ]; then
-      _rc_ls=$PS_START
-      break
-    fi
-    if [ "$_rc_rc" = 1 ] || { [ "$_rc_rc" = 0 ] && [ "$PS_STATE" = Z ]; }; then
-      _rc_abort_start "the group leader exited before it was recorded"
-      return 1
-    fi
+  while ! kill -s 0 -- "-$_rc_lp" 2>/dev/null; do
     _rc_i=$((_rc_i + 1))
-    if [ "$_rc_i" -gt 300 ]; then
+    if [ "$_rc_i" -gt 400 ] || ! kill -s 0 "$_rc_lp" 2>/dev/null; then
       _rc_abort_start "the group leader did not start a process group"
       return 1
     fi
-    [ "$_rc_i" -gt 20 ] && sleep 0.01
+    [ "$_rc_i" -gt 100 ] && sleep 0.002
   done
+  proc_stat "$_rc_lp"
+  if [ $? != 0 ] || [ "$PS_PGRP" != "$_rc_lp" ] || [ "$PS_STATE" = Z ]; then
+    _rc_abort_start "the group leader exited before it was recorded"
+    return 1
+  fi
+  _rc_ls=$PS_START
   guardian_tell "+ $_rc_lp $_rc_ls"
   # CLAIM-7, then EXEC-3: the commit point of the attempt.
   if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
@@ -271,13 +266,19 @@ run_command() {
   # Release: the command starts now.
   printf '\n' >&7
   exec 7>&-
-  now_ms
   RUN_STARTED=$NOW_MS
   _rc_deadline=$((NOW_MS + S_timeout))
   _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS
   _rc_next_hb=$((CLAIM_MS + CLAIM_LEASE_MS / 3))
-  _rc_poll=0.01
-  while _rc_leader_alive; do
+  _rc_nap=0.005
+  # A short command is often done at once: look a few times before sleeping.
+  _rc_i=0
+  _rc_running=1
+  while [ "$_rc_i" -lt 20 ]; do
+    _rc_poll || { _rc_running=0; break; }
+    _rc_i=$((_rc_i + 1))
+  done
+  while [ "$_rc_running" = 1 ] && _rc_poll; do
     now_ms
     # CLAIM-7, OWN-1: a newer generation exists: stop at once, say nothing.
     if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
@@ -324,17 +325,18 @@ run_command() {
       fi
       _rc_next_hb=$((NOW_MS + CLAIM_LEASE_MS / 3))
     fi
-    sleep "$_rc_poll"
-    case $_rc_poll in
-      0.01) _rc_poll=0.02 ;;
-      0.02) _rc_poll=0.05 ;;
-      0.05) _rc_poll=0.1 ;;
-      *) _rc_poll=$CONTROL_POLL_MAX ;;
+    sleep "$_rc_nap"
+    case $_rc_nap in
+      0.005) _rc_nap=0.01 ;;
+      0.01) _rc_nap=0.02 ;;
+      0.02) _rc_nap=0.05 ;;
+      0.05) _rc_nap=0.1 ;;
+      *) _rc_nap=$CONTROL_POLL_MAX ;;
     esac
   done
-  _run_status_from_jobs
   # EXEC-11: nothing of the job runs after its attempt ends.
-  group_members "$_rc_lp"
+  GM_LIVE=0
+  kill -s 0 -- "-$_rc_lp" 2>/dev/null && group_members "$_rc_lp"
   if [ "$GM_LIVE" -gt 0 ]; then
     kill -s TERM -- "-$_rc_lp" 2>/dev/null
     now_ms
@@ -353,18 +355,16 @@ run_command() {
   guardian_tell "- $_rc_lp"
   # The owner waits for end of file on both pipes (EXEC-11), bounded: a
   # process that escaped the group could hold a pipe open forever.
+  # jobs reaps them without blocking; kill -0 then fails once they are gone.
   _rc_i=0
-  while [ "$_rc_i" -lt 100 ]; do
+  while [ "$_rc_i" -lt 300 ]; do
+    jobs > /dev/null 2>&1
     _rc_done=1
-    for _rc_p in "$_rc_ro" "$_rc_re"; do
-      proc_stat "$_rc_p"
-      case $? in
-        0) case $PS_STATE in Z|X) ;; *) _rc_done=0 ;; esac ;;
-      esac
-    done
+    kill -s 0 "$_rc_ro" 2>/dev/null && _rc_done=0
+    kill -s 0 "$_rc_re" 2>/dev/null && _rc_done=0
     [ "$_rc_done" = 1 ] && break
     _rc_i=$((_rc_i + 1))
-    sleep 0.05
+    [ "$_rc_i" -gt 50 ] && sleep 0.005
   done
   _rc_count_ok=1
   if [ "$_rc_done" != 1 ]; then
@@ -373,8 +373,8 @@ run_command() {
     _rc_count_ok=0
   fi
   wait "$_rc_ro" "$_rc_re" 2>/dev/null
-  # RCPT-1, RCPT-2: the outputs are complete; make them durable.
-  sync -- "$_rc_out" "$_rc_err" 2>/dev/null
+  # RCPT-1: the outputs are complete (the caller fsyncs them with the
+  # receipt, RCPT-2).
   _rc_sz=$(stat -c %s -- "$_rc_out" "$_rc_err" 2>/dev/null)
   _rc_ok_kept=${_rc_sz%%"$J_NL"*}
   _rc_er_kept=${_rc_sz#*"$J_NL"}
@@ -383,10 +383,23 @@ run_command() {
     IFS= read -r _rc_ok_rest < "$_rc_pfx.co"
     IFS= read -r _rc_er_rest < "$_rc_pfx.ce"
   fi
-  rm -f -- "$_rc_pfx.co" "$_rc_pfx.ce"
-  _rc_output_json "$_rc_out" "$_rc_ok_kept" "$_rc_ok_rest"
+  # Both digests in one sha256sum when both streams have bytes.
+  _rc_ok_sha=$SHA_EMPTY _rc_er_sha=$SHA_EMPTY
+  if [ "$_rc_ok_kept" != 0 ] && [ "$_rc_er_kept" != 0 ]; then
+    _rc_sums=$(sha256sum -- "$_rc_out" "$_rc_err" 2>/dev/null)
+    _rc_ok_sha=${_rc_sums%%[ $J_NL]*}
+    _rc_er_sha=${_rc_sums#*"$J_NL"}
+    _rc_er_sha=${_rc_er_sha%% *}
+    _rc_ok_sha=${_rc_ok_sha#\\}
+    _rc_er_sha=${_rc_er_sha#\\}
+  elif [ "$_rc_ok_kept" != 0 ]; then
+    sha256_of "$_rc_out" && _rc_ok_sha=$SHA
+  elif [ "$_rc_er_kept" != 0 ]; then
+    sha256_of "$_rc_err" && _rc_er_sha=$SHA
+  fi
+  _rc_output_json "$_rc_ok_sha" "$_rc_ok_kept" "$_rc_ok_rest"
   OUT_JSON=$OUTPUT_JSON
-  _rc_output_json "$_rc_err" "$_rc_er_kept" "$_rc_er_rest"
+  _rc_output_json "$_rc_er_sha" "$_rc_er_kept" "$_rc_er_rest"
   ERR_JSON=$OUTPUT_JSON
   case $_rc_stop in
     superseded) RUN_OUTCOME=superseded ;;
@@ -401,13 +414,13 @@ run_command() {
   return 0
 }
 
-# _rc_output_json FILE KEPT REST: OUTPUT_JSON for RCPT-5.
+# _rc_output_json SHA KEPT REST: OUTPUT_JSON for RCPT-5.
 _rc_output_json() {
   case $2 in ''|*[!0-9]*) OUTPUT_JSON=null; return 0 ;; esac
-  if [ "$2" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1" || { OUTPUT_JSON=null; return 0; }; fi
+  is_hex 64 "$1" || { OUTPUT_JSON=null; return 0; }
   case $3 in
-    ''|*[!0-9]*) output_json "$_rc_g" null "$2" false "$SHA" ;;
-    0) output_json "$_rc_g" "$2" "$2" false "$SHA" ;;
-    *) output_json "$_rc_g" $(($2 + $3)) "$2" true "$SHA" ;;
+    ''|*[!0-9]*) output_json "$_rc_g" null "$2" false "$1" ;;
+    0) output_json "$_rc_g" "$2" "$2" false "$1" ;;
+    *) output_json "$_rc_g" $(($2 + $3)) "$2" true "$1" ;;
   esac
 }
