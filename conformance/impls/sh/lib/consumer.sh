@@ -451,7 +451,7 @@ cmd_consume() {
 # records; TEMP-1 removes it if this process dies).
 scratch_init() {
   rand_hex16 || return 1
-  SCRATCH=$Q/tmp/.fsjob-sh.$.$RAND
+  SCRATCH=$Q/tmp/.fsjob-sh.$$.$RAND
   mkdir -m 700 -- "$SCRATCH" || { SCRATCH=; return 1; }
   mkfifo -m 600 -- "$SCRATCH/a.o" "$SCRATCH/a.e" "$SCRATCH/a.r" "$SCRATCH/g" || return 1
 }

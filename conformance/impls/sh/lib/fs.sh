@@ -129,7 +129,7 @@ _pub_tmp() {
   while [ "$_pl_i" -lt 8 ]; do
     _PUB_N=$((_PUB_N + 1))
     _pl_i=$((_pl_i + 1))
-    _pl_tmp=$1/.$2.$.$_PUB_N
+    _pl_tmp=$1/.$2.$$.$_PUB_N
     [ ! -e "$_pl_tmp" ] && [ ! -L "$_pl_tmp" ] || continue
     set -C
     if printf '%s\n' "$3" 2>/dev/null > "$_pl_tmp"; then
