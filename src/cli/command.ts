@@ -1,0 +1,20 @@
+/**
+ * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ and
+ * only declares its arguments and calls library functions; main.ts turns
+ * the status `run` returns into the process exit status.
+ */
+import type { Argv } from 'yargs';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export interface FsjobCommand {
+  /** yargs command string, for example "validate <files..>". */
+  command: string;
+  describe: string;
+  builder: (yargs: Argv) => Argv;
+  /** Runs the command with yargs' parsed arguments; resolves to the exit status. */
+  run: (args: Record<string, unknown>, io: CliIo) => Promise<number>;
+}

@@ -1,0 +1,21 @@
+/**
+ * The one seam for time. Protocol code never calls Date.now() or setTimeout
+ * directly, so tests can inject a clock and drive leases and waits
+ * deterministically.
+ *
+ * Guarantees: `systemClock.nowMs()` is wall-clock milliseconds since the Unix
+ * epoch (leases are compared across processes and hosts, so a per-process
+ * monotonic clock would be meaningless to another reader; skew between hosts
+ * is absorbed by LEASE_SKEW_MS in identity.ts). `sleep(ms)` resolves after at
+ * least `ms` milliseconds and never keeps the process alive on its own account
+ * longer than that.
+ */
+export interface Clock {
+  nowMs(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  nowMs: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms))),
+};
