@@ -7,12 +7,14 @@ import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
+import { conformanceCommand } from './commands/conformance.ts';
 import { validateCommand } from './commands/validate.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
 const COMMANDS: readonly FsjobCommand[] = [
   validateCommand,
+  conformanceCommand,
 ];
 
 const processIo: CliIo = {

@@ -1,0 +1,355 @@
+/**
+ * Hostile input (SEC-2..SEC-6, I6, I7): a real queue with one path replaced
+ * by something hostile: a symlink to a file or directory OUTSIDE the queue
+ * (a valid record there, so following it would "work"), a FIFO, an oversized
+ * or malformed record, a record of another uid or writable by others. Then
+ * the implementation's recover (if any), produce (for directories) and
+ * consume roles run, and:
+ *
+ * - the outside target's content, mode and mtime are unchanged (no write
+ *   escapes the queue);
+ * - no role hangs or dies by a signal (exiting with an error is fine);
+ * - the hostile entry is still there (readers never delete it);
+ * - the job whose record could not be validated never ran, and if it got a
+ *   receipt, that receipt is `rejected` (where the spec itself is bad).
+ */
+import { chmod, chown, mkdir, rename, symlink, unlink, writeFile, lstat } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { selfIdentity } from '../../src/core/identity.ts';
+import { keyHash, readyEntryName } from '../../src/core/layout.ts';
+import type { Queue } from '../../src/core/queue.ts';
+import { serializeRecord, type JobRequest, type SpecRecord } from '../../src/core/records.ts';
+import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
+import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord, stateRecord } from '../runner/fixtures.ts';
+import { listing } from '../runner/inspect.ts';
+import type { Role } from '../runner/manifest.ts';
+import { describeExit, type ProcessResult } from '../runner/process.ts';
+import { fingerprint, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { logged } from './jobs.ts';
+
+interface HostileEnv {
+  ctx: CaseContext;
+  queue: Queue;
+  root: string;
+  work: string;
+  outside: string;
+  log: string;
+  stage: (extra?: Partial<JobRequest>) => Promise<Staged>;
+}
+
+interface Planted {
+  /** The hostile entry inside the queue. */
+  hostile: string;
+  /** Whether readers must leave the hostile entry in place (default true). */
+  keep?: boolean;
+  /** A file or directory outside the queue that must not change. */
+  outside?: string;
+  /** The job that must never run, when there is one. */
+  mustNotRun: boolean;
+  /** rejected-or-none: the spec is bad, so a receipt, if any, says rejected. none: nothing may be published for the job. */
+  receipt: 'rejected-or-none' | 'none' | 'any';
+  victim: Staged;
+  /** Also run produce with this request (directory-level plants). */
+  produce?: JobRequest;
+}
+
+const VICTIM = 'victim';
+
+/** Moves `target` outside the queue and puts a symlink to it in its place. */
+async function swapForSymlink(env: HostileEnv, target: string, label: string): Promise<string> {
+  const away = path.join(env.outside, label);
+  await rename(target, away);
+  await symlink(away, target);
+  return away;
+}
+
+function specOfVictim(victim: Staged): SpecRecord {
+  return victim.spec;
+}
+
+type Build = (env: HostileEnv) => Promise<Planted>;
+
+const withClaim = async (env: HostileEnv, victim: Staged, more: ('exec' | 'state' | 'end' | 'receipt')[]): Promise<void> => {
+  const owner = await deadOwner();
+  await plantRecord(env.queue, victim.dir, 'claim.1.json', 'claim', claimRecord(victim.id, 1, owner));
+  if (more.includes('exec')) await plantRecord(env.queue, victim.dir, 'exec.1.json', 'exec', execRecord(victim.id, 1, owner));
+  if (more.includes('state')) {
+    const { publishRecord } = await import('../../src/core/safefs.ts');
+    const { encodeRecord } = await import('../../src/core/records.ts');
+    await publishRecord(victim.dir, 'state.1.json', encodeRecord('state', stateRecord(victim.id, 1)), 'rename', env.queue.fsOptions);
+  }
+  if (more.includes('end')) await plantRecord(env.queue, victim.dir, 'end.1.json', 'end', endRecord(victim.id, 1));
+  if (more.includes('receipt')) {
+    await plantBytes(path.join(victim.dir, 'stdout.1'), '');
+    await plantBytes(path.join(victim.dir, 'stderr.1'), '');
+    await plantRecord(env.queue, victim.dir, 'receipt.json', 'receipt', receiptRecord(victim.id, 1, await selfIdentity()));
+  }
+};
+
+function symlinkInJob(name: string, prepare: (env: HostileEnv, victim: Staged) => Promise<void>, receipt: Planted['receipt'], mustNotRun = true, extra: Partial<JobRequest> = {}): Build {
+  return async (env) => {
+    const victim = await env.stage(extra);
+    await prepare(env, victim);
+    const hostile = path.join(victim.dir, name);
+    const outside = await swapForSymlink(env, hostile, name);
+    return { hostile, outside, mustNotRun, receipt, victim };
+  };
+}
+
+function symlinkQueueDir(dir: string, mustNotRun: boolean, extra: Partial<JobRequest> = {}): Build {
+  return async (env) => {
+    const victim = await env.stage(extra);
+    const hostile = path.join(env.root, dir);
+    const outside = await swapForSymlink(env, hostile, dir);
+    return { hostile, outside, mustNotRun, receipt: 'any', victim, produce: { argv: logged(env.log, 'produced'), cwd: env.work, dedupe: 'hostile key', lane: 'hostile lane' } };
+  };
+}
+
+async function replaceFile(file: string, bytes: Buffer | string, mode = 0o600): Promise<void> {
+  await unlink(file);
+  await writeFile(file, bytes, { mode });
+  await chmod(file, mode);
+}
+
+function mkfifo(file: string): void {
+  execFileSync('mkfifo', ['-m', '0600', file]);
+}
+
+interface Scenario {
+  name: string;
+  clauses: string[];
+  root?: boolean;
+  build: Build;
+}
+
+const SYMLINK = ['SEC-2', 'SEC-8', 'I6'];
+
+const SCENARIOS: Scenario[] = [
+  { name: 'symlink-spec', clauses: SYMLINK, build: symlinkInJob('spec.json', async () => undefined, 'rejected-or-none') },
+  { name: 'symlink-stdin', clauses: [...SYMLINK, 'EXEC-7'], build: symlinkInJob('stdin', async () => undefined, 'rejected-or-none', true, { stdin_text: 'data' }) },
+  { name: 'symlink-claim', clauses: [...SYMLINK, 'CLAIM-3'], build: symlinkInJob('claim.1.json', (env, v) => withClaim(env, v, []), 'none') },
+  { name: 'symlink-exec', clauses: [...SYMLINK, 'RECOV-1'], build: symlinkInJob('exec.1.json', (env, v) => withClaim(env, v, ['exec']), 'none') },
+  { name: 'symlink-state', clauses: SYMLINK, build: symlinkInJob('state.1.json', (env, v) => withClaim(env, v, ['state']), 'any', false) },
+  { name: 'symlink-end', clauses: [...SYMLINK, 'RETRY-2'], build: symlinkInJob('end.1.json', (env, v) => withClaim(env, v, ['exec', 'end']), 'any') },
+  { name: 'symlink-receipt', clauses: [...SYMLINK, 'RCPT-6'], build: symlinkInJob('receipt.json', (env, v) => withClaim(env, v, ['exec', 'receipt']), 'any') },
+  {
+    name: 'symlink-ready-entry',
+    clauses: SYMLINK,
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(env.root, 'ready', readyEntryName(specOfVictim(victim).priority, victim.id));
+      const outside = await swapForSymlink(env, hostile, 'ready-entry');
+      // READY-2 lets the publisher of the receipt remove the entry: removing a link follows nothing.
+      return { hostile, keep: false, outside, mustNotRun: false, receipt: 'any', victim };
+    },
+  },
+  {
+    name: 'symlink-job-dir',
+    clauses: SYMLINK,
+    build: async (env) => {
+      const victim = await env.stage();
+      const outside = await swapForSymlink(env, victim.dir, 'job-dir');
+      return { hostile: victim.dir, outside, mustNotRun: true, receipt: 'none', victim };
+    },
+  },
+  {
+    name: 'symlink-lane-dir',
+    clauses: [...SYMLINK, 'LANE-1'],
+    build: async (env) => {
+      const victim = await env.stage({ lane: 'the lane' });
+      const hostile = path.join(env.root, 'lanes', keyHash('the lane'));
+      await mkdir(hostile, { mode: 0o700 });
+      const outside = await swapForSymlink(env, hostile, 'lane-dir');
+      return { hostile, outside, mustNotRun: true, receipt: 'any', victim };
+    },
+  },
+  { name: 'symlink-fsjob-json', clauses: [...SYMLINK, 'LAYOUT-2'], build: async (env) => ({ ...(await symlinkQueueDir('fsjob.json', true)(env)) }) },
+  { name: 'symlink-tmp', clauses: [...SYMLINK, 'LAYOUT-3'], build: symlinkQueueDir('tmp', false) },
+  { name: 'symlink-jobs', clauses: SYMLINK, build: symlinkQueueDir('jobs', true) },
+  { name: 'symlink-ready', clauses: SYMLINK, build: symlinkQueueDir('ready', false) },
+  { name: 'symlink-dedupe', clauses: [...SYMLINK, 'DEDUPE-2'], build: symlinkQueueDir('dedupe', false) },
+  { name: 'symlink-lanes', clauses: [...SYMLINK, 'LANE-1'], build: symlinkQueueDir('lanes', true, { lane: 'the lane' }) },
+  { name: 'symlink-workers', clauses: SYMLINK, build: symlinkQueueDir('workers', false) },
+  {
+    name: 'fifo-spec',
+    clauses: ['SEC-3', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await unlink(hostile);
+      mkfifo(hostile);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'fifo-claim',
+    clauses: ['SEC-3', 'CLAIM-3', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'claim.1.json');
+      mkfifo(hostile);
+      return { hostile, mustNotRun: true, receipt: 'none', victim };
+    },
+  },
+  {
+    name: 'oversized-spec',
+    clauses: ['SEC-4', 'REC-2', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await replaceFile(hostile, `${JSON.stringify({ ...victim.spec, 'x-pad': 'a'.repeat(1_100_000) })}\n`);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'malformed-spec-not-compact',
+    clauses: ['REC-1', 'REC-4', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await replaceFile(hostile, `${JSON.stringify(victim.spec, null, 1)}\n`);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'malformed-spec-bad-utf8',
+    clauses: ['REC-1', 'REC-4', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage({ labels: { note: 'a#b' } });
+      const hostile = path.join(victim.dir, 'spec.json');
+      const bytes = serializeRecord(victim.spec);
+      bytes[bytes.indexOf('a#b') + 1] = 0xff;
+      await replaceFile(hostile, bytes);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'malformed-spec-version-2',
+    clauses: ['VER-1', 'REC-4', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await replaceFile(hostile, serializeRecord({ ...victim.spec, fsjob: '2.0' }));
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'malformed-claim-not-compact',
+    clauses: ['REC-1', 'REC-4', 'CLAIM-3', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'claim.1.json');
+      const claim = claimRecord(victim.id, 1, await deadOwner());
+      await plantBytes(hostile, serializeRecord(claim).toString('utf8').replace('"gen":1', '"gen": 1'));
+      return { hostile, mustNotRun: true, receipt: 'none', victim };
+    },
+  },
+  {
+    name: 'foreign-uid-spec',
+    clauses: ['SEC-6', 'I7'],
+    root: true,
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await chown(hostile, 65534, 65534);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+  {
+    name: 'world-writable-spec',
+    clauses: ['SEC-5', 'I7'],
+    build: async (env) => {
+      const victim = await env.stage();
+      const hostile = path.join(victim.dir, 'spec.json');
+      await chmod(hostile, 0o666);
+      return { hostile, mustNotRun: true, receipt: 'rejected-or-none', victim };
+    },
+  },
+];
+
+/** Seconds a role may take here: hanging on a FIFO must show up as a failure, not a long wait. */
+const HOSTILE_TIMEOUT_MS = 30_000;
+
+async function kindAt(file: string): Promise<string> {
+  try {
+    const st = await lstat(file);
+    return st.isSymbolicLink() ? 'symlink' : st.isFIFO() ? 'fifo' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch {
+    return 'missing';
+  }
+}
+
+function runHostile(scenario: Scenario): (ctx: CaseContext) => Promise<void> {
+  return async (ctx) => {
+    const root = await ctx.newQueue('hostile');
+    const work = await ctx.subdir('hostile/work');
+    const outsideDir = await ctx.subdir('outside');
+    const queue = await reopen(root);
+    const log = path.join(work, 'starts.log');
+    const env: HostileEnv = {
+      ctx,
+      queue,
+      root,
+      work,
+      outside: outsideDir,
+      log,
+      stage: (extra = {}) => stageJob(queue, { argv: logged(log, VICTIM), cwd: work, ...extra }),
+    };
+    const planted = await scenario.build(env);
+    const kindBefore = await kindAt(planted.hostile);
+    const before = planted.outside === undefined ? undefined : await fingerprint(planted.outside);
+    const timeoutMs = Math.min(ctx.impl.timeoutMs, HOSTILE_TIMEOUT_MS);
+    const runs: ProcessResult[] = [];
+    const steps: [Role, Record<string, string>][] = [];
+    if (ctx.impl.roles.recover !== undefined) steps.push(['recover', { queue: root }]);
+    if (planted.produce !== undefined) {
+      const { writeRequest } = await import('../runner/stage.ts');
+      steps.push(['produce', { queue: root, request: await writeRequest(path.join(ctx.dir, 'requests'), 'hostile', planted.produce) }]);
+    }
+    steps.push(['consume', { queue: root }]);
+    for (const [role, values] of steps) runs.push(await ctx.role(role, values, { timeoutMs }));
+    const snapshot = await ctx.snapshot(root);
+    const evidence = (): string[] => [...runs.map(describeExit), `hostile entry: ${path.relative(root, planted.hostile)} (${kindBefore})`, ...listing(snapshot)];
+
+    for (const result of runs) {
+      if (result.timedOut) ctx.fail(kindBefore === 'fifo' ? ['SEC-3', 'I7'] : ['I7', 'SEC-3'], `a role hung on the hostile entry and was killed after ${timeoutMs} ms`, evidence());
+      else if (result.signal !== null) ctx.fail(['I7'], `a role crashed (killed by ${result.signal}) on hostile input; an error exit is fine, a crash is not`, evidence());
+    }
+    if (planted.outside !== undefined && before !== undefined) {
+      const after = await fingerprint(planted.outside);
+      if (after !== before) {
+        const changed = after.split('\n').filter((line) => !before.split('\n').includes(line));
+        ctx.fail(['SEC-2', 'SEC-8', 'I6'], `something was written through the symlink ${path.relative(root, planted.hostile)}: the target outside the queue changed`, [...changed.map((line) => `now: ${line}`), ...evidence()]);
+      }
+    }
+    const kindAfter = await kindAt(planted.hostile);
+    if (planted.keep !== false && kindAfter !== kindBefore) {
+      ctx.fail(['SEC-2', 'I7'], `the hostile entry ${path.relative(root, planted.hostile)} was ${kindAfter === 'missing' ? 'deleted' : `replaced by a ${kindAfter}`}; readers refuse and report it, never delete it`, evidence());
+    }
+    const starts = countBy(await readStarts(log)).get(VICTIM) ?? 0;
+    if (planted.mustNotRun && starts > 0) {
+      ctx.fail([scenario.clauses[0] ?? 'I7', 'I6', 'I7'], `the job ran (${starts} start${starts > 1 ? 's' : ''}) although one of its records could not be validated (${path.relative(root, planted.hostile)} is hostile)`, evidence());
+    }
+    const job = snapshot.jobs.get(planted.victim.id);
+    const receipt = job?.receipt;
+    if (receipt !== undefined && planted.receipt === 'rejected-or-none' && receipt.outcome !== 'rejected') {
+      ctx.fail(['CLAIM-6', 'I7'], `a job whose spec could not be validated must be rejected or left alone; it got a ${receipt.outcome} receipt`, evidence());
+    }
+    if (planted.receipt === 'none' && job !== undefined && job.entries.some((e) => e.name === 'receipt.json')) {
+      ctx.fail(['CLAIM-3', 'I7'], 'nothing may be published for a job whose claim could not be validated; it got a receipt', evidence());
+    }
+    if (planted.receipt === 'none' && job !== undefined && job.claims.some((g) => g > 1)) {
+      ctx.fail(['CLAIM-3', 'RECOV-1', 'I7'], `a claim that could not be validated (or whose execution cannot be proven stopped) was broken: claims ${job.claims.join(',')}`, evidence());
+    }
+  };
+}
+
+export const hostileCases: ConformanceCase[] = SCENARIOS.map((scenario) => ({
+  name: `hostile/${scenario.name}`,
+  clauses: scenario.clauses,
+  level: 'consumer' as const,
+  strength: 'MUST' as const,
+  ...(scenario.root === true ? { root: true } : {}),
+  run: runHostile(scenario),
+}));

@@ -1,0 +1,15 @@
+/**
+ * The case catalog, in the order results are printed. Each module's header
+ * says what its cases check; conformance/README.md lists them all.
+ */
+import type { ConformanceCase } from '../runner/case.ts';
+import { behaviourCases } from './behaviour.ts';
+import { consumerCases } from './consumer.ts';
+import { crashCases } from './crash.ts';
+import { hostileCases } from './hostile.ts';
+import { identityCases } from './identity.ts';
+import { interopCases } from './interop.ts';
+import { producerCases } from './producer.ts';
+import { vectorCases } from './vectors.ts';
+
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...crashCases];

@@ -1,0 +1,204 @@
+/**
+ * What a conformance case is, and the context it runs in. A case names the
+ * clauses it checks, the level they belong to (section 15) and whether they
+ * are MUST or SHOULD; it runs against the implementation's own roles in a
+ * private work directory and reports failures as data: the clauses broken,
+ * what happened, and the evidence on disk.
+ */
+import { mkdir, readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
+import type { JobRequest } from '../../src/core/records.ts';
+import { hasRole, type Manifest, type Placeholders, type Role } from './manifest.ts';
+import type { Pool } from './pool.ts';
+import { describeExit, runRole, startRole, type ProcessResult, type RoleRunOptions, type Spawned } from './process.ts';
+import type { CaseResult, CrashPoint, Failure, Level, Strength } from './report.ts';
+import { createQueue, writeRequest } from './stage.ts';
+import { listing, snapshotQueue, type QueueSnapshot } from './inspect.ts';
+
+export type CrashMode = 'none' | 'quick' | 'full';
+
+export interface RunSettings {
+  crash: CrashMode;
+  /** Every vector instead of one per rule. */
+  allVectors: boolean;
+  keep: boolean;
+  /** Progress lines for long sweeps (a terminal), or undefined. */
+  progress?: (text: string) => void;
+}
+
+export interface ConformanceCase {
+  name: string;
+  /** Clause ids (and invariants I1..I8) the case checks. */
+  clauses: string[];
+  level: Level;
+  strength: Strength;
+  /** Roles the case needs besides produce and consume; it is skipped without them. */
+  roles?: Role[];
+  /** Needs the reference implementation as the other side (interoperability). */
+  interop?: boolean;
+  /** Needs root (chown, ns_last_pid). */
+  root?: boolean;
+  /** Only with --crash quick or full. */
+  crash?: boolean;
+  /** Takes the whole pool: timing or pid-sensitive. */
+  exclusive?: boolean;
+  /** Fans out its own work through ctx.pool and takes no unit itself. */
+  fansOut?: boolean;
+  run: (ctx: CaseContext) => Promise<void>;
+}
+
+export class Skip extends Error {}
+
+export interface Produced {
+  result: ProcessResult;
+  /** The id printed, when the producer exited 0 and printed exactly one id. */
+  id?: string;
+  requestFile: string;
+}
+
+const MARKER_NAME = 'FSJOB_CONFORMANCE_MARKER';
+
+export class CaseContext {
+  readonly impl: Manifest;
+  readonly reference: Manifest;
+  readonly dir: string;
+  readonly pool: Pool;
+  readonly settings: RunSettings;
+  readonly failures: Failure[] = [];
+  readonly notes: string[] = [];
+  /** A variable only the roles get: EXEC-6 says it must never reach a command. */
+  readonly marker = { name: MARKER_NAME, value: `leak-${randomBytes(6).toString('hex')}` };
+  crashPoints = 0;
+  private requests = 0;
+
+  constructor(input: { impl: Manifest; reference: Manifest; dir: string; pool: Pool; settings: RunSettings }) {
+    this.impl = input.impl;
+    this.reference = input.reference;
+    this.dir = input.dir;
+    this.pool = input.pool;
+    this.settings = input.settings;
+  }
+
+  get isReference(): boolean {
+    return this.impl.file === this.reference.file;
+  }
+
+  fail(clauses: string[], message: string, evidence: string[] = [], crash?: CrashPoint): void {
+    this.failures.push(crash === undefined ? { clauses, message, evidence } : { clauses, message, evidence, crash });
+  }
+
+  /** Records a failure unless `ok`; returns `ok`. */
+  check(ok: boolean, clauses: string[], message: string, evidence: string[] | (() => string[]) = []): boolean {
+    if (!ok) this.fail(clauses, message, typeof evidence === 'function' ? evidence() : evidence);
+    return ok;
+  }
+
+  skip(reason: string): never {
+    throw new Skip(reason);
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  /** A fresh directory inside the case's work directory (real path: no symlink in it). */
+  async subdir(label: string): Promise<string> {
+    const dir = path.join(this.dir, label);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return realpath(dir);
+  }
+
+  /** A new queue `<label>/q`, created by the implementation's init role when it has one (else as section 6.1 says, by the runner). */
+  async newQueue(label: string, via: Manifest = this.impl): Promise<string> {
+    const base = await this.subdir(label);
+    const root = path.join(base, 'q');
+    if (hasRole(via, 'init')) {
+      const result = await runRole(via, 'init', { queue: root });
+      if (result.code !== 0) {
+        this.fail(['INIT-1', 'INIT-2'], `${via.name}: init failed, so the case could not start`, [describeExit(result)]);
+        throw new Skip(`init failed: ${describeExit(result)}`);
+      }
+    } else {
+      await createQueue(root);
+    }
+    return root;
+  }
+
+  /** Runs a role of `via` (default: the implementation under test). */
+  role(role: Role, values: Placeholders, options: RoleRunOptions & { via?: Manifest } = {}): Promise<ProcessResult> {
+    return runRole(options.via ?? this.impl, role, values, this.withMarker(options));
+  }
+
+  startRole(role: Role, values: Placeholders, options: RoleRunOptions & { via?: Manifest } = {}): Spawned {
+    return startRole(options.via ?? this.impl, role, values, this.withMarker(options));
+  }
+
+  private withMarker(options: RoleRunOptions): RoleRunOptions {
+    return { ...options, env: { [this.marker.name]: this.marker.value, ...(options.env ?? {}) } };
+  }
+
+  /** Writes the request (compact, MANIFEST-2) and runs produce. */
+  async produce(queue: string, request: JobRequest, options: { via?: Manifest; name?: string } = {}): Promise<Produced> {
+    this.requests += 1;
+    const requestFile = await writeRequest(path.join(this.dir, 'requests'), options.name ?? `r${this.requests}`, request);
+    const result = await this.role('produce', { queue, request: requestFile }, options.via === undefined ? {} : { via: options.via });
+    const printed = result.stdout.trim();
+    const id = result.code === 0 && JOB_ID_PATTERN.test(printed) ? printed : undefined;
+    return id === undefined ? { result, requestFile } : { result, id, requestFile };
+  }
+
+  /** Produces and records a failure unless the job was accepted with an id on stdout. */
+  async produceOk(queue: string, request: JobRequest, clauses: string[], options: { via?: Manifest; name?: string } = {}): Promise<string | undefined> {
+    const produced = await this.produce(queue, request, options);
+    if (produced.id === undefined) {
+      const via = options.via ?? this.impl;
+      this.fail(clauses.length > 0 ? clauses : ['ENQ-4', 'MANIFEST-1'], `${via.name}: produce did not accept a valid request (it must exit 0 and print the id alone)`, [
+        describeExit(produced.result),
+        `stdout: ${JSON.stringify(produced.result.stdout.slice(0, 200))}`,
+        `request: ${JSON.stringify(request).slice(0, 300)}`,
+      ]);
+    }
+    return produced.id;
+  }
+
+  /** Runs consume and records a failure unless it exits 0 in time. */
+  async consumeOk(queue: string, clauses: string[], options: RoleRunOptions & { via?: Manifest } = {}): Promise<ProcessResult> {
+    const result = await this.role('consume', { queue }, options);
+    const via = options.via ?? this.impl;
+    if (result.code !== 0 || result.timedOut) {
+      this.fail(result.timedOut ? [...clauses, 'MANIFEST-2'] : [...clauses, 'MANIFEST-1'], `${via.name}: consume ${result.timedOut ? 'did not finish within its time limit' : 'failed'} (it must process runnable jobs and exit 0)`, [
+        describeExit(result),
+        ...listing(await snapshotQueue(queue)),
+      ]);
+    }
+    return result;
+  }
+
+  snapshot(queue: string): Promise<QueueSnapshot> {
+    return snapshotQueue(queue);
+  }
+}
+
+/** Parses a start log written by case commands ("start <tag>" lines), in order. */
+export async function readStarts(file: string): Promise<string[]> {
+  let text = '';
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('start '))
+    .map((line) => line.slice('start '.length));
+}
+
+export function countBy(items: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return counts;
+}
+
+export type { CaseResult };

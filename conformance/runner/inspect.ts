@@ -1,0 +1,345 @@
+/**
+ * What a queue holds, read from disk without following anything and without
+ * writing, and the invariants of section 15 checked on it:
+ *
+ * - I1 every directory in jobs/ holds a complete, valid spec (and its stdin);
+ *   no accepted job is missing;
+ * - I2 claim generations form a sequence, nothing of a generation exists
+ *   without its claim, and no job was started more often than it may be;
+ * - I3 every accepted job has exactly one (valid) receipt;
+ * - I4 a receipt's output summaries describe the files exactly;
+ * - and every record anywhere in the queue passes the record layer (REC-4);
+ *   temporary files and staging directories are allowed.
+ */
+import { createHash } from 'node:crypto';
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Finding } from '../../src/core/findings.ts';
+import { classifyJobEntry, isJobId } from '../../src/core/layout.ts';
+import { readRecord, recordNameOf, type ReceiptRecord, type SpecRecord } from '../../src/core/records.ts';
+import type { Failure } from './report.ts';
+
+export interface Entry {
+  name: string;
+  kind: 'file' | 'dir' | 'symlink' | 'fifo' | 'other';
+  size: number;
+  mode: number;
+  uid: number;
+}
+
+export interface JobSnapshot {
+  id: string;
+  dir: string;
+  entries: Entry[];
+  spec?: SpecRecord;
+  specFindings: Finding[];
+  receipt?: ReceiptRecord;
+  receiptFindings: Finding[];
+  claims: number[];
+  execs: number[];
+  ends: number[];
+  states: number[];
+  stdouts: number[];
+  stderrs: number[];
+  cancel: boolean;
+  cancelForce: boolean;
+}
+
+export interface QueueSnapshot {
+  root: string;
+  jobs: Map<string, JobSnapshot>;
+  /** Entries of jobs/ that are not job directories (foreign names, symlinks, files). */
+  strayInJobs: Entry[];
+  /** Every invalid record, wherever it is (REC-4), with its path relative to the root. */
+  invalid: { path: string; findings: Finding[] }[];
+  ready: Entry[];
+  tmp: Entry[];
+}
+
+function kindOf(st: import('node:fs').Stats): Entry['kind'] {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'dir';
+  if (st.isFIFO()) return 'fifo';
+  return 'other';
+}
+
+/** The entries of a directory, each lstat-ed; [] when it is missing or not a real directory. */
+export async function entriesOf(dir: string): Promise<Entry[]> {
+  let st;
+  try {
+    st = await lstat(dir);
+  } catch {
+    return [];
+  }
+  if (!st.isDirectory()) return [];
+  const names = (await readdir(dir).catch(() => [] as string[])).sort();
+  const entries: Entry[] = [];
+  for (const name of names) {
+    try {
+      const s = await lstat(path.join(dir, name));
+      entries.push({ name, kind: kindOf(s), size: s.size, mode: s.mode & 0o7777, uid: s.uid });
+    } catch {
+      // vanished while listing
+    }
+  }
+  return entries;
+}
+
+async function checkRecordAt(root: string, file: string): Promise<{ ok: boolean; value?: unknown; findings: Finding[] } | undefined> {
+  const named = recordNameOf(file);
+  if (named === undefined) return undefined;
+  const rel = path.relative(root, file);
+  try {
+    const read = await readRecord(file, named.type, { ...named.expectations, root, path: rel, allowMissing: true });
+    if (read === undefined) return undefined;
+    return read.ok ? { ok: true, value: read.value, findings: read.findings } : { ok: false, findings: read.findings };
+  } catch (error) {
+    return { ok: false, findings: [{ code: 'RECORD_NOT_REGULAR', severity: 'error', path: rel, job_id: null, clause: 'SEC-3', message: String((error as Error).message) } as Finding] };
+  }
+}
+
+export async function snapshotQueue(root: string): Promise<QueueSnapshot> {
+  const snapshot: QueueSnapshot = { root, jobs: new Map(), strayInJobs: [], invalid: [], ready: [], tmp: [] };
+  const note = (file: string, findings: Finding[]): void => {
+    snapshot.invalid.push({ path: path.relative(root, file), findings });
+  };
+  const queueRecord = await checkRecordAt(root, path.join(root, 'fsjob.json'));
+  if (queueRecord !== undefined && !queueRecord.ok) note(path.join(root, 'fsjob.json'), queueRecord.findings);
+
+  for (const entry of await entriesOf(path.join(root, 'jobs'))) {
+    if (entry.kind !== 'dir' || !isJobId(entry.name)) {
+      snapshot.strayInJobs.push(entry);
+      continue;
+    }
+    const dir = path.join(root, 'jobs', entry.name);
+    const job: JobSnapshot = {
+      id: entry.name,
+      dir,
+      entries: await entriesOf(dir),
+      specFindings: [],
+      receiptFindings: [],
+      claims: [],
+      execs: [],
+      ends: [],
+      states: [],
+      stdouts: [],
+      stderrs: [],
+      cancel: false,
+      cancelForce: false,
+    };
+    for (const item of job.entries) {
+      const kind = classifyJobEntry(item.name);
+      switch (kind.kind) {
+        case 'claim':
+          job.claims.push(kind.gen);
+          break;
+        case 'exec':
+          job.execs.push(kind.gen);
+          break;
+        case 'end':
+          job.ends.push(kind.gen);
+          break;
+        case 'state':
+          job.states.push(kind.gen);
+          break;
+        case 'stdout':
+          job.stdouts.push(kind.gen);
+          break;
+        case 'stderr':
+          job.stderrs.push(kind.gen);
+          break;
+        case 'cancel':
+          if (kind.force) job.cancelForce = true;
+          else job.cancel = true;
+          break;
+        default:
+          break;
+      }
+      if (kind.kind === 'temp' || kind.kind === 'unknown' || kind.kind === 'stdin' || kind.kind === 'stdout' || kind.kind === 'stderr') continue;
+      const file = path.join(dir, item.name);
+      const read = await checkRecordAt(root, file);
+      if (read === undefined) continue;
+      if (!read.ok) note(file, read.findings);
+      if (kind.kind === 'spec') {
+        if (read.ok) job.spec = read.value as SpecRecord;
+        else job.specFindings = read.findings;
+      }
+      if (kind.kind === 'receipt') {
+        if (read.ok) job.receipt = read.value as ReceiptRecord;
+        else job.receiptFindings = read.findings;
+      }
+    }
+    for (const list of [job.claims, job.execs, job.ends, job.states, job.stdouts, job.stderrs]) list.sort((a, b) => a - b);
+    snapshot.jobs.set(job.id, job);
+  }
+  for (const top of ['dedupe', 'lanes']) {
+    for (const keyDir of await entriesOf(path.join(root, top))) {
+      if (keyDir.kind !== 'dir') continue;
+      for (const hold of await entriesOf(path.join(root, top, keyDir.name))) {
+        if (hold.name.startsWith('.')) continue;
+        const file = path.join(root, top, keyDir.name, hold.name);
+        const read = await checkRecordAt(root, file);
+        if (read !== undefined && !read.ok) note(file, read.findings);
+      }
+    }
+  }
+  for (const worker of await entriesOf(path.join(root, 'workers'))) {
+    if (worker.name.startsWith('.')) continue;
+    const file = path.join(root, 'workers', worker.name);
+    const read = await checkRecordAt(root, file);
+    if (read !== undefined && !read.ok) note(file, read.findings);
+  }
+  snapshot.ready = await entriesOf(path.join(root, 'ready'));
+  snapshot.tmp = await entriesOf(path.join(root, 'tmp'));
+  return snapshot;
+}
+
+function describeEntry(entry: Entry): string {
+  const kind = entry.kind === 'file' ? `${entry.size}` : entry.kind;
+  return `${entry.name}(${kind})`;
+}
+
+/** A short listing of the queue for evidence: job directories, tmp/ and ready/. */
+export function listing(snapshot: QueueSnapshot, only?: ReadonlySet<string>): string[] {
+  const lines: string[] = [];
+  for (const job of snapshot.jobs.values()) {
+    if (only !== undefined && !only.has(job.id)) continue;
+    lines.push(`jobs/${job.id}/: ${job.entries.map(describeEntry).join(' ') || '(empty)'}`);
+  }
+  if (snapshot.strayInJobs.length > 0) lines.push(`jobs/ (not job directories): ${snapshot.strayInJobs.map(describeEntry).join(' ')}`);
+  lines.push(`tmp/: ${snapshot.tmp.map(describeEntry).join(' ') || '(empty)'}`);
+  lines.push(`ready/: ${snapshot.ready.map((e) => e.name).join(' ') || '(empty)'}`);
+  return lines;
+}
+
+function findingText(findings: readonly Finding[]): string {
+  const first = findings[0];
+  return first === undefined ? 'invalid' : `${first.code} (${first.clause}): ${first.message}`;
+}
+
+export interface InvariantInput {
+  /** Ids a producer reported as accepted. */
+  accepted?: readonly string[];
+  /** Starts per job id, counted from the commands' own log outside the queue. */
+  starts?: ReadonlyMap<string, number>;
+  /** Whether every job must be finished (after recovery and a drain). */
+  requireReceipts?: boolean;
+  /** Clauses to cite for an invalid record (PUB-3 after a crash: a torn record became visible). */
+  invalidClauses?: string[];
+}
+
+/** Checks I1 to I4 and the record layer on a snapshot; returns failures (empty when all hold). */
+export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantInput = {}): Promise<Failure[]> {
+  const failures: Failure[] = [];
+  const fail = (clauses: string[], message: string, jobId?: string): void => {
+    failures.push({ clauses, message, evidence: listing(snapshot, jobId === undefined ? undefined : new Set([jobId])) });
+  };
+  for (const bad of snapshot.invalid) {
+    const clauses = [...(input.invalidClauses ?? []), ...new Set(bad.findings.map((f) => f.clause))];
+    failures.push({ clauses: [...new Set(clauses)], message: `invalid record ${bad.path}: ${findingText(bad.findings)}`, evidence: listing(snapshot, jobOfPath(bad.path)) });
+  }
+  for (const stray of snapshot.strayInJobs) {
+    fail(['I1', 'ENQ-3', 'LAYOUT-4'], `jobs/${stray.name} is not a job directory (${stray.kind})`);
+  }
+  for (const id of input.accepted ?? []) {
+    if (!snapshot.jobs.has(id)) fail(['I1', 'ENQ-4'], `job ${id} was reported accepted but jobs/${id} does not exist`);
+  }
+  for (const job of snapshot.jobs.values()) {
+    // I1: complete.
+    if (job.spec === undefined) {
+      const why = job.entries.some((e) => e.name === 'spec.json') ? findingText(job.specFindings) : 'spec.json is missing';
+      fail(['I1', 'ENQ-3', 'ENQ-5'], `job ${job.id} is visible in jobs/ without a complete valid spec: ${why}`, job.id);
+    } else if (job.spec.stdin !== null) {
+      const stdin = job.entries.find((e) => e.name === 'stdin');
+      if (stdin === undefined || stdin.kind !== 'file') {
+        fail(['I1', 'ENQ-5'], `job ${job.id}: spec.stdin is not null but there is no regular stdin file`, job.id);
+      } else {
+        const bytes = await readFile(path.join(job.dir, 'stdin'));
+        if (bytes.length !== job.spec.stdin.bytes || sha256(bytes) !== job.spec.stdin.sha256) {
+          fail(['I1', 'ENQ-5'], `job ${job.id}: stdin is ${bytes.length} bytes with sha256 ${sha256(bytes)}, the spec says ${job.spec.stdin.bytes} bytes ${job.spec.stdin.sha256}`, job.id);
+        }
+      }
+    }
+    // I2: generations.
+    const top = job.claims.at(-1) ?? 0;
+    for (let g = 1; g <= top; g++) {
+      if (!job.claims.includes(g)) fail(['I2', 'CLAIM-5'], `job ${job.id}: claim generations ${job.claims.join(',')} skip ${g}`, job.id);
+    }
+    for (const [kind, gens] of [['exec', job.execs], ['end', job.ends], ['state', job.states], ['stdout', job.stdouts], ['stderr', job.stderrs]] as const) {
+      for (const g of gens) {
+        if (!job.claims.includes(g)) fail(['I2', 'CLAIM-5', 'CLAIM-7'], `job ${job.id}: ${kind} of generation ${g} exists without claim.${g}.json`, job.id);
+      }
+    }
+    if (job.spec !== undefined && input.starts !== undefined) {
+      const started = input.starts.get(job.id) ?? 0;
+      if (started > job.spec.max_attempts) {
+        fail(['I2', 'RETRY-2'], `job ${job.id} (max_attempts ${job.spec.max_attempts}) was started ${started} times`, job.id);
+      }
+    }
+    if (job.spec !== undefined && job.execs.length > 0) {
+      // Every recorded execution counts unless an end says otherwise; more executions than attempts is a breach.
+      let counted = 0;
+      for (const g of job.execs) {
+        if (!job.ends.includes(g)) {
+          counted += 1;
+          continue;
+        }
+        const end = await readRecord(path.join(job.dir, `end.${g}.json`), 'end', { expectedJobId: job.id, expectedGen: g });
+        if (!end.ok || end.value.counted) counted += 1;
+      }
+      if (counted > job.spec.max_attempts) fail(['I2', 'RETRY-2'], `job ${job.id} recorded ${counted} counted executions, max_attempts is ${job.spec.max_attempts}`, job.id);
+    }
+    // I3: one receipt.
+    const receiptNamed = job.entries.filter((e) => e.name === 'receipt.json');
+    if (input.requireReceipts === true && job.spec !== undefined && receiptNamed.length === 0) {
+      fail(['I3', 'RECOV-3', 'RCPT-3'], `job ${job.id} has no receipt after recovery and a drain`, job.id);
+    }
+    if (receiptNamed.length > 0 && job.receipt === undefined && job.receiptFindings.length === 0) {
+      fail(['I3', 'RCPT-3'], `job ${job.id}: receipt.json is not a readable record`, job.id);
+    }
+    const extraReceipts = job.entries.filter((e) => /^receipt/.test(e.name) && e.name !== 'receipt.json');
+    if (extraReceipts.length > 0) fail(['I3', 'RCPT-3', 'LAYOUT-5'], `job ${job.id} has other receipt-like names: ${extraReceipts.map((e) => e.name).join(' ')}`, job.id);
+    // I4: outputs complete.
+    if (job.receipt !== undefined) failures.push(...(await checkReceiptOutputs(snapshot, job)));
+  }
+  return failures;
+}
+
+function jobOfPath(rel: string): Set<string> | undefined {
+  const match = /^jobs\/([^/]+)\//.exec(rel);
+  return match?.[1] === undefined ? undefined : new Set([match[1]]);
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** I4 (RCPT-2, RCPT-5): the receipt's stdout/stderr summaries match the files byte for byte. */
+export async function checkReceiptOutputs(snapshot: QueueSnapshot, job: JobSnapshot): Promise<Failure[]> {
+  const failures: Failure[] = [];
+  const receipt = job.receipt;
+  if (receipt === undefined) return failures;
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const summary = receipt[stream];
+    if (summary === null) continue;
+    const name = `${stream}.${summary.gen}`;
+    const entry = job.entries.find((e) => e.name === name);
+    const fail = (message: string): void => {
+      failures.push({ clauses: ['I4', 'RCPT-2', 'RCPT-5'], message: `job ${job.id}: ${message}`, evidence: [`receipt ${stream}: ${JSON.stringify(summary)}`, ...listing(snapshot, new Set([job.id]))] });
+    };
+    if (entry === undefined || entry.kind !== 'file') {
+      fail(`the receipt describes ${name}, which is ${entry === undefined ? 'missing' : `a ${entry.kind}`}`);
+      continue;
+    }
+    const bytes = await readFile(path.join(job.dir, name));
+    if (bytes.length !== summary.bytes_kept) fail(`${name} is ${bytes.length} bytes, the receipt says bytes_kept ${summary.bytes_kept}`);
+    else if (sha256(bytes) !== summary.sha256) fail(`${name} has sha256 ${sha256(bytes)}, the receipt says ${summary.sha256}`);
+    if (summary.bytes_total !== null) {
+      if (summary.bytes_total < summary.bytes_kept) fail(`${stream}.bytes_total ${summary.bytes_total} < bytes_kept ${summary.bytes_kept}`);
+      if (summary.truncated !== summary.bytes_total > summary.bytes_kept) fail(`${stream}.truncated is ${summary.truncated} but bytes_total ${summary.bytes_total}, bytes_kept ${summary.bytes_kept}`);
+    }
+    if (job.spec !== undefined && summary.bytes_kept > job.spec.max_output_bytes) fail(`${stream} keeps ${summary.bytes_kept} bytes, over max_output_bytes ${job.spec.max_output_bytes}`);
+  }
+  return failures;
+}

@@ -1,0 +1,115 @@
+/**
+ * Conformance manifests (spec section 16): how the runner finds the roles of
+ * an implementation under test. A manifest is checked against
+ * schemas/manifest.schema.json, its relative paths are resolved against its
+ * own directory, and its argv templates are filled with {queue}, {request}
+ * and {id} just before a role runs.
+ *
+ * "Relative paths in the manifest are relative to the manifest's own
+ * directory" (MANIFEST-1) is applied two ways, so that both spellings work:
+ * an argument that starts with "./" or "../" (and a program name that
+ * contains a "/") is made absolute, and every role runs with the manifest's
+ * directory as its working directory.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FsjobError } from '../../src/core/errors.ts';
+import type { ConformanceManifest } from '../../src/core/records.generated.ts';
+import { schemaErrors } from '../../src/core/schemas.ts';
+
+export const ROLES = ['init', 'produce', 'consume', 'cancel', 'cancel_force', 'recover', 'validate'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** MANIFEST-2: a role's time limit when the manifest gives none. */
+export const DEFAULT_TIMEOUT_S = 60;
+
+export interface Manifest {
+  name: string;
+  /** Absolute path of the manifest file. */
+  file: string;
+  /** Its directory: relative paths and the roles' working directory. */
+  dir: string;
+  /** Templates with relative paths already resolved. */
+  roles: Partial<Record<Role, readonly string[]>>;
+  env: Readonly<Record<string, string>>;
+  timeoutMs: number;
+}
+
+/** The manifest of the reference implementation (bin/fsjob.js). */
+export const REFERENCE_MANIFEST = fileURLToPath(new URL('../impls/reference/manifest.json', import.meta.url));
+
+function resolveArg(arg: string, index: number, dir: string): string {
+  if (arg.startsWith('./') || arg.startsWith('../')) return path.resolve(dir, arg);
+  // A program named with a slash is a path; a bare name is looked up in PATH.
+  if (index === 0 && arg.includes('/') && !path.isAbsolute(arg) && !arg.includes('{')) return path.resolve(dir, arg);
+  return arg;
+}
+
+/** Parses and checks a manifest (MANIFEST-1). Throws USAGE naming the file and the first problem. */
+export function parseManifest(text: string, file: string): Manifest {
+  const absolute = path.resolve(file);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new FsjobError('USAGE', `${absolute} is not JSON: ${(error as Error).message}`, { path: absolute, clause: 'MANIFEST-1' });
+  }
+  const errors = schemaErrors('manifest', value);
+  if (errors.length > 0) {
+    const first = errors[0];
+    const where = first?.instancePath === '' ? 'the manifest' : first?.instancePath;
+    throw new FsjobError('USAGE', `${absolute} is not a valid manifest (schemas/manifest.schema.json): ${where} ${first?.message ?? 'is invalid'}`, {
+      path: absolute,
+      clause: 'MANIFEST-1',
+    });
+  }
+  const manifest = value as ConformanceManifest;
+  const dir = path.dirname(absolute);
+  const roles: Partial<Record<Role, readonly string[]>> = {};
+  for (const role of ROLES) {
+    const template = (manifest.roles as Partial<Record<Role, string[]>>)[role];
+    if (template !== undefined) roles[role] = template.map((arg, index) => resolveArg(arg, index, dir));
+  }
+  return {
+    name: manifest.name,
+    file: absolute,
+    dir,
+    roles,
+    env: { ...(manifest.env ?? {}) },
+    timeoutMs: (manifest.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
+  };
+}
+
+export function loadManifest(file: string): Manifest {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new FsjobError('USAGE', `cannot read the manifest ${file}: ${(error as Error).message}`, { path: file });
+  }
+  return parseManifest(text, file);
+}
+
+export interface Placeholders {
+  queue?: string;
+  request?: string;
+  id?: string;
+}
+
+/** The argv of a role with {queue}, {request} and {id} replaced; throws when the role is missing or a placeholder has no value. */
+export function roleArgv(manifest: Manifest, role: Role, values: Placeholders): string[] {
+  const template = manifest.roles[role];
+  if (template === undefined) throw new FsjobError('USAGE', `${manifest.name} has no ${role} role`);
+  return template.map((arg) =>
+    arg.replace(/\{(queue|request|id)\}/g, (whole, name: keyof Placeholders) => {
+      const value = values[name];
+      if (value === undefined) throw new FsjobError('USAGE', `the ${role} role of ${manifest.name} uses ${whole}, which this step does not provide`);
+      return value;
+    }),
+  );
+}
+
+export function hasRole(manifest: Manifest, role: Role): boolean {
+  return manifest.roles[role] !== undefined;
+}

@@ -1,0 +1,186 @@
+/**
+ * Fixtures the runner writes itself: jobs staged exactly as section 6.2 says
+ * (through the record layer and safefs, the same primitives the reference
+ * uses), and records planted on purpose (hostile input, foreign claims, dead
+ * owners). Cases that test a consumer against a precise starting state use
+ * these instead of a producer, so the state is the same for every
+ * implementation and costs milliseconds.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, TIMEOUT_DEFAULT } from '../../src/core/constants.ts';
+import { dedupeHeld, takeHold } from '../../src/core/holds.ts';
+import { selfIdentity, type Identity } from '../../src/core/identity.ts';
+import { readyEntryName } from '../../src/core/layout.ts';
+import { initQueue, openQueue, type Queue } from '../../src/core/queue.ts';
+import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/core/records.ts';
+import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/core/safefs.ts';
+
+let lastNs = 0n;
+
+/** A job id (LAYOUT-4): nanoseconds since the epoch, strictly increasing within this process, and 64 random bits. */
+export function newJobId(): string {
+  let ns = BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+  if (ns <= lastNs) ns = lastNs + 1n;
+  lastNs = ns;
+  return `${ns.toString().padStart(19, '0')}-${randomBytes(8).toString('hex')}`;
+}
+
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The stdin bytes a request carries, or undefined. */
+export function requestStdin(request: JobRequest): Buffer | undefined {
+  if (request.stdin_text !== undefined) return Buffer.from(request.stdin_text, 'utf8');
+  if (request.stdin_base64 !== undefined) return Buffer.from(request.stdin_base64, 'base64');
+  return undefined;
+}
+
+/** The spec a producer writes for a request (SPEC-2: every field, defaults filled). */
+export function specOf(request: JobRequest, id: string, producer: Identity, createdMs: number): SpecRecord {
+  const stdin = requestStdin(request);
+  return {
+    fsjob: PROTOCOL_VERSION,
+    type: 'spec',
+    id,
+    created_ms: createdMs,
+    ...(request.argv === undefined ? { handler: request.handler as string, payload: request.payload ?? null } : { argv: request.argv }),
+    cwd: request.cwd ?? process.cwd(),
+    env: request.env ?? {},
+    stdin: stdin === undefined ? null : { bytes: stdin.length, sha256: sha256Hex(stdin) },
+    timeout_ms: request.timeout_ms ?? TIMEOUT_DEFAULT,
+    kill_grace_ms: request.kill_grace_ms ?? KILL_GRACE_DEFAULT,
+    queue_deadline_ms: request.queue_deadline_ms ?? null,
+    max_attempts: request.max_attempts ?? 1,
+    retry_delay_ms: request.retry_delay_ms ?? 0,
+    priority: request.priority ?? 0,
+    lane: request.lane ?? null,
+    dedupe: request.dedupe ?? null,
+    preemptible: request.preemptible ?? false,
+    max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
+    labels: request.labels ?? {},
+    producer,
+  } as SpecRecord;
+}
+
+export async function createQueue(root: string): Promise<Queue> {
+  return (await initQueue(root)).queue;
+}
+
+export interface StageOptions {
+  /** Fix created_ms (queue deadlines in the past). */
+  createdMs?: number;
+  /** Take the dedupe hold when the request has a key (default true). */
+  dedupeHold?: boolean;
+  /** Write the ready entry (default true). */
+  ready?: boolean;
+}
+
+export interface Staged {
+  id: string;
+  spec: SpecRecord;
+  dir: string;
+}
+
+/** Publishes a job as section 6.2 says: staged in tmp/<id>/, indexed, renamed into jobs/. */
+export async function stageJob(queue: Queue, request: JobRequest, options: StageOptions = {}): Promise<Staged> {
+  const id = newJobId();
+  const producer = await selfIdentity();
+  const spec = specOf(request, id, producer, options.createdMs ?? Date.now());
+  const staging = queue.paths.staging(id);
+  await ensurePrivateDir(staging, queue.fsOptions);
+  const stdin = requestStdin(request);
+  if (stdin !== undefined) await writeData(staging, 'stdin', stdin, queue);
+  await writeData(staging, 'spec.json', encodeRecord('spec', spec, { expectedJobId: id }), queue);
+  await fsyncDir(staging, queue.fsOptions);
+  if (spec.dedupe !== null && options.dedupeHold !== false) {
+    const taken = await takeHold(queue, 'dedupe', spec.dedupe, (hold) => dedupeHeld(queue, hold), { jobId: id, gen: null });
+    if (!taken.taken) throw new Error(`stageJob: dedupe key ${spec.dedupe} is held`);
+  }
+  if (options.ready !== false) {
+    const handle = await createExclusive(queue.paths.dir('ready'), readyEntryName(spec.priority, id), 0o600, queue.fsOptions);
+    await handle.sync();
+    await handle.close();
+    await fsyncDir(queue.paths.dir('ready'), queue.fsOptions);
+  }
+  await renameNoReplace(staging, queue.paths.job(id), queue.fsOptions);
+  return { id, spec, dir: queue.paths.job(id) };
+}
+
+async function writeData(dir: string, name: string, bytes: Uint8Array, queue: Queue): Promise<void> {
+  const handle = await createExclusive(dir, name, 0o600, queue.fsOptions);
+  try {
+    await handle.write(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Publishes a record by link in a directory of the queue (a planted, but well-formed, record). */
+export async function plantRecord<T extends RecordType>(queue: Queue, dir: string, name: string, type: T, value: RecordByType[T]): Promise<string> {
+  return publishRecord(dir, name, encodeRecord(type, value), 'link', queue.fsOptions);
+}
+
+/** Writes raw bytes at a path (no protocol at all: hostile or damaged files). */
+export async function plantBytes(file: string, bytes: Uint8Array | string, mode = 0o600): Promise<void> {
+  await writeFile(file, bytes, { mode, flag: 'wx' });
+  await chmod(file, mode);
+}
+
+export async function reopen(root: string): Promise<Queue> {
+  return openQueue(root);
+}
+
+/** Identity of a process on this host as a record holds it (the runner's boot id, namespace and uid). */
+export async function localIdentity(pid: number, start: string): Promise<Identity> {
+  const self = await selfIdentity();
+  return { ...self, pid, start };
+}
+
+export function compact(value: unknown): Buffer {
+  return serializeRecord(value);
+}
+
+/** Request files (MANIFEST-2): compact form, one line feed, outside the queue. */
+export async function writeRequest(dir: string, name: string, request: JobRequest): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, serializeRecord(request), { mode: 0o600 });
+  return file;
+}
+
+/** Content and mtime of a file or a whole tree outside the queue, to prove nothing changed it. */
+export async function fingerprint(target: string): Promise<string> {
+  const parts: string[] = [];
+  const walk = async (p: string, rel: string): Promise<void> => {
+    let st;
+    try {
+      st = await lstat(p);
+    } catch {
+      parts.push(`${rel}: missing`);
+      return;
+    }
+    const head = `${rel}: mode ${(st.mode & 0o7777).toString(8)} uid ${st.uid} mtime ${st.mtimeMs}`;
+    if (st.isDirectory()) {
+      const { readdir } = await import('node:fs/promises');
+      const names = (await readdir(p)).sort();
+      parts.push(`${head} dir [${names.join(' ')}]`);
+      for (const name of names) await walk(path.join(p, name), `${rel}/${name}`);
+    } else if (st.isFile()) {
+      parts.push(`${head} size ${st.size} sha256 ${sha256Hex(await readFile(p))}`);
+    } else {
+      parts.push(`${head} ${st.isSymbolicLink() ? 'symlink' : 'special'}`);
+    }
+  };
+  await walk(target, path.basename(target));
+  return parts.join('\n');
+}
+
+/** Opens a file for appending only (used to prove a FIFO is never opened blocking: we never do either). */
+export async function touch(file: string): Promise<void> {
+  const handle = await open(file, 'a', 0o600);
+  await handle.close();
+}

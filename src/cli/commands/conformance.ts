@@ -1,0 +1,103 @@
+/**
+ * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE] [--only CLAUSE...] [--json] [--keep]`:
+ * run the conformance suite (conformance/runner) against an implementation
+ * described by a manifest (spec section 16), the reference by default.
+ */
+import { runConformance, type RoleFilter } from '../../../conformance/runner/run.ts';
+import type { CrashMode } from '../../../conformance/runner/case.ts';
+import { formatCase, formatSummary, summarize } from '../../../conformance/runner/report.ts';
+import type { FsjobCommand } from '../command.ts';
+import { EXIT } from '../exit.ts';
+
+export const conformanceCommand: FsjobCommand = {
+  command: 'conformance',
+  describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
+  builder: (yargs) =>
+    yargs
+      .option('impl', {
+        describe: 'Manifest of the implementation under test (schemas/manifest.schema.json); default: the reference, conformance/impls/reference/manifest.json',
+        type: 'string',
+      })
+      .option('role', {
+        describe: 'Test the implementation as a producer, a consumer, or both',
+        choices: ['producer', 'consumer', 'all'],
+        default: 'all',
+        type: 'string',
+      })
+      .option('crash', {
+        describe: 'Crash injection: none; quick (about 12 kill points per scenario); full (every mutating filesystem call)',
+        choices: ['none', 'quick', 'full'],
+        default: 'none',
+        type: 'string',
+      })
+      .option('only', {
+        describe: 'Run only the cases that check one of these clause ids (CLAIM-5, SEC-2, I3, ...)',
+        type: 'array',
+        string: true,
+      })
+      .option('case', {
+        describe: 'Run only these cases (a name, or a prefix ending in "/" such as hostile/)',
+        type: 'array',
+        string: true,
+      })
+      .option('json', {
+        describe: 'Write the report as JSON (schemas/conformance-report.schema.json) instead of text',
+        type: 'boolean',
+        default: false,
+      })
+      .option('keep', {
+        describe: 'Keep every case\'s queues and logs in the temporary directory and print where',
+        type: 'boolean',
+        default: false,
+      })
+      .option('all-vectors', {
+        describe: 'Run every record vector through the implementation instead of one per rule',
+        type: 'boolean',
+        default: false,
+      })
+      .option('parallel', {
+        describe: 'Cases (or crash points) run at once',
+        type: 'number',
+        default: 3,
+      })
+      .example('$0 conformance', 'test the reference implementation')
+      .example('$0 conformance --impl conformance/impls/sh/manifest.json --crash quick', 'test the POSIX sh implementation with a quick crash sweep')
+      .example('$0 conformance --impl m.json --only CLAIM-5 I2', 'only the cases about exclusive claims')
+      .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
+  run: async (args, io) => {
+    const json = args['json'] === true;
+    const tty = process.stderr.isTTY === true && !json;
+    let done = 0;
+    const clearLine = (): void => {
+      if (tty) process.stderr.write('\r\x1b[K');
+    };
+    const outcome = await runConformance({
+      ...(typeof args['impl'] === 'string' ? { impl: args['impl'] } : {}),
+      role: args['role'] as RoleFilter,
+      crash: args['crash'] as CrashMode,
+      only: (args['only'] as string[] | undefined) ?? [],
+      cases: (args['case'] as string[] | undefined) ?? [],
+      keep: args['keep'] === true,
+      allVectors: args['all-vectors'] === true,
+      parallel: Number(args['parallel']) || 3,
+      onStart: (manifest) => {
+        if (!json) io.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
+      },
+      onResult: (result) => {
+        done += 1;
+        if (json) return;
+        clearLine();
+        io.stdout(`${formatCase(result).join('\n')}\n`);
+      },
+      ...(tty ? { progress: (text: string) => process.stderr.write(`\r\x1b[K[${done} done] ${text.slice(0, (process.stderr.columns ?? 100) - 12)}`) } : {}),
+    });
+    clearLine();
+    const summary = summarize(outcome.results, outcome.report.summary.crash_points);
+    if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);
+    else {
+      if (summary.crashPoints > 0) io.stdout(`${summary.crashPoints} crash points checked\n`);
+      io.stdout(`${formatSummary(summary)}\n`);
+    }
+    return summary.mustFailed === 0 ? EXIT.OK : EXIT.FAILURE;
+  },
+};
