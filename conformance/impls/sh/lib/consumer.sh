@@ -411,6 +411,11 @@ consume_pass() {
       orphan_stoppable "$_cp_jd" "$_cp_id" || { SKIP_IDS="$SKIP_IDS $_cp_id"; continue; }
     fi
     _cp_g=$((J_G + 1))
+    # Someone else may have claimed it meanwhile: a cheap look first.
+    if [ -e "$_cp_jd/claim.$_cp_g.json" ] || [ -L "$_cp_jd/claim.$_cp_g.json" ]; then
+      PASS_DID=1
+      return 0
+    fi
     claim_job "$_cp_jd" "$_cp_id" "$_cp_g"
     case $? in
       0) ;;
