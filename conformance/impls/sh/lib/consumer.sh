@@ -54,10 +54,9 @@ finish_receipt() {
   _fr_jd=$1 _fr_id=$2
   shift 2
   pub_link "$_fr_jd" receipt.json "$REC" "$@"
-  set -- "$_fr_jd" "$_fr_id"
   case $? in
-    0) ready_remove "$2"; return 0 ;;
-    1) log "$1: already finished by someone else (RCPT-3)"; ready_remove "$2"; return 0 ;;
+    0) ready_remove "$_fr_id"; return 0 ;;
+    1) log "$_fr_jd: already finished by someone else (RCPT-3)"; ready_remove "$_fr_id"; return 0 ;;
     *) log "$PUB_WHY"; return 2 ;;
   esac
 }
