@@ -240,6 +240,52 @@ rm -f "$Q/ready/"*
 "$FSJOB" recover "$Q"
 check "recover rebuilds a lost ready entry (READY-4)" [ -e "$Q/ready/1000-$R" ]
 
+# --- 10. hostile and unusual input ------------------------------------------------------------
+Q=$(new_queue hostile)
+request late '{"argv":["true"],"cwd":"/tmp","queue_deadline_ms":1}'
+request inside "{\"argv\":[\"true\"],\"cwd\":\"$Q/jobs\"}"
+request plain '{"argv":["true"],"cwd":"/tmp"}'
+LATE=$(produce "$Q" late)
+INSIDE=$(produce "$Q" inside)
+LINKED=$(produce "$Q" plain)
+FIFO=$(produce "$Q" plain)
+mv "$Q/jobs/$LINKED/spec.json" "$WORK/spec-elsewhere.json"
+ln -s "$WORK/spec-elsewhere.json" "$Q/jobs/$LINKED/spec.json"
+mkfifo "$Q/jobs/$FIFO/claim.1.json"
+printf '%s\n' '{"argv" : ["true"], "cwd" : "/tmp", "timeout_ms" : 6e4}' > "$WORK/pretty.json"
+PRETTY=$("$FSJOB" produce "$Q" "$WORK/pretty.json")
+check "a pretty-printed request is accepted (REQ-1)" [ -n "$PRETTY" ]
+sleep 0.1
+"$FSJOB" consume "$Q" &
+_cp=$!
+_i=0
+while kill -s 0 "$_cp" 2>/dev/null && [ "$_i" -lt 200 ]; do sleep 0.1; _i=$((_i + 1)); done
+check "a FIFO where a record belongs never makes the consumer hang (SEC-3)" eval '! kill -s 0 "$_cp" 2>/dev/null'
+kill -s KILL "$_cp" 2>/dev/null
+check "...and that job is left alone: its owner cannot be judged" [ ! -e "$Q/jobs/$FIFO/receipt.json" ]
+check "a deadline passed before the start: expired, 124" outcome "$Q" "$LATE" expired 124
+check "a working directory inside the queue: rejected, cwd_unusable (EXEC-5)" has "$(receipt "$Q" "$INSIDE")" '"outcome":"rejected","exit_code":126,"reason":"cwd_unusable"'
+check "a symlinked spec is not followed: rejected, invalid_spec (SEC-2)" has "$(receipt "$Q" "$LINKED")" '"outcome":"rejected","exit_code":126,"reason":"invalid_spec"'
+check "the pretty-printed request ran, with its timeout as an integer" eval 'outcome "$Q" "$PRETTY" succeeded 0 && has "$Q/jobs/$PRETTY/spec.json" "\"timeout_ms\":60000,"'
+
+# --- 11. every record written is valid for the reference validator --------------------------------
+ROOT=$(cd -P -- "$HERE/../../.." && pwd -P)
+if command -v node > /dev/null 2>&1 && [ -f "$ROOT/bin/fsjob.js" ] && [ -d "$ROOT/node_modules" ]; then
+  # Every record file, except the bad specs planted above (their jobs end in
+  # deadbeef) and the FIFO.
+  set --
+  for _f in "$WORK"/*/fsjob.json "$WORK"/*/jobs/*/*.json "$WORK"/*/dedupe/*/*.json "$WORK"/*/lanes/*/*.json; do
+    case $_f in */jobs/*-00000000deadbeef/spec.json) continue ;; esac
+    [ -f "$_f" ] && [ ! -L "$_f" ] && set -- "$@" "$_f"
+  done
+  node "$ROOT/bin/fsjob.js" validate "$@" > "$WORK/validate.out" 2>&1
+  _rc=$?
+  check "all $# records written are valid for fsjob validate (REC-1..REC-7)" [ "$_rc" = 0 ]
+  [ "$_rc" = 0 ] || grep -v ': OK ' "$WORK/validate.out" >&2
+else
+  printf 'ok - fsjob validate not available # SKIP\n'
+fi
+
 END=$(date +%s)
 printf '# %d checks, %d failed, %d s\n' "$CHECKS" "$FAILED" $((END - START))
 [ "$FAILED" = 0 ]

@@ -11,11 +11,17 @@ GUARDIAN_GRACE=3000
 S_ID=
 spec_load() {
   [ "$S_ID" = "$2" ] && return 0
-  S_OK=0 S_ERR= S_REASON=invalid_spec
+  S_OK=0 S_ERR= S_REASON=invalid_spec S_DIR_OK=1
+  # SEC-5, SEC-6 for the job directory, in the same stat(1) as the spec.
+  FS_ALSO=$1
   if ! rec_read "$1/spec.json" spec "$2"; then
+    FS_ALSO=
+    [ "$FS_ALSO_OK" = 0 ] && S_DIR_OK=0
     S_ERR=$REC_ERR S_REASON=$REC_REASON
     return 1
   fi
+  FS_ALSO=
+  [ "$FS_ALSO_OK" = 0 ] && S_DIR_OK=0
   S_OK=1 S_KIND=$R_kind S_cwd=$R_cwd S_stdin=$R_stdin S_stdin_bytes=${R_stdin_bytes:-}
   S_timeout=$R_timeout_ms S_grace=$R_kill_grace_ms S_deadline=$R_queue_deadline_ms
   S_created=$R_created_ms S_maxatt=$R_max_attempts S_retry=$R_retry_delay_ms
@@ -48,10 +54,9 @@ finish_receipt() {
   _fr_jd=$1 _fr_id=$2
   shift 2
   pub_link "$_fr_jd" receipt.json "$REC" "$@"
-  set -- "$_fr_jd" "$_fr_id"
   case $? in
-    0) ready_remove "$2"; return 0 ;;
-    1) log "$1: already finished by someone else (RCPT-3)"; ready_remove "$2"; return 0 ;;
+    0) ready_remove "$_fr_id"; return 0 ;;
+    1) log "$_fr_jd: already finished by someone else (RCPT-3)"; ready_remove "$_fr_id"; return 0 ;;
     *) log "$PUB_WHY"; return 2 ;;
   esac
 }
@@ -225,9 +230,14 @@ decide() {
     superseded) DECIDED=superseded; return 0 ;;
     fenced) DECIDED=superseded; CONSUME_FAILED=1; return 0 ;;
     start_failed)
+      # Nothing ran (the exec record was not published).
       now_ms
-      if [ "$RUN_EXEC" = 1 ]; then _dc_c=true; else _dc_c=false; fi
-      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released "$_dc_c" "$NOW_MS" null
+      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null
+      return 0 ;;
+    preempted)
+      # PREEMPT-1: not counted, runnable again at once.
+      now_ms
+      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" preempted false "$NOW_MS" "$STATUS_JSON"
       return 0 ;;
     succeeded)
       finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" succeeded 0 null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON" ;;
@@ -368,6 +378,11 @@ consume_pass() {
     if spec_load "$_cp_jd" "$_cp_id"; then
       [ "$S_KIND" = command ] || continue
     fi
+    if [ "$S_DIR_OK" = 0 ]; then
+      log "$_cp_jd: $FS_ALSO_WHY; the job is left alone"
+      SKIP_IDS="$SKIP_IDS $_cp_id"
+      continue
+    fi
     now_ms
     _cp_waiting=queued
     if [ "$_cp_orphan" = 0 ]; then
@@ -395,6 +410,11 @@ consume_pass() {
       orphan_stoppable "$_cp_jd" "$_cp_id" || { SKIP_IDS="$SKIP_IDS $_cp_id"; continue; }
     fi
     _cp_g=$((J_G + 1))
+    # Someone else may have claimed it meanwhile: a cheap look first.
+    if [ -e "$_cp_jd/claim.$_cp_g.json" ] || [ -L "$_cp_jd/claim.$_cp_g.json" ]; then
+      PASS_DID=1
+      return 0
+    fi
     claim_job "$_cp_jd" "$_cp_id" "$_cp_g"
     case $? in
       0) ;;

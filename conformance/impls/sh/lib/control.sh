@@ -110,3 +110,57 @@ cmd_recover() {
   done
   return 0
 }
+
+# cmd_check_record TYPE FILE [NAME]: check FILE as a TYPE record stored under
+# NAME (a path relative to a queue root, LAYOUT-5), as REC-4 orders it. For
+# the conformance vectors (conformance/vectors/README.md); prints "valid" or
+# the reason, exits 0 or 1.
+cmd_check_record() {
+  Q_UID=$(id -u)
+  _ck_type=$1 _ck_id= _ck_gen= _ck_extra=
+  case $3 in
+    '') ;;
+    jobs/*/*)
+      _ck_id=${3#jobs/}
+      _ck_id=${_ck_id%%/*}
+      _ck_n=${3##*/}
+      case $_ck_n in
+        spec.json) _ck_type=spec ;;
+        receipt.json) _ck_type=receipt ;;
+        cancel.json) _ck_type=cancel _ck_extra=false ;;
+        cancel-force.json) _ck_type=cancel _ck_extra=true ;;
+        claim.*.json|exec.*.json|state.*.json|end.*.json)
+          _ck_type=${_ck_n%%.*}
+          _ck_gen=${_ck_n#*.}
+          _ck_gen=${_ck_gen%.json}
+          is_gen "$_ck_gen" || { echo "invalid: ${3}: not a generation (LAYOUT-5)"; return 1; } ;;
+        *) echo "invalid: ${3}: unknown name (LAYOUT-6)"; return 1 ;;
+      esac ;;
+    dedupe/*/*.json|lanes/*/*.json)
+      _ck_type=hold
+      _ck_h=${3#*/}
+      _ck_h=${_ck_h%%/*}
+      case $3 in dedupe/*) _ck_extra="dedupe $_ck_h" ;; *) _ck_extra="lane $_ck_h" ;; esac ;;
+    workers/*.json)
+      _ck_type=worker
+      _ck_extra=${3#workers/}
+      _ck_extra=${_ck_extra%.json} ;;
+    fsjob.json) _ck_type=queue ;;
+  esac
+  if rec_read "$2" "$_ck_type" "$_ck_id" "$_ck_gen" "$_ck_extra"; then
+    echo valid
+    return 0
+  fi
+  echo "invalid: $REC_ERR"
+  return 1
+}
+
+# cmd_check_request FILE: check a request (REQ-1); prints "valid" or why.
+cmd_check_request() {
+  if request_read "$1"; then
+    echo valid
+    return 0
+  fi
+  echo "invalid: $RQ_ERR"
+  return 1
+}

@@ -39,12 +39,19 @@ log() {
 # fs_stat PATH: FS_TYPE (regular|directory|symlink|other|missing), FS_SIZE,
 # FS_UID, FS_MODE (octal text), FS_MTIME (seconds). One stat(1) without -L,
 # so a symlink is reported as itself.
+FS_FMT='%F|%s|%u|%a|%Y'
 fs_stat() {
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then
     FS_TYPE=missing
     return 1
   fi
-  _fs_out=$(stat -c '%F|%s|%u|%a|%Y' -- "$1" 2>/dev/null) || { FS_TYPE=missing; return 1; }
+  _fs_out=$(stat -c "$FS_FMT" -- "$1" 2>/dev/null) || { FS_TYPE=missing; return 1; }
+  _fs_parse "$_fs_out"
+}
+
+# _fs_parse LINE: one line of stat -c "$FS_FMT" into FS_*.
+_fs_parse() {
+  _fs_out=$1
   FS_TYPE=${_fs_out%%|*}
   _fs_out=${_fs_out#*|}
   FS_SIZE=${_fs_out%%|*}
@@ -71,14 +78,29 @@ fs_trusted() {
 
 # fs_check_file PATH MAX: PATH is a trusted regular file of at most MAX
 # bytes. Sets FS_SIZE, or FS_WHY on failure. A FIFO or device is refused
-# here, before anything opens it (SEC-3).
+# here, before anything opens it (SEC-3). When FS_ALSO names a directory, the
+# same stat(1) also checks it (FS_ALSO_OK=0 and FS_ALSO_WHY when it is a
+# symlink or not trusted, SEC-5, SEC-6).
+FS_ALSO= FS_ALSO_OK=1
 fs_check_file() {
+  FS_ALSO_OK=1
+  if [ -n "$FS_ALSO" ] && [ -L "$FS_ALSO" ]; then
+    FS_ALSO_OK=0 FS_ALSO_WHY="symlink refused (SEC-2)"
+  fi
   if [ -L "$1" ]; then FS_WHY="symlink refused (SEC-2)"; return 1; fi
   if [ ! -f "$1" ]; then
     if [ -e "$1" ]; then FS_WHY="not a regular file (SEC-3)"; else FS_WHY="missing"; fi
     return 1
   fi
-  fs_stat "$1" || { FS_WHY="missing"; return 1; }
+  if [ -n "$FS_ALSO" ] && [ "$FS_ALSO_OK" = 1 ]; then
+    # The directory in the same stat(1) as the file.
+    _fs_two=$(stat -c "$FS_FMT" -- "$FS_ALSO" "$1" 2>/dev/null) || { FS_WHY="missing"; return 1; }
+    _fs_parse "${_fs_two%%"$J_NL"*}"
+    fs_trusted || { FS_ALSO_OK=0 FS_ALSO_WHY="the job directory is $FS_WHY"; }
+    _fs_parse "${_fs_two#*"$J_NL"}"
+  else
+    fs_stat "$1" || { FS_WHY="missing"; return 1; }
+  fi
   [ "$FS_TYPE" = regular ] || { FS_WHY="not a regular file (SEC-3)"; return 1; }
   fs_trusted || return 1
   [ "$FS_SIZE" -le "$2" ] || { FS_WHY="$FS_SIZE bytes, over the bound of $2 (SEC-4)"; return 1; }

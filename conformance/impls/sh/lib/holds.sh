@@ -45,12 +45,8 @@ hold_top() {
 # not hold the key (it cannot have been published by link half-written).
 hold_is_held() {
   HOLD_JOB=
-  if ! rec_read "$HOLD_DIR/$1.json" hold; then
+  if ! rec_read "$HOLD_DIR/$1.json" hold "" "" "$HOLD_KIND $HOLD_HASH"; then
     log "$HOLD_DIR/$1.json: invalid hold ignored: $REC_ERR"
-    return 1
-  fi
-  if [ "$R_kind" != "$HOLD_KIND" ]; then
-    log "$HOLD_DIR/$1.json: a $R_kind hold under $HOLD_KIND ignored"
     return 1
   fi
   HOLD_JOB=$R_job_id

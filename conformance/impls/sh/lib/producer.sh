@@ -35,82 +35,147 @@ cmd_init() {
   esac
 }
 
-# --- the request (schemas/request.schema.json, section 5.2) -------------------
+# --- the request (REQ-1, schemas/request.schema.json) ---------------------------
+#
+# A request is read twice at most: first as compact form (what the
+# conformance runner writes, MANIFEST-2), whose strings and payload are copied
+# byte for byte into the spec because compact form is already canonical; if
+# that fails, as any RFC 8259 text (JW_LENIENT), whose strings are rewritten
+# in compact form (JW_CANON), whose payload is re-serialized (JW_ECHO) and
+# whose integral numbers such as 1.0 or 6e5 are written as integers.
 
 _rq_bad() {
   [ -n "$RQ_ERR" ] || RQ_ERR="$1"
   return 0
 }
 
-# Walker callback: validate each request member and keep what the spec
-# needs, in compact form (strings are copied raw: in compact form the raw
-# text between the quotes is already the canonical encoding).
-_rq_cb() {
-  if [ "$2" = 1 ]; then
-    case $1 in
-      E)
-        case $3 in payload) RQ_PAYLOAD_AT=$5 ;; esac
-        return 0 ;;
-      O|A)
-        case $3 in
-          argv) [ "$5" -ge 1 ] && [ "$5" -le 4096 ] || _rq_bad "argv: 1 to 4096 arguments" ;;
-          env) [ "$5" -le 256 ] || _rq_bad "env: at most 256 variables" ;;
-          labels) [ "$5" -le 64 ] || _rq_bad "labels: at most 64 labels" ;;
-        esac
-        return 0 ;;
-    esac
-    RQ_SEEN="$RQ_SEEN$3|"
-    case $3 in
-      argv) [ "$1" = a ] || _rq_bad "argv must be an array of strings"; RQ_ARGV= ; RQ_HAS_ARGV=1 ;;
-      handler)
-        _rr_scalar "$1" "$5" handler || _rq_bad "handler must match ^[a-z0-9][a-z0-9._-]{0,63}\$"
-        RQ_HANDLER=$5 ;;
-      payload) ;;
-      cwd)
-        _rr_scalar "$1" "$5" abspath || _rq_bad "cwd must be an absolute path of at most 4096 bytes"
-        RQ_CWD="\"$JW_RAW\"" ;;
-      env) [ "$1" = o ] || _rq_bad "env must be an object"; RQ_ENV= ;;
-      stdin_text)
-        [ "$1" = s ] || _rq_bad "stdin_text must be a string"
-        RQ_STDIN_TEXT=$JW_RAW RQ_STDIN=text ;;
-      stdin_base64)
-        [ "$1" = s ] || _rq_bad "stdin_base64 must be a string"
-        RQ_STDIN_B64=$5 RQ_STDIN=base64 ;;
-      timeout_ms) _rq_int "$1" "$5" 1 604800000 && RQ_TIMEOUT=$5 ;;
-      kill_grace_ms) _rq_int "$1" "$5" 0 300000 && RQ_GRACE=$5 ;;
-      queue_deadline_ms)
-        if [ "$1" = z ]; then RQ_DEADLINE=null; else _rq_int "$1" "$5" 1 2592000000 && RQ_DEADLINE=$5; fi ;;
-      max_attempts) _rq_int "$1" "$5" 1 100 && RQ_ATTEMPTS=$5 ;;
-      retry_delay_ms) _rq_int "$1" "$5" 0 86400000 && RQ_RETRY=$5 ;;
-      priority) _rq_int "$1" "$5" -1000 1000 && RQ_PRIORITY=$5 ;;
-      max_output_bytes) _rq_int "$1" "$5" 0 "$OUTPUT_MAX" && RQ_MAXOUT=$5 ;;
-      lane|dedupe)
-        if [ "$1" = z ]; then
-          eval "RQ_$3=null RQ_${3}_key="
-        elif _rr_scalar "$1" "$5" key; then
-          eval "RQ_$3=\"\\\"\$JW_RAW\\\"\" RQ_${3}_key=\$5"
-        else
-          _rq_bad "$3 must be null or a key of 1 to 256 bytes without control characters"
-        fi ;;
-      preemptible)
-        case $1 in t) RQ_PREEMPT=true ;; f) RQ_PREEMPT=false ;; *) _rq_bad "preemptible must be a boolean" ;; esac ;;
-      labels) [ "$1" = o ] || _rq_bad "labels must be an object"; RQ_LABELS= ;;
-      *) _rq_bad "unknown member '$3'" ;;
-    esac
+# j_integral NUMBER: JI = NUMBER (any JSON number) as a canonical integer, if
+# its value is one that fits 17 digits; fails otherwise.
+j_integral() {
+  _ji=$1 _jneg=
+  case $_ji in -*) _jneg=- _ji=${_ji#-} ;; esac
+  _jip=${_ji%%[.eE]*}
+  _jr=${_ji#"$_jip"}
+  _jfp=
+  case $_jr in
+    .*) _jfp=${_jr#.}; _jfp=${_jfp%%[eE]*}; _jr=${_jr#."$_jfp"} ;;
+  esac
+  _jex=0
+  case $_jr in
+    [eE]*)
+      _jex=${_jr#?}
+      _jes=
+      case $_jex in +*) _jex=${_jex#+} ;; -*) _jes=- _jex=${_jex#-} ;; esac
+      case $_jex in ''|*[!0-9]*) return 1 ;; esac
+      while :; do case $_jex in 0?*) _jex=${_jex#0} ;; *) break ;; esac; done
+      [ ${#_jex} -le 6 ] || return 1
+      _jex=$_jes$_jex ;;
+    '') ;;
+    *) return 1 ;;
+  esac
+  case $_jip$_jfp in ''|*[!0-9]*) return 1 ;; esac
+  _jd=$_jip$_jfp
+  while :; do case $_jd in 0?*) _jd=${_jd#0} ;; *) break ;; esac; done
+  if [ "$_jd" = 0 ]; then JI=0; return 0; fi
+  _jsh=$((_jex - ${#_jfp}))
+  while [ "$_jsh" -lt 0 ]; do
+    case $_jd in *0) _jd=${_jd%0} ;; *) return 1 ;; esac
+    _jsh=$((_jsh + 1))
+  done
+  [ $((${#_jd} + _jsh)) -le 17 ] || return 1
+  while [ "$_jsh" -gt 0 ]; do _jd=${_jd}0; _jsh=$((_jsh - 1)); done
+  JI=$_jneg$_jd
+}
+
+_rq_int() { # KIND VALUE MIN MAX: sets _rq_n
+  if [ "$1" = n ] && j_integral "$2" && j_int "$JI" "$3" "$4"; then
+    _rq_n=$JI
     return 0
   fi
+  _rq_bad "$_rq_name: an integer from $3 to $4 is required"
+  return 1
+}
+
+# The walker callback: validate each member and keep what the spec needs, in
+# compact form.
+_rq_cb() {
+  case $2 in
+    1) ;;
+    2) _rq_d2 "$@"; return 0 ;;
+    *) return 0 ;;
+  esac
+  case $1 in
+    E)
+      case $3 in payload) RQ_PAYLOAD_AT=$5 ;; esac
+      return 0 ;;
+    O|A)
+      case $3 in
+        argv) [ "$5" -ge 1 ] && [ "$5" -le 4096 ] || _rq_bad "argv: 1 to 4096 arguments" ;;
+        env) [ "$5" -le 256 ] || _rq_bad "env: at most 256 variables" ;;
+        labels) [ "$5" -le 64 ] || _rq_bad "labels: at most 64 labels" ;;
+      esac
+      return 0 ;;
+  esac
+  RQ_N=$((RQ_N + 1))
+  RQ_SEEN="$RQ_SEEN$3|"
+  _rq_name=$3
+  case $3 in
+    fsjob)
+      if [ "$1" = s ]; then RQ_FSJOB=$5; else RQ_FSJOB='(not a string)'; fi ;;
+    argv) [ "$1" = a ] || _rq_bad "argv must be an array of strings"; RQ_ARGV= ; RQ_HAS_ARGV=1 ;;
+    handler)
+      _rr_scalar "$1" "$5" handler || _rq_bad "handler must match ^[a-z0-9][a-z0-9._-]{0,63}\$"
+      RQ_HANDLER=$5 ;;
+    payload) ;;
+    cwd)
+      _rr_scalar "$1" "$5" cwd || _rq_bad "cwd must be an absolute path of at most 4096 bytes without NUL"
+      RQ_CWD="\"$JW_CANON\"" ;;
+    env) [ "$1" = o ] || _rq_bad "env must be an object"; RQ_ENV= ;;
+    stdin_text)
+      [ "$1" = s ] && [ ${#5} -le "$STDIN_MAX" ] || _rq_bad "stdin_text must be a string of at most $STDIN_MAX bytes"
+      RQ_STDIN_TEXT=$JW_CANON RQ_STDIN=text ;;
+    stdin_base64)
+      [ "$1" = s ] || _rq_bad "stdin_base64 must be a string"
+      RQ_STDIN_B64=$5 RQ_STDIN=base64 ;;
+    timeout_ms) _rq_int "$1" "$5" 1 604800000 && RQ_TIMEOUT=$_rq_n ;;
+    kill_grace_ms) _rq_int "$1" "$5" 0 300000 && RQ_GRACE=$_rq_n ;;
+    queue_deadline_ms)
+      if [ "$1" = z ]; then RQ_DEADLINE=null; else _rq_int "$1" "$5" 1 2592000000 && RQ_DEADLINE=$_rq_n; fi ;;
+    max_attempts) _rq_int "$1" "$5" 1 100 && RQ_ATTEMPTS=$_rq_n ;;
+    retry_delay_ms) _rq_int "$1" "$5" 0 86400000 && RQ_RETRY=$_rq_n ;;
+    priority) _rq_int "$1" "$5" -1000 1000 && RQ_PRIORITY=$_rq_n ;;
+    max_output_bytes) _rq_int "$1" "$5" 0 "$OUTPUT_MAX" && RQ_MAXOUT=$_rq_n ;;
+    lane|dedupe)
+      if [ "$1" = z ]; then
+        eval "RQ_$3=null RQ_${3}_key="
+      elif _rr_scalar "$1" "$5" key; then
+        eval "RQ_$3=\"\\\"\$JW_CANON\\\"\" RQ_${3}_key=\$5"
+      else
+        _rq_bad "$3 must be null or a key of 1 to 256 bytes without control characters"
+      fi ;;
+    preemptible)
+      case $1 in t) RQ_PREEMPT=true ;; f) RQ_PREEMPT=false ;; *) _rq_bad "preemptible must be a boolean" ;; esac ;;
+    labels) [ "$1" = o ] || _rq_bad "labels must be an object"; RQ_LABELS= ;;
+    x-*) ;;
+    *) RQ_UNKNOWN="$RQ_UNKNOWN '$3'" ;;
+  esac
+  return 0
+}
+
+_rq_d2() {
   case $3 in
     argv)
-      case $1 in A) return 0 ;; esac
+      case $1 in A|O|E) return 0 ;; esac
       if [ "$1" != s ]; then _rq_bad "argv must be an array of strings"; return 0; fi
       [ "$JW_NUL" = 0 ] || _rq_bad "argv: NUL is not allowed"
       if [ "$4" = 0 ]; then
         [ ${#5} -ge 1 ] && [ ${#5} -le 4096 ] || _rq_bad "argv[0] must be 1 to 4096 bytes"
+      else
+        [ ${#5} -le 131072 ] || _rq_bad "argv: an argument over 131072 bytes"
       fi
-      [ ${#5} -le 131072 ] || _rq_bad "argv: an argument over 131072 bytes"
-      if [ "$4" = 0 ]; then RQ_ARGV="\"$JW_RAW\""; else RQ_ARGV="$RQ_ARGV,\"$JW_RAW\""; fi ;;
+      if [ "$4" = 0 ]; then RQ_ARGV="\"$JW_CANON\""; else RQ_ARGV="$RQ_ARGV,\"$JW_CANON\""; fi ;;
     env)
-      case $1 in O) return 0 ;; esac
+      case $1 in O|A|E) return 0 ;; esac
       if [ "$1" != s ]; then _rq_bad "env values must be strings"; return 0; fi
       case $4 in
         FSJOB_*) _rq_bad "env: names must not start with FSJOB_" ;;
@@ -121,77 +186,102 @@ _rq_cb() {
       [ ${#4} -le 128 ] || _rq_bad "env: name too long"
       [ "$JW_NUL" = 0 ] || _rq_bad "env: NUL is not allowed"
       [ ${#5} -le 32768 ] || _rq_bad "env: a value over 32768 bytes"
-      RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":\"$JW_RAW\"" ;;
+      RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":\"$JW_CANON\"" ;;
     labels)
-      case $1 in O) return 0 ;; esac
+      case $1 in O|A|E) return 0 ;; esac
       [ "$1" = s ] && [ ${#5} -le 256 ] || _rq_bad "labels: values are strings of at most 256 bytes"
       case $4 in [a-z0-9]*) ;; *) _rq_bad "labels: invalid name" ;; esac
       case $4 in *[!a-z0-9._/-]*) _rq_bad "labels: invalid name" ;; esac
       [ ${#4} -le 64 ] || _rq_bad "labels: name too long"
-      RQ_LABELS="$RQ_LABELS${RQ_LABELS:+,}\"$4\":\"$JW_RAW\"" ;;
+      RQ_LABELS="$RQ_LABELS${RQ_LABELS:+,}\"$4\":\"$JW_CANON\"" ;;
   esac
   return 0
 }
 
-_rq_int() { # KIND VALUE MIN MAX
-  if [ "$1" = n ] && j_int "$2" "$3" "$4"; then
-    return 0
-  fi
-  _rq_bad "$_rq_name: an integer from $3 to $4 is required"
-  return 1
-}
-
-# request_read FILE: validate a request file and fill every default (ENQ-1,
-# SPEC-2). RQ_* hold the result; RQ_ERR says what is wrong.
-request_read() {
-  RQ_ERR= RQ_SEEN='|' RQ_HAS_ARGV=0 RQ_ARGV= RQ_HANDLER= RQ_PAYLOAD_AT=
+_rq_reset() {
+  RQ_ERR= RQ_SEEN='|' RQ_HAS_ARGV=0 RQ_ARGV= RQ_HANDLER= RQ_PAYLOAD_AT= RQ_PAYLOAD=
   RQ_CWD= RQ_ENV= RQ_STDIN=none RQ_STDIN_TEXT= RQ_STDIN_B64=
   RQ_TIMEOUT=3600000 RQ_GRACE=5000 RQ_DEADLINE=null RQ_ATTEMPTS=1 RQ_RETRY=0
   RQ_PRIORITY=0 RQ_lane=null RQ_lane_key= RQ_dedupe=null RQ_dedupe_key=
-  RQ_PREEMPT=false RQ_MAXOUT=1048576 RQ_LABELS=
+  RQ_PREEMPT=false RQ_MAXOUT=1048576 RQ_LABELS= RQ_N=0 RQ_FSJOB= RQ_UNKNOWN=
+}
+
+# request_read FILE: validate a request file and fill every default (ENQ-1,
+# SPEC-2). RQ_* hold the result (RQ_LENIENT=1 when it was not in compact
+# form); RQ_ERR says what is wrong.
+request_read() {
+  _rq_reset
+  RQ_LENIENT=0
   if [ ! -f "$1" ]; then RQ_ERR="$1: not a regular file"; return 1; fi
   _rq_size=$(stat -L -c %s -- "$1") || { RQ_ERR="$1: cannot stat"; return 1; }
-  [ "$_rq_size" -le "$REQUEST_MAX" ] || { RQ_ERR="$1: larger than $REQUEST_MAX bytes"; return 1; }
+  [ "$_rq_size" -gt 0 ] || { RQ_ERR="$1: empty (REQ-1)"; return 1; }
+  [ "$_rq_size" -le "$REQUEST_MAX" ] || { RQ_ERR="$1: larger than $REQUEST_MAX bytes (REQ-1)"; return 1; }
+  RQ_TEXT=
+  _rq_rc=1
   if [ "$_rq_size" -le 65536 ]; then
-    IFS= read -r RQ_TEXT < "$1" || { RQ_ERR="$1: a request is one line ending with a line feed (REC-1)"; return 1; }
-  else
+    IFS= read -r RQ_TEXT < "$1"
+    _rq_rc=$?
+  fi
+  if [ "$_rq_rc" != 0 ] || [ $((${#RQ_TEXT} + 1)) != "$_rq_size" ]; then
+    # Not one line with its line feed: read it all (several lines, no final
+    # line feed, or large).
     RQ_TEXT=$(cat -- "$1"; printf x) || { RQ_ERR="$1: cannot read"; return 1; }
     RQ_TEXT=${RQ_TEXT%x}
-    case $RQ_TEXT in
-      *"$J_NL") RQ_TEXT=${RQ_TEXT%"$J_NL"} ;;
-      *) RQ_ERR="$1: a request is one line ending with a line feed (REC-1)"; return 1 ;;
-    esac
+    [ ${#RQ_TEXT} = "$_rq_size" ] || { RQ_ERR="$1: NUL bytes (REQ-1)"; return 1; }
   fi
-  [ $((${#RQ_TEXT} + 1)) = "$_rq_size" ] || { RQ_ERR="$1: more than one line, or NUL bytes (REC-1)"; return 1; }
-  _rq_name=
+  JW_INTONLY=1 JW_LENIENT= JW_ECHO_K1=
   if ! jw_walk "$RQ_TEXT" _rq_cb; then
-    RQ_ERR="$1: not a JSON object in compact form: ${RQ_ERR:-$JW_ERR}"
+    # Not compact: read it as RFC 8259 JSON.
+    _rq_reset
+    RQ_LENIENT=1
+    JW_INTONLY= JW_LENIENT=1 JW_ECHO_K1=payload
+    if ! jw_walk "$RQ_TEXT" _rq_cb; then
+      JW_LENIENT= JW_ECHO_K1=
+      RQ_ERR="$1: not one JSON object: ${RQ_ERR:-$JW_ERR} (REQ-1)"
+      return 1
+    fi
+    RQ_PAYLOAD=$JW_ECHO
+  fi
+  JW_INTONLY= JW_LENIENT= JW_ECHO_K1=
+  case $RQ_SEEN in
+    *'|fsjob|'*)
+      case $RQ_FSJOB in
+        1.0) _rq_minor=0 ;;
+        1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
+          _rq_minor=1 ;;
+        *) RQ_ERR="$1: unsupported version '$RQ_FSJOB' (VER-1)"; return 1 ;;
+      esac ;;
+    *) _rq_minor=0 ;;
+  esac
+  if [ -n "$RQ_UNKNOWN" ] && [ "$_rq_minor" = 0 ]; then
+    RQ_ERR="$1: members a request does not have:$RQ_UNKNOWN (VER-2)"
     return 1
   fi
   [ -z "$RQ_ERR" ] || { RQ_ERR="$1: $RQ_ERR"; return 1; }
+  [ "$RQ_N" -le 64 ] || { RQ_ERR="$1: more than 64 members"; return 1; }
   case $RQ_SEEN in
     *'|argv|'*)
-      case $RQ_SEEN in *'|handler|'*|*'|payload|'*) RQ_ERR="$1: argv and handler/payload exclude each other"; return 1 ;; esac ;;
+      case $RQ_SEEN in *'|handler|'*|*'|payload|'*) RQ_ERR="$1: argv excludes handler and payload (SPEC-1)"; return 1 ;; esac ;;
     *'|handler|'*)
-      case $RQ_SEEN in *'|payload|'*) ;; *) RQ_PAYLOAD_AT= ;; esac ;;
+      case $RQ_SEEN in *'|payload|'*) ;; *) RQ_PAYLOAD_AT= RQ_PAYLOAD= ;; esac ;;
     *) RQ_ERR="$1: the request needs argv or handler (SPEC-1)"; return 1 ;;
   esac
   case $RQ_SEEN in
-    *'|stdin_text|'*'|stdin_base64|'*|*'|stdin_base64|'*'|stdin_text|'*)
-      RQ_ERR="$1: stdin_text and stdin_base64 exclude each other"; return 1 ;;
+    *'|stdin_text|'*)
+      case $RQ_SEEN in *'|stdin_base64|'*) RQ_ERR="$1: stdin_text and stdin_base64 exclude each other (REQ-1)"; return 1 ;; esac ;;
   esac
   if [ "$RQ_STDIN" = base64 ]; then
     case $RQ_STDIN_B64 in
-      *[!A-Za-z0-9+/=]*) RQ_ERR="$1: stdin_base64 is not base64"; return 1 ;;
+      *[!A-Za-z0-9+/=]*) RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1 ;;
     esac
     _rq_pad=${RQ_STDIN_B64%%=*}
     case ${RQ_STDIN_B64#"$_rq_pad"} in
       ''|=|==) ;;
-      *) RQ_ERR="$1: stdin_base64 is not base64"; return 1 ;;
+      *) RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1 ;;
     esac
-    [ $((${#RQ_STDIN_B64} % 4)) = 0 ] || { RQ_ERR="$1: stdin_base64 is not base64"; return 1; }
+    [ $((${#RQ_STDIN_B64} % 4)) = 0 ] || { RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1; }
     _rq_bytes=$((${#RQ_STDIN_B64} / 4 * 3 - (${#RQ_STDIN_B64} - ${#_rq_pad})))
-    [ "$_rq_bytes" -le "$STDIN_MAX" ] || { RQ_ERR="$1: stdin over $STDIN_MAX bytes"; return 1; }
+    [ "$_rq_bytes" -le "$STDIN_MAX" ] || { RQ_ERR="$1: stdin over $STDIN_MAX bytes (REQ-1)"; return 1; }
   fi
   if [ -z "$RQ_CWD" ]; then
     _rq_pwd=$(pwd -P) || { RQ_ERR="cannot determine the working directory"; return 1; }
@@ -266,7 +356,9 @@ cmd_produce() {
     # makes that the canonical encoding.
     {
       printf '%s' "$_pr_head"
-      if [ -n "$RQ_PAYLOAD_AT" ]; then
+      if [ "$RQ_LENIENT" = 1 ] && [ -n "$RQ_PAYLOAD" ]; then
+        printf '%s' "$RQ_PAYLOAD"
+      elif [ "$RQ_LENIENT" = 0 ] && [ -n "$RQ_PAYLOAD_AT" ]; then
         tail -c +$((${RQ_PAYLOAD_AT% *} + 1)) -- "$2" | head -c "${RQ_PAYLOAD_AT#* }"
       else
         printf 'null'

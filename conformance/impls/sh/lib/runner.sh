@@ -135,7 +135,7 @@ _rc_heartbeat() {
 # run_command JD ID G ATTEMPT: run the spec loaded by spec_load (S_* and
 # R_argv_*, R_env*) as attempt ATTEMPT of generation G. Sets:
 #   RUN_OUTCOME  succeeded failed timed_out cancelled force_stopped shutdown
-#                superseded fenced start_failed
+#                preempted superseded fenced start_failed
 #   RUN_EXEC     1 when exec.<G>.json was published (the attempt counts)
 #   RUN_EXIT, RUN_SIGNAL, RUN_STARTED (ms), OUT_JSON, ERR_JSON
 run_command() {
@@ -268,7 +268,7 @@ run_command() {
   exec 7>&-
   RUN_STARTED=$NOW_MS
   _rc_deadline=$((NOW_MS + S_timeout))
-  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS
+  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((NOW_MS + 1000))
   _rc_next_hb=$((CLAIM_MS + CLAIM_LEASE_MS / 3))
   _rc_nap=0.005
   # A short command is often done at once: look a few times before sleeping.
@@ -303,6 +303,17 @@ run_command() {
     if [ -z "$_rc_stop" ] && [ "$NOW_MS" -ge "$_rc_deadline" ]; then
       _rc_signal TERM
       _rc_stop=timeout _rc_kill_at=$((NOW_MS + S_grace))
+    fi
+    # PREEMPT-1: a preemptible job gives way to a waiting non-preemptible
+    # job of its lane (checked every 1.5 s, within CONTROL_LATENCY).
+    if [ -z "$_rc_stop" ] && [ "$S_preempt" = true ] && [ -n "$S_lane" ] && [ "$NOW_MS" -ge "$_rc_next_pre" ]; then
+      _rc_next_pre=$((NOW_MS + 1500))
+      if preempt_waiter "$_rc_id" "$S_lane"; then
+        log "$_rc_jd: preempted by a waiting job of lane $S_lane (PREEMPT-1)"
+        _rc_signal TERM
+        now_ms
+        _rc_stop=preempt _rc_kill_at=$((NOW_MS + S_grace))
+      fi
     fi
     # WORKER-3: after CANCEL_GRACE of a shutdown, stop the attempt.
     if [ -z "$_rc_stop" ] && [ -n "$SHUTDOWN_AT" ] && [ "$NOW_MS" -ge $((SHUTDOWN_AT + CANCEL_GRACE)) ]; then
@@ -408,6 +419,7 @@ run_command() {
     cancel) RUN_OUTCOME=cancelled ;;
     timeout) RUN_OUTCOME=timed_out ;;
     shutdown) RUN_OUTCOME=shutdown ;;
+    preempt) RUN_OUTCOME=preempted ;;
     *)
       if [ "$RUN_EXIT" = 0 ]; then RUN_OUTCOME=succeeded; else RUN_OUTCOME=failed; fi ;;
   esac
