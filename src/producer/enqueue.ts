@@ -130,7 +130,16 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   let readyCreated = false;
   try {
     // Step 2 (PUB-8). A directory already at tmp/<id> is not ours: refuse, never reuse or remove it.
-    if (!(await ensurePrivateDir(staging, queue.fsOptions))) {
+    let created: boolean;
+    try {
+      created = await ensurePrivateDir(staging, queue.fsOptions);
+    } catch (error) {
+      // An IO failure after the mkdir (the chmod, the re-check) leaves a
+      // directory that is ours; a refusal means what is there is not ours.
+      if (isFsjobError(error, 'IO')) staged = true;
+      throw error;
+    }
+    if (!created) {
       throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
         path: staging,
         jobId: id,
