@@ -71,6 +71,13 @@ export interface CommandResult {
   stoppedBy: StopReason | null;
   startedMs: number | null;
   endedMs: number;
+  /**
+   * Whether the whole group was proven stopped after the leader exited
+   * (EXEC-11, ID-8). False means a member survived SIGKILL or could not be
+   * judged: the caller must not publish an end or a receipt (RECOV-1 leaves
+   * such an execution alone, and so does its own owner).
+   */
+  groupStopped: boolean;
   stdout: OutputSummary;
   stderr: OutputSummary;
 }
@@ -148,9 +155,12 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       stdio: [spec.stdin === null ? 'ignore' : spec.stdin.fd, 'pipe', 'pipe', 'pipe'],
     });
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // A spawn failure rejects both promises; only the 'spawn' one is awaited then.
+    exited.catch(() => undefined);
     try {
       await once(child, 'spawn');
     } catch (error) {
+      await closeQuietly(spec.stdout, spec.stderr);
       throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
     }
     child.stdout?.pipe(stdoutCapture);
@@ -171,6 +181,9 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       gate.destroy();
       await exited;
       hooks.guardian?.untrack(pid);
+      await drainPipes(child, clock);
+      await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]).catch(() => undefined);
+      await closeQuietly(spec.stdout, spec.stderr);
       throw error;
     }
 
@@ -193,9 +206,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader
     // is reaped now, so the group is judged by its members (zombies count as
     // stopped: an init that never reaps must not hold the attempt open).
-    await stopGroup(group, { graceMs: spec.killGraceMs, clock });
+    const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
     await drainPipes(child, clock);
-    hooks.guardian?.untrack(group.pgid);
+    // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
+    if (groupStopped) hooks.guardian?.untrack(group.pgid);
     const [stdout, stderr] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
     // The engine owns the output descriptors from here: they are durable, so close them.
     await Promise.all([spec.stdout.close(), spec.stderr.close()]);
@@ -209,6 +223,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       endedMs: clock.nowMs(),
       stdout,
       stderr,
+      groupStopped,
     };
   })();
 
@@ -219,6 +234,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     outputBytes: () => ({ stdout: stdoutCapture.bytesTotal, stderr: stderrCapture.bytesTotal }),
     done,
   };
+}
+
+async function closeQuietly(...handles: FileHandle[]): Promise<void> {
+  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }
 
 /** Waits for both pipes to reach end of file, bounded: a process that left the group may still hold them. */
