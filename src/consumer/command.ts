@@ -28,9 +28,12 @@ import type { Guardian } from './guardian.ts';
  * The leader: wait for one line on fd 3 (the release), close it, then become
  * the command. End of file on fd 3 means the worker died before recording the
  * execution: exit 125 without running anything. `exec` failing gives 127/126,
- * the shell conventions EXEC-4 adopts.
+ * the shell conventions EXEC-4 adopts. The shell exports PWD of its own
+ * accord; EXEC-6 wants exactly the job's environment, so $1 says what PWD
+ * must be: "-" for none, "=<value>" when the job's env sets it.
  */
-const GATE_SCRIPT = 'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; exec "$@"';
+const GATE_SCRIPT =
+  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
 
 /** Bounded wait for the output pipes after the group is gone (a process outside the group may hold them). */
 const PIPE_DRAIN_LIMIT = 2_000;
@@ -148,7 +151,8 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 
   const done = (async (): Promise<CommandResult> => {
-    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', ...spec.argv], {
+    const pwd = spec.env['PWD'];
+    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', pwd === undefined ? '-' : `=${pwd}`, ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
