@@ -16,6 +16,8 @@ import { logsCommand } from './commands/logs.ts';
 import { statusCommand } from './commands/status.ts';
 import { validateCommand } from './commands/validate.ts';
 import { waitCommand } from './commands/wait.ts';
+import { workCommand } from './commands/work.ts';
+import { recoverCommand } from './commands/recover.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
@@ -28,6 +30,8 @@ const COMMANDS: readonly FsjobCommand[] = [
   logsCommand,
   gcCommand,
   validateCommand,
+  workCommand,
+  recoverCommand,
   conformanceCommand,
 ];
 
