@@ -7,9 +7,9 @@ const claim = { fsjob: '1.0', type: 'claim', job_id: '1764476044123456789-3fa2c1
 
 const documents = suite('schemas/');
 
-documents('one schema per record type, plus common, request, report, manifest and vector-case', () => {
+documents('one schema per record type, plus common, request, report, manifest, vector-case and conformance-report', () => {
   const names = [...schemaDocuments().keys()].sort();
-  assert.equal(names, ['cancel', 'claim', 'common', 'end', 'exec', 'hold', 'manifest', 'queue', 'receipt', 'report', 'request', 'spec', 'state', 'vector-case', 'worker']);
+  assert.equal(names, ['cancel', 'claim', 'common', 'conformance-report', 'end', 'exec', 'hold', 'manifest', 'queue', 'receipt', 'report', 'request', 'spec', 'state', 'vector-case', 'worker']);
 });
 
 documents('every schema is 2020-12 with a versioned $id of its own file name', () => {

@@ -18,9 +18,9 @@
  * Commands append "start <job id>" to a log outside the queue: the queue is
  * never written by commands, and the log counts executions exactly.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runWithCrash, type CrashRunResult } from '../crash/run.ts';
+import { callFamily, runWithCrash, type CountedCall, type CrashRunResult } from '../crash/run.ts';
 import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
 import type { Queue } from '../../src/core/queue.ts';
 import type { JobRequest } from '../../src/core/records.ts';
@@ -29,7 +29,9 @@ import { checkInvariants, listing, type QueueSnapshot } from '../runner/inspect.
 import { roleArgv, type Role } from '../runner/manifest.ts';
 import { describeExit, roleEnv } from '../runner/process.ts';
 import type { CrashPoint, Failure } from '../runner/report.ts';
-import { createQueue, stageJob, writeRequest } from '../runner/stage.ts';
+import { createQueue, plantBytes, plantRecord, stageJob, writeRequest } from '../runner/stage.ts';
+import { claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
+import { auditCalls } from '../runner/audit.ts';
 import { sh } from './jobs.ts';
 
 const STDIN_A = 'input of A\n';
@@ -126,17 +128,38 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-/** About twelve kill points spread over 1..n, first and last included. */
-export function quickPoints(n: number, count = 12): number[] {
+/** `count` kill points spread evenly over 1..n, first and last included. */
+export function spreadPoints(n: number, count: number): number[] {
   if (n <= count) return Array.from({ length: n }, (_, i) => i + 1);
   const points = new Set<number>();
   for (let i = 0; i < count; i++) points.add(1 + Math.round((i * (n - 1)) / (count - 1)));
   return [...points].sort((a, b) => a - b);
 }
 
+/**
+ * The quick sample: nine points spread over the run, plus the call right
+ * after each commit point that I1 and I4 hinge on (a link to receipt.json, a
+ * rename into jobs/): a writer that publishes first and completes later
+ * (outputs written after the receipt, a job moved before it is whole) is
+ * exposed exactly there, and a spread alone would rarely land in that window.
+ */
+export function quickPoints(calls: readonly CountedCall[], root: string): number[] {
+  const n = calls.length;
+  const points = new Set(spreadPoints(n, 9));
+  for (const call of calls) {
+    const target = call.path2 ?? '';
+    const family = callFamily(call.op);
+    const receipt = family === 'link' && path.basename(target) === 'receipt.json';
+    const published = family === 'rename' && path.dirname(target) === path.join(root, 'jobs');
+    if ((receipt || published) && call.k < n) points.add(call.k + 1);
+  }
+  return [...points].sort((a, b) => a - b);
+}
+
 interface PointResult {
   k: number | undefined;
-  calls: number;
+  calls: CountedCall[];
+  root: string;
   crashed: boolean;
   failures: Failure[];
 }
@@ -168,7 +191,7 @@ async function runPoint(ctx: CaseContext, scenario: Scenario, k: number | undefi
       timeoutMs: ctx.impl.timeoutMs,
     });
   } catch (error) {
-    return { k, calls: 0, crashed: false, failures: [{ clauses: ['RECOV-3'], message: `the crash run failed: ${(error as Error).message}`, evidence: [] }] };
+    return { k, calls: [], root: prepared.root, crashed: false, failures: [{ clauses: ['RECOV-3'], message: `the crash run failed: ${(error as Error).message}`, evidence: [] }] };
   }
   const crash = pointOf(result, prepared.root);
   const add = (list: Failure[], phase: string): void => {
@@ -231,7 +254,7 @@ async function runPoint(ctx: CaseContext, scenario: Scenario, k: number | undefi
   const starts = await startsById(prepared.log);
   add(await checkInvariants(final, { accepted, starts, requireReceipts: true }), 'after recovery');
   add(await scenarioChecks(scenario, prepared, final, starts, result), 'after recovery');
-  return { k, calls: result.calls.length, crashed: result.crashed, failures };
+  return { k, calls: result.calls, root: prepared.root, crashed: result.crashed, failures };
 }
 
 async function prepareScenario(ctx: CaseContext, scenario: Scenario, dir: string): Promise<Prepared> {
@@ -280,9 +303,9 @@ function crashCase(scenario: Scenario): ConformanceCase {
     run: async (ctx) => {
       const counted = await ctx.pool.run(() => runPoint(ctx, scenario, undefined));
       for (const failure of counted.failures) ctx.failures.push(failure);
-      if (counted.calls === 0 || ctx.failures.length > 0) return;
-      const n = counted.calls;
-      const ks = ctx.settings.crash === 'full' ? Array.from({ length: n }, (_, i) => i + 1) : quickPoints(n);
+      if (counted.calls.length === 0 || ctx.failures.length > 0) return;
+      const n = counted.calls.length;
+      const ks = ctx.settings.crash === 'full' ? Array.from({ length: n }, (_, i) => i + 1) : quickPoints(counted.calls, await realpath(counted.root));
       let done = 0;
       let notReached = 0;
       const points = await Promise.all(
@@ -305,4 +328,47 @@ function crashCase(scenario: Scenario): ConformanceCase {
   };
 }
 
-export const crashCases: ConformanceCase[] = SCENARIOS.map(crashCase);
+/** A queue with one job whose owner died after recording an execution: recover must break the claim and publish a lost receipt. */
+async function prepareRecover(ctx: CaseContext, dir: string): Promise<Prepared> {
+  const { queue, ...base } = await prepareBase(ctx, dir);
+  const [a] = crashJobs(base.work, base.log);
+  const staged = await stageJob(queue, (a as { request: JobRequest }).request);
+  const owner = await deadOwner();
+  await plantRecord(queue, staged.dir, 'claim.1.json', 'claim', claimRecord(staged.id, 1, owner));
+  await plantRecord(queue, staged.dir, 'exec.1.json', 'exec', execRecord(staged.id, 1, owner));
+  for (const stream of ['stdout.1', 'stderr.1']) await plantBytes(path.join(staged.dir, stream), '');
+  return { ...base, argv: roleArgv(ctx.impl, 'recover', { queue: base.root }), accepted: [staged.id], requests: [] };
+}
+
+/**
+ * One counted run of each scenario (and of recover over an orphan), audited
+ * call by call (runner/audit.ts): no kill points needed, so it runs without
+ * --crash too.
+ */
+const auditCase: ConformanceCase = {
+  name: 'audit/publication',
+  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'ENQ-3', 'ENQ-5', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
+  level: 'consumer',
+  strength: 'MUST',
+  fansOut: true,
+  run: async (ctx) => {
+    const runs: { name: string; prepare: (ctx: CaseContext, dir: string) => Promise<Prepared> }[] = SCENARIOS.filter((s) => s.roles.every((r) => ctx.impl.roles[r] !== undefined)).map((s) => ({ name: s.name, prepare: s.prepare }));
+    if (ctx.impl.roles.recover !== undefined) runs.push({ name: 'recover', prepare: prepareRecover });
+    let total = 0;
+    await Promise.all(
+      runs.map((run) =>
+        ctx.pool.run(async () => {
+          const dir = await ctx.subdir(`audit-${run.name}`);
+          const prepared = await run.prepare(ctx, dir);
+          const result = await runWithCrash({ argv: prepared.argv, cwd: ctx.impl.dir, env: roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value }), root: prepared.root, timeoutMs: ctx.impl.timeoutMs });
+          total += result.calls.length;
+          if (result.calls.length === 0) ctx.fail(['MANIFEST-1'], `${run.name}: the injector saw no mutating call inside the queue; the implementation bypasses LD_PRELOAD and cannot be audited`);
+          for (const finding of auditCalls(result.calls, await realpath(prepared.root), run.name)) ctx.failures.push(finding);
+        }),
+      ),
+    );
+    ctx.note(`${total} calls audited over ${runs.map((r) => r.name).join(', ')}`);
+  },
+};
+
+export const crashCases: ConformanceCase[] = [auditCase, ...SCENARIOS.map(crashCase)];

@@ -88,7 +88,7 @@ export async function runBatch(ctx: CaseContext, label: string, plans: readonly 
   const skipped = plans.length - usable.length;
   if (skipped > 0) ctx.note(`${skipped} plan(s) need a cancel role ${producer.name} lacks`);
   if (usable.length === 0) ctx.skip('no plan applies');
-  const queue = await ctx.newQueue(label, producer);
+  const queue = await ctx.newQueue(label);
   const work = await ctx.subdir(`${label}/work`);
   const env: PlanEnv = { ctx, log: path.join(work, 'starts.log'), work, queue };
   const ids = new Map<string, string>();

@@ -70,7 +70,7 @@ const FULL: Omit<JobRequest, 'cwd'> = {
 };
 
 async function specCase(ctx: CaseContext): Promise<void> {
-  const queue = await ctx.newQueue('spec');
+  const queue = await ctx.newQueue('spec', { init: ctx.impl });
   const work = await ctx.subdir('spec/work');
   const full: JobRequest = { ...FULL, cwd: work };
   const before = Date.now();

@@ -155,8 +155,11 @@ async function queueVectors(ctx: CaseContext): Promise<void> {
   const tests = selectVectors(file, ctx.settings.allVectors);
   const base = await ctx.subdir('vectors');
   let index = 0;
+  let invalidSeen = 0;
   for (const test of tests) {
     index += 1;
+    // Every vector goes through produce; consume (the costlier check) sees the valid ones and the first three invalid ones.
+    const withConsume = test.valid || invalidSeen++ < 3;
     const root = path.join(base, `q${index}`);
     const work = path.join(base, `work${index}`);
     await mkdir(work, { mode: 0o700 });
@@ -168,10 +171,10 @@ async function queueVectors(ctx: CaseContext): Promise<void> {
     const requestFile = path.join(base, `request-${index}.json`);
     await writeFile(requestFile, `${JSON.stringify({ argv: logged(log, 'produced'), cwd: work })}\n`, { mode: 0o600 });
     const produce = await ctx.role('produce', { queue: root, request: requestFile });
-    const consume = await ctx.role('consume', { queue: root });
+    const consume = withConsume ? await ctx.role('consume', { queue: root }) : undefined;
     const starts = countBy(await readStarts(log));
     const after = await readFile(path.join(root, 'fsjob.json')).catch(() => Buffer.alloc(0));
-    const evidence = [label(test), describeExit(produce), describeExit(consume), `starts: ${[...starts].map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}`];
+    const evidence = [label(test), describeExit(produce), ...(consume === undefined ? [] : [describeExit(consume)]), `starts: ${[...starts].map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}`];
     if (test.valid) {
       ctx.check(produce.code === 0 && starts.get('victim') === 1 && starts.get('produced') === 1, [test.clause, 'VER-3', 'LAYOUT-2'], `a valid queue record must be accepted by produce and consume: ${test.description}`, evidence);
     } else {
@@ -242,7 +245,7 @@ function recordVectors(kind: Kind): (ctx: CaseContext) => Promise<void> {
 export const vectorCases: ConformanceCase[] = [
   { name: 'vectors/spec', clauses: ['REC-4', 'CLAIM-6', 'VER-1', 'I7'], level: 'consumer', strength: 'MUST', run: specVectors },
   { name: 'vectors/request', clauses: ['REQ-1', 'ENQ-1', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', run: requestVectors },
-  { name: 'vectors/queue', clauses: ['LAYOUT-2', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', run: queueVectors },
+  { name: 'vectors/queue', clauses: ['LAYOUT-2', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', heavy: true, run: queueVectors },
   { name: 'vectors/claim', clauses: ['REC-4', 'CLAIM-3', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('claim') },
   { name: 'vectors/exec', clauses: ['REC-4', 'RECOV-1', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('exec') },
   { name: 'vectors/end', clauses: ['REC-4', 'RETRY-2', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('end') },

@@ -44,6 +44,8 @@ export interface ConformanceCase {
   crash?: boolean;
   /** Takes the whole pool: timing or pid-sensitive. */
   exclusive?: boolean;
+  /** Long-running: started first so that it does not become the tail of the run. */
+  heavy?: boolean;
   /** Fans out its own work through ctx.pool and takes no unit itself. */
   fansOut?: boolean;
   run: (ctx: CaseContext) => Promise<void>;
@@ -110,11 +112,16 @@ export class CaseContext {
     return realpath(dir);
   }
 
-  /** A new queue `<label>/q`, created by the implementation's init role when it has one (else as section 6.1 says, by the runner). */
-  async newQueue(label: string, via: Manifest = this.impl): Promise<string> {
+  /**
+   * A new queue `<label>/q`: created as section 6.1 says by the runner, or by
+   * the init role of `init` when given (producer/init tests that role; other
+   * cases spare its cost).
+   */
+  async newQueue(label: string, options: { init?: Manifest } = {}): Promise<string> {
     const base = await this.subdir(label);
     const root = path.join(base, 'q');
-    if (hasRole(via, 'init')) {
+    const via = options.init;
+    if (via !== undefined && hasRole(via, 'init')) {
       const result = await runRole(via, 'init', { queue: root });
       if (result.code !== 0) {
         this.fail(['INIT-1', 'INIT-2'], `${via.name}: init failed, so the case could not start`, [describeExit(result)]);
@@ -139,14 +146,33 @@ export class CaseContext {
     return { ...options, env: { [this.marker.name]: this.marker.value, ...(options.env ?? {}) } };
   }
 
-  /** Writes the request (compact, MANIFEST-2) and runs produce. */
+  /**
+   * Writes the request (compact, MANIFEST-2) and runs produce. When the
+   * reference produces for another implementation (interoperability), it
+   * runs in this process through src/producer: the same records as its CLI
+   * writes, without a Node start per job.
+   */
   async produce(queue: string, request: JobRequest, options: { via?: Manifest; name?: string } = {}): Promise<Produced> {
     this.requests += 1;
     const requestFile = await writeRequest(path.join(this.dir, 'requests'), options.name ?? `r${this.requests}`, request);
+    if (options.via !== undefined && options.via.file === this.reference.file && !this.isReference) return this.produceInProcess(queue, request, requestFile);
     const result = await this.role('produce', { queue, request: requestFile }, options.via === undefined ? {} : { via: options.via });
     const printed = result.stdout.trim();
     const id = result.code === 0 && JOB_ID_PATTERN.test(printed) ? printed : undefined;
     return id === undefined ? { result, requestFile } : { result, id, requestFile };
+  }
+
+  private async produceInProcess(queue: string, request: JobRequest, requestFile: string): Promise<Produced> {
+    const { enqueue, openQueue, isFsjobError } = await import('../../src/producer/index.ts');
+    const began = Date.now();
+    const argv = ['(in process) src/producer enqueue', queue, requestFile];
+    try {
+      const { id } = await enqueue(await openQueue(queue), await readFile(requestFile), { cwd: this.reference.dir });
+      return { result: { argv, code: 0, signal: null, timedOut: false, stdout: `${id}\n`, stderr: '', ms: Date.now() - began }, id, requestFile };
+    } catch (error) {
+      const code = isFsjobError(error, 'DEDUPE_HELD') ? 3 : 1;
+      return { result: { argv, code, signal: null, timedOut: false, stdout: '', stderr: String((error as Error).message), ms: Date.now() - began }, requestFile };
+    }
   }
 
   /** Produces and records a failure unless the job was accepted with an id on stdout. */

@@ -3,9 +3,8 @@
  * run the conformance suite (conformance/runner) against an implementation
  * described by a manifest (spec section 16), the reference by default.
  */
-import { runConformance, type RoleFilter } from '../../../conformance/runner/run.ts';
+import type { RoleFilter } from '../../../conformance/runner/run.ts';
 import type { CrashMode } from '../../../conformance/runner/case.ts';
-import { formatCase, formatSummary, summarize } from '../../../conformance/runner/report.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 
@@ -58,13 +57,16 @@ export const conformanceCommand: FsjobCommand = {
       .option('parallel', {
         describe: 'Cases (or crash points) run at once',
         type: 'number',
-        default: 3,
+        default: 4,
       })
       .example('$0 conformance', 'test the reference implementation')
       .example('$0 conformance --impl conformance/impls/sh/manifest.json --crash quick', 'test the POSIX sh implementation with a quick crash sweep')
       .example('$0 conformance --impl m.json --only CLAIM-5 I2', 'only the cases about exclusive claims')
       .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
   run: async (args, io) => {
+    // Loaded here, not at startup: every other fsjob command would pay for the whole suite.
+    const { runConformance } = await import('../../../conformance/runner/run.ts');
+    const { formatCase, formatSummary, summarize } = await import('../../../conformance/runner/report.ts');
     const json = args['json'] === true;
     const tty = process.stderr.isTTY === true && !json;
     let done = 0;
@@ -79,7 +81,7 @@ export const conformanceCommand: FsjobCommand = {
       cases: (args['case'] as string[] | undefined) ?? [],
       keep: args['keep'] === true,
       allVectors: args['all-vectors'] === true,
-      parallel: Number(args['parallel']) || 3,
+      parallel: Number(args['parallel']) || 4,
       onStart: (manifest) => {
         if (!json) io.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
       },

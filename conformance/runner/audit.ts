@@ -1,0 +1,171 @@
+/**
+ * The publication audit: what the crash injector saw an implementation do,
+ * checked call by call against the writing primitives of section 4. It needs
+ * no kill and no luck with kill points: one counted run shows every
+ * mutating call inside the queue, in order.
+ *
+ * - Write-once records (claim, exec, end, receipt, cancel, holds, fsjob.json)
+ *   appear only as the destination of a link (PUB-3): never opened for
+ *   writing in place, never renamed onto (rename replaces: two claimers
+ *   could both "win", CLAIM-5), never removed while the job exists (RCPT-6).
+ * - Mutable records (state, workers) appear by rename, never in place (PUB-4).
+ * - The temporary file behind a published record is fsynced after its last
+ *   write and before the link or rename (PUB-2).
+ * - A job directory appears in jobs/ only by a rename from staging (ENQ-3,
+ *   ENQ-5): nothing is created in jobs/ directly, and spec.json and stdin are
+ *   never written once the job is published.
+ * - The outputs a receipt describes are fsynced before it is linked and never
+ *   written after it (RCPT-2, I4).
+ *
+ * Anything under tmp/ is staging or garbage collection and is not audited.
+ * Calls are ordered by k, which is exact within one process; the checks that
+ * relate two calls always concern the same path, written by one process.
+ */
+import path from 'node:path';
+import { callFamily, type CountedCall } from '../crash/run.ts';
+import { classifyJobEntry, isJobId } from '../../src/core/layout.ts';
+import { parseHoldNumber } from '../../src/core/record-names.ts';
+import type { Failure } from './report.ts';
+
+type Kind = 'write-once' | 'mutable' | 'output' | 'staged-in-job' | 'job-dir' | 'free';
+
+interface Target {
+  kind: Kind;
+  /** The job directory, for outputs and receipts. */
+  jobDir?: string;
+  name: string;
+}
+
+function classify(root: string, file: string): Target | undefined {
+  const rel = path.relative(root, file);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  const parts = rel.split('/');
+  const name = parts.at(-1) ?? '';
+  if (parts[0] === 'tmp') return undefined;
+  if (name.startsWith('.')) return { kind: 'free', name };
+  if (parts.length === 1) return name === 'fsjob.json' ? { kind: 'write-once', name } : { kind: 'free', name };
+  if (parts[0] === 'jobs') {
+    if (parts.length === 2) return isJobId(name) ? { kind: 'job-dir', name } : { kind: 'free', name };
+    if (parts.length !== 3 || !isJobId(parts[1] ?? '')) return { kind: 'free', name };
+    const jobDir = path.join(root, 'jobs', parts[1] as string);
+    const entry = classifyJobEntry(name);
+    switch (entry.kind) {
+      case 'claim':
+      case 'exec':
+      case 'end':
+      case 'receipt':
+      case 'cancel':
+        return { kind: 'write-once', jobDir, name };
+      case 'state':
+        return { kind: 'mutable', jobDir, name };
+      case 'stdout':
+      case 'stderr':
+        return { kind: 'output', jobDir, name };
+      case 'spec':
+      case 'stdin':
+        return { kind: 'staged-in-job', jobDir, name };
+      default:
+        return { kind: 'free', name };
+    }
+  }
+  if ((parts[0] === 'dedupe' || parts[0] === 'lanes') && parts.length === 3 && name.endsWith('.json') && parseHoldNumber(name.slice(0, -5)) !== undefined) {
+    return { kind: 'write-once', name };
+  }
+  if (parts[0] === 'workers' && parts.length === 2 && name.endsWith('.json')) return { kind: 'mutable', name };
+  return { kind: 'free', name };
+}
+
+export interface AuditFinding extends Failure {
+  k: number;
+}
+
+/** Checks one run's counted calls; `label` says which run (in messages). */
+export function auditCalls(calls: readonly CountedCall[], root: string, label: string): AuditFinding[] {
+  const findings: AuditFinding[] = [];
+  const rel = (p: string): string => path.relative(root, p) || '.';
+  const describe = (call: CountedCall): string => `k=${call.k} pid ${call.pid} ${call.op} ${rel(call.path)}${call.path2 === undefined ? '' : ` -> ${rel(call.path2)}`}`;
+  const report = (call: CountedCall, clauses: string[], message: string, context: CountedCall[] = []): void => {
+    findings.push({ k: call.k, clauses, message: `${label}: ${message}`, evidence: [...context.map((c) => `earlier: ${describe(c)}`), `call: ${describe(call)}`] });
+  };
+  /** Last write and last fsync (by k) of each path, and when it was opened. */
+  const lastWrite = new Map<string, CountedCall>();
+  const lastSync = new Map<string, CountedCall>();
+  const receiptLinked = new Map<string, CountedCall>();
+  const reported = new Set<string>();
+  const once = (key: string): boolean => {
+    if (reported.has(key)) return false;
+    reported.add(key);
+    return true;
+  };
+
+  for (const call of [...calls].sort((a, b) => a.k - b.k)) {
+    const family = callFamily(call.op);
+    const target = classify(root, call.path);
+    if (family === 'open' || family === 'write' || family === 'truncate' || family === 'fallocate' || family === 'mktemp') {
+      lastWrite.set(call.path, call);
+      if (target === undefined) continue;
+      if (target.kind === 'write-once' && once(`inplace ${call.path}`)) {
+        report(call, ['PUB-3', 'PUB-1', 'I1'], `the write-once record ${rel(call.path)} was written in place under its final name; a record is written to a temporary file and linked (section 4.1), so a reader never sees it torn`);
+      } else if (target.kind === 'mutable' && once(`inplace ${call.path}`)) {
+        report(call, ['PUB-4', 'I1'], `the record ${rel(call.path)} was written in place; a mutable record is replaced by rename of a complete temporary file (PUB-4)`);
+      } else if (target.kind === 'staged-in-job' && once(`staged ${call.path}`)) {
+        report(call, ['ENQ-5', 'ENQ-3', 'I1'], `${rel(call.path)} was written inside a published job; a job is built in tmp/ and appears whole by one rename`);
+      } else if (target.kind === 'output' && target.jobDir !== undefined) {
+        const receipt = receiptLinked.get(target.jobDir);
+        if (receipt !== undefined && once(`late ${call.path}`)) {
+          report(call, ['RCPT-2', 'I4'], `${rel(call.path)} was written after ${rel(path.join(target.jobDir, 'receipt.json'))} was published; a receipt describes outputs that are complete and durable`, [receipt]);
+        }
+      }
+      continue;
+    }
+    if (family === 'fsync') {
+      lastSync.set(call.path, call);
+      continue;
+    }
+    if (family === 'mkdir') {
+      if (target?.kind === 'job-dir' && once(`mkdir ${call.path}`)) {
+        report(call, ['ENQ-5', 'ENQ-3', 'I1'], `the job directory ${rel(call.path)} was created in place in jobs/; a job appears only by the rename of its complete staging directory`);
+      }
+      continue;
+    }
+    if (family === 'unlink' || family === 'remove' || family === 'rmdir') {
+      if (target?.kind === 'write-once' && target.jobDir !== undefined && once(`unlink ${call.path}`)) {
+        report(call, target.name === 'receipt.json' ? ['RCPT-6', 'I3'] : ['PUB-3', 'I2'], `the write-once record ${rel(call.path)} was removed while its job exists`);
+      }
+      continue;
+    }
+    if (family === 'link' || family === 'rename') {
+      const dest = call.path2;
+      if (dest === undefined) continue;
+      const to = classify(root, dest);
+      if (to === undefined) continue;
+      if (family === 'rename' && to.kind === 'write-once' && once(`rename ${dest}`)) {
+        const claim = /^claim\./.test(to.name);
+        report(call, claim ? ['CLAIM-5', 'PUB-3', 'I2'] : ['PUB-3', 'I3'], claim ? `the claim ${rel(dest)} was published by rename, which replaces an existing claim: two consumers can both take the same generation; a claim is linked, and link fails when the name exists` : `the write-once record ${rel(dest)} was published by rename, which replaces; write-once records are linked (PUB-3)`);
+      }
+      if (family === 'link' && (to.kind === 'staged-in-job' || to.kind === 'job-dir') && once(`link ${dest}`)) {
+        report(call, ['ENQ-5', 'I1'], `${rel(dest)} was linked into a published job; a job appears whole by one rename`);
+      }
+      if ((to.kind === 'write-once' || to.kind === 'mutable') && (family === 'link' || to.kind === 'mutable')) {
+        // PUB-2: the temporary file was fsynced after its last write.
+        const wrote = lastWrite.get(call.path);
+        const synced = lastSync.get(call.path);
+        if (wrote !== undefined && (synced === undefined || synced.k < wrote.k) && once(`pub2 ${dest}`)) {
+          report(call, ['PUB-2', 'I1'], `${rel(dest)} was published from ${rel(call.path)} without an fsync of it after its last write`, [wrote]);
+        }
+      }
+      if (family === 'link' && to.name === 'receipt.json' && to.jobDir !== undefined) {
+        receiptLinked.set(to.jobDir, call);
+        for (const [file, wrote] of lastWrite) {
+          const out = classify(root, file);
+          if (out?.kind !== 'output' || out.jobDir !== to.jobDir) continue;
+          const synced = lastSync.get(file);
+          if ((synced === undefined || synced.k < wrote.k) && once(`rcpt2 ${file}`)) {
+            report(call, ['RCPT-2', 'I4'], `the receipt ${rel(dest)} was published before ${rel(file)} was fsynced after its last write; outputs are durable before the receipt that describes them`, [wrote]);
+          }
+        }
+      }
+    }
+  }
+  return findings;
+}
