@@ -39,6 +39,8 @@ export interface RunOptions {
 
 export interface RunOutcome {
   manifest: Manifest;
+  /** Where the cases' files are (removed unless keep). */
+  workdir: string;
   results: CaseResult[];
   report: Report;
 }
@@ -130,7 +132,7 @@ export async function runConformance(options: RunOptions = {}): Promise<RunOutco
     results,
     crashPoints,
   });
-  return { manifest, results, report };
+  return { manifest, workdir: base, results, report };
 }
 
 function resultOf(c: ConformanceCase, status: CaseResult['status'], durationMs: number, failures: CaseResult['failures'], note: string | undefined): CaseResult {

@@ -97,6 +97,7 @@ export const conformanceCommand: FsjobCommand = {
     const summary = summarize(outcome.results, outcome.report.summary.crash_points);
     if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);
     else {
+      if (args['keep'] === true) io.stdout(`files kept in ${outcome.workdir}\n`);
       if (summary.crashPoints > 0) io.stdout(`${summary.crashPoints} crash points checked\n`);
       io.stdout(`${formatSummary(summary)}\n`);
     }
