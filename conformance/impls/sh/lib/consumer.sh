@@ -88,8 +88,10 @@ lost_outputs() {
     if fs_check_file "$1/$_lo_s.$2" "$OUTPUT_MAX"; then
       if [ "$FS_SIZE" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1/$_lo_s.$2" || SHA=; fi
       if [ -n "$SHA" ]; then
+        # Whether bytes were discarded is unknown: true exactly when the file
+        # reached the bound.
         _lo_t=false
-        [ "${S_maxout:-0}" -gt 0 ] && [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
+        [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
         output_json "$2" null "$FS_SIZE" "$_lo_t" "$SHA"
         _lo_j=$OUTPUT_JSON
       fi
