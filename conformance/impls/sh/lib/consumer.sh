@@ -88,8 +88,10 @@ lost_outputs() {
     if fs_check_file "$1/$_lo_s.$2" "$OUTPUT_MAX"; then
       if [ "$FS_SIZE" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1/$_lo_s.$2" || SHA=; fi
       if [ -n "$SHA" ]; then
+        # Whether bytes were discarded is unknown: true exactly when the file
+        # reached the bound.
         _lo_t=false
-        [ "${S_maxout:-0}" -gt 0 ] && [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
+        [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
         output_json "$2" null "$FS_SIZE" "$_lo_t" "$SHA"
         _lo_j=$OUTPUT_JSON
       fi
@@ -452,8 +454,13 @@ cmd_consume() {
     [ "$CONSUME_FAILED" = 0 ] || break
     [ "$PASS_DID" = 1 ] && continue
     [ -n "$PASS_NEXT" ] || break
-    # Wait out a retry delay, a second at a time.
+    # Wait out a retry delay, a second at a time, unless it is far away: a
+    # job retrying in an hour is not one this run can make progress on.
     now_ms
+    if [ $((PASS_NEXT - NOW_MS)) -gt "${FSJOB_SH_RETRY_WAIT_MAX_MS:-60000}" ]; then
+      log "the next retry is due in $(((PASS_NEXT - NOW_MS) / 1000)) s; not waiting"
+      break
+    fi
     if [ "$PASS_NEXT" -gt "$NOW_MS" ]; then
       _cc_wait=$((PASS_NEXT - NOW_MS))
       [ "$_cc_wait" -le 1000 ] || _cc_wait=1000
@@ -473,7 +480,9 @@ scratch_init() {
   rand_hex16 || return 1
   SCRATCH=$Q/tmp/.fsjob-sh.$$.$RAND
   mkdir -m 700 -- "$SCRATCH" || { SCRATCH=; return 1; }
-  mkfifo -m 600 -- "$SCRATCH/a.o" "$SCRATCH/a.e" "$SCRATCH/a.r" "$SCRATCH/g" || return 1
+  mkfifo -m 600 -- "$SCRATCH/a.o" "$SCRATCH/a.e" "$SCRATCH/a.r" "$SCRATCH/g" "$SCRATCH/j" || return 1
+  # fd 3: the report pipe (runner.sh).
+  command exec 3<>"$SCRATCH/j"
 }
 
 # --- the guardian (WORKER-2) --------------------------------------------------------
@@ -488,7 +497,7 @@ guardian_start() {
   [ "${FSJOB_SH_NO_GUARDIAN:-}" = 1 ] && return 0
   _gd_f=$SCRATCH/g
   command exec 9<>"$_gd_f" 8<"$_gd_f" || return 1
-  timeout 0 "$FSJOB_SH" _guardian "$$" "$ID_START" <&8 >/dev/null 2>&1 8<&- 9>&- &
+  timeout 0 "$FSJOB_SH" _guardian "$$" "$ID_START" <&8 >/dev/null 2>&1 3>&- 8<&- 9>&- &
   GUARD_PID=$!
   exec 8<&-
   GUARD_START=

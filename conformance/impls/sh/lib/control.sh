@@ -85,7 +85,7 @@ cmd_recover() {
     _rv_g=$((J_G + 1))
     claim_job "$_rv_jd" "$_rv_id" "$_rv_g" || continue
     decide recover "$_rv_jd" "$_rv_id" "$_rv_g"
-    log "$_rv_jd: recovered generation $J_G: $DECIDED"
+    log "$_rv_jd: recovered generation $((_rv_g - 1)) as generation $_rv_g: $DECIDED"
   done
   # TEMP-1.
   set -- "$Q" "$Q/ready" "$Q/workers" "$Q/dedupe" "$Q/lanes" "$Q/jobs"

@@ -64,6 +64,11 @@ hold_is_held() {
       [ "$OWNER" = dead ] && return 1
       return 0
     fi
+    # The producer's rename (ENQ-3) may have fallen between the two looks.
+    if [ -d "$_hh_jd" ] && [ ! -L "$_hh_jd" ]; then
+      [ -e "$_hh_jd/receipt.json" ] || [ -L "$_hh_jd/receipt.json" ] && return 1
+      return 0
+    fi
     return 1
   fi
   # lane

@@ -13,14 +13,25 @@
 # exec.<g>.json (EXEC-3). Its child waits on a pipe whose write end only
 # this shell holds; end of file (this shell died) means exit 125 without
 # running anything (EXEC-2).
+#
+# File descriptors of this shell:
+#   3  the report pipe (whole run): `jobs -l` is written to it and read back
+#      (jobs in a command substitution sees no jobs), and the readers write
+#      their byte counts to it. Pipes leave no files behind and are not
+#      filesystem writes in the queue.
+#   4, 5  the output files while the readers start, then the write ends of
+#      the output pipes while the leader starts
+#   6  the release pipe, read-write: the only writer (until the release)
+#   7  the release pipe's read end, handed to the leader
+#   9  the guardian's pipe (consumer.sh)
 
 CANCEL_GRACE=10000
 CONTROL_POLL_MAX=0.2
 
 # The leader's child: $1 is the working directory, the rest is the env(1)
-# command line. fd 8 is the release pipe.
-LEADER_SCRIPT='IFS= read -r _go <&8 || exit 125
-exec 8<&-
+# command line. fd 7 is the release pipe.
+LEADER_SCRIPT='IFS= read -r _go <&7 || exit 125
+exec 7<&-
 cd -P -- "$1" || exit 125
 shift
 exec env -i -- "$@"'
@@ -31,10 +42,23 @@ exec env -i -- "$@"'
 # "Done(N)" or the signal's description) and returns 1. `wait` alone cannot
 # tell exit status 137 from death by SIGKILL.
 _rc_poll() {
+  _rc_jobs
+  _rc_status
+}
+
+# _rc_jobs: one `jobs -l` through the report pipe: _rs_text = the leader's
+# status text (empty when it is not listed); the readers' counts on the way.
+_rc_jobs() {
   _rs_text=
-  if jobs -l > "$_rc_pfx.jobs" 2>/dev/null; then
-    while IFS= read -r _rs_l; do
-      case $_rs_l in '['*']'*) ;; *) continue ;; esac
+  if jobs -l >&3 2>/dev/null && printf '.\n' >&3; then
+    while IFS= read -r _rs_l <&3; do
+      case $_rs_l in
+        .) break ;;
+        'co '*) _rc_ok_rest=${_rs_l#co }; continue ;;
+        'ce '*) _rc_er_rest=${_rs_l#ce }; continue ;;
+        '['*']'*) ;;
+        *) continue ;;
+      esac
       _rs_r=${_rs_l#*]}
       while :; do
         case $_rs_r in
@@ -46,8 +70,12 @@ _rc_poll() {
       _rs_text=${_rs_r#"$_rc_lp"}
       while :; do case $_rs_text in ' '*) _rs_text=${_rs_text#?} ;; *) break ;; esac; done
       while :; do case $_rs_text in *' ') _rs_text=${_rs_text%?} ;; *) break ;; esac; done
-    done < "$_rc_pfx.jobs"
+    done
   fi
+}
+
+# _rc_status: interpret _rs_text (see _rc_poll).
+_rc_status() {
   case $_rs_text in
     Running|'Running '*|Stopped*) return 0 ;;
   esac
@@ -96,13 +124,29 @@ signal_number() {
   esac
 }
 
+# _rc_alive PID START: our child PID still runs (not exited, not a zombie).
+# Only /proc is read: polling writes nothing (a pipe inside the queue would
+# count as a filesystem write for a crash injector).
+_rc_alive() {
+  kill -s 0 "$1" 2>/dev/null || return 1
+  proc_stat "$1"
+  case $? in
+    0)
+      [ -z "$2" ] || [ "$PS_START" = "$2" ] || return 1
+      case $PS_STATE in Z|X) return 1 ;; esac
+      return 0 ;;
+    1) return 1 ;;
+  esac
+  return 0
+}
+
 _rc_signal() { # SIGNAL
   group_signal "$_rc_lp" "$_rc_ls" "$1"
 }
 
 # _rc_close_fds: close every descriptor of this attempt held by this shell.
 _rc_close_fds() {
-  exec 3>&- 4>&- 5>&- 6>&- 7>&- 8<&-
+  exec 4>&- 5>&- 6>&- 7<&-
 }
 
 # _rc_abort_start: the command must not start (EXEC-3 failed): kill what was
@@ -163,37 +207,36 @@ run_command() {
     fi
   fi
   set -C
-  if ! command exec 3>"$_rc_out"; then set +C; _rc_abort_start "cannot create $_rc_out"; return 1; fi
-  if ! command exec 4>"$_rc_err"; then set +C; _rc_abort_start "cannot create $_rc_err"; return 1; fi
+  if ! command exec 4>"$_rc_out"; then set +C; _rc_abort_start "cannot create $_rc_out"; return 1; fi
+  if ! command exec 5>"$_rc_err"; then set +C; _rc_abort_start "cannot create $_rc_err"; return 1; fi
   set +C
-  if ! true 2>/dev/null >"$_rc_pfx.co" || ! true 2>/dev/null >"$_rc_pfx.ce"; then
-    _rc_abort_start "cannot reset the counter files"
-    return 1
-  fi
+  _rc_ok_rest= _rc_er_rest=
   # The readers keep the first N bytes of each stream and count the rest,
   # so a command that writes more never blocks (EXEC-1). They ignore the
   # signals a terminal or a runner sends to this shell's process group.
   (
     trap '' INT TERM HUP
-    exec 3>&- 4>&- 9>&-
+    exec 4>&- 5>&- 6>&- 7<&- 9>&-
     head -c "$S_maxout"
-    exec wc -c > "$_rc_pfx.co"
-  ) < "$_rc_pfx.o" >&3 2>/dev/null &
+    _n=$(wc -c)
+    printf 'co %s\n' "$_n" >&3
+  ) < "$_rc_pfx.o" >&4 2>/dev/null &
   _rc_ro=$!
   (
     trap '' INT TERM HUP
-    exec 3>&- 4>&- 9>&-
+    exec 4>&- 5>&- 6>&- 7<&- 9>&-
     head -c "$S_maxout"
-    exec wc -c > "$_rc_pfx.ce"
-  ) < "$_rc_pfx.e" >&4 2>/dev/null &
+    _n=$(wc -c)
+    printf 'ce %s\n' "$_n" >&3
+  ) < "$_rc_pfx.e" >&5 2>/dev/null &
   _rc_re=$!
-  exec 3>&- 4>&-
-  if ! command exec 5>"$_rc_pfx.o" 6>"$_rc_pfx.e"; then
+  exec 4>&- 5>&-
+  if ! command exec 4>"$_rc_pfx.o" 5>"$_rc_pfx.e"; then
     _rc_abort_start "cannot open the output pipes"
     return 1
   fi
-  # The release pipe: this shell holds the only write end (fd 7).
-  if ! command exec 7<>"$_rc_pfx.r" 8<"$_rc_pfx.r"; then
+  # The release pipe: this shell holds the only write end (fd 6).
+  if ! command exec 6<>"$_rc_pfx.r" 7<"$_rc_pfx.r"; then
     _rc_abort_start "cannot open the release pipe"
     return 1
   fi
@@ -227,9 +270,9 @@ run_command() {
   if [ "$S_stdin" = object ]; then _rc_in=$_rc_jd/stdin; else _rc_in=/dev/null; fi
   # EXEC-2: the group leader, waiting for the release.
   timeout 0 /bin/sh -c "$LEADER_SCRIPT" fsjob-leader "$@" \
-    < "$_rc_in" >&5 2>&6 5>&- 6>&- 7>&- 9>&- &
+    < "$_rc_in" >&4 2>&5 3>&- 4>&- 5>&- 6>&- 9>&- &
   _rc_lp=$!
-  exec 5>&- 6>&- 8<&-
+  exec 4>&- 5>&- 7<&-
   # Wait until timeout(1) has made its own process group (kill -0 on the
   # group is cheap), then read the leader's identity.
   _rc_i=0
@@ -264,8 +307,8 @@ run_command() {
   fi
   RUN_EXEC=1
   # Release: the command starts now.
-  printf '\n' >&7
-  exec 7>&-
+  printf '\n' >&6
+  exec 6>&-
   RUN_STARTED=$NOW_MS
   _rc_deadline=$((NOW_MS + S_timeout))
   _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((NOW_MS + 1000))
@@ -274,11 +317,11 @@ run_command() {
   # A short command is often done at once: look a few times before sleeping.
   _rc_i=0
   _rc_running=1
-  while [ "$_rc_i" -lt 20 ]; do
-    _rc_poll || { _rc_running=0; break; }
+  while [ "$_rc_i" -lt 8 ]; do
+    _rc_alive "$_rc_lp" "$_rc_ls" || { _rc_running=0; break; }
     _rc_i=$((_rc_i + 1))
   done
-  while [ "$_rc_running" = 1 ] && _rc_poll; do
+  while [ "$_rc_running" = 1 ] && _rc_alive "$_rc_lp" "$_rc_ls"; do
     now_ms
     # CLAIM-7, OWN-1: a newer generation exists: stop at once, say nothing.
     if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
@@ -345,6 +388,13 @@ run_command() {
       *) _rc_nap=$CONTROL_POLL_MAX ;;
     esac
   done
+  # Its status, once: jobs also reaps it if it is still a zombie.
+  _rc_i=0
+  while _rc_poll; do
+    _rc_i=$((_rc_i + 1))
+    [ "$_rc_i" -lt 100 ] || { log "$_rc_jd: the group leader is still listed as running"; break; }
+    sleep 0.01
+  done
   # EXEC-11: nothing of the job runs after its attempt ends.
   GM_LIVE=0
   kill -s 0 -- "-$_rc_lp" 2>/dev/null && group_members "$_rc_lp"
@@ -366,16 +416,14 @@ run_command() {
   guardian_tell "- $_rc_lp"
   # The owner waits for end of file on both pipes (EXEC-11), bounded: a
   # process that escaped the group could hold a pipe open forever.
-  # jobs reaps them without blocking; kill -0 then fails once they are gone.
   _rc_i=0
-  while [ "$_rc_i" -lt 300 ]; do
-    jobs > /dev/null 2>&1
+  while [ "$_rc_i" -lt 400 ]; do
     _rc_done=1
-    kill -s 0 "$_rc_ro" 2>/dev/null && _rc_done=0
-    kill -s 0 "$_rc_re" 2>/dev/null && _rc_done=0
+    _rc_alive "$_rc_ro" "" && _rc_done=0
+    [ "$_rc_done" = 1 ] && _rc_alive "$_rc_re" "" && _rc_done=0
     [ "$_rc_done" = 1 ] && break
     _rc_i=$((_rc_i + 1))
-    [ "$_rc_i" -gt 50 ] && sleep 0.005
+    [ "$_rc_i" -gt 8 ] && sleep 0.01
   done
   _rc_count_ok=1
   if [ "$_rc_done" != 1 ]; then
@@ -389,10 +437,10 @@ run_command() {
   _rc_sz=$(stat -c %s -- "$_rc_out" "$_rc_err" 2>/dev/null)
   _rc_ok_kept=${_rc_sz%%"$J_NL"*}
   _rc_er_kept=${_rc_sz#*"$J_NL"}
-  _rc_ok_rest= _rc_er_rest=
-  if [ "$_rc_count_ok" = 1 ]; then
-    IFS= read -r _rc_ok_rest < "$_rc_pfx.co"
-    IFS= read -r _rc_er_rest < "$_rc_pfx.ce"
+  # The counts the readers reported (they wrote them before they exited).
+  _rc_jobs
+  if [ "$_rc_count_ok" != 1 ]; then
+    _rc_ok_rest= _rc_er_rest=
   fi
   # Both digests in one sha256sum when both streams have bytes.
   _rc_ok_sha=$SHA_EMPTY _rc_er_sha=$SHA_EMPTY
