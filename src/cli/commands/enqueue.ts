@@ -3,6 +3,7 @@
  * `--request FILE` (the conformance `produce` role) and `--batch FILE|-`.
  * Flags become a request (REQ-1); src/producer does everything else.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError } from '../../core/errors.ts';
 import { STDIN_MAX } from '../../core/constants.ts';
@@ -79,6 +80,17 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
   return request;
 }
 
+/** The job is accepted either way; a consumer will reject it (EXEC-5), so say so now. */
+async function warnAboutCwd(cwd: string | undefined, root: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
+  if (cwd === undefined) return;
+  const inside = cwd === root || cwd.startsWith(`${root}/`);
+  const isDir = await stat(cwd).then((stats) => stats.isDirectory(), () => false);
+  if (inside || !isDir) {
+    const why = inside ? 'lies inside the queue' : 'is not a directory here';
+    io.stderr(`fsjob: warning: the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes\n`);
+  }
+}
+
 function printBatchResult(result: BatchResult, json: boolean, io: Parameters<FsjobCommand['run']>[1]): void {
   if (json) {
     const line = 'id' in result ? { line: result.line, id: result.id } : { line: result.line, error: result.error.toJSON() };
@@ -150,6 +162,7 @@ export const enqueueCommand: FsjobCommand = {
       const stdinFile = args['stdin'] as string | undefined;
       const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
       enqueued = await enqueue(queue, request, stdin === undefined ? {} : { stdin });
+      await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
     }
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
