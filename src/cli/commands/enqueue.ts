@@ -162,7 +162,7 @@ export const enqueueCommand: FsjobCommand = {
       const stdinFile = args['stdin'] as string | undefined;
       const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
       enqueued = await enqueue(queue, request, stdin === undefined ? {} : { stdin });
-      await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
+      if (enqueued.spec.argv !== undefined) await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
     }
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
