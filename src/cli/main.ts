@@ -50,10 +50,31 @@ const processIo: CliIo = {
     }),
 };
 
+/** Options whose value may be "-" (standard input). */
+const DASH_VALUED = new Set(['--stdin', '--batch', '--request']);
+
+/**
+ * yargs drops a lone "-" given as an option's value (`--batch -`), so it is
+ * joined to its option (`--batch=-`) first. Arguments after "--" belong to
+ * the job's command and are left as they are.
+ */
+export function joinDashValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    if (DASH_VALUED.has(arg) && argv[i + 1] === '-') {
+      out.push(`${arg}=-`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   let status: number = EXIT.OK;
-  const cli = yargs(argv)
+  const cli = yargs(joinDashValues(argv))
     .scriptName('fsjob')
     .usage('$0 <command> [options]\n\nfsjob hands durable jobs from one program to another through a directory (spec/fsjob-v1.md).')
     .version(fsjobVersion())

@@ -11,7 +11,7 @@
 import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { isFsjobError } from '../core/errors.ts';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry } from '../core/layout.ts';
 import { listDir, removeTree, renameNoReplace } from '../core/safefs.ts';
 import { readRecord } from '../core/records.ts';
@@ -159,6 +159,8 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   const keep = options.keep ?? 0;
   const olderThanMs = options.olderThanMs ?? 0;
   const dryRun = options.dryRun ?? false;
+  if (!Number.isSafeInteger(keep) || keep < 0) throw new FsjobError('USAGE', `keep must be a whole number of jobs, 0 or more; got ${keep}`);
+  if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw new FsjobError('USAGE', `olderThanMs must be 0 or more; got ${olderThanMs}`);
   const now = clock.nowMs();
 
   const { finished, skipped } = await finishedJobs(queue);

@@ -3,15 +3,16 @@
  * `--request FILE` (the conformance `produce` role) and `--batch FILE|-`.
  * Flags become a request (REQ-1); src/producer does everything else.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError } from '../../core/errors.ts';
 import { STDIN_MAX } from '../../core/constants.ts';
-import { REQUEST_MAX_BYTES, type JobRequest } from '../../core/records.ts';
-import { enqueue, enqueueBatch, type BatchResult } from '../../producer/index.ts';
+import type { JobRequest } from '../../core/records.ts';
+import type { BatchResult } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
-import { openQueueOf, withQueue } from '../queue-arg.ts';
+import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs } from '../units.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
@@ -79,6 +80,17 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
   return request;
 }
 
+/** The job is accepted either way; a consumer will reject it (EXEC-5), so say so now. */
+async function warnAboutCwd(cwd: string | undefined, root: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
+  if (cwd === undefined) return;
+  const inside = cwd === root || cwd.startsWith(`${root}/`);
+  const isDir = await stat(cwd).then((stats) => stats.isDirectory(), () => false);
+  if (inside || !isDir) {
+    const why = inside ? 'lies inside the queue' : 'is not a directory here';
+    io.stderr(`fsjob: warning: the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes\n`);
+  }
+}
+
 function printBatchResult(result: BatchResult, json: boolean, io: Parameters<FsjobCommand['run']>[1]): void {
   if (json) {
     const line = 'id' in result ? { line: result.line, id: result.id } : { line: result.line, error: result.error.toJSON() };
@@ -137,12 +149,14 @@ export const enqueueCommand: FsjobCommand = {
       }
     }
     const queue = await openQueueOf(args);
+    const { enqueue, enqueueBatch } = await producer();
     if (batchFile !== undefined) {
       const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
       return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
     }
     let enqueued;
     if (requestFile !== undefined) {
+      const { REQUEST_MAX_BYTES } = await import('../../core/records.ts');
       const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
       enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
     } else {
@@ -150,6 +164,7 @@ export const enqueueCommand: FsjobCommand = {
       const stdinFile = args['stdin'] as string | undefined;
       const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
       enqueued = await enqueue(queue, request, stdin === undefined ? {} : { stdin });
+      if (enqueued.spec.argv !== undefined) await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
     }
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
