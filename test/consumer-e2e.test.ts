@@ -96,7 +96,7 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   await waitFor('the guardian to stop both groups', async () => (await Promise.all(groups.map((g) => groupState(g)))).every((s) => s === 'stopped'), 10_000);
 
   const recovered = fsjob(['recover', '--queue', q.root, '--json']);
-  assert.is(await finished(recovered, 30_000), 0, recovered.stderr());
+  assert.is(await finished(recovered, 60_000), 0, recovered.stderr());
   const report = JSON.parse(recovered.stdout()) as RecoverReport;
   assert.equal(report.receipts.map((r) => [r.job_id, r.outcome, r.exit_code]), [[once1, 'lost', 125]]);
   assert.equal(report.requeued.map((r) => r.job_id), [twice]);
@@ -106,7 +106,7 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   assert.is(lost.stdout?.bytes_total, null);
 
   const next = fsjob(['work', '--queue', q.root, '--drain']);
-  assert.is(await finished(next, 30_000), 0, next.stderr());
+  assert.is(await finished(next, 60_000), 0, next.stderr());
   const r = receiptOf(q, twice);
   assert.is(r.outcome, 'succeeded');
   assert.is(r.attempts, 2);
@@ -125,7 +125,7 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   const groups = [groupOf(q, again), groupOf(q, last)];
   worker.child.kill('SIGTERM');
   worker.child.kill('SIGTERM'); // a repeated signal must not cut the shutdown short
-  assert.is(await finished(worker, 30_000), 0, worker.stderr());
+  assert.is(await finished(worker, 60_000), 0, worker.stderr());
   assert.is(receiptOf(q, quick).outcome, 'succeeded', 'a job that ends within the grace finishes normally');
   assert.is(endOf(q, again, 1).reason, 'shutdown');
   assert.is(endOf(q, again, 1).counted, true);

@@ -147,7 +147,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
       const exec = await readGenRecord(queue, files, 'exec', last);
       if (exec.ok) started = exec.value.recorded_ms;
     }
-    const bound = Math.min(spec.max_output_bytes, ctx.maxOutputBytes);
+    const bound = spec.max_output_bytes;
     return finish(
       owner,
       {

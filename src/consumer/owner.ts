@@ -225,8 +225,8 @@ export function readyName(spec: SpecRecord | undefined, id: string): string {
  * RCPT-5 for a generation whose owner died (RECOV-1 step 3): the file as it
  * is, `bytes_total` null because nobody counted the stream. Whether bytes were
  * discarded is unknown too; `truncated` says whether the file reached the
- * job's bound, so that it is true whenever bytes may have been discarded.
- * Null when the file is missing or refused (a symlink, a FIFO, too large).
+ * job's max_output_bytes (RECOV-1). Null when the file is missing or refused
+ * (a symlink, a FIFO, too large).
  */
 export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
   let bytes: Buffer | undefined;
