@@ -24,7 +24,7 @@ import {
   type SpecRecord,
   type StateRecord,
 } from '../core/records.ts';
-import { createExclusive, listDir, publishRecord, readBounded, removeTree, statEntry } from '../core/safefs.ts';
+import { createExclusive, listDir, openBounded, publishRecord, removeTree, statEntry } from '../core/safefs.ts';
 import type { Context } from './context.ts';
 
 export type EndReason = EndRecord['reason'];
@@ -229,19 +229,28 @@ export function readyName(spec: SpecRecord | undefined, id: string): string {
  * (a symlink, a FIFO, too large).
  */
 export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
-  let bytes: Buffer | undefined;
+  let opened: { handle: FileHandle; size: number };
   try {
-    bytes = await readBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, { ...queue.fsOptions, allowMissing: true });
+    opened = await openBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, queue.fsOptions);
   } catch (error) {
     if (error instanceof FsjobError && error.code !== 'IO') return null;
     throw error;
   }
-  if (bytes === undefined) return null;
-  return {
-    gen,
-    bytes_total: null,
-    bytes_kept: bytes.length,
-    truncated: bytes.length >= Math.min(bound, OUTPUT_MAX),
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  };
+  const { handle } = opened;
+  try {
+    const hash = createHash('sha256');
+    let kept = 0;
+    const chunk = Buffer.allocUnsafe(65_536);
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, kept);
+      if (bytesRead === 0 || kept + bytesRead > OUTPUT_MAX) break;
+      hash.update(chunk.subarray(0, bytesRead));
+      kept += bytesRead;
+    }
+    // RCPT-2: the receipt describes the file, so the file is made durable first.
+    await handle.sync();
+    return { gen, bytes_total: null, bytes_kept: kept, truncated: kept >= Math.min(bound, OUTPUT_MAX), sha256: hash.digest('hex') };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
