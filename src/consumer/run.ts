@@ -13,8 +13,7 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE } from '../core/constants.ts';
-import { DEFAULT_COMMAND_PATH } from '../core/constants.ts';
+import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
 import type { RunTicket } from './claim.ts';
