@@ -1,7 +1,7 @@
 /**
  * Consumer figures (not a test: timing belongs here, never in assertions).
  *
- *   node --import tsx test/figures/consumer-figures.ts [jobs=1000] [latency-samples=20]
+ *   node --import tsx test/figures/consumer.figures.ts [jobs=1000] [latency-samples=20]
  *
  * 1. Enqueue-to-receipt latency of one `true` job while an idle `fsjob work`
  *    process waits (fs.watch wake-up, claim, run, receipt).
