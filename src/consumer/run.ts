@@ -231,8 +231,14 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       ctx.emit({ type: 'unproven', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, clause: 'EXEC-11', reason });
       return { kind: 'unproven', reason };
     }
-    const status: ExecStatus | null =
-      result.exit !== null ? { exit: result.exit, signal: null } : result.signal !== null ? { exit: null, signal: result.signal } : null;
+    // A leader that was never released exited without running anything: there is no command status to report.
+    const status: ExecStatus | null = !result.released
+      ? null
+      : result.exit !== null
+        ? { exit: result.exit, signal: null }
+        : result.signal !== null
+          ? { exit: null, signal: result.signal }
+          : null;
     return conclude(owner, spec, attempt, {
       stoppedBy: control.fenced ? 'fenced' : result.stoppedBy,
       released: result.released,
