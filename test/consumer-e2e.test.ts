@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from './support/enqueue.ts';
-import { endOf, fileExists, readJson, readyEntries, receiptOf, waitFor } from './support/consumer.ts';
+import { deadIdentity, endOf, fileExists, publishClaim, readJson, readyEntries, receiptOf, waitFor } from './support/consumer.ts';
+import { publishRecord } from '../src/core/safefs.ts';
 import { cleanupAll, freshDir, withWatchdog } from './helpers.ts';
 import { groupState } from '../src/core/identity.ts';
 import type { ExecRecord, Group } from '../src/core/records.ts';
@@ -96,7 +97,7 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   await waitFor('the guardian to stop both groups', async () => (await Promise.all(groups.map((g) => groupState(g)))).every((s) => s === 'stopped'), 10_000);
 
   const recovered = fsjob(['recover', '--queue', q.root, '--json']);
-  assert.is(await finished(recovered, 30_000), 0, recovered.stderr());
+  assert.is(await finished(recovered, 60_000), 0, recovered.stderr());
   const report = JSON.parse(recovered.stdout()) as RecoverReport;
   assert.equal(report.receipts.map((r) => [r.job_id, r.outcome, r.exit_code]), [[once1, 'lost', 125]]);
   assert.equal(report.requeued.map((r) => r.job_id), [twice]);
@@ -106,7 +107,7 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   assert.is(lost.stdout?.bytes_total, null);
 
   const next = fsjob(['work', '--queue', q.root, '--drain']);
-  assert.is(await finished(next, 30_000), 0, next.stderr());
+  assert.is(await finished(next, 60_000), 0, next.stderr());
   const r = receiptOf(q, twice);
   assert.is(r.outcome, 'succeeded');
   assert.is(r.attempts, 2);
@@ -125,7 +126,7 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   const groups = [groupOf(q, again), groupOf(q, last)];
   worker.child.kill('SIGTERM');
   worker.child.kill('SIGTERM'); // a repeated signal must not cut the shutdown short
-  assert.is(await finished(worker, 30_000), 0, worker.stderr());
+  assert.is(await finished(worker, 60_000), 0, worker.stderr());
   assert.is(receiptOf(q, quick).outcome, 'succeeded', 'a job that ends within the grace finishes normally');
   assert.is(endOf(q, again, 1).reason, 'shutdown');
   assert.is(endOf(q, again, 1).counted, true);
@@ -135,6 +136,28 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   assert.equal(openClaims(q), []);
   assert.equal(readdirSync(q.paths.dir('workers')), []);
   assert.match(worker.stdout(), /claimed 3/);
+});
+
+e2e('`fsjob work --once --json` runs one job; `fsjob recover` exits 1 while an execution is unproven', async () => {
+  const q = await freshQueue();
+  const first = await enqueue(q, { argv: ['true'] });
+  const second = await enqueue(q, { argv: ['true'] });
+  const stuck = await enqueue(q, { argv: ['true'] });
+  await publishClaim(q, stuck, 1, await deadIdentity());
+  await publishRecord(q.paths.job(stuck), 'exec.1.json', 'unreadable\n', 'link', q.fsOptions);
+  const once1 = fsjob(['work', '--queue', q.root, '--once', '--json']);
+  assert.is(await finished(once1, 60_000), 0, once1.stderr());
+  const summary = JSON.parse(once1.stdout()) as { claimed: number; finished: Record<string, number> };
+  assert.is(summary.claimed, 1);
+  assert.equal(summary.finished, { succeeded: 1 });
+  assert.ok(fileExists(q.paths.jobFile(first, 'receipt.json')));
+  assert.not.ok(fileExists(q.paths.jobFile(second, 'receipt.json')));
+  const events = once1.stderr().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { type: string });
+  assert.ok(events.some((e) => e.type === 'finished'));
+  const recovered = fsjob(['recover', '--queue', q.root]);
+  assert.is(await finished(recovered, 60_000), 1);
+  assert.match(recovered.stdout(), /left alone, unproven: 1/);
+  assert.equal(openClaims(q), [stuck]);
 });
 
 e2e.run();

@@ -24,7 +24,7 @@ import {
   type SpecRecord,
   type StateRecord,
 } from '../core/records.ts';
-import { createExclusive, listDir, publishRecord, readBounded, removeTree, statEntry } from '../core/safefs.ts';
+import { createExclusive, listDir, openBounded, publishRecord, removeTree, statEntry } from '../core/safefs.ts';
 import type { Context } from './context.ts';
 
 export type EndReason = EndRecord['reason'];
@@ -137,9 +137,11 @@ export class Ownership {
     return now;
   }
 
-  /** Section 5.6: generation g ends without a receipt; the job is queued again from retryAtMs. */
-  async publishEnd(reason: EndReason, counted: boolean, retryAtMs: number, status: ExecStatus | null): Promise<EndRecord> {
+  /** Section 5.6: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
+  async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
     await this.guard();
+    const endedMs = this.ctx.clock.nowMs();
+    const retryAtMs = endedMs + retryDelayMs;
     const record: EndRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'end',
@@ -149,7 +151,7 @@ export class Ownership {
       counted,
       retry_at_ms: retryAtMs,
       status,
-      ended_ms: this.ctx.clock.nowMs(),
+      ended_ms: endedMs,
     };
     await publishRecord(this.dir, genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link', this.queue.fsOptions);
     this.ctx.emit({ type: 'ended', queue: this.queue.root, job_id: this.id, gen: this.gen, reason, retry_at_ms: retryAtMs });
@@ -225,23 +227,32 @@ export function readyName(spec: SpecRecord | undefined, id: string): string {
  * RCPT-5 for a generation whose owner died (RECOV-1 step 3): the file as it
  * is, `bytes_total` null because nobody counted the stream. Whether bytes were
  * discarded is unknown too; `truncated` says whether the file reached the
- * job's bound, so that it is true whenever bytes may have been discarded.
- * Null when the file is missing or refused (a symlink, a FIFO, too large).
+ * job's max_output_bytes (RECOV-1). Null when the file is missing or refused
+ * (a symlink, a FIFO, too large).
  */
 export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
-  let bytes: Buffer | undefined;
+  let opened: { handle: FileHandle; size: number };
   try {
-    bytes = await readBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, { ...queue.fsOptions, allowMissing: true });
+    opened = await openBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, queue.fsOptions);
   } catch (error) {
     if (error instanceof FsjobError && error.code !== 'IO') return null;
     throw error;
   }
-  if (bytes === undefined) return null;
-  return {
-    gen,
-    bytes_total: null,
-    bytes_kept: bytes.length,
-    truncated: bytes.length >= Math.min(bound, OUTPUT_MAX),
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  };
+  const { handle } = opened;
+  try {
+    const hash = createHash('sha256');
+    let kept = 0;
+    const chunk = Buffer.allocUnsafe(65_536);
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, kept);
+      if (bytesRead === 0 || kept + bytesRead > OUTPUT_MAX) break;
+      hash.update(chunk.subarray(0, bytesRead));
+      kept += bytesRead;
+    }
+    // RCPT-2: the receipt describes the file, so the file is made durable first.
+    await handle.sync();
+    return { gen, bytes_total: null, bytes_kept: kept, truncated: kept >= Math.min(bound, OUTPUT_MAX), sha256: hash.digest('hex') };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
