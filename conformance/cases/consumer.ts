@@ -143,7 +143,7 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
     const staged = await stageJob(queue, { argv: logged(log, `job-${i}`), cwd: work });
     ids.push(staged.id);
   }
-  const timeoutMs = Math.max(ctx.impl.timeoutMs, 120_000);
+  const timeoutMs = Math.max(ctx.impl.timeoutMs, 300_000);
   // Each racer runs under the crash injector in count mode: nothing is killed,
   // but every mutating call is logged, so how claims were taken can be audited.
   // Without a C compiler the race still runs, unaudited.

@@ -10,6 +10,7 @@ import { hostileCases } from './hostile.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { producerCases } from './producer.ts';
+import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

@@ -15,7 +15,7 @@ import { buildReport, type CaseResult, type Report } from './report.ts';
 /** Units of work at once: the roles mostly wait on fsync and child processes, so a little more than the two cores. */
 export const DEFAULT_PARALLEL = 4;
 
-export type RoleFilter = 'producer' | 'consumer' | 'all';
+export type RoleFilter = 'producer' | 'consumer' | 'validator' | 'all';
 
 export interface RunOptions {
   /** Manifest of the implementation under test; the reference when omitted. */

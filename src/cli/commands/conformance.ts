@@ -18,8 +18,8 @@ export const conformanceCommand: FsjobCommand = {
         type: 'string',
       })
       .option('role', {
-        describe: 'Test the implementation as a producer, a consumer, or both',
-        choices: ['producer', 'consumer', 'all'],
+        describe: 'Test one conformance level of the implementation (section 15), or all of them',
+        choices: ['producer', 'consumer', 'validator', 'all'],
         default: 'all',
         type: 'string',
       })
