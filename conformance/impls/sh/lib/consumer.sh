@@ -1,0 +1,570 @@
+# consumer.sh - choosing (7.2), claiming (7.3), deciding (CLAIM-6), running
+# (section 8) and finishing jobs; the guardian (WORKER-2).
+
+RECOVER_GRACE=5000
+GUARDIAN_GRACE=3000
+
+# spec_load JD ID: read spec.json (REC-4) into S_* (argv and env stay in
+# R_argv_*, R_env*). S_OK=1 when valid; otherwise S_ERR and S_REASON.
+# A spec never changes, so the last one loaded is kept (S_ID) until another
+# spec record is read (rec_read clears S_ID, since R_argv_* are shared).
+S_ID=
+spec_load() {
+  [ "$S_ID" = "$2" ] && return 0
+  S_OK=0 S_ERR= S_REASON=invalid_spec S_DIR_OK=1
+  # SEC-5, SEC-6 for the job directory, in the same stat(1) as the spec.
+  FS_ALSO=$1
+  if ! rec_read "$1/spec.json" spec "$2"; then
+    FS_ALSO=
+    [ "$FS_ALSO_OK" = 0 ] && S_DIR_OK=0
+    S_ERR=$REC_ERR S_REASON=$REC_REASON
+    return 1
+  fi
+  FS_ALSO=
+  [ "$FS_ALSO_OK" = 0 ] && S_DIR_OK=0
+  S_OK=1 S_KIND=$R_kind S_cwd=$R_cwd S_stdin=$R_stdin S_stdin_bytes=${R_stdin_bytes:-}
+  S_timeout=$R_timeout_ms S_grace=$R_kill_grace_ms S_deadline=$R_queue_deadline_ms
+  S_created=$R_created_ms S_maxatt=$R_max_attempts S_retry=$R_retry_delay_ms
+  S_prio=$R_priority S_lane=$R_lane S_preempt=$R_preemptible S_maxout=$R_max_output_bytes
+  S_ID=$2
+  return 0
+}
+
+# --- finishing a generation ------------------------------------------------------
+
+# finish_receipt JD ID G OUTCOME EXIT_CODE REASON|null MESSAGE ATTEMPTS
+#   STATUS_JSON|null STARTED|null STDOUT|null STDERR|null
+# RCPT-3 and READY-2; the files in FINISH_SYNC (the outputs the receipt
+# describes) are fsynced before the link (RCPT-2). Returns 1 when
+# superseded (nothing published).
+FINISH_SYNC_OUT= FINISH_SYNC_ERR=
+finish_receipt() {
+  if [ -e "$1/claim.$(($3 + 1)).json" ] || [ -L "$1/claim.$(($3 + 1)).json" ]; then
+    log "$1: superseded; generation $3 publishes nothing more (CLAIM-7)"
+    return 1
+  fi
+  _fr_msg=$7
+  [ ${#_fr_msg} -le 1024 ] || _fr_msg="(message over 1024 bytes omitted)"
+  now_ms
+  rec_receipt "$2" "$3" "$4" "$5" "$6" "$_fr_msg" "$8" "$9" "${10}" "$NOW_MS" "${11}" "${12}"
+  set -- "$1" "$2"
+  [ -n "$FINISH_SYNC_OUT" ] && [ -f "$FINISH_SYNC_OUT" ] && [ ! -L "$FINISH_SYNC_OUT" ] && set -- "$@" "$FINISH_SYNC_OUT"
+  [ -n "$FINISH_SYNC_ERR" ] && [ -f "$FINISH_SYNC_ERR" ] && [ ! -L "$FINISH_SYNC_ERR" ] && set -- "$@" "$FINISH_SYNC_ERR"
+  FINISH_SYNC_OUT= FINISH_SYNC_ERR=
+  _fr_jd=$1 _fr_id=$2
+  shift 2
+  pub_link "$_fr_jd" receipt.json "$REC" "$@"
+  case $? in
+    0) ready_remove "$_fr_id"; return 0 ;;
+    1) log "$_fr_jd: already finished by someone else (RCPT-3)"; ready_remove "$_fr_id"; return 0 ;;
+    *) log "$PUB_WHY"; return 2 ;;
+  esac
+}
+
+# finish_end JD ID G REASON COUNTED RETRY_AT STATUS_JSON|null (section 5.6)
+finish_end() {
+  if [ -e "$1/claim.$(($3 + 1)).json" ] || [ -L "$1/claim.$(($3 + 1)).json" ]; then
+    log "$1: superseded; generation $3 publishes nothing more (CLAIM-7)"
+    return 1
+  fi
+  now_ms
+  rec_end "$2" "$3" "$4" "$5" "$6" "$7" "$NOW_MS"
+  pub_link "$1" "end.$3.json" "$REC"
+  case $? in
+    0) return 0 ;;
+    *) log "${PUB_WHY:-$1/end.$3.json exists}"; return 2 ;;
+  esac
+}
+
+# lost_outputs JD G: OUT_JSON / ERR_JSON describing generation G's files with
+# bytes_total null (RECOV-1 step 3); STARTED from its exec record.
+lost_outputs() {
+  OUT_JSON=null ERR_JSON=null STARTED=null FINISH_SYNC_OUT= FINISH_SYNC_ERR=
+  [ "$2" -gt 0 ] || return 0
+  FINISH_SYNC_OUT=$1/stdout.$2 FINISH_SYNC_ERR=$1/stderr.$2
+  if rec_read "$1/exec.$2.json" exec "" "$2"; then STARTED=$R_recorded_ms; fi
+  for _lo_s in stdout stderr; do
+    _lo_j=null
+    if fs_check_file "$1/$_lo_s.$2" "$OUTPUT_MAX"; then
+      if [ "$FS_SIZE" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1/$_lo_s.$2" || SHA=; fi
+      if [ -n "$SHA" ]; then
+        # Whether bytes were discarded is unknown: true exactly when the file
+        # reached the bound.
+        _lo_t=false
+        [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
+        output_json "$2" null "$FS_SIZE" "$_lo_t" "$SHA"
+        _lo_j=$OUTPUT_JSON
+      fi
+    fi
+    if [ "$_lo_s" = stdout ]; then OUT_JSON=$_lo_j; else ERR_JSON=$_lo_j; fi
+  done
+}
+
+# --- after the claim (CLAIM-6) -------------------------------------------------------
+
+# decide MODE JD ID G: the owner of claim G decides what happens (CLAIM-6).
+# MODE consume runs the job; recover only releases it or finishes it as
+# lost (RECOV-1 step 3); cancel finishes it (CANCEL-2).
+# DECIDED says what happened: receipt, end, run, superseded, error.
+decide() {
+  _dc_mode=$1 _dc_jd=$2 _dc_id=$3 _dc_g=$4
+  DECIDED=error
+  job_scan "$_dc_jd"
+  # 0. a superseded owner finished the job meanwhile.
+  if [ "$J_RECEIPT" = 1 ]; then
+    ready_remove "$_dc_id"
+    DECIDED=receipt
+    return 0
+  fi
+  spec_load "$_dc_jd" "$_dc_id"
+  job_attempts "$_dc_jd" "$_dc_id"
+  if [ "$_dc_mode" = recover ]; then
+    if [ "$S_OK" = 1 ] && [ "$J_LASTEXEC" -gt 0 ] && [ "$ATTEMPTS" -ge "$S_maxatt" ]; then
+      lost_outputs "$_dc_jd" "$J_LASTEXEC"
+      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 owner_lost \
+        "the last attempt died with its owner" "$ATTEMPTS" null "$STARTED" "$OUT_JSON" "$ERR_JSON" &&
+        DECIDED=receipt
+      return 0
+    fi
+    now_ms
+    finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
+    return 0
+  fi
+  # 1. invalid spec.
+  if [ "$S_OK" != 1 ]; then
+    log "$_dc_jd/spec.json: rejected: $S_ERR"
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 "$S_REASON" "$S_ERR" "$ATTEMPTS" null null null null &&
+      DECIDED=receipt
+    return 0
+  fi
+  # 2. cancelled.
+  if [ "$J_CANCEL" != none ]; then
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" cancelled 130 null "cancelled before it started" "$ATTEMPTS" null null null null &&
+      DECIDED=receipt
+    return 0
+  fi
+  if [ "$_dc_mode" = cancel ]; then
+    DECIDED=none
+    return 0
+  fi
+  # 3. expired.
+  now_ms
+  if [ -n "$S_deadline" ] && [ -z "$J_EXECS" ] && [ "$NOW_MS" -gt $((S_created + S_deadline)) ]; then
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" expired 124 null "not started within queue_deadline_ms" "$ATTEMPTS" null null null null &&
+      DECIDED=receipt
+    return 0
+  fi
+  # 4. the last attempt died with its owner.
+  if [ "$ATTEMPTS" -ge "$S_maxatt" ]; then
+    lost_outputs "$_dc_jd" "$J_LASTEXEC"
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 owner_lost \
+      "the last attempt died with its owner" "$ATTEMPTS" null "$STARTED" "$OUT_JSON" "$ERR_JSON" &&
+      DECIDED=receipt
+    return 0
+  fi
+  if [ "$S_KIND" != command ]; then
+    # A payload job: this consumer has no handlers; give it back.
+    finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
+    return 0
+  fi
+  # 6. working directory (EXEC-5) and stdin (EXEC-7).
+  _dc_why=
+  if [ ! -d "$S_cwd" ]; then
+    _dc_why="cwd $S_cwd is not a directory"
+  elif cd -P -- "$S_cwd" 2>/dev/null; then
+    # cd -P leaves the physical path in PWD: no fork for pwd -P.
+    _dc_pcwd=$PWD
+    cd /
+    case $_dc_pcwd in
+      "$Q"|"$Q"/*) _dc_why="cwd $S_cwd lies inside the queue (EXEC-5)" ;;
+    esac
+  else
+    _dc_why="cwd $S_cwd cannot be entered"
+  fi
+  if [ -n "$_dc_why" ]; then
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 cwd_unusable "$_dc_why" "$ATTEMPTS" null null null null &&
+      DECIDED=receipt
+    return 0
+  fi
+  if [ "$S_stdin" = object ]; then
+    if ! fs_check_file "$_dc_jd/stdin" "$STDIN_MAX"; then
+      _dc_why="stdin: $FS_WHY"
+    elif [ "$FS_SIZE" != "$S_stdin_bytes" ]; then
+      _dc_why="stdin holds $FS_SIZE bytes, the spec says $S_stdin_bytes"
+    fi
+    if [ -n "$_dc_why" ]; then
+      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 stdin_unusable "$_dc_why" "$ATTEMPTS" null null null null &&
+        DECIDED=receipt
+      return 0
+    fi
+  fi
+  # 7. the lane.
+  if [ -n "$S_lane" ]; then
+    hold_open lane "$S_lane"
+    _dc_rc=$?
+    [ "$_dc_rc" = 0 ] && { hold_take "$_dc_id" "$_dc_g"; _dc_rc=$?; }
+    case $_dc_rc in
+      0) ;;
+      3)
+        now_ms
+        finish_end "$_dc_jd" "$_dc_id" "$_dc_g" lane_busy false "$NOW_MS" null && DECIDED=end
+        return 0 ;;
+      *)
+        now_ms
+        finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
+        return 0 ;;
+    esac
+  fi
+  # 8. run.
+  _dc_attempt=$((ATTEMPTS + 1))
+  run_command "$_dc_jd" "$_dc_id" "$_dc_g" "$_dc_attempt"
+  FINISH_SYNC_OUT=$_dc_jd/stdout.$_dc_g FINISH_SYNC_ERR=$_dc_jd/stderr.$_dc_g
+  DECIDED=run
+  if [ "$RUN_EXEC" = 1 ]; then _dc_used=$_dc_attempt; else _dc_used=$ATTEMPTS; fi
+  if [ -n "$RUN_SIGNAL" ]; then
+    status_json "" "$RUN_SIGNAL"
+  elif [ -n "$RUN_EXIT" ]; then
+    status_json "$RUN_EXIT" ""
+  else
+    STATUS_JSON=null
+  fi
+  case $RUN_OUTCOME in
+    superseded) DECIDED=superseded; return 0 ;;
+    fenced) DECIDED=superseded; CONSUME_FAILED=1; return 0 ;;
+    start_failed)
+      # Nothing ran (the exec record was not published).
+      now_ms
+      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null
+      return 0 ;;
+    preempted)
+      # PREEMPT-1: not counted, runnable again at once.
+      now_ms
+      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" preempted false "$NOW_MS" "$STATUS_JSON"
+      return 0 ;;
+    succeeded)
+      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" succeeded 0 null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON" ;;
+    cancelled)
+      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" cancelled 130 null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON" ;;
+    force_stopped)
+      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" force_stopped 137 null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON" ;;
+    shutdown)
+      if [ "$_dc_used" -lt "$S_maxatt" ]; then
+        now_ms
+        finish_end "$_dc_jd" "$_dc_id" "$_dc_g" shutdown true "$NOW_MS" "$STATUS_JSON"
+      else
+        finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 shutdown "the consumer stopped the last attempt while shutting down" \
+          "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON"
+      fi ;;
+    failed|timed_out)
+      # RETRY-3.
+      if [ "$_dc_used" -lt "$S_maxatt" ]; then
+        now_ms
+        finish_end "$_dc_jd" "$_dc_id" "$_dc_g" "$RUN_OUTCOME" true $((NOW_MS + S_retry)) "$STATUS_JSON"
+      elif [ "$RUN_OUTCOME" = timed_out ]; then
+        finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" timed_out 124 null "timed out after $S_timeout ms" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON"
+      else
+        if [ -n "$RUN_SIGNAL" ]; then
+          signal_number "$RUN_SIGNAL"
+          _dc_code=$((128 + SIGNUM))
+        else
+          _dc_code=${RUN_EXIT:-1}
+        fi
+        [ "$_dc_code" -ge 1 ] && [ "$_dc_code" -le 255 ] || _dc_code=1
+        finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" failed "$_dc_code" null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON"
+      fi ;;
+  esac
+  return 0
+}
+
+# claim_job JD ID G: publish claim.<G>.json (CLAIM-5). 0 claimed, 1 lost
+# to another process, 2 failure.
+claim_job() {
+  now_ms
+  CLAIM_MS=$NOW_MS CLAIM_LEASE_MS=$LEASE_DEFAULT
+  rec_claim "$2" "$3" "$CLAIM_MS" "$CLAIM_LEASE_MS"
+  # The directory fsync is done with the next record's first fsync.
+  PUB_DEFER=1
+  pub_link "$1" "claim.$3.json" "$REC"
+  _cj_rc=$?
+  PUB_DEFER=
+  case $_cj_rc in
+    0) return 0 ;;
+    1) return 1 ;;
+    *) log "$PUB_WHY"; return 2 ;;
+  esac
+}
+
+# orphan_stoppable JD ID: RECOV-1 step 1 for the open claim J_G of a dead
+# owner. 0 when its execution is proven stopped (stopping a same-host group
+# whose identity matches first); 1 UNPROVEN.
+orphan_stoppable() {
+  [ "$J_EXEC" = 1 ] || return 0
+  exec_group_state "$1" "$2" "$J_G"
+  [ "$GROUP" = stopped ] && return 0
+  if [ "$GROUP" = running ] && [ "$EXEC_LOCAL" = 1 ]; then
+    log "$1: stopping the orphaned group $EXEC_PGID of generation $J_G (RECOV-1)"
+    group_stop "$EXEC_PGID" "$EXEC_START" "$RECOVER_GRACE"
+    [ "$GROUP" = stopped ] && return 0
+  fi
+  log "$1: UNPROVEN: the execution of generation $J_G may still run; left alone (RECOV-1)"
+  return 1
+}
+
+# --- choosing (CLAIM-1, CLAIM-2) -------------------------------------------------
+
+# _cs_skipped ID: the job is on this run's skip list.
+_cs_skipped() {
+  case " $SKIP_IDS " in *" $1 "*) return 0 ;; esac
+  return 1
+}
+
+# preempt_waiter LANE AFTER_ENTRY: a waiting non-preemptible job of LANE
+# exists (PREEMPT-2).
+preempt_waiter() {
+  for _pw_e in "$Q"/ready/*; do
+    _pw_n=${_pw_e##*/}
+    case $_pw_n in [0-2][0-9][0-9][0-9]-*) ;; *) continue ;; esac
+    _pw_id=${_pw_n#????-}
+    is_job_id "$_pw_id" || continue
+    [ "$_pw_id" = "$1" ] && continue
+    _pw_jd=$Q/jobs/$_pw_id
+    [ -d "$_pw_jd" ] && [ ! -L "$_pw_jd" ] || continue
+    job_scan "$_pw_jd"
+    [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 0 ] && [ "$J_CANCEL" = none ] || continue
+    if [ "$J_G" -gt 0 ] && rec_read "$_pw_jd/end.$J_G.json" end "$_pw_id" "$J_G"; then
+      now_ms
+      [ "$R_retry_at_ms" -gt "$NOW_MS" ] && continue
+    fi
+    rec_read "$_pw_jd/spec.json" spec "$_pw_id" || continue
+    [ "$R_lane" = "$2" ] && [ "$R_preemptible" = false ] && return 0
+  done
+  return 1
+}
+
+# consume_pass: consider ready entries in order; claim and handle the first
+# job this consumer can make progress on. PASS_DID=1 when it handled one;
+# PASS_NEXT = the earliest retry_at_ms of a retrying job it could run.
+consume_pass() {
+  PASS_DID=0 PASS_NEXT=
+  for _cp_e in "$Q"/ready/*; do
+    [ -z "$SHUTDOWN_AT" ] || return 0
+    _cp_n=${_cp_e##*/}
+    case $_cp_n in [0-2][0-9][0-9][0-9]-*) ;; *) continue ;; esac
+    _cp_id=${_cp_n#????-}
+    is_job_id "$_cp_id" || continue
+    _cs_skipped "$_cp_id" && continue
+    _cp_jd=$Q/jobs/$_cp_id
+    if [ -L "$_cp_jd" ]; then
+      log "$_cp_jd: symlink refused (SEC-2)"
+      SKIP_IDS="$SKIP_IDS $_cp_id"
+      continue
+    fi
+    [ -d "$_cp_jd" ] || continue
+    job_scan "$_cp_jd"
+    if [ "$J_RECEIPT" = 1 ]; then
+      ready_remove "$_cp_id"
+      continue
+    fi
+    if [ "$J_G" -ge "$GEN_MAX" ]; then
+      log "$_cp_jd: generation $GEN_MAX reached; not claimed (CLAIM-4)"
+      SKIP_IDS="$SKIP_IDS $_cp_id"
+      continue
+    fi
+    _cp_orphan=0
+    if [ "$J_OPEN" = 1 ]; then
+      claim_verdict "$_cp_jd" "$_cp_id" "$J_G"
+      [ "$OWNER" = dead ] || continue
+      _cp_orphan=1
+    fi
+    # The spec says whether this consumer can run the job at all.
+    if spec_load "$_cp_jd" "$_cp_id"; then
+      [ "$S_KIND" = command ] || continue
+    fi
+    if [ "$S_DIR_OK" = 0 ]; then
+      log "$_cp_jd: $FS_ALSO_WHY; the job is left alone"
+      SKIP_IDS="$SKIP_IDS $_cp_id"
+      continue
+    fi
+    now_ms
+    _cp_waiting=queued
+    if [ "$_cp_orphan" = 0 ]; then
+      if [ "$J_CANCEL" != none ]; then
+        _cp_waiting=cancelling
+      elif [ "$S_OK" = 1 ] && [ -n "$S_deadline" ] && [ -z "$J_EXECS" ] && [ "$NOW_MS" -gt $((S_created + S_deadline)) ]; then
+        _cp_waiting=expired
+      elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && [ "$R_retry_at_ms" -gt "$NOW_MS" ]; then
+        if [ -z "$PASS_NEXT" ] || [ "$R_retry_at_ms" -lt "$PASS_NEXT" ]; then
+          PASS_NEXT=$R_retry_at_ms
+        fi
+        continue
+      fi
+    fi
+    if [ "$_cp_waiting" = queued ] && [ "$S_OK" = 1 ] && [ -n "$S_lane" ]; then
+      # LANE-4: a held lane means skip the job.
+      lane_busy_for "$_cp_id" "$S_lane" && continue
+      # PREEMPT-2.
+      if [ "$S_preempt" = true ] && preempt_waiter "$_cp_id" "$S_lane"; then
+        continue
+      fi
+    fi
+    if [ "$_cp_orphan" = 1 ]; then
+      job_scan "$_cp_jd"
+      orphan_stoppable "$_cp_jd" "$_cp_id" || { SKIP_IDS="$SKIP_IDS $_cp_id"; continue; }
+    fi
+    _cp_g=$((J_G + 1))
+    # Someone else may have claimed it meanwhile: a cheap look first.
+    if [ -e "$_cp_jd/claim.$_cp_g.json" ] || [ -L "$_cp_jd/claim.$_cp_g.json" ]; then
+      PASS_DID=1
+      return 0
+    fi
+    claim_job "$_cp_jd" "$_cp_id" "$_cp_g"
+    case $? in
+      0) ;;
+      1) PASS_DID=1; return 0 ;;
+      *) SKIP_IDS="$SKIP_IDS $_cp_id"; continue ;;
+    esac
+    guardian_check
+    decide consume "$_cp_jd" "$_cp_id" "$_cp_g"
+    pub_flush
+    case $DECIDED in
+      run|receipt) SKIP_IDS= ;;
+      *) SKIP_IDS="$SKIP_IDS $_cp_id" ;;
+    esac
+    PASS_DID=1
+    return 0
+  done
+}
+
+consume_signal() {
+  now_ms
+  SHUTDOWN_AT=$NOW_MS
+}
+
+# cmd_consume ROOT: process runnable jobs until none remains (MANIFEST-1).
+cmd_consume() {
+  queue_open "$1" || return 1
+  id_init || { log "cannot determine this process's identity"; return 1; }
+  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 GUARD_PID= SCRATCH=
+  trap consume_signal TERM INT HUP
+  scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
+  guardian_start || log "no guardian: running commands will not be stopped if this process dies"
+  ready_rebuild
+  while [ -z "$SHUTDOWN_AT" ]; do
+    consume_pass
+    [ "$CONSUME_FAILED" = 0 ] || break
+    [ "$PASS_DID" = 1 ] && continue
+    [ -n "$PASS_NEXT" ] || break
+    # Wait out a retry delay, a second at a time, unless it is far away: a
+    # job retrying in an hour is not one this run can make progress on.
+    now_ms
+    if [ $((PASS_NEXT - NOW_MS)) -gt "${FSJOB_SH_RETRY_WAIT_MAX_MS:-60000}" ]; then
+      log "the next retry is due in $(((PASS_NEXT - NOW_MS) / 1000)) s; not waiting"
+      break
+    fi
+    if [ "$PASS_NEXT" -gt "$NOW_MS" ]; then
+      _cc_wait=$((PASS_NEXT - NOW_MS))
+      [ "$_cc_wait" -le 1000 ] || _cc_wait=1000
+      sleep "$((_cc_wait / 1000)).$(printf '%03d' $((_cc_wait % 1000)))"
+    fi
+  done
+  pub_flush
+  guardian_stop
+  [ -n "$SCRATCH" ] && rm -rf -- "$SCRATCH"
+  [ "$CONSUME_FAILED" = 0 ]
+}
+
+# scratch_init: a private directory for this process's pipes and counters,
+# created once (tmp/ is on the queue's filesystem and is never read as
+# records; TEMP-1 removes it if this process dies).
+scratch_init() {
+  rand_hex16 || return 1
+  SCRATCH=$Q/tmp/.fsjob-sh.$$.$RAND
+  mkdir -m 700 -- "$SCRATCH" || { SCRATCH=; return 1; }
+  mkfifo -m 600 -- "$SCRATCH/a.o" "$SCRATCH/a.e" "$SCRATCH/a.r" "$SCRATCH/g" "$SCRATCH/j" || return 1
+  # fd 3: the report pipe (runner.sh).
+  command exec 3<>"$SCRATCH/j"
+}
+
+# --- the guardian (WORKER-2) --------------------------------------------------------
+#
+# A separate process in its own process group (so a signal to the consumer's
+# group does not reach it) reads lines "+ PGID START" / "- PGID" from a pipe
+# whose write end only the consumer holds. End of file means the consumer
+# is gone: every group still listed is stopped if its identity matches
+# (ID-9). Set FSJOB_SH_NO_GUARDIAN=1 to run without one (tests of RECOV-1).
+
+guardian_start() {
+  [ "${FSJOB_SH_NO_GUARDIAN:-}" = 1 ] && return 0
+  _gd_f=$SCRATCH/g
+  command exec 9<>"$_gd_f" 8<"$_gd_f" || return 1
+  timeout 0 "$FSJOB_SH" _guardian "$$" "$ID_START" <&8 >/dev/null 2>&1 3>&- 8<&- 9>&- &
+  GUARD_PID=$!
+  exec 8<&-
+  GUARD_START=
+  _gd_i=0
+  while [ "$_gd_i" -lt 100 ]; do
+    proc_stat "$GUARD_PID" && GUARD_START=$PS_START && break
+    _gd_i=$((_gd_i + 1))
+  done
+  [ -n "$GUARD_START" ]
+}
+
+# guardian_check: the guardian still runs; if it does not, stop telling it.
+guardian_check() {
+  [ -n "$GUARD_PID" ] || return 0
+  proc_stat "$GUARD_PID"
+  if [ $? = 0 ] && [ "$PS_START" = "$GUARD_START" ] && [ "$PS_STATE" != Z ]; then
+    return 0
+  fi
+  log "the guardian $GUARD_PID is gone"
+  GUARD_PID=
+  exec 9>&-
+}
+
+guardian_tell() {
+  [ -n "$GUARD_PID" ] || return 0
+  printf '%s\n' "$1" >&9
+}
+
+guardian_stop() {
+  [ -n "$GUARD_PID" ] || return 0
+  exec 9>&-
+  wait "$GUARD_PID" 2>/dev/null
+  GUARD_PID=
+}
+
+guardian_main() { # CONSUMER_PID CONSUMER_START
+  trap '' INT HUP
+  _gm_list=
+  while IFS= read -r _gm_line; do
+    case $_gm_line in
+      '+ '*) _gm_list="$_gm_list${_gm_line#+ }$J_NL" ;;
+      '- '*)
+        _gm_pg=${_gm_line#- }
+        _gm_new=
+        set -f
+        _gm_ifs=$IFS
+        IFS=$J_NL
+        # shellcheck disable=SC2086
+        set -- $_gm_list
+        IFS=$_gm_ifs
+        set +f
+        for _gm_e do
+          [ "${_gm_e%% *}" = "$_gm_pg" ] || _gm_new="$_gm_new$_gm_e$J_NL"
+        done
+        _gm_list=$_gm_new ;;
+    esac
+  done
+  [ -n "$_gm_list" ] || return 0
+  set -f
+  _gm_ifs=$IFS
+  IFS=$J_NL
+  # shellcheck disable=SC2086
+  set -- $_gm_list
+  IFS=$_gm_ifs
+  set +f
+  for _gm_e do
+    group_stop "${_gm_e%% *}" "${_gm_e#* }" "$GUARDIAN_GRACE"
+  done
+  return 0
+}

@@ -1,0 +1,166 @@
+# control.sh - cancel (section 8.6) and one-shot recovery (section 11, 12).
+
+# cmd_cancel ROOT ID FORCE(true|false): CANCEL-1, CANCEL-2.
+cmd_cancel() {
+  queue_open "$1" || return 1
+  if ! is_job_id "$2"; then
+    log "$2: not a job id (LAYOUT-4)"
+    return 2
+  fi
+  _cn_jd=$Q/jobs/$2
+  if [ -L "$_cn_jd" ]; then log "$_cn_jd: symlink refused (SEC-2)"; return 1; fi
+  if [ ! -d "$_cn_jd" ]; then log "$2: no such job"; return 1; fi
+  id_init || return 1
+  job_scan "$_cn_jd"
+  if [ "$J_RECEIPT" = 1 ]; then
+    log "$2: already finished; a job with a receipt cannot be cancelled (CANCEL-1)"
+    return 1
+  fi
+  if [ "$3" = true ]; then _cn_name=cancel-force.json; else _cn_name=cancel.json; fi
+  now_ms
+  rec_cancel "$2" "$3" "$NOW_MS"
+  pub_link "$_cn_jd" "$_cn_name" "$REC"
+  case $? in
+    0|1) ;;
+    *) log "$PUB_WHY"; return 1 ;;
+  esac
+  # CANCEL-2: nobody owns the job: finish it now.
+  job_scan "$_cn_jd"
+  if [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 0 ] && [ "$J_G" -lt "$GEN_MAX" ]; then
+    if claim_job "$_cn_jd" "$2" $((J_G + 1)); then
+      decide cancel "$_cn_jd" "$2" $((J_G + 1))
+    fi
+  fi
+  return 0
+}
+
+# temp_gc DIR...: TEMP-1 for the temporary names in each DIR.
+temp_gc() {
+  now_ms
+  _tg_now=$((NOW_MS / 1000))
+  for _tg_d do
+    [ -d "$_tg_d" ] && [ ! -L "$_tg_d" ] || continue
+    for _tg_f in "$_tg_d"/.[!.]* "$_tg_d"/..?*; do
+      [ -e "$_tg_f" ] || [ -L "$_tg_f" ] || continue
+      _temp_gc_one "$_tg_f"
+    done
+  done
+}
+
+_temp_gc_one() {
+  if [ -L "$1" ]; then
+    log "$1: symlink left in place (SEC-2)"
+    return 0
+  fi
+  fs_stat "$1" || return 0
+  [ $((_tg_now - FS_MTIME)) -gt $((TEMP_MAX_AGE / 1000)) ] || return 0
+  rm -rf -- "$1" && log "removed stale temporary $1 (TEMP-1)"
+}
+
+# cmd_recover ROOT: RECOV-1 (with end reason released), READY-4, TEMP-1.
+cmd_recover() {
+  queue_open "$1" || return 1
+  id_init || return 1
+  ready_rebuild
+  for _rv_jd in "$Q"/jobs/*; do
+    _rv_id=${_rv_jd##*/}
+    [ -e "$_rv_jd" ] || [ -L "$_rv_jd" ] || continue
+    if ! is_job_id "$_rv_id"; then
+      log "$_rv_jd: foreign entry (LAYOUT-4)"
+      continue
+    fi
+    if [ -L "$_rv_jd" ] || [ ! -d "$_rv_jd" ]; then
+      log "$_rv_jd: not a directory, or a symlink (SEC-2)"
+      continue
+    fi
+    job_scan "$_rv_jd"
+    [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 1 ] || continue
+    claim_verdict "$_rv_jd" "$_rv_id" "$J_G"
+    [ "$OWNER" = dead ] || continue
+    if [ "$J_G" -ge "$GEN_MAX" ]; then
+      log "$_rv_jd: generation $GEN_MAX reached; cannot recover (CLAIM-4)"
+      continue
+    fi
+    orphan_stoppable "$_rv_jd" "$_rv_id" || continue
+    _rv_g=$((J_G + 1))
+    claim_job "$_rv_jd" "$_rv_id" "$_rv_g" || continue
+    decide recover "$_rv_jd" "$_rv_id" "$_rv_g"
+    log "$_rv_jd: recovered generation $((_rv_g - 1)) as generation $_rv_g: $DECIDED"
+  done
+  # TEMP-1.
+  set -- "$Q" "$Q/ready" "$Q/workers" "$Q/dedupe" "$Q/lanes" "$Q/jobs"
+  for _rv_d in "$Q"/jobs/* "$Q"/dedupe/* "$Q"/lanes/*; do
+    [ -d "$_rv_d" ] && [ ! -L "$_rv_d" ] && set -- "$@" "$_rv_d"
+  done
+  temp_gc "$@"
+  for _rv_f in "$Q"/tmp/* "$Q"/tmp/.[!.]* "$Q"/tmp/..?*; do
+    [ -e "$_rv_f" ] || [ -L "$_rv_f" ] || continue
+    _temp_gc_one "$_rv_f"
+  done
+  # Stale worker registrations (WORKER-1).
+  for _rv_f in "$Q"/workers/*.json; do
+    _rv_w=${_rv_f##*/}
+    is_hex 16 "${_rv_w%.json}" || continue
+    if ! rec_read "$_rv_f" worker; then
+      log "$_rv_f: invalid registration: $REC_ERR"
+      continue
+    fi
+    owner_verdict "$R_owner_boot_id" "$R_owner_pid_ns" "$R_owner_pid" "$R_owner_start" "$R_heartbeat_ms" "$R_lease_ms"
+    [ "$OWNER" = dead ] && rm_entry "$_rv_f"
+  done
+  return 0
+}
+
+# cmd_check_record TYPE FILE [NAME]: check FILE as a TYPE record stored under
+# NAME (a path relative to a queue root, LAYOUT-5), as REC-4 orders it. For
+# the conformance vectors (conformance/vectors/README.md); prints "valid" or
+# the reason, exits 0 or 1.
+cmd_check_record() {
+  Q_UID=$(id -u)
+  _ck_type=$1 _ck_id= _ck_gen= _ck_extra=
+  case $3 in
+    '') ;;
+    jobs/*/*)
+      _ck_id=${3#jobs/}
+      _ck_id=${_ck_id%%/*}
+      _ck_n=${3##*/}
+      case $_ck_n in
+        spec.json) _ck_type=spec ;;
+        receipt.json) _ck_type=receipt ;;
+        cancel.json) _ck_type=cancel _ck_extra=false ;;
+        cancel-force.json) _ck_type=cancel _ck_extra=true ;;
+        claim.*.json|exec.*.json|state.*.json|end.*.json)
+          _ck_type=${_ck_n%%.*}
+          _ck_gen=${_ck_n#*.}
+          _ck_gen=${_ck_gen%.json}
+          is_gen "$_ck_gen" || { echo "invalid: ${3}: not a generation (LAYOUT-5)"; return 1; } ;;
+        *) echo "invalid: ${3}: unknown name (LAYOUT-6)"; return 1 ;;
+      esac ;;
+    dedupe/*/*.json|lanes/*/*.json)
+      _ck_type=hold
+      _ck_h=${3#*/}
+      _ck_h=${_ck_h%%/*}
+      case $3 in dedupe/*) _ck_extra="dedupe $_ck_h" ;; *) _ck_extra="lane $_ck_h" ;; esac ;;
+    workers/*.json)
+      _ck_type=worker
+      _ck_extra=${3#workers/}
+      _ck_extra=${_ck_extra%.json} ;;
+    fsjob.json) _ck_type=queue ;;
+  esac
+  if rec_read "$2" "$_ck_type" "$_ck_id" "$_ck_gen" "$_ck_extra"; then
+    echo valid
+    return 0
+  fi
+  echo "invalid: $REC_ERR"
+  return 1
+}
+
+# cmd_check_request FILE: check a request (REQ-1); prints "valid" or why.
+cmd_check_request() {
+  if request_read "$1"; then
+    echo valid
+    return 0
+  fi
+  echo "invalid: $RQ_ERR"
+  return 1
+}

@@ -1,0 +1,174 @@
+# jobs.sh - what a job directory says (STATUS-1, RETRY-1) and the ready
+# index (section 6.3).
+
+LEASE_DEFAULT=30000
+
+# job_scan JD: one listing of a job directory.
+#   J_G       highest claim generation (0 if none)
+#   J_RECEIPT 1 when receipt.json exists (in any form: the name is taken)
+#   J_CANCEL  none, graceful or force
+#   J_EXECS   generations with an exec record, ascending, space separated
+#   J_LASTEXEC the highest of them (0 if none)
+#   J_OPEN    1 when claim J_G exists without end.<J_G>.json
+#   J_EXEC    1 when exec.<J_G>.json exists
+job_scan() {
+  J_G=0 J_RECEIPT=0 J_CANCEL=none J_EXECS= J_LASTEXEC=0 J_OPEN=0 J_EXEC=0
+  for _js_f in "$1"/*; do
+    _js_n=${_js_f##*/}
+    case $_js_n in
+      claim.*.json)
+        _js_g=${_js_n#claim.}
+        _js_g=${_js_g%.json}
+        is_gen "$_js_g" && [ "$_js_g" -gt "$J_G" ] && J_G=$_js_g ;;
+      exec.*.json)
+        _js_g=${_js_n#exec.}
+        _js_g=${_js_g%.json}
+        if is_gen "$_js_g"; then
+          J_EXECS="$J_EXECS $_js_g"
+          [ "$_js_g" -gt "$J_LASTEXEC" ] && J_LASTEXEC=$_js_g
+        fi ;;
+      receipt.json) J_RECEIPT=1 ;;
+      cancel.json) [ "$J_CANCEL" = force ] || J_CANCEL=graceful ;;
+      cancel-force.json) J_CANCEL=force ;;
+    esac
+  done
+  if [ "$J_G" -gt 0 ]; then
+    if [ ! -e "$1/end.$J_G.json" ] && [ ! -L "$1/end.$J_G.json" ]; then
+      J_OPEN=1
+    fi
+    if [ -e "$1/exec.$J_G.json" ] || [ -L "$1/exec.$J_G.json" ]; then
+      J_EXEC=1
+    fi
+  fi
+  return 0
+}
+
+# job_attempts JD ID: ATTEMPTS = attempts used (RETRY-1): generations with
+# an exec record, minus those whose end record says counted false. An end
+# record that cannot be read counts the attempt (never run more than
+# max_attempts).
+job_attempts() {
+  ATTEMPTS=0
+  for _ja_g in $J_EXECS; do
+    if [ -e "$1/end.$_ja_g.json" ] && rec_read "$1/end.$_ja_g.json" end "$2" "$_ja_g" && [ "$R_counted" = false ]; then
+      continue
+    fi
+    ATTEMPTS=$((ATTEMPTS + 1))
+  done
+}
+
+# claim_verdict JD ID G: OWNER (alive, dead, unknown) of claim G, with
+# CLAIM_LEASE and CLAIM_RENEWED (the last renewal, LEASE-3).
+claim_verdict() {
+  if ! rec_read "$1/claim.$3.json" claim "$2" "$3"; then
+    log "$1/claim.$3.json: invalid record: $REC_ERR"
+    OWNER=unknown
+    return 0
+  fi
+  CLAIM_LEASE=$R_lease_ms
+  CLAIM_RENEWED=$R_claimed_ms
+  CLAIM_OWNER_BOOT=$R_owner_boot_id
+  CLAIM_OWNER_NS=$R_owner_pid_ns
+  if [ "$R_owner_boot_id" != "$ID_BOOT" ] || [ "$R_owner_pid_ns" != "$ID_NS" ]; then
+    _cv_boot=$R_owner_boot_id _cv_ns=$R_owner_pid_ns _cv_pid=$R_owner_pid _cv_start=$R_owner_start
+    if [ -e "$1/state.$3.json" ] && rec_read "$1/state.$3.json" state "$2" "$3"; then
+      [ "$R_heartbeat_ms" -gt "$CLAIM_RENEWED" ] && CLAIM_RENEWED=$R_heartbeat_ms
+    fi
+    owner_verdict "$_cv_boot" "$_cv_ns" "$_cv_pid" "$_cv_start" "$CLAIM_RENEWED" "$CLAIM_LEASE"
+  else
+    owner_verdict "$R_owner_boot_id" "$R_owner_pid_ns" "$R_owner_pid" "$R_owner_start" "$CLAIM_RENEWED" "$CLAIM_LEASE"
+  fi
+}
+
+# exec_group_state JD ID G: GROUP (stopped, running, unknown) of the
+# execution recorded by exec.<G>.json (ID-8), with EXEC_PGID and EXEC_START
+# when it is a same-host group (EXEC_LOCAL=1).
+exec_group_state() {
+  EXEC_LOCAL=0 EXEC_PGID= EXEC_START=
+  if ! rec_read "$1/exec.$3.json" exec "$2" "$3"; then
+    log "$1/exec.$3.json: invalid record: $REC_ERR"
+    GROUP=unknown
+    return 0
+  fi
+  if [ -z "$R_group" ]; then
+    # A payload execution runs inside its owner: stopped exactly when the
+    # owner is dead (PAYLOAD-1).
+    claim_verdict "$1" "$2" "$3"
+    if [ "$OWNER" = dead ]; then GROUP=stopped; else GROUP=running; fi
+    return 0
+  fi
+  if [ "$R_group_boot_id" = "$ID_BOOT" ] && [ "$R_group_pid_ns" = "$ID_NS" ]; then
+    EXEC_LOCAL=1 EXEC_PGID=$R_group_pgid EXEC_START=$R_group_start
+    group_state "$EXEC_PGID" "$EXEC_START"
+  else
+    # Foreign: stopped once its owner's lease has expired (LEASE-2).
+    claim_verdict "$1" "$2" "$3"
+    if [ "$OWNER" = dead ]; then GROUP=stopped; else GROUP=running; fi
+  fi
+}
+
+# ready_remove ID: remove every ready entry of a job (READY-2, READY-3).
+ready_remove() {
+  for _rm_e in "$Q"/ready/[0-9][0-9][0-9][0-9]-"$1"; do
+    if [ -L "$_rm_e" ] || [ -f "$_rm_e" ]; then
+      pub_trash "$_rm_e"
+    fi
+  done
+}
+
+# ready_rebuild: give every unfinished job an entry (READY-4), remove
+# entries of finished jobs and old entries without a job (READY-3). Ids
+# are matched with one sort, so a large queue costs O(n log n).
+ready_rebuild() {
+  now_ms
+  _rb_missing=$(
+    for _rb_d in "$Q"/jobs/*; do
+      _rb_id=${_rb_d##*/}
+      is_job_id "$_rb_id" || continue
+      [ -d "$_rb_d" ] && [ ! -L "$_rb_d" ] || continue
+      [ -e "$_rb_d/receipt.json" ] || [ -L "$_rb_d/receipt.json" ] && continue
+      printf '%s\n%s\n' "$_rb_id" "$_rb_id"
+    done
+    for _rb_e in "$Q"/ready/*; do
+      _rb_n=${_rb_e##*/}
+      case $_rb_n in [0-2][0-9][0-9][0-9]-*) ;; *) continue ;; esac
+      is_job_id "${_rb_n#????-}" && printf '%s\n' "${_rb_n#????-}"
+    done | sort -u
+  )
+  _rb_missing=$(printf '%s\n' "$_rb_missing" | sort | uniq -c)
+  set -f
+  _rb_ifs=$IFS
+  IFS=$J_NL
+  # shellcheck disable=SC2086
+  set -- $_rb_missing
+  IFS=$_rb_ifs
+  set +f
+  for _rb_l do
+    set -f
+    # shellcheck disable=SC2086
+    set -- $_rb_l
+    set +f
+    [ "$1" = 2 ] || continue
+    _rb_id=$2
+    _rb_prio=0
+    if rec_read "$Q/jobs/$_rb_id/spec.json" spec "$_rb_id"; then
+      _rb_prio=$R_priority
+    fi
+    ready_prefix "$_rb_prio"
+    if create_excl "$Q/ready/$P-$_rb_id"; then
+      log "rebuilt the ready entry of $_rb_id (READY-4)"
+    fi
+  done
+  # Entries of finished jobs, and stale entries without a job.
+  for _rb_e in "$Q"/ready/*; do
+    _rb_n=${_rb_e##*/}
+    case $_rb_n in [0-2][0-9][0-9][0-9]-*) ;; *) continue ;; esac
+    _rb_id=${_rb_n#????-}
+    is_job_id "$_rb_id" || continue
+    if [ -e "$Q/jobs/$_rb_id/receipt.json" ]; then
+      rm_entry "$_rb_e"
+    elif [ ! -e "$Q/jobs/$_rb_id" ] && [ ! -L "$Q/jobs/$_rb_id" ]; then
+      fs_stat "$_rb_e" && [ $((NOW_MS / 1000 - FS_MTIME)) -gt $((TEMP_MAX_AGE / 1000)) ] && rm_entry "$_rb_e"
+    fi
+  done
+}

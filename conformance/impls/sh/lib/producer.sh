@@ -1,0 +1,424 @@
+# producer.sh - creating a queue (section 6.1) and enqueueing (section 6.2).
+
+REQUEST_MAX=100663296
+
+# cmd_init ROOT (INIT-1, INIT-2): idempotent.
+cmd_init() {
+  if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+    mkdir -p -m 700 -- "$1" || { log "$1: cannot create the queue root"; return 1; }
+  fi
+  if [ -L "$1" ] || [ ! -d "$1" ]; then
+    log "$1: not a directory, or a symlink (SEC-1)"
+    return 1
+  fi
+  Q=$(cd -P -- "$1" && pwd -P) || return 1
+  Q_UID=$(id -u)
+  fs_stat "$Q" || return 1
+  fs_trusted || { log "$Q: $FS_WHY (SEC-1)"; return 1; }
+  for _in_d in tmp jobs ready dedupe lanes workers; do
+    fs_mkdir "$Q/$_in_d" || { log "$Q/$_in_d: $FS_WHY"; return 1; }
+  done
+  if [ -e "$Q/fsjob.json" ] || [ -L "$Q/fsjob.json" ]; then
+    rec_read "$Q/fsjob.json" queue && return 0
+    log "$Q/fsjob.json: $REC_ERR (INIT-2)"
+    return 1
+  fi
+  rand_hex16 || return 1
+  now_ms
+  pub_link "$Q" fsjob.json "{$F10,\"type\":\"queue\",\"queue_id\":\"$RAND\",\"created_ms\":$NOW_MS}"
+  case $? in
+    0) return 0 ;;
+    1) rec_read "$Q/fsjob.json" queue && return 0
+       log "$Q/fsjob.json: $REC_ERR (INIT-2)"
+       return 1 ;;
+    *) log "$PUB_WHY"; return 1 ;;
+  esac
+}
+
+# --- the request (REQ-1, schemas/request.schema.json) ---------------------------
+#
+# A request is read twice at most: first as compact form (what the
+# conformance runner writes, MANIFEST-2), whose strings and payload are copied
+# byte for byte into the spec because compact form is already canonical; if
+# that fails, as any RFC 8259 text (JW_LENIENT), whose strings are rewritten
+# in compact form (JW_CANON), whose payload is re-serialized (JW_ECHO) and
+# whose integral numbers such as 1.0 or 6e5 are written as integers.
+
+_rq_bad() {
+  [ -n "$RQ_ERR" ] || RQ_ERR="$1"
+  return 0
+}
+
+# j_integral NUMBER: JI = NUMBER (any JSON number) as a canonical integer, if
+# its value is one that fits 17 digits; fails otherwise.
+j_integral() {
+  _ji=$1 _jneg=
+  case $_ji in -*) _jneg=- _ji=${_ji#-} ;; esac
+  _jip=${_ji%%[.eE]*}
+  _jr=${_ji#"$_jip"}
+  _jfp=
+  case $_jr in
+    .*) _jfp=${_jr#.}; _jfp=${_jfp%%[eE]*}; _jr=${_jr#."$_jfp"} ;;
+  esac
+  _jex=0
+  case $_jr in
+    [eE]*)
+      _jex=${_jr#?}
+      _jes=
+      case $_jex in +*) _jex=${_jex#+} ;; -*) _jes=- _jex=${_jex#-} ;; esac
+      case $_jex in ''|*[!0-9]*) return 1 ;; esac
+      while :; do case $_jex in 0?*) _jex=${_jex#0} ;; *) break ;; esac; done
+      [ ${#_jex} -le 6 ] || return 1
+      _jex=$_jes$_jex ;;
+    '') ;;
+    *) return 1 ;;
+  esac
+  case $_jip$_jfp in ''|*[!0-9]*) return 1 ;; esac
+  _jd=$_jip$_jfp
+  while :; do case $_jd in 0?*) _jd=${_jd#0} ;; *) break ;; esac; done
+  if [ "$_jd" = 0 ]; then JI=0; return 0; fi
+  _jsh=$((_jex - ${#_jfp}))
+  while [ "$_jsh" -lt 0 ]; do
+    case $_jd in *0) _jd=${_jd%0} ;; *) return 1 ;; esac
+    _jsh=$((_jsh + 1))
+  done
+  [ $((${#_jd} + _jsh)) -le 17 ] || return 1
+  while [ "$_jsh" -gt 0 ]; do _jd=${_jd}0; _jsh=$((_jsh - 1)); done
+  JI=$_jneg$_jd
+}
+
+_rq_int() { # KIND VALUE MIN MAX: sets _rq_n
+  if [ "$1" = n ] && j_integral "$2" && j_int "$JI" "$3" "$4"; then
+    _rq_n=$JI
+    return 0
+  fi
+  _rq_bad "$_rq_name: an integer from $3 to $4 is required"
+  return 1
+}
+
+# The walker callback: validate each member and keep what the spec needs, in
+# compact form.
+_rq_cb() {
+  case $2 in
+    1) ;;
+    2) _rq_d2 "$@"; return 0 ;;
+    *) return 0 ;;
+  esac
+  case $1 in
+    E)
+      case $3 in payload) RQ_PAYLOAD_AT=$5 ;; esac
+      return 0 ;;
+    O|A)
+      case $3 in
+        argv) [ "$5" -ge 1 ] && [ "$5" -le 4096 ] || _rq_bad "argv: 1 to 4096 arguments" ;;
+        env) [ "$5" -le 256 ] || _rq_bad "env: at most 256 variables" ;;
+        labels) [ "$5" -le 64 ] || _rq_bad "labels: at most 64 labels" ;;
+      esac
+      return 0 ;;
+  esac
+  RQ_N=$((RQ_N + 1))
+  RQ_SEEN="$RQ_SEEN$3|"
+  _rq_name=$3
+  case $3 in
+    fsjob)
+      if [ "$1" = s ]; then RQ_FSJOB=$5; else RQ_FSJOB='(not a string)'; fi ;;
+    argv) [ "$1" = a ] || _rq_bad "argv must be an array of strings"; RQ_ARGV= ; RQ_HAS_ARGV=1 ;;
+    handler)
+      _rr_scalar "$1" "$5" handler || _rq_bad "handler must match ^[a-z0-9][a-z0-9._-]{0,63}\$"
+      RQ_HANDLER=$5 ;;
+    payload) ;;
+    cwd)
+      _rr_scalar "$1" "$5" cwd || _rq_bad "cwd must be an absolute path of at most 4096 bytes without NUL"
+      RQ_CWD="\"$JW_CANON\"" ;;
+    env) [ "$1" = o ] || _rq_bad "env must be an object"; RQ_ENV= ;;
+    stdin_text)
+      [ "$1" = s ] && [ ${#5} -le "$STDIN_MAX" ] || _rq_bad "stdin_text must be a string of at most $STDIN_MAX bytes"
+      RQ_STDIN_TEXT=$JW_CANON RQ_STDIN=text ;;
+    stdin_base64)
+      [ "$1" = s ] || _rq_bad "stdin_base64 must be a string"
+      RQ_STDIN_B64=$5 RQ_STDIN=base64 ;;
+    timeout_ms) _rq_int "$1" "$5" 1 604800000 && RQ_TIMEOUT=$_rq_n ;;
+    kill_grace_ms) _rq_int "$1" "$5" 0 300000 && RQ_GRACE=$_rq_n ;;
+    queue_deadline_ms)
+      if [ "$1" = z ]; then RQ_DEADLINE=null; else _rq_int "$1" "$5" 1 2592000000 && RQ_DEADLINE=$_rq_n; fi ;;
+    max_attempts) _rq_int "$1" "$5" 1 100 && RQ_ATTEMPTS=$_rq_n ;;
+    retry_delay_ms) _rq_int "$1" "$5" 0 86400000 && RQ_RETRY=$_rq_n ;;
+    priority) _rq_int "$1" "$5" -1000 1000 && RQ_PRIORITY=$_rq_n ;;
+    max_output_bytes) _rq_int "$1" "$5" 0 "$OUTPUT_MAX" && RQ_MAXOUT=$_rq_n ;;
+    lane|dedupe)
+      if [ "$1" = z ]; then
+        eval "RQ_$3=null RQ_${3}_key="
+      elif _rr_scalar "$1" "$5" key; then
+        eval "RQ_$3=\"\\\"\$JW_CANON\\\"\" RQ_${3}_key=\$5"
+      else
+        _rq_bad "$3 must be null or a key of 1 to 256 bytes without control characters"
+      fi ;;
+    preemptible)
+      case $1 in t) RQ_PREEMPT=true ;; f) RQ_PREEMPT=false ;; *) _rq_bad "preemptible must be a boolean" ;; esac ;;
+    labels) [ "$1" = o ] || _rq_bad "labels must be an object"; RQ_LABELS= ;;
+    x-*) ;;
+    *) RQ_UNKNOWN="$RQ_UNKNOWN '$3'" ;;
+  esac
+  return 0
+}
+
+_rq_d2() {
+  case $3 in
+    argv)
+      case $1 in A|O|E) return 0 ;; esac
+      if [ "$1" != s ]; then _rq_bad "argv must be an array of strings"; return 0; fi
+      [ "$JW_NUL" = 0 ] || _rq_bad "argv: NUL is not allowed"
+      if [ "$4" = 0 ]; then
+        [ ${#5} -ge 1 ] && [ ${#5} -le 4096 ] || _rq_bad "argv[0] must be 1 to 4096 bytes"
+      else
+        [ ${#5} -le 131072 ] || _rq_bad "argv: an argument over 131072 bytes"
+      fi
+      if [ "$4" = 0 ]; then RQ_ARGV="\"$JW_CANON\""; else RQ_ARGV="$RQ_ARGV,\"$JW_CANON\""; fi ;;
+    env)
+      case $1 in O|A|E) return 0 ;; esac
+      if [ "$1" != s ]; then _rq_bad "env values must be strings"; return 0; fi
+      case $4 in
+        FSJOB_*) _rq_bad "env: names must not start with FSJOB_" ;;
+        [A-Za-z_]*) ;;
+        *) _rq_bad "env: invalid name" ;;
+      esac
+      case $4 in *[!A-Za-z0-9_]*) _rq_bad "env: invalid name" ;; esac
+      [ ${#4} -le 128 ] || _rq_bad "env: name too long"
+      [ "$JW_NUL" = 0 ] || _rq_bad "env: NUL is not allowed"
+      [ ${#5} -le 32768 ] || _rq_bad "env: a value over 32768 bytes"
+      RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":\"$JW_CANON\"" ;;
+    labels)
+      case $1 in O|A|E) return 0 ;; esac
+      [ "$1" = s ] && [ ${#5} -le 256 ] || _rq_bad "labels: values are strings of at most 256 bytes"
+      case $4 in [a-z0-9]*) ;; *) _rq_bad "labels: invalid name" ;; esac
+      case $4 in *[!a-z0-9._/-]*) _rq_bad "labels: invalid name" ;; esac
+      [ ${#4} -le 64 ] || _rq_bad "labels: name too long"
+      RQ_LABELS="$RQ_LABELS${RQ_LABELS:+,}\"$4\":\"$JW_CANON\"" ;;
+  esac
+  return 0
+}
+
+_rq_reset() {
+  RQ_ERR= RQ_SEEN='|' RQ_HAS_ARGV=0 RQ_ARGV= RQ_HANDLER= RQ_PAYLOAD_AT= RQ_PAYLOAD=
+  RQ_CWD= RQ_ENV= RQ_STDIN=none RQ_STDIN_TEXT= RQ_STDIN_B64=
+  RQ_TIMEOUT=3600000 RQ_GRACE=5000 RQ_DEADLINE=null RQ_ATTEMPTS=1 RQ_RETRY=0
+  RQ_PRIORITY=0 RQ_lane=null RQ_lane_key= RQ_dedupe=null RQ_dedupe_key=
+  RQ_PREEMPT=false RQ_MAXOUT=1048576 RQ_LABELS= RQ_N=0 RQ_FSJOB= RQ_UNKNOWN=
+}
+
+# request_read FILE: validate a request file and fill every default (ENQ-1,
+# SPEC-2). RQ_* hold the result (RQ_LENIENT=1 when it was not in compact
+# form); RQ_ERR says what is wrong.
+request_read() {
+  _rq_reset
+  RQ_LENIENT=0
+  if [ ! -f "$1" ]; then RQ_ERR="$1: not a regular file"; return 1; fi
+  _rq_size=$(stat -L -c %s -- "$1") || { RQ_ERR="$1: cannot stat"; return 1; }
+  [ "$_rq_size" -gt 0 ] || { RQ_ERR="$1: empty (REQ-1)"; return 1; }
+  [ "$_rq_size" -le "$REQUEST_MAX" ] || { RQ_ERR="$1: larger than $REQUEST_MAX bytes (REQ-1)"; return 1; }
+  RQ_TEXT=
+  _rq_rc=1
+  if [ "$_rq_size" -le 65536 ]; then
+    IFS= read -r RQ_TEXT < "$1"
+    _rq_rc=$?
+  fi
+  if [ "$_rq_rc" != 0 ] || [ $((${#RQ_TEXT} + 1)) != "$_rq_size" ]; then
+    # Not one line with its line feed: read it all (several lines, no final
+    # line feed, or large).
+    RQ_TEXT=$(cat -- "$1"; printf x) || { RQ_ERR="$1: cannot read"; return 1; }
+    RQ_TEXT=${RQ_TEXT%x}
+    [ ${#RQ_TEXT} = "$_rq_size" ] || { RQ_ERR="$1: NUL bytes (REQ-1)"; return 1; }
+  fi
+  JW_INTONLY=1 JW_LENIENT= JW_ECHO_K1=
+  if ! jw_walk "$RQ_TEXT" _rq_cb; then
+    # Not compact: read it as RFC 8259 JSON.
+    _rq_reset
+    RQ_LENIENT=1
+    JW_INTONLY= JW_LENIENT=1 JW_ECHO_K1=payload
+    if ! jw_walk "$RQ_TEXT" _rq_cb; then
+      JW_LENIENT= JW_ECHO_K1=
+      RQ_ERR="$1: not one JSON object: ${RQ_ERR:-$JW_ERR} (REQ-1)"
+      return 1
+    fi
+    RQ_PAYLOAD=$JW_ECHO
+  fi
+  JW_INTONLY= JW_LENIENT= JW_ECHO_K1=
+  case $RQ_SEEN in
+    *'|fsjob|'*)
+      case $RQ_FSJOB in
+        1.0) _rq_minor=0 ;;
+        1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
+          _rq_minor=1 ;;
+        *) RQ_ERR="$1: unsupported version '$RQ_FSJOB' (VER-1)"; return 1 ;;
+      esac ;;
+    *) _rq_minor=0 ;;
+  esac
+  if [ -n "$RQ_UNKNOWN" ] && [ "$_rq_minor" = 0 ]; then
+    RQ_ERR="$1: members a request does not have:$RQ_UNKNOWN (VER-2)"
+    return 1
+  fi
+  [ -z "$RQ_ERR" ] || { RQ_ERR="$1: $RQ_ERR"; return 1; }
+  [ "$RQ_N" -le 64 ] || { RQ_ERR="$1: more than 64 members"; return 1; }
+  case $RQ_SEEN in
+    *'|argv|'*)
+      case $RQ_SEEN in *'|handler|'*|*'|payload|'*) RQ_ERR="$1: argv excludes handler and payload (SPEC-1)"; return 1 ;; esac ;;
+    *'|handler|'*)
+      case $RQ_SEEN in *'|payload|'*) ;; *) RQ_PAYLOAD_AT= RQ_PAYLOAD= ;; esac ;;
+    *) RQ_ERR="$1: the request needs argv or handler (SPEC-1)"; return 1 ;;
+  esac
+  case $RQ_SEEN in
+    *'|stdin_text|'*)
+      case $RQ_SEEN in *'|stdin_base64|'*) RQ_ERR="$1: stdin_text and stdin_base64 exclude each other (REQ-1)"; return 1 ;; esac ;;
+  esac
+  if [ "$RQ_STDIN" = base64 ]; then
+    case $RQ_STDIN_B64 in
+      *[!A-Za-z0-9+/=]*) RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1 ;;
+    esac
+    _rq_pad=${RQ_STDIN_B64%%=*}
+    case ${RQ_STDIN_B64#"$_rq_pad"} in
+      ''|=|==) ;;
+      *) RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1 ;;
+    esac
+    [ $((${#RQ_STDIN_B64} % 4)) = 0 ] || { RQ_ERR="$1: stdin_base64 is not padded base64 (REQ-1)"; return 1; }
+    _rq_bytes=$((${#RQ_STDIN_B64} / 4 * 3 - (${#RQ_STDIN_B64} - ${#_rq_pad})))
+    [ "$_rq_bytes" -le "$STDIN_MAX" ] || { RQ_ERR="$1: stdin over $STDIN_MAX bytes (REQ-1)"; return 1; }
+  fi
+  if [ -z "$RQ_CWD" ]; then
+    _rq_pwd=$(pwd -P) || { RQ_ERR="cannot determine the working directory"; return 1; }
+    jstr "$_rq_pwd"
+    RQ_CWD=$JS
+  fi
+  return 0
+}
+
+# _pr_stage_cleanup: undo a failed enqueue (ENQ-6).
+_pr_stage_cleanup() {
+  [ -n "$_pr_stage" ] && rm -rf -- "$_pr_stage"
+  [ -n "$_pr_ready" ] && rm_entry "$_pr_ready"
+  _pr_stage= _pr_ready=
+}
+
+# cmd_produce ROOT REQUEST: enqueue (ENQ-1..ENQ-6); prints the id.
+cmd_produce() {
+  _pr_stage= _pr_ready=
+  queue_open "$1" || return 1
+  if ! request_read "$2"; then
+    log "invalid request: $RQ_ERR"
+    return 1
+  fi
+  id_init || { log "cannot determine this process's identity"; return 1; }
+  # LAYOUT-4: 19 digits of nanoseconds and 16 random hex digits.
+  _pr_ns=$(date +%s%N) || return 1
+  while [ ${#_pr_ns} -lt 19 ]; do _pr_ns=0$_pr_ns; done
+  rand_hex16 || { log "cannot read /dev/urandom"; return 1; }
+  _pr_id=$_pr_ns-$RAND
+  is_job_id "$_pr_id" || { log "cannot form a job id from the clock"; return 1; }
+  _pr_created=${_pr_ns%??????}
+  _pr_stage=$Q/tmp/$_pr_id
+  mkdir -m 700 -- "$_pr_stage" || { _pr_stage=; log "cannot create $Q/tmp/$_pr_id"; return 1; }
+  # ENQ step 3: stdin.
+  _pr_stdin=null
+  if [ "$RQ_STDIN" != none ]; then
+    set -C
+    if [ "$RQ_STDIN" = text ]; then
+      jw_decode_out "$RQ_STDIN_TEXT" 2>/dev/null > "$_pr_stage/stdin"
+    else
+      printf '%s' "$RQ_STDIN_B64" | base64 -d 2>/dev/null > "$_pr_stage/stdin"
+    fi
+    _pr_rc=$?
+    set +C
+    if [ "$_pr_rc" != 0 ] || ! fs_stat "$_pr_stage/stdin"; then
+      log "cannot write the stdin file"
+      _pr_stage_cleanup
+      return 1
+    fi
+    if [ "$FS_SIZE" -gt "$STDIN_MAX" ]; then
+      log "invalid request: stdin over $STDIN_MAX bytes"
+      _pr_stage_cleanup
+      return 1
+    fi
+    sha256_of "$_pr_stage/stdin" || { _pr_stage_cleanup; return 1; }
+    _pr_stdin="{\"bytes\":$FS_SIZE,\"sha256\":\"$SHA\"}"
+  fi
+  # ENQ step 4: the spec record.
+  if [ "$RQ_HAS_ARGV" = 1 ]; then
+    _pr_cmd="\"argv\":[$RQ_ARGV]"
+  else
+    _pr_cmd="\"handler\":\"$RQ_HANDLER\",\"payload\":"
+  fi
+  _pr_head="{$F10,\"type\":\"spec\",\"id\":\"$_pr_id\",\"created_ms\":$_pr_created,$_pr_cmd"
+  _pr_tail=",\"cwd\":$RQ_CWD,\"env\":{$RQ_ENV},\"stdin\":$_pr_stdin,\"timeout_ms\":$RQ_TIMEOUT,\"kill_grace_ms\":$RQ_GRACE,\"queue_deadline_ms\":$RQ_DEADLINE,\"max_attempts\":$RQ_ATTEMPTS,\"retry_delay_ms\":$RQ_RETRY,\"priority\":$RQ_PRIORITY,\"lane\":$RQ_lane,\"dedupe\":$RQ_dedupe,\"preemptible\":$RQ_PREEMPT,\"max_output_bytes\":$RQ_MAXOUT,\"labels\":{$RQ_LABELS},\"producer\":$ID_JSON}"
+  set -C
+  if [ "$RQ_HAS_ARGV" = 1 ]; then
+    printf '%s%s\n' "$_pr_head" "$_pr_tail" 2>/dev/null > "$_pr_stage/spec.json"
+  else
+    # The payload is copied byte for byte from the request: compact form
+    # makes that the canonical encoding.
+    {
+      printf '%s' "$_pr_head"
+      if [ "$RQ_LENIENT" = 1 ] && [ -n "$RQ_PAYLOAD" ]; then
+        printf '%s' "$RQ_PAYLOAD"
+      elif [ "$RQ_LENIENT" = 0 ] && [ -n "$RQ_PAYLOAD_AT" ]; then
+        tail -c +$((${RQ_PAYLOAD_AT% *} + 1)) -- "$2" | head -c "${RQ_PAYLOAD_AT#* }"
+      else
+        printf 'null'
+      fi
+      printf '%s\n' "$_pr_tail"
+    } 2>/dev/null > "$_pr_stage/spec.json"
+  fi
+  _pr_rc=$?
+  set +C
+  if [ "$_pr_rc" != 0 ] || ! fs_stat "$_pr_stage/spec.json"; then
+    log "cannot write the spec record"
+    _pr_stage_cleanup
+    return 1
+  fi
+  if [ "$FS_SIZE" -gt "$RECORD_MAX" ]; then
+    log "invalid request: the spec record would be over $RECORD_MAX bytes (REC-2)"
+    _pr_stage_cleanup
+    return 1
+  fi
+  if [ -e "$_pr_stage/stdin" ]; then
+    sync -- "$_pr_stage/stdin" "$_pr_stage/spec.json" "$_pr_stage" || { _pr_stage_cleanup; return 1; }
+  else
+    sync -- "$_pr_stage/spec.json" "$_pr_stage" || { _pr_stage_cleanup; return 1; }
+  fi
+  # ENQ step 5: the dedupe hold.
+  if [ "$RQ_dedupe" != null ]; then
+    hold_open dedupe "$RQ_dedupe_key" || { _pr_stage_cleanup; return 1; }
+    hold_take "$_pr_id" null
+    case $? in
+      0) ;;
+      3)
+        log "refused: dedupe key held by job $HOLD_JOB (DEDUPE-1)"
+        _pr_stage_cleanup
+        return 3 ;;
+      *) _pr_stage_cleanup; return 1 ;;
+    esac
+  fi
+  # ENQ-2: the ready entry, before the job is published.
+  ready_prefix "$RQ_PRIORITY"
+  _pr_ready=$Q/ready/$P-$_pr_id
+  if ! create_excl "$_pr_ready"; then
+    _pr_ready=
+    log "cannot create the ready entry"
+    _pr_stage_cleanup
+    return 1
+  fi
+  # ENQ-3: publish.
+  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ]; then
+    log "job id collision: $_pr_id"
+    _pr_stage_cleanup
+    return 1
+  fi
+  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_id" 2>/dev/null; then
+    log "cannot publish $Q/jobs/$_pr_id"
+    _pr_stage_cleanup
+    return 1
+  fi
+  _pr_stage=
+  # ENQ-4: durable before reporting.
+  sync -- "$Q/jobs" || { log "cannot fsync $Q/jobs"; return 1; }
+  printf '%s\n' "$_pr_id"
+  return 0
+}
