@@ -8,11 +8,15 @@ import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { validateCommand } from './commands/validate.ts';
+import { workCommand } from './commands/work.ts';
+import { recoverCommand } from './commands/recover.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
 const COMMANDS: readonly FsjobCommand[] = [
   validateCommand,
+  workCommand,
+  recoverCommand,
 ];
 
 const processIo: CliIo = {
