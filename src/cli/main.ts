@@ -8,6 +8,7 @@ import { FsjobError, errnoOf, isFsjobError } from '../core/errors.ts';
 import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { cancelCommand } from './commands/cancel.ts';
+import { demoCommand } from './commands/demo.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
 import { gcCommand } from './commands/gc.ts';
 import { initCommand } from './commands/init.ts';
@@ -21,6 +22,7 @@ import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
 const COMMANDS: readonly FsjobCommand[] = [
+  demoCommand,
   initCommand,
   enqueueCommand,
   statusCommand,
