@@ -376,3 +376,18 @@ export async function snapshot(root: string): Promise<Map<string, EntrySnapshot>
   await walk(root, '.');
   return out;
 }
+
+/** At least one finding of `code` at `path` citing `clause` (and naming `field`, when given). */
+export function expectSome(result: QueueAudit, code: FindingCode, expected: { path: string; clause: string; jobId?: string | null; field?: string }): Finding {
+  const found = result.findings.find(
+    (finding) =>
+      finding.code === code &&
+      finding.path === expected.path &&
+      finding.clause === expected.clause &&
+      (expected.jobId === undefined || finding.job_id === expected.jobId) &&
+      (expected.field === undefined || finding.field === expected.field),
+  );
+  const summary = JSON.stringify(result.findings.map((finding) => [finding.code, finding.path, finding.clause, finding.field]), null, 1);
+  assert.ok(found !== undefined, `a ${code} finding at ${expected.path} [${expected.clause}] ${expected.field ?? ''} expected; findings: ${summary}`);
+  return found as Finding;
+}

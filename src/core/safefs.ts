@@ -142,11 +142,10 @@ function tooLarge(path: string, size: string, maxBytes: number): FsjobError {
 }
 
 /** SEC-2/3/5/6 on one lstat or fstat result. */
-function refuseUnsafe(path: string, stats: Stats, wanted: 'file' | 'dir'): void {
+function refuseUnsafe(path: string, stats: Stats, wanted: 'file' | 'dir', uid: number = effectiveUid()): void {
   if (stats.isSymbolicLink()) throw symlinkRefused(path);
   const rightKind = wanted === 'file' ? stats.isFile() : stats.isDirectory();
   if (!rightKind) throw notRegular(path, describeKind(stats), wanted);
-  const uid = effectiveUid();
   if (stats.uid !== uid) {
     throw new FsjobError(
       'FOREIGN_OWNER',
@@ -767,6 +766,8 @@ export interface ReadBoundedSyncOptions {
   sink?: (chunk: Buffer) => void;
   /** Read into this buffer when it is large enough; the result is then a view of it, valid until its next use. */
   scratch?: Buffer;
+  /** The uid files must belong to (SEC-6); defaults to the effective uid, asked of the kernel each time. */
+  uid?: number;
 }
 
 /**
@@ -787,7 +788,7 @@ export function readBoundedSync(path: string, maxBytes: number, options: ReadBou
     } catch (error) {
       throw wrapIo(error, path, 'fstat of');
     }
-    refuseUnsafe(path, stats, 'file');
+    refuseUnsafe(path, stats, 'file', options.uid);
     if (stats.size > maxBytes) throw tooLarge(path, String(stats.size), maxBytes);
     if (options.sink !== undefined) {
       streamAtMostSync(fd, path, maxBytes, stats.size, options.sink, options.scratch);

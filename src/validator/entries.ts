@@ -153,7 +153,7 @@ export function readRecordEntry<T extends RecordType>(
   if (!checkKind(sink, shown, entry.kind, 'file', jobId, true)) return { value: undefined, stats: undefined };
   let read;
   try {
-    read = readBoundedSync(path, RECORD_MAX_BYTES, { scratch: env.scratch });
+    read = readBoundedSync(path, RECORD_MAX_BYTES, { scratch: env.scratch, uid: env.uid });
   } catch (error) {
     if (isFsjobError(error, 'NOT_FOUND')) return { value: undefined, stats: undefined };
     const code = isFsjobError(error) ? REFUSAL_CODES[error.code] : undefined;

@@ -275,7 +275,7 @@ class JobAudit {
     }
     const hash = createHash('sha256');
     try {
-      const read = readBoundedSync(this.path(name), bound, { sink: (chunk) => hash.update(chunk), scratch: this.env.scratch });
+      const read = readBoundedSync(this.path(name), bound, { sink: (chunk) => hash.update(chunk), scratch: this.env.scratch, uid: this.env.uid });
       this.sink.files += 1;
       checkStats(this.sink, this.env, shown, read.stats, this.id);
       return { size: read.stats.size, sha256: hash.digest('hex') };
