@@ -80,7 +80,8 @@ export async function enqueue(queue: Queue, fields: SpecFields = {}): Promise<{ 
   if (stdinBytes !== undefined) await writeNew(staging, 'stdin', stdinBytes, queue);
   await writeNew(staging, 'spec.json', encodeRecord('spec', spec, { expectedJobId: id }), queue);
   await fsyncDir(staging, opts);
-  if (spec.dedupe !== null) await publishHold(queue, 'dedupe', spec.dedupe, 1, id, null);
+  // DEDUPE-2 without the "is it held" check: tests plant conflicts on purpose.
+  if (spec.dedupe !== null) await publishHold(queue, 'dedupe', spec.dedupe, (await highestHold(queue, 'dedupe', spec.dedupe)) + 1, id, null);
   const ready = await createExclusive(queue.paths.dir('ready'), readyEntryName(spec.priority, id), 0o600, opts);
   await ready.sync();
   await ready.close();
@@ -249,6 +250,17 @@ export async function finishedJob(queue: Queue, fields: SpecFields = {}, stdout 
   return id;
 }
 
+/** The highest hold number of a key, 0 when there is none. */
+export async function highestHold(queue: Queue, kind: 'dedupe' | 'lanes', key: string): Promise<number> {
+  let names: string[] = [];
+  try {
+    names = await readdir(join(queue.root, kind, keyHash(key)));
+  } catch {
+    return 0;
+  }
+  return Math.max(0, ...names.filter((name) => /^[1-9][0-9]*\.json$/.test(name)).map((name) => Number(name.slice(0, -5))));
+}
+
 export async function publishHold(queue: Queue, kind: 'dedupe' | 'lanes', key: string, n: number, jobId: string, gen: number | null, owner?: Identity): Promise<void> {
   const dir = join(queue.root, kind, keyHash(key));
   await ensurePrivateDir(dir, queue.fsOptions);
@@ -281,6 +293,51 @@ export async function registerWorker(queue: Queue, workerId: string, fields: Par
     ...fields,
   };
   await publishRecord(queue.paths.dir('workers'), `${workerId}.json`, encodeRecord('worker', record), 'rename', queue.fsOptions);
+}
+
+// ---------------------------------------------------------------- a small consumer
+
+/**
+ * Run generation `gen` of a command job for real, in its own process group,
+ * and leave on disk what a consumer leaves: outputs, the exec record naming
+ * the group, then the receipt with the status (or an end record when the
+ * command failed and attempts remain, RETRY-3). The order of the writes is
+ * simplified (the real consumer records the group before the command starts,
+ * EXEC-2); the audit only sees the result.
+ */
+export async function runJob(queue: Queue, id: string, gen: number, spec: SpecRecord, attempt = 1): Promise<void> {
+  const dir = queue.paths.job(id);
+  const argv = spec.argv ?? ['true'];
+  const child = spawn(argv[0] as string, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd });
+  const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  child.stdout?.on('data', (chunk: Buffer) => chunks.stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => chunks.stderr.push(chunk));
+  const exited = new Promise<number>((resolve) => child.once('close', (code) => resolve(code ?? 128)));
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  const pid = child.pid as number;
+  const started = (await processStart(pid))?.start ?? '0';
+  const self = await selfIdentity();
+  const group: Group = { pgid: pid, start: started, boot_id: self.boot_id, pid_ns: self.pid_ns };
+  const startedMs = Date.now();
+  const code = await exited;
+  await writeNew(dir, outputName('stdout', gen), Buffer.concat(chunks.stdout), queue);
+  await writeNew(dir, outputName('stderr', gen), Buffer.concat(chunks.stderr), queue);
+  const record: ExecRecord = { fsjob: PROTOCOL_VERSION, type: 'exec', job_id: id, gen, attempt, group, recorded_ms: startedMs };
+  await publishRecord(dir, genRecordName('exec', gen), encodeRecord('exec', record), 'link', queue.fsOptions);
+  if (code !== 0 && attempt < spec.max_attempts) {
+    await end(queue, id, gen, { reason: 'failed', status: { exit: code, signal: null } });
+    return;
+  }
+  await receipt(queue, id, gen, {
+    outcome: code === 0 ? 'succeeded' : 'failed',
+    exit_code: code,
+    attempts: attempt,
+    status: { exit: code, signal: null },
+    started_ms: startedMs,
+  });
 }
 
 // ---------------------------------------------------------------- processes
