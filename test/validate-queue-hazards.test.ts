@@ -238,4 +238,16 @@ readOnly('every entry keeps its type, mode, owner, size, times, inode and conten
   for (const [path, entry] of before) assert.equal(after.get(path), entry, path);
 });
 
+readOnly('scanning in worker threads (as big queues are) finds exactly what the inline scan finds, in the same order, and writes nothing either', async () => {
+  const queue = await hazardQueue();
+  for (let i = 0; i < 5; i++) await finishedJob(queue);
+  const before = await snapshot(queue.root);
+  const inline = await audit(queue, { threads: 1 });
+  const threaded = await withWatchdog(30_000, audit(queue, { threads: 2 }));
+  assert.equal(threaded, inline);
+  const after = await snapshot(queue.root);
+  assert.equal([...after.keys()], [...before.keys()]);
+  for (const [path, entry] of before) assert.equal(after.get(path), entry, path);
+});
+
 readOnly.run();

@@ -9,6 +9,7 @@
  * report as a regular file.
  */
 import type { Stats } from 'node:fs';
+import { join } from 'node:path';
 import { isFsjobError } from '../core/errors.ts';
 import { type Finding, type FindingCode, makeFinding } from '../core/findings.ts';
 import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../core/records.ts';
@@ -24,6 +25,9 @@ export interface AuditEnv {
   readonly shownRoot: string;
   /** Absolute queue root: what is opened. */
   readonly root: string;
+  /** join(root, 'jobs') and join(shownRoot, 'jobs'), computed once: entry paths below are plain concatenations of checked names. */
+  readonly jobsDir: string;
+  readonly shownJobsDir: string;
   /** The queue owner: the effective uid (SEC-1 refuses a root owned by anyone else). */
   readonly uid: number;
   /** The audit's clock reading, milliseconds since the epoch. */
@@ -34,6 +38,10 @@ export interface AuditEnv {
 
 export function newScratch(): Buffer {
   return Buffer.allocUnsafe(RECORD_MAX_BYTES + 1);
+}
+
+export function auditEnv(shownRoot: string, root: string, uid: number, nowMs: number): AuditEnv {
+  return { shownRoot, root, jobsDir: join(root, 'jobs'), shownJobsDir: join(shownRoot, 'jobs'), uid, nowMs, scratch: newScratch() };
 }
 
 /** Collects findings and counts the files examined. */

@@ -11,7 +11,6 @@
  * opened, read-only and bounded (SEC-2..SEC-4).
  */
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { isFsjobError } from '../core/errors.ts';
 import { classifyJobEntry, genRecordName } from '../core/layout.ts';
 import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../core/records.ts';
@@ -80,8 +79,9 @@ const EMPTY_SHA256 = createHash('sha256').digest('hex');
 
 /** Scan jobs/<id>/ (the caller saw it listed as a directory with a valid id). Returns undefined if it vanished. */
 export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
-  const dir = join(env.root, 'jobs', id);
-  const shownDir = join(env.shownRoot, 'jobs', id);
+  // Names below are checked single components (a valid id, names from a listing): concatenation is join.
+  const dir = `${env.jobsDir}/${id}`;
+  const shownDir = `${env.shownJobsDir}/${id}`;
   const sink = new Sink();
   const dirStats = lstatIfExistsSync(dir);
   if (dirStats === undefined) return undefined;
@@ -120,11 +120,11 @@ class JobAudit {
   ) {}
 
   private path(name: string): string {
-    return join(this.dir, name);
+    return `${this.dir}/${name}`;
   }
 
   private shown(name: string): string {
-    return join(this.shownDir, name);
+    return `${this.shownDir}/${name}`;
   }
 
   private slots(gen: number): GenSlots {

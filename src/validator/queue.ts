@@ -17,16 +17,19 @@
  * reported as regular files are ever opened (read-only, non-blocking,
  * bounded, with O_NOATIME where permitted).
  */
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FsjobError } from '../core/errors.ts';
+import { Worker } from 'node:worker_threads';
+import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../core/errors.ts';
 import type { Finding } from '../core/findings.ts';
 import type { IdentityOptions } from '../core/identity.ts';
 import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId, keyHash, parseHoldNumber, parseReadyEntry, readyEntryName } from '../core/layout.ts';
 import type { HoldRecord, QueueRecord } from '../core/records.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../core/safefs.ts';
 import { TEMP_MAX_AGE } from '../core/constants.ts';
-import { type AuditEnv, Sink, checkKind, checkTemp, newScratch, readRecordEntry, statEntry } from './entries.ts';
-import { type JobSummary, scanJob } from './job-scan.ts';
+import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
+import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
+import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 import { LivenessJudge } from './liveness.ts';
 
 export interface QueueAuditOptions {
@@ -37,7 +40,14 @@ export interface QueueAuditOptions {
   /** Called with (jobs checked, jobs in all) at most every progressIntervalMs while jobs are scanned. */
   progress?: (checked: number, total: number) => void;
   progressIntervalMs?: number;
+  /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
+  threads?: number;
 }
+
+/** Below this many jobs, starting worker threads costs more than it saves. */
+export const PARALLEL_MIN_JOBS = 4000;
+const MAX_THREADS = 4;
+const WORKER_BATCH = 256;
 
 export interface QueueAudit {
   /** The queue root as given. */
@@ -71,7 +81,7 @@ export async function auditQueue(target: string, options: QueueAuditOptions = {}
   const now = options.now ?? Date.now;
   const root = resolve(target);
   await checkQueueRoot(root); // SEC-1: a root we may not trust is not audited at all
-  const env: AuditEnv = { shownRoot: target, root, uid: process.geteuid?.() ?? 0, nowMs: now(), scratch: newScratch() };
+  const env: AuditEnv = auditEnv(target, root, process.geteuid?.() ?? 0, now());
   const audit = new QueueAuditRun(env, options);
   return audit.run();
 }
@@ -119,7 +129,7 @@ class QueueAuditRun {
     if (!this.checkQueueRecord(queueEntry)) return this.result();
     this.checkRoot(rootEntries);
     const ids = this.listJobs();
-    this.scanJobs(ids);
+    await this.scanJobs(ids);
     this.checkTmp();
     this.checkReady();
     const dedupe = this.readHolds('dedupe');
@@ -218,28 +228,89 @@ class QueueAuditRun {
     return ids;
   }
 
-  private scanJobs(ids: readonly string[]): void {
+  private async scanJobs(ids: readonly string[]): Promise<void> {
+    const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
+    const progress = this.progressTicker(ids.length);
+    if (threads <= 1) {
+      for (const [index, id] of ids.entries()) {
+        this.record(id, scanJob(this.env, id));
+        if ((index & 63) === 63) progress(index + 1);
+      }
+    } else {
+      await this.scanInWorkers(ids, threads, progress);
+    }
+    if (ids.length > 0) progress(ids.length, true);
+  }
+
+  private record(id: string, scan: JobScan | undefined | null): void {
+    if (scan === undefined || scan === null) return; // vanished since the listing (collected meanwhile)
+    this.jobsExamined += 1;
+    const sink = this.jobSink(id);
+    sink.findings.push(...scan.findings.list);
+    sink.files += scan.findings.files;
+    this.summaries.set(id, scan.summary);
+  }
+
+  /** Reports (checked, total) at most every progressIntervalMs, and once at the end. */
+  private progressTicker(total: number): (checked: number, final?: boolean) => void {
     const { progress } = this.options;
+    if (progress === undefined) return () => undefined;
     const interval = this.options.progressIntervalMs ?? 2000;
     let last = Date.now();
-    for (const [index, id] of ids.entries()) {
-      const scan = scanJob(this.env, id);
-      if (scan !== undefined) {
-        this.jobsExamined += 1;
-        const sink = this.jobSink(id);
-        sink.findings.push(...scan.findings.list);
-        sink.files += scan.findings.files;
-        this.summaries.set(id, scan.summary);
+    return (checked, final = false) => {
+      const time = Date.now();
+      if (final || time - last >= interval) {
+        last = time;
+        progress(checked, total);
       }
-      if (progress !== undefined && (index & 63) === 63) {
-        const time = Date.now();
-        if (time - last >= interval) {
-          last = time;
-          progress(index + 1, ids.length);
-        }
-      }
+    };
+  }
+
+  /**
+   * The same scan in worker threads, batch by batch, for big queues: the
+   * audit is bound by system calls and record checks, which parallelize.
+   * Results are kept in id order, exactly as the inline scan gives them.
+   */
+  private async scanInWorkers(ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<void> {
+    const init: ScanWorkerInit = { shownRoot: this.env.shownRoot, root: this.env.root, uid: this.env.uid, nowMs: this.env.nowMs };
+    const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
+    let next = 0;
+    let done = 0;
+    let failure: ScanBatchResult | undefined;
+    const runWorker = (): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const worker = new Worker(new URL('./scan-worker-entry.mjs', import.meta.url), { workerData: init });
+        let start = 0;
+        const send = (): void => {
+          if (next >= ids.length || failure !== undefined) {
+            worker.postMessage(null);
+            return;
+          }
+          start = next;
+          next = Math.min(ids.length, next + WORKER_BATCH);
+          worker.postMessage(ids.slice(start, next));
+        };
+        worker.on('message', (result: ScanBatchResult) => {
+          if (!result.ok) {
+            failure = result;
+            worker.postMessage(null);
+            return;
+          }
+          for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
+          done += result.scans.length;
+          progress(done);
+          send();
+        });
+        worker.once('error', reject);
+        worker.once('exit', () => resolve());
+        send();
+      });
+    await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / WORKER_BATCH)) }, runWorker));
+    if (failure !== undefined && !failure.ok) {
+      const { code, message, path, errno } = failure.error;
+      throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
     }
-    if (progress !== undefined && ids.length > 0) progress(ids.length, ids.length);
+    for (const [index, id] of ids.entries()) this.record(id, results[index]);
   }
 
   /** tmp/: staging directories are private to their producer (ENQ-5): only their age and hazards are judged (TEMP-1). */
@@ -500,4 +571,8 @@ class QueueAuditRun {
       if (verdict.verdict === 'dead') sink.add('WORKER_STALE', `worker ${workerId} is registered but its owner is dead (${verdict.reason})`, shown, null);
     }
   }
+}
+
+function isErrorCode(code: string): code is FsjobErrorCode {
+  return (ERROR_CODES as readonly string[]).includes(code);
 }
