@@ -251,16 +251,18 @@ class QueueAuditRun {
     this.summaries.set(id, scan.summary);
   }
 
-  /** Reports (checked, total) at most every progressIntervalMs, and once at the end. */
+  /** Reports (checked, total) at most every progressIntervalMs, and at the end when it reported before: short audits stay silent. */
   private progressTicker(total: number): (checked: number, final?: boolean) => void {
     const { progress } = this.options;
     if (progress === undefined) return () => undefined;
     const interval = this.options.progressIntervalMs ?? 2000;
     let last = Date.now();
+    let reported = false;
     return (checked, final = false) => {
       const time = Date.now();
-      if (final || time - last >= interval) {
+      if (final ? reported : time - last >= interval) {
         last = time;
+        reported = true;
         progress(checked, total);
       }
     };
