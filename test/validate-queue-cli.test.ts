@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main } from '../src/cli/main.ts';
+import { auditQueue } from '../src/validator/queue.ts';
 import type { ValidateReport } from '../src/core/records.ts';
 import { schemaErrors } from '../src/core/schemas.ts';
 import type { Queue } from '../src/core/queue.ts';
@@ -186,6 +187,20 @@ status('--help says validate never modifies a queue, and shows the queue form', 
   assert.match(run.stdout, /never modifies a queue/);
   assert.match(run.stdout, /--queue/);
   assert.match(run.stdout, /--strict/);
+});
+
+status('progress is reported while jobs are scanned (the command shows it on a terminal), and not at all for a short audit', async () => {
+  const queue = await newQueue('progress');
+  for (let i = 0; i < 65; i++) await enqueue(queue);
+  const ticks: [number, number][] = [];
+  await auditQueue(queue.root, { progress: (checked, total) => ticks.push([checked, total]), progressIntervalMs: 0 });
+  assert.equal(ticks, [
+    [64, 65],
+    [65, 65],
+  ]);
+  const quiet: [number, number][] = [];
+  await auditQueue(queue.root, { progress: (checked, total) => quiet.push([checked, total]) });
+  assert.equal(quiet, []);
 });
 
 status.run();
