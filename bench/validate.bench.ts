@@ -83,11 +83,11 @@ interface ChildResult {
 }
 
 /** The audit itself, in this (child) process. */
-async function child(root: string): Promise<void> {
+async function child(root: string, threads: number | undefined): Promise<void> {
   const { auditQueue } = await import('../src/validator/queue.ts');
   const { buildReport } = await import('../src/validator/report.ts');
   const started = performance.now();
-  const audit = await auditQueue(root);
+  const audit = await auditQueue(root, threads === undefined ? {} : { threads });
   const report = buildReport({ targets: [root], findings: audit.findings, files: audit.files, jobs: audit.jobs, startedMs: 0, finishedMs: 0 });
   JSON.stringify(report);
   const ms = performance.now() - started;
@@ -95,9 +95,10 @@ async function child(root: string): Promise<void> {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-function runChild(root: string): ChildResult {
+function runChild(root: string, threads: number | undefined): ChildResult {
   const script = fileURLToPath(import.meta.url);
-  const out = execFileSync(process.execPath, ['--import', 'tsx', script, '--child', root], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const extra = threads === undefined ? [] : ['--threads', String(threads)];
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, '--child', root, ...extra], { encoding: 'utf8', maxBuffer: 1 << 26 });
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as ChildResult;
 }
 
@@ -113,7 +114,8 @@ async function main(): Promise<void> {
     return index < 0 ? undefined : args[index + 1];
   };
   const childRoot = at('--child');
-  if (childRoot !== undefined) return child(childRoot);
+  const threadsArg = at('--threads');
+  if (childRoot !== undefined) return child(childRoot, threadsArg === undefined ? undefined : Number(threadsArg));
   const sizes = (at('--sizes') ?? '10000,100000').split(',').map(Number);
   const runs = Number(at('--runs') ?? '3');
   const keep = args.includes('--keep');
@@ -123,17 +125,20 @@ async function main(): Promise<void> {
     const built = Date.now();
     const root = await buildQueue(dir, size);
     process.stderr.write(`  queue of ${size} finished jobs ready in ${((Date.now() - built) / 1000).toFixed(1)} s\n`);
-    const results: ChildResult[] = [];
-    for (let run = 0; run < runs; run++) results.push(runChild(root));
-    const first = results[0] as ChildResult;
-    if (first.jobs !== size || first.errors !== 0 || first.warnings !== 0) {
-      throw new Error(`the bench queue did not audit clean: ${JSON.stringify(first)}`);
+    // Inline (one thread) and the default (worker threads from PARALLEL_MIN_JOBS jobs on), interleaved run by run.
+    for (const [label, threads] of [['1 thread', 1], ['default', undefined]] as const) {
+      const results: ChildResult[] = [];
+      for (let run = 0; run < runs; run++) results.push(runChild(root, threads));
+      const first = results[0] as ChildResult;
+      if (first.jobs !== size || first.errors !== 0 || first.warnings !== 0) {
+        throw new Error(`the bench queue did not audit clean: ${JSON.stringify(first)}`);
+      }
+      const ms = median(results.map((result) => result.ms));
+      const rss = Math.max(...results.map((result) => result.maxRssKb));
+      process.stdout.write(
+        `${String(size).padStart(7)} jobs, ${label.padEnd(8)}: ${(size / (ms / 1000)).toFixed(0).padStart(6)} jobs/s (median of ${runs}: ${(ms / 1000).toFixed(2)} s, ${first.files} files), peak RSS ${(rss / 1024).toFixed(0)} MiB, load ${loadavg()[0]?.toFixed(2)}\n`,
+      );
     }
-    const ms = median(results.map((result) => result.ms));
-    const rss = Math.max(...results.map((result) => result.maxRssKb));
-    process.stdout.write(
-      `${String(size).padStart(7)} jobs: ${(size / (ms / 1000)).toFixed(0).padStart(6)} jobs/s (median of ${runs}: ${(ms / 1000).toFixed(2)} s, ${first.files} files), peak RSS ${(rss / 1024).toFixed(0)} MiB\n`,
-    );
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
