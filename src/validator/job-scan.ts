@@ -26,6 +26,8 @@ export interface JobSummary {
   id: string;
   /** A receipt.json entry exists: the job is finished (STATUS-1), whatever else is wrong. */
   finished: boolean;
+  /** The directory could not be examined (it was swapped for something else while the audit ran). */
+  unreadable?: boolean;
   /** From a valid spec; undefined when the spec is missing or invalid. */
   spec?: { priority: number; dedupe: string | null; lane: string | null };
   /** The current claim when it is open (no end record, no receipt) and readable. */
@@ -86,6 +88,11 @@ export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
   const dirStats = lstatIfExistsSync(dir);
   if (dirStats === undefined) return undefined;
   sink.files += 1;
+  if (!dirStats.isDirectory()) {
+    // Swapped for a link or a file since jobs/ was listed: report it, never list through it.
+    checkKind(sink, shownDir, dirStats.isSymbolicLink() ? 'symlink' : 'other', 'dir', id);
+    return { summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } };
+  }
   checkStats(sink, env, shownDir, dirStats, id);
   let entries: DirEntry[];
   try {

@@ -361,6 +361,7 @@ class QueueAuditRun {
   /** READY-1 and LAYOUT-7 against each job: an unfinished job has an entry at its priority; a finished one needs none. */
   private checkIndex(): void {
     for (const [id, summary] of this.summaries) {
+      if (summary.unreadable === true) continue;
       const sink = this.jobSink(id);
       const entries = this.readyByJob.get(id) ?? [];
       if (summary.finished) {
