@@ -15,6 +15,7 @@ import { type Finding, type FindingCode, makeFinding } from '../core/findings.ts
 import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../core/records.ts';
 import { type DirEntry, type EntryKind, RECORD_MAX_BYTES, lstatIfExistsSync, readBoundedSync } from '../core/safefs.ts';
 import { TEMP_MAX_AGE } from '../core/constants.ts';
+import { fastParseRecordBytes } from './fast-json.ts';
 
 const GROUP_OR_OTHER_WRITE = 0o022;
 const GROUP_OR_OTHER_ANY = 0o077;
@@ -176,7 +177,7 @@ export function readRecordEntry<T extends RecordType>(
   sink.files += 1;
   const { stats, bytes } = read;
   if ((stats.mode & GROUP_OR_OTHER_ANY) !== 0) checkStats(sink, env, shown, stats, jobId, true);
-  const inspection = inspectRecord(type, bytes ?? Buffer.alloc(0), { ...expectations, path: shown });
+  const inspection = inspectRecord(type, bytes ?? Buffer.alloc(0), { ...expectations, path: shown, parse: fastParseRecordBytes });
   for (const finding of inspection.findings) {
     // Findings carry the job the directory names, even when the record itself names none.
     if (jobId !== null && finding.job_id === null) finding.job_id = jobId;
