@@ -45,7 +45,7 @@ export interface QueueAuditOptions {
 }
 
 /** Below this many jobs, starting worker threads costs more than it saves. */
-export const PARALLEL_MIN_JOBS = 4000;
+export const PARALLEL_MIN_JOBS = 20_000;
 const MAX_THREADS = 4;
 const WORKER_BATCH = 256;
 
