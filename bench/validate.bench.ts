@@ -75,6 +75,8 @@ async function buildQueue(dir: string, jobs: number): Promise<string> {
 
 interface ChildResult {
   ms: number;
+  /** CPU time (user + system, all threads) of the audit: less sensitive to other load than wall time. */
+  cpuMs: number;
   jobs: number;
   files: number;
   errors: number;
@@ -87,11 +89,13 @@ async function child(root: string, threads: number | undefined): Promise<void> {
   const { auditQueue } = await import('../src/validator/queue.ts');
   const { buildReport } = await import('../src/validator/report.ts');
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const audit = await auditQueue(root, threads === undefined ? {} : { threads });
   const report = buildReport({ targets: [root], findings: audit.findings, files: audit.files, jobs: audit.jobs, startedMs: 0, finishedMs: 0 });
   JSON.stringify(report);
   const ms = performance.now() - started;
-  const result: ChildResult = { ms, jobs: audit.jobs, files: audit.files, errors: report.summary.errors, warnings: report.summary.warnings, maxRssKb: process.resourceUsage().maxRSS };
+  const used = process.cpuUsage(cpu);
+  const result: ChildResult = { ms, cpuMs: (used.user + used.system) / 1000, jobs: audit.jobs, files: audit.files, errors: report.summary.errors, warnings: report.summary.warnings, maxRssKb: process.resourceUsage().maxRSS };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -134,9 +138,11 @@ async function main(): Promise<void> {
         throw new Error(`the bench queue did not audit clean: ${JSON.stringify(first)}`);
       }
       const ms = median(results.map((result) => result.ms));
+      const cpuMs = median(results.map((result) => result.cpuMs));
       const rss = Math.max(...results.map((result) => result.maxRssKb));
       process.stdout.write(
-        `${String(size).padStart(7)} jobs, ${label.padEnd(8)}: ${(size / (ms / 1000)).toFixed(0).padStart(6)} jobs/s (median of ${runs}: ${(ms / 1000).toFixed(2)} s, ${first.files} files), peak RSS ${(rss / 1024).toFixed(0)} MiB, load ${loadavg()[0]?.toFixed(2)}\n`,
+        `${String(size).padStart(7)} jobs, ${label.padEnd(8)}: ${(size / (ms / 1000)).toFixed(0).padStart(6)} jobs/s (median of ${runs}: ${(ms / 1000).toFixed(2)} s wall, ` +
+          `${((cpuMs * 1000) / size).toFixed(0)} us CPU per job, ${first.files} files), peak RSS ${(rss / 1024).toFixed(0)} MiB, load ${loadavg()[0]?.toFixed(2)}\n`,
       );
     }
     if (!keep) rmSync(dir, { recursive: true, force: true });
