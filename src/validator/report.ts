@@ -16,6 +16,9 @@ export function fsjobVersion(): string {
   return toolVersion;
 }
 
+/** REPORT-1: a report lists at most this many findings. */
+export const FINDINGS_MAX = 1_000_000;
+
 export interface ReportInput {
   targets: string[];
   findings: Finding[];
@@ -35,7 +38,8 @@ export function buildReport(input: ReportInput): ValidateReport {
     started_ms: input.startedMs,
     finished_ms: input.finishedMs,
     summary: { errors: count('error'), warnings: count('warning'), infos: count('info'), files: input.files, jobs: input.jobs },
-    findings: input.findings.map((finding) => ({ ...finding })),
+    // REPORT-1 bounds the list; the summary still counts every finding.
+    findings: input.findings.slice(0, FINDINGS_MAX).map((finding) => ({ ...finding })),
   };
 }
 
