@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enqueue as produce, cancel } from '../src/producer/index.ts';
 import { Worker, recover } from '../src/consumer/index.ts';
+import { main } from '../src/cli/main.ts';
 import type { Queue } from '../src/core/queue.ts';
 import type { QueueAudit } from '../src/validator/queue.ts';
 import { cleanupAll } from './helpers.ts';
@@ -60,6 +61,9 @@ real('succeeded, failed after a retry, timed out, truncated, cancelled, expired,
   const result = await audit(queue);
   assert.equal(problems(result), []);
   assert.is(result.jobs, requests.length + 2);
+  let out = '';
+  const status = await main(['validate', '--strict', queue.root], { stdout: (text) => void (out += text), stderr: (text) => void (out += text) });
+  assert.is(status, 0, out);
 });
 
 real('an orphaned claim is a warning until recover breaks it; after recover the queue audits clean', async () => {
