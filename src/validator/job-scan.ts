@@ -28,7 +28,7 @@ export interface JobSummary {
   finished: boolean;
   /** The directory could not be examined (it was swapped for something else while the audit ran). */
   unreadable?: boolean;
-  /** From a valid spec; undefined when the spec is missing or invalid. */
+  /** From a valid spec of an unfinished job; undefined when finished, or the spec is missing or invalid. */
   spec?: { priority: number; dedupe: string | null; lane: string | null };
   /** The current claim when it is open (no end record, no receipt) and readable. */
   open?: OpenClaim;
@@ -477,8 +477,9 @@ class JobAudit {
 
   private summary(): JobSummary {
     const summary: JobSummary = { id: this.id, finished: this.receiptEntry !== undefined };
-    if (this.spec !== undefined) summary.spec = { priority: this.spec.priority, dedupe: this.spec.dedupe, lane: this.spec.lane };
+    // What a finished job's spec says matters to no queue-wide check: keep big queues small in memory.
     if (summary.finished) return summary;
+    if (this.spec !== undefined) summary.spec = { priority: this.spec.priority, dedupe: this.spec.dedupe, lane: this.spec.lane };
     let top = 0;
     for (const [gen, slots] of this.gens) if (slots.claim !== undefined && gen > top) top = gen;
     const slots = this.gens.get(top);
