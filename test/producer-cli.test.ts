@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue } from '../src/producer/index.ts';
-import { openQueue, type Queue } from '../src/core/queue.ts';
+import { initQueue, openQueue, type Queue } from '../src/core/queue.ts';
 import { checkRecord, type ReceiptRecord, type SpecRecord } from '../src/core/records.ts';
 import { cleanupAll, freshDir } from './helpers.ts';
 import { entries, writeClaim, writeOutput, writeReceipt } from './producer-helpers.ts';
@@ -102,8 +102,7 @@ cli('init, enqueue with every option, --json, and status as a table, as JSON and
 
 cli('dedupe exits 3; --request (the produce role) and --batch', async () => {
   const { dir, root, run } = await setup();
-  await run(['init', '-q', root]);
-  const queue = await openQueue(root);
+  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
   const first = await run(['enqueue', '-q', root, '--dedupe', 'nightly', '--', 'report']);
   await writeFile(join(dir, 'request.json'), '{"argv":["make","all"],"priority":3}\n');
   await writeFile(join(dir, 'bad.json'), '{"argv":["make"],"timeout_ms":-1}\n');
@@ -136,8 +135,7 @@ cli('dedupe exits 3; --request (the produce role) and --batch', async () => {
 
 cli('wait exits with the job exit code, 130 after cancel, 75 on its own timeout; cancel refuses a finished job', async () => {
   const { root, run } = await setup();
-  await run(['init', '-q', root]);
-  const queue = await openQueue(root);
+  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
   const failed = await enqueue(queue, { argv: ['x'] });
   await writeReceipt(queue, failed.id, { outcome: 'failed', exit_code: 3, status: { exit: 3, signal: null } });
   const open = await enqueue(queue, { argv: ['x'] });
@@ -173,8 +171,7 @@ cli('wait exits with the job exit code, 130 after cancel, 75 on its own timeout;
 
 cli('logs prints the output bytes exactly; gc removes only finished jobs', async () => {
   const { root, run } = await setup();
-  await run(['init', '-q', root]);
-  const queue = await openQueue(root);
+  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
   const done = await enqueue(queue, { argv: ['x'] });
   const open = await enqueue(queue, { argv: ['x'] });
   await writeClaim(queue, done.id, 1);
@@ -202,7 +199,7 @@ cli('logs prints the output bytes exactly; gc removes only finished jobs', async
 
 cli('usage errors exit 2, a missing queue says how to create it, FSJOB_QUEUE names the queue, and --help documents exit codes', async () => {
   const { root, run } = await setup();
-  await run(['init', '-q', root]);
+  await initQueue(root);
   const [noCommand, badDuration, missing, fromEnv, waitHelp, enqueueHelp] = await Promise.all([
     run(['enqueue', '-q', root]),
     run(['enqueue', '-q', root, '--timeout', 'soon', '--', 'x']),

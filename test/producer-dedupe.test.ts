@@ -96,18 +96,30 @@ dedupe('8 processes enqueueing the same key at the same instant: exactly one is 
   const queue = await freshQueue();
   const keys = ['alpha', 'beta', 'gamma'];
   // Every racer loads, says "ready", and gets the same start instant on stdin.
-  const racers = Array.from({ length: 8 }, () => spawn(process.execPath, ['--import', 'tsx', RACER, queue.root, '150', ...keys], { stdio: ['pipe', 'pipe', 'inherit'] }));
-  const outputs = racers.map((child) => {
+  // A healthy run takes a few seconds; the watchdog is generous because other
+  // suites may share the machine's two cores.
+  const racers = Array.from({ length: 8 }, () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', RACER, queue.root, '150', ...keys], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString('utf8')));
-    const ready = new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('ready\n') && resolve()));
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('ready\n')) resolve();
+      }),
+    );
     const exited = new Promise<string>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(out.replace('ready\n', '')) : reject(new Error(`racer exited ${code}`)))));
+    exited.catch(() => undefined); // reported through Promise.all below, never unhandled
     return { child, ready, exited };
   });
-  await withWatchdog(30_000, Promise.all(outputs.map((racer) => racer.ready)));
-  const start = Date.now() + 100;
-  for (const { child } of outputs) child.stdin.end(`${start}\n`);
-  const texts = await withWatchdog(30_000, Promise.all(outputs.map((racer) => racer.exited)));
+  let texts: string[];
+  try {
+    await withWatchdog(120_000, Promise.all(racers.map((racer) => racer.ready)));
+    const start = Date.now() + 200;
+    for (const { child } of racers) child.stdin.end(`${start}\n`);
+    texts = await withWatchdog(120_000, Promise.all(racers.map((racer) => racer.exited)));
+  } finally {
+    for (const { child } of racers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
   const lines = texts.flatMap((out) => out.trim().split('\n')).map((line) => JSON.parse(line) as { key: string; id?: string; code?: string; holder?: string });
   for (const key of keys) {
     const results = lines.filter((line) => line.key === key);

@@ -2,9 +2,12 @@
  * The `--queue DIR` option every operator command shares, and opening the
  * queue it names: --queue, else $FSJOB_QUEUE, else the per-user default
  * (defaultQueuePath in src/core/queue.ts).
+ *
+ * Command modules import the library lazily (inside `run`), so `fsjob`
+ * loads only what the command it runs needs.
  */
 import type { Argv } from 'yargs';
-import { defaultQueuePath, openQueue, type Queue } from '../core/queue.ts';
+import type { Queue } from '../core/queue.ts';
 import { FsjobError } from '../core/errors.ts';
 import { isJobId } from '../core/layout.ts';
 
@@ -16,14 +19,20 @@ export function withQueue(yargs: Argv): Argv {
   });
 }
 
-export function queuePathOf(args: Record<string, unknown>): string {
+export async function queuePathOf(args: Record<string, unknown>): Promise<string> {
   const given = args['queue'];
-  return typeof given === 'string' && given !== '' ? given : defaultQueuePath();
+  if (typeof given === 'string' && given !== '') return given;
+  const { defaultQueuePath } = await import('../core/queue.ts');
+  return defaultQueuePath();
 }
 
-export function openQueueOf(args: Record<string, unknown>): Promise<Queue> {
-  return openQueue(queuePathOf(args));
+export async function openQueueOf(args: Record<string, unknown>): Promise<Queue> {
+  const { openQueue } = await import('../core/queue.ts');
+  return openQueue(await queuePathOf(args));
 }
+
+/** The producer library, loaded when a command runs. */
+export const producer = (): Promise<typeof import('../producer/index.ts')> => import('../producer/index.ts');
 
 /** The ID positional, checked against LAYOUT-4 before it is used in a path (SEC-7). */
 export function jobIdOf(args: Record<string, unknown>): string {

@@ -1,9 +1,9 @@
 /** `fsjob cancel ID [--force] [--reason TEXT]`: CANCEL-1, and CANCEL-2 for a job nobody has claimed. */
-import { cancel, type CancelResult } from '../../producer/index.ts';
+import type { CancelResult } from '../../producer/index.ts';
 import { CONTROL_LATENCY } from '../../core/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 
 function describe(result: CancelResult): string {
   const asked = result.published ? `${result.record} published` : `${result.record} was already there`;
@@ -34,6 +34,7 @@ export const cancelCommand: FsjobCommand = {
   run: async (args, io) => {
     const queue = await openQueueOf(args);
     const reason = args['reason'] as string | undefined;
+    const { cancel } = await producer();
     const result = await cancel(queue, jobIdOf(args), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
     io.stdout(args['json'] === true ? jsonText(result) : `${describe(result)}\n`);
     return EXIT.OK;

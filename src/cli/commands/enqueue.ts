@@ -7,12 +7,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError } from '../../core/errors.ts';
 import { STDIN_MAX } from '../../core/constants.ts';
-import { REQUEST_MAX_BYTES, type JobRequest } from '../../core/records.ts';
-import { enqueue, enqueueBatch, type BatchResult } from '../../producer/index.ts';
+import type { JobRequest } from '../../core/records.ts';
+import type { BatchResult } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
-import { openQueueOf, withQueue } from '../queue-arg.ts';
+import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs } from '../units.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
@@ -149,12 +149,14 @@ export const enqueueCommand: FsjobCommand = {
       }
     }
     const queue = await openQueueOf(args);
+    const { enqueue, enqueueBatch } = await producer();
     if (batchFile !== undefined) {
       const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
       return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
     }
     let enqueued;
     if (requestFile !== undefined) {
+      const { REQUEST_MAX_BYTES } = await import('../../core/records.ts');
       const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
       enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
     } else {

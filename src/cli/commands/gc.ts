@@ -1,8 +1,7 @@
 /** `fsjob gc [--keep N] [--older-than D]`: remove finished jobs and what nobody needs (GC-1, GC-2, READY-3, TEMP-1). */
-import { gc } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { parseDuration, parseInteger } from '../units.ts';
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
@@ -28,6 +27,7 @@ export const gcCommand: FsjobCommand = {
     const keep = args['keep'] === undefined ? 0 : parseInteger(args['keep'], 'keep');
     const olderThanMs = args['older-than'] === undefined ? 0 : parseDuration(args['older-than'], 'older-than');
     const dryRun = args['dry-run'] === true;
+    const { gc } = await producer();
     const result = await gc(queue, { keep: Math.max(0, keep), olderThanMs, dryRun });
     if (args['json'] === true) {
       io.stdout(jsonText({ dryRun, ...result }));

@@ -1,8 +1,7 @@
 /** `fsjob logs ID [--stderr] [--follow]`: a job's captured output (EXEC-1, RCPT-5). */
-import { readLogs } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdOf, openQueueOf, withQueue } from '../queue-arg.ts';
+import { jobIdOf, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 
 export const logsCommand: FsjobCommand = {
   command: 'logs <id>',
@@ -21,6 +20,7 @@ export const logsCommand: FsjobCommand = {
   run: async (args, io) => {
     const queue = await openQueueOf(args);
     const id = jobIdOf(args);
+    const { readLogs } = await producer();
     const write = io.stdoutBytes ?? ((bytes: Uint8Array) => io.stdout(Buffer.from(bytes).toString('utf8')));
     let gen: number | undefined;
     const follow = args['follow'] === true;

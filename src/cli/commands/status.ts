@@ -1,9 +1,9 @@
 /** `fsjob status [ID]`: a table of jobs and workers, or one job in full (STATUS-1, WORKER-1). */
 import type { JobStatus } from '../../core/job.ts';
-import { jobStatus, listJobs, liveWorkers, type JobReport, type JobSummary, type WorkerView } from '../../producer/index.ts';
+import type { JobReport, JobSummary, WorkerView } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { formatAge, parseInteger } from '../units.ts';
 
 const STATUSES: readonly JobStatus[] = ['queued', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
@@ -120,6 +120,7 @@ export const statusCommand: FsjobCommand = {
       .epilog('Statuses are derived from the records on disk (STATUS-1). Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.'),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
+    const { jobStatus, listJobs, liveWorkers } = await producer();
     const json = args['json'] === true;
     const now = Date.now();
     if (args['id'] !== undefined) {

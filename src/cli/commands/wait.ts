@@ -1,7 +1,6 @@
 /** `fsjob wait ID [--timeout S]`: block until the job has a receipt; exit with its exit code (EXEC-10). */
-import { waitFor } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
-import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { parseDuration } from '../units.ts';
 
 export const waitCommand: FsjobCommand = {
@@ -25,6 +24,7 @@ export const waitCommand: FsjobCommand = {
     const queue = await openQueueOf(args);
     const id = jobIdOf(args);
     const timeoutMs = args['timeout'] === undefined ? undefined : parseDuration(args['timeout'], 'timeout');
+    const { waitFor } = await producer();
     const receipt = await waitFor(queue, id, timeoutMs === undefined ? {} : { timeoutMs });
     if (args['json'] === true) io.stdout(jsonText(receipt));
     else io.stdout(`${id} ${receipt.outcome} (exit code ${receipt.exit_code})${receipt.message === null ? '' : `: ${receipt.message}`}\n`);
