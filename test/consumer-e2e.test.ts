@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from './support/enqueue.ts';
-import { endOf, fileExists, readJson, readyEntries, receiptOf, waitFor } from './support/consumer.ts';
+import { deadIdentity, endOf, fileExists, publishClaim, readJson, readyEntries, receiptOf, waitFor } from './support/consumer.ts';
+import { publishRecord } from '../src/core/safefs.ts';
 import { cleanupAll, freshDir, withWatchdog } from './helpers.ts';
 import { groupState } from '../src/core/identity.ts';
 import type { ExecRecord, Group } from '../src/core/records.ts';
@@ -69,7 +70,7 @@ e2e('four concurrent `fsjob work --drain` run each of 400 jobs exactly once', as
   const ids = new Set<string>();
   for (let i = 0; i < 400; i++) ids.add(await enqueue(q, { argv: ['sh', '-c', `echo $FSJOB_JOB_ID >> ${log}`] }));
   const workers = Array.from({ length: 4 }, () => fsjob(['work', '--queue', q.root, '--drain', '--concurrency', '2']));
-  const codes = await Promise.all(workers.map((w) => finished(w, 120_000)));
+  const codes = await Promise.all(workers.map((w) => finished(w, 300_000)));
   assert.equal(codes, [0, 0, 0, 0], workers.map((w) => w.stderr().slice(-500)).join('\n'));
   const lines = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
   assert.is(lines.length, 400, 'every job ran exactly once');
@@ -135,6 +136,28 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   assert.equal(openClaims(q), []);
   assert.equal(readdirSync(q.paths.dir('workers')), []);
   assert.match(worker.stdout(), /claimed 3/);
+});
+
+e2e('`fsjob work --once --json` runs one job; `fsjob recover` exits 1 while an execution is unproven', async () => {
+  const q = await freshQueue();
+  const first = await enqueue(q, { argv: ['true'] });
+  const second = await enqueue(q, { argv: ['true'] });
+  const stuck = await enqueue(q, { argv: ['true'] });
+  await publishClaim(q, stuck, 1, await deadIdentity());
+  await publishRecord(q.paths.job(stuck), 'exec.1.json', 'unreadable\n', 'link', q.fsOptions);
+  const once1 = fsjob(['work', '--queue', q.root, '--once', '--json']);
+  assert.is(await finished(once1, 60_000), 0, once1.stderr());
+  const summary = JSON.parse(once1.stdout()) as { claimed: number; finished: Record<string, number> };
+  assert.is(summary.claimed, 1);
+  assert.equal(summary.finished, { succeeded: 1 });
+  assert.ok(fileExists(q.paths.jobFile(first, 'receipt.json')));
+  assert.not.ok(fileExists(q.paths.jobFile(second, 'receipt.json')));
+  const events = once1.stderr().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { type: string });
+  assert.ok(events.some((e) => e.type === 'finished'));
+  const recovered = fsjob(['recover', '--queue', q.root]);
+  assert.is(await finished(recovered, 60_000), 1);
+  assert.match(recovered.stdout(), /left alone, unproven: 1/);
+  assert.equal(openClaims(q), [stuck]);
 });
 
 e2e.run();

@@ -39,7 +39,7 @@ export async function claimNext(queue: string | Queue, options: ClaimNextOptions
         return await ClaimedJob.start(result.ticket);
       } catch (error) {
         // Nothing ran: hand the generation back so the job does not wait for this process to die.
-        await result.ticket.owner.publishEnd('released', false, ctx.clock.nowMs() + GIVE_BACK_DELAY, null).catch(() => undefined);
+        await result.ticket.owner.publishEnd('released', false, GIVE_BACK_DELAY, null).catch(() => undefined);
         throw error;
       }
     }

@@ -164,7 +164,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     );
   }
   if (policy.purpose === 'release') {
-    const end = await owner.publishEnd('released', false, now, null);
+    const end = await owner.publishEnd('released', false, 0, null);
     return { kind: 'decided', owner, end };
   }
   // 6.5, 6.6
@@ -200,7 +200,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     }
     if (!taken) {
       await stdin?.close().catch(() => undefined);
-      const end = await owner.publishEnd('lane_busy', false, ctx.clock.nowMs(), null);
+      const end = await owner.publishEnd('lane_busy', false, 0, null);
       return { kind: 'decided', owner, end };
     }
   }

@@ -28,6 +28,18 @@
  * adds two output files, the exec record and the receipt (or an end record),
  * each a link plus fsyncs; the lease costs one rename every lease/3.
  */
+/*
+ * Use:
+ *
+ *   const worker = new Worker({ queues: ['/srv/q'], concurrency: 2, mode: 'drain' });
+ *   worker.handle('resize', async ({ payload, signal, heartbeat }) => resize(payload, signal));
+ *   const summary = await worker.run();          // worker.stop() from a signal handler: WORKER-3
+ *
+ *   const job = await claimNext('/srv/q', { handlers: ['resize'] });   // or run payload jobs yourself
+ *   if (job !== null) await job.complete({ result: await resize(job.payload, job.signal) });
+ *
+ *   const report = await recover('/srv/q');      // RECOV-1, READY-4, TEMP-1, WORKER-1, GC-2
+ */
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
 export { recover, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';

@@ -137,9 +137,11 @@ export class Ownership {
     return now;
   }
 
-  /** Section 5.6: generation g ends without a receipt; the job is queued again from retryAtMs. */
-  async publishEnd(reason: EndReason, counted: boolean, retryAtMs: number, status: ExecStatus | null): Promise<EndRecord> {
+  /** Section 5.6: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
+  async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
     await this.guard();
+    const endedMs = this.ctx.clock.nowMs();
+    const retryAtMs = endedMs + retryDelayMs;
     const record: EndRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'end',
@@ -149,7 +151,7 @@ export class Ownership {
       counted,
       retry_at_ms: retryAtMs,
       status,
-      ended_ms: this.ctx.clock.nowMs(),
+      ended_ms: endedMs,
     };
     await publishRecord(this.dir, genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link', this.queue.fsOptions);
     this.ctx.emit({ type: 'ended', queue: this.queue.root, job_id: this.id, gen: this.gen, reason, retry_at_ms: retryAtMs });

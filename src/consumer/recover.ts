@@ -43,8 +43,8 @@ export interface RecoverReport {
   tempRemoved: string[];
   workersRemoved: string[];
   holdsRemoved: string[];
-  /** Left alone because nothing could prove the owner dead or the execution stopped. */
-  unproven: { job_id: string; gen: number; clause: string; reason: string }[];
+  /** Left alone because nothing could prove the owner dead or the execution stopped (error code UNPROVEN). */
+  unproven: { code: 'UNPROVEN'; job_id: string; gen: number; clause: string; reason: string }[];
   /** Left alone for another reason (damaged records, GEN_MAX, foreign names, errors). */
   skipped: { path: string; job_id: string | null; reason: string }[];
 }
@@ -110,7 +110,7 @@ async function recoverJob(ctx: Context, q: Queue, id: string, report: RecoverRep
     return;
   }
   if ((view.status === 'claimed' || view.status === 'running') && view.owner?.verdict === 'unknown') {
-    report.unproven.push({ job_id: id, gen: view.gen, clause: 'ID-6', reason: `the owner of claim ${view.gen} cannot be judged: ${view.owner.reason}` });
+    report.unproven.push({ code: 'UNPROVEN', job_id: id, gen: view.gen, clause: 'ID-6', reason: `the owner of claim ${view.gen} cannot be judged: ${view.owner.reason}` });
     return;
   }
   if (view.status !== 'orphaned') return;
@@ -118,7 +118,7 @@ async function recoverJob(ctx: Context, q: Queue, id: string, report: RecoverRep
   const result = await claimJob(ctx, q, id, spec, files, view, { purpose: 'release', hasHandler: () => true });
   switch (result.kind) {
     case 'unproven':
-      report.unproven.push({ job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
+      report.unproven.push({ code: 'UNPROVEN', job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
       return;
     case 'limit':
       report.skipped.push({ path: files.dir, job_id: id, reason: `claim generation ${result.gen} is GEN_MAX: no further claim is possible (CLAIM-4)` });

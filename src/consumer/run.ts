@@ -13,8 +13,7 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE } from '../core/constants.ts';
-import { DEFAULT_COMMAND_PATH } from '../core/constants.ts';
+import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
 import type { RunTicket } from './claim.ts';
@@ -76,7 +75,7 @@ export function signalExitCode(signal: string): number {
 async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
   if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
   try {
-    await owner.publishEnd('released', false, owner.ctx.clock.nowMs() + GIVE_BACK_DELAY, null);
+    await owner.publishEnd('released', false, GIVE_BACK_DELAY, null);
   } catch (second) {
     if (isFsjobError(second, 'SUPERSEDED')) return superseded(owner);
   }
@@ -111,16 +110,15 @@ interface Ending {
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
 async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending): Promise<RunOutcome> {
-  const now = owner.ctx.clock.nowMs();
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
     const published = await owner.publishReceipt({ ...base, ...fields }, spec);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
-  const end = async (reason: EndRecord['reason'], counted: boolean, retryAt: number): Promise<RunOutcome> => ({
+  const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
     kind: 'end',
-    end: await owner.publishEnd(reason, counted, retryAt, e.status),
+    end: await owner.publishEnd(reason, counted, retryDelayMs, e.status),
   });
   try {
     switch (e.stoppedBy) {
@@ -131,25 +129,25 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
       case 'cancel':
         return await receipt({ outcome: 'cancelled', exit_code: 130, message: e.released ? 'stopped on cancel.json (CANCEL-3)' : 'cancelled before it ran' });
       case 'preempt':
-        return await end('preempted', false, now);
+        return await end('preempted', false, 0);
       case 'shutdown':
         // WORKER-3. An attempt stopped before its release never ran: it is given back uncounted.
-        if (!e.released) return await end('released', false, now);
+        if (!e.released) return await end('released', false, 0);
         return remain
-          ? await end('shutdown', true, now)
+          ? await end('shutdown', true, 0)
           : await receipt({ outcome: 'lost', exit_code: 125, reason: 'shutdown', message: 'the consumer stopped the last attempt while shutting down (WORKER-3)' });
       case 'timeout':
         return remain
-          ? await end('timed_out', true, now + spec.retry_delay_ms)
+          ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
         return remain
-          ? await end('failed', true, now + spec.retry_delay_ms)
+          ? await end('failed', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'failed', exit_code: 137, message: 'stopped because its lease could not be renewed (LEASE-2)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
-          ? await end('failed', true, now + spec.retry_delay_ms)
+          ? await end('failed', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'failed', exit_code: e.failCode, message: e.message ?? null });
     }
   } catch (error) {
@@ -233,8 +231,14 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       ctx.emit({ type: 'unproven', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, clause: 'EXEC-11', reason });
       return { kind: 'unproven', reason };
     }
-    const status: ExecStatus | null =
-      result.exit !== null ? { exit: result.exit, signal: null } : result.signal !== null ? { exit: null, signal: result.signal } : null;
+    // A leader that was never released exited without running anything: there is no command status to report.
+    const status: ExecStatus | null = !result.released
+      ? null
+      : result.exit !== null
+        ? { exit: result.exit, signal: null }
+        : result.signal !== null
+          ? { exit: null, signal: result.signal }
+          : null;
     return conclude(owner, spec, attempt, {
       stoppedBy: control.fenced ? 'fenced' : result.stoppedBy,
       released: result.released,
@@ -314,8 +318,9 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
+    // Empty, they need no fsync: the directory fsync of exec.<g>.json makes their entries durable.
     const outputs = await owner.createOutputs();
-    await Promise.all([outputs.stdout.sync(), outputs.stderr.sync()]).finally(() => Promise.all([outputs.stdout.close(), outputs.stderr.close()]));
+    await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
     await owner.publishExec(job.attempt, null);
     job.startedMs = owner.ctx.clock.nowMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
@@ -405,7 +410,7 @@ export class ClaimedJob {
   /** Give the job back without counting this attempt (end record `released`, counted false). */
   async release(): Promise<RunOutcome> {
     this.settle();
-    return { kind: 'end', end: await this.owner.publishEnd('released', false, this.owner.ctx.clock.nowMs(), null) };
+    return { kind: 'end', end: await this.owner.publishEnd('released', false, 0, null) };
   }
 }
 

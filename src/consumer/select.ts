@@ -12,7 +12,7 @@
 import { TEMP_MAX_AGE } from '../core/constants.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { currentHold, laneHeld } from '../core/holds.ts';
-import { CLAIMABLE, deriveStatus, listJob, type JobFiles, type JobStatusView } from '../core/job.ts';
+import { CLAIMABLE, deriveStatus, listJob, type JobFiles } from '../core/job.ts';
 import { isJobId, parseReadyEntry } from '../core/layout.ts';
 import type { Queue } from '../core/queue.ts';
 import type { SpecRecord } from '../core/records.ts';
@@ -174,4 +174,3 @@ export async function rebuildReady(ctx: Context, queue: Queue): Promise<string[]
   return rebuilt;
 }
 
-export type { JobFiles, JobStatusView };

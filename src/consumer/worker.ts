@@ -96,6 +96,7 @@ export class Worker {
   private readonly wakers = new Set<() => void>();
   private stopping = false;
   private woken = false;
+  private guardianDown = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -262,9 +263,11 @@ export class Worker {
     const guardian = this.guardian;
     if (guardian === undefined || guardian.healthy || this.stopping) return;
     const ctx = this.ctx as Context;
-    ctx.emit({ type: 'guardian', state: 'down' });
+    if (!this.guardianDown) ctx.emit({ type: 'guardian', state: 'down' });
+    this.guardianDown = true;
     try {
       await guardian.ensure();
+      this.guardianDown = false;
       ctx.emit({ type: 'guardian', state: 'restarted' });
     } catch (error) {
       ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });

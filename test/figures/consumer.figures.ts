@@ -1,7 +1,7 @@
 /**
  * Consumer figures (not a test: timing belongs here, never in assertions).
  *
- *   node --import tsx test/figures/consumer-figures.ts [jobs=1000] [latency-samples=20]
+ *   node --import tsx test/figures/consumer.figures.ts [jobs=1000] [latency-samples=20]
  *
  * 1. Enqueue-to-receipt latency of one `true` job while an idle `fsjob work`
  *    process waits (fs.watch wake-up, claim, run, receipt).
@@ -14,6 +14,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { cleanupAll } from '../helpers.ts';
+import { publishRecord } from '../../src/core/safefs.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
 const jobs = Number(process.argv[2] ?? 1000);
@@ -62,6 +63,15 @@ async function throughput(workers: number): Promise<void> {
   );
 }
 
+/** The disk's cost of one publish (temp file, fsync, link, directory fsync) right now: context for the figures above. */
+async function publishCost(): Promise<void> {
+  const q = await freshQueue('fig-pub');
+  const t0 = performance.now();
+  for (let i = 0; i < 50; i++) await publishRecord(q.paths.dir('tmp'), `r${i}`, 'x\n', 'link', q.fsOptions);
+  console.log(`one publishRecord (2 fsyncs) right now: ${((performance.now() - t0) / 50).toFixed(2)} ms; a command job costs 3 publishes, 2 output fsyncs and a fork`);
+}
+
+await publishCost();
 await latency();
 await throughput(1);
 await throughput(2);
