@@ -8,6 +8,8 @@ import type { Argv } from 'yargs';
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** Raw bytes to standard output (a job's output need not be UTF-8); resolves once written. */
+  stdoutBytes?: (bytes: Uint8Array) => Promise<void>;
 }
 
 export interface FsjobCommand {

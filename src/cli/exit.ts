@@ -6,8 +6,15 @@
  * | --- | --- |
  * | 0 | success; `validate`: no finding of severity error |
  * | 1 | failure: `validate` found errors, or an operation was refused or failed (the message says why) |
- * | 2 | usage: unknown command or option, missing argument, unknown record type, a file whose type the name does not tell |
+ * | 2 | usage: unknown command or option, missing argument, invalid request, unknown record type, a file whose type the name does not tell |
  * | 3 | `enqueue` refused the job because its dedupe key is held (DEDUPE-1) |
+ * | 4 | no such job (or record) in the queue |
+ * | 75 | a bounded wait ran out: `wait --timeout` elapsed before the job finished (EX_TEMPFAIL) |
+ *
+ * `fsjob wait` exits with the job's own `exit_code` (EXEC-10) when the job
+ * has finished: the command's status, 124 timed out or expired, 125 lost,
+ * 126 rejected, 130 cancelled, 137 force-stopped. Those overlap the statuses
+ * above; `wait --json` prints the receipt when the difference matters.
  */
 import type { FsjobErrorCode } from '../core/errors.ts';
 
@@ -16,6 +23,8 @@ export const EXIT = {
   FAILURE: 1,
   USAGE: 2,
   DEDUPE_HELD: 3,
+  NOT_FOUND: 4,
+  TIMEOUT: 75,
 } as const;
 
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
@@ -24,6 +33,8 @@ export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 const STATUS_OF: Record<FsjobErrorCode, ExitStatus> = {
   USAGE: EXIT.USAGE,
   DEDUPE_HELD: EXIT.DEDUPE_HELD,
+  NOT_FOUND: EXIT.NOT_FOUND,
+  TIMEOUT: EXIT.TIMEOUT,
   NOT_A_QUEUE: EXIT.FAILURE,
   UNSAFE_QUEUE: EXIT.FAILURE,
   SYMLINK_REFUSED: EXIT.FAILURE,
@@ -35,10 +46,9 @@ const STATUS_OF: Record<FsjobErrorCode, ExitStatus> = {
   INVALID_RECORD: EXIT.FAILURE,
   UNSUPPORTED_VERSION: EXIT.FAILURE,
   EXISTS: EXIT.FAILURE,
-  NOT_FOUND: EXIT.FAILURE,
+  FINISHED: EXIT.FAILURE,
   SUPERSEDED: EXIT.FAILURE,
   UNPROVEN: EXIT.FAILURE,
-  TIMEOUT: EXIT.FAILURE,
   IO: EXIT.FAILURE,
 };
 

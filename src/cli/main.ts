@@ -4,20 +4,44 @@
  * Commands hold no logic of their own: they call library functions.
  */
 import yargs from 'yargs';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
+import { FsjobError, errnoOf, isFsjobError } from '../core/errors.ts';
 import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
+import { cancelCommand } from './commands/cancel.ts';
+import { enqueueCommand } from './commands/enqueue.ts';
+import { gcCommand } from './commands/gc.ts';
+import { initCommand } from './commands/init.ts';
+import { logsCommand } from './commands/logs.ts';
+import { statusCommand } from './commands/status.ts';
 import { validateCommand } from './commands/validate.ts';
+import { waitCommand } from './commands/wait.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
 const COMMANDS: readonly FsjobCommand[] = [
+  initCommand,
+  enqueueCommand,
+  statusCommand,
+  waitCommand,
+  cancelCommand,
+  logsCommand,
+  gcCommand,
   validateCommand,
 ];
 
 const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
+  stdoutBytes: (bytes) =>
+    new Promise<void>((resolve, reject) => {
+      // The write callback reports a reader that went away (fsjob logs ... | head);
+      // without a listener the stream's 'error' event would crash the process.
+      if (process.stdout.listenerCount('error') === 0) process.stdout.on('error', () => undefined);
+      process.stdout.write(bytes, (error) => {
+        if (error === null || error === undefined) resolve();
+        else reject(new FsjobError('IO', `standard output was closed (${errnoOf(error) ?? 'EIO'}); stopped writing`, { errno: errnoOf(error) ?? 'EIO' }));
+      });
+    }),
 };
 
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
@@ -32,9 +56,17 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .strict()
     .recommendCommands()
     .demandCommand(1, 'name a command')
+    .example('$0 init --queue q && $0 enqueue --queue q -- make test', 'create a queue and publish a job; prints its id')
+    .example('$0 status --queue q', 'the jobs of queue q and its workers')
     .example('$0 validate q/jobs/*/*.json', 'check every record of every job in queue q')
     .example('$0 validate --help', 'what validate checks, with more examples')
-    .epilog('Exit status: 0 success, 1 failure or findings, 2 usage error, 3 dedupe key held. Clause ids such as REC-1 refer to spec/fsjob-v1.md.')
+    .epilog(
+      'Every command takes --queue DIR (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default). ' +
+        "Exit status: 0 success, 1 failure or findings, 2 usage error or invalid request, 3 dedupe key held, 4 no such job, 75 a wait timed out; fsjob wait exits with the job's own exit code. " +
+        'Clause ids such as REC-1 refer to spec/fsjob-v1.md.',
+    )
+    // Keep "007" a string: positionals are file names, ids and command arguments.
+    .parserConfiguration({ 'parse-positional-numbers': false })
     .exitProcess(false)
     .wrap(null)
     .fail((message, error) => {

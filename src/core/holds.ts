@@ -136,14 +136,17 @@ async function pruneBelow(queue: Queue, dir: string, n: number): Promise<void> {
  * the producer may still be alive.
  */
 export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
-  if (await exists(queue, queue.paths.job(hold.job_id))) {
-    const files = await listJob(queue, hold.job_id);
-    return !files.receipt;
+  const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
+  if (await exists(queue, queue.paths.job(hold.job_id))) return unfinished();
+  if (await exists(queue, queue.paths.staging(hold.job_id))) {
+    const now = (options.clock ?? systemClock).nowMs();
+    const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
+    return verdict.verdict !== 'dead';
   }
-  if (!(await exists(queue, queue.paths.staging(hold.job_id)))) return false;
-  const now = (options.clock ?? systemClock).nowMs();
-  const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
-  return verdict.verdict !== 'dead';
+  // The producer may have renamed tmp/<id> to jobs/<id> between the two looks
+  // above (ENQ-3 moves it one way only, atomically): look at jobs/ once more,
+  // or a job published at that instant would not hold its key.
+  return (await exists(queue, queue.paths.job(hold.job_id))) && unfinished();
 }
 
 /**

@@ -1,0 +1,41 @@
+/** `fsjob cancel ID [--force] [--reason TEXT]`: CANCEL-1, and CANCEL-2 for a job nobody has claimed. */
+import { cancel, type CancelResult } from '../../producer/index.ts';
+import { CONTROL_LATENCY } from '../../core/constants.ts';
+import type { FsjobCommand } from '../command.ts';
+import { EXIT } from '../exit.ts';
+import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+
+function describe(result: CancelResult): string {
+  const asked = result.published ? `${result.record} published` : `${result.record} was already there`;
+  switch (result.next) {
+    case 'finished':
+      return `${result.id} cancelled: nobody had claimed it, so it is finished now (exit code 130)`;
+    case 'owner':
+      return `${result.id}: ${asked}; its owner stops it within ${CONTROL_LATENCY / 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait ${result.id} shows the outcome`;
+    case 'claimed-elsewhere':
+      return `${result.id}: ${asked}; a consumer claimed it at the same moment and will cancel it (CLAIM-6). fsjob wait ${result.id} shows the outcome`;
+    case 'finished-elsewhere':
+      return `${result.id}: ${asked}, but the job finished meanwhile; fsjob status ${result.id} shows how`;
+  }
+}
+
+export const cancelCommand: FsjobCommand = {
+  command: 'cancel <id>',
+  describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
+  builder: (yargs) =>
+    withQueue(yargs)
+      .positional('id', { describe: 'The job id', type: 'string' })
+      .option('force', { describe: 'Kill a running job at once (SIGKILL) instead of SIGTERM and a grace', type: 'boolean', default: false })
+      .option('reason', { describe: 'Why, for the record (at most 1024 bytes)', type: 'string' })
+      .option('json', { describe: 'Print the result as JSON', type: 'boolean', default: false })
+      .example('$0 cancel $id', 'graceful: SIGTERM, SIGKILL after 10 s; outcome cancelled (130)')
+      .example('$0 cancel --force --reason "runaway" $id', 'SIGKILL at once; outcome force_stopped (137)')
+      .epilog('A cancelled job is never retried. Exit status: 0 the request stands (asking twice is fine), 1 the job already finished (the message gives its outcome), 4 no such job.'),
+  run: async (args, io) => {
+    const queue = await openQueueOf(args);
+    const reason = args['reason'] as string | undefined;
+    const result = await cancel(queue, jobIdOf(args), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
+    io.stdout(args['json'] === true ? jsonText(result) : `${describe(result)}\n`);
+    return EXIT.OK;
+  },
+};

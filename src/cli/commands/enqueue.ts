@@ -1,0 +1,157 @@
+/**
+ * `fsjob enqueue [options] -- CMD [ARG...]`, `--handler NAME --payload JSON`,
+ * `--request FILE` (the conformance `produce` role) and `--batch FILE|-`.
+ * Flags become a request (REQ-1); src/producer does everything else.
+ */
+import path from 'node:path';
+import { FsjobError } from '../../core/errors.ts';
+import { STDIN_MAX } from '../../core/constants.ts';
+import { REQUEST_MAX_BYTES, type JobRequest } from '../../core/records.ts';
+import { enqueue, enqueueBatch, type BatchResult } from '../../producer/index.ts';
+import type { FsjobCommand } from '../command.ts';
+import { EXIT } from '../exit.ts';
+import { linesOf, readInput } from '../input.ts';
+import { openQueueOf, withQueue } from '../queue-arg.ts';
+import { parseBytes, parseDuration, parseInteger, parsePairs } from '../units.ts';
+
+/** Flags that describe one job; --request and --batch carry these in the request instead. */
+const JOB_FLAGS = [
+  'timeout',
+  'queue-deadline',
+  'max-attempts',
+  'retry-delay',
+  'lane',
+  'dedupe',
+  'priority',
+  'stdin',
+  'env',
+  'cwd',
+  'label',
+  'max-output',
+  'kill-grace',
+  'preemptible',
+  'handler',
+  'payload',
+] as const;
+
+/** The command: positionals before `--` and everything after it (yargs puts those in `_`). */
+function commandOf(args: Record<string, unknown>): string[] {
+  const before = (args['cmd'] as unknown[] | undefined) ?? [];
+  const after = ((args['_'] as unknown[] | undefined) ?? []).slice(1);
+  return [...before, ...after].map(String);
+}
+
+function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
+  const request: JobRequest = {};
+  const handler = args['handler'];
+  if (typeof handler === 'string') {
+    if (argv.length > 0) throw new FsjobError('USAGE', 'give either a command (after --) or --handler, not both (SPEC-1)', { clause: 'SPEC-1' });
+    request.handler = handler;
+    if (args['payload'] !== undefined) {
+      try {
+        request.payload = JSON.parse(String(args['payload'])) as JobRequest['payload'];
+      } catch (error) {
+        throw new FsjobError('USAGE', `--payload is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  } else {
+    if (args['payload'] !== undefined) throw new FsjobError('USAGE', '--payload needs --handler: only payload jobs have a payload (SPEC-1)', { clause: 'SPEC-1' });
+    if (argv.length === 0) throw new FsjobError('USAGE', 'name the command to run after --, for example: fsjob enqueue -- make test (or use --handler, --request or --batch)');
+    request.argv = argv as JobRequest['argv'];
+  }
+  const duration = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseDuration(args[flag], flag));
+  const set = <K extends keyof JobRequest>(key: K, value: JobRequest[K] | undefined): void => {
+    if (value !== undefined) request[key] = value;
+  };
+  if (typeof args['cwd'] === 'string') request.cwd = path.resolve(args['cwd']);
+  set('env', parsePairs(args['env'], 'env'));
+  set('timeout_ms', duration('timeout'));
+  set('kill_grace_ms', duration('kill-grace'));
+  set('queue_deadline_ms', duration('queue-deadline'));
+  set('max_attempts', args['max-attempts'] === undefined ? undefined : parseInteger(args['max-attempts'], 'max-attempts'));
+  set('retry_delay_ms', duration('retry-delay'));
+  set('priority', args['priority'] === undefined ? undefined : parseInteger(args['priority'], 'priority'));
+  set('lane', args['lane'] as string | undefined);
+  set('dedupe', args['dedupe'] as string | undefined);
+  if (args['preemptible'] === true) request.preemptible = true;
+  set('max_output_bytes', args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output'));
+  set('labels', parsePairs(args['label'], 'label'));
+  return request;
+}
+
+function printBatchResult(result: BatchResult, json: boolean, io: Parameters<FsjobCommand['run']>[1]): void {
+  if (json) {
+    const line = 'id' in result ? { line: result.line, id: result.id } : { line: result.line, error: result.error.toJSON() };
+    io.stdout(`${JSON.stringify(line)}\n`);
+    if ('error' in result) io.stderr(`fsjob: line ${result.line}: ${result.error.message}\n`);
+    return;
+  }
+  if ('id' in result) io.stdout(`${result.id}\n`);
+  else io.stderr(`fsjob: line ${result.line}: ${result.error.message}\n`);
+}
+
+export const enqueueCommand: FsjobCommand = {
+  command: 'enqueue [cmd..]',
+  describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
+  builder: (yargs) =>
+    withQueue(yargs)
+      .positional('cmd', { describe: 'The command and its arguments; put them after -- so their options are not read as fsjob options', type: 'string', array: true })
+      .option('timeout', { describe: 'Run time limit of one attempt: seconds or 30s, 10m, 2h, 7d (default 1h, max 7d)', type: 'string' })
+      .option('queue-deadline', { describe: 'The job must start within this long of being enqueued, else it expires (exit 124)', type: 'string' })
+      .option('max-attempts', { describe: 'Attempts the job may use, 1 to 100 (default 1: never started twice)', type: 'number' })
+      .option('retry-delay', { describe: 'Wait before a retry (default 0)', type: 'string' })
+      .option('lane', { describe: 'At most one job of a lane runs at a time', type: 'string' })
+      .option('dedupe', { describe: 'At most one unfinished job per key: a second one is refused with exit 3', type: 'string' })
+      .option('priority', { describe: 'Higher runs first, -1000 to 1000 (default 0); negative values as --priority=-5', type: 'number' })
+      .option('stdin', { describe: "The job's standard input: a file, or - for this command's standard input (at most 64 MiB)", type: 'string' })
+      .option('env', { describe: 'Extra environment NAME=VALUE (repeatable); the command gets only PATH, HOME, FSJOB_* and these', type: 'string', array: true })
+      .option('cwd', { describe: 'Working directory of the command (default: the current directory)', type: 'string' })
+      .option('label', { describe: 'Informational label NAME=VALUE (repeatable)', type: 'string', array: true })
+      .option('max-output', { describe: 'Bytes kept per output stream: 1048576, 64k, 1M (default 1M, max 64M)', type: 'string' })
+      .option('kill-grace', { describe: 'TERM-to-KILL grace after the timeout (default 5s)', type: 'string' })
+      .option('preemptible', { describe: 'May be stopped (and rerun) for a waiting job of its lane', type: 'boolean' })
+      .option('handler', { describe: 'A payload job for the in-process handler NAME instead of a command', type: 'string' })
+      .option('payload', { describe: "The handler's input as JSON (default null)", type: 'string' })
+      .option('request', { describe: 'Enqueue the request in FILE (schemas/request.schema.json), or - for standard input', type: 'string' })
+      .option('batch', { describe: 'Enqueue one request per line of FILE (or - for standard input); prints one id per accepted line', type: 'string' })
+      .option('json', { describe: 'Print the spec record (with --batch: one JSON result per line) instead of the id', type: 'boolean', default: false })
+      .conflicts('request', 'batch')
+      .example('$0 enqueue -- make -C site publish', 'run a command; prints the job id')
+      .example("id=$($0 enqueue --timeout 10m --max-attempts 3 --retry-delay 30s -- ./deploy.sh) && $0 wait $id", 'enqueue, then wait for the outcome')
+      .example('$0 enqueue --dedupe nightly-report -- ./report.sh || [ $? -eq 3 ]', 'at most one unfinished report; exit 3 means one is queued already')
+      .example('printf "%s\\n" \'{"argv":["echo","a"]}\' \'{"argv":["echo","b"]}\' | $0 enqueue --batch -', 'one job per JSON line')
+      .example('$0 enqueue --handler resize --payload \'{"w":640}\'', 'a payload job for a consumer that has a "resize" handler')
+      .epilog(
+        'The id is printed only after the job is durable (ENQ-4). Exit status: 0 accepted, 1 failed (nothing was left behind, ENQ-6), 2 invalid request or options, 3 dedupe key held (DEDUPE-1). ' +
+          'With --batch: 0 when every line was accepted, 1 when any line failed (each failure is reported on stderr with its line number; the other lines are enqueued).',
+      ),
+  run: async (args, io) => {
+    const json = args['json'] === true;
+    const requestFile = args['request'] as string | undefined;
+    const batchFile = args['batch'] as string | undefined;
+    const argv = commandOf(args);
+    if (requestFile !== undefined || batchFile !== undefined) {
+      const given = JOB_FLAGS.filter((flag) => args[flag] !== undefined).map((flag) => `--${flag}`);
+      if (argv.length > 0 || given.length > 0) {
+        throw new FsjobError('USAGE', `--request and --batch take every job option from the request; drop ${[...given, ...(argv.length > 0 ? ['the command'] : [])].join(', ')}`);
+      }
+    }
+    const queue = await openQueueOf(args);
+    if (batchFile !== undefined) {
+      const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
+      return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
+    }
+    let enqueued;
+    if (requestFile !== undefined) {
+      const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
+      enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
+    } else {
+      const request = requestOf(args, argv);
+      const stdinFile = args['stdin'] as string | undefined;
+      const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
+      enqueued = await enqueue(queue, request, stdin === undefined ? {} : { stdin });
+    }
+    io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
+    return EXIT.OK;
+  },
+};

@@ -1,0 +1,70 @@
+/**
+ * Parsing of the CLI's human units: durations ("30s", "10m", "2h", "7d",
+ * "250ms", or plain seconds such as "1.5"), byte counts ("1048576", "64k",
+ * "1M"), and K=V pairs. Each refuses what it cannot read exactly with USAGE
+ * naming the flag.
+ */
+import { FsjobError } from '../core/errors.ts';
+
+const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/;
+const MS_PER_UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const BYTES = /^([0-9]+)([kKmMgG]i?[bB]?|[bB])?$/;
+const BYTES_PER_UNIT: Record<string, number> = { k: 1024, m: 1024 ** 2, g: 1024 ** 3, b: 1 };
+
+/** A duration in whole milliseconds; a bare number is seconds. */
+export function parseDuration(text: unknown, flag: string): number {
+  const value = String(text).trim();
+  const match = DURATION.exec(value);
+  if (match === null) {
+    throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a duration; write seconds (30, 1.5) or a number with a unit: 250ms, 30s, 10m, 2h, 7d`);
+  }
+  const ms = Math.round(Number(match[1]) * (MS_PER_UNIT[match[2] ?? 's'] ?? 1000));
+  if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--${flag} ${value} is too large`);
+  return ms;
+}
+
+/** A byte count: a number, optionally with k, M or G (powers of 1024). */
+export function parseBytes(text: unknown, flag: string): number {
+  const value = String(text).trim();
+  const match = BYTES.exec(value);
+  if (match === null) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a byte count; write 1048576, 64k or 1M`);
+  const unit = (match[2] ?? 'b').charAt(0).toLowerCase();
+  const bytes = Number(match[1]) * (BYTES_PER_UNIT[unit] ?? 1);
+  if (!Number.isSafeInteger(bytes)) throw new FsjobError('USAGE', `--${flag} ${value} is too large`);
+  return bytes;
+}
+
+/** An integer option (yargs gives numbers or strings); USAGE for anything else. */
+export function parseInteger(value: unknown, flag: string): number {
+  const number = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isSafeInteger(number)) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(String(value))} is not an integer`);
+  return number;
+}
+
+/** Repeated K=V options as a map; the first "=" separates, so values may contain "=". */
+export function parsePairs(values: unknown, flag: string): Record<string, string> | undefined {
+  if (values === undefined) return undefined;
+  const list = Array.isArray(values) ? values : [values];
+  const pairs: [string, string][] = [];
+  for (const item of list) {
+    const text = String(item);
+    const eq = text.indexOf('=');
+    if (eq <= 0) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(text)} must look like NAME=VALUE`);
+    pairs.push([text.slice(0, eq), text.slice(eq + 1)]);
+  }
+  const names = new Set<string>();
+  for (const [name] of pairs) {
+    if (names.has(name)) throw new FsjobError('USAGE', `--${flag} names ${name} twice; give each name once`);
+    names.add(name);
+  }
+  return Object.fromEntries(pairs);
+}
+
+/** "3m ago" style age of an instant, for tables. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172_800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}

@@ -1,0 +1,184 @@
+/**
+ * Cancellation from the producer's side (section 8.6).
+ *
+ * CANCEL-1: the request is a write-once record, published by link; if it
+ * stands already, asking again succeeds. CANCEL-2: a job without an open
+ * claim is finished at once: claim the next generation by link (CLAIM-5),
+ * then publish a `cancelled` receipt by link (RCPT-3). Both links are commit
+ * points: if the claim is lost, the process that won it is the owner and sees
+ * the request (CLAIM-6.2); a running job's owner acts on it (CANCEL-3).
+ */
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import { genRecordName } from '../core/layout.ts';
+import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../core/job.ts';
+import { publishRecord } from '../core/safefs.ts';
+import { encodeRecord, type CancelRecord, type ClaimRecord, type ReceiptRecord } from '../core/records.ts';
+import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../core/constants.ts';
+import { selfIdentity } from '../core/identity.ts';
+import type { Queue } from '../core/queue.ts';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import { findJob, readSpec, removeReadyEntry } from './jobs.ts';
+
+export interface CancelOptions {
+  /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
+  force?: boolean;
+  /** Why, for people (at most 1024 bytes); written in the cancel record and the receipt's message. @default null */
+  reason?: string | null;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+export interface CancelResult {
+  id: string;
+  /** The request record that now stands. */
+  record: 'cancel.json' | 'cancel-force.json';
+  /** False when the same request stood already (still a success, CANCEL-1). */
+  published: boolean;
+  /**
+   * What happens next: `finished` (this call published the receipt,
+   * CANCEL-2), `owner` (a claim is open: its owner, or whoever recovers it,
+   * acts on the request), `claimed-elsewhere` (another process claimed the
+   * job first and will see the request, CLAIM-6.2), `finished-elsewhere`
+   * (a receipt appeared meanwhile).
+   */
+  next: 'finished' | 'owner' | 'claimed-elsewhere' | 'finished-elsewhere';
+  /** The receipt this call published, when `next` is `finished`. */
+  receipt: ReceiptRecord | null;
+}
+
+function finishedRefusal(id: string, receipt: ReceiptRecord | undefined, path: string): FsjobError {
+  const how = receipt === undefined ? 'it has a receipt.json (unreadable: fsjob validate shows why)' : `${receipt.outcome}, exit code ${receipt.exit_code}`;
+  return new FsjobError('FINISHED', `job ${id} already finished (${how}); a finished job cannot be cancelled (CANCEL-1)`, {
+    jobId: id,
+    path,
+    clause: 'CANCEL-1',
+  });
+}
+
+async function refuseFinished(queue: Queue, files: JobFiles): Promise<void> {
+  if (!files.receipt) return;
+  const receipt = await readJobRecord(queue, files, 'receipt');
+  throw finishedRefusal(files.id, receipt.ok ? receipt.value : undefined, queue.paths.jobFile(files.id, 'receipt.json'));
+}
+
+function encodeOrUsage<T extends 'cancel' | 'claim' | 'receipt'>(type: T, value: T extends 'cancel' ? CancelRecord : T extends 'claim' ? ClaimRecord : ReceiptRecord, jobId: string): Buffer {
+  try {
+    return encodeRecord(type, value as never, { expectedJobId: jobId });
+  } catch (error) {
+    if (isFsjobError(error, 'INVALID_RECORD') || isFsjobError(error, 'TOO_LARGE')) {
+      throw new FsjobError('USAGE', `cannot write the ${type} record for job ${jobId}: ${error.message}`, { jobId, clause: error.clause ?? 'REC-5', cause: error });
+    }
+    throw error;
+  }
+}
+
+/** Truncate text to at most `max` bytes of UTF-8 without splitting a character. */
+function clip(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let end = max;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/**
+ * Ask for a job to be cancelled (CANCEL-1) and, when no claim is open,
+ * finish it at once with a `cancelled` receipt (CANCEL-2).
+ *
+ * Throws NOT_FOUND for an unknown job, FINISHED (naming the outcome) for a
+ * job that already has a receipt, USAGE for a reason over 1024 bytes.
+ */
+export async function cancel(queue: Queue, id: string, options: CancelOptions = {}): Promise<CancelResult> {
+  const clock = options.clock ?? systemClock;
+  const force = options.force ?? false;
+  const record: CancelResult['record'] = force ? 'cancel-force.json' : 'cancel.json';
+  const dir = queue.paths.job(id);
+  let files = await findJob(queue, id);
+  await refuseFinished(queue, files);
+
+  const me = await selfIdentity();
+  const request: CancelRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'cancel',
+    job_id: id,
+    force,
+    requested_ms: clock.nowMs(),
+    by: me,
+    reason: options.reason ?? null,
+  };
+  let published = true;
+  try {
+    await publishRecord(dir, record, encodeOrUsage('cancel', request, id), 'link', queue.fsOptions);
+  } catch (error) {
+    if (!isFsjobError(error, 'EXISTS')) throw error;
+    published = false; // CANCEL-1: the request already stands
+  }
+  const result = (next: CancelResult['next'], receipt: ReceiptRecord | null = null): CancelResult => ({ id, record, published, next, receipt });
+
+  // CANCEL-2. Look again: the job may have been claimed or finished meanwhile.
+  files = await listJob(queue, id);
+  if (files.receipt) return result('finished-elsewhere');
+  const gen = files.gen;
+  if (gen > 0 && !files.ends.has(gen)) return result('owner');
+  // CLAIM-4: no generation past GEN_MAX; `recover` reports such a job.
+  if (gen + 1 > GEN_MAX) return result('owner');
+
+  const next = gen + 1;
+  const claim: ClaimRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'claim',
+    job_id: id,
+    gen: next,
+    owner: me,
+    worker_id: null,
+    claimed_ms: clock.nowMs(),
+    lease_ms: LEASE_DEFAULT,
+  };
+  try {
+    // CLAIM-5: the link is the commit point of the claim.
+    await publishRecord(dir, genRecordName('claim', next), encodeOrUsage('claim', claim, id), 'link', queue.fsOptions);
+  } catch (error) {
+    if (isFsjobError(error, 'EXISTS')) return result('claimed-elsewhere');
+    throw error;
+  }
+
+  // We own generation `next`. CLAIM-6.0: a superseded owner may have finished
+  // the job after our listing; CLAIM-7: nobody may have taken next + 1.
+  files = await listJob(queue, id);
+  if (files.receipt) return result('finished-elsewhere');
+  if (files.claims.includes(next + 1)) return result('claimed-elsewhere');
+  const spec = await readSpec(queue, files);
+  const reason = options.reason ?? null;
+  const attempts = Math.min(await attemptsUsed(queue, files), ATTEMPTS_MAX);
+  const when = attempts === 0 ? 'cancelled before it ran' : `cancelled while waiting to be retried, after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  const receipt: ReceiptRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'receipt',
+    job_id: id,
+    gen: next,
+    outcome: 'cancelled',
+    exit_code: OUTCOME_EXIT.cancelled,
+    reason: null,
+    message: clip(`${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, 1024),
+    attempts,
+    // This generation recorded no execution, so the receipt reports none
+    // (RCPT-5); earlier attempts' output stays in their stdout.<g> files.
+    status: null,
+    started_ms: null,
+    finished_ms: clock.nowMs(),
+    stdout: null,
+    stderr: null,
+    result: null,
+    by: me,
+  };
+  try {
+    // RCPT-3: the link is the commit point; the job is finished.
+    await publishRecord(dir, 'receipt.json', encodeOrUsage('receipt', receipt, id), 'link', queue.fsOptions);
+  } catch (error) {
+    if (isFsjobError(error, 'EXISTS')) return result('finished-elsewhere');
+    throw error;
+  }
+  await removeReadyEntry(queue, id, spec); // READY-2, after the receipt
+  return result('finished', receipt);
+}

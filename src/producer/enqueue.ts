@@ -1,0 +1,252 @@
+/**
+ * Enqueue (spec section 6.2): stage the whole job in tmp/<id>/, then rename
+ * it into jobs/. The rename is the commit point (ENQ-3); the id is reported
+ * only after jobs/ is fsynced (ENQ-4). A failure before the rename removes
+ * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
+ */
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import { wrapIo } from '../core/io-error.ts';
+import { readyEntryName } from '../core/layout.ts';
+import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, renameNoReplace, PRIVATE_FILE_MODE } from '../core/safefs.ts';
+import { encodeRecord, type SpecRecord } from '../core/records.ts';
+import { PROTOCOL_VERSION } from '../core/constants.ts';
+import { selfIdentity } from '../core/identity.ts';
+import { dedupeHeld, holdDir, takeHold } from '../core/holds.ts';
+import type { Queue } from '../core/queue.ts';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import { newJobIdStamp } from './id.ts';
+import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
+
+export interface EnqueueOptions extends NormalizeOptions {
+  /** @default systemClock: the id's time and created_ms. */
+  clock?: Clock;
+}
+
+export interface Enqueued {
+  id: string;
+  /** The spec record as published in jobs/<id>/spec.json. */
+  spec: SpecRecord;
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The spec record in the order of the table of section 5.2, every member present (SPEC-2). */
+function buildSpec(id: string, createdMs: number, normalized: NormalizedRequest, producer: SpecRecord['producer']): SpecRecord {
+  const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
+  const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
+  const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: sha256Hex(normalized.stdin) };
+  return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
+}
+
+/** VER-4 through encodeRecord: the record is checked against its schema before a byte is written. */
+function encodeSpec(spec: SpecRecord, source: string): Buffer {
+  try {
+    return encodeRecord('spec', spec, { expectedJobId: spec.id });
+  } catch (error) {
+    if (!isFsjobError(error)) throw error;
+    // Everything in the spec came from the request (or the defaults), so a spec
+    // that cannot be encoded is a request that cannot be enqueued (ENQ-1).
+    throw new FsjobError('USAGE', `${source} cannot become a spec record (ENQ-1): ${error.message}`, { clause: error.clause ?? 'ENQ-1', cause: error });
+  }
+}
+
+/** PUB-7: create a data file of a staged job exclusively, write all of it, fsync it. */
+async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uint8Array): Promise<void> {
+  const handle = await createExclusive(dir, name, PRIVATE_FILE_MODE, queue.fsOptions);
+  const target = `${dir}/${name}`;
+  try {
+    await writeAll(handle, bytes);
+    await handle.sync();
+  } catch (error) {
+    throw wrapIo(error, target, 'writing', 'PUB-7');
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    offset += bytesWritten;
+  }
+}
+
+async function dirExists(queue: Queue, dir: string): Promise<boolean> {
+  try {
+    await checkDirInside(dir, queue.fsOptions);
+    return true;
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return false;
+    throw error;
+  }
+}
+
+function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): FsjobError {
+  const dir = holdDir(queue, 'dedupe', key);
+  if (held.hold === undefined) {
+    return new FsjobError(
+      'DEDUPE_HELD',
+      `dedupe key ${JSON.stringify(key)}: its highest hold ${dir}/${held.n}.json cannot be read (${held.findings[0]?.message ?? 'invalid'}), and a key is never taken on a guess (DEDUPE-2); check it with fsjob validate`,
+      { path: `${dir}/${held.n}.json`, clause: 'DEDUPE-2' },
+    );
+  }
+  const holder = held.hold.job_id;
+  return new FsjobError(
+    'DEDUPE_HELD',
+    `dedupe key ${JSON.stringify(key)} is held by job ${holder}, which is not finished (DEDUPE-1); wait for it (fsjob wait ${holder}) or cancel it (fsjob cancel ${holder}), then enqueue again`,
+    { jobId: holder, path: `${dir}/${held.n}.json`, clause: 'DEDUPE-1' },
+  );
+}
+
+/**
+ * Section 6.2, steps 2 to 8, for a request already normalized (step 1).
+ * Resolves only once the job is published and jobs/ is fsynced.
+ */
+export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
+  const clock = options.clock ?? systemClock;
+  const source = options.source ?? 'the request';
+  const producer = await selfIdentity();
+  const { id, ms } = newJobIdStamp(clock);
+  const spec = buildSpec(id, ms, normalized, producer);
+  const specBytes = encodeSpec(spec, source);
+
+  // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job
+  // with nothing staged (tmp/ is checked by the mkdir below).
+  await checkDirInside(queue.paths.dir('jobs'), queue.fsOptions);
+  await checkDirInside(queue.paths.dir('ready'), queue.fsOptions);
+
+  const staging = queue.paths.staging(id);
+  const jobDir = queue.paths.job(id);
+  const readyDir = queue.paths.dir('ready');
+  const readyName = readyEntryName(spec.priority, id);
+  let staged = false;
+  let readyCreated = false;
+  try {
+    // Step 2 (PUB-8). A directory already at tmp/<id> is not ours: refuse, never reuse or remove it.
+    if (!(await ensurePrivateDir(staging, queue.fsOptions))) {
+      throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
+        path: staging,
+        jobId: id,
+        clause: 'ENQ-6',
+      });
+    }
+    staged = true;
+    // Step 3: stdin, exclusively created and fsynced (PUB-7).
+    if (normalized.stdin !== null) await writeDataFile(queue, staging, 'stdin', normalized.stdin);
+    // Step 4: spec.json, then the staged directory itself.
+    await writeDataFile(queue, staging, 'spec.json', specBytes);
+    await fsyncDir(staging, queue.fsOptions);
+    // Step 5 (DEDUPE-2): after staging exists, so a rival producer sees our
+    // hold as held while we are between here and the rename (DEDUPE-3).
+    if (spec.dedupe !== null) {
+      const key = spec.dedupe;
+      const taken = await takeHold(queue, 'dedupe', key, (hold) => dedupeHeld(queue, hold, { clock }), { clock, jobId: id, gen: null });
+      if (!taken.taken) throw dedupeRefusal(queue, key, taken.current);
+    }
+    // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
+    // a consumer rebuilds lost entries from jobs/ (READY-4).
+    const handle = await createExclusive(readyDir, readyName, PRIVATE_FILE_MODE, queue.fsOptions);
+    readyCreated = true;
+    await handle.close().catch(() => undefined);
+  } catch (error) {
+    await unstage(queue, staged ? staging : undefined, readyCreated ? `${readyDir}/${readyName}` : undefined);
+    throw error;
+  }
+
+  // Steps 7 and 8 (ENQ-3, ENQ-4): the rename publishes; renameNoReplace
+  // refuses an existing jobs/<id> and fsyncs jobs/ (then tmp/).
+  try {
+    await renameNoReplace(staging, jobDir, queue.fsOptions);
+  } catch (error) {
+    const published = !(await dirExists(queue, staging).catch(() => true)) && (await dirExists(queue, jobDir).catch(() => false));
+    if (!published) {
+      await unstage(queue, staging, `${readyDir}/${readyName}`);
+      throw error;
+    }
+    // The rename happened. If only the fsync of tmp/ failed, jobs/ is durable
+    // and the job is accepted; if jobs/ could not be fsynced, the job is
+    // visible but not proven durable, so it must not be reported as accepted.
+    if (isFsjobError(error) && error.path === queue.paths.dir('tmp')) return { id, spec };
+    throw new FsjobError(
+      'IO',
+      `job ${id} was published in ${jobDir} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${id})`,
+      { path: queue.paths.dir('jobs'), jobId: id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
+    );
+  }
+  return { id, spec };
+}
+
+/**
+ * ENQ-6: remove what a failed enqueue staged. The dedupe hold needs no
+ * removal: without the staging directory it no longer holds (DEDUPE-3).
+ * Cleanup failures are swallowed: the original failure is what the caller
+ * must see, and leftovers are stale temporaries section 12 removes.
+ */
+async function unstage(queue: Queue, staging: string | undefined, readyEntry: string | undefined): Promise<void> {
+  if (staging !== undefined) await removeTree(staging, queue.fsOptions).catch(() => undefined);
+  if (readyEntry !== undefined) await removeTree(readyEntry, queue.fsOptions).catch(() => undefined);
+}
+
+/**
+ * Enqueue one job (section 6.2): validate and default the request (ENQ-1,
+ * SPEC-2), stage it, take its dedupe key, index it, publish it. Resolves to
+ * the id and the spec once the job is durable (ENQ-4). `request` is a
+ * request object (JobRequest), or the bytes of a request file (REQ-1).
+ *
+ * Throws USAGE (or UNSUPPORTED_VERSION, TOO_LARGE) for an invalid request
+ * with nothing written; DEDUPE_HELD naming the holding job; SYMLINK_REFUSED
+ * and the other safefs refusals for an unsafe queue; IO (with errno) when the
+ * filesystem fails, after removing what was staged (ENQ-6).
+ */
+export async function enqueue(queue: Queue, request: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+  // Bytes are a request file's content (REQ-1): checked as the validator checks them.
+  const normalized =
+    request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);
+  return publishJob(queue, normalized, options);
+}
+
+export type BatchResult = { line: number; id: string } | { line: number; error: FsjobError };
+
+export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
+  /** Called with each result as soon as it is known (the CLI prints ids as they are accepted). */
+  onResult?: (result: BatchResult) => void;
+}
+
+/**
+ * One job per line, each line a request (REQ-1). Lines are numbered from 1;
+ * blank lines are skipped. A bad line (invalid, refused, failed) yields
+ * `{ line, error }` and does not stop the others; every other line yields
+ * `{ line, id }`. Errors that are not FsjobErrors (bugs) propagate.
+ */
+export async function enqueueBatch(
+  queue: Queue,
+  lines: Iterable<string> | AsyncIterable<string>,
+  options: BatchOptions = {},
+): Promise<BatchResult[]> {
+  const results: BatchResult[] = [];
+  let line = 0;
+  for await (const text of lines) {
+    line += 1;
+    if (text.trim() === '') continue;
+    const source = `batch line ${line}`;
+    let result: BatchResult;
+    try {
+      const request = parseRequest(Buffer.from(text, 'utf8'), { source });
+      const { id } = await publishJob(queue, normalizeChecked(request, { ...options, source }), { ...options, source });
+      result = { line, id };
+    } catch (error) {
+      if (!isFsjobError(error)) throw error;
+      result = { line, error };
+    }
+    results.push(result);
+    options.onResult?.(result);
+  }
+  return results;
+}

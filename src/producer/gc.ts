@@ -1,0 +1,186 @@
+/**
+ * Garbage collection (section 12). Only finished jobs are removed (GC-1): a
+ * job is removed only when its receipt exists and is a valid record, and the
+ * removal is a rename out of jobs/ (the job disappears atomically), an fsync
+ * of jobs/, then the removal of the renamed tree inside tmp/. A crash after
+ * the rename leaves a `.gc-*` tree in tmp/ that a later gc removes as a
+ * stale temporary (TEMP-1). Besides jobs, gc removes what GC-2 and READY-3
+ * let anyone remove: ready entries of finished jobs, holds below the highest
+ * of their key, and tmp/ entries older than TEMP_MAX_AGE.
+ */
+import * as nodeFs from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { isFsjobError } from '../core/errors.ts';
+import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry } from '../core/layout.ts';
+import { listDir, removeTree, renameNoReplace } from '../core/safefs.ts';
+import { readRecord } from '../core/records.ts';
+import { TEMP_MAX_AGE } from '../core/constants.ts';
+import type { Queue } from '../core/queue.ts';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+
+export interface GcOptions {
+  /** Keep this many finished jobs, the most recently finished. @default 0 */
+  keep?: number;
+  /** Remove only jobs that finished at least this long ago. @default 0 */
+  olderThanMs?: number;
+  /** Report what would be removed without removing anything. @default false */
+  dryRun?: boolean;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+export interface GcResult {
+  /** Finished jobs removed (GC-1), oldest first. */
+  jobs: string[];
+  /** Ready entries removed (READY-3). */
+  readyEntries: string[];
+  /** Hold files removed, as `dedupe/<h>/<n>.json` or `lanes/<h>/<n>.json` (GC-2). */
+  holds: string[];
+  /** Stale entries of tmp/ removed (TEMP-1). */
+  temps: string[];
+  /** Finished jobs kept by `keep` or `olderThanMs`. */
+  kept: number;
+  /** Jobs left alone although they have a receipt.json, and why. */
+  skipped: { id: string; reason: string }[];
+}
+
+type Lstat = (target: string) => Promise<{ mtimeMs: number }>;
+
+async function mtimeOf(queue: Queue, target: string): Promise<number | undefined> {
+  try {
+    return (await ((queue.fsOptions.fs ?? nodeFs).lstat as Lstat)(target)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+async function exists(queue: Queue, target: string): Promise<boolean> {
+  return (await mtimeOf(queue, target)) !== undefined;
+}
+
+interface Finished {
+  id: string;
+  finishedMs: number;
+}
+
+/** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt. */
+async function finishedJobs(queue: Queue): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
+  const finished: Finished[] = [];
+  const skipped: GcResult['skipped'] = [];
+  for (const entry of await listDir(queue.paths.dir('jobs'), queue.fsOptions)) {
+    if (entry.kind !== 'dir' || !isJobId(entry.name)) continue; // foreign names are never opened (LAYOUT-4)
+    const id = entry.name;
+    let read;
+    try {
+      read = await readRecord(queue.paths.jobFile(id, 'receipt.json'), 'receipt', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) continue; // removed meanwhile
+      throw error;
+    }
+    if (read === undefined) continue; // unfinished: never removed (GC-1)
+    if (read.ok) finished.push({ id, finishedMs: read.value.finished_ms });
+    else skipped.push({ id, reason: `receipt.json is not a valid receipt: ${read.findings[0]?.message ?? 'invalid'}` });
+  }
+  return { finished, skipped };
+}
+
+/** GC-1 for one job: rename into tmp/ (atomic disappearance, jobs/ fsynced by renameNoReplace), then remove the tree. */
+async function removeJob(queue: Queue, id: string): Promise<boolean> {
+  const grave = path.join(queue.paths.dir('tmp'), `.gc-${id}-${randomBytes(8).toString('hex')}`);
+  try {
+    await renameNoReplace(queue.paths.job(id), grave, queue.fsOptions);
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return false; // another gc got there first
+    throw error;
+  }
+  await removeTree(grave, queue.fsOptions);
+  return true;
+}
+
+/** READY-3: entries of finished jobs, and entries without a job directory older than TEMP_MAX_AGE. */
+async function staleReadyEntries(queue: Queue, removed: ReadonlySet<string>, now: number): Promise<string[]> {
+  const readyDir = queue.paths.dir('ready');
+  const stale: string[] = [];
+  for (const entry of await listDir(readyDir, queue.fsOptions)) {
+    const parsed = entry.kind === 'file' ? parseReadyEntry(entry.name) : undefined;
+    if (parsed === undefined) continue;
+    const { id } = parsed;
+    if (removed.has(id) || (await exists(queue, queue.paths.jobFile(id, 'receipt.json')))) {
+      stale.push(entry.name);
+      continue;
+    }
+    if (await exists(queue, queue.paths.job(id))) continue;
+    // No job directory: the producer may be between ENQ-2 and ENQ-3.
+    const mtime = await mtimeOf(queue, path.join(readyDir, entry.name));
+    if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
+  }
+  return stale;
+}
+
+/** GC-2: every hold numbered below the highest of its key (LANE-3: the highest is never removed). */
+async function lowerHolds(queue: Queue): Promise<string[]> {
+  const lower: string[] = [];
+  for (const kind of ['dedupe', 'lanes'] as const) {
+    for (const keyDir of await listDir(queue.paths.dir(kind), queue.fsOptions)) {
+      if (keyDir.kind !== 'dir' || !KEY_HASH_PATTERN.test(keyDir.name)) continue;
+      const numbers: number[] = [];
+      for (const entry of await listDir(path.join(queue.paths.dir(kind), keyDir.name), queue.fsOptions)) {
+        const n = entry.kind === 'file' && entry.name.endsWith('.json') ? parseHoldNumber(entry.name.slice(0, -'.json'.length)) : undefined;
+        if (n !== undefined) numbers.push(n);
+      }
+      const top = Math.max(0, ...numbers);
+      for (const n of numbers) if (n < top) lower.push(`${kind}/${keyDir.name}/${n}.json`);
+    }
+  }
+  return lower;
+}
+
+/** TEMP-1: entries of tmp/ not modified for TEMP_MAX_AGE (dead producers' staging, interrupted gc trees). */
+async function staleTemps(queue: Queue, now: number): Promise<string[]> {
+  const tmp = queue.paths.dir('tmp');
+  const stale: string[] = [];
+  for (const entry of await listDir(tmp, queue.fsOptions)) {
+    const mtime = await mtimeOf(queue, path.join(tmp, entry.name));
+    if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
+  }
+  return stale;
+}
+
+/**
+ * Remove finished jobs except the `keep` most recently finished and those
+ * that finished less than `olderThanMs` ago; then the ready entries, holds
+ * and temporaries nobody needs. Never touches an unfinished job (GC-1).
+ * Returns what it removed (or, with `dryRun`, what it would remove).
+ */
+export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResult> {
+  const clock = options.clock ?? systemClock;
+  const keep = options.keep ?? 0;
+  const olderThanMs = options.olderThanMs ?? 0;
+  const dryRun = options.dryRun ?? false;
+  const now = clock.nowMs();
+
+  const { finished, skipped } = await finishedJobs(queue);
+  // Most recently finished first; the id breaks ties (enqueue order).
+  finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
+  const doomed = finished.slice(keep).filter((job) => now - job.finishedMs >= olderThanMs);
+  doomed.reverse(); // oldest first
+
+  const jobs: string[] = [];
+  for (const job of doomed) {
+    if (dryRun || (await removeJob(queue, job.id))) jobs.push(job.id);
+  }
+  const removed = new Set(jobs);
+
+  const readyEntries = await staleReadyEntries(queue, removed, now);
+  const holds = await lowerHolds(queue);
+  const temps = await staleTemps(queue, now);
+  if (!dryRun) {
+    const gone = async (target: string): Promise<void> => void (await removeTree(target, queue.fsOptions).catch(() => undefined));
+    for (const name of readyEntries) await gone(path.join(queue.paths.dir('ready'), name));
+    for (const hold of holds) await gone(path.join(queue.root, hold));
+    for (const name of temps) await gone(path.join(queue.paths.dir('tmp'), name));
+  }
+  return { jobs, readyEntries, holds, temps, kept: finished.length - doomed.length, skipped };
+}

@@ -1,0 +1,36 @@
+/**
+ * fsjob producer: publishes jobs into a queue directory, and gives operators
+ * their reads and controls (spec/fsjob-v1.md sections 6, 8.6 and 12).
+ *
+ * - A job is visible complete or not at all. It is staged in tmp/<id>/ with
+ *   exclusive creates and fsyncs, and appears by one rename into jobs/: that
+ *   rename is the commit point (ENQ-3, ENQ-5). Its id is reported only after
+ *   jobs/ is fsynced (ENQ-4), and its ready entry exists before it (ENQ-2).
+ * - A refused or failed enqueue leaves nothing: an invalid request is refused
+ *   before anything is written (ENQ-1); a failure after that removes the
+ *   staging directory and the ready entry (ENQ-6).
+ * - At most one unfinished job holds a dedupe key (DEDUPE-1). The hold is
+ *   taken by link between staging and publication, and holds only while its
+ *   job is unfinished or its producer alive and staging (DEDUPE-3).
+ * - Every record is schema-checked before a byte is written (VER-4) and
+ *   published by link (PUB-3), so nothing is ever replaced. Cancelling a
+ *   waiting job claims it like any owner would (CANCEL-2, CLAIM-5).
+ * - Only finished jobs are ever removed (GC-1); reads never write.
+ *
+ * Assumptions: tmp/ and jobs/ are one filesystem (LAYOUT-3); the queue root
+ * is ours and private (SEC-1); ids made in one millisecond by two processes
+ * are ordered by their random part, which FIFO accepts (LAYOUT-4).
+ *
+ * Costs: an enqueue is four fsyncs (spec.json, the staged directory, jobs/,
+ * tmp/), one more with stdin and two more with a dedupe key; the ready entry
+ * is not fsynced because consumers rebuild lost entries (READY-4).
+ */
+export { newJobId } from './id.ts';
+export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest, type SpecFields } from './request.ts';
+export { enqueue, enqueueBatch, type BatchOptions, type BatchResult, type Enqueued, type EnqueueOptions } from './enqueue.ts';
+export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
+export { jobStatus, listJobs, liveWorkers, type GenerationView, type JobList, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
+export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
+export { gc, type GcOptions, type GcResult } from './gc.ts';
+export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../core/queue.ts';
+export { FsjobError, isFsjobError, type FsjobErrorCode } from '../core/errors.ts';

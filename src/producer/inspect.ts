@@ -1,0 +1,266 @@
+/**
+ * Operator reads: one job in full, the jobs of a queue, its workers. Nothing
+ * here writes. Status is always derived from which records exist (STATUS-1),
+ * never from state.<g>.json or the ready index.
+ */
+import * as nodeFs from 'node:fs/promises';
+import path from 'node:path';
+import { isFsjobError } from '../core/errors.ts';
+import { isJobId, WORKER_ID_PATTERN } from '../core/layout.ts';
+import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../core/job.ts';
+import { listDir } from '../core/safefs.ts';
+import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../core/records.ts';
+import type { Finding } from '../core/findings.ts';
+import { judgeOwner, type OwnerJudgement, type Verdict } from '../core/identity.ts';
+import type { Queue } from '../core/queue.ts';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import { findJob } from './jobs.ts';
+
+export interface GenerationView {
+  gen: number;
+  claim: ClaimRecord | null;
+  exec: ExecRecord | null;
+  state: StateRecord | null;
+  end: EndRecord | null;
+  /** Sizes of stdout.<g> and stderr.<g>, null when absent. */
+  stdoutBytes: number | null;
+  stderrBytes: number | null;
+  /** Records of this generation that exist but are invalid (REC-4). */
+  findings: Finding[];
+}
+
+export interface JobReport {
+  id: string;
+  dir: string;
+  /** The spec, or null when spec.json is missing or invalid (see findings). */
+  spec: SpecRecord | null;
+  /** STATUS-1. `damaged` when a record the status depends on is invalid. */
+  status: JobStatus;
+  /** The current generation: the highest claim, 0 when unclaimed. */
+  gen: number;
+  /** The current claim's owner, judged (ID-6, ID-7), when the claim is open. */
+  owner: OwnerJudgement | null;
+  receipt: ReceiptRecord | null;
+  /** Attempts used (RETRY-1). */
+  attempts: number;
+  cancel: { graceful: boolean; force: boolean };
+  generations: GenerationView[];
+  /** Output files present, oldest generation first. */
+  outputs: { stream: 'stdout' | 'stderr'; gen: number; bytes: number }[];
+  /** Entries that are not protocol names, and protocol names that are not regular files. */
+  unknown: string[];
+  hazards: string[];
+  findings: Finding[];
+}
+
+export interface ReadOptions {
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+type Lstat = (target: string) => Promise<{ size: number; isFile(): boolean }>;
+
+function lstatOf(queue: Queue): Lstat {
+  return (queue.fsOptions.fs ?? nodeFs).lstat as Lstat;
+}
+
+async function sizeOf(queue: Queue, target: string): Promise<number | null> {
+  try {
+    const stats = await lstatOf(queue)(target);
+    return stats.isFile() ? stats.size : null;
+  } catch {
+    return null;
+  }
+}
+
+async function readGen<K extends 'claim' | 'exec' | 'state' | 'end'>(queue: Queue, files: JobFiles, kind: K, gen: number, has: boolean, findings: Finding[]) {
+  if (!has) return null;
+  const read = await readGenRecord(queue, files, kind, gen);
+  if (!read.ok) {
+    findings.push(...read.findings);
+    return null;
+  }
+  return read.value;
+}
+
+/** Everything known about one job (LAYOUT-5): its spec, derived status, every generation, the receipt, attempts and outputs. */
+export async function jobStatus(queue: Queue, id: string, options: ReadOptions = {}): Promise<JobReport> {
+  const files = await findJob(queue, id);
+  const findings: Finding[] = [];
+  let spec: SpecRecord | null = null;
+  if (files.spec) {
+    const read = await readJobRecord(queue, files, 'spec');
+    if (read.ok) spec = read.value;
+    else findings.push(...read.findings);
+  }
+  const view = await deriveStatus(queue, files, { ...(options.clock === undefined ? {} : { clock: options.clock }), ...(spec === null ? {} : { spec }) });
+  findings.push(...view.findings);
+
+  const gens = new Set<number>([...files.claims, ...files.execs, ...files.ends, ...files.states, ...files.stdouts, ...files.stderrs]);
+  const generations: GenerationView[] = [];
+  const outputs: JobReport['outputs'] = [];
+  for (const gen of [...gens].sort((a, b) => a - b)) {
+    const own: Finding[] = [];
+    const stdoutBytes = files.stdouts.has(gen) ? await sizeOf(queue, path.join(files.dir, `stdout.${gen}`)) : null;
+    const stderrBytes = files.stderrs.has(gen) ? await sizeOf(queue, path.join(files.dir, `stderr.${gen}`)) : null;
+    generations.push({
+      gen,
+      claim: await readGen(queue, files, 'claim', gen, files.claims.includes(gen), own),
+      exec: await readGen(queue, files, 'exec', gen, files.execs.has(gen), own),
+      state: await readGen(queue, files, 'state', gen, files.states.has(gen), own),
+      end: await readGen(queue, files, 'end', gen, files.ends.has(gen), own),
+      stdoutBytes,
+      stderrBytes,
+      findings: own,
+    });
+    if (stdoutBytes !== null) outputs.push({ stream: 'stdout', gen, bytes: stdoutBytes });
+    if (stderrBytes !== null) outputs.push({ stream: 'stderr', gen, bytes: stderrBytes });
+  }
+  return {
+    id,
+    dir: files.dir,
+    spec,
+    status: view.status,
+    gen: files.gen,
+    owner: view.owner ?? null,
+    receipt: view.receipt ?? null,
+    attempts: view.receipt?.attempts ?? (await attemptsUsed(queue, files)),
+    cancel: { graceful: files.cancel, force: files.cancelForce },
+    generations,
+    outputs,
+    unknown: files.unknown.map((entry) => entry.name),
+    hazards: files.hazards.map((entry) => entry.name),
+    findings,
+  };
+}
+
+export interface JobSummary {
+  id: string;
+  status: JobStatus;
+  attempts: number;
+  /** From the spec; null when the spec cannot be read. */
+  maxAttempts: number | null;
+  lane: string | null;
+  createdMs: number | null;
+  /** What the job runs: argv joined, or `handler:<name>`. */
+  what: string | null;
+  outcome: ReceiptRecord['outcome'] | null;
+  exitCode: number | null;
+}
+
+export interface ListOptions extends ReadOptions {
+  /** At most this many jobs, newest first. @default Infinity */
+  limit?: number;
+  /** Only jobs in one of these statuses. @default every status */
+  statuses?: readonly JobStatus[];
+}
+
+export interface JobList {
+  /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
+  jobs: JobSummary[];
+  /** Job directories in jobs/. */
+  total: number;
+  /** True when the limit stopped the listing before every job was examined. */
+  more: boolean;
+  /** Names in jobs/ that are not job ids or not directories: foreign, never opened (LAYOUT-4). */
+  foreign: string[];
+}
+
+async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
+  try {
+    await lstatOf(queue)(queue.paths.jobFile(id, 'receipt.json'));
+    return true;
+  } catch {
+    return false; // absent, or unreadable: examine the job in full
+  }
+}
+
+async function summarize(queue: Queue, id: string, clock: Clock | undefined): Promise<JobSummary | undefined> {
+  let files: JobFiles;
+  try {
+    files = await listJob(queue, id);
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc while we listed
+    throw error;
+  }
+  let spec: SpecRecord | undefined;
+  if (files.spec) {
+    const read = await readJobRecord(queue, files, 'spec');
+    if (read.ok) spec = read.value;
+  }
+  const view = await deriveStatus(queue, files, { ...(clock === undefined ? {} : { clock }), ...(spec === undefined ? {} : { spec }) });
+  return {
+    id,
+    status: view.status,
+    attempts: view.receipt?.attempts ?? (await attemptsUsed(queue, files)),
+    maxAttempts: spec?.max_attempts ?? null,
+    lane: spec?.lane ?? null,
+    createdMs: spec?.created_ms ?? null,
+    what: spec === undefined ? null : spec.argv !== undefined ? spec.argv.join(' ') : `handler:${spec.handler ?? '?'}`,
+    outcome: view.receipt?.outcome ?? null,
+    exitCode: view.receipt?.exit_code ?? null,
+  };
+}
+
+/**
+ * The jobs of a queue, newest first. jobs/ is listed once; each job is then
+ * examined until `limit` jobs matched, so a small limit stays fast on a big
+ * queue. A filter without `finished` skips finished jobs after a single lstat
+ * of their receipt.
+ */
+export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const wanted = options.statuses === undefined ? undefined : new Set(options.statuses);
+  const entries = await listDir(queue.paths.dir('jobs'), queue.fsOptions);
+  const foreign: string[] = [];
+  const ids: string[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'dir' && isJobId(entry.name)) ids.push(entry.name);
+    else if (!entry.name.startsWith('.')) foreign.push(entry.name);
+  }
+  ids.reverse();
+  const jobs: JobSummary[] = [];
+  let examined = 0;
+  for (const id of ids) {
+    if (jobs.length >= limit) break;
+    examined += 1;
+    if (wanted !== undefined && !wanted.has('finished') && !wanted.has('damaged') && (await hasReceipt(queue, id))) continue;
+    const summary = await summarize(queue, id, options.clock);
+    if (summary !== undefined && (wanted === undefined || wanted.has(summary.status))) jobs.push(summary);
+  }
+  return { jobs, total: ids.length, more: examined < ids.length, foreign };
+}
+
+export interface WorkerView {
+  workerId: string;
+  /** The registration, or null when it is invalid (see findings). */
+  record: WorkerRecord | null;
+  /** WORKER-1: ID-6 on this host, the lease (ID-7) for a foreign owner. */
+  verdict: Verdict;
+  /** A registration whose owner is dead: `recover` removes it (WORKER-1). */
+  stale: boolean;
+  reason: string;
+  findings: Finding[];
+}
+
+/** Every registration in workers/ (section 5.9), with its owner judged (WORKER-1). Registrations are informational. */
+export async function liveWorkers(queue: Queue, options: ReadOptions = {}): Promise<WorkerView[]> {
+  const clock = options.clock ?? systemClock;
+  const views: WorkerView[] = [];
+  for (const entry of await listDir(queue.paths.dir('workers'), queue.fsOptions)) {
+    if (entry.name.startsWith('.') || !entry.name.endsWith('.json')) continue;
+    const workerId = entry.name.slice(0, -'.json'.length);
+    if (!WORKER_ID_PATTERN.test(workerId)) continue;
+    const read = await readRecord(queue.paths.worker(workerId), 'worker', { ...queue.fsOptions, expectedWorkerId: workerId, allowMissing: true });
+    if (read === undefined) continue; // removed while we listed
+    if (!read.ok) {
+      views.push({ workerId, record: null, verdict: 'unknown', stale: false, reason: 'the registration is invalid', findings: read.findings });
+      continue;
+    }
+    const record = read.value;
+    const judged = await judgeOwner(record.owner, { nowMs: clock.nowMs(), lastRenewalMs: record.heartbeat_ms, leaseMs: record.lease_ms });
+    views.push({ workerId, record, verdict: judged.verdict, stale: judged.verdict === 'dead', reason: judged.reason, findings: [] });
+  }
+  return views;
+}

@@ -1,0 +1,144 @@
+/**
+ * From a request (REQ-1) to the members of a spec record (section 5.2) with
+ * every default filled (SPEC-2), and the job's stdin as bytes.
+ *
+ * A request is checked by the record layer exactly as `fsjob validate --type
+ * request` checks it (byte form, version, schema), so a producer refuses
+ * precisely what the validator reports. Nothing here touches the disk:
+ * ENQ-1 refuses an invalid request before anything is written.
+ */
+import path from 'node:path';
+import { FsjobError } from '../core/errors.ts';
+import type { Finding } from '../core/findings.ts';
+import { inspectRecord, REQUEST_MAX_BYTES, type JobRequest, type JsonValue, type SpecRecord } from '../core/records.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, STDIN_MAX, TIMEOUT_DEFAULT } from '../core/constants.ts';
+
+/** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
+export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
+
+export interface NormalizedRequest {
+  /** Every member SPEC-2 requires, defaults filled, in the order of the table of section 5.2. */
+  fields: SpecFields;
+  /** The job's standard input, or null when the job has none (the spec's `stdin` is then null). */
+  stdin: Buffer | null;
+}
+
+export interface NormalizeOptions {
+  /** The producer's working directory: the default `cwd` (section 5.2). Defaults to process.cwd(). */
+  cwd?: string;
+  /** Standard input given as bytes instead of stdin_text/stdin_base64 (the CLI's --stdin). */
+  stdin?: Uint8Array;
+  /** Where the request came from, for messages ("batch line 3", a file name). */
+  source?: string;
+}
+
+/** The first error finding as an FsjobError: UNSUPPORTED_VERSION for VER-1, USAGE otherwise (ENQ-1). */
+function refusal(findings: readonly Finding[], source: string): FsjobError {
+  const errors = findings.filter((finding) => finding.severity === 'error');
+  const first = errors[0];
+  if (first === undefined) return new FsjobError('USAGE', `${source}: not a valid request (ENQ-1)`, { clause: 'ENQ-1' });
+  const where = first.field === undefined || first.field === '' ? '' : ` at ${first.field}`;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''}; fsjob validate --type request shows them all)` : '';
+  const code = first.code === 'RECORD_VERSION' ? 'UNSUPPORTED_VERSION' : 'USAGE';
+  return new FsjobError(code, `${source} is not a valid request (ENQ-1, ${first.clause})${where}: ${first.message}${more}`, {
+    clause: first.clause,
+    ...(first.path !== '-' ? { path: first.path } : {}),
+  });
+}
+
+/**
+ * REQ-1: check the bytes of a request (a request file or one batch line) and
+ * return it. Throws USAGE (UNSUPPORTED_VERSION for another major) naming the
+ * first problem; nothing is written.
+ */
+export function parseRequest(bytes: Uint8Array, options: { source?: string; path?: string } = {}): JobRequest {
+  const source = options.source ?? options.path ?? 'the request';
+  const inspection = inspectRecord('request', bytes, { path: options.path ?? '-' });
+  if (!inspection.ok) throw refusal(inspection.findings, source);
+  return inspection.value;
+}
+
+/** Check a request given as a value (not bytes) the same way parseRequest checks bytes. */
+function checkRequestValue(request: unknown, source: string): JobRequest {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+    throw new FsjobError('USAGE', `${source} must be a JSON object (REQ-1), not ${Array.isArray(request) ? 'an array' : request === null ? 'null' : `a ${typeof request}`}`, {
+      clause: 'REQ-1',
+    });
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(request);
+  } catch (error) {
+    throw new FsjobError('USAGE', `${source} cannot be written as JSON (REQ-1): ${error instanceof Error ? error.message : String(error)}`, { clause: 'REQ-1' });
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length > REQUEST_MAX_BYTES) {
+    throw new FsjobError('TOO_LARGE', `${source} is ${bytes.length} bytes as JSON, over REQUEST_MAX (${REQUEST_MAX_BYTES}, REQ-1); pass large stdin as bytes`, {
+      clause: 'REQ-1',
+    });
+  }
+  return parseRequest(bytes, { source });
+}
+
+function decodeStdin(request: JobRequest, given: Uint8Array | undefined, source: string): Buffer | null {
+  const inRequest = request.stdin_text !== undefined || request.stdin_base64 !== undefined;
+  if (given !== undefined && inRequest) {
+    throw new FsjobError('USAGE', `${source} has stdin_text or stdin_base64 and stdin bytes were given too; give the job's standard input once (REQ-1)`, {
+      clause: 'REQ-1',
+    });
+  }
+  let bytes: Buffer | null = null;
+  if (given !== undefined) bytes = Buffer.from(given.buffer, given.byteOffset, given.byteLength);
+  else if (request.stdin_text !== undefined) bytes = Buffer.from(request.stdin_text, 'utf8');
+  else if (request.stdin_base64 !== undefined) bytes = Buffer.from(request.stdin_base64, 'base64');
+  if (bytes !== null && bytes.length > STDIN_MAX) {
+    throw new FsjobError('TOO_LARGE', `the standard input of ${source} is ${bytes.length} bytes, over STDIN_MAX (${STDIN_MAX}, REQ-1); pass a file the command reads instead`, {
+      clause: 'REQ-1',
+    });
+  }
+  return bytes;
+}
+
+/** A copy of a JSON map with own data properties only ("__proto__" stays an ordinary member). */
+function copyMap(map: Record<string, string> | undefined): Record<string, string> {
+  return map === undefined ? {} : Object.fromEntries(Object.entries(map));
+}
+
+/**
+ * ENQ-1 and SPEC-2: validate a request against the request schema (through
+ * the record layer) and fill every default of section 5.2. Members the
+ * request form does not define are refused (VER-2) unless the request is of a
+ * newer minor (VER-3: ignored); `x-` extensions are accepted and not copied
+ * into the spec (VER-4: a writer writes only members it defines).
+ */
+export function normalizeRequest(request: unknown, options: NormalizeOptions = {}): NormalizedRequest {
+  const source = options.source ?? 'the request';
+  return normalizeChecked(checkRequestValue(request, source), options);
+}
+
+/** normalizeRequest for a request that parseRequest already checked. */
+export function normalizeChecked(request: JobRequest, options: NormalizeOptions = {}): NormalizedRequest {
+  const source = options.source ?? 'the request';
+  const stdin = decodeStdin(request, options.stdin, source);
+  const cwd = request.cwd ?? path.resolve(options.cwd ?? process.cwd());
+  // SPEC-1 (checked by the schema): exactly one of argv and handler.
+  const job: Pick<SpecFields, 'argv' | 'handler' | 'payload'> =
+    request.argv !== undefined ? { argv: [...request.argv] as SpecFields['argv'] } : { handler: request.handler as string, payload: (request.payload ?? null) as JsonValue };
+  const fields: SpecFields = {
+    ...job,
+    cwd,
+    env: copyMap(request.env),
+    timeout_ms: request.timeout_ms ?? TIMEOUT_DEFAULT,
+    kill_grace_ms: request.kill_grace_ms ?? KILL_GRACE_DEFAULT,
+    queue_deadline_ms: request.queue_deadline_ms ?? null,
+    max_attempts: request.max_attempts ?? 1,
+    retry_delay_ms: request.retry_delay_ms ?? 0,
+    priority: request.priority ?? 0,
+    lane: request.lane ?? null,
+    dedupe: request.dedupe ?? null,
+    preemptible: request.preemptible ?? false,
+    max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
+    labels: copyMap(request.labels),
+  };
+  return { fields, stdin };
+}
