@@ -15,6 +15,8 @@ import { logsCommand } from './commands/logs.ts';
 import { statusCommand } from './commands/status.ts';
 import { validateCommand } from './commands/validate.ts';
 import { waitCommand } from './commands/wait.ts';
+import { workCommand } from './commands/work.ts';
+import { recoverCommand } from './commands/recover.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
@@ -27,6 +29,8 @@ const COMMANDS: readonly FsjobCommand[] = [
   logsCommand,
   gcCommand,
   validateCommand,
+  workCommand,
+  recoverCommand,
 ];
 
 const processIo: CliIo = {

@@ -28,9 +28,12 @@ import type { Guardian } from './guardian.ts';
  * The leader: wait for one line on fd 3 (the release), close it, then become
  * the command. End of file on fd 3 means the worker died before recording the
  * execution: exit 125 without running anything. `exec` failing gives 127/126,
- * the shell conventions EXEC-4 adopts.
+ * the shell conventions EXEC-4 adopts. The shell exports PWD of its own
+ * accord; EXEC-6 wants exactly the job's environment, so $1 says what PWD
+ * must be: "-" for none, "=<value>" when the job's env sets it.
  */
-const GATE_SCRIPT = 'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; exec "$@"';
+const GATE_SCRIPT =
+  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
 
 /** Bounded wait for the output pipes after the group is gone (a process outside the group may hold them). */
 const PIPE_DRAIN_LIMIT = 2_000;
@@ -71,6 +74,13 @@ export interface CommandResult {
   stoppedBy: StopReason | null;
   startedMs: number | null;
   endedMs: number;
+  /**
+   * Whether the whole group was proven stopped after the leader exited
+   * (EXEC-11, ID-8). False means a member survived SIGKILL or could not be
+   * judged: the caller must not publish an end or a receipt (RECOV-1 leaves
+   * such an execution alone, and so does its own owner).
+   */
+  groupStopped: boolean;
   stdout: OutputSummary;
   stderr: OutputSummary;
 }
@@ -141,16 +151,20 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 
   const done = (async (): Promise<CommandResult> => {
-    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', ...spec.argv], {
+    const pwd = spec.env['PWD'];
+    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', pwd === undefined ? '-' : `=${pwd}`, ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
       stdio: [spec.stdin === null ? 'ignore' : spec.stdin.fd, 'pipe', 'pipe', 'pipe'],
     });
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // A spawn failure rejects both promises; only the 'spawn' one is awaited then.
+    exited.catch(() => undefined);
     try {
       await once(child, 'spawn');
     } catch (error) {
+      await closeQuietly(spec.stdout, spec.stderr);
       throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
     }
     child.stdout?.pipe(stdoutCapture);
@@ -171,6 +185,9 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       gate.destroy();
       await exited;
       hooks.guardian?.untrack(pid);
+      await drainPipes(child, clock);
+      await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]).catch(() => undefined);
+      await closeQuietly(spec.stdout, spec.stderr);
       throw error;
     }
 
@@ -193,9 +210,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader
     // is reaped now, so the group is judged by its members (zombies count as
     // stopped: an init that never reaps must not hold the attempt open).
-    await stopGroup(group, { graceMs: spec.killGraceMs, clock });
+    const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
     await drainPipes(child, clock);
-    hooks.guardian?.untrack(group.pgid);
+    // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
+    if (groupStopped) hooks.guardian?.untrack(group.pgid);
     const [stdout, stderr] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
     // The engine owns the output descriptors from here: they are durable, so close them.
     await Promise.all([spec.stdout.close(), spec.stderr.close()]);
@@ -209,6 +227,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       endedMs: clock.nowMs(),
       stdout,
       stderr,
+      groupStopped,
     };
   })();
 
@@ -219,6 +238,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     outputBytes: () => ({ stdout: stdoutCapture.bytesTotal, stderr: stderrCapture.bytesTotal }),
     done,
   };
+}
+
+async function closeQuietly(...handles: FileHandle[]): Promise<void> {
+  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }
 
 /** Waits for both pipes to reach end of file, bounded: a process that left the group may still hold them. */

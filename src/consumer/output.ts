@@ -24,6 +24,8 @@ export class OutputCapture extends Writable {
   private readonly hash = createHash('sha256');
   private total = 0;
   private kept = 0;
+  /** The first write error: from then on every byte is counted and discarded. */
+  private failure: Error | undefined;
 
   constructor(file: FileHandle, limit: number) {
     super({ highWaterMark: 1 << 16 });
@@ -36,23 +38,38 @@ export class OutputCapture extends Writable {
     return this.total;
   }
 
+  /** The write error that stopped keeping bytes (ENOSPC, EIO), if any. */
+  get writeError(): Error | undefined {
+    return this.failure;
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.total += chunk.length;
     const room = this.limit - this.kept;
-    if (room <= 0) {
+    if (room <= 0 || this.failure !== undefined) {
       callback();
       return;
     }
     const slice = chunk.length <= room ? chunk : chunk.subarray(0, room);
-    this.kept += slice.length;
-    this.hash.update(slice);
-    this.writeAll(slice).then(() => callback(), callback);
+    // A failed write must not error the stream: the pipe would stop being
+    // read and the command would block on it. Keep counting, stop keeping.
+    this.writeAll(slice).then(
+      () => callback(),
+      (error: unknown) => {
+        this.failure = error instanceof Error ? error : new Error(String(error));
+        callback();
+      },
+    );
   }
 
+  /** Kept bytes and the digest advance only by what the file really holds (RCPT-5). */
   private async writeAll(data: Buffer): Promise<void> {
     let offset = 0;
     while (offset < data.length) {
       const { bytesWritten } = await this.file.write(data, offset, data.length - offset);
+      if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+      this.hash.update(data.subarray(offset, offset + bytesWritten));
+      this.kept += bytesWritten;
       offset += bytesWritten;
     }
   }

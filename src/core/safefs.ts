@@ -398,6 +398,66 @@ export async function readBounded(
   }
 }
 
+/**
+ * Open a data file for reading and hand back the descriptor (the caller
+ * closes it), with the checks of readBounded: parent directories, lstat, an
+ * O_NOFOLLOW|O_NONBLOCK open, and an fstat that must show the same regular
+ * file within `maxBytes` (SEC-2..SEC-6). Used for a job's `stdin`, which is
+ * handed to a command as a descriptor rather than read into memory (EXEC-7).
+ */
+export async function openBounded(
+  path: string,
+  maxBytes: number,
+  options: SafeFsOptions = {},
+): Promise<{ handle: FileHandle; size: number }> {
+  const fs = seamOf(options);
+  await checkParentOf(path, options);
+  const before = await lstatOrMissing(fs, path);
+  if (before === undefined) throw notFound(path);
+  refuseUnsafe(path, before, 'file');
+  if (before.size > maxBytes) throw tooLarge(path, String(before.size), maxBytes);
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(path, READ_FLAGS);
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT') throw notFound(path);
+    if (errno === 'ELOOP') throw symlinkRefused(path);
+    if (errno === 'ENXIO' || errno === 'EISDIR') throw notRegular(path, 'not a regular file', 'file');
+    throw wrapIo(error, path, 'opening');
+  }
+  try {
+    const opened = await handle.stat();
+    if (opened.dev !== before.dev || opened.ino !== before.ino) {
+      throw new FsjobError('IO', `${path} was replaced while it was opened; retry`, { path, errno: 'EAGAIN' });
+    }
+    refuseUnsafe(path, opened, 'file');
+    if (opened.size > maxBytes) throw tooLarge(path, String(opened.size), maxBytes);
+    return { handle, size: opened.size };
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw wrapIo(error, path, 'checking');
+  }
+}
+
+export interface EntryStat {
+  kind: EntryKind;
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * lstat of one entry inside a queue (never followed), after the parent
+ * check; undefined when it does not exist. Only metadata: used to tell the
+ * age of temporary files and ready entries (TEMP-1, READY-3) and whether a
+ * record name is taken (CLAIM-7).
+ */
+export async function statEntry(path: string, options: SafeFsOptions = {}): Promise<EntryStat | undefined> {
+  await checkParentOf(path, options);
+  const stats = await lstatOrMissing(seamOf(options), path);
+  return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
+}
+
 /** Reads until EOF but never more than maxBytes+1 bytes: the +1 proves growth. */
 async function readAtMost(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];

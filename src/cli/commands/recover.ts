@@ -1,0 +1,47 @@
+/** `fsjob recover`: one-shot recovery of a queue (RECOV-1, READY-4, TEMP-1, WORKER-1, GC-2). */
+import type { FsjobCommand } from '../command.ts';
+import { EXIT } from '../exit.ts';
+
+export const recoverCommand: FsjobCommand = {
+  command: 'recover',
+  describe: 'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
+  builder: (yargs) =>
+    yargs
+      .option('queue', { describe: 'Queue directory (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default)', type: 'string' })
+      .option('json', { describe: 'Write the report as JSON', type: 'boolean', default: false })
+      .example('$0 recover --queue /srv/q', 'after a crash: finish or requeue what the dead worker held')
+      .epilog(
+        'A claim is broken only when its owner is dead (a missing process, a reused pid, an expired foreign lease) AND its ' +
+          'recorded process group is proven stopped; a matching group on this host is stopped first (SIGTERM, 5 s, SIGKILL). ' +
+          'A job whose last attempt died is finished as lost (exit code 125) when no attempt remains, else requeued. ' +
+          'Anything that cannot be proven is left alone and listed. Exit status: 0 when nothing was left unproven, 1 otherwise.',
+      ),
+  run: async (args, io) => {
+    const { recover } = await import('../../consumer/recover.ts');
+    const { defaultQueuePath } = await import('../../core/queue.ts');
+    const queue = (args['queue'] as string | undefined) ?? defaultQueuePath();
+    const report = await recover(queue);
+    if (args['json'] === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    else io.stdout(reportText(report));
+    return report.unproven.length === 0 ? EXIT.OK : EXIT.FAILURE;
+  },
+};
+
+function reportText(report: import('../../consumer/recover.ts').RecoverReport): string {
+  const lines = [`recovered ${report.queue}`];
+  const section = (title: string, items: string[]): void => {
+    lines.push(`${title}: ${items.length}`);
+    for (const item of items) lines.push(`  ${item}`);
+  };
+  section('claims broken', report.claimsBroken.map((c) => `${c.job_id} claim ${c.gen}: ${c.reason}`));
+  section('receipts published', report.receipts.map((r) => `${r.job_id}: ${r.outcome} (exit ${r.exit_code}${r.reason === null ? '' : `, ${r.reason}`})`));
+  section('requeued', report.requeued.map((r) => `${r.job_id} (generation ${r.gen} released)`));
+  section('ready entries rebuilt', report.readyRebuilt);
+  section('ready entries removed', report.readyRemoved);
+  section('temporary files removed', report.tempRemoved);
+  section('stale worker registrations removed', report.workersRemoved);
+  section('holds removed', report.holdsRemoved);
+  section('left alone, unproven', report.unproven.map((u) => `${u.job_id} claim ${u.gen}: ${u.reason} (${u.clause})`));
+  section('skipped', report.skipped.map((s) => `${s.path}: ${s.reason}`));
+  return `${lines.join('\n')}\n`;
+}

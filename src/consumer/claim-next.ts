@@ -1,0 +1,48 @@
+/**
+ * The low-level payload API: claim the next payload job and run it in your
+ * own code (PAYLOAD-1), with the guarantees of the Worker: the claim
+ * protocol and decisions of section 7.3, the execution recorded before the
+ * job is handed out, a lease renewed in the background, and an AbortSignal
+ * for cancel, timeout and ownership loss.
+ */
+import type { Queue } from '../core/queue.ts';
+import { makeContext, openWith, type ConsumerOptions } from './context.ts';
+import { ClaimedJob, GIVE_BACK_DELAY } from './run.ts';
+import { claimNextIn } from './select.ts';
+
+export interface ClaimNextOptions extends ConsumerOptions {
+  /** Handler names this caller runs; payload jobs of other handlers are skipped (CLAIM-2). @default any */
+  handlers?: readonly string[];
+  /** Worker id written in the claim record (LAYOUT-9). @default null (a one-shot tool) */
+  workerId?: string | null;
+}
+
+/** A claimed payload job ready to run, or null when none is claimable now. */
+export async function claimNext(queue: string | Queue, options: ClaimNextOptions = {}): Promise<ClaimedJob | null> {
+  const ctx = await makeContext(options, options.workerId ?? null);
+  const q = await openWith(queue, ctx);
+  const names = options.handlers === undefined ? undefined : new Set(options.handlers);
+  const accepts = (name: string): boolean => names === undefined || names.has(name);
+  const avoided = new Set<string>();
+  // Jobs decided on the way (a cancelled or rejected job gets its receipt) do not end the search.
+  for (let tries = 0; tries < 100; tries++) {
+    const { result } = await claimNextIn(
+      ctx,
+      q,
+      { skip: (id) => avoided.has(id), canRun: (spec) => spec.handler !== undefined && accepts(spec.handler) },
+      { purpose: 'run', hasHandler: accepts },
+      (id) => void avoided.add(id),
+    );
+    if (result === null) return null;
+    if (result.kind === 'run') {
+      try {
+        return await ClaimedJob.start(result.ticket);
+      } catch (error) {
+        // Nothing ran: hand the generation back so the job does not wait for this process to die.
+        await result.ticket.owner.publishEnd('released', false, ctx.clock.nowMs() + GIVE_BACK_DELAY, null).catch(() => undefined);
+        throw error;
+      }
+    }
+  }
+  return null;
+}

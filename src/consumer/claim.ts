@@ -1,0 +1,242 @@
+/**
+ * The claim protocol of section 7.3 for one job, and the owner's decision
+ * list (CLAIM-6). The caller chose the job (select.ts) and hands in the
+ * listing and status it just derived.
+ *
+ * Commit point: the link() of `claim.<g+1>.json` (CLAIM-5). Before it, a
+ * claim is never taken over an owner that is alive or unknown (CLAIM-3), nor
+ * over an execution that is not proven stopped (RECOV-1 step 1); after it,
+ * every write goes through the Ownership, which re-checks CLAIM-7 first.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import { GEN_MAX, PROTOCOL_VERSION, RECOVER_GRACE, STDIN_MAX } from '../core/constants.ts';
+import { stopGroup } from '../core/identity.ts';
+import { genRecordName } from '../core/layout.ts';
+import { laneHeld, takeHold } from '../core/holds.ts';
+import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../core/job.ts';
+import type { Queue } from '../core/queue.ts';
+import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, type SpecRecord } from '../core/records.ts';
+import { openBounded, publishRecord } from '../core/safefs.ts';
+import type { Context, SpecView } from './context.ts';
+import { deadOutputSummary, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
+
+/** What the claimer may do with a job once it owns it. */
+export interface ClaimPolicy {
+  /** 'run': a consumer; 'release': a one-shot recover, which ends the generation instead (RECOV-1 step 3). */
+  purpose: 'run' | 'release';
+  /** Whether a payload handler of this name runs here (PAYLOAD-1). */
+  hasHandler(name: string): boolean;
+}
+
+/** A job this process owns and will now run (CLAIM-6.8). */
+export interface RunTicket {
+  owner: Ownership;
+  spec: SpecRecord;
+  /** Attempts used before this one (RETRY-1). */
+  attemptsUsed: number;
+  /** The job's stdin, opened and checked (EXEC-7), or null for /dev/null. */
+  stdin: FileHandle | null;
+  /** Whether the claim broke an orphaned one (RECOV-2). */
+  recovered: boolean;
+}
+
+export type ClaimResult =
+  | { kind: 'skip'; reason: string }
+  | { kind: 'unproven'; gen: number; clause: string; reason: string }
+  | { kind: 'limit'; gen: number }
+  | { kind: 'raced' }
+  | { kind: 'decided'; owner: Ownership; receipt?: ReceiptRecord; end?: EndRecord }
+  | { kind: 'run'; ticket: RunTicket };
+
+/**
+ * RECOV-1 step 1: is generation g's execution proven stopped? A same-host
+ * group whose identity matches is stopped first (TERM, RECOVER_GRACE, KILL).
+ */
+export async function proveStopped(ctx: Context, queue: Queue, files: JobFiles, gen: number): Promise<{ stopped: true } | { stopped: false; reason: string }> {
+  const state = await executionState(queue, files, gen, { clock: ctx.clock });
+  if (state === 'none' || state === 'stopped') return { stopped: true };
+  if (state === 'running') {
+    const exec = await readGenRecord(queue, files, 'exec', gen);
+    if (exec.ok && exec.value.group !== null) {
+      const result = await stopGroup(exec.value.group, { graceMs: RECOVER_GRACE, clock: ctx.clock });
+      if (result === 'stopped') return { stopped: true };
+      return { stopped: false, reason: `process group ${exec.value.group.pgid} of generation ${gen} survived SIGTERM and SIGKILL or could not be judged` };
+    }
+  }
+  return { stopped: false, reason: `the execution of generation ${gen} cannot be proven stopped (foreign with a live lease, unreadable, or permission denied)` };
+}
+
+/**
+ * Section 7.3 steps 2 to 6 for a job the caller listed (`files`) and judged
+ * (`view`) just now. Never throws for the job's own faults; throws for I/O.
+ */
+export async function claimJob(ctx: Context, queue: Queue, id: string, spec: SpecView, files: JobFiles, view: JobStatusView, policy: ClaimPolicy): Promise<ClaimResult> {
+  if (files.receipt) {
+    await removeReadyEntry(queue, id, spec.ok ? spec.spec.priority : undefined).catch(() => undefined); // READY-3
+    return { kind: 'skip', reason: 'finished' };
+  }
+  const g = files.gen;
+  let recovered = false;
+  if (g > 0 && !files.ends.has(g)) {
+    // CLAIM-3: an open claim is broken only over a dead owner whose execution is proven stopped.
+    if (view.status === 'damaged' || view.owner === undefined) return { kind: 'skip', reason: 'damaged' };
+    if (view.owner.verdict !== 'dead') return { kind: 'skip', reason: `claim ${g} is held (${view.owner.reason})` };
+    const proof = await proveStopped(ctx, queue, files, g);
+    if (!proof.stopped) return { kind: 'unproven', gen: g, clause: 'RECOV-1', reason: proof.reason };
+    recovered = true;
+  }
+  if (g + 1 > GEN_MAX) return { kind: 'limit', gen: g }; // CLAIM-4
+  const gen = g + 1;
+  const claimedMs = ctx.clock.nowMs();
+  const claim: ClaimRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'claim',
+    job_id: id,
+    gen,
+    owner: ctx.self,
+    worker_id: ctx.workerId,
+    claimed_ms: claimedMs,
+    lease_ms: ctx.leaseMs,
+  };
+  try {
+    // CLAIM-5: the commit point of the claim.
+    await publishRecord(files.dir, genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link', queue.fsOptions);
+  } catch (error) {
+    if (isFsjobError(error, 'EXISTS')) return { kind: 'raced' };
+    throw error;
+  }
+  ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
+  const owner = new Ownership(ctx, queue, id, gen, claimedMs);
+  return decide(owner, spec, policy, recovered);
+}
+
+async function finish(owner: Ownership, fields: ReceiptFields, spec?: SpecRecord): Promise<ClaimResult> {
+  const receipt = await owner.publishReceipt(fields, spec);
+  return receipt === undefined ? { kind: 'decided', owner } : { kind: 'decided', owner, receipt };
+}
+
+/** CLAIM-6, in its order, as the owner of `owner.gen`. */
+export async function decide(owner: Ownership, view: SpecView, policy: ClaimPolicy, recovered: boolean): Promise<ClaimResult> {
+  const { ctx, queue } = owner;
+  const files = await listJob(queue, owner.id);
+  // 6.0: a superseded owner finished the job after we listed it.
+  if (files.receipt) return { kind: 'decided', owner };
+  const used = await attemptsUsed(queue, files);
+  // 6.1
+  if (!view.ok) {
+    return finish(owner, { outcome: 'rejected', exit_code: 126, reason: view.reason, message: view.message, attempts: used });
+  }
+  const spec = view.spec;
+  // 6.2 (CANCEL-2 before any execution of this generation)
+  if (files.cancel || files.cancelForce) {
+    return finish(owner, { outcome: 'cancelled', exit_code: 130, message: 'cancelled before it ran', attempts: used }, spec);
+  }
+  // 6.3
+  const now = ctx.clock.nowMs();
+  if (spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
+    return finish(owner, { outcome: 'expired', exit_code: 124, message: `not started within queue_deadline_ms ${spec.queue_deadline_ms} of its creation`, attempts: used }, spec);
+  }
+  // 6.4: the last attempt died with its owner (RECOV-1 step 3).
+  if (used >= spec.max_attempts) {
+    const last = Math.max(0, ...[...files.execs].filter((h) => h < owner.gen));
+    let started: number | null = null;
+    if (last > 0) {
+      const exec = await readGenRecord(queue, files, 'exec', last);
+      if (exec.ok) started = exec.value.recorded_ms;
+    }
+    const bound = Math.min(spec.max_output_bytes, ctx.maxOutputBytes);
+    return finish(
+      owner,
+      {
+        outcome: 'lost',
+        exit_code: 125,
+        reason: 'owner_lost',
+        message: `attempt ${used} of ${spec.max_attempts} died with its owner; no attempt remains`,
+        attempts: used,
+        started_ms: started,
+        stdout: last > 0 ? await deadOutputSummary(queue, owner.id, 'stdout', last, bound) : null,
+        stderr: last > 0 ? await deadOutputSummary(queue, owner.id, 'stderr', last, bound) : null,
+      },
+      spec,
+    );
+  }
+  if (policy.purpose === 'release') {
+    const end = await owner.publishEnd('released', false, now, null);
+    return { kind: 'decided', owner, end };
+  }
+  // 6.5, 6.6
+  if (spec.argv !== undefined) {
+    if (ctx.allow !== null && !ctx.allow.allows(spec.argv[0])) {
+      return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `argv[0] ${JSON.stringify(spec.argv[0])} matches no allow pattern of this consumer (EXEC-9)`, attempts: used }, spec);
+    }
+    const cwdProblem = await cwdUnusable(spec.cwd, queue.root);
+    if (cwdProblem !== null) {
+      return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', message: `cwd ${spec.cwd} ${cwdProblem} (EXEC-5)`, attempts: used }, spec);
+    }
+  } else if (spec.handler !== undefined && !policy.hasHandler(spec.handler)) {
+    return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'no_handler', message: `no handler ${JSON.stringify(spec.handler)} where it was claimed (PAYLOAD-1)`, attempts: used }, spec);
+  }
+  let stdin: FileHandle | null = null;
+  if (spec.stdin !== null && spec.argv !== undefined) {
+    const opened = await openStdin(queue, owner.id, spec.stdin.bytes);
+    if (typeof opened === 'string') {
+      return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'stdin_unusable', message: `stdin ${opened} (EXEC-7)`, attempts: used }, spec);
+    }
+    stdin = opened;
+  }
+  // 6.7: LANE-2, after claiming.
+  if (spec.lane !== null) {
+    let taken = false;
+    try {
+      await owner.guard();
+      const result = await takeHold(queue, 'lane', spec.lane, (hold) => laneHeld(queue, hold, { clock: ctx.clock }), { jobId: owner.id, gen: owner.gen, clock: ctx.clock });
+      taken = result.taken;
+    } catch (error) {
+      await stdin?.close().catch(() => undefined);
+      throw error;
+    }
+    if (!taken) {
+      await stdin?.close().catch(() => undefined);
+      const end = await owner.publishEnd('lane_busy', false, ctx.clock.nowMs(), null);
+      return { kind: 'decided', owner, end };
+    }
+  }
+  return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered } };
+}
+
+/** EXEC-5: null when usable, else what is wrong. The directory lies outside the queue (SEC-8). */
+export async function cwdUnusable(cwd: string, queueRoot: string): Promise<string | null> {
+  if (!path.isAbsolute(cwd)) return 'is not an absolute path';
+  try {
+    const info = await stat(cwd);
+    if (!info.isDirectory()) return 'is not a directory';
+  } catch {
+    return 'does not exist or cannot be examined';
+  }
+  const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
+  if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue';
+  try {
+    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue';
+  } catch {
+    return 'cannot be resolved';
+  }
+  return null;
+}
+
+/** EXEC-7: the stdin file exists, is regular, within STDIN_MAX and of the size the spec says. */
+async function openStdin(queue: Queue, id: string, bytes: number): Promise<FileHandle | string> {
+  try {
+    const { handle, size } = await openBounded(queue.paths.jobFile(id, 'stdin'), STDIN_MAX, queue.fsOptions);
+    if (size !== bytes) {
+      await handle.close().catch(() => undefined);
+      return `holds ${size} bytes, the spec says ${bytes}`;
+    }
+    return handle;
+  } catch (error) {
+    if (error instanceof FsjobError && error.code !== 'IO') return `is unusable: ${error.message.split('; ')[0] ?? error.code}`;
+    throw error;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Options of every consumer entry point, normalised once (p-queue style), the
+ * events a consumer reports, and the cache of immutable specs.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import { CANCEL_GRACE, LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, OUTPUT_MAX } from '../core/constants.ts';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import type { Finding } from '../core/findings.ts';
+import type { Identity } from '../core/identity.ts';
+import { selfIdentity } from '../core/identity.ts';
+import { openQueue, type Queue } from '../core/queue.ts';
+import { readRecord, type ReceiptRecord, type SpecRecord } from '../core/records.ts';
+import type { SafeFsSeam } from '../core/safefs.ts';
+import { AllowList } from './allow.ts';
+
+export interface ConsumerOptions {
+  /**
+   * Lease of every claim and of the worker registration (LEASE-1, WORKER-1),
+   * LEASE_MIN to LEASE_MAX.
+   * @default LEASE_DEFAULT (30000 ms)
+   */
+  leaseMs?: number;
+  /**
+   * Glob patterns for `argv[0]` (EXEC-9, see allow.ts). A command job whose
+   * argv[0] matches none is rejected with reason not_allowed.
+   * @default undefined: every command is allowed
+   */
+  allow?: readonly string[];
+  /**
+   * The consumer's own bound on kept output per stream; the effective bound
+   * is min(spec.max_output_bytes, this) (EXEC-1).
+   * @default OUTPUT_MAX (67108864)
+   */
+  maxOutputBytes?: number;
+  /**
+   * How long a shutdown waits for running attempts to end on their own
+   * before stopping them (WORKER-3).
+   * @default CANCEL_GRACE (10000 ms)
+   */
+  shutdownGraceMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Filesystem seam passed to every safefs call (fault injection). @default node:fs/promises */
+  fs?: SafeFsSeam;
+  /** Receives progress events. @default none */
+  onEvent?: (event: ConsumerEvent) => void;
+}
+
+export type ReceiptOutcome = ReceiptRecord['outcome'];
+export type ReceiptReason = ReceiptRecord['reason'];
+
+/** What a consumer reports as it goes. `queue` is the queue root. */
+export type ConsumerEvent =
+  | { type: 'claimed'; queue: string; job_id: string; gen: number; recovered: boolean }
+  | { type: 'started'; queue: string; job_id: string; gen: number; attempt: number }
+  | { type: 'finished'; queue: string; job_id: string; gen: number; outcome: ReceiptOutcome; exit_code: number; reason: ReceiptReason; attempts: number }
+  | { type: 'ended'; queue: string; job_id: string; gen: number; reason: string; retry_at_ms: number }
+  | { type: 'superseded'; queue: string; job_id: string; gen: number }
+  | { type: 'unproven'; queue: string; job_id: string; gen: number; clause: string; reason: string }
+  | { type: 'skipped'; queue: string; job_id: string; reason: string }
+  | { type: 'guardian'; state: 'down' | 'restarted' }
+  | { type: 'error'; queue: string; job_id: string | null; error: FsjobError };
+
+/** The normalised options every module below works with. */
+export interface Context {
+  clock: Clock;
+  fs: SafeFsSeam | undefined;
+  leaseMs: number;
+  maxOutputBytes: number;
+  shutdownGraceMs: number;
+  allow: AllowList | null;
+  /** Our worker id (LAYOUT-9), or null for one-shot tools (claim records say which). */
+  workerId: string | null;
+  self: Identity;
+  specs: SpecCache;
+  emit: (event: ConsumerEvent) => void;
+}
+
+export async function makeContext(options: ConsumerOptions, workerId: string | null): Promise<Context> {
+  const leaseMs = options.leaseMs ?? LEASE_DEFAULT;
+  if (!Number.isInteger(leaseMs) || leaseMs < LEASE_MIN || leaseMs > LEASE_MAX) {
+    throw new FsjobError('USAGE', `lease ${leaseMs} ms is outside ${LEASE_MIN}..${LEASE_MAX} ms (LEASE-1)`, { clause: 'LEASE-1' });
+  }
+  const maxOutputBytes = options.maxOutputBytes ?? OUTPUT_MAX;
+  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0) {
+    throw new FsjobError('USAGE', `max output ${maxOutputBytes} is not a byte count (EXEC-1)`, { clause: 'EXEC-1' });
+  }
+  const onEvent = options.onEvent;
+  return {
+    clock: options.clock ?? systemClock,
+    fs: options.fs,
+    leaseMs,
+    maxOutputBytes: Math.min(maxOutputBytes, OUTPUT_MAX),
+    shutdownGraceMs: options.shutdownGraceMs ?? CANCEL_GRACE,
+    allow: options.allow === undefined ? null : new AllowList(options.allow),
+    workerId,
+    self: await selfIdentity(),
+    specs: new SpecCache(),
+    emit: (event) => {
+      try {
+        onEvent?.(event);
+      } catch {
+        // A listener's bug must not take the protocol down with it.
+      }
+    },
+  };
+}
+
+export function newWorkerId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function openWith(root: string | Queue, ctx: Pick<Context, 'fs' | 'clock'>): Promise<Queue> {
+  if (typeof root !== 'string') return Promise.resolve(root);
+  return openQueue(root, { clock: ctx.clock, ...(ctx.fs === undefined ? {} : { fs: ctx.fs }) });
+}
+
+/** A spec as read once: valid, or why the job will be rejected (CLAIM-6.1). */
+export type SpecView =
+  | { ok: true; spec: SpecRecord }
+  | { ok: false; reason: 'invalid_spec' | 'unsupported_version'; message: string; findings: Finding[] };
+
+const SPEC_CACHE_MAX = 20_000;
+
+/**
+ * spec.json never changes once a job is published (section 5.2), so a spec
+ * is read once per job. Bounded: the oldest entries are dropped first.
+ */
+export class SpecCache {
+  private readonly entries = new Map<string, SpecView>();
+
+  /** The job's spec, or undefined when the job directory does not exist (yet, or any more). */
+  async get(queue: Queue, id: string): Promise<SpecView | undefined> {
+    const key = `${queue.root}\0${id}`;
+    const cached = this.entries.get(key);
+    if (cached !== undefined) return cached;
+    let view: SpecView;
+    try {
+      const read = await readRecord(queue.paths.jobFile(id, 'spec.json'), 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
+      if (read === undefined) {
+        view = { ok: false, reason: 'invalid_spec', message: 'the job directory has no spec.json', findings: [] };
+      } else if (read.ok) {
+        view = { ok: true, spec: read.value };
+      } else {
+        const first = read.findings[0];
+        view = {
+          ok: false,
+          reason: first?.code === 'RECORD_VERSION' ? 'unsupported_version' : 'invalid_spec',
+          message: first === undefined ? 'spec.json is invalid' : `spec.json is invalid (${first.clause}): ${first.message}`,
+          findings: read.findings,
+        };
+      }
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) return undefined;
+      throw error;
+    }
+    if (this.entries.size >= SPEC_CACHE_MAX) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, view);
+    return view;
+  }
+
+  forget(queue: Queue, id: string): void {
+    this.entries.delete(`${queue.root}\0${id}`);
+  }
+}

@@ -1,0 +1,464 @@
+/**
+ * Running a claimed job (section 8) and ending its generation: a receipt
+ * (RCPT-1..5), or an end record when the job goes back to the queue
+ * (RETRY-3, PREEMPT-1, WORKER-3).
+ *
+ * Order for a command: stdout.<g>/stderr.<g> created exclusively (EXEC-1),
+ * the group started gated, exec.<g>.json published (EXEC-3, the commit point
+ * of the attempt), the gate released; a control loop renews the lease and
+ * watches cancel records, ownership and preemption; when the group is proven
+ * stopped and the outputs are fsynced (RCPT-1, RCPT-2), the receipt is linked
+ * (RCPT-3) and the ready entry removed (READY-2). An owner that lost its claim
+ * publishes nothing (OWN-1); an owner that cannot prove its group stopped
+ * publishes nothing either, and says so (UNPROVEN).
+ */
+import os from 'node:os';
+import { CANCEL_GRACE } from '../core/constants.ts';
+import { DEFAULT_COMMAND_PATH } from '../core/constants.ts';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
+import type { RunTicket } from './claim.ts';
+import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
+import type { Context } from './context.ts';
+import { ControlLoop } from './control.ts';
+import type { Guardian } from './guardian.ts';
+import { clipUtf8, type Ownership, type ReceiptFields } from './owner.ts';
+
+/** How a run ended, as far as the queue is concerned. */
+export type RunOutcome =
+  | { kind: 'receipt'; receipt: ReceiptRecord }
+  | { kind: 'end'; end: EndRecord }
+  /** Someone else's receipt was there first (RCPT-3): nothing published. */
+  | { kind: 'exists' }
+  /** The claim was superseded (CLAIM-7): nothing published (OWN-1). */
+  | { kind: 'superseded' }
+  /** The execution could not be proven stopped: nothing published (RECOV-1 would not break it either). */
+  | { kind: 'unproven'; reason: string }
+  /** The attempt could not start (I/O, guardian down); the generation was given back if possible. */
+  | { kind: 'aborted'; error: FsjobError };
+
+export interface RunningJob {
+  readonly owner: Ownership;
+  readonly spec: SpecRecord;
+  /** WORKER-3: stop the attempt because the consumer shuts down. */
+  stop(reason: 'shutdown'): void;
+  readonly done: Promise<RunOutcome>;
+}
+
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+/** Backoff of a generation given back after an infrastructure failure (seed 004: recovery limits). */
+export const GIVE_BACK_DELAY = 2_000;
+
+function asFsjobError(error: unknown): FsjobError {
+  if (error instanceof FsjobError) return error;
+  return new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/** EXEC-6: exactly this environment, nothing of the consumer's own. */
+export function commandEnv(spec: SpecRecord, queueRoot: string, attempt: number): Record<string, string> {
+  return {
+    PATH: spec.env['PATH'] ?? DEFAULT_COMMAND_PATH,
+    HOME: spec.env['HOME'] ?? os.homedir(),
+    ...spec.env,
+    FSJOB_JOB_ID: spec.id,
+    FSJOB_ATTEMPT: String(attempt),
+    FSJOB_QUEUE: queueRoot,
+  };
+}
+
+/** EXEC-10: 128 + the signal number, for a signal fsjob did not send. */
+export function signalExitCode(signal: string): number {
+  const number = (os.constants.signals as Record<string, number | undefined>)[signal];
+  return number === undefined ? 255 : Math.min(255, 128 + number);
+}
+
+/** End the generation without an execution (EXEC-3: publication failed, or the attempt could not start). */
+async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
+  if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
+  try {
+    await owner.publishEnd('released', false, owner.ctx.clock.nowMs() + GIVE_BACK_DELAY, null);
+  } catch (second) {
+    if (isFsjobError(second, 'SUPERSEDED')) return superseded(owner);
+  }
+  return { kind: 'aborted', error: asFsjobError(error) };
+}
+
+function superseded(owner: Ownership): RunOutcome {
+  owner.ctx.emit({ type: 'superseded', queue: owner.queue.root, job_id: owner.id, gen: owner.gen });
+  return { kind: 'superseded' };
+}
+
+/** What an attempt came to, for `conclude`. */
+interface Ending {
+  stoppedBy: StopReason | 'fenced' | null;
+  /** Whether the command was released / the handler called (the execution may have happened). */
+  released: boolean;
+  /** Exit 0, or the handler resolved. */
+  ok: boolean;
+  /** The exit code of a failed attempt (EXEC-10). */
+  failCode: number;
+  status: ExecStatus | null;
+  startedMs: number | null;
+  stdout: OutputSummary;
+  stderr: OutputSummary;
+  result?: JsonValue;
+  message?: string | null;
+}
+
+/**
+ * Publish what the attempt came to: the receipt (section 8.8) or an end
+ * record (RETRY-3, PREEMPT-1, WORKER-3). The attempt counts from its exec
+ * record on (RETRY-1), so `attempt` is the attempts used.
+ */
+async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending): Promise<RunOutcome> {
+  const now = owner.ctx.clock.nowMs();
+  const remain = attempt < spec.max_attempts;
+  const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
+  const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
+    const published = await owner.publishReceipt({ ...base, ...fields }, spec);
+    return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
+  };
+  const end = async (reason: EndRecord['reason'], counted: boolean, retryAt: number): Promise<RunOutcome> => ({
+    kind: 'end',
+    end: await owner.publishEnd(reason, counted, retryAt, e.status),
+  });
+  try {
+    switch (e.stoppedBy) {
+      case 'force':
+        return e.released
+          ? await receipt({ outcome: 'force_stopped', exit_code: 137, message: 'killed at once on cancel-force.json (CANCEL-3)' })
+          : await receipt({ outcome: 'cancelled', exit_code: 130, message: 'cancelled before it ran' });
+      case 'cancel':
+        return await receipt({ outcome: 'cancelled', exit_code: 130, message: e.released ? 'stopped on cancel.json (CANCEL-3)' : 'cancelled before it ran' });
+      case 'preempt':
+        return await end('preempted', false, now);
+      case 'shutdown':
+        // WORKER-3. An attempt stopped before its release never ran: it is given back uncounted.
+        if (!e.released) return await end('released', false, now);
+        return remain
+          ? await end('shutdown', true, now)
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'shutdown', message: 'the consumer stopped the last attempt while shutting down (WORKER-3)' });
+      case 'timeout':
+        return remain
+          ? await end('timed_out', true, now + spec.retry_delay_ms)
+          : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
+      case 'fenced':
+        return remain
+          ? await end('failed', true, now + spec.retry_delay_ms)
+          : await receipt({ outcome: 'failed', exit_code: 137, message: 'stopped because its lease could not be renewed (LEASE-2)' });
+      default:
+        if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
+        return remain
+          ? await end('failed', true, now + spec.retry_delay_ms)
+          : await receipt({ outcome: 'failed', exit_code: e.failCode, message: e.message ?? null });
+    }
+  } catch (error) {
+    if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
+    throw error;
+  }
+}
+
+function emptyOutput(gen: number): OutputSummary {
+  return { gen, bytes_total: 0, bytes_kept: 0, truncated: false, sha256: EMPTY_SHA256 };
+}
+
+/** Runs a command job (section 8) under `guardian` (WORKER-2). */
+export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined }): RunningJob {
+  const { owner, spec } = ticket;
+  const ctx: Context = owner.ctx;
+  const attempt = ticket.attemptsUsed + 1;
+  const argv = spec.argv as [string, ...string[]];
+  let command: RunningCommand | undefined;
+  let pending: StopReason | null = null;
+  let phase: 'starting' | 'running' | 'stopping' = 'starting';
+  const stop = (reason: StopReason): void => {
+    if (reason !== 'timeout') phase = 'stopping';
+    if (command === undefined) pending ??= reason;
+    else command.stop(reason);
+  };
+  const control = new ControlLoop(owner, {
+    spec,
+    attempt,
+    phase: () => phase,
+    bytes: () => command?.outputBytes() ?? { stdout: 0, stderr: 0 },
+    progress: () => null,
+    stop,
+  });
+
+  const done = (async (): Promise<RunOutcome> => {
+    let outputs;
+    try {
+      outputs = await owner.createOutputs();
+    } catch (error) {
+      await ticket.stdin?.close().catch(() => undefined);
+      return giveBack(owner, error);
+    }
+    control.start();
+    let result: CommandResult;
+    try {
+      command = startCommand(
+        {
+          argv,
+          cwd: spec.cwd,
+          env: commandEnv(spec, owner.queue.root, attempt),
+          stdin: ticket.stdin,
+          stdout: outputs.stdout,
+          stderr: outputs.stderr,
+          maxOutputBytes: Math.min(spec.max_output_bytes, ctx.maxOutputBytes),
+          timeoutMs: spec.timeout_ms,
+          killGraceMs: spec.kill_grace_ms,
+        },
+        {
+          record: async (group) => {
+            await owner.publishExec(attempt, group);
+            phase = 'running';
+            ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
+          },
+          guardian: deps.guardian,
+          clock: ctx.clock,
+        },
+      );
+      if (pending !== null) command.stop(pending);
+      result = await command.done;
+    } catch (error) {
+      control.stop();
+      return giveBack(owner, error);
+    } finally {
+      await ticket.stdin?.close().catch(() => undefined);
+    }
+    control.stop();
+    if (control.superseded) return superseded(owner);
+    if (!result.groupStopped) {
+      const reason = `process group ${result.group?.pgid ?? '?'} could not be proven stopped after its leader exited (EXEC-11)`;
+      ctx.emit({ type: 'unproven', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, clause: 'EXEC-11', reason });
+      return { kind: 'unproven', reason };
+    }
+    const status: ExecStatus | null =
+      result.exit !== null ? { exit: result.exit, signal: null } : result.signal !== null ? { exit: null, signal: result.signal } : null;
+    return conclude(owner, spec, attempt, {
+      stoppedBy: control.fenced ? 'fenced' : result.stoppedBy,
+      released: result.released,
+      ok: result.exit === 0,
+      failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),
+      status,
+      startedMs: result.startedMs,
+      stdout: { gen: owner.gen, ...result.stdout },
+      stderr: { gen: owner.gen, ...result.stderr },
+      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+    });
+  })();
+
+  return { owner, spec, stop: (reason) => stop(reason), done };
+}
+
+/** What a payload handler gets (PAYLOAD-1). */
+export interface HandlerContext {
+  readonly jobId: string;
+  readonly queue: string;
+  readonly spec: SpecRecord;
+  readonly payload: JsonValue;
+  readonly attempt: number;
+  /** Aborted on cancel, timeout, ownership loss, preemption and shutdown; `signal.reason` says which. */
+  readonly signal: AbortSignal;
+  /** Renew the lease now and report progress (at most 1024 bytes) in state.<g>.json. */
+  heartbeat(progress?: string | null): Promise<void>;
+}
+
+export type Handler = (ctx: HandlerContext) => unknown;
+
+const RESULT_MAX_BYTES = 262_144;
+
+/**
+ * A claimed payload job (PAYLOAD-1) whose execution is recorded: exec.<g>.json
+ * with group null is published before it is handed out, so the attempt
+ * counts. A control loop renews the lease and aborts `signal` on cancel,
+ * timeout, ownership loss and preemption. End it with exactly one of
+ * complete(), fail() or release().
+ */
+export class ClaimedJob {
+  readonly id: string;
+  readonly gen: number;
+  readonly spec: SpecRecord;
+  readonly payload: JsonValue;
+  readonly attempt: number;
+  readonly queue: string;
+  readonly owner: Ownership;
+  private readonly controller = new AbortController();
+  private readonly control: ControlLoop;
+  private timer: NodeJS.Timeout | undefined;
+  private reason: StopReason | null = null;
+  private progressText: string | null = null;
+  private startedMs: number | null = null;
+  private settled = false;
+
+  private constructor(ticket: RunTicket) {
+    this.owner = ticket.owner;
+    this.id = ticket.owner.id;
+    this.gen = ticket.owner.gen;
+    this.spec = ticket.spec;
+    this.payload = ticket.spec.payload ?? null;
+    this.attempt = ticket.attemptsUsed + 1;
+    this.queue = ticket.owner.queue.root;
+    this.control = new ControlLoop(this.owner, {
+      spec: this.spec,
+      attempt: this.attempt,
+      phase: () => (this.reason === null ? 'running' : 'stopping'),
+      bytes: () => ({ stdout: 0, stderr: 0 }),
+      progress: () => this.progressText,
+      stop: (reason) => this.stop(reason),
+    });
+  }
+
+  /** Records the execution (EXEC-1, EXEC-3 with group null) and starts the control loop. */
+  static async start(ticket: RunTicket): Promise<ClaimedJob> {
+    const job = new ClaimedJob(ticket);
+    const { owner } = job;
+    // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
+    const outputs = await owner.createOutputs();
+    await Promise.all([outputs.stdout.sync(), outputs.stderr.sync()]).finally(() => Promise.all([outputs.stdout.close(), outputs.stderr.close()]));
+    await owner.publishExec(job.attempt, null);
+    job.startedMs = owner.ctx.clock.nowMs();
+    owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
+    job.control.start();
+    job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8
+    job.timer.unref();
+    return job;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Why the job was asked to stop, or null. */
+  get stopReason(): StopReason | null {
+    return this.reason;
+  }
+
+  /** Abort the handler; a stronger reason (force, superseded) replaces a weaker one. */
+  stop(reason: StopReason): void {
+    const strong = (r: StopReason | null): boolean => r === 'force' || r === 'superseded';
+    if (this.reason !== null && (strong(this.reason) || !strong(reason))) return;
+    this.reason = reason;
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** LEASE-1: renew now, with optional progress for state.<g>.json. */
+  async heartbeat(progress?: string | null): Promise<void> {
+    if (progress !== undefined) this.progressText = progress === null ? null : clipUtf8(progress);
+    await this.control.renew();
+  }
+
+  private settle(): void {
+    if (this.settled) throw new FsjobError('USAGE', `job ${this.id} was already completed, failed or released`);
+    this.settled = true;
+    this.control.stop();
+    clearTimeout(this.timer);
+  }
+
+  private ending(ok: boolean, message: string | null, result?: JsonValue): Ending {
+    return {
+      stoppedBy: this.control.fenced ? 'fenced' : this.reason,
+      released: true,
+      ok,
+      failCode: 1,
+      status: this.reason === null || ok ? { exit: ok ? 0 : 1, signal: null } : null,
+      startedMs: this.startedMs,
+      stdout: emptyOutput(this.gen),
+      stderr: emptyOutput(this.gen),
+      message,
+      ...(result === undefined ? {} : { result }),
+    };
+  }
+
+  private async finish(ending: Ending): Promise<RunOutcome> {
+    if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
+      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+    }
+    const outcome = await conclude(this.owner, this.spec, this.attempt, ending);
+    if (outcome.kind === 'superseded') {
+      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+    }
+    return outcome;
+  }
+
+  /** The handler succeeded: receipt `succeeded` with `result` (unless the job was stopped meanwhile). */
+  async complete(value: { result?: unknown } = {}): Promise<RunOutcome> {
+    this.settle();
+    const result = (value.result === undefined ? null : value.result) as JsonValue;
+    let size: number;
+    try {
+      size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
+    } catch (error) {
+      return this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+    }
+    if (size > RESULT_MAX_BYTES) return this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
+    return this.finish(this.ending(true, null, result));
+  }
+
+  /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
+  async fail(error: unknown): Promise<RunOutcome> {
+    this.settle();
+    const message = error instanceof Error ? error.message : String(error);
+    return this.finish(this.ending(false, `handler failed: ${message}`));
+  }
+
+  /** Give the job back without counting this attempt (end record `released`, counted false). */
+  async release(): Promise<RunOutcome> {
+    this.settle();
+    return { kind: 'end', end: await this.owner.publishEnd('released', false, this.owner.ctx.clock.nowMs(), null) };
+  }
+}
+
+/** Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort. */
+export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
+  let job: ClaimedJob | undefined;
+  let pending: 'shutdown' | null = null;
+  const done = (async (): Promise<RunOutcome> => {
+    try {
+      job = await ClaimedJob.start(ticket);
+    } catch (error) {
+      return giveBack(ticket.owner, error);
+    }
+    if (pending !== null) job.stop(pending);
+    const claimed = job;
+    const context: HandlerContext = {
+      jobId: claimed.id,
+      queue: claimed.queue,
+      spec: claimed.spec,
+      payload: claimed.payload,
+      attempt: claimed.attempt,
+      signal: claimed.signal,
+      heartbeat: (progress) => claimed.heartbeat(progress),
+    };
+    type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+    const settled: Promise<Settled> = Promise.resolve()
+      .then(() => handler(context))
+      .then(
+        (value): Settled => ({ ok: true, value }),
+        (error: unknown): Settled => ({ ok: false, error }),
+      );
+    const aborted = new Promise<null>((resolve) => claimed.signal.addEventListener('abort', () => resolve(null), { once: true }));
+    let outcome: Settled | null = await Promise.race([settled, aborted]);
+    if (outcome === null) {
+      const reason = claimed.stopReason;
+      const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
+      outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
+    }
+    try {
+      if (outcome !== null && outcome.ok) return await claimed.complete({ result: outcome.value });
+      return await claimed.fail(outcome === null ? new Error(`the handler did not settle after it was aborted (${String(claimed.stopReason)})`) : outcome.error);
+    } catch (error) {
+      if (isFsjobError(error, 'SUPERSEDED')) return superseded(ticket.owner);
+      throw error;
+    }
+  })();
+  return {
+    owner: ticket.owner,
+    spec: ticket.spec,
+    stop: (reason) => {
+      if (job === undefined) pending = reason;
+      else job.stop(reason);
+    },
+    done,
+  };
+}

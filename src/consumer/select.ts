@@ -1,0 +1,177 @@
+/**
+ * Choosing the next job (section 7.2) and keeping the ready index whole
+ * (section 6.3).
+ *
+ * Order: ascending byte order of ready entry names, which is priority, then
+ * enqueue order (LAYOUT-7, CLAIM-1); the first job this consumer can claim
+ * is claimed (CLAIM-2), except that a job whose lane is held is passed over
+ * (LANE-4) and so is a preemptible job while a non-preemptible job of its
+ * lane waits (PREEMPT-2). The index is a hint (READY-1): every entry is
+ * verified against the job directory before anything is done to the job.
+ */
+import { TEMP_MAX_AGE } from '../core/constants.ts';
+import { FsjobError, isFsjobError } from '../core/errors.ts';
+import { currentHold, laneHeld } from '../core/holds.ts';
+import { CLAIMABLE, deriveStatus, listJob, type JobFiles, type JobStatusView } from '../core/job.ts';
+import { isJobId, parseReadyEntry } from '../core/layout.ts';
+import type { Queue } from '../core/queue.ts';
+import type { SpecRecord } from '../core/records.ts';
+import { createExclusive, listDir, removeTree, statEntry } from '../core/safefs.ts';
+import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
+import type { Context, SpecView } from './context.ts';
+import { readyName } from './owner.ts';
+
+export interface SelectFilter {
+  /** Jobs this consumer owns right now (CLAIM-8) or keeps away from for a while. */
+  skip(id: string): boolean;
+  /** Whether this consumer can run the job at all: a handler, commands allowed (CLAIM-2). */
+  canRun(spec: SpecRecord): boolean;
+}
+
+export interface SelectResult {
+  /** A job claimed and either decided (a receipt or end published) or ready to run; null when none. */
+  result: (ClaimResult & { kind: 'decided' | 'run' }) | null;
+  /** The earliest retry_at_ms of a retrying job this consumer could run, or null. */
+  retryAtMs: number | null;
+}
+
+function wrap(error: unknown): FsjobError {
+  return error instanceof FsjobError ? error : new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/** CLAIM-1/2: claim the first job in order that this consumer can make progress on. */
+export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void): Promise<SelectResult> {
+  let retryAtMs: number | null = null;
+  const readyDir = queue.paths.dir('ready');
+  for (const entry of await listDir(readyDir, queue.fsOptions)) {
+    const parsed = parseReadyEntry(entry.name);
+    if (parsed === undefined || filter.skip(parsed.id)) continue;
+    const id = parsed.id;
+    try {
+      const spec = await ctx.specs.get(queue, id);
+      if (spec === undefined) {
+        await removeStaleEntry(queue, entry.name, ctx.clock.nowMs());
+        continue;
+      }
+      if (spec.ok && !filter.canRun(spec.spec)) continue;
+      const files = await listJob(queue, id);
+      const view = await deriveStatus(queue, files, { clock: ctx.clock, ...(spec.ok ? { spec: spec.spec } : {}) });
+      if (view.status === 'retrying') {
+        const at = view.end?.retry_at_ms ?? 0;
+        retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
+        continue;
+      }
+      if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
+      if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
+      const result = await claimJob(ctx, queue, id, spec, files, view, policy);
+      switch (result.kind) {
+        case 'decided':
+        case 'run':
+          return { result, retryAtMs };
+        case 'unproven':
+          ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
+          avoid(id, 30_000);
+          break;
+        case 'limit':
+          ctx.emit({ type: 'skipped', queue: queue.root, job_id: id, reason: `claim generation ${result.gen} is GEN_MAX: no further claim is possible (CLAIM-4)` });
+          avoid(id, 3_600_000);
+          break;
+        default:
+          break;
+      }
+    } catch (error) {
+      // One job's trouble (a planted symlink, EACCES) must not stop the queue.
+      ctx.emit({ type: 'error', queue: queue.root, job_id: id, error: wrap(error) });
+      avoid(id, 5_000);
+    }
+  }
+  return { result: null, retryAtMs };
+}
+
+/** LANE-4 and PREEMPT-2 for a queued job with a valid spec. */
+async function mayStartNow(ctx: Context, queue: Queue, id: string, spec: SpecRecord): Promise<boolean> {
+  if (spec.lane === null) return true;
+  if (spec.preemptible && (await nonPreemptibleWaiting(ctx, queue, spec.lane, id))) return false;
+  const hold = await currentHold(queue, 'lane', spec.lane);
+  if (hold === undefined) return true;
+  // An unreadable highest hold counts as held: a lane is never taken on a guess.
+  if (hold.hold === undefined) return false;
+  return !(await laneHeld(queue, hold.hold, { clock: ctx.clock }));
+}
+
+/**
+ * PREEMPT-1/2: is a non-preemptible job of `lane` waiting (queued: not
+ * retrying, not cancelled)?
+ */
+export async function nonPreemptibleWaiting(ctx: Context, queue: Queue, lane: string, exceptId: string): Promise<boolean> {
+  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
+    const parsed = parseReadyEntry(entry.name);
+    if (parsed === undefined || parsed.id === exceptId) continue;
+    let spec: SpecView | undefined;
+    try {
+      spec = await ctx.specs.get(queue, parsed.id);
+    } catch {
+      continue;
+    }
+    if (spec === undefined || !spec.ok || spec.spec.lane !== lane || spec.spec.preemptible) continue;
+    try {
+      const files = await listJob(queue, parsed.id);
+      const view = await deriveStatus(queue, files, { clock: ctx.clock, spec: spec.spec });
+      if (view.status === 'queued') return true;
+    } catch {
+      continue;
+    }
+  }
+  return false;
+}
+
+/** READY-3: an entry whose job directory does not exist goes once it is older than TEMP_MAX_AGE. */
+async function removeStaleEntry(queue: Queue, name: string, nowMs: number): Promise<boolean> {
+  const entryPath = `${queue.paths.dir('ready')}/${name}`;
+  const info = await statEntry(entryPath, queue.fsOptions);
+  if (info === undefined || nowMs - info.mtimeMs <= TEMP_MAX_AGE) return false;
+  return removeTree(entryPath, queue.fsOptions);
+}
+
+/**
+ * READY-4: every job directory without a receipt gets a ready entry. A full
+ * scan of jobs/, done when a consumer starts and by recover. Returns the ids
+ * whose entries were created.
+ */
+export async function rebuildReady(ctx: Context, queue: Queue): Promise<string[]> {
+  const present = new Set<string>();
+  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
+    const parsed = parseReadyEntry(entry.name);
+    if (parsed !== undefined) present.add(parsed.id);
+  }
+  const rebuilt: string[] = [];
+  for (const entry of await listDir(queue.paths.dir('jobs'), queue.fsOptions)) {
+    // LAYOUT-4: anything else in jobs/ is foreign: never opened.
+    if (entry.kind !== 'dir' || !isJobId(entry.name) || present.has(entry.name)) continue;
+    let files: JobFiles;
+    try {
+      files = await listJob(queue, entry.name);
+    } catch {
+      continue;
+    }
+    if (files.receipt) continue;
+    let spec: SpecView | undefined;
+    try {
+      spec = await ctx.specs.get(queue, entry.name);
+    } catch {
+      spec = undefined;
+    }
+    // An invalid spec still needs an entry, so that a consumer rejects the job.
+    const name = readyName(spec?.ok === true ? spec.spec : undefined, entry.name);
+    try {
+      const handle = await createExclusive(queue.paths.dir('ready'), name, undefined, queue.fsOptions);
+      await handle.close();
+      rebuilt.push(entry.name);
+    } catch (error) {
+      if (!isFsjobError(error, 'EXISTS')) throw error;
+    }
+  }
+  return rebuilt;
+}
+
+export type { JobFiles, JobStatusView };

@@ -1,0 +1,361 @@
+/**
+ * The long-running consumer (section 8.10): N slots over one or more queues.
+ *
+ * - Queues are served round-robin, one claim per turn, so a busy queue cannot
+ *   starve the others (seed 004's capacity and round-robin).
+ * - It registers itself in each queue (workers/<w>.json), renews the
+ *   registration every RENEW_INTERVAL and removes it on a clean exit
+ *   (WORKER-1).
+ * - The guardian is running before any command starts; if it dies the worker
+ *   restarts it and claims no command job until it is back (WORKER-2, fail
+ *   closed).
+ * - It wakes on fs.watch events of ready/ and jobs/ and polls at least every
+ *   second in case an event is missed (a watch is a hint, like the index).
+ * - stop() is the graceful shutdown of WORKER-3: no new claims, running
+ *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
+ *   and its generation ended (an end record, or a `lost` receipt when no
+ *   attempt remains), and the registration is removed.
+ * - Recovery limits (seed 004): a job whose attempt could not start, or
+ *   whose orphaned execution cannot be proven stopped, is left alone for a
+ *   while instead of being retried in a tight loop.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { PROTOCOL_VERSION, renewInterval } from '../core/constants.ts';
+import { FsjobError } from '../core/errors.ts';
+import type { Queue } from '../core/queue.ts';
+import { encodeRecord, type WorkerRecord } from '../core/records.ts';
+import { publishRecord, removeTree } from '../core/safefs.ts';
+import type { ClaimPolicy, RunTicket } from './claim.ts';
+import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
+import { Guardian } from './guardian.ts';
+import { GIVE_BACK_DELAY, runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
+import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
+
+export type WorkerMode = 'serve' | 'drain' | 'once';
+
+export interface WorkerOptions extends ConsumerOptions {
+  /** Queue roots (or opened queues) to serve, round-robin. */
+  queues: readonly (string | Queue)[];
+  /** Jobs run at once, 1 to 1024 (CLAIM-8). @default 1 */
+  concurrency?: number;
+  /**
+   * 'serve': until stop(); 'drain': until no job remains that this worker can
+   * make progress on (retry delays are waited out, jobs held by other live
+   * consumers are not); 'once': one job, then as 'drain'. @default 'serve'
+   */
+  mode?: WorkerMode;
+  /** Run command jobs (false: payload jobs only). @default true */
+  commands?: boolean;
+  /** Longest wait between two scans when no event arrives. @default 1000 */
+  pollMs?: number;
+  /** The guardian (WORKER-2). @default a new Guardian */
+  guardian?: Guardian;
+}
+
+export interface WorkerSummary {
+  workerId: string;
+  /** Claims taken (each is one generation of one job). */
+  claimed: number;
+  /** Receipts published, by outcome. */
+  finished: Record<string, number>;
+  /** End records published, by reason. */
+  ended: Record<string, number>;
+  superseded: number;
+  unproven: number;
+  errors: number;
+}
+
+interface QueueSlot {
+  queue: Queue;
+  watchers: FSWatcher[];
+}
+
+interface InFlight {
+  slot: QueueSlot;
+  job: RunningJob;
+}
+
+const CONCURRENCY_MAX = 1024;
+/** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
+const FAILURE_LIMIT = 3;
+const FAILURE_PAUSE = 600_000;
+
+export class Worker {
+  readonly id: string;
+  private readonly options: WorkerOptions;
+  private readonly handlers = new Map<string, Handler>();
+  private readonly concurrency: number;
+  private readonly mode: WorkerMode;
+  private readonly pollMs: number;
+  private readonly guardian: Guardian | undefined;
+  private ctx: Context | undefined;
+  private slots: QueueSlot[] = [];
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly avoidUntil = new Map<string, number>();
+  private readonly failures = new Map<string, number>();
+  private readonly wakers = new Set<() => void>();
+  private stopping = false;
+  private started = false;
+  private nextQueue = 0;
+  private startedMs = 0;
+  private registrationTimer: NodeJS.Timeout | undefined;
+  private readonly summary: WorkerSummary;
+
+  constructor(options: WorkerOptions) {
+    if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > CONCURRENCY_MAX) {
+      throw new FsjobError('USAGE', `concurrency ${concurrency} is outside 1..${CONCURRENCY_MAX}`, { clause: 'CLAIM-8' });
+    }
+    this.options = options;
+    this.id = newWorkerId();
+    this.concurrency = concurrency;
+    this.mode = options.mode ?? 'serve';
+    this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
+    this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
+    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0 };
+  }
+
+  /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
+  handle(name: string, handler: Handler): this {
+    if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) throw new FsjobError('USAGE', `handler name ${JSON.stringify(name)} does not match ^[a-z0-9][a-z0-9._-]{0,63}$ (SPEC-1)`);
+    this.handlers.set(name, handler);
+    return this;
+  }
+
+  /** WORKER-3: stop claiming and shut down gracefully; run() resolves when done. Idempotent. */
+  stop(): void {
+    this.stopping = true;
+    this.wake();
+  }
+
+  /** Runs until stop() (serve) or until done (drain, once), then shuts down cleanly. */
+  async run(): Promise<WorkerSummary> {
+    if (this.started) throw new FsjobError('USAGE', 'a Worker runs once; create a new one');
+    this.started = true;
+    const user = this.options.onEvent;
+    this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
+    const ctx = this.ctx;
+    this.startedMs = ctx.clock.nowMs();
+    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [] });
+    try {
+      // WORKER-2: the guardian runs before any command may start.
+      if (this.guardian !== undefined) await this.guardian.start();
+      for (const slot of this.slots) {
+        await rebuildReady(ctx, slot.queue); // READY-4
+        await this.register(slot);
+        this.watch(slot);
+      }
+      this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
+      this.registrationTimer.unref();
+      await this.loop(ctx);
+    } finally {
+      await this.shutdown();
+    }
+    return this.summary;
+  }
+
+  private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
+    const s = this.summary;
+    if (event.type === 'claimed') s.claimed += 1;
+    else if (event.type === 'finished') s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
+    else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
+    else if (event.type === 'superseded') s.superseded += 1;
+    else if (event.type === 'unproven') s.unproven += 1;
+    else if (event.type === 'error') s.errors += 1;
+    user?.(event);
+  }
+
+  private commandsAllowed(): boolean {
+    return this.guardian !== undefined && this.guardian.healthy && !this.stopping;
+  }
+
+  private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
+    return {
+      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? 0) > ctx.clock.nowMs(),
+      canRun: (spec) => (spec.argv !== undefined ? this.commandsAllowed() : spec.handler !== undefined && this.handlers.has(spec.handler)),
+    };
+  }
+
+  private readonly policy: ClaimPolicy = { purpose: 'run', hasHandler: (name) => this.handlers.has(name) };
+
+  private async loop(ctx: Context): Promise<void> {
+    let claims = 0;
+    for (;;) {
+      if (this.stopping) return;
+      await this.ensureGuardian();
+      let claimedNow = 0;
+      let retryAtMs: number | null = null;
+      const exhausted = new Set<number>();
+      while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
+        const index = this.nextQueue % this.slots.length;
+        this.nextQueue = (index + 1) % this.slots.length;
+        if (exhausted.has(index)) continue;
+        const slot = this.slots[index] as QueueSlot;
+        let selected;
+        try {
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
+        } catch (error) {
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+          exhausted.add(index);
+          continue;
+        }
+        if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+        if (selected.result === null) {
+          exhausted.add(index);
+          continue;
+        }
+        claims += 1;
+        claimedNow += 1;
+        if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
+      }
+      if (this.mode !== 'serve') {
+        if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
+        if (this.inFlight.size === 0 && claimedNow === 0) {
+          // Nothing claimable now and nothing running here: only retry delays can still bring work.
+          if (retryAtMs === null) return;
+          await this.sleep(Math.max(10, Math.min(retryAtMs - ctx.clock.nowMs() + 5, this.pollMs)));
+          continue;
+        }
+      }
+      if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
+      await this.sleep(this.pollMs);
+    }
+  }
+
+  private launch(slot: QueueSlot, ticket: RunTicket): void {
+    const ctx = this.ctx as Context;
+    const k = key(slot, ticket.owner.id);
+    let job: RunningJob;
+    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
+    else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
+    this.inFlight.set(k, { slot, job });
+    job.done
+      .then((outcome: RunOutcome) => {
+        if (outcome.kind === 'aborted') {
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
+          const count = (this.failures.get(k) ?? 0) + 1;
+          this.failures.set(k, count);
+          this.avoid(slot, ticket.owner.id, count >= FAILURE_LIMIT ? FAILURE_PAUSE : GIVE_BACK_DELAY);
+        } else {
+          this.failures.delete(k);
+        }
+      })
+      .catch((error: unknown) => {
+        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+        this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
+      })
+      .finally(() => {
+        this.inFlight.delete(k);
+        this.wake();
+      });
+  }
+
+  private avoid(slot: QueueSlot, id: string, ms: number): void {
+    this.avoidUntil.set(key(slot, id), (this.ctx as Context).clock.nowMs() + ms);
+  }
+
+  /** WORKER-2, fail closed: restart a dead guardian; until it is back, no command job is claimed. */
+  private async ensureGuardian(): Promise<void> {
+    const guardian = this.guardian;
+    if (guardian === undefined || guardian.healthy || this.stopping) return;
+    const ctx = this.ctx as Context;
+    ctx.emit({ type: 'guardian', state: 'down' });
+    try {
+      await guardian.ensure();
+      ctx.emit({ type: 'guardian', state: 'restarted' });
+    } catch (error) {
+      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
+    }
+  }
+
+  private watch(slot: QueueSlot): void {
+    for (const dir of ['ready', 'jobs'] as const) {
+      try {
+        const watcher = watch(slot.queue.paths.dir(dir), { persistent: false }, () => this.wake());
+        watcher.on('error', () => undefined);
+        slot.watchers.push(watcher);
+      } catch {
+        // No inotify: the poll finds the work anyway.
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const waker of [...this.wakers]) waker();
+  }
+
+  private registration(slot: QueueSlot, ctx: Context): WorkerRecord {
+    const jobs = [...this.inFlight.values()]
+      .filter((entry) => entry.slot === slot)
+      .slice(0, 1024)
+      .map((entry) => ({ job_id: entry.job.owner.id, gen: entry.job.owner.gen }));
+    return {
+      fsjob: PROTOCOL_VERSION,
+      type: 'worker',
+      worker_id: this.id,
+      owner: ctx.self,
+      started_ms: this.startedMs,
+      heartbeat_ms: ctx.clock.nowMs(),
+      lease_ms: ctx.leaseMs,
+      concurrency: this.concurrency,
+      mode: this.stopping ? 'stopping' : this.mode === 'serve' ? 'serving' : 'draining',
+      jobs,
+      handlers: [...this.handlers.keys()].slice(0, 256),
+    };
+  }
+
+  /** WORKER-1: publish workers/<w>.json by rename. */
+  private async register(slot: QueueSlot): Promise<void> {
+    const ctx = this.ctx as Context;
+    const bytes = encodeRecord('worker', this.registration(slot, ctx), { expectedWorkerId: this.id });
+    await publishRecord(slot.queue.paths.dir('workers'), `${this.id}.json`, bytes, 'rename', slot.queue.fsOptions);
+  }
+
+  private async renewRegistrations(): Promise<void> {
+    for (const slot of this.slots) {
+      try {
+        await this.register(slot);
+      } catch (error) {
+        this.ctx?.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+      }
+    }
+  }
+
+  /** WORKER-3, and the clean exit of drain and once. */
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.registrationTimer);
+    for (const slot of this.slots) for (const watcher of slot.watchers.splice(0)) watcher.close();
+    const ctx = this.ctx as Context;
+    if (this.inFlight.size > 0) {
+      await this.renewRegistrations(); // mode "stopping"
+      const all = (): Promise<unknown> => Promise.allSettled([...this.inFlight.values()].map((entry) => entry.job.done));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ctx.shutdownGraceMs)))]);
+      clearTimeout(timer);
+      for (const entry of this.inFlight.values()) entry.job.stop('shutdown');
+      await all();
+    }
+    for (const slot of this.slots) {
+      await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
+    }
+    this.guardian?.close();
+  }
+}
+
+function key(slot: QueueSlot, id: string): string {
+  return `${slot.queue.root}\0${id}`;
+}
