@@ -7,7 +7,7 @@
  * each job's id.
  *
  * Usage: fill <queue-root> <n> <finished|queued> <templates-dir> <first-id-ns>
- *   finished: jobs/<id>/{spec.json,claim.1.json,exec.1.json,receipt.json}
+ *   finished: jobs/<id>/{spec.json,claim.1.json,exec.1.json,stdout.1,stderr.1,receipt.json}
  *   queued:   jobs/<id>/spec.json and ready/1000-<id>
  * Ids are <first-id-ns + i> (19 digits) and 16 hex digits, in creation order.
  */
@@ -54,7 +54,7 @@ static void put(const char *path, struct tmpl *t, const char *id) {
   for (int k = 0; k < t->nat; k++) memcpy(t->bytes + t->at[k], id, ID_LEN);
   int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) die("create", path);
-  if (write(fd, t->bytes, t->len) != (ssize_t)t->len) die("write", path);
+  if (t->len > 0 && write(fd, t->bytes, t->len) != (ssize_t)t->len) die("write", path);
   close(fd);
 }
 
@@ -67,8 +67,9 @@ int main(int argc, char **argv) {
   long n = atol(argv[2]);
   int finished = strcmp(argv[3], "finished") == 0;
   unsigned long long base = strtoull(argv[5], NULL, 10);
-  struct tmpl t[4] = {{.name = "spec.json"}, {.name = "claim.1.json"}, {.name = "exec.1.json"}, {.name = "receipt.json"}};
-  int nt = finished ? 4 : 1;
+  struct tmpl t[6] = {{.name = "spec.json"}, {.name = "claim.1.json"}, {.name = "exec.1.json"},
+                      {.name = "stdout.1"},  {.name = "stderr.1"},     {.name = "receipt.json"}};
+  int nt = finished ? 6 : 1;
   for (int k = 0; k < nt; k++) load(&t[k], argv[4]);
   char id[ID_LEN + 1], path[4096];
   for (long i = 0; i < n; i++) {

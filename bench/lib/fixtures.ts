@@ -18,7 +18,7 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 
 export type JobKind = { handler: string } | { argv: [string, ...string[]] };
 
-/** Writes spec.json, claim.1.json, exec.1.json and receipt.json templates of one finished job into dir. */
+/** Writes the files of one finished job (spec, claim, exec, empty outputs, receipt) into dir as templates. */
 export async function writeTemplates(dir: string, kind: JobKind): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const who = await selfIdentity();
@@ -54,6 +54,9 @@ export async function writeTemplates(dir: string, kind: JobKind): Promise<void> 
     encodeRecord('claim', { fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen: 1, owner: who, worker_id: null, claimed_ms: ms + 1, lease_ms: 30_000 }),
   );
   write('exec.1.json', encodeRecord('exec', { fsjob: PROTOCOL_VERSION, type: 'exec', job_id: id, gen: 1, attempt: 1, group: null, recorded_ms: ms + 2 }));
+  // Every recorded execution has its output files, payload jobs too (EXEC-1, RCPT-5): empty here.
+  write('stdout.1', Buffer.alloc(0));
+  write('stderr.1', Buffer.alloc(0));
   const output = (gen: number) => ({ gen, bytes_total: 0, bytes_kept: 0, truncated: false, sha256: EMPTY_SHA256 });
   write(
     'receipt.json',
@@ -67,11 +70,11 @@ export async function writeTemplates(dir: string, kind: JobKind): Promise<void> 
       reason: null,
       message: null,
       attempts: 1,
-      status: 'handler' in kind ? null : { exit: 0, signal: null },
+      status: { exit: 0, signal: null },
       started_ms: ms + 2,
       finished_ms: ms + 3,
-      stdout: 'handler' in kind ? null : output(1),
-      stderr: 'handler' in kind ? null : output(1),
+      stdout: output(1),
+      stderr: output(1),
       result: null,
       by: who,
     }),

@@ -24,7 +24,7 @@ export async function settle(log: (line: string) => void, seconds = 62): Promise
 
 /**
  * Puts the queue at root into the "after deletes" state: builds `jobs`
- * finished jobs in it (5 inodes each), makes them durable, removes them as a
+ * finished jobs in it (7 inodes each), makes them durable, removes them as a
  * garbage collector would, and waits until their deletion time is in the
  * past (the kernel skips only inodes deleted in an earlier second).
  */
