@@ -6,18 +6,33 @@
  *   producer <queue> <n> [--latency]   enqueue n payload jobs (--latency: each after the previous has its receipt)
  *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints D per receipt
  *   claim <queue> <samples>            claim latency: enqueue one job, time claimNext(), complete it; repeat
+ *   start <queue>                      how long a Worker takes to start (its READY-4 scan of jobs/)
+ *   cmd-latency <queue> <samples>      enqueue `date +%s%N` for an idle `fsjob work`; start = the time date printed
+ *
+ * consumer takes --no-watch to make fs.watch unavailable (as on a filesystem
+ * without inotify), so the Worker finds jobs only by polling every --poll-ms
+ * (its default 1000); the consumer library has no switch of its own for that.
  *
  * Latencies are wall-clock microseconds from just before enqueue() was called
  * (the payload carries that instant) to the handler's start (start_us) and to
  * the consumer's `finished` event, which follows the receipt's link and
  * directory fsync (latencies_us).
  */
-import { existsSync } from 'node:fs';
+import fs, { existsSync, readFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { claimNext, Worker } from '../src/consumer/index.ts';
-import { enqueue, openQueue, waitFor } from '../src/producer/index.ts';
 import { childProtocol, childResult } from './lib/proc.ts';
 import { percentile, wallMicros } from './lib/stats.ts';
+
+// --no-watch must take effect before the consumer module binds node:fs's watch.
+if (process.argv.includes('--no-watch')) {
+  fs.watch = (() => {
+    throw Object.assign(new Error('fs.watch disabled by the bench (--no-watch)'), { code: 'ENOSYS' });
+  }) as unknown as typeof fs.watch;
+  syncBuiltinESMExports();
+}
+const { claimNext, Worker } = await import('../src/consumer/index.ts');
+const { enqueue, openQueue, waitFor } = await import('../src/producer/index.ts');
 
 const HANDLER = 'bench';
 
@@ -48,7 +63,7 @@ async function producer(root: string, n: number, latencyMode: boolean): Promise<
   childResult({ t0_us: t0, t1_us: t1, n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
 }
 
-async function consumer(root: string, concurrency: number): Promise<void> {
+async function consumer(root: string, concurrency: number, pollMs: number): Promise<void> {
   const created = new Map<string, number>();
   const latencies: number[] = [];
   const starts: number[] = [];
@@ -59,6 +74,7 @@ async function consumer(root: string, concurrency: number): Promise<void> {
     concurrency,
     commands: false,
     mode: 'serve',
+    pollMs,
     onEvent: (event) => {
       if (event.type === 'finished') {
         lastUs = wallMicros();
@@ -109,6 +125,40 @@ async function claim(root: string, samples: number): Promise<void> {
   childResult({ samples, claim_us: claimUs, claim_complete_us: cycleUs });
 }
 
+async function start(root: string): Promise<void> {
+  const proto = childProtocol();
+  await proto.go;
+  const t0 = performance.now();
+  const worker = new Worker({ queues: [root], commands: false, mode: 'serve' });
+  worker.handle(HANDLER, () => null);
+  const running = worker.run();
+  const registration = path.join(root, 'workers', `${worker.id}.json`);
+  while (!existsSync(registration)) await new Promise((resolve) => setTimeout(resolve, 2));
+  const ms = performance.now() - t0;
+  worker.stop();
+  await running;
+  childResult({ start_ms: ms });
+}
+
+async function commandLatency(root: string, samples: number): Promise<void> {
+  const queue = await openQueue(root);
+  const proto = childProtocol();
+  await proto.go;
+  const startUs: number[] = [];
+  const receiptUs: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the worker is idle, waiting
+    const t0 = wallMicros();
+    const { id } = await enqueue(queue, { argv: ['date', '+%s%N'] });
+    const receipt = await waitFor(queue, id, { pollMs: 20 });
+    receiptUs.push(wallMicros() - t0);
+    if (receipt.outcome !== 'succeeded') throw new Error(`cmd-latency: job ${id} ${receipt.outcome}`);
+    const printed = readFileSync(path.join(root, 'jobs', id, `stdout.${receipt.gen}`), 'utf8').trim();
+    startUs.push(Number(BigInt(printed) / 1000n) - t0);
+  }
+  childResult({ samples, start_us: startUs, receipt_us: receiptUs });
+}
+
 const [mode, root, ...rest] = process.argv.slice(2);
 if (root === undefined) throw new Error('usage: fsjob-lib.ts <producer|consumer|claim> <queue> ...');
 const option = (name: string, fallback: number): number => {
@@ -116,7 +166,9 @@ const option = (name: string, fallback: number): number => {
   return i >= 0 ? Number(rest[i + 1]) : fallback;
 };
 if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'));
-else if (mode === 'consumer') await consumer(root, option('--concurrency', 1));
+else if (mode === 'consumer') await consumer(root, option('--concurrency', 1), option('--poll-ms', 1000));
 else if (mode === 'claim') await claim(root, Number(rest[0]));
+else if (mode === 'start') await start(root);
+else if (mode === 'cmd-latency') await commandLatency(root, Number(rest[0]));
 else throw new Error(`unknown mode ${mode}`);
 process.exit(0);
