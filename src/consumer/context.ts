@@ -112,9 +112,11 @@ export function newWorkerId(): string {
   return randomBytes(8).toString('hex');
 }
 
+/** Opens a queue with the context's fs seam (an opened queue without that seam is reopened with it). */
 export function openWith(root: string | Queue, ctx: Pick<Context, 'fs' | 'clock'>): Promise<Queue> {
-  if (typeof root !== 'string') return Promise.resolve(root);
-  return openQueue(root, { clock: ctx.clock, ...(ctx.fs === undefined ? {} : { fs: ctx.fs }) });
+  if (typeof root !== 'string' && (ctx.fs === undefined || root.fsOptions.fs === ctx.fs)) return Promise.resolve(root);
+  const dir = typeof root === 'string' ? root : root.root;
+  return openQueue(dir, { clock: ctx.clock, ...(ctx.fs === undefined ? {} : { fs: ctx.fs }) });
 }
 
 /** A spec as read once: valid, or why the job will be rejected (CLAIM-6.1). */

@@ -38,17 +38,24 @@ export class Guardian {
       child.once('error', reject);
     });
     child.unref();
+    // Only this child's death makes this guardian unhealthy: a late event of
+    // a predecessor must not mark its replacement dead.
     child.once('exit', () => {
-      this.exited = true;
+      if (this.child === child) this.exited = true;
     });
     // A write to a guardian that died must surface as "unhealthy", not as an
     // unhandled stream error that kills the worker.
     child.stdin?.on('error', () => {
-      this.exited = true;
+      if (this.child === child) this.exited = true;
     });
     this.child = child;
     this.exited = false;
     for (const [pgid, start] of this.tracked) this.send(`+ ${pgid} ${start}\n`);
+  }
+
+  /** The guardian's pid while it runs. */
+  get pid(): number | undefined {
+    return this.healthy ? this.child?.pid : undefined;
   }
 
   /** True while a guardian process is alive to protect new commands. */

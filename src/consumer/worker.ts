@@ -28,7 +28,7 @@ import { publishRecord, removeTree } from '../core/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
-import { GIVE_BACK_DELAY, runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
+import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -95,6 +95,7 @@ export class Worker {
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;
+  private woken = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -236,7 +237,8 @@ export class Worker {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
           const count = (this.failures.get(k) ?? 0) + 1;
           this.failures.set(k, count);
-          this.avoid(slot, ticket.owner.id, count >= FAILURE_LIMIT ? FAILURE_PAUSE : GIVE_BACK_DELAY);
+          // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
+          if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
         } else {
           this.failures.delete(k);
         }
@@ -282,6 +284,11 @@ export class Worker {
   }
 
   private sleep(ms: number): Promise<void> {
+    // An event that arrived while the loop was busy scanning is not lost.
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -294,6 +301,7 @@ export class Worker {
   }
 
   private wake(): void {
+    if (this.wakers.size === 0) this.woken = true;
     for (const waker of [...this.wakers]) waker();
   }
 

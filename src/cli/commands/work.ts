@@ -32,8 +32,8 @@ export const workCommand: FsjobCommand = {
         array: true,
       })
       .option('concurrency', { describe: 'Jobs run at once (1 to 1024)', type: 'number', default: 1 })
-      .option('drain', { describe: 'Exit 0 once no job remains that this worker can make progress on (retry delays are waited out; jobs held by other live consumers are not)', type: 'boolean', default: false })
-      .option('once', { describe: 'Run one job, then exit 0', type: 'boolean', default: false })
+      .option('drain', { describe: 'Exit 0 once no job remains that this worker can make progress on (retry delays are waited out; jobs held by other live consumers are not)', type: 'boolean' })
+      .option('once', { describe: 'Run one job, then exit 0', type: 'boolean' })
       .conflicts('drain', 'once')
       .option('allow', {
         describe: 'Run only commands whose argv[0], as the job wrote it (no PATH lookup), matches this glob; repeatable. "*" and "?" stop at "/", "**" crosses it, [a-z] and [!a-z] are sets. Refused jobs get a rejected receipt (not_allowed, EXEC-9)',
