@@ -110,19 +110,36 @@ async function claim(root: string, samples: number): Promise<void> {
   const queue = await openQueue(root);
   const proto = childProtocol();
   await proto.go;
+  const enqueueUs: number[] = [];
   const claimUs: number[] = [];
-  const cycleUs: number[] = [];
+  const completeUs: number[] = [];
+  const cpu0 = process.cpuUsage();
+  const t0all = wallMicros();
   for (let i = 0; i < samples; i++) {
+    const e0 = wallMicros();
     await enqueue(queue, { handler: HANDLER, payload: payload(i) });
     const t0 = wallMicros();
     const job = await claimNext(queue, { handlers: [HANDLER] });
     const t1 = wallMicros();
     if (job === null) throw new Error('claim: claimNext found no job although one was just enqueued');
     await job.complete({ result: null });
+    enqueueUs.push(t0 - e0);
     claimUs.push(t1 - t0);
-    cycleUs.push(wallMicros() - t0);
+    completeUs.push(wallMicros() - t1);
   }
-  childResult({ samples, claim_us: claimUs, claim_complete_us: cycleUs });
+  const wallUs = wallMicros() - t0all;
+  const cpu = process.cpuUsage(cpu0);
+  childResult({
+    samples,
+    enqueue_us: enqueueUs,
+    claim_us: claimUs,
+    // claimNext() records the execution too (outputs, exec record); complete() publishes the receipt.
+    complete_us: completeUs,
+    claim_complete_us: claimUs.map((c, i) => c + (completeUs[i] as number)),
+    wall_us: wallUs,
+    cpu_user_us: cpu.user,
+    cpu_system_us: cpu.system,
+  });
 }
 
 async function start(root: string): Promise<void> {

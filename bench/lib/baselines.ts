@@ -18,7 +18,7 @@ export interface Sizes {
 
 export function sizes(quick: boolean): Sizes {
   return quick
-    ? { floorJobs: 150, sqliteJobs: 300, dirqJobs: 300, fsjobJobs: 80, latencySamples: 20 }
+    ? { floorJobs: 100, sqliteJobs: 200, dirqJobs: 200, fsjobJobs: 40, latencySamples: 8 }
     : { floorJobs: 1000, sqliteJobs: 2000, dirqJobs: 2000, fsjobJobs: 500, latencySamples: 100 };
 }
 
