@@ -8,7 +8,7 @@
  *
  * Options:
  *   --quick          small sizes, one round, no settling: about a minute on an idle machine
- *   --rounds N       rounds per group (default 5; quick 1)
+ *   --rounds N       rounds per group (default 3; quick 1)
  *   --only LIST      groups to run: throughput,commands,scale,profile,deletes (default all)
  *   --no-settle      skip the initial `sync; sleep 62` (the fs state is then reported as unsettled)
  *   --work DIR       scratch directory (default: a new one under os.tmpdir(), removed at the end)
@@ -65,7 +65,7 @@ function parseArgs(argv: readonly string[]): Args {
   }
   return {
     quick,
-    rounds: Number(value('--rounds') ?? (quick ? 1 : 5)),
+    rounds: Number(value('--rounds') ?? (quick ? 1 : 3)),
     only: groups,
     settle: !quick && !argv.includes('--no-settle'),
     work: value('--work'),
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     const systems = [
       ...floorSystems(size),
       ...fsjobLibrarySystems(size),
-      fsjobPollSystem(args.quick ? 3 : 15),
+      fsjobPollSystem(args.quick ? 3 : 10),
       ...sqliteSystems(size),
       ...dirqSystems(size),
     ];
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   if (args.only.has('commands')) {
     await probe('before command jobs', state);
     const n = commandJobs(args.quick);
-    results.commands = await group('command jobs `true`', [...spawnSystems(n), ...fsjobCommandSystems(n, args.quick ? 5 : 40), ...commandPeerSystems(n)], args.rounds);
+    results.commands = await group('command jobs `true`', [...spawnSystems(n), ...fsjobCommandSystems(n, args.quick ? 5 : 20), ...commandPeerSystems(n)], args.rounds);
   }
   if (args.only.has('scale')) {
     const plan = scalePlan(args.quick);
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
     log('\n== scale: building queues');
     const roots = await buildDepths(ctx, plan.depths);
     await probe('before scale', state);
-    const scaleRounds = args.quick ? 1 : Math.min(3, args.rounds);
+    const scaleRounds = args.quick ? 1 : Math.min(2, args.rounds);
     // One run per depth: at 100,000 jobs a run takes minutes.
     results.validate = await group('scale: fsjob validate QUEUE', validateSystems(plan, roots), 1);
     results.depth = await group('scale: claim latency by depth', depthSystems(plan, roots), scaleRounds);

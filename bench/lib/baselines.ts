@@ -19,7 +19,7 @@ export interface Sizes {
 export function sizes(quick: boolean): Sizes {
   return quick
     ? { floorJobs: 100, sqliteJobs: 200, dirqJobs: 200, fsjobJobs: 40, latencySamples: 8 }
-    : { floorJobs: 1000, sqliteJobs: 2000, dirqJobs: 2000, fsjobJobs: 500, latencySamples: 100 };
+    : { floorJobs: 500, sqliteJobs: 1000, dirqJobs: 1000, fsjobJobs: 200, latencySamples: 40 };
 }
 
 export const FLOOR_DURABILITY = 'fsync per step (9 fsyncs/job)';
@@ -101,7 +101,7 @@ export function sqliteSystems(size: Sizes): System[] {
       const producer = new Peer('sqlite producer', tsNode('sqlite-queue.ts', ['producer', db, 'FULL', n, '--latency', '--poll-us', '200']));
       const consumer = new Peer('sqlite consumer', tsNode('sqlite-queue.ts', ['consumer', db, 'FULL', n, '--poll-us', '1000']));
       const r = await runCycle(producer, [consumer], size.latencySamples, false);
-      return { rate: r.cycleRate, ...latencySample(r.latencies) };
+      return latencySample(r.latencies);
     },
   });
   return out;

@@ -7,7 +7,7 @@ import type { Ctx, System } from './harness.ts';
 import { commandExists, runJson, tsNode } from './proc.ts';
 
 export function commandJobs(quick: boolean): number {
-  return quick ? 20 : 300;
+  return quick ? 20 : 100;
 }
 
 export function spawnSystems(n: number): System[] {

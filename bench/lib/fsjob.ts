@@ -91,7 +91,7 @@ async function latencyRun(root: string, samples: number, consumerFlags: readonly
   const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(samples), '--latency']));
   const consumer = new Peer('fsjob consumer', tsNode('fsjob-lib.ts', ['consumer', root, ...consumerFlags]));
   const r = await runCycle(producer, [consumer], samples, true);
-  return { rate: r.cycleRate, ...latencySample(r.latencies) };
+  return latencySample(r.latencies);
 }
 
 /** Polling only: fs.watch made unavailable in the consumer, which then polls at the Worker's default 1000 ms. */

@@ -62,7 +62,7 @@ export interface SyscallTable {
 /** Syscalls per job of fsjob (payload, one process: enqueue + claimNext + complete), the floor, SQLite FULL, and fsjob work with `true`. */
 export async function syscallsPerJob(ctx: Ctx, quick: boolean): Promise<SyscallTable | string> {
   if (!commandExists('strace')) return 'strace is not installed: no syscall counts';
-  const [n1, n2] = quick ? [5, 25] : [20, 120];
+  const [n1, n2] = quick ? [5, 25] : [10, 60];
   const columns: string[] = [];
   const maps: Array<Map<string, number>> = [];
   const add = async (label: string, fn: () => Promise<Map<string, number>>) => {
@@ -174,7 +174,7 @@ function newestProfile(dir: string): CpuProfile {
 
 /** CPU profiles of the payload path (enqueue + claimNext + complete in one process) and of `fsjob work` with `true`. */
 export async function cpuProfiles(ctx: Ctx, quick: boolean): Promise<CpuSummary[]> {
-  const n = quick ? 30 : 200;
+  const n = quick ? 30 : 100;
   const out: CpuSummary[] = [];
   {
     const dir = ctx.fresh('cpuprof-payload');

@@ -153,7 +153,7 @@ function validateTable(r: Results): string {
     }
     const secs = med(o, 'seconds');
     const net = d === 0 || secs === undefined || empty === undefined ? undefined : d / Math.max(1e-3, secs - empty);
-    lines.push(`| ${d.toLocaleString('en-US')} | ${secs === undefined ? 'n/a' : `${secs.toFixed(2)} s`} | ${d === 0 ? '(start-up)' : formatRate(med(o))} | ${formatRate(net)} | ${formatRate(med(o, 'files'))} |`);
+    lines.push(`| ${d.toLocaleString('en-US')} | ${secs === undefined ? 'n/a' : `${secs.toFixed(2)} s`} | ${d === 0 ? '(start-up)' : formatRate(med(o))} | ${formatRate(net)} | ${(med(o, 'files') ?? 0).toLocaleString('en-US')} |`);
   }
   return lines.join('\n');
 }
@@ -212,7 +212,8 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
   for (const t of targets) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
   out.push('');
-  out.push('## 1, 2, 4. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: clean)', '');
+  const stateOf = (when: string) => r.probes.find((p) => p.when === when)?.state ?? 'unknown';
+  out.push(`## 1, 2, 4. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: ${stateOf('before throughput')})`, '');
   out.push(
     'Full cycle = one producer process enqueuing all jobs while the consumers run (enqueue to receipt); its rate is jobs / (last receipt − first enqueue). "× floor" divides by the floor of the same shape (enqueue only, or the single-threaded full sequence); "× SQLite FULL" by SQLite WAL FULL with the same number of consumers (2 for more). p50/p99 of a full cycle include the time a job waits in the queue behind the others; the latency rows measure one job at a time with an idle consumer. fsjob consumers are Worker processes with a handler (payload jobs; no command spawned); "async" rows run several jobs at once in one process. fsjob has no non-durable mode (the spec offers none), so none is measured.',
     '',
@@ -223,7 +224,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
     const kinds = Object.keys(floorCalls.samples[0] as Sample).filter((k) => k.startsWith('_us_'));
     out.push('Mean time per call inside the floor (1 thread, medians over rounds): ' + kinds.map((k) => `${k.slice(4)} ${formatMicros(med(floorCalls, k))}`).join(', ') + '.', '');
   }
-  out.push('## 3. Command jobs (`true`)', '');
+  out.push(`## 3. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
   out.push(
     '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is node spawning `true` serially (piped stdio, as a worker capturing output needs).',
     '',
@@ -250,7 +251,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
       '',
     );
   }
-  out.push('## 5. Scale (fs state: clean; all depths measured round-robin in one state)', '');
+  out.push(`## 5. Scale (fs state: ${stateOf('before scale')}; all depths measured round-robin in one state)`, '');
   out.push(
     'Finished jobs are written straight into jobs/ by bench/fill.c from records made with the reference encoder (they validate clean). Claim latency is `claimNext()` on an opened queue right after one job was enqueued (it claims, creates the outputs and records the execution); "claim + complete" adds the receipt. The floor row is one whole job sequence in the same jobs/ directory (what the filesystem itself adds with depth). SQLite: the claim transaction with that many done rows.',
     '',

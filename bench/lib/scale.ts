@@ -30,7 +30,7 @@ export interface ScalePlan {
 export function scalePlan(quick: boolean): ScalePlan {
   return quick
     ? { depths: [0, 1000], claimSamples: 10, floorJobs: 60, memoryJobs: 1000, memorySeconds: 3 }
-    : { depths: [0, 10_000, 100_000], claimSamples: 60, floorJobs: 300, memoryJobs: 100_000, memorySeconds: 20 };
+    : { depths: [0, 10_000, 100_000], claimSamples: 30, floorJobs: 150, memoryJobs: 100_000, memorySeconds: 15 };
 }
 
 export const depthLabel = (d: number): string => d.toLocaleString('en-US');
@@ -122,7 +122,9 @@ export function validateSystems(plan: ScalePlan, roots: Map<number, string>): Sy
     skip: fsjobMissing,
     run: async (): Promise<Sample> => {
       const root = roots.get(d) as string;
-      const r = await run([process.execPath, FSJOB_BIN, 'validate', root, '--json'], { timeoutMs: 1_800_000 });
+      const limitS = 900;
+      const r = await run([process.execPath, FSJOB_BIN, 'validate', root, '--json'], { timeoutMs: limitS * 1000 });
+      if (r.signal === 'SIGKILL') throw new Error(`did not finish within ${limitS} s (so under ${Math.round(d / limitS)} jobs/s); stopped`);
       const report = JSON.parse(r.stdout) as ValidateJson;
       if (report.summary.errors !== 0) throw new Error(`validate found ${report.summary.errors} errors in the built queue; the fixtures are not valid`);
       return { seconds: r.wallMs / 1000, jobs: report.summary.jobs, files: report.summary.files, rate: d === 0 ? Number.NaN : report.summary.jobs / (r.wallMs / 1000) };
@@ -153,7 +155,7 @@ export async function workerMemory(ctx: Ctx, jobs: number, seconds: number): Pro
     const elapsed = (performance.now() - t0) / 1000;
     if (Number.isNaN(registeredS) && readdirSync(workers).length > 0) registeredS = elapsed;
     if (!Number.isNaN(registeredS) && elapsed - registeredS >= seconds) break;
-    if (elapsed > 1800) break;
+    if (elapsed > 900) break;
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       hwm = Math.max(hwm, Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0));

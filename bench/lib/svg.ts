@@ -7,7 +7,7 @@ import type { Results } from './report.ts';
 import { formatMicros, formatRate } from './stats.ts';
 
 const W = 980;
-const LABEL_W = 330;
+const LABEL_W = 250;
 const BAR_X = LABEL_W + 10;
 const BAR_W = W - BAR_X - 90;
 const ROW_H = 20;
@@ -23,6 +23,36 @@ function colour(id: string): string {
   return '#16a34a';
 }
 
+/** Chart labels: the table's labels are sentences, a bar needs a few words. */
+const SHORT: Record<string, string> = {
+  'floor-enq': 'floor: enqueue only',
+  'floor-1t': 'floor: job sequence, 1 thread',
+  'floor-2t': 'floor: job sequence, 2 threads',
+  'fsjob-enq': 'fsjob: enqueue only',
+  'fsjob-c1': 'fsjob: cycle, 1 consumer',
+  'fsjob-c2': 'fsjob: cycle, 2 consumers',
+  'fsjob-c4': 'fsjob: cycle, 4 consumers',
+  'fsjob-a2': 'fsjob: cycle, 1 process × 2 async',
+  'fsjob-a4': 'fsjob: cycle, 1 process × 4 async',
+  'sqlite-full-insert': 'SQLite FULL: enqueue only',
+  'sqlite-full-c1': 'SQLite FULL: cycle, 1 consumer',
+  'sqlite-full-c2': 'SQLite FULL: cycle, 2 consumers',
+  'sqlite-normal-insert': 'SQLite NORMAL: enqueue only',
+  'sqlite-normal-c1': 'SQLite NORMAL: cycle, 1 consumer',
+  'sqlite-normal-c2': 'SQLite NORMAL: cycle, 2 consumers',
+  'dirq-enq': 'dirq: enqueue only',
+  'dirq-c1': 'dirq: cycle, 1 consumer',
+  'dirq-c2': 'dirq: cycle, 2 consumers',
+  'spawn-pipe': 'node spawns `true` (reference)',
+  'spawn-ignore': 'node spawns `true`, stdio ignored',
+  'fsjob-work-1': 'fsjob work, 1 worker',
+  'fsjob-work-2': 'fsjob work, 2 workers',
+  'fsjob-work-c2': 'fsjob work, 1 worker, concurrency 2',
+  nq: 'nq (enqueue + run)',
+  tsp: 'task-spooler (enqueue + run)',
+  fspl: 'filespooler queue-process',
+};
+
 interface Bar {
   id: string;
   label: string;
@@ -32,30 +62,40 @@ interface Bar {
 function bars(outcomes: readonly Outcome[], skip: (o: Outcome) => boolean): Bar[] {
   return outcomes
     .filter((o) => !skip(o))
-    .map((o) => ({ id: o.system.id, label: o.system.label, value: med(o) ?? Number.NaN }))
+    .map((o) => ({ id: o.system.id, label: SHORT[o.system.id] ?? o.system.label, value: med(o) ?? Number.NaN }))
     .filter((b) => Number.isFinite(b.value) && b.value > 0);
 }
 
 /** Horizontal bars on a log10 axis; returns the SVG fragment and its height. */
+/** Round tick values for a linear axis: 1, 2 or 5 times a power of ten. */
+function niceStep(max: number): number {
+  const raw = max / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
+}
+
+const tickText = (v: number) => (v >= 1000 ? v.toLocaleString('en-US') : String(Number(v.toPrecision(3))));
+
 function barPanel(y0: number, title: string, subtitle: string, data: readonly Bar[], log: boolean, unit: string): { svg: string; height: number } {
   const parts: string[] = [];
   parts.push(`<text x="16" y="${y0 + 18}" class="title">${esc(title)}</text>`);
   parts.push(`<text x="16" y="${y0 + 36}" class="sub">${esc(subtitle)}</text>`);
-  const top = y0 + 50;
+  const top = y0 + 52;
   const max = Math.max(...data.map((d) => d.value), 1);
   const min = Math.min(...data.map((d) => d.value), max);
   const lo = log ? 10 ** Math.floor(Math.log10(Math.max(min, 1e-3))) : 0;
-  const hi = log ? 10 ** Math.ceil(Math.log10(max)) : max * 1.1;
+  const step = niceStep(max * 1.05);
+  const hi = log ? 10 ** Math.ceil(Math.log10(max)) : Math.ceil((max * 1.05) / step) * step;
   const x = (v: number) => BAR_X + (log ? (Math.log10(v / lo) / Math.log10(hi / lo)) * BAR_W : (v / hi) * BAR_W);
   const height = data.length * ROW_H + 30;
   // Grid.
   const ticks: number[] = [];
   if (log) for (let t = lo; t <= hi * 1.0001; t *= 10) ticks.push(t);
-  else for (let i = 0; i <= 5; i++) ticks.push((hi / 5) * i);
+  else for (let t = 0; t <= hi * 1.0001; t += step) ticks.push(t);
   for (const t of ticks) {
     const gx = x(Math.max(t, log ? lo : 0));
     parts.push(`<line x1="${gx.toFixed(1)}" y1="${top - 4}" x2="${gx.toFixed(1)}" y2="${top + data.length * ROW_H}" class="grid"/>`);
-    parts.push(`<text x="${gx.toFixed(1)}" y="${top + data.length * ROW_H + 14}" class="tick" text-anchor="middle">${esc(formatRate(t))}</text>`);
+    parts.push(`<text x="${gx.toFixed(1)}" y="${top + data.length * ROW_H + 14}" class="tick" text-anchor="middle">${esc(tickText(t))}</text>`);
   }
   data.forEach((d, i) => {
     const y = top + i * ROW_H;
@@ -110,6 +150,7 @@ function depthPanel(y0: number, r: Results): { svg: string; height: number } {
   if (base !== undefined) {
     const ty = y(base * 1.2);
     parts.push(`<line x1="${left}" y1="${ty.toFixed(1)}" x2="${left + groupW * r.depths.length}" y2="${ty.toFixed(1)}" stroke="#2563eb" stroke-dasharray="6 4" stroke-width="1.5"/>`);
+    parts.push(`<text x="${left + groupW * r.depths.length + 4}" y="${(ty + 4).toFixed(1)}" class="tick">target</text>`);
   }
   series.forEach((s, i) => {
     const ly = top + 10 + i * 20;
@@ -123,10 +164,11 @@ export function renderSvg(r: Results): string {
   const commands = bars(r.commands, (o) => o.system.id.includes('latency'));
   const panels: string[] = [];
   let y = 10;
-  const a = barPanel(y, 'Throughput (jobs/s, log scale): durable fsjob vs the floor and SQLite', `${r.date}, fs state clean; grey = floor (the spec's syscalls in C), blue = fsjob, orange = SQLite WAL (dark FULL, light NORMAL), green = peers (not durable). Higher is better.`, throughput, true, 'jobs/s');
+  const state = r.probes[0]?.state ?? 'unknown';
+  const a = barPanel(y, 'Throughput (jobs/s, log scale): durable fsjob vs the floor and SQLite', `${r.date}, ${r.mode} run, fs state ${state}. Grey: the floor (the spec's syscalls in C); blue: fsjob; orange: SQLite WAL (dark FULL, light NORMAL); green: dirq (not durable).`, throughput, true, 'jobs/s');
   panels.push(a.svg);
   y += a.height + 20;
-  const b = barPanel(y, 'Command jobs `true` (jobs/s)', 'grey = node spawning `true` serially (the reference), blue = fsjob work, green = Debian command queues', commands, false, 'jobs/s');
+  const b = barPanel(y, 'Command jobs `true` (jobs/s)', 'Grey: node spawning `true` serially (the reference); blue: fsjob work; green: Debian command queues. Higher is better.', commands, false, 'jobs/s');
   panels.push(b.svg);
   y += b.height + 20;
   const c = depthPanel(y, r);
