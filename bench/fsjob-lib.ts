@@ -5,7 +5,8 @@
  *
  *   producer <queue> <n> [--latency]   enqueue n payload jobs (--latency: each after the previous has its receipt)
  *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints D per receipt
- *   claim <queue> <samples>            claim latency: enqueue one job, time claimNext(), complete it; repeat
+ *   claim <queue> <samples> [--profile-out F]  claim latency: enqueue one job, time claimNext(), complete it; repeat
+ *                                      (after 2 unmeasured warm-up jobs; F: a CPU profile of the measured loop only)
  *   start <queue>                      how long a Worker takes to start (its READY-4 scan of jobs/)
  *   cmd-latency <queue> <samples>      enqueue `date +%s%N` for an idle `fsjob work`; start = the time date printed
  *
@@ -18,7 +19,7 @@
  * the consumer's `finished` event, which follows the receipt's link and
  * directory fsync (latencies_us).
  */
-import fs, { existsSync, readFileSync } from 'node:fs';
+import fs, { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { childProtocol, childResult } from './lib/proc.ts';
@@ -106,10 +107,40 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
   childResult({ done, last_us: lastUs, latencies_us: latencies, start_us: starts });
 }
 
-async function claim(root: string, samples: number): Promise<void> {
+/** The steady-state CPU profile of a run, through the inspector, so start-up and module loading stay out of it. */
+async function profiled<T>(out: string | undefined, body: () => Promise<T>): Promise<T> {
+  if (out === undefined) return body();
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  try {
+    return await body();
+  } finally {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(out, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+async function claim(root: string, samples: number, profileOut: string | undefined): Promise<void> {
   const queue = await openQueue(root);
+  // Warm-up, not measured: the first job pays for lazy schema compilation and module loading.
+  for (let i = 0; i < 2; i++) {
+    await enqueue(queue, { handler: HANDLER, payload: payload(i) });
+    const job = await claimNext(queue, { handlers: [HANDLER] });
+    await job?.complete({ result: null });
+  }
   const proto = childProtocol();
   await proto.go;
+  await profiled(profileOut, () => claimLoop(queue, samples));
+}
+
+async function claimLoop(queue: Awaited<ReturnType<typeof openQueue>>, samples: number): Promise<void> {
   const enqueueUs: number[] = [];
   const claimUs: number[] = [];
   const completeUs: number[] = [];
@@ -184,7 +215,7 @@ const option = (name: string, fallback: number): number => {
 };
 if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'));
 else if (mode === 'consumer') await consumer(root, option('--concurrency', 1), option('--poll-ms', 1000));
-else if (mode === 'claim') await claim(root, Number(rest[0]));
+else if (mode === 'claim') await claim(root, Number(rest[0]), rest.includes('--profile-out') ? rest[rest.indexOf('--profile-out') + 1] : undefined);
 else if (mode === 'start') await start(root);
 else if (mode === 'cmd-latency') await commandLatency(root, Number(rest[0]));
 else throw new Error(`unknown mode ${mode}`);

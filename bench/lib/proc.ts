@@ -50,6 +50,8 @@ export function run(argv: readonly string[], options: SpawnOptions & { input?: s
       if (timer !== undefined) clearTimeout(timer);
       resolve({ status, signal, stdout, stderr, wallMs: performance.now() - started });
     });
+    // A child that exits at once (or never reads) must not kill the bench with EPIPE.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
 }
@@ -85,6 +87,7 @@ export class Peer {
     const [cmd, ...args] = argv;
     if (cmd === undefined) throw new Error('Peer: empty argv');
     this.child = spawn(cmd, args, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdin!.on('error', () => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (this.onLine !== undefined && !line.startsWith('{') && line !== 'READY') this.onLine(line);
       else this.lines.push(line);

@@ -180,20 +180,19 @@ export async function cpuProfiles(ctx: Ctx, quick: boolean): Promise<CpuSummary[
     const dir = ctx.fresh('cpuprof-payload');
     const root = path.join(dir, 'q');
     await initQueue(root);
-    const profDir = path.join(dir, 'prof');
-    mkdirSync(profDir);
-    const peer = new Peer('cpu-prof payload', tsNode('fsjob-lib.ts', ['claim', root, String(n)], ['--cpu-prof', '--cpu-prof-dir', profDir]));
+    const profFile = path.join(dir, 'loop.cpuprofile');
+    const peer = new Peer('cpu-prof payload', tsNode('fsjob-lib.ts', ['claim', root, String(n), '--profile-out', profFile]));
     await peer.ready();
     peer.send('GO');
     const r = await peer.result<{ enqueue_us: number[]; claim_us: number[]; complete_us: number[]; wall_us: number; cpu_user_us: number; cpu_system_us: number }>();
     await peer.exit(120_000);
     out.push({
-      label: 'payload job, library (enqueue + claimNext + complete, one process)',
+      label: 'payload job, library (enqueue + claimNext + complete, one process; steady state: the profile covers the measured loop only)',
       jobs: n,
       wallMsPerJob: r.wall_us / n / 1000,
       cpuMsPerJob: (r.cpu_user_us + r.cpu_system_us) / n / 1000,
       phases: { enqueue: median(r.enqueue_us) / 1000, 'claimNext (claim + exec record + outputs)': median(r.claim_us) / 1000, 'complete (receipt)': median(r.complete_us) / 1000, 'user CPU': r.cpu_user_us / n / 1000, 'system CPU': r.cpu_system_us / n / 1000 },
-      ...summariseProfile(newestProfile(profDir)),
+      ...summariseProfile(JSON.parse(readFileSync(profFile, 'utf8')) as CpuProfile),
     });
   }
   {
