@@ -48,6 +48,13 @@ function payload(seq: number): BenchPayload {
   return { created_us: wallMicros(), seq, pad: 'x'.repeat(400) };
 }
 
+/**
+ * Between two latency samples: 50 to 250 ms at random, so the consumer has
+ * finished its rescan after the previous receipt and sleeps (idle), and a
+ * polling consumer is caught at a random phase of its poll period.
+ */
+const idleGap = () => new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
+
 async function producer(root: string, n: number, latencyMode: boolean): Promise<void> {
   const queue = await openQueue(root);
   const proto = childProtocol();
@@ -58,7 +65,10 @@ async function producer(root: string, n: number, latencyMode: boolean): Promise<
     const start = wallMicros();
     const { id } = await enqueue(queue, { handler: HANDLER, payload: { ...payload(i), created_us: start } });
     enqueueUs.push(wallMicros() - start);
-    if (latencyMode) await waitFor(queue, id, { pollMs: 50 });
+    if (latencyMode) {
+      await waitFor(queue, id, { pollMs: 50 });
+      await idleGap();
+    }
   }
   const t1 = wallMicros();
   childResult({ t0_us: t0, t1_us: t1, n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
@@ -89,6 +99,7 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
       }
     },
   });
+  if (process.argv.includes('--no-watch')) process.stderr.write(`fsjob-lib consumer: fs.watch is ${fs.watch.name === 'watch' ? 'STILL ACTIVE' : 'disabled'}\n`);
   worker.handle(HANDLER, (ctx) => {
     const p = ctx.payload as unknown as BenchPayload;
     const now = wallMicros();
@@ -195,7 +206,7 @@ async function commandLatency(root: string, samples: number): Promise<void> {
   const startUs: number[] = [];
   const receiptUs: number[] = [];
   for (let i = 0; i < samples; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the worker is idle, waiting
+    await idleGap(); // the worker is idle, waiting
     const t0 = wallMicros();
     const { id } = await enqueue(queue, { argv: ['date', '+%s%N'] });
     const receipt = await waitFor(queue, id, { pollMs: 20 });

@@ -86,6 +86,7 @@ async function producer(file: string, sync: Sync, n: number, latencyMode: boolea
     enqueueUs.push(wallMicros() - start);
     if (latencyMode) {
       while (q.stateOf.get(id)?.state !== 'done') await sleep(pollUs);
+      await sleep((50 + Math.random() * 200) * 1000); // as fsjob-lib.ts: the consumer is idle when the next job comes
     }
   }
   const t1 = wallMicros();
