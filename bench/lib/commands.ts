@@ -45,7 +45,7 @@ export function commandPeerSystems(n: number): System[] {
     {
       id: 'nq',
       label: 'nq: `nq true` ×N then `nq -w` (enqueue and run, serial)',
-      durability: 'none (no fsync)',
+      durability: '1 fsync per job (strace), job file only',
       skip: async () => (commandExists('nq') ? null : installHint('nq')),
       run: async (ctx) => {
         const r = await bashJson(ctx, 'nq', n, `export NQDIR="$D/q"\n${TIMED('for ((i = 0; i < N; i++)); do nq -q true; done\nnq -w')}`);
@@ -69,7 +69,7 @@ ${TIMED('for ((i = 0; i < N; i++)); do tsp -n true >/dev/null; done\ntsp -w >/de
     {
       id: 'fspl',
       label: 'filespooler: `fspl queue-process` of N prepared `true` packets',
-      durability: '1 fsync per queue-write; processing measured',
+      durability: '1 fsync per queue-write and 1 per processed job (strace)',
       skip: async () => (commandExists('fspl') ? null : installHint('filespooler')),
       run: async (ctx) => {
         const body = `fspl queue-init -q "$D/q"

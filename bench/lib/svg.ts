@@ -150,7 +150,7 @@ function depthPanel(y0: number, r: Results): { svg: string; height: number } {
   if (base !== undefined) {
     const ty = y(base * 1.2);
     parts.push(`<line x1="${left}" y1="${ty.toFixed(1)}" x2="${left + groupW * r.depths.length}" y2="${ty.toFixed(1)}" stroke="#2563eb" stroke-dasharray="6 4" stroke-width="1.5"/>`);
-    parts.push(`<text x="${left + groupW * r.depths.length + 4}" y="${(ty + 4).toFixed(1)}" class="tick">target</text>`);
+    parts.push(`<text x="${left + 4}" y="${(ty - 4).toFixed(1)}" class="tick">target: 1.2 × depth 0</text>`);
   }
   series.forEach((s, i) => {
     const ly = top + 10 + i * 20;
