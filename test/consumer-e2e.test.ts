@@ -70,7 +70,7 @@ e2e('four concurrent `fsjob work --drain` run each of 400 jobs exactly once', as
   const ids = new Set<string>();
   for (let i = 0; i < 400; i++) ids.add(await enqueue(q, { argv: ['sh', '-c', `echo $FSJOB_JOB_ID >> ${log}`] }));
   const workers = Array.from({ length: 4 }, () => fsjob(['work', '--queue', q.root, '--drain', '--concurrency', '2']));
-  const codes = await Promise.all(workers.map((w) => finished(w, 120_000)));
+  const codes = await Promise.all(workers.map((w) => finished(w, 300_000)));
   assert.equal(codes, [0, 0, 0, 0], workers.map((w) => w.stderr().slice(-500)).join('\n'));
   const lines = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
   assert.is(lines.length, 400, 'every job ran exactly once');

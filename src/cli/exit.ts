@@ -4,9 +4,9 @@
  *
  * | status | meaning |
  * | --- | --- |
- * | 0 | success; `validate`: no finding of severity error |
+ * | 0 | success; `validate`: no finding of severity error (with --strict: no warning either) |
  * | 1 | failure: `validate` found errors, or an operation was refused or failed (the message says why) |
- * | 2 | usage: unknown command or option, missing argument, invalid request, unknown record type, a file whose type the name does not tell |
+ * | 2 | usage: unknown command or option, missing argument, invalid request, unknown record type, a file whose type the name does not tell; `validate`: a queue it cannot audit (not a queue, an unsafe root) |
  * | 3 | `enqueue` refused the job because its dedupe key is held (DEDUPE-1) |
  * | 4 | no such job (or record) in the queue |
  * | 75 | a bounded wait ran out: `wait --timeout` elapsed before the job finished (EX_TEMPFAIL) |

@@ -9,6 +9,7 @@ import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { cancelCommand } from './commands/cancel.ts';
 import { conformanceCommand } from './commands/conformance.ts';
+import { demoCommand } from './commands/demo.ts';
 import { enqueueCommand } from './commands/enqueue.ts';
 import { gcCommand } from './commands/gc.ts';
 import { initCommand } from './commands/init.ts';
@@ -22,6 +23,7 @@ import { EXIT, exitStatusOf } from './exit.ts';
 
 /** Every subcommand, one per line. */
 const COMMANDS: readonly FsjobCommand[] = [
+  demoCommand,
   initCommand,
   enqueueCommand,
   statusCommand,
@@ -29,10 +31,10 @@ const COMMANDS: readonly FsjobCommand[] = [
   cancelCommand,
   logsCommand,
   gcCommand,
-  validateCommand,
   workCommand,
   recoverCommand,
   conformanceCommand,
+  validateCommand,
 ];
 
 const processIo: CliIo = {

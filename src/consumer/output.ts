@@ -81,7 +81,9 @@ export class OutputCapture extends Writable {
       if (!this.writableEnded) this.end();
       await finished;
     }
-    await this.file.sync();
+    // RCPT-2. An empty file has no data to flush, and its directory entry and
+    // inode were made durable by the directory fsync that published exec.<g>.json.
+    if (this.kept > 0) await this.file.sync();
     return {
       bytes_total: this.total,
       bytes_kept: this.kept,

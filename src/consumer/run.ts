@@ -318,8 +318,9 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
+    // Empty, they need no fsync: the directory fsync of exec.<g>.json makes their entries durable.
     const outputs = await owner.createOutputs();
-    await Promise.all([outputs.stdout.sync(), outputs.stderr.sync()]).finally(() => Promise.all([outputs.stdout.close(), outputs.stderr.close()]));
+    await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
     await owner.publishExec(job.attempt, null);
     job.startedMs = owner.ctx.clock.nowMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });

@@ -239,22 +239,23 @@ export async function executionState(queue: Queue, files: JobFiles, gen: number,
   const exec = await readGenRecord(queue, files, 'exec', gen);
   if (!exec.ok) return 'unknown';
   const group = exec.value.group;
-  const ownerVerdict = async (): Promise<OwnerJudgement['verdict']> => {
-    if (!files.claims.includes(gen)) return 'unknown';
+  const owner = async (): Promise<OwnerJudgement | undefined> => {
+    if (!files.claims.includes(gen)) return undefined;
     const claim = await readGenRecord(queue, files, 'claim', gen);
-    if (!claim.ok) return 'unknown';
+    if (!claim.ok) return undefined;
     const now = (options.clock ?? systemClock).nowMs();
-    const judgement = await judgeOwner(claim.value.owner, { nowMs: now, lastRenewalMs: await lastRenewalMs(queue, files, claim.value), leaseMs: claim.value.lease_ms });
-    return judgement.verdict;
+    return judgeOwner(claim.value.owner, { nowMs: now, lastRenewalMs: await lastRenewalMs(queue, files, claim.value), leaseMs: claim.value.lease_ms });
   };
   if (group === null) {
-    const verdict = await ownerVerdict();
+    const verdict = (await owner())?.verdict;
     return verdict === 'dead' ? 'stopped' : verdict === 'alive' ? 'running' : 'unknown';
   }
   const state = await groupState(group);
   if (state !== 'unknown') return state;
   if (!(await isLocal({ boot_id: group.boot_id, pid_ns: group.pid_ns }))) {
-    return (await ownerVerdict()) === 'dead' ? 'stopped' : 'unknown';
+    // ID-8: a foreign group is stopped only by its owner's expired lease (LEASE-2).
+    const judgement = await owner();
+    return judgement?.verdict === 'dead' && judgement.basis === 'lease' ? 'stopped' : 'unknown';
   }
   return 'unknown';
 }

@@ -9,7 +9,7 @@ import { formatAge, parseInteger } from '../units.ts';
 const STATUSES: readonly JobStatus[] = ['queued', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
 const DEFAULT_LIMIT = 20;
 
-function table(rows: string[][]): string {
+export function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ')).join('\n') + '\n';
 }
@@ -19,7 +19,7 @@ function resultOf(job: JobSummary): string {
   return `${job.outcome} (exit ${job.exitCode ?? '?'})`;
 }
 
-function jobsTable(jobs: JobSummary[], now: number): string {
+export function jobsTable(jobs: JobSummary[], now: number): string {
   const rows = [['ID', 'STATUS', 'ATTEMPTS', 'LANE', 'AGE', 'RESULT', 'COMMAND']];
   for (const job of jobs) {
     const what = job.what === null ? '?' : job.what.length > 48 ? `${job.what.slice(0, 45)}...` : job.what;

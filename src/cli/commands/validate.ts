@@ -1,21 +1,61 @@
-/** `fsjob validate FILE... [--type T] [--json]`: check record files (REC-4) and report findings. */
+/**
+ * `fsjob validate [QUEUE|FILE]... [--queue DIR] [--type T] [--json] [--strict]`:
+ * audit whole queues (CONF-3) and check record files (REC-4), and report
+ * every finding. Never writes anything.
+ */
+import { lstat } from 'node:fs/promises';
+import { FsjobError, errnoOf, isFsjobError } from '../../core/errors.ts';
+import type { Finding } from '../../core/findings.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../../core/records.ts';
-import { planTargets, validateFiles } from '../../validator/files.ts';
-import { formatHuman } from '../../validator/report.ts';
-import type { FsjobCommand } from '../command.ts';
+import { type FileResult, planTargets, validateFiles } from '../../validator/files.ts';
+import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
+import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
+import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 
+type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
+
+/** A directory that holds fsjob.json is a queue; any other directory is a usage error; anything else a record file. */
+async function classify(path: string): Promise<Target> {
+  let isDir: boolean;
+  try {
+    isDir = (await lstat(path)).isDirectory();
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
+    throw error;
+  }
+  if (!isDir) return { kind: 'file', path };
+  if (!holdsQueueRecord(path)) {
+    throw new FsjobError('USAGE', `${path} is a directory without fsjob.json, so it is not a queue; name a queue root or record files`, { path });
+  }
+  return { kind: 'queue', path };
+}
+
+function asList(value: unknown): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+function progressReporter(io: CliIo, target: string): ((checked: number, total: number) => void) | undefined {
+  if (process.stderr.isTTY !== true) return undefined;
+  return (checked, total) => io.stderr(`fsjob validate: ${target}: ${checked} of ${total} jobs checked\n`);
+}
+
 export const validateCommand: FsjobCommand = {
-  command: 'validate <files..>',
-  describe: 'Check record files: byte form, version, type, schema and name (exit 0 when all are valid, 1 on any error)',
+  command: 'validate [targets..]',
+  describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
   builder: (yargs) =>
     yargs
-      .positional('files', {
-        describe: 'Record files; the type comes from the name (spec.json, claim.<g>.json, workers/<w>.json, ...)',
+      .positional('targets', {
+        describe: 'Queue roots (a directory holding fsjob.json) and record files (the type comes from the name: spec.json, claim.<g>.json, workers/<w>.json, ...)',
+        type: 'string',
+      })
+      .option('queue', {
+        describe: 'Audit the queue at this root (repeatable; default when nothing is named: $FSJOB_QUEUE)',
         type: 'string',
       })
       .option('type', {
-        describe: 'Check every file as this type instead of deciding from its name',
+        describe: 'Check every record FILE as this type instead of deciding from its name',
         choices: DOCUMENT_TYPES,
         type: 'string',
       })
@@ -24,20 +64,80 @@ export const validateCommand: FsjobCommand = {
         type: 'boolean',
         default: false,
       })
+      .option('strict', {
+        describe: 'Fail on warnings too (exit 1 unless there is no error and no warning)',
+        type: 'boolean',
+        default: false,
+      })
+      .example('$0 validate /srv/q', 'audit the whole queue /srv/q: every record, file, name, mode, claim and index entry')
+      .example('$0 validate --queue /srv/q --strict', 'the same, failing on warnings (orphans, stale temp files) too')
+      .example('$0 validate --json /srv/q | jq .summary', 'machine-readable report')
       .example('$0 validate q/jobs/*/spec.json', 'check the spec of every job in queue q')
-      .example('$0 validate q/jobs/1764476044123456789-3fa2c1d09b8e7f64/*.json', 'check every record of one job, names included (REC-7)')
       .example('$0 validate --type request batch-line.json', 'check a request before enqueueing it')
-      .example('$0 validate --json q/fsjob.json | jq .summary', 'machine-readable report')
       .epilog(
-        'A finding names the file, the spec clause (spec/fsjob-v1.md) and the member (a JSON pointer). ' +
-          'Symlinks, FIFOs and files over 1 MiB are refused unread. Exit status: 0 valid, 1 findings of severity error, 2 usage.',
+        'validate never modifies a queue: it opens nothing for writing, changes no mode or time, follows no symlink and never opens a FIFO or socket; it may run while producers and consumers work. ' +
+          'A finding names the path, the job, the spec clause (spec/fsjob-v1.md), its severity (error, warning, info) and what to do. ' +
+          'Exit status: 0 no error (with --strict: no warning either), 1 findings that fail, 2 it could not run (not a queue, an unsafe queue root, a usage error).',
       ),
   run: async (args, io) => {
-    const files = (args['files'] as string[] | undefined) ?? [];
+    const named = asList(args['targets']);
+    const queues = asList(args['queue']);
     const type = args['type'] as DocumentType | undefined;
-    const targets = await planTargets(files, type);
-    const { report, files: results } = await validateFiles(targets);
-    io.stdout(args['json'] === true ? `${JSON.stringify(report, null, 2)}\n` : formatHuman(results, report));
-    return report.summary.errors === 0 ? EXIT.OK : EXIT.FAILURE;
+    const strict = args['strict'] === true;
+    const targets: Target[] = [];
+    for (const path of named) targets.push(await classify(path));
+    for (const path of queues) targets.push({ kind: 'queue', path });
+    if (targets.length === 0) {
+      const fromEnv = process.env['FSJOB_QUEUE'];
+      if (fromEnv === undefined || fromEnv === '') {
+        throw new FsjobError('USAGE', 'nothing to validate: name a queue or record files, or set FSJOB_QUEUE');
+      }
+      targets.push({ kind: 'queue', path: fromEnv });
+    }
+
+    const startedMs = Date.now();
+    const fileTargets = await planTargets(
+      targets.filter((target) => target.kind === 'file').map((target) => target.path),
+      type,
+    ).catch((error: unknown) => {
+      // planTargets refuses an empty list; that is fine when queues are named.
+      if (isFsjobError(error, 'USAGE') && targets.every((target) => target.kind === 'queue')) return [];
+      throw error;
+    });
+    const validation = fileTargets.length === 0 ? undefined : await validateFiles(fileTargets);
+    const files: FileResult[] = validation?.files ?? [];
+    const audits: QueueAudit[] = [];
+    for (const target of targets) {
+      if (target.kind !== 'queue') continue;
+      try {
+        const progress = progressReporter(io, target.path);
+        audits.push(await auditQueue(target.path, progress === undefined ? {} : { progress }));
+      } catch (error) {
+        if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE')) {
+          io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
+          return EXIT.USAGE;
+        }
+        throw error;
+      }
+    }
+
+    const findings: Finding[] = [...files.flatMap((file) => file.findings), ...audits.flatMap((audit) => audit.findings)];
+    const report = buildReport({
+      targets: targets.map((target) => target.path),
+      findings,
+      files: (validation?.report.summary.files ?? 0) + audits.reduce((sum, audit) => sum + audit.files, 0),
+      jobs: (validation?.report.summary.jobs ?? 0) + audits.reduce((sum, audit) => sum + audit.jobs, 0),
+      startedMs,
+      finishedMs: Date.now(),
+    });
+    if (args['json'] === true) {
+      io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    } else if (audits.length === 0) {
+      io.stdout(formatHuman(files, report));
+    } else {
+      io.stdout(formatFileBlocks(files) + audits.map(formatQueueHuman).join('') + formatSummaryLine(report));
+    }
+    const { errors, warnings } = report.summary;
+    return errors > 0 || (strict && warnings > 0) ? EXIT.FAILURE : EXIT.OK;
   },
 };

@@ -1,0 +1,85 @@
+/**
+ * Command jobs (`true`): the reference rate at which node spawns `true`
+ * serially, and the Debian command queues nq, task-spooler and filespooler.
+ * fsjob's `fsjob work` joins these in fsjob.ts.
+ */
+import type { Ctx, System } from './harness.ts';
+import { commandExists, runJson, tsNode } from './proc.ts';
+
+export function commandJobs(quick: boolean): number {
+  return quick ? 20 : 100;
+}
+
+export function spawnSystems(n: number): System[] {
+  return (['pipe', 'ignore'] as const).map((stdio) => ({
+    id: `spawn-${stdio}`,
+    label: `node: spawn \`true\` serially, stdio ${stdio === 'pipe' ? 'piped (the reference)' : 'ignored'}`,
+    durability: 'n/a',
+    run: async () => {
+      const r = await runJson<{ jobs_per_s: number }>(tsNode('spawn-rate.ts', [String(n), stdio]));
+      return { rate: r.jobs_per_s };
+    },
+  }));
+}
+
+const installHint = (pkg: string) => `${pkg} is not installed (bench/peers.sh installs it as root)`;
+
+/** Runs a bash script that prints one JSON line; `$N` and `$D` (a fresh directory) are set. */
+async function bashJson(ctx: Ctx, name: string, n: number, script: string): Promise<{ seconds: number }> {
+  const dir = ctx.fresh(name);
+  return runJson<{ seconds: number }>(['bash', '-c', script], {
+    env: { ...process.env, N: String(n), D: dir },
+    cwd: dir,
+    timeoutMs: 600_000,
+  });
+}
+
+const TIMED = (body: string) => `set -euo pipefail
+t0=$(date +%s%N)
+${body}
+t1=$(date +%s%N)
+printf '{"seconds":%s}\\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b-a)/1e9}')"`;
+
+export function commandPeerSystems(n: number): System[] {
+  return [
+    {
+      id: 'nq',
+      label: 'nq: `nq true` ×N then `nq -w` (enqueue and run, serial)',
+      durability: '1 fsync per job (strace), job file only',
+      skip: async () => (commandExists('nq') ? null : installHint('nq')),
+      run: async (ctx) => {
+        const r = await bashJson(ctx, 'nq', n, `export NQDIR="$D/q"\n${TIMED('for ((i = 0; i < N; i++)); do nq -q true; done\nnq -w')}`);
+        return { rate: n / r.seconds };
+      },
+    },
+    {
+      id: 'tsp',
+      label: 'task-spooler: `tsp -n true` ×N then `tsp -w` (server in memory, 1 slot)',
+      durability: 'none (queue in server memory)',
+      skip: async () => (commandExists('tsp') ? null : installHint('task-spooler')),
+      run: async (ctx) => {
+        const body = `export TS_SOCKET="$D/sock" TMPDIR="$D" TS_MAXFINISHED=100000
+trap 'tsp -K >/dev/null 2>&1 || true' EXIT
+tsp -S 1 >/dev/null 2>&1 || true
+${TIMED('for ((i = 0; i < N; i++)); do tsp -n true >/dev/null; done\ntsp -w >/dev/null')}`;
+        const r = await bashJson(ctx, 'tsp', n, body);
+        return { rate: n / r.seconds };
+      },
+    },
+    {
+      id: 'fspl',
+      label: 'filespooler: `fspl queue-process` of N prepared `true` packets',
+      durability: '1 fsync per queue-write and 1 per processed job (strace)',
+      skip: async () => (commandExists('fspl') ? null : installHint('filespooler')),
+      run: async (ctx) => {
+        const body = `fspl queue-init -q "$D/q"
+for ((i = 0; i < N; i++)); do fspl prepare -s "$D/seq" -i /dev/null | fspl queue-write -q "$D/q"; done
+${TIMED('fspl -l ERROR queue-process -q "$D/q" --ignore-payload true')}
+test -z "$(ls -A "$D/q/jobs")"`;
+        const r = await bashJson(ctx, 'fspl', n, body);
+        return { rate: n / r.seconds };
+      },
+    },
+  ];
+}
+

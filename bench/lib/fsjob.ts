@@ -1,0 +1,187 @@
+/**
+ * fsjob itself, measured as users run it: at library level (payload jobs,
+ * src/producer enqueue and the src/consumer Worker, no command spawned) and
+ * through `fsjob work` with command jobs.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { initQueue } from '../../src/core/queue.ts';
+import { buildQueue } from './fixtures.ts';
+import { latencySample, runCycle, type Ctx, type Sample, type System } from './harness.ts';
+import { Peer, REPO_DIR, run, tsNode } from './proc.ts';
+import { percentile } from './stats.ts';
+import type { Sizes } from './baselines.ts';
+
+export const FSJOB_DURABILITY = 'fsync per step (spec sections 4, 6.2, 7.3, 8.8)';
+export const FSJOB_BIN = path.join(REPO_DIR, 'bin', 'fsjob.js');
+
+/** Whether the reference producer and consumer are in this tree (they are merged from their branches). */
+export async function fsjobMissing(): Promise<string | null> {
+  for (const f of ['src/producer/index.ts', 'src/consumer/index.ts']) {
+    if (!existsSync(path.join(REPO_DIR, f))) return `${f} is not in this tree yet (its branch is not merged)`;
+  }
+  return null;
+}
+
+async function freshQueue(ctx: Ctx, name: string): Promise<string> {
+  const root = path.join(ctx.fresh(name), 'q');
+  await initQueue(root);
+  return root;
+}
+
+/** One producer process and `consumers` consumer processes (each a Worker with `concurrency`). */
+export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number): Promise<Sample> {
+  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n)]));
+  const cs = Array.from(
+    { length: consumers },
+    (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)])),
+  );
+  const r = await runCycle(producer, cs, n, true);
+  return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, ...latencySample(r.latencies) };
+}
+
+export function fsjobLibrarySystems(size: Sizes): System[] {
+  const n = size.fsjobJobs;
+  const out: System[] = [
+    {
+      id: 'fsjob-enq',
+      label: 'fsjob: enqueue only (library, 1 process)',
+      durability: FSJOB_DURABILITY,
+      refs: { floor: 'floor-enq', sqlite: 'sqlite-full-insert' },
+      skip: fsjobMissing,
+      run: async (ctx) => {
+        const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', await freshQueue(ctx, 'fsjob-enq'), String(n)]));
+        const r = await runCycle(producer, [], n, false);
+        return { rate: r.enqueueRate };
+      },
+    },
+  ];
+  for (const consumers of [1, 2, 4]) {
+    out.push({
+      id: `fsjob-c${consumers}`,
+      label: `fsjob: full cycle, ${consumers} consumer process${consumers > 1 ? 'es' : ''}`,
+      durability: FSJOB_DURABILITY,
+      refs: { floor: 'floor-1t', sqlite: `sqlite-full-c${Math.min(consumers, 2)}` },
+      skip: fsjobMissing,
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), n, consumers, 1),
+    });
+  }
+  for (const concurrency of [2, 4]) {
+    out.push({
+      id: `fsjob-a${concurrency}`,
+      label: `fsjob: full cycle, 1 consumer process with concurrency ${concurrency} (async)`,
+      durability: FSJOB_DURABILITY,
+      refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
+      skip: fsjobMissing,
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), n, 1, concurrency),
+    });
+  }
+  out.push({
+    id: 'fsjob-latency',
+    label: 'fsjob: enqueue-to-receipt latency, 1 idle consumer (fs.watch wake-up)',
+    durability: FSJOB_DURABILITY,
+    skip: fsjobMissing,
+    run: async (ctx) => latencyRun(await freshQueue(ctx, 'fsjob-lat'), size.latencySamples, []),
+  });
+  return out;
+}
+
+/** Closed loop: one job at a time, the next after the previous one's receipt. */
+async function latencyRun(root: string, samples: number, consumerFlags: readonly string[]): Promise<Sample> {
+  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(samples), '--latency']));
+  const consumer = new Peer('fsjob consumer', tsNode('fsjob-lib.ts', ['consumer', root, ...consumerFlags]));
+  const r = await runCycle(producer, [consumer], samples, true);
+  return latencySample(r.latencies);
+}
+
+/** Polling only: fs.watch made unavailable in the consumer, which then polls at the Worker's default 1000 ms. */
+export function fsjobPollSystem(samples: number): System {
+  return {
+    id: 'fsjob-latency-poll',
+    label: 'fsjob: enqueue-to-receipt latency, 1 idle consumer, fs.watch unavailable (polling, pollMs 1000)',
+    durability: FSJOB_DURABILITY,
+    skip: fsjobMissing,
+    run: async (ctx) => latencyRun(await freshQueue(ctx, 'fsjob-poll'), samples, ['--no-watch']),
+  };
+}
+
+interface ReceiptTimes {
+  outcome: string;
+  started_ms: number | null;
+  finished_ms: number;
+}
+
+function receiptsOf(root: string): ReceiptTimes[] {
+  const jobs = path.join(root, 'jobs');
+  const out: ReceiptTimes[] = [];
+  for (const id of readdirSync(jobs)) {
+    const file = path.join(jobs, id, 'receipt.json');
+    if (existsSync(file)) out.push(JSON.parse(readFileSync(file, 'utf8')) as ReceiptTimes);
+  }
+  return out;
+}
+
+/** `fsjob work --drain` processes over n queued `true` jobs; the rate is taken from the receipts' own times. */
+async function workRun(ctx: Ctx, name: string, n: number, workers: number, concurrency: number): Promise<Sample> {
+  const root = path.join(ctx.fresh(name), 'q');
+  await buildQueue(root, n, 'queued', { argv: ['true'] }, ctx.fresh('templates'));
+  const t0 = performance.now();
+  const runs = await Promise.all(
+    Array.from({ length: workers }, () => run([process.execPath, FSJOB_BIN, 'work', '--queue', root, '--drain', '--concurrency', String(concurrency)], { timeoutMs: 600_000 })),
+  );
+  const wallS = (performance.now() - t0) / 1000;
+  for (const r of runs) if (r.status !== 0) throw new Error(`fsjob work exited ${r.status}: ${r.stderr.trim().slice(-1500)}`);
+  const receipts = receiptsOf(root);
+  const ok = receipts.filter((r) => r.outcome === 'succeeded').length;
+  if (receipts.length !== n || ok !== n) throw new Error(`fsjob work left ${receipts.length} receipts (${ok} succeeded) for ${n} jobs`);
+  const finished = receipts.map((r) => r.finished_ms).sort((a, b) => a - b);
+  const spanS = ((finished[finished.length - 1] as number) - (finished[0] as number)) / 1000;
+  return { rate: (n - 1) / spanS, wall_rate: n / wallS };
+}
+
+export function fsjobCommandSystems(n: number, latencySamples: number): System[] {
+  const work = (id: string, label: string, workers: number, concurrency: number): System => ({
+    id,
+    label,
+    durability: FSJOB_DURABILITY,
+    skip: fsjobMissing,
+    run: (ctx) => workRun(ctx, id, n, workers, concurrency),
+  });
+  return [
+    work('fsjob-work-1', 'fsjob work: 1 worker (`--drain`), command `true`', 1, 1),
+    work('fsjob-work-2', 'fsjob work: 2 worker processes, command `true`', 2, 1),
+    work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
+    {
+      id: 'fsjob-work-latency',
+      label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',
+      durability: FSJOB_DURABILITY,
+      skip: fsjobMissing,
+      run: async (ctx) => {
+        const root = await freshQueue(ctx, 'fsjob-work-lat');
+        const worker = new Peer('fsjob work', [process.execPath, FSJOB_BIN, 'work', '--queue', root]);
+        try {
+          const workers = path.join(root, 'workers');
+          const deadline = Date.now() + 60_000;
+          while (readdirSync(workers).length === 0) {
+            if (Date.now() > deadline) throw new Error(`fsjob work did not register within 60 s: ${worker.stderrTail}`);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          const producer = new Peer('latency producer', tsNode('fsjob-lib.ts', ['cmd-latency', root, String(latencySamples)]));
+          await producer.ready();
+          producer.send('GO');
+          const r = await producer.result<{ start_us: number[]; receipt_us: number[] }>();
+          await producer.exit();
+          return {
+            p50_us: percentile(r.start_us, 50),
+            p99_us: percentile(r.start_us, 99),
+            receipt_p50_us: percentile(r.receipt_us, 50),
+            receipt_p99_us: percentile(r.receipt_us, 99),
+          };
+        } finally {
+          worker.kill('SIGTERM');
+          await worker.exit();
+        }
+      },
+    },
+  ];
+}

@@ -1,0 +1,305 @@
+/**
+ * The report: one Markdown table per group with each figure's median over
+ * rounds and its ratios to the floor and to SQLite WAL FULL measured in the
+ * same run, the targets (met or not), the machine and the fs state.
+ */
+import type { Machine } from './machine.ts';
+import type { ProbeResult } from './floor.ts';
+import { med, spreadOf, type Outcome, type Sample } from './harness.ts';
+import type { CpuSummary, SyscallTable } from './profile.ts';
+import { formatMicros, formatRate, formatRatio } from './stats.ts';
+
+export interface Probe {
+  when: string;
+  state: string;
+  probe: ProbeResult;
+  load: { load1: number; cpuSome60: number; ioSome60: number };
+}
+
+export interface Results {
+  date: string;
+  mode: 'full' | 'quick';
+  command: string;
+  startedAt: string;
+  minutes: number;
+  rounds: number;
+  machine: Machine;
+  probes: Probe[];
+  throughput: Outcome[];
+  commands: Outcome[];
+  depth: Outcome[];
+  validate: Outcome[];
+  memory: Array<{ jobs: number; sample: Sample }>;
+  afterDeletes: Outcome[];
+  depths: number[];
+  syscalls: SyscallTable | string | undefined;
+  cpu: CpuSummary[];
+  notes: string[];
+}
+
+export interface Target {
+  name: string;
+  measured: string;
+  ratio: number | undefined;
+  goal: string;
+  met: boolean | undefined;
+  limit: string;
+}
+
+const byId = (outcomes: readonly Outcome[], id: string): Outcome | undefined => outcomes.find((o) => o.system.id === id);
+
+export function computeTargets(r: Results): Target[] {
+  const all = [...r.throughput, ...r.commands];
+  const rate = (id: string) => med(byId(all, id));
+  const c2 = rate('fsjob-c2');
+  const sqlite2 = rate('sqlite-full-c2');
+  const floor1 = rate('floor-1t');
+  const work1 = rate('fsjob-work-1');
+  const work2 = rate('fsjob-work-2');
+  const spawn = rate('spawn-pipe');
+  const deepest = Math.max(...r.depths);
+  const claimDeep = med(byId(r.depth, `claim-fsjob-${deepest}`), 'p50_us');
+  const claim0 = med(byId(r.depth, 'claim-fsjob-0'), 'p50_us');
+  const validateDeep = med(byId(r.validate, `validate-${deepest}`));
+  const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
+  const at = (x: number | undefined, goal: number, above: boolean) => (x === undefined ? undefined : above ? x >= goal : x <= goal);
+  const t: Target[] = [];
+  const r1 = div(c2, sqlite2);
+  t.push({ name: 'durable full cycle, 2 consumers ≥ 1.0× SQLite WAL FULL (2 consumers)', measured: `${formatRate(c2)} vs ${formatRate(sqlite2)} jobs/s`, ratio: r1, goal: '≥ 1.0×', met: at(r1, 1, true), limit: '' });
+  const r2 = div(c2, floor1);
+  t.push({ name: 'durable full cycle, 2 consumers ≥ 0.5× the floor sequence (1 thread)', measured: `${formatRate(c2)} vs ${formatRate(floor1)} jobs/s`, ratio: r2, goal: '≥ 0.5×', met: at(r2, 0.5, true), limit: '' });
+  const r3 = div(work1, spawn);
+  t.push({ name: 'command jobs, 1 worker ≥ 0.8× node spawning `true` serially', measured: `${formatRate(work1)} vs ${formatRate(spawn)} jobs/s`, ratio: r3, goal: '≥ 0.8×', met: at(r3, 0.8, true), limit: '' });
+  const r4 = div(work2 === undefined ? undefined : work2 / 2, spawn);
+  t.push({ name: 'command jobs, 2 workers, per worker ≥ 0.8× node spawning `true` serially', measured: `${formatRate(work2)} jobs/s for 2 (${formatRate(work2 === undefined ? undefined : work2 / 2)} per worker)`, ratio: r4, goal: '≥ 0.8×', met: at(r4, 0.8, true), limit: '' });
+  const r5 = div(claimDeep, claim0);
+  t.push({ name: `claim latency at ${deepest.toLocaleString('en-US')} finished jobs ≤ 1.2× that at 0`, measured: `${formatMicros(claimDeep)} vs ${formatMicros(claim0)} (p50)`, ratio: r5, goal: '≤ 1.2×', met: at(r5, 1.2, false), limit: '' });
+  t.push({ name: `fsjob validate ≥ 20,000 finished jobs/s (at ${deepest.toLocaleString('en-US')})`, measured: `${formatRate(validateDeep)} jobs/s`, ratio: div(validateDeep, 20_000), goal: '≥ 1.0× of 20,000/s', met: at(validateDeep, 20_000, true), limit: '' });
+  return t;
+}
+
+function metric(o: Outcome, name: string, fmt: (v: number | undefined) => string): string {
+  return fmt(med(o, name));
+}
+
+function status(o: Outcome): string | undefined {
+  if (o.skipped !== undefined) return `skipped: ${o.skipped}`;
+  if (o.error !== undefined && o.samples.length === 0) return `failed: ${o.error}`;
+  return undefined;
+}
+
+/** A throughput table: jobs/s, spread, ratios, latencies, durability. */
+export function rateTable(outcomes: readonly Outcome[], refs: readonly Outcome[], opts: { latency?: boolean; extra?: Array<[string, string, (v: number | undefined) => string]> } = {}): string {
+  const extra = opts.extra ?? [];
+  const head = ['system', 'jobs/s (median)', 'spread', '× floor', '× SQLite FULL', ...(opts.latency === false ? [] : ['p50', 'p99']), ...extra.map((e) => e[1]), 'durability'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || i === head.length - 1 ? ' --- ' : ' ---: ')).join('|')}|`];
+  for (const o of outcomes) {
+    const s = status(o);
+    if (s !== undefined) {
+      lines.push(`| ${o.system.label} | ${s} |${' |'.repeat(head.length - 2)}`);
+      continue;
+    }
+    const rate = med(o);
+    const floor = o.system.refs?.floor === undefined ? undefined : med(byId(refs, o.system.refs.floor));
+    const sqlite = o.system.refs?.sqlite === undefined ? undefined : med(byId(refs, o.system.refs.sqlite));
+    const sp = spreadOf(o);
+    const cells = [
+      o.system.label,
+      formatRate(rate),
+      sp === undefined ? '' : `±${Math.round((sp * 100) / 2)}%`,
+      rate === undefined || floor === undefined ? '—' : `${formatRatio(rate / floor)}`,
+      rate === undefined || sqlite === undefined ? '—' : `${formatRatio(rate / sqlite)}`,
+      ...(opts.latency === false ? [] : [metric(o, 'p50_us', formatMicros), metric(o, 'p99_us', formatMicros)]),
+      ...extra.map(([m, , f]) => metric(o, m, f)),
+      o.system.durability,
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+function depthTable(r: Results): string {
+  const head = ['depth (finished jobs)', 'fsjob claimNext p50', 'p99', 'vs depth 0', 'claim + complete p50', 'Worker start-up', 'floor job p50', 'vs depth 0', 'SQLite claim p50', 'vs depth 0'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const base = (kind: string, m: string) => med(byId(r.depth, `${kind}-0`), m);
+  for (const d of r.depths) {
+    const o = (kind: string) => byId(r.depth, `${kind}-${d}`);
+    const rel = (kind: string) => {
+      const v = med(o(kind), 'p50_us');
+      const b = base(kind, 'p50_us');
+      return v === undefined || b === undefined ? '—' : formatRatio(v / b);
+    };
+    const startMs = med(o('start-fsjob'), 'start_ms');
+    lines.push(
+      `| ${d.toLocaleString('en-US')} | ${formatMicros(med(o('claim-fsjob'), 'p50_us'))} | ${formatMicros(med(o('claim-fsjob'), 'p99_us'))} | ${rel('claim-fsjob')} | ${formatMicros(med(o('claim-fsjob'), 'complete_p50_us'))} | ${startMs === undefined ? 'n/a' : formatMicros(startMs * 1000)} | ${formatMicros(med(o('claim-floor'), 'p50_us'))} | ${rel('claim-floor')} | ${formatMicros(med(o('claim-sqlite'), 'p50_us'))} | ${rel('claim-sqlite')} |`,
+    );
+  }
+  const failures = r.depth.map((o) => ({ o, s: status(o) })).filter((x) => x.s !== undefined);
+  for (const { o, s } of failures) lines.push(`\n${o.system.label}: ${s}`);
+  return lines.join('\n');
+}
+
+function validateTable(r: Results): string {
+  const head = ['finished jobs', 'wall time', 'jobs/s', 'jobs/s without start-up', 'files examined'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const empty = med(byId(r.validate, 'validate-0'), 'seconds');
+  for (const d of r.depths) {
+    const o = byId(r.validate, `validate-${d}`);
+    if (o === undefined) continue;
+    const s = status(o);
+    if (s !== undefined) {
+      lines.push(`| ${d.toLocaleString('en-US')} | ${s} | | | |`);
+      continue;
+    }
+    const secs = med(o, 'seconds');
+    const net = d === 0 || secs === undefined || empty === undefined ? undefined : d / Math.max(1e-3, secs - empty);
+    lines.push(`| ${d.toLocaleString('en-US')} | ${secs === undefined ? 'n/a' : `${secs.toFixed(2)} s`} | ${d === 0 ? '(start-up)' : formatRate(med(o))} | ${formatRate(net)} | ${(med(o, 'files') ?? 0).toLocaleString('en-US')} |`);
+  }
+  return lines.join('\n');
+}
+
+function probeTable(r: Results): string {
+  const head = ['when', 'fs state', 'fsync after 600 B overwrite', 'fsync, nothing dirty', 'fsync of a new 600 B file', 'create (kernel)', 'load avg 1 min', 'CPU pressure 60 s', 'IO pressure 60 s'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? ' --- ' : ' ---: ')).join('|')}|`];
+  for (const p of r.probes) {
+    lines.push(
+      `| ${p.when} | ${p.state} | ${formatMicros(p.probe.fsync_overwrite_us)} | ${formatMicros(p.probe.fsync_clean_us)} | ${formatMicros(p.probe.fsync_new_file_us)} | ${p.probe.create_us.toFixed(1)} µs | ${p.load.load1.toFixed(1)} | ${p.load.cpuSome60.toFixed(0)}% | ${p.load.ioSome60.toFixed(0)}% |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function syscallSection(s: SyscallTable | string | undefined): string {
+  if (s === undefined) return 'Not measured in this run.';
+  if (typeof s === 'string') return s;
+  const head = ['syscall', ...s.columns];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  for (const row of s.rows) lines.push(`| ${row.syscall} | ${row.perJob.map((v) => (v === undefined ? '' : v.toFixed(1))).join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function cpuSection(cpu: readonly CpuSummary[]): string {
+  const parts: string[] = [];
+  for (const c of cpu) {
+    parts.push(`**${c.label}**, ${c.jobs} jobs: ${c.wallMsPerJob.toFixed(2)} ms wall per job${c.cpuMsPerJob === undefined ? '' : `, ${c.cpuMsPerJob.toFixed(2)} ms CPU per job (user + system)`}.`);
+    if (c.phases !== undefined) parts.push(`Per job (median ms): ${Object.entries(c.phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join('; ')}.`);
+    parts.push('', '| self time by file | ms | share of samples |', '| --- | ---: | ---: |');
+    for (const h of c.byFile) parts.push(`| ${h.what} | ${h.selfMs.toFixed(0)} | ${(h.share * 100).toFixed(1)}% |`);
+    for (const h of c.special) parts.push(`| ${h.what} | ${h.selfMs.toFixed(0)} | ${(h.share * 100).toFixed(1)}% |`);
+    parts.push('', '| self time by function | ms | share |', '| --- | ---: | ---: |');
+    for (const h of c.byFunction) parts.push(`| \`${h.what}\` | ${h.selfMs.toFixed(0)} | ${(h.share * 100).toFixed(1)}% |`);
+    parts.push('');
+  }
+  return parts.join('\n');
+}
+
+export function renderReport(r: Results, svgName: string, analysis: string): string {
+  const m = r.machine;
+  const targets = computeTargets(r);
+  const out: string[] = [];
+  out.push(`# fsjob benchmarks, ${r.date}`, '');
+  out.push(
+    `\`${r.command}\` (${r.mode} mode: ${r.rounds} round${r.rounds > 1 ? 's' : ''} per group, round-robin over systems, medians reported), started ${r.startedAt}, ${r.minutes.toFixed(1)} minutes. Every figure below was measured in this one run; ratios compare figures of the same run and the same fs state only.`,
+    '',
+  );
+  out.push(`![throughput, command jobs and claim latency by queue depth](${svgName})`, '');
+  out.push('## Machine', '');
+  out.push('| | |', '| --- | --- |');
+  out.push(`| CPU | ${m.cores} cores, ${m.cpu} |`, `| memory | ${m.memoryGiB} GiB |`, `| kernel | ${m.kernel} |`, `| node | ${m.node} |`);
+  out.push(`| disk | ${m.disk}, write cache: ${m.writeCache} |`, `| filesystem | ${m.filesystem}, journal: ${m.journal} |`, `| mount options | ${m.mountOptions} |`, `| SQLite | ${m.sqlite} (better-sqlite3 12) |`, '');
+  out.push('The disk and the load, probed before each group (bench/floor.c probe: 100 samples each):', '', probeTable(r), '');
+  out.push('## Targets', '');
+  out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
+  for (const t of targets) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
+  out.push('');
+  const stateOf = (when: string) => r.probes.find((p) => p.when === when)?.state ?? 'unknown';
+  out.push(`## 1, 2, 4. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: ${stateOf('before throughput')})`, '');
+  out.push(
+    'Full cycle = one producer process enqueuing all jobs while the consumers run (enqueue to receipt); its rate is jobs / (last receipt − first enqueue). "× floor" divides by the floor of the same shape (enqueue only, or the single-threaded full sequence); "× SQLite FULL" by SQLite WAL FULL with the same number of consumers (2 for more). p50/p99 of a full cycle include the time a job waits in the queue behind the others; the latency rows measure one job at a time with an idle consumer. fsjob consumers are Worker processes with a handler (payload jobs; no command spawned); "async" rows run several jobs at once in one process. fsjob has no non-durable mode (the spec offers none), so none is measured.',
+    '',
+  );
+  out.push(rateTable(r.throughput, r.throughput, { extra: [['enqueue_rate', 'enqueue jobs/s during the cycle', formatRate]] }), '');
+  const floorCalls = byId(r.throughput, 'floor-1t');
+  if (floorCalls !== undefined && floorCalls.samples.length > 0) {
+    const kinds = Object.keys(floorCalls.samples[0] as Sample).filter((k) => k.startsWith('_us_'));
+    out.push('Mean time per call inside the floor (1 thread, medians over rounds): ' + kinds.map((k) => `${k.slice(4)} ${formatMicros(med(floorCalls, k))}`).join(', ') + '.', '');
+  }
+  out.push(`## 3. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
+  out.push(
+    '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is node spawning `true` serially (piped stdio, as a worker capturing output needs).',
+    '',
+  );
+  out.push(
+    rateTable(r.commands.filter((o) => o.system.id !== 'fsjob-work-latency'), r.commands, {
+      latency: false,
+      extra: [['wall_rate', 'jobs/s incl. start-up', formatRate]],
+    }),
+    '',
+  );
+  const spawn = med(byId(r.commands, 'spawn-pipe'));
+  if (spawn !== undefined) {
+    const rows = r.commands.filter((o) => o.system.id.startsWith('fsjob-work-') && o.system.id !== 'fsjob-work-latency' && med(o) !== undefined);
+    if (rows.length > 0) out.push(`Against node spawning \`true\` serially (${formatRate(spawn)}/s): ${rows.map((o) => `${o.system.label}: ${formatRatio((med(o) as number) / spawn)}`).join('; ')}.`, '');
+  }
+  const lat = byId(r.commands, 'fsjob-work-latency');
+  if (lat !== undefined) {
+    const s = status(lat);
+    out.push(
+      s !== undefined
+        ? `Enqueue-to-start latency with an idle \`fsjob work\`: ${s}`
+        : `Enqueue-to-start latency with an idle \`fsjob work\` (fs.watch wake-up; start = the instant \`date +%s%N\` ran): p50 ${formatMicros(med(lat, 'p50_us'))}, p99 ${formatMicros(med(lat, 'p99_us'))}; to the receipt as \`fsjob\`'s waitFor sees it: p50 ${formatMicros(med(lat, 'receipt_p50_us'))}, p99 ${formatMicros(med(lat, 'receipt_p99_us'))}. \`fsjob work\` has no switch to turn fs.watch off (it always watches ready/ and jobs/ and polls every 1000 ms besides); polling alone is measured at library level above ("fs.watch unavailable").`,
+      '',
+    );
+  }
+  out.push(`## 5. Scale (fs state: ${stateOf('before scale')}; all depths measured round-robin in one state)`, '');
+  out.push(
+    'Finished jobs are written straight into jobs/ by bench/fill.c from records made with the reference encoder (they validate clean). Claim latency is `claimNext()` on an opened queue right after one job was enqueued (it claims, creates the outputs and records the execution); "claim + complete" adds the receipt. The floor row is one whole job sequence in the same jobs/ directory (what the filesystem itself adds with depth). SQLite: the claim transaction with that many done rows.',
+    '',
+  );
+  out.push(depthTable(r), '');
+  out.push('`fsjob validate QUEUE --json` (the whole-queue audit; one run per depth, since a run at 100,000 jobs takes minutes), page cache warm (the queues were just written):', '', validateTable(r), '');
+  if (r.memory.length > 0) {
+    out.push('Memory of `fsjob work` over a queue of queued `true` jobs: max RSS = VmHWM of the worker process (sampled every 100 ms) through its start-up (node, then the READY-4 scan of jobs/, until it registers in workers/) and a window of serving; the guardian is a separate small process.', '');
+    out.push('| queued jobs | max RSS | start-up until registered | jobs finished in the window |', '| ---: | ---: | ---: | ---: |');
+    for (const { jobs, sample } of r.memory) {
+      out.push(`| ${jobs.toLocaleString('en-US')} | ${sample['max_rss_mib']?.toFixed(0) ?? '?'} MiB | ${Number.isFinite(sample['startup_s']) ? `${sample['startup_s']?.toFixed(1)} s` : 'never'} | ${sample['finished_in_window']} in ${sample['window_s']} s |`);
+    }
+    out.push('');
+  }
+  if (r.afterDeletes.length > 0) {
+    out.push('## The "after deletes" state', '');
+    out.push(
+      'Each run below starts right after thousands of finished jobs were removed from the very queue directory it then uses (bench/lib/fsstate.ts), as a queue that collects its garbage does. Compare these rows with each other, and with the same systems in the clean table above (ratio column).',
+      '',
+    );
+    const head = ['system', 'jobs/s (median)', 'vs clean', '× floor', '× SQLite FULL', 'p50', 'p99'];
+    out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
+    for (const o of r.afterDeletes) {
+      const s = status(o);
+      if (s !== undefined) {
+        out.push(`| ${o.system.label} | ${s} | | | | | |`);
+        continue;
+      }
+      const cleanId = o.system.id.replace(/^ad-/, '');
+      const clean = med(byId(r.throughput, cleanId));
+      const rate = med(o);
+      const floor = med(byId(r.afterDeletes, 'ad-floor-1t'));
+      const sqlite = med(byId(r.afterDeletes, 'ad-sqlite-full-c2'));
+      const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : formatRatio(a / b));
+      out.push(`| ${o.system.label} | ${formatRate(rate)} | ${ratio(rate, clean)} | ${ratio(rate, floor)} | ${ratio(rate, sqlite)} | ${metric(o, 'p50_us', formatMicros)} | ${metric(o, 'p99_us', formatMicros)} |`);
+    }
+    const ad = byId(r.afterDeletes, 'ad-floor-1t');
+    if (ad !== undefined && ad.samples.length > 0) {
+      out.push('', `Inside the floor after deletes: create ${formatMicros(med(ad, '_us_create'))} (clean: ${formatMicros(med(floorCalls, '_us_create'))}), mkdir ${formatMicros(med(ad, '_us_mkdir'))} (clean: ${formatMicros(med(floorCalls, '_us_mkdir'))}).`);
+    }
+    out.push('');
+  }
+  out.push('## Where the time goes', '');
+  if (analysis.trim() !== '') out.push(analysis.trim(), '');
+  out.push('### System calls per job (strace -f -c; difference of two run lengths, so start-up cancels out)', '', syscallSection(r.syscalls), '');
+  out.push('### CPU profiles (node --cpu-prof)', '', r.cpu.length === 0 ? 'Not measured in this run.' : cpuSection(r.cpu), '');
+  const skipped = [...r.throughput, ...r.commands, ...r.depth, ...r.validate, ...r.afterDeletes].filter((o) => o.skipped !== undefined);
+  const notes = [...r.notes, ...skipped.map((o) => `${o.system.label}: skipped (${o.skipped})`)];
+  if (notes.length > 0) out.push('## Notes and skipped systems', '', ...notes.map((n) => `- ${n}`), '');
+  return out.join('\n');
+}

@@ -1,0 +1,170 @@
+/**
+ * Scale: how cost grows with queue depth. Deep queues are built with direct
+ * writes (fixtures.ts, fill.c) in the clean state, and nothing is deleted
+ * until every scale figure is taken, so all depths are measured in one fs
+ * state. Figures:
+ *   - claim latency (claimNext() on an opened queue, then complete) with
+ *     0 / 10,000 / 100,000 finished jobs, next to the floor's per-job time and
+ *     SQLite's claim transaction at the same depth;
+ *   - how long a Worker takes to start (its READY-4 scan of jobs/);
+ *   - `fsjob validate QUEUE` throughput (the whole-queue audit);
+ *   - max RSS of `fsjob work` serving 100,000 queued command jobs.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { runFloor } from './floor.ts';
+import { buildQueue } from './fixtures.ts';
+import { FSJOB_BIN, fsjobMissing } from './fsjob.ts';
+import type { Ctx, Sample, System } from './harness.ts';
+import { Peer, run, tsNode } from './proc.ts';
+import { percentile } from './stats.ts';
+
+export interface ScalePlan {
+  depths: number[];
+  claimSamples: number;
+  floorJobs: number;
+  memoryJobs: number;
+  memorySeconds: number;
+}
+
+export function scalePlan(quick: boolean): ScalePlan {
+  return quick
+    ? { depths: [0, 1000], claimSamples: 10, floorJobs: 60, memoryJobs: 1000, memorySeconds: 3 }
+    : { depths: [0, 10_000, 100_000], claimSamples: 30, floorJobs: 150, memoryJobs: 100_000, memorySeconds: 15 };
+}
+
+export const depthLabel = (d: number): string => d.toLocaleString('en-US');
+
+/** Builds one finished-jobs queue per depth; returns roots and build seconds. */
+export async function buildDepths(ctx: Ctx, depths: readonly number[]): Promise<Map<number, string>> {
+  const roots = new Map<number, string>();
+  for (const d of depths) {
+    const root = path.join(ctx.fresh(`depth-${d}`), 'q');
+    const s = await buildQueue(root, d, 'finished', { handler: 'bench' }, ctx.fresh('templates'));
+    ctx.log(`  built a queue with ${depthLabel(d)} finished jobs in ${s.toFixed(1)} s`);
+    roots.set(d, root);
+  }
+  return roots;
+}
+
+async function oneShot<T>(name: string, argv: string[]): Promise<T> {
+  const peer = new Peer(name, argv);
+  await peer.ready();
+  peer.send('GO');
+  const r = await peer.result<T>();
+  await peer.exit();
+  return r;
+}
+
+/** Systems measured round-robin over depths: fsjob claim, Worker start, the floor, SQLite's claim. */
+export function depthSystems(plan: ScalePlan, roots: Map<number, string>): System[] {
+  const out: System[] = [];
+  for (const d of plan.depths) {
+    const root = () => {
+      const r = roots.get(d);
+      if (r === undefined) throw new Error(`no queue of depth ${d}`);
+      return r;
+    };
+    out.push({
+      id: `claim-fsjob-${d}`,
+      label: `fsjob claimNext() with ${depthLabel(d)} finished jobs`,
+      durability: 'fsync per step',
+      skip: fsjobMissing,
+      run: async () => {
+        const r = await oneShot<{ claim_us: number[]; claim_complete_us: number[] }>('fsjob claim', tsNode('fsjob-lib.ts', ['claim', root(), String(plan.claimSamples)]));
+        return { p50_us: percentile(r.claim_us, 50), p99_us: percentile(r.claim_us, 99), complete_p50_us: percentile(r.claim_complete_us, 50) };
+      },
+    });
+    out.push({
+      id: `start-fsjob-${d}`,
+      label: `fsjob Worker start-up (READY-4 scan) with ${depthLabel(d)} finished jobs`,
+      durability: 'n/a',
+      skip: fsjobMissing,
+      run: async () => {
+        const r = await oneShot<{ start_ms: number }>('fsjob start', tsNode('fsjob-lib.ts', ['start', root()]));
+        return { start_ms: r.start_ms };
+      },
+    });
+    out.push({
+      id: `claim-floor-${d}`,
+      label: `floor: one job's whole sequence, in a jobs/ holding ${depthLabel(d)} finished jobs`,
+      durability: 'fsync per step',
+      run: async () => {
+        // Own tmp/, ready/ and jobs/ beside the fsjob queue would not share its jobs/ directory: use the queue's.
+        const r = await runFloor(root(), plan.floorJobs, 1, 'full');
+        return { p50_us: r.p50_ns / 1000, p99_us: r.p99_ns / 1000, rate: r.jobs_per_s };
+      },
+    });
+    out.push({
+      id: `claim-sqlite-${d}`,
+      label: `SQLite WAL FULL claim transaction with ${depthLabel(d)} done rows`,
+      durability: 'fsync per commit',
+      run: async (ctx) => {
+        const db = path.join(ctx.fresh(`sqlite-depth-${d}`), 'queue.db');
+        const r = await oneShot<{ claim_us: number[] }>('sqlite depth', tsNode('sqlite-queue.ts', ['depth', db, 'FULL', String(d), String(plan.claimSamples)]));
+        return { p50_us: percentile(r.claim_us, 50), p99_us: percentile(r.claim_us, 99) };
+      },
+    });
+  }
+  return out;
+}
+
+interface ValidateJson {
+  summary: { errors: number; warnings: number; files: number; jobs: number };
+}
+
+/** `fsjob validate QUEUE --json` per depth, timed as a user sees it (node start-up included, and reported apart). */
+export function validateSystems(plan: ScalePlan, roots: Map<number, string>): System[] {
+  return plan.depths.map((d) => ({
+    id: `validate-${d}`,
+    label: `fsjob validate QUEUE with ${depthLabel(d)} finished jobs`,
+    durability: 'n/a',
+    skip: fsjobMissing,
+    run: async (): Promise<Sample> => {
+      const root = roots.get(d) as string;
+      const limitS = 900;
+      const r = await run([process.execPath, FSJOB_BIN, 'validate', root, '--json'], { timeoutMs: limitS * 1000 });
+      if (r.signal === 'SIGKILL') throw new Error(`did not finish within ${limitS} s (so under ${Math.round(d / limitS)} jobs/s); stopped`);
+      const report = JSON.parse(r.stdout) as ValidateJson;
+      if (report.summary.errors !== 0) throw new Error(`validate found ${report.summary.errors} errors in the built queue; the fixtures are not valid`);
+      return { seconds: r.wallMs / 1000, jobs: report.summary.jobs, files: report.summary.files, rate: d === 0 ? Number.NaN : report.summary.jobs / (r.wallMs / 1000) };
+    },
+  }));
+}
+
+/**
+ * Max RSS of `fsjob work` over a queue of `jobs` queued `true` jobs: through
+ * its start-up (the READY-4 scan of jobs/, until it registers in workers/)
+ * and then `seconds` of serving; with what it did meanwhile.
+ */
+export async function workerMemory(ctx: Ctx, jobs: number, seconds: number): Promise<Sample> {
+  const root = path.join(ctx.fresh(`memory-${jobs}`), 'q');
+  const built = await buildQueue(root, jobs, 'queued', { argv: ['true'] }, ctx.fresh('templates'));
+  ctx.log(`  built a queue with ${depthLabel(jobs)} queued command jobs in ${built.toFixed(1)} s`);
+  const worker = new Peer('fsjob work', [process.execPath, FSJOB_BIN, 'work', '--queue', root]);
+  const pid = worker.child.pid as number;
+  let hwm = 0;
+  const t0 = performance.now();
+  let registeredS = Number.NaN;
+  let finished = 0;
+  worker.child.stderr?.on('data', (chunk: Buffer | string) => {
+    finished += (String(chunk).match(/fsjob work: finished /g) ?? []).length;
+  });
+  const workers = path.join(root, 'workers');
+  for (;;) {
+    const elapsed = (performance.now() - t0) / 1000;
+    if (Number.isNaN(registeredS) && readdirSync(workers).length > 0) registeredS = elapsed;
+    if (!Number.isNaN(registeredS) && elapsed - registeredS >= seconds) break;
+    if (elapsed > 900) break;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      hwm = Math.max(hwm, Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0));
+    } catch {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  worker.kill('SIGTERM');
+  await worker.exit(60_000);
+  return { max_rss_mib: hwm / 1024, startup_s: registeredS, finished_in_window: finished, window_s: seconds };
+}

@@ -1,0 +1,503 @@
+/**
+ * One job directory, examined in one pass (synchronously, so that a queue of
+ * 100,000 jobs is not 2.6 million thread-pool round trips): every entry's
+ * kind, owner and mode, every record against REC-4, the data files against
+ * what the records say, and the records of the job against each other
+ * (sections 7 to 9). What needs other jobs or the process table (the ready
+ * index, dedupe keys, lanes, owner liveness) is left in the summary for
+ * src/validator/queue.ts.
+ *
+ * Nothing is written; only names the listing reported as regular files are
+ * opened, read-only and bounded (SEC-2..SEC-4).
+ */
+import { createHash } from 'node:crypto';
+import { isFsjobError } from '../core/errors.ts';
+import { classifyJobEntry, genRecordName } from '../core/layout.ts';
+import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../core/records.ts';
+import { type DirEntry, STDIN_MAX_BYTES, listDirSync, lstatIfExistsSync, readBoundedSync } from '../core/safefs.ts';
+import { GEN_MAX, OUTPUT_MAX } from '../core/constants.ts';
+import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
+
+type GenKind = 'claim' | 'exec' | 'state' | 'end' | 'stdout' | 'stderr';
+type Stream = 'stdout' | 'stderr';
+
+/** What the queue-wide checks need to know about a job. Plain data (it may cross a worker boundary). */
+export interface JobSummary {
+  id: string;
+  /** A receipt.json entry exists: the job is finished (STATUS-1), whatever else is wrong. */
+  finished: boolean;
+  /** The directory could not be examined (it was swapped for something else while the audit ran). */
+  unreadable?: boolean;
+  /** From a valid spec of an unfinished job; undefined when finished, or the spec is missing or invalid. */
+  spec?: { priority: number; dedupe: string | null; lane: string | null };
+  /** The current claim when it is open (no end record, no receipt) and readable. */
+  open?: OpenClaim;
+}
+
+export interface OpenClaim {
+  gen: number;
+  claim: ClaimRecord;
+  /** LEASE-3: the later of claimed_ms and a valid state record's heartbeat_ms. */
+  lastRenewalMs: number;
+  /** The execution generation g recorded: none, a group (null for a payload job), or an unreadable record. */
+  exec: { kind: 'none' } | { kind: 'invalid' } | { kind: 'recorded'; group: Group | null };
+  /** Where findings about the claim and its execution point. */
+  claimPath: string;
+  execPath: string;
+}
+
+export interface JobScan {
+  summary: JobSummary;
+  findings: JobScanFindings;
+}
+
+export interface JobScanFindings {
+  list: Sink['findings'];
+  files: number;
+}
+
+interface GenSlots {
+  claim?: DirEntry;
+  exec?: DirEntry;
+  state?: DirEntry;
+  end?: DirEntry;
+  stdout?: DirEntry;
+  stderr?: DirEntry;
+}
+
+interface GenRecords {
+  claim?: ClaimRecord;
+  exec?: ExecRecord;
+  state?: StateRecord;
+  end?: EndRecord;
+}
+
+interface OutputFile {
+  size: number;
+  sha256?: string;
+}
+
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
+
+/** Scan jobs/<id>/ (the caller saw it listed as a directory with a valid id). Returns undefined if it vanished. */
+export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
+  // Names below are checked single components (a valid id, names from a listing): concatenation is join.
+  const dir = `${env.jobsDir}/${id}`;
+  const shownDir = `${env.shownJobsDir}/${id}`;
+  const sink = new Sink();
+  const dirStats = lstatIfExistsSync(dir);
+  if (dirStats === undefined) return undefined;
+  sink.files += 1;
+  if (!dirStats.isDirectory()) {
+    // Swapped for a link or a file since jobs/ was listed: report it, never list through it.
+    checkKind(sink, shownDir, dirStats.isSymbolicLink() ? 'symlink' : 'other', 'dir', id);
+    return { summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } };
+  }
+  checkStats(sink, env, shownDir, dirStats, id);
+  let entries: DirEntry[];
+  try {
+    entries = listDirSync(dir);
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc meanwhile
+    throw error;
+  }
+  const job = new JobAudit(env, sink, id, dir, shownDir);
+  const summary = job.run(entries);
+  return { summary, findings: { list: sink.findings, files: sink.files } };
+}
+
+class JobAudit {
+  private readonly gens = new Map<number, GenSlots>();
+  private readonly records = new Map<number, GenRecords>();
+  private readonly outputs = { stdout: new Map<number, OutputFile>(), stderr: new Map<number, OutputFile>() };
+  private specEntry: DirEntry | undefined;
+  private stdinEntry: DirEntry | undefined;
+  private receiptEntry: DirEntry | undefined;
+  private cancelEntry: DirEntry | undefined;
+  private cancelForceEntry: DirEntry | undefined;
+  private spec: SpecRecord | undefined;
+  private receipt: ReceiptRecord | undefined;
+
+  constructor(
+    private readonly env: AuditEnv,
+    private readonly sink: Sink,
+    private readonly id: string,
+    private readonly dir: string,
+    private readonly shownDir: string,
+  ) {}
+
+  private path(name: string): string {
+    return `${this.dir}/${name}`;
+  }
+
+  private shown(name: string): string {
+    return `${this.shownDir}/${name}`;
+  }
+
+  private slots(gen: number): GenSlots {
+    let slots = this.gens.get(gen);
+    if (slots === undefined) {
+      slots = {};
+      this.gens.set(gen, slots);
+    }
+    return slots;
+  }
+
+  private recordsOf(gen: number): GenRecords {
+    let records = this.records.get(gen);
+    if (records === undefined) {
+      records = {};
+      this.records.set(gen, records);
+    }
+    return records;
+  }
+
+  run(entries: readonly DirEntry[]): JobSummary {
+    this.classify(entries);
+    this.readRecords();
+    this.checkStdin();
+    this.checkOutputs();
+    this.crossCheck();
+    return this.summary();
+  }
+
+  /** LAYOUT-5/LAYOUT-6: sort the entries by what their names say; temporary and unknown names are checked here. */
+  private classify(entries: readonly DirEntry[]): void {
+    for (const entry of entries) {
+      const kind = classifyJobEntry(entry.name);
+      switch (kind.kind) {
+        case 'temp':
+          checkTemp(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry.kind, this.id);
+          break;
+        case 'unknown': {
+          const shown = this.shown(entry.name);
+          this.sink.add('JOB_UNKNOWN_ENTRY', `${shown} is not a name LAYOUT-5 defines`, shown, this.id);
+          if (checkKind(this.sink, shown, entry.kind, 'any', this.id)) {
+            const stats = lstatIfExistsSync(this.path(entry.name));
+            if (stats !== undefined) {
+              this.sink.files += 1;
+              checkStats(this.sink, this.env, shown, stats, this.id);
+            }
+          }
+          break;
+        }
+        case 'spec':
+          this.specEntry = entry;
+          break;
+        case 'stdin':
+          this.stdinEntry = entry;
+          break;
+        case 'receipt':
+          this.receiptEntry = entry;
+          break;
+        case 'cancel':
+          if (kind.force) this.cancelForceEntry = entry;
+          else this.cancelEntry = entry;
+          break;
+        default:
+          this.slots(kind.gen)[kind.kind] = entry;
+      }
+    }
+  }
+
+  private readJobRecord<T extends 'spec' | 'cancel' | 'receipt'>(entry: DirEntry, type: T, more: { expectedForce?: boolean } = {}) {
+    return readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, type, { expectedJobId: this.id, ...more }, this.id).value;
+  }
+
+  private readRecords(): void {
+    if (this.specEntry === undefined) {
+      const shown = this.shown('spec.json');
+      this.sink.add('JOB_NO_SPEC', `job directory ${this.shownDir} has no spec.json`, shown, this.id);
+    } else {
+      this.spec = this.readJobRecord(this.specEntry, 'spec');
+    }
+    for (const gen of [...this.gens.keys()].sort((a, b) => a - b)) {
+      const slots = this.gens.get(gen) as GenSlots;
+      for (const kind of ['claim', 'exec', 'state', 'end'] as const) {
+        const entry = slots[kind];
+        if (entry === undefined) continue;
+        const read = readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, kind, { expectedJobId: this.id, expectedGen: gen }, this.id);
+        if (read.value !== undefined) (this.recordsOf(gen) as Record<string, unknown>)[kind] = read.value;
+      }
+    }
+    if (this.cancelEntry !== undefined) this.readJobRecord(this.cancelEntry, 'cancel', { expectedForce: false });
+    if (this.cancelForceEntry !== undefined) this.readJobRecord(this.cancelForceEntry, 'cancel', { expectedForce: true });
+    if (this.receiptEntry !== undefined) this.receipt = this.readJobRecord(this.receiptEntry, 'receipt');
+  }
+
+  /** EXEC-7: the stdin file exists exactly when the spec describes one, with that size and digest. */
+  private checkStdin(): void {
+    const entry = this.stdinEntry;
+    const described = this.spec?.stdin;
+    const shown = this.shown('stdin');
+    if (entry === undefined) {
+      if (described !== undefined && described !== null) {
+        this.sink.add('STDIN_MISMATCH', `spec.json describes ${described.bytes} bytes of stdin but ${shown} does not exist`, shown, this.id);
+      }
+      return;
+    }
+    if (!checkKind(this.sink, shown, entry.kind, 'file', this.id)) return;
+    if (described === undefined) {
+      // No valid spec: only the file's own hazards can be judged.
+      this.statData(entry.name, STDIN_MAX_BYTES);
+      return;
+    }
+    if (described === null) {
+      this.statData(entry.name, STDIN_MAX_BYTES);
+      this.sink.add('STDIN_MISMATCH', `${shown} exists but spec.json says the job has no stdin ("stdin": null)`, shown, this.id);
+      return;
+    }
+    const file = this.hashData(entry.name, STDIN_MAX_BYTES);
+    if (file === undefined) return;
+    if (file.size !== described.bytes) {
+      this.sink.add('STDIN_MISMATCH', `${shown} is ${file.size} bytes but spec.json says ${described.bytes}`, shown, this.id, '/stdin/bytes');
+    } else if (file.sha256 !== described.sha256) {
+      this.sink.add('STDIN_MISMATCH', `the SHA-256 of ${shown} is ${file.sha256 ?? '?'} but spec.json says ${described.sha256}`, shown, this.id, '/stdin/sha256');
+    }
+  }
+
+  /** lstat a data file for SEC-4..SEC-6; its size, or undefined when it vanished. */
+  private statData(name: string, bound: number): OutputFile | undefined {
+    const shown = this.shown(name);
+    const stats = lstatIfExistsSync(this.path(name));
+    if (stats === undefined) return undefined;
+    this.sink.files += 1;
+    checkStats(this.sink, this.env, shown, stats, this.id);
+    if (stats.size > bound) {
+      this.sink.add('ENTRY_TOO_LARGE', `${shown} is ${stats.size} bytes, over its bound of ${bound}`, shown, this.id);
+      return undefined;
+    }
+    return { size: stats.size };
+  }
+
+  /** Read a data file bounded and hash it; refusals become findings. An empty file is not opened. */
+  private hashData(name: string, bound: number): OutputFile | undefined {
+    const shown = this.shown(name);
+    const stats = lstatIfExistsSync(this.path(name));
+    if (stats === undefined) return undefined;
+    if (stats.size === 0 && stats.isFile() && stats.uid === this.env.uid && (stats.mode & 0o022) === 0) {
+      this.sink.files += 1;
+      checkStats(this.sink, this.env, shown, stats, this.id);
+      return { size: 0, sha256: EMPTY_SHA256 };
+    }
+    const hash = createHash('sha256');
+    try {
+      const read = readBoundedSync(this.path(name), bound, { sink: (chunk) => hash.update(chunk), scratch: this.env.scratch, uid: this.env.uid });
+      this.sink.files += 1;
+      checkStats(this.sink, this.env, shown, read.stats, this.id);
+      return { size: read.stats.size, sha256: hash.digest('hex') };
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) return undefined;
+      if (!isFsjobError(error)) throw error;
+      this.sink.files += 1;
+      switch (error.code) {
+        case 'TOO_LARGE':
+          this.sink.add('ENTRY_TOO_LARGE', `${shown} is over its bound of ${bound} bytes`, shown, this.id);
+          return undefined;
+        case 'UNSAFE_MODE':
+        case 'FOREIGN_OWNER':
+          checkStats(this.sink, this.env, shown, stats, this.id);
+          return undefined;
+        case 'SYMLINK_REFUSED':
+        case 'NOT_REGULAR':
+          // Swapped since the listing: report what it is now.
+          this.sink.add(error.code === 'SYMLINK_REFUSED' ? 'ENTRY_SYMLINK' : 'ENTRY_WRONG_TYPE', error.message.split('; ')[0] ?? error.message, shown, this.id);
+          return undefined;
+        default:
+          throw error;
+      }
+    }
+  }
+
+  /** The output files: their hazards, their bound (EXEC-1), and a digest when the receipt describes them (RCPT-5). */
+  private checkOutputs(): void {
+    const described = new Set<string>();
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const summary = this.receipt?.[stream];
+      if (summary !== null && summary !== undefined) described.add(`${stream}.${summary.gen}`);
+    }
+    const keep = this.spec?.max_output_bytes;
+    for (const [gen, slots] of this.gens) {
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const entry = slots[stream];
+        if (entry === undefined) continue;
+        const shown = this.shown(entry.name);
+        if (!checkKind(this.sink, shown, entry.kind, 'file', this.id)) continue;
+        const file = described.has(entry.name) ? this.hashData(entry.name, OUTPUT_MAX) : this.statData(entry.name, OUTPUT_MAX);
+        if (file === undefined) continue;
+        this.outputs[stream].set(gen, file);
+        if (keep !== undefined && file.size > keep) {
+          this.sink.add('OUTPUT_OVER_BOUND', `${shown} holds ${file.size} bytes but the job keeps at most max_output_bytes = ${keep}`, shown, this.id);
+        }
+      }
+    }
+  }
+
+  private crossCheck(): void {
+    const claimGens = [...this.gens].filter(([, slots]) => slots.claim !== undefined).map(([gen]) => gen).sort((a, b) => a - b);
+    const top = claimGens.at(-1) ?? 0;
+    const hasClaim = new Set(claimGens);
+
+    // CLAIM-5: generations are 1..g without a gap.
+    if (claimGens.length !== top) {
+      const missing: number[] = [];
+      for (let gen = 1; gen <= top && missing.length < 10; gen++) if (!hasClaim.has(gen)) missing.push(gen);
+      const count = top - claimGens.length;
+      const shown = this.shown(genRecordName('claim', missing[0] ?? 1));
+      this.sink.add('CLAIM_GAP', `the highest claim is generation ${top} but ${count} generation${count === 1 ? ' is' : 's are'} missing (${missing.join(', ')}${count > missing.length ? ', ...' : ''})`, shown, this.id);
+    }
+
+    // LAYOUT-5: every generation record belongs to a claim of that generation.
+    for (const [gen, slots] of [...this.gens].sort(([a], [b]) => a - b)) {
+      if (slots.claim !== undefined) continue;
+      for (const kind of ['exec', 'state', 'end', 'stdout', 'stderr'] as const) {
+        const entry = slots[kind];
+        if (entry === undefined) continue;
+        const shown = this.shown(entry.name);
+        this.sink.add('GEN_WITHOUT_CLAIM', `${shown} belongs to generation ${gen}, which has no claim.${gen}.json`, shown, this.id);
+      }
+    }
+
+    // EXEC-1, EXEC-3/PAYLOAD-1, RETRY-1: executions, in generation order.
+    let used = 0;
+    let executions = 0;
+    for (const [gen, slots] of [...this.gens].sort(([a], [b]) => a - b)) {
+      if (slots.exec === undefined) continue;
+      executions += 1;
+      const shown = this.shown(slots.exec.name);
+      const missing = (['stdout', 'stderr'] as const).filter((stream) => slots[stream] === undefined);
+      if (missing.length > 0) {
+        this.sink.add('EXEC_NO_OUTPUT', `generation ${gen} recorded an execution but ${missing.map((stream) => `${stream}.${gen}`).join(' and ')} ${missing.length === 1 ? 'does' : 'do'} not exist`, shown, this.id);
+      }
+      const records = this.records.get(gen);
+      const exec = records?.exec;
+      if (exec !== undefined) {
+        if (exec.attempt !== used + 1) {
+          this.sink.add('EXEC_ATTEMPT', `exec.${gen}.json says attempt ${exec.attempt} but ${used} attempt${used === 1 ? ' was' : 's were'} used before it`, shown, this.id, '/attempt');
+        }
+        if (this.spec !== undefined) {
+          const command = this.spec.argv !== undefined;
+          if (command && exec.group === null) {
+            this.sink.add('EXEC_GROUP', `exec.${gen}.json records no process group for a command job`, shown, this.id, '/group');
+          } else if (!command && exec.group !== null) {
+            this.sink.add('EXEC_GROUP', `exec.${gen}.json records a process group for a payload job (handler ${this.spec.handler ?? '?'})`, shown, this.id, '/group');
+          }
+        }
+        const state = records?.state;
+        if (state !== undefined && state.attempt !== null && state.attempt !== exec.attempt) {
+          const stateShown = this.shown(genRecordName('state', gen));
+          this.sink.add('STATE_ATTEMPT', `state.${gen}.json says attempt ${state.attempt} but exec.${gen}.json says ${exec.attempt}`, stateShown, this.id, '/attempt');
+        }
+      }
+      // An unreadable end record counts the attempt: never undercount what may have run.
+      const end = records?.end;
+      if (!(end !== undefined && !end.counted)) used += 1;
+    }
+    for (const [gen, records] of this.records) {
+      const state = records.state;
+      if (state !== undefined && state.attempt !== null && this.gens.get(gen)?.exec === undefined) {
+        const shown = this.shown(genRecordName('state', gen));
+        this.sink.add('STATE_ATTEMPT', `state.${gen}.json says attempt ${state.attempt} but generation ${gen} recorded no execution`, shown, this.id, '/attempt');
+      }
+    }
+
+    // RETRY-2 and I2.
+    if (this.spec !== undefined) {
+      const max = this.spec.max_attempts;
+      if (max === 1 && !this.spec.preemptible && executions >= 2) {
+        this.sink.add('STARTED_TWICE', `the job has max_attempts 1 but ${executions} generations recorded an execution`, this.shownDir, this.id);
+      } else if (used > max) {
+        this.sink.add('ATTEMPTS_EXCEEDED', `${used} attempts were used but max_attempts is ${max}`, this.shownDir, this.id);
+      }
+    }
+
+    this.checkReceipt(hasClaim, used);
+
+    // CLAIM-4: an unfinished job whose last possible generation ended can never run again.
+    if (top >= GEN_MAX && this.receiptEntry === undefined && this.gens.get(top)?.end !== undefined) {
+      const shown = this.shown(genRecordName('end', top));
+      this.sink.add('CLAIM_LIMIT', `generation ${top} (GEN_MAX) ended and the job has no receipt`, shown, this.id);
+    }
+  }
+
+  private checkReceipt(hasClaim: ReadonlySet<number>, used: number): void {
+    const receipt = this.receipt;
+    if (receipt === undefined) return;
+    const shown = this.shown('receipt.json');
+    if (!hasClaim.has(receipt.gen)) {
+      this.sink.add('RECEIPT_NO_CLAIM', `receipt.json names generation ${receipt.gen} but claim.${receipt.gen}.json does not exist`, shown, this.id, '/gen');
+    } else if (this.gens.get(receipt.gen)?.end !== undefined) {
+      this.sink.add('RECEIPT_ENDED_GEN', `generation ${receipt.gen} published both end.${receipt.gen}.json and receipt.json`, shown, this.id, '/gen');
+    }
+    if (receipt.attempts !== used) {
+      this.sink.add('RECEIPT_ATTEMPTS', `receipt.json says ${receipt.attempts} attempts but the exec and end records count ${used}`, shown, this.id, '/attempts');
+    }
+    for (const stream of ['stdout', 'stderr'] as const) this.checkReceiptOutput(receipt, stream);
+    if (receipt.outcome === 'cancelled' && this.cancelEntry === undefined && this.cancelForceEntry === undefined) {
+      this.sink.add('RECEIPT_CANCEL_UNREQUESTED', 'the receipt says cancelled but the job has no cancel.json or cancel-force.json', shown, this.id, '/outcome');
+    } else if (receipt.outcome === 'force_stopped' && this.cancelForceEntry === undefined) {
+      this.sink.add('RECEIPT_CANCEL_UNREQUESTED', 'the receipt says force_stopped but the job has no cancel-force.json', shown, this.id, '/outcome');
+    }
+  }
+
+  /** RCPT-5 / I4: the receipt's description of an output file against the file. */
+  private checkReceiptOutput(receipt: ReceiptRecord, stream: Stream): void {
+    const shown = this.shown('receipt.json');
+    const summary: OutputSummary | null = receipt[stream];
+    if (summary === null) {
+      if (this.gens.get(receipt.gen)?.exec !== undefined) {
+        this.sink.add('RECEIPT_OUTPUT', `${stream} is null but generation ${receipt.gen} recorded an execution`, shown, this.id, `/${stream}`);
+      }
+      return;
+    }
+    const name = `${stream}.${summary.gen}`;
+    const slots = this.gens.get(summary.gen);
+    if (slots?.exec === undefined) {
+      this.sink.add('RECEIPT_OUTPUT', `${stream} describes generation ${summary.gen}, which recorded no execution`, shown, this.id, `/${stream}/gen`);
+    }
+    if (slots?.[stream] === undefined) {
+      this.sink.add('RECEIPT_OUTPUT', `${stream} describes ${name}, which does not exist`, shown, this.id, `/${stream}`);
+      return;
+    }
+    const file = this.outputs[stream].get(summary.gen);
+    if (file === undefined || file.sha256 === undefined) return; // refused or vanished: reported already
+    if (file.size !== summary.bytes_kept) {
+      this.sink.add('RECEIPT_OUTPUT', `${name} is ${file.size} bytes but ${stream}.bytes_kept is ${summary.bytes_kept}`, shown, this.id, `/${stream}/bytes_kept`);
+    } else if (file.sha256 !== summary.sha256) {
+      this.sink.add('RECEIPT_OUTPUT', `the SHA-256 of ${name} is ${file.sha256} but ${stream}.sha256 is ${summary.sha256}`, shown, this.id, `/${stream}/sha256`);
+    }
+    if (summary.bytes_total !== null) {
+      if (summary.bytes_total < summary.bytes_kept) {
+        this.sink.add('RECEIPT_OUTPUT', `${stream}.bytes_total ${summary.bytes_total} is less than bytes_kept ${summary.bytes_kept}`, shown, this.id, `/${stream}/bytes_total`);
+      } else if (summary.truncated !== summary.bytes_total > summary.bytes_kept) {
+        this.sink.add('RECEIPT_OUTPUT', `${stream}.truncated is ${String(summary.truncated)} but ${summary.bytes_total} bytes were produced and ${summary.bytes_kept} kept`, shown, this.id, `/${stream}/truncated`);
+      }
+    }
+  }
+
+  private summary(): JobSummary {
+    const summary: JobSummary = { id: this.id, finished: this.receiptEntry !== undefined };
+    // What a finished job's spec says matters to no queue-wide check: keep big queues small in memory.
+    if (summary.finished) return summary;
+    if (this.spec !== undefined) summary.spec = { priority: this.spec.priority, dedupe: this.spec.dedupe, lane: this.spec.lane };
+    let top = 0;
+    for (const [gen, slots] of this.gens) if (slots.claim !== undefined && gen > top) top = gen;
+    const slots = this.gens.get(top);
+    if (top === 0 || slots === undefined || slots.end !== undefined) return summary;
+    const records = this.records.get(top);
+    const claim = records?.claim;
+    if (claim === undefined) return summary; // unreadable claim: reported, and nobody can judge it
+    const heartbeat = records?.state?.heartbeat_ms ?? 0;
+    const exec: OpenClaim['exec'] =
+      slots.exec === undefined ? { kind: 'none' } : records?.exec === undefined ? { kind: 'invalid' } : { kind: 'recorded', group: records.exec.group };
+    summary.open = {
+      gen: top,
+      claim,
+      lastRenewalMs: Math.max(claim.claimed_ms, heartbeat),
+      exec,
+      claimPath: this.shown(genRecordName('claim', top)),
+      execPath: this.shown(genRecordName('exec', top)),
+    };
+    return summary;
+  }
+}

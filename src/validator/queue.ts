@@ -1,0 +1,582 @@
+/**
+ * `fsjob validate QUEUE`: the whole-queue audit of CONF-3. One pass over the
+ * queue reports every violation the disk shows, each as a finding with its
+ * path, job, clause and severity (src/core/findings.ts):
+ *
+ *   1. the root: SEC-1 (else the audit cannot run), fsjob.json (LAYOUT-2,
+ *      VER-1), the six directories and nothing else (LAYOUT-1);
+ *   2. every job directory (src/validator/job-scan.ts);
+ *   3. ready/, dedupe/, lanes/, workers/ and tmp/ against the jobs: the
+ *      index (READY-1, READY-3, LAYOUT-7), dedupe keys (DEDUPE-1, DEDUPE-2),
+ *      lanes (LANE-1, LANE-2), holds of missing jobs, stale workers;
+ *   4. liveness of every open claim (ID-6..ID-8, RECOV-1), each owner
+ *      judged once.
+ *
+ * It never writes: no file is created, changed, removed or re-moded, nothing
+ * is opened for writing, no link is followed, and only entries a listing
+ * reported as regular files are ever opened (read-only, non-blocking,
+ * bounded, with O_NOATIME where permitted).
+ */
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../core/errors.ts';
+import type { Finding } from '../core/findings.ts';
+import type { IdentityOptions } from '../core/identity.ts';
+import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId, keyHash, parseHoldNumber, parseReadyEntry, readyEntryName } from '../core/layout.ts';
+import type { HoldRecord, QueueRecord } from '../core/records.ts';
+import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../core/safefs.ts';
+import { TEMP_MAX_AGE } from '../core/constants.ts';
+import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
+import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
+import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
+import { LivenessJudge } from './liveness.ts';
+
+export interface QueueAuditOptions {
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+  /** Seams for the process table (tests). */
+  identity?: IdentityOptions;
+  /** Called with (jobs checked, jobs in all) at most every progressIntervalMs while jobs are scanned. */
+  progress?: (checked: number, total: number) => void;
+  progressIntervalMs?: number;
+  /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
+  threads?: number;
+}
+
+/** Below this many jobs, starting worker threads costs more than it saves. */
+export const PARALLEL_MIN_JOBS = 20_000;
+const MAX_THREADS = 4;
+const WORKER_BATCH = 256;
+
+export interface QueueAudit {
+  /** The queue root as given. */
+  target: string;
+  /** Queue-wide findings first, then each job's, jobs in id order. */
+  findings: Finding[];
+  files: number;
+  jobs: number;
+}
+
+/** Whether `dir` holds an entry named fsjob.json (of any kind, unopened): `fsjob validate DIR` then audits it as a queue. */
+export function holdsQueueRecord(dir: string): boolean {
+  return lstatIfExistsSync(join(dir, QUEUE_RECORD)) !== undefined;
+}
+
+interface Hold {
+  n: number;
+  record: HoldRecord | undefined;
+  path: string;
+}
+
+/** Per-key holds: the highest number and its record, when it was valid. */
+type HoldIndex = Map<string, Hold>;
+
+/**
+ * Audit the queue at `target`. Throws NOT_A_QUEUE (no such directory, no
+ * fsjob.json) or UNSAFE_QUEUE (SEC-1) when it cannot run; everything else is
+ * a finding.
+ */
+export async function auditQueue(target: string, options: QueueAuditOptions = {}): Promise<QueueAudit> {
+  const now = options.now ?? Date.now;
+  const root = resolve(target);
+  await checkQueueRoot(root); // SEC-1: a root we may not trust is not audited at all
+  const env: AuditEnv = auditEnv(target, root, process.geteuid?.() ?? 0, now());
+  const audit = new QueueAuditRun(env, options);
+  return audit.run();
+}
+
+class QueueAuditRun {
+  private readonly queueSink = new Sink();
+  private readonly jobSinks = new Map<string, Sink>();
+  private readonly summaries = new Map<string, JobSummary>();
+  private readonly liveness: LivenessJudge;
+  private readonly readyByJob = new Map<string, { name: string; priority: number }[]>();
+  private readonly staging = new Set<string>();
+  private jobsExamined = 0;
+  private scannedFiles = 0;
+  private dirs = new Map<string, DirEntry>();
+
+  constructor(
+    private readonly env: AuditEnv,
+    private readonly options: QueueAuditOptions,
+  ) {
+    this.liveness = new LivenessJudge(options.identity);
+  }
+
+  private abs(...parts: string[]): string {
+    return join(this.env.root, ...parts);
+  }
+
+  private shown(...parts: string[]): string {
+    return join(this.env.shownRoot, ...parts);
+  }
+
+  private jobSink(id: string): Sink {
+    let sink = this.jobSinks.get(id);
+    if (sink === undefined) {
+      sink = new Sink();
+      this.jobSinks.set(id, sink);
+    }
+    return sink;
+  }
+
+  async run(): Promise<QueueAudit> {
+    const rootEntries = listDirSync(this.env.root);
+    const queueEntry = rootEntries.find((entry) => entry.name === 'fsjob.json');
+    if (queueEntry === undefined) {
+      throw new FsjobError('NOT_A_QUEUE', `${this.env.shownRoot} is not an fsjob queue: it has no fsjob.json`, { path: this.env.shownRoot, clause: 'LAYOUT-2' });
+    }
+    if (!this.checkQueueRecord(queueEntry)) return this.result();
+    this.checkRoot(rootEntries);
+    const ids = this.listJobs();
+    await this.scanJobs(ids);
+    this.checkTmp();
+    this.checkReady();
+    const dedupe = this.readHolds('dedupe');
+    const lanes = this.readHolds('lanes');
+    const running = await this.checkOpenClaims();
+    this.checkIndex();
+    this.checkDedupe(dedupe);
+    this.checkLanes(lanes, running);
+    await this.checkWorkers();
+    return this.result();
+  }
+
+  private result(): QueueAudit {
+    const findings = [...this.queueSink.findings];
+    let files = this.queueSink.files + this.scannedFiles;
+    for (const id of [...this.jobSinks.keys()].sort()) {
+      const sink = this.jobSinks.get(id) as Sink;
+      findings.push(...sink.findings);
+      files += sink.files;
+    }
+    return { target: this.env.shownRoot, findings, files, jobs: this.jobsExamined };
+  }
+
+  /** LAYOUT-2 and VER-1. False when the queue is of another major: nothing inside is judged by rules it does not follow. */
+  private checkQueueRecord(entry: DirEntry): boolean {
+    const sink = this.queueSink;
+    const shown = this.shown('fsjob.json');
+    const before = sink.findings.length;
+    const read = readRecordEntry<'queue'>(sink, this.env, this.abs('fsjob.json'), shown, entry, 'queue', {}, null);
+    const value: QueueRecord | undefined = read.value;
+    if (value !== undefined) return true;
+    const problems = sink.findings.slice(before);
+    if (problems.some((finding) => finding.code === 'RECORD_VERSION')) {
+      sink.add('QUEUE_VERSION', `${shown} does not name protocol major 1, so the queue is refused as a whole`, shown, null);
+      return false;
+    }
+    sink.add('QUEUE_RECORD_INVALID', `${shown} is not a valid queue record, so the directory is not a queue to a reader`, shown, null);
+    return true;
+  }
+
+  /** LAYOUT-1: exactly fsjob.json and the six directories (temporary names aside). */
+  private checkRoot(entries: readonly DirEntry[]): void {
+    const sink = this.queueSink;
+    const expected = new Set<string>(QUEUE_DIRS);
+    for (const entry of entries) {
+      const shown = this.shown(entry.name);
+      if (entry.name === 'fsjob.json') continue;
+      if (entry.name.startsWith('.')) {
+        checkTemp(sink, this.env, this.abs(entry.name), shown, entry.kind, null);
+        continue;
+      }
+      if (!expected.has(entry.name)) {
+        sink.add('ROOT_UNKNOWN_ENTRY', `${shown} is not one of the entries LAYOUT-1 lists`, shown, null);
+        if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs(entry.name), shown, null);
+        continue;
+      }
+      if (checkKind(sink, shown, entry.kind, 'dir', null)) {
+        statEntry(sink, this.env, this.abs(entry.name), shown, null);
+        this.dirs.set(entry.name, entry);
+      }
+    }
+    for (const name of QUEUE_DIRS) {
+      if (!entries.some((entry) => entry.name === name)) {
+        const shown = this.shown(name);
+        sink.add('QUEUE_DIR_MISSING', `${shown} does not exist`, shown, null);
+      }
+    }
+  }
+
+  /** A queue directory to walk, or undefined when it is missing or not a directory (reported by checkRoot). */
+  private list(name: string): DirEntry[] | undefined {
+    if (!this.dirs.has(name)) return undefined;
+    try {
+      return listDirSync(this.abs(name));
+    } catch (error) {
+      if (error instanceof FsjobError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
+
+  /** jobs/: valid ids that are directories; everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
+  private listJobs(): string[] {
+    const sink = this.queueSink;
+    const ids: string[] = [];
+    for (const entry of this.list('jobs') ?? []) {
+      const shown = this.shown('jobs', entry.name);
+      if (entry.name.startsWith('.')) {
+        checkTemp(sink, this.env, this.abs('jobs', entry.name), shown, entry.kind, null);
+      } else if (!isJobId(entry.name)) {
+        sink.add('JOB_BAD_ID', `${shown} is not a job id (19 digits, "-", 16 lowercase hex digits)`, shown, null);
+        if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs('jobs', entry.name), shown, null);
+      } else if (checkKind(this.jobSink(entry.name), shown, entry.kind, 'dir', entry.name)) {
+        ids.push(entry.name);
+      }
+    }
+    return ids;
+  }
+
+  private async scanJobs(ids: readonly string[]): Promise<void> {
+    const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
+    const progress = this.progressTicker(ids.length);
+    if (threads <= 1) {
+      for (const [index, id] of ids.entries()) {
+        this.record(id, scanJob(this.env, id));
+        if ((index & 63) === 63) progress(index + 1);
+      }
+    } else {
+      await this.scanInWorkers(ids, threads, progress);
+    }
+    if (ids.length > 0) progress(ids.length, true);
+  }
+
+  private record(id: string, scan: JobScan | undefined | null): void {
+    if (scan === undefined || scan === null) return; // vanished since the listing (collected meanwhile)
+    this.jobsExamined += 1;
+    this.scannedFiles += scan.findings.files;
+    // A clean job costs no sink: 100,000 finished jobs keep only their summaries.
+    if (scan.findings.list.length > 0) this.jobSink(id).findings.push(...scan.findings.list);
+    this.summaries.set(id, scan.summary);
+  }
+
+  /** Reports (checked, total) at most every progressIntervalMs, and at the end when it reported before: short audits stay silent. */
+  private progressTicker(total: number): (checked: number, final?: boolean) => void {
+    const { progress } = this.options;
+    if (progress === undefined) return () => undefined;
+    const interval = this.options.progressIntervalMs ?? 2000;
+    let last = Date.now();
+    let reported = false;
+    return (checked, final = false) => {
+      const time = Date.now();
+      if (final ? reported : time - last >= interval) {
+        last = time;
+        reported = true;
+        progress(checked, total);
+      }
+    };
+  }
+
+  /**
+   * The same scan in worker threads, batch by batch, for big queues: the
+   * audit is bound by system calls and record checks, which parallelize.
+   * Results are kept in id order, exactly as the inline scan gives them.
+   */
+  private async scanInWorkers(ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<void> {
+    const init: ScanWorkerInit = { shownRoot: this.env.shownRoot, root: this.env.root, uid: this.env.uid, nowMs: this.env.nowMs };
+    const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
+    let next = 0;
+    let done = 0;
+    let failure: ScanBatchResult | undefined;
+    const runWorker = (): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const worker = new Worker(new URL('./scan-worker-entry.mjs', import.meta.url), { workerData: init });
+        let start = 0;
+        const send = (): void => {
+          if (next >= ids.length || failure !== undefined) {
+            worker.postMessage(null);
+            return;
+          }
+          start = next;
+          next = Math.min(ids.length, next + WORKER_BATCH);
+          worker.postMessage(ids.slice(start, next));
+        };
+        worker.on('message', (result: ScanBatchResult) => {
+          if (!result.ok) {
+            failure = result;
+            worker.postMessage(null);
+            return;
+          }
+          for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
+          done += result.scans.length;
+          progress(done);
+          send();
+        });
+        worker.once('error', reject);
+        worker.once('exit', () => resolve());
+        send();
+      });
+    await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / WORKER_BATCH)) }, runWorker));
+    if (failure !== undefined && !failure.ok) {
+      const { code, message, path, errno } = failure.error;
+      throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
+    }
+    for (const [index, id] of ids.entries()) this.record(id, results[index]);
+  }
+
+  /** tmp/: staging directories are private to their producer (ENQ-5): only their age and hazards are judged (TEMP-1). */
+  private checkTmp(): void {
+    for (const entry of this.list('tmp') ?? []) {
+      if (isJobId(entry.name) && entry.kind === 'dir') this.staging.add(entry.name);
+      checkTemp(this.queueSink, this.env, this.abs('tmp', entry.name), this.shown('tmp', entry.name), entry.kind, null);
+    }
+  }
+
+  /** ready/: names (LAYOUT-7), empty regular files, entries of missing jobs (READY-3). */
+  private checkReady(): void {
+    const sink = this.queueSink;
+    for (const entry of this.list('ready') ?? []) {
+      const path = this.abs('ready', entry.name);
+      const shown = this.shown('ready', entry.name);
+      if (entry.name.startsWith('.')) {
+        checkTemp(sink, this.env, path, shown, entry.kind, null);
+        continue;
+      }
+      const parsed = parseReadyEntry(entry.name);
+      if (parsed === undefined) {
+        sink.add('READY_BAD_NAME', `${shown} is not named <P>-<id> (P = 1000 - priority in four digits)`, shown, null);
+        if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, path, shown, null);
+        continue;
+      }
+      const jobSink = this.summaries.has(parsed.id) ? this.jobSink(parsed.id) : sink;
+      const jobId = this.summaries.has(parsed.id) ? parsed.id : null;
+      if (!checkKind(jobSink, shown, entry.kind, 'file', jobId)) continue;
+      const stats = statEntry(jobSink, this.env, path, shown, jobId);
+      if (stats === undefined) continue;
+      if (stats.size > 0) jobSink.add('READY_NOT_EMPTY', `${shown} holds ${stats.size} bytes`, shown, jobId);
+      const list = this.readyByJob.get(parsed.id) ?? [];
+      list.push({ name: entry.name, priority: parsed.priority });
+      this.readyByJob.set(parsed.id, list);
+      if (jobId === null) {
+        const age = this.env.nowMs - stats.mtimeMs;
+        // A producer may be between ENQ-2 and ENQ-3: young entries are in progress.
+        if (age > TEMP_MAX_AGE && !this.staging.has(parsed.id)) {
+          sink.add('READY_NO_JOB', `${shown} names job ${parsed.id}, which has no directory in jobs/`, shown, null);
+        }
+      }
+    }
+  }
+
+  /** READY-1 and LAYOUT-7 against each job: an unfinished job has an entry at its priority; a finished one needs none. */
+  private checkIndex(): void {
+    for (const [id, summary] of this.summaries) {
+      if (summary.unreadable === true) continue;
+      const sink = this.jobSink(id);
+      const entries = this.readyByJob.get(id) ?? [];
+      if (summary.finished) {
+        for (const entry of entries) {
+          const shown = this.shown('ready', entry.name);
+          sink.add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
+        }
+        continue;
+      }
+      if (entries.length === 0) {
+        const shown = this.shown('ready', summary.spec === undefined ? `*-${id}` : readyEntryName(summary.spec.priority, id));
+        sink.add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
+        continue;
+      }
+      if (summary.spec === undefined) continue;
+      for (const entry of entries) {
+        if (entry.priority !== summary.spec.priority) {
+          const shown = this.shown('ready', entry.name);
+          sink.add('READY_PRIORITY', `${shown} encodes priority ${entry.priority} but spec.json says ${summary.spec.priority} (entry ${readyEntryName(summary.spec.priority, id)})`, shown, id);
+        }
+      }
+    }
+  }
+
+  /** dedupe/<h>/<n>.json or lanes/<h>/<n>.json: names (LAYOUT-8), records (REC-4, REC-7), the highest hold per key. */
+  private readHolds(dir: 'dedupe' | 'lanes'): HoldIndex {
+    const sink = this.queueSink;
+    const index: HoldIndex = new Map();
+    const kind = dir === 'dedupe' ? 'dedupe' : 'lane';
+    for (const keyEntry of this.list(dir) ?? []) {
+      const keyPath = this.abs(dir, keyEntry.name);
+      const keyShown = this.shown(dir, keyEntry.name);
+      if (keyEntry.name.startsWith('.')) {
+        checkTemp(sink, this.env, keyPath, keyShown, keyEntry.kind, null);
+        continue;
+      }
+      if (!KEY_HASH_PATTERN.test(keyEntry.name)) {
+        sink.add('HOLD_BAD_NAME', `${keyShown} is not a key digest (64 lowercase hex digits)`, keyShown, null);
+        if (checkKind(sink, keyShown, keyEntry.kind, 'any', null)) statEntry(sink, this.env, keyPath, keyShown, null);
+        continue;
+      }
+      if (!checkKind(sink, keyShown, keyEntry.kind, 'dir', null)) continue;
+      if (statEntry(sink, this.env, keyPath, keyShown, null) === undefined) continue;
+      let holds: DirEntry[];
+      try {
+        holds = listDirSync(keyPath);
+      } catch (error) {
+        if (error instanceof FsjobError && error.code === 'NOT_FOUND') continue;
+        throw error;
+      }
+      let top: Hold | undefined;
+      for (const hold of holds) {
+        const path = join(keyPath, hold.name);
+        const shown = join(keyShown, hold.name);
+        if (hold.name.startsWith('.')) {
+          checkTemp(sink, this.env, path, shown, hold.kind, null);
+          continue;
+        }
+        const n = hold.name.endsWith('.json') ? parseHoldNumber(hold.name.slice(0, -'.json'.length)) : undefined;
+        if (n === undefined) {
+          sink.add('HOLD_BAD_NAME', `${shown} is not named <n>.json`, shown, null);
+          if (checkKind(sink, shown, hold.kind, 'any', null)) statEntry(sink, this.env, path, shown, null);
+          continue;
+        }
+        const read = readRecordEntry(sink, this.env, path, shown, hold, 'hold', { expectedKind: kind, expectedKeyHash: keyEntry.name }, null);
+        if (top === undefined || n > top.n) top = { n, record: read.value, path: shown };
+      }
+      if (top !== undefined) index.set(keyEntry.name, top);
+    }
+    for (const hold of index.values()) {
+      const record = hold.record;
+      if (record === undefined) continue;
+      // The highest hold is never removed (LANE-3), so it outlives a collected job; a job being staged (DEDUPE-3) is not missing.
+      if (!this.summaries.has(record.job_id) && !this.jobSinks.has(record.job_id) && !this.staging.has(record.job_id)) {
+        sink.add('HOLD_JOB_MISSING', `${hold.path} is the highest hold of its key and names job ${record.job_id}, which does not exist`, hold.path, null);
+      }
+    }
+    return index;
+  }
+
+  /**
+   * ID-6..ID-8 and RECOV-1 for every open claim. Returns the jobs whose
+   * execution is not proven stopped (LANE-1's "running").
+   */
+  private async checkOpenClaims(): Promise<Set<string>> {
+    const running = new Set<string>();
+    const nowMs = this.env.nowMs;
+    for (const [id, summary] of this.summaries) {
+      const open = summary.open;
+      if (open === undefined) continue;
+      const sink = this.jobSink(id);
+      const lease = { nowMs, lastRenewalMs: open.lastRenewalMs, leaseMs: open.claim.lease_ms };
+      const owner = await this.liveness.owner(open.claim.owner, lease);
+      const executing = open.exec.kind !== 'none';
+      if (owner.verdict === 'alive') {
+        if (executing) running.add(id);
+        continue;
+      }
+      if (owner.verdict === 'unknown') {
+        if (executing) running.add(id);
+        sink.add('OWNER_UNKNOWN', `the owner of claim ${open.gen} cannot be judged: ${owner.reason}`, open.claimPath, id);
+        continue;
+      }
+      const dead = `the owner of claim ${open.gen} is dead (${owner.reason})`;
+      if (open.exec.kind === 'none') {
+        sink.add('ORPHANED_CLAIM', `${dead}; no execution was recorded`, open.claimPath, id);
+        continue;
+      }
+      if (open.exec.kind === 'invalid') {
+        running.add(id);
+        sink.add('ORPHAN_UNPROVEN', `${dead} and its exec record cannot be read, so its execution cannot be proven stopped`, open.execPath, id);
+        continue;
+      }
+      const group = open.exec.group;
+      // A payload execution is the owner's own process (PAYLOAD-1): stopped with it.
+      const state = group === null ? 'stopped' : await this.liveness.execution(group, lease);
+      if (state === 'stopped') {
+        sink.add('ORPHANED_CLAIM', `${dead}; its execution is proven stopped`, open.claimPath, id);
+      } else if (state === 'running') {
+        running.add(id);
+        sink.add('ORPHAN_RUNNING', `${dead} but its process group ${group?.pgid ?? '?'} still runs`, open.execPath, id);
+      } else {
+        running.add(id);
+        sink.add('ORPHAN_UNPROVEN', `${dead} and its process group ${group?.pgid ?? '?'} cannot be proven stopped`, open.execPath, id);
+      }
+    }
+    return running;
+  }
+
+  /** DEDUPE-1: one unfinished job per key. DEDUPE-2: it holds the key's highest hold. */
+  private checkDedupe(holds: HoldIndex): void {
+    const byKey = new Map<string, string[]>();
+    for (const [id, summary] of this.summaries) {
+      const key = summary.spec?.dedupe;
+      if (summary.finished || key === undefined || key === null) continue;
+      const list = byKey.get(key) ?? [];
+      list.push(id);
+      byKey.set(key, list);
+    }
+    for (const [key, ids] of byKey) {
+      const hash = keyHash(key);
+      const top = holds.get(hash);
+      for (const id of ids) {
+        const sink = this.jobSink(id);
+        const shown = this.shown('jobs', id);
+        if (ids.length > 1) {
+          const others = ids.filter((other) => other !== id);
+          sink.add('DEDUPE_CONFLICT', `job ${id} and ${others.length} other unfinished job${others.length === 1 ? '' : 's'} (${others.slice(0, 3).join(', ')}) share the dedupe key ${JSON.stringify(key)}`, shown, id);
+        }
+        if (top === undefined) {
+          const where = this.shown('dedupe', hash);
+          sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but ${where}/ holds no hold`, where, id);
+        } else if (top.record !== undefined && top.record.job_id !== id && ids.length === 1) {
+          sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but the highest hold ${top.path} names job ${top.record.job_id}`, top.path, id);
+        }
+      }
+    }
+  }
+
+  /** LANE-1: one running job per lane. LANE-2: a running job holds its lane's highest hold. */
+  private checkLanes(holds: HoldIndex, running: ReadonlySet<string>): void {
+    const byLane = new Map<string, string[]>();
+    for (const id of running) {
+      const lane = this.summaries.get(id)?.spec?.lane;
+      if (lane === undefined || lane === null) continue;
+      const list = byLane.get(lane) ?? [];
+      list.push(id);
+      byLane.set(lane, list);
+    }
+    for (const [lane, ids] of byLane) {
+      const hash = keyHash(lane);
+      const top = holds.get(hash);
+      for (const id of ids.sort()) {
+        const sink = this.jobSink(id);
+        const open = this.summaries.get(id)?.open;
+        const shown = open?.execPath ?? this.shown('jobs', id);
+        if (ids.length > 1) {
+          const others = ids.filter((other) => other !== id);
+          sink.add('LANE_CONFLICT', `job ${id} runs in lane ${JSON.stringify(lane)} while ${others.slice(0, 3).join(', ')} ${others.length === 1 ? 'does' : 'do'} too`, shown, id);
+        }
+        if (top === undefined) {
+          const where = this.shown('lanes', hash);
+          sink.add('LANE_UNHELD', `job ${id} runs in lane ${JSON.stringify(lane)} but ${where}/ holds no hold`, where, id);
+        } else if (top.record !== undefined && (top.record.job_id !== id || top.record.gen !== open?.gen) && ids.length === 1) {
+          sink.add('LANE_UNHELD', `job ${id} runs generation ${open?.gen ?? '?'} in lane ${JSON.stringify(lane)} but the highest hold ${top.path} names job ${top.record.job_id} generation ${String(top.record.gen)}`, top.path, id);
+        }
+      }
+    }
+  }
+
+  /** workers/<w>.json: names (LAYOUT-9), records, and registrations whose owner is dead (WORKER-1). */
+  private async checkWorkers(): Promise<void> {
+    const sink = this.queueSink;
+    for (const entry of this.list('workers') ?? []) {
+      const path = this.abs('workers', entry.name);
+      const shown = this.shown('workers', entry.name);
+      if (entry.name.startsWith('.')) {
+        checkTemp(sink, this.env, path, shown, entry.kind, null);
+        continue;
+      }
+      const workerId = entry.name.endsWith('.json') ? entry.name.slice(0, -'.json'.length) : '';
+      if (!WORKER_ID_PATTERN.test(workerId)) {
+        sink.add('WORKER_BAD_NAME', `${shown} is not named <worker id>.json (16 lowercase hex digits)`, shown, null);
+        if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, path, shown, null);
+        continue;
+      }
+      const worker = readRecordEntry(sink, this.env, path, shown, entry, 'worker', { expectedWorkerId: workerId }, null).value;
+      if (worker === undefined) continue;
+      const verdict = await this.liveness.owner(worker.owner, { nowMs: this.env.nowMs, lastRenewalMs: worker.heartbeat_ms, leaseMs: worker.lease_ms });
+      if (verdict.verdict === 'dead') sink.add('WORKER_STALE', `worker ${workerId} is registered but its owner is dead (${verdict.reason})`, shown, null);
+    }
+  }
+}
+
+function isErrorCode(code: string): code is FsjobErrorCode {
+  return (ERROR_CODES as readonly string[]).includes(code);
+}
