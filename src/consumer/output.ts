@@ -81,9 +81,11 @@ export class OutputCapture extends Writable {
       if (!this.writableEnded) this.end();
       await finished;
     }
-    // RCPT-2. An empty file has no data to flush, and its directory entry and
-    // inode were made durable by the directory fsync that published exec.<g>.json.
-    if (this.kept > 0) await this.file.sync();
+    // RCPT-2 asks for the fsync even when the file stayed empty: a directory fsync
+    // makes the entry durable, but only the file's own fsync is a portable
+    // promise for its inode. Created before exec.<g>.json, whose directory fsync
+    // already committed it, an empty file's fsync is cheap.
+    await this.file.sync();
     return {
       bytes_total: this.total,
       bytes_kept: this.kept,

@@ -318,10 +318,15 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
-    // Empty, they need no fsync: the directory fsync of exec.<g>.json makes their entries durable.
+    // RCPT-2 fsyncs them before any receipt; done after exec.<g>.json, whose directory fsync
+    // already committed their creation, those fsyncs find nothing dirty and cost little.
     const outputs = await owner.createOutputs();
-    await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
-    await owner.publishExec(job.attempt, null);
+    try {
+      await owner.publishExec(job.attempt, null);
+      await Promise.all([outputs.stdout.sync(), outputs.stderr.sync()]);
+    } finally {
+      await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
+    }
     job.startedMs = owner.ctx.clock.nowMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
     job.control.start();
