@@ -7,35 +7,35 @@ import yargs from 'yargs';
 import { FsjobError, errnoOf, isFsjobError } from '../core/errors.ts';
 import { fsjobVersion } from '../validator/report.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
-import { cancelCommand } from './commands/cancel.ts';
-import { conformanceCommand } from './commands/conformance.ts';
-import { demoCommand } from './commands/demo.ts';
-import { enqueueCommand } from './commands/enqueue.ts';
-import { gcCommand } from './commands/gc.ts';
-import { initCommand } from './commands/init.ts';
-import { logsCommand } from './commands/logs.ts';
-import { statusCommand } from './commands/status.ts';
-import { validateCommand } from './commands/validate.ts';
-import { waitCommand } from './commands/wait.ts';
-import { workCommand } from './commands/work.ts';
-import { recoverCommand } from './commands/recover.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 
-/** Every subcommand, one per line. */
-const COMMANDS: readonly FsjobCommand[] = [
-  demoCommand,
-  initCommand,
-  enqueueCommand,
-  statusCommand,
-  waitCommand,
-  cancelCommand,
-  logsCommand,
-  gcCommand,
-  workCommand,
-  recoverCommand,
-  conformanceCommand,
-  validateCommand,
-];
+/**
+ * Every subcommand, one per line, loaded on demand: a command's module pulls in
+ * the producer, the consumer or the validator, and loading all of them costs
+ * every `fsjob` start most of a second of CPU. A named command loads its own
+ * module only; `fsjob --help` and unknown names load them all.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
+  demo: async () => (await import('./commands/demo.ts')).demoCommand,
+  init: async () => (await import('./commands/init.ts')).initCommand,
+  enqueue: async () => (await import('./commands/enqueue.ts')).enqueueCommand,
+  status: async () => (await import('./commands/status.ts')).statusCommand,
+  wait: async () => (await import('./commands/wait.ts')).waitCommand,
+  cancel: async () => (await import('./commands/cancel.ts')).cancelCommand,
+  logs: async () => (await import('./commands/logs.ts')).logsCommand,
+  gc: async () => (await import('./commands/gc.ts')).gcCommand,
+  work: async () => (await import('./commands/work.ts')).workCommand,
+  recover: async () => (await import('./commands/recover.ts')).recoverCommand,
+  conformance: async () => (await import('./commands/conformance.ts')).conformanceCommand,
+  validate: async () => (await import('./commands/validate.ts')).validateCommand,
+};
+
+/** The command modules argv needs: the one it names, else all of them (for help and suggestions). */
+export async function commandsFor(argv: readonly string[]): Promise<FsjobCommand[]> {
+  const first = argv.find((arg) => !arg.startsWith('-'));
+  const named = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
+  return Promise.all(named.map((name) => (COMMANDS[name] as () => Promise<FsjobCommand>)()));
+}
 
 const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
@@ -103,7 +103,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       if (error !== undefined && error !== null) throw error;
       throw new FsjobError('USAGE', message);
     });
-  for (const command of COMMANDS) {
+  for (const command of await commandsFor(argv)) {
     cli.command(command.command, command.describe, command.builder, async (args) => {
       status = await command.run(args as Record<string, unknown>, io);
     });
