@@ -12,7 +12,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ajv2020 from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { type ErrorObject, type KeywordCxt, type ValidateFunction, _ } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
@@ -62,8 +63,10 @@ export function schemaDocument(name: string): SchemaDocument {
 }
 
 /** A fresh ajv instance with every schema and fsjob's keywords (tests use it directly). */
-export function createAjv(): Ajv2020 {
+export function createAjv(options: { source?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({
+    // For gen-validators.ts: keep each validator's source so it can be written out.
+    code: { source: options.source === true, lines: options.source === true },
     strict: true,
     // Definitions in common.schema.json carry no type; each use states it.
     strictTypes: false,
@@ -75,18 +78,20 @@ export function createAjv(): Ajv2020 {
     allErrors: true,
     verbose: true,
   });
+  // Both keywords generate code (rather than calling a function) so that the
+  // compiled validators can be written out as standalone code (gen-validators.ts).
   ajv.addKeyword({
     keyword: 'maxBytes',
     type: 'string',
     schemaType: 'number',
     metaSchema: { type: 'integer', minimum: 0 },
-    validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
+    code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(${cxt.data}, "utf8") > ${cxt.schema as number}`),
   });
   ajv.addKeyword({
     keyword: 'maxJsonBytes',
     schemaType: 'number',
     metaSchema: { type: 'integer', minimum: 0 },
-    validate: (max: number, data: unknown) => jsonBytes(data) <= max,
+    code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(JSON.stringify(${cxt.data}) ?? "", "utf8") > ${cxt.schema as number}`),
   });
   for (const document of schemaDocuments().values()) ajv.addSchema(document);
   return ajv;
@@ -96,15 +101,20 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
-let shared: Ajv2020 | undefined;
 const validators = new Map<string, ValidateFunction>();
+let generated: Record<string, ValidateFunction> | undefined;
 
-/** The compiled validator of schemas/<name>.schema.json; compiled on first use, then cached. */
+/**
+ * The compiled validator of schemas/<name>.schema.json. Compiling the schemas
+ * with ajv costs every process start most of a second, so they are compiled
+ * ahead of time into validators.generated.cjs (npm run gen:validators; a
+ * test fails when that file is stale) and loaded from there.
+ */
 export function validatorFor(name: string): ValidateFunction {
   const cached = validators.get(name);
   if (cached !== undefined) return cached;
-  shared ??= createAjv();
-  const compiled = shared.getSchema(`${SCHEMA_BASE}${name}.schema.json`);
+  generated ??= createRequire(import.meta.url)('./validators.generated.cjs') as Record<string, ValidateFunction>;
+  const compiled = generated[name];
   if (compiled === undefined) throw new Error(`no schema ${name}.schema.json`);
   validators.set(name, compiled);
   return compiled;
