@@ -122,7 +122,9 @@ async function persist<T>(owner: Ownership, publish: () => Promise<T>, giveUp: (
     try {
       return await publish();
     } catch (error) {
-      if (!isFsjobError(error, 'IO') || giveUp() || ctx.clock.nowMs() >= deadline) throw error;
+      // A job directory that is gone (ENOENT) can never take the record: no retry.
+      const gone = error instanceof FsjobError && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
+      if (!isFsjobError(error, 'IO') || gone || giveUp() || ctx.clock.nowMs() >= deadline) throw error;
       if (tries === 1) ctx.emit({ type: 'error', queue: owner.queue.root, job_id: owner.id, error });
       await ctx.clock.sleep(PUBLISH_RETRY_PAUSE);
     }
