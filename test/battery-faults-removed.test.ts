@@ -8,14 +8,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { enqueue } from '../src/producer/index.ts';
-import { initQueue } from '../src/core/queue.ts';
 import { groupState } from '../src/core/identity.ts';
 import type { ExecRecord } from '../src/core/records.ts';
-import { cleanupAll, freshDir } from './helpers.ts';
+import { cleanupAll } from './helpers.ts';
 import { receiptOf, waitFor } from './support/consumer.ts';
-import { assertNoCrash, fsjobSpawn, jobIds } from './support/faults.ts';
+import { assertNoCrash, fsjobSpawn, jobIds, queueAndCwd } from './support/faults.ts';
 
 /** rm -rf that wins against a writer still adding entries (ENOTEMPTY). */
 async function removeAll(dir: string): Promise<void> {
@@ -37,8 +35,7 @@ const removed = suite('a directory removed underneath a running worker');
 removed.after(cleanupAll);
 
 removed('the queue root removed: the worker stops its command, exits 1 naming the queue, and recreates nothing', async () => {
-  const queue = (await initQueue(join(await freshDir('fsjob-rmroot'), 'q'))).queue;
-  const cwd = await freshDir('fsjob-rmroot-cwd');
+  const { queue, cwd } = await queueAndCwd('fsjob-rmroot');
   const job = await enqueue(queue, { argv: ['sleep', '60'] }, { cwd });
   const { done } = fsjobSpawn(['work', '--queue', queue.root, '--lease', '3']);
   const group = await startedGroup(queue.paths.jobFile(job.id, 'exec.1.json'));
@@ -53,8 +50,7 @@ removed('the queue root removed: the worker stops its command, exits 1 naming th
 });
 
 removed('a job directory removed: its command is fenced (LEASE-2), nothing is recreated, the next job runs', async () => {
-  const queue = (await initQueue(join(await freshDir('fsjob-rmjob'), 'q'))).queue;
-  const cwd = await freshDir('fsjob-rmjob-cwd');
+  const { queue, cwd } = await queueAndCwd('fsjob-rmjob');
   const doomed = await enqueue(queue, { argv: ['sleep', '60'] }, { cwd });
   const next = await enqueue(queue, { argv: ['true'] }, { cwd });
   const { done } = fsjobSpawn(['work', '--drain', '--queue', queue.root, '--lease', '3']);

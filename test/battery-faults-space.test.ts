@@ -13,11 +13,11 @@ import * as assert from 'uvu/assert';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue } from '../src/producer/index.ts';
-import { initQueue, type Queue } from '../src/core/queue.ts';
+import type { Queue } from '../src/core/queue.ts';
 import { Worker } from '../src/consumer/index.ts';
-import { cleanupAll, freshDir, rejectsWith } from './helpers.ts';
+import { cleanupAll, rejectsWith } from './helpers.ts';
 import { receiptOf, waitFor } from './support/consumer.ts';
-import { assertNoCrash, assertNothingLost, auditErrors, fillUp, freeUp, fsjobCli, jobIds, mountTmpfs, remount } from './support/faults.ts';
+import { assertNoCrash, assertNothingLost, queueAndCwd, auditErrors, fillUp, freeUp, fsjobCli, jobIds, mountTmpfs, remount } from './support/faults.ts';
 import type { ConsumerEvent } from '../src/consumer/index.ts';
 
 const MIB = 1024 * 1024;
@@ -39,8 +39,7 @@ space('enqueue on a full disk fails with IO/ENOSPC and leaves nothing; a running
   let filler: string | undefined;
   let stopWorker = async (): Promise<void> => undefined;
   try {
-    const queue = (await initQueue(join(fsys.dir, 'q'))).queue;
-    const cwd = await freshDir('fsjob-enospc-cwd');
+    const { queue, cwd } = await queueAndCwd('fsjob-enospc', fsys.dir);
     const go = join(cwd, 'go');
     // The job waits for the test to fill the disk, then writes 64 KiB of output that cannot be kept.
     const running = await enqueue(queue, { argv: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.05; done; head -c 65536 /dev/zero; echo done >&2`] }, { cwd });
@@ -95,8 +94,7 @@ readOnly('enqueue and work fail with IO/EROFS; status and validate still read; o
   const fsys = await mountTmpfs(8 * MIB, 'fsjob-erofs');
   if (fsys === null) return;
   try {
-    const queue = (await initQueue(join(fsys.dir, 'q'))).queue;
-    const cwd = await freshDir('fsjob-erofs-cwd');
+    const { queue, cwd } = await queueAndCwd('fsjob-erofs', fsys.dir);
     const accepted = [(await enqueue(queue, { argv: ['true'] }, { cwd })).id, (await enqueue(queue, { argv: ['sh', '-c', 'exit 3'] }, { cwd })).id];
     remount(fsys.dir, true);
 

@@ -12,7 +12,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { Queue } from '../../src/core/queue.ts';
+import { initQueue, type Queue } from '../../src/core/queue.ts';
 import { recover, Worker } from '../../src/consumer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
 import { freshDir } from '../helpers.ts';
@@ -79,11 +79,20 @@ export interface CliRun {
 /** argv prefix that runs a program as nobody (root bypasses permission checks, so EACCES needs another uid). */
 export const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
 
+export interface SpawnOptions {
+  /** argv prefix such as AS_NOBODY. */
+  prefix?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** @default "/" (readable by every uid) */
+  cwd?: string;
+}
+
 /** Runs `fsjob <args>` in another process, optionally behind a prefix (setpriv, prlimit). */
-export function fsjobCli(args: string[], options: { prefix?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): CliRun {
+export function fsjobCli(args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): CliRun {
   const argv = [...(options.prefix ?? []), process.execPath, FSJOB_BIN, ...args];
   const done = spawnSync(argv[0] as string, argv.slice(1), {
     encoding: 'utf8',
+    cwd: options.cwd ?? '/',
     env: { ...process.env, ...options.env },
     timeout: options.timeoutMs ?? 60_000,
     killSignal: 'SIGKILL',
@@ -91,10 +100,10 @@ export function fsjobCli(args: string[], options: { prefix?: string[]; env?: Nod
   return { status: done.status, signal: done.signal, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
 }
 
-/** Starts `fsjob <args>` in another process; resolves once it exited, with its output. */
-export function fsjobSpawn(args: string[], options: { prefix?: string[]; env?: NodeJS.ProcessEnv } = {}): { child: ChildProcess; done: Promise<CliRun> } {
+/** Starts `fsjob <args>` in another process (standard input a pipe); `done` resolves once it exited, with its output. */
+export function fsjobSpawn(args: string[], options: SpawnOptions = {}): { child: ChildProcess; done: Promise<CliRun>; output: () => CliRun } {
   const argv = [...(options.prefix ?? []), process.execPath, FSJOB_BIN, ...args];
-  const child = spawn(argv[0] as string, argv.slice(1), { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(argv[0] as string, argv.slice(1), { cwd: options.cwd ?? '/', env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -104,7 +113,7 @@ export function fsjobSpawn(args: string[], options: { prefix?: string[]; env?: N
     clearTimeout(watchdog);
     return { status: status as number | null, signal: signal as NodeJS.Signals | null, stdout, stderr };
   });
-  return { child, done };
+  return { child, done, output: () => ({ status: null, signal: null, stdout, stderr }) };
 }
 
 /** A crash would print a stack trace ("    at foo (file:line)") or an internal error; a clear refusal does not. */
@@ -121,8 +130,14 @@ export async function auditErrors(queue: Queue | string): Promise<string[]> {
   return audit.findings.filter((finding) => finding.severity === 'error').map((finding) => `${finding.code} [${finding.clause}] ${finding.path}: ${finding.message}`);
 }
 
+/** A queue made by `initQueue` in a fresh directory (or under `parent`), and a private working directory for its jobs. */
+export async function queueAndCwd(label: string, parent?: string): Promise<{ queue: Queue; cwd: string }> {
+  const queue = (await initQueue(join(parent ?? (await freshDir(label)), 'q'))).queue;
+  return { queue, cwd: await freshDir(`${label}-cwd`) };
+}
+
 /** Every job directory in jobs/. */
-export function jobIds(queue: Queue): string[] {
+export function jobIds(queue: Pick<Queue, 'paths'>): string[] {
   return readdirSync(queue.paths.dir('jobs')).sort();
 }
 
