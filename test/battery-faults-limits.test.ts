@@ -111,7 +111,7 @@ eacces('a queue owned by another user is refused as a whole (SEC-1), for reading
   const queue = (await initQueue(join(await freshDir('fsjob-eacces-root'), 'q'))).queue;
   chmodSync(join(queue.root, '..'), 0o755); // nobody may reach the root: the refusal must come from fsjob, not from the path
   const id = (await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id;
-  for (const args of [['status'], ['enqueue'], ['work', '--drain'], ['recover']]) {
+  for (const args of [['status'], ['enqueue'], ['work', '--drain']]) {
     const run = fsjobCli([...args, '--queue', queue.root, ...(args[0] === 'enqueue' ? ['--', 'true'] : [])], { prefix: AS_NOBODY });
     assertNoCrash(run, `fsjob ${args[0]} as nobody`);
     assert.is(run.status, 1, `fsjob ${args[0]} as nobody exits 1: ${run.stderr}`);

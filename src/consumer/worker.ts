@@ -16,7 +16,7 @@
  *   and its generation ended (an end record, or a `lost` receipt when no
  *   attempt remains), and the registration is removed.
  * - A queue removed (or replaced by another) underneath the worker is
- *   noticed at the next failed scan (seed 000's abandoned-root check): the
+ *   noticed at the next failed scan (WORKER-4, seed 000's abandoned-root check): the
  *   worker stops what runs there, recreates nothing, and run() rejects with
  *   NOT_A_QUEUE.
  * - Recovery limits (seed 004): a job whose attempt could not start, or
@@ -242,8 +242,8 @@ export class Worker {
   }
 
   /**
-   * Seed 000's abandoned-root check: the queue this worker opened is no
-   * longer at its root (removed, or replaced by another queue). Nothing is
+   * WORKER-4, seed 000's abandoned-root check: the queue this worker opened
+   * is no longer at its root (removed, or replaced by another queue). Nothing is
    * recreated there (LAYOUT-2: no queue without fsjob.json). Other failures
    * (EIO, EMFILE) may pass and are retried at the next turn.
    */
@@ -254,13 +254,13 @@ export class Worker {
       if (now.record.queue_id === slot.queue.record.queue_id) return undefined;
       return new FsjobError('NOT_A_QUEUE', `${root} now holds another queue (queue_id ${now.record.queue_id}, was ${slot.queue.record.queue_id}); stopping the worker of the removed queue`, {
         path: root,
-        clause: 'LAYOUT-2',
+        clause: 'WORKER-4',
       });
     } catch (error) {
       if (!(error instanceof FsjobError) || (error.code !== 'NOT_A_QUEUE' && error.code !== 'NOT_FOUND')) return undefined;
       return new FsjobError('NOT_A_QUEUE', `the queue ${root} was removed while this worker served it (${error.message}); stopping the abandoned worker`, {
         path: root,
-        clause: 'LAYOUT-2',
+        clause: 'WORKER-4',
         cause: error,
       });
     }
