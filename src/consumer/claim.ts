@@ -56,7 +56,7 @@ export type ClaimResult =
  * group whose identity matches is stopped first (TERM, RECOVER_GRACE, KILL).
  */
 export async function proveStopped(ctx: Context, queue: Queue, files: JobFiles, gen: number): Promise<{ stopped: true } | { stopped: false; reason: string }> {
-  const state = await executionState(queue, files, gen, { clock: ctx.clock });
+  const state = await executionState(queue, files, gen, { clock: ctx.clock, leases: ctx.leases });
   if (state === 'none' || state === 'stopped') return { stopped: true };
   if (state === 'running') {
     const exec = await readGenRecord(queue, files, 'exec', gen);
@@ -192,7 +192,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     let taken = false;
     try {
       await owner.guard();
-      const result = await takeHold(queue, 'lane', spec.lane, (hold) => laneHeld(queue, hold, { clock: ctx.clock }), { jobId: owner.id, gen: owner.gen, clock: ctx.clock });
+      const result = await takeHold(queue, 'lane', spec.lane, (hold) => laneHeld(queue, hold, { clock: ctx.clock, leases: ctx.leases }), { jobId: owner.id, gen: owner.gen, clock: ctx.clock });
       taken = result.taken;
     } catch (error) {
       await stdin?.close().catch(() => undefined);

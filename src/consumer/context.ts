@@ -13,6 +13,7 @@ import { selfIdentity } from '../core/identity.ts';
 import { openQueue, type Queue } from '../core/queue.ts';
 import { readRecord, type ReceiptRecord, type SpecRecord } from '../core/records.ts';
 import type { SafeFsSeam } from '../core/safefs.ts';
+import { LeaseWatch } from '../core/lease-watch.ts';
 import { AllowList } from './allow.ts';
 
 export interface ConsumerOptions {
@@ -75,6 +76,8 @@ export interface Context {
   workerId: string | null;
   self: Identity;
   specs: SpecCache;
+  /** Foreign leases watched on the monotonic clock (LEASE-4). */
+  leases: LeaseWatch;
   emit: (event: ConsumerEvent) => void;
 }
 
@@ -88,8 +91,9 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
     throw new FsjobError('USAGE', `max output ${maxOutputBytes} is not a byte count (EXEC-1)`, { clause: 'EXEC-1' });
   }
   const onEvent = options.onEvent;
+  const clock = options.clock ?? systemClock;
   return {
-    clock: options.clock ?? systemClock,
+    clock,
     fs: options.fs,
     leaseMs,
     maxOutputBytes: Math.min(maxOutputBytes, OUTPUT_MAX),
@@ -98,6 +102,7 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
     workerId,
     self: await selfIdentity(),
     specs: new SpecCache(),
+    leases: new LeaseWatch(clock),
     emit: (event) => {
       try {
         onEvent?.(event);

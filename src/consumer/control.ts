@@ -6,11 +6,15 @@
  * 2. cancel records (CANCEL-3): `cancel-force.json` → kill, `cancel.json` → TERM;
  * 3. the lease (LEASE-1): renew by publishing `state.<g>.json` every
  *    RENEW_INTERVAL; an owner that cannot renew stops its execution before
- *    the lease runs out (LEASE-2);
+ *    the lease runs out (LEASE-2). Both intervals are measured on the
+ *    monotonic clock, and a heartbeat never says less than the last one plus
+ *    the time really elapsed, so a wall clock that jumps back neither stops
+ *    the renewals nor makes them look stale to other hosts (LEASE-4);
  * 4. preemption (PREEMPT-1): a preemptible job of a lane stops when a
  *    non-preemptible job of that lane waits.
  */
 import { CONTROL_LATENCY, CONTROL_POLL, renewInterval } from '../core/constants.ts';
+import { monotonicMs } from '../core/clock.ts';
 import { isFsjobError } from '../core/errors.ts';
 import type { SpecRecord, StateRecord } from '../core/records.ts';
 import { statEntry } from '../core/safefs.ts';
@@ -32,8 +36,10 @@ export class ControlLoop {
   private readonly target: ControlTarget;
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
+  /** The renewal instant last written (claimed_ms, then heartbeat_ms) and when that was, on the monotonic clock. */
   private lastRenewalMs: number;
-  private lastPreemptCheckMs = 0;
+  private lastRenewalMono: number;
+  private lastPreemptCheckMono = Number.NEGATIVE_INFINITY;
   /** The claim was superseded (CLAIM-7): publish nothing more. */
   superseded = false;
   /** The lease could not be renewed, so the execution was stopped (LEASE-2). */
@@ -43,6 +49,12 @@ export class ControlLoop {
     this.owner = owner;
     this.target = target;
     this.lastRenewalMs = owner.claimedMs; // LEASE-1: claimed_ms is the first renewal
+    const { clock } = owner.ctx;
+    this.lastRenewalMono = monotonicMs(clock) - Math.max(0, clock.nowMs() - owner.claimedMs);
+  }
+
+  private sinceRenewal(): number {
+    return monotonicMs(this.owner.ctx.clock) - this.lastRenewalMono;
   }
 
   start(): void {
@@ -60,7 +72,11 @@ export class ControlLoop {
     const t = this.target;
     try {
       const bytes = t.bytes();
-      this.lastRenewalMs = await this.owner.heartbeat({ phase: t.phase(), attempt: t.attempt, stdout_bytes: bytes.stdout, stderr_bytes: bytes.stderr, progress: t.progress() });
+      const mono = monotonicMs(this.owner.ctx.clock);
+      // LEASE-4: never earlier than the last renewal plus the time that really passed.
+      const atMs = Math.max(this.owner.ctx.clock.nowMs(), this.lastRenewalMs + Math.round(mono - this.lastRenewalMono));
+      this.lastRenewalMs = await this.owner.heartbeat({ phase: t.phase(), attempt: t.attempt, stdout_bytes: bytes.stdout, stderr_bytes: bytes.stderr, progress: t.progress() }, atMs);
+      this.lastRenewalMono = mono;
     } catch (error) {
       if (isFsjobError(error, 'SUPERSEDED')) this.lose();
       throw error;
@@ -76,7 +92,6 @@ export class ControlLoop {
     if (this.busy || this.superseded) return;
     this.busy = true;
     const { owner, target } = this;
-    const now = owner.ctx.clock.nowMs();
     // Each check fails on its own: a check that cannot be made now is made at the next tick.
     try {
       try {
@@ -93,20 +108,21 @@ export class ControlLoop {
       } catch {
         // judged again at the next tick
       }
-      if (now - this.lastRenewalMs >= renewInterval(owner.ctx.leaseMs)) {
+      if (this.sinceRenewal() >= renewInterval(owner.ctx.leaseMs)) {
         try {
           await this.renew();
         } catch {
           // LEASE-2: stop before the lease has passed since the last good renewal.
-          if (!this.superseded && owner.ctx.clock.nowMs() - this.lastRenewalMs >= owner.ctx.leaseMs - 2 * CONTROL_POLL) {
+          if (!this.superseded && this.sinceRenewal() >= owner.ctx.leaseMs - 2 * CONTROL_POLL) {
             this.fenced = true;
             target.stop('superseded');
           }
         }
       }
       const { spec } = target;
-      if (spec.preemptible && spec.lane !== null && now - this.lastPreemptCheckMs >= CONTROL_LATENCY / 2) {
-        this.lastPreemptCheckMs = now;
+      const mono = monotonicMs(owner.ctx.clock);
+      if (spec.preemptible && spec.lane !== null && mono - this.lastPreemptCheckMono >= CONTROL_LATENCY / 2) {
+        this.lastPreemptCheckMono = mono;
         try {
           if (await nonPreemptibleWaiting(owner.ctx, owner.queue, spec.lane, owner.id)) target.stop('preempt');
         } catch {

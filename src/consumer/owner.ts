@@ -128,10 +128,10 @@ export class Ownership {
     await publishRecord(this.dir, genRecordName('exec', this.gen), encodeRecord('exec', record, this.expect()), 'link', this.queue.fsOptions);
   }
 
-  /** LEASE-1: renew the lease by rename; returns the heartbeat time written. */
-  async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>): Promise<number> {
+  /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
+  async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>, atMs?: number): Promise<number> {
     await this.guard();
-    const now = this.ctx.clock.nowMs();
+    const now = atMs ?? this.ctx.clock.nowMs();
     const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
     await publishRecord(this.dir, genRecordName('state', this.gen), encodeRecord('state', record, this.expect()), 'rename', this.queue.fsOptions);
     return now;

@@ -104,21 +104,48 @@ interface Ending {
   message?: string | null;
 }
 
+/** Pause between two tries of a receipt or end record the filesystem refused. */
+export const PUBLISH_RETRY_PAUSE = 500;
+
+/**
+ * RCPT-7: a receipt or end record the filesystem refused (ENOSPC, EIO,
+ * EMFILE: code IO) was not published, and the attempt's outcome exists only
+ * in this owner. It tries again while its claim is current (guard() in every
+ * publish, CLAIM-7) for up to lease_ms, unless `giveUp` says the consumer is
+ * shutting down; then it leaves the claim open for recovery (RECOV-1). The
+ * first failure is reported at once.
+ */
+async function persist<T>(owner: Ownership, publish: () => Promise<T>, giveUp: () => boolean): Promise<T> {
+  const { ctx } = owner;
+  const deadline = ctx.clock.nowMs() + ctx.leaseMs;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await publish();
+    } catch (error) {
+      // A job directory that is gone (ENOENT) can never take the record: no retry.
+      const gone = error instanceof FsjobError && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
+      if (!isFsjobError(error, 'IO') || gone || giveUp() || ctx.clock.nowMs() >= deadline) throw error;
+      if (tries === 1) ctx.emit({ type: 'error', queue: owner.queue.root, job_id: owner.id, error });
+      await ctx.clock.sleep(PUBLISH_RETRY_PAUSE);
+    }
+  }
+}
+
 /**
  * Publish what the attempt came to: the receipt (section 8.8) or an end
  * record (RETRY-3, PREEMPT-1, WORKER-3). The attempt counts from its exec
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
-async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending): Promise<RunOutcome> {
+async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, giveUp: () => boolean = () => false): Promise<RunOutcome> {
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
-    const published = await owner.publishReceipt({ ...base, ...fields }, spec);
+    const published = await persist(owner, () => owner.publishReceipt({ ...base, ...fields }, spec), giveUp);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
   const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
     kind: 'end',
-    end: await owner.publishEnd(reason, counted, retryDelayMs, e.status),
+    end: await persist(owner, () => owner.publishEnd(reason, counted, retryDelayMs, e.status), giveUp),
   });
   try {
     switch (e.stoppedBy) {
@@ -169,7 +196,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   let command: RunningCommand | undefined;
   let pending: StopReason | null = null;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
+  let shuttingDown = false;
   const stop = (reason: StopReason): void => {
+    if (reason === 'shutdown') shuttingDown = true;
     if (reason !== 'timeout') phase = 'stopping';
     if (command === undefined) pending ??= reason;
     else command.stop(reason);
@@ -249,7 +278,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
       message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
-    });
+    }, () => shuttingDown);
   })();
 
   return { owner, spec, stop: (reason) => stop(reason), done };
@@ -384,7 +413,7 @@ export class ClaimedJob {
     if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
       throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
     }
-    const outcome = await conclude(this.owner, this.spec, this.attempt, ending);
+    const outcome = await conclude(this.owner, this.spec, this.attempt, ending, () => this.reason === 'shutdown');
     if (outcome.kind === 'superseded') {
       throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
     }

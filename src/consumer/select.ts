@@ -55,7 +55,7 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
       const files = await listJob(queue, id);
-      const view = await deriveStatus(queue, files, { clock: ctx.clock, ...(spec.ok ? { spec: spec.spec } : {}) });
+      const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
         const at = view.end?.retry_at_ms ?? 0;
         retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
@@ -96,7 +96,7 @@ async function mayStartNow(ctx: Context, queue: Queue, id: string, spec: SpecRec
   if (hold === undefined) return true;
   // An unreadable highest hold counts as held: a lane is never taken on a guess.
   if (hold.hold === undefined) return false;
-  return !(await laneHeld(queue, hold.hold, { clock: ctx.clock }));
+  return !(await laneHeld(queue, hold.hold, { clock: ctx.clock, leases: ctx.leases }));
 }
 
 /**
@@ -116,7 +116,7 @@ export async function nonPreemptibleWaiting(ctx: Context, queue: Queue, lane: st
     if (spec === undefined || !spec.ok || spec.spec.lane !== lane || spec.spec.preemptible) continue;
     try {
       const files = await listJob(queue, parsed.id);
-      const view = await deriveStatus(queue, files, { clock: ctx.clock, spec: spec.spec });
+      const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, spec: spec.spec });
       if (view.status === 'queued') return true;
     } catch {
       continue;

@@ -15,6 +15,10 @@
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
  *   attempt remains), and the registration is removed.
+ * - A queue removed (or replaced by another) underneath the worker is
+ *   noticed at the next failed scan (WORKER-4, seed 000's abandoned-root check): the
+ *   worker stops what runs there, recreates nothing, and run() rejects with
+ *   NOT_A_QUEUE.
  * - Recovery limits (seed 004): a job whose attempt could not start, or
  *   whose orphaned execution cannot be proven stopped, is left alone for a
  *   while instead of being retried in a tight loop.
@@ -95,6 +99,8 @@ export class Worker {
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;
+  /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
+  private fatal: FsjobError | undefined;
   private woken = false;
   private guardianDown = false;
   private started = false;
@@ -131,7 +137,11 @@ export class Worker {
     this.wake();
   }
 
-  /** Runs until stop() (serve) or until done (drain, once), then shuts down cleanly. */
+  /**
+   * Runs until stop() (serve) or until done (drain, once), then shuts down
+   * cleanly. Rejects with NOT_A_QUEUE when a served queue was removed or
+   * replaced underneath it (after stopping what ran there).
+   */
   async run(): Promise<WorkerSummary> {
     if (this.started) throw new FsjobError('USAGE', 'a Worker runs once; create a new one');
     this.started = true;
@@ -154,6 +164,7 @@ export class Worker {
     } finally {
       await this.shutdown();
     }
+    if (this.fatal !== undefined) throw this.fatal;
     return this.summary;
   }
 
@@ -199,6 +210,11 @@ export class Worker {
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
         } catch (error) {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+          const gone = await this.abandoned(slot, ctx);
+          if (gone !== undefined) {
+            this.abandon(gone);
+            return;
+          }
           exhausted.add(index);
           continue;
         }
@@ -223,6 +239,38 @@ export class Worker {
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
       await this.sleep(this.pollMs);
     }
+  }
+
+  /**
+   * WORKER-4, seed 000's abandoned-root check: the queue this worker opened
+   * is no longer at its root (removed, or replaced by another queue). Nothing is
+   * recreated there (LAYOUT-2: no queue without fsjob.json). Other failures
+   * (EIO, EMFILE) may pass and are retried at the next turn.
+   */
+  private async abandoned(slot: QueueSlot, ctx: Context): Promise<FsjobError | undefined> {
+    const { root } = slot.queue;
+    try {
+      const now = await openWith(root, ctx);
+      if (now.record.queue_id === slot.queue.record.queue_id) return undefined;
+      return new FsjobError('NOT_A_QUEUE', `${root} now holds another queue (queue_id ${now.record.queue_id}, was ${slot.queue.record.queue_id}); stopping the worker of the removed queue`, {
+        path: root,
+        clause: 'WORKER-4',
+      });
+    } catch (error) {
+      if (!(error instanceof FsjobError) || (error.code !== 'NOT_A_QUEUE' && error.code !== 'NOT_FOUND')) return undefined;
+      return new FsjobError('NOT_A_QUEUE', `the queue ${root} was removed while this worker served it (${error.message}); stopping the abandoned worker`, {
+        path: root,
+        clause: 'WORKER-4',
+        cause: error,
+      });
+    }
+  }
+
+  /** Stop at once: what runs can publish nothing in a removed queue, so no grace is waited; run() rejects with `error`. */
+  private abandon(error: FsjobError): void {
+    this.fatal ??= error;
+    this.stopping = true;
+    for (const entry of this.inFlight.values()) entry.job.stop('shutdown');
   }
 
   private launch(slot: QueueSlot, ticket: RunTicket): void {

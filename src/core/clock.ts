@@ -13,9 +13,21 @@
 export interface Clock {
   nowMs(): number;
   sleep(ms: number): Promise<void>;
+  /**
+   * Milliseconds from an arbitrary origin that never jump (CLOCK_MONOTONIC):
+   * what this process measures elapsed time with (LEASE-4). A test clock that
+   * fakes wall-clock jumps may leave it out: real monotonic time is used.
+   */
+  monotonicMs?(): number;
 }
 
 export const systemClock: Clock = {
   nowMs: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms))),
+  monotonicMs: () => performance.now(),
 };
+
+/** The monotonic time of `clock` (LEASE-4). */
+export function monotonicMs(clock: Clock): number {
+  return clock.monotonicMs?.() ?? performance.now();
+}

@@ -16,7 +16,7 @@ import type { Finding } from './findings.ts';
 import { DEDUPE_TRIES, LEASE_DEFAULT, PROTOCOL_VERSION } from './constants.ts';
 import type { Queue } from './queue.ts';
 import { judgeOwner, selfIdentity } from './identity.ts';
-import { deriveStatus, executionState, listJob } from './job.ts';
+import { deriveStatus, executionState, listJob, type StatusOptions } from './job.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import path from 'node:path';
@@ -154,7 +154,7 @@ export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { cloc
  * generation's claim is the open one with an owner alive or unknown, or that
  * generation recorded an execution not proven stopped.
  */
-export async function laneHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
+export async function laneHeld(queue: Queue, hold: HoldRecord, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<boolean> {
   if (hold.gen === null || !(await exists(queue, queue.paths.job(hold.job_id)))) return false;
   const files = await listJob(queue, hold.job_id);
   if (files.receipt) return false;

@@ -21,6 +21,7 @@ import { groupState, isLocal, judgeOwner, type OwnerJudgement } from './identity
 import type { Queue } from './queue.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
+import type { LeaseWatch } from './lease-watch.ts';
 
 export type JobStatus =
   | 'finished'
@@ -162,6 +163,13 @@ export async function lastRenewalMs(queue: Queue, files: JobFiles, claim: ClaimR
   return last;
 }
 
+/** ID-6/ID-7 for the owner of `claim`: LEASE-3 on the wall clock, refined by a long-running judge's watch (LEASE-4). */
+async function judgeClaimOwner(queue: Queue, files: JobFiles, claim: ClaimRecord, nowMs: number, leases: LeaseWatch | undefined): Promise<OwnerJudgement> {
+  const lease = { nowMs, lastRenewalMs: await lastRenewalMs(queue, files, claim), leaseMs: claim.lease_ms };
+  const byWall = await judgeOwner(claim.owner, lease);
+  return leases === undefined ? byWall : leases.judge(`${queue.root}\0${claim.job_id}\0${claim.gen}`, lease, byWall);
+}
+
 export interface JobStatusView {
   status: JobStatus;
   gen: number;
@@ -178,6 +186,8 @@ export interface JobStatusView {
 
 export interface StatusOptions {
   clock?: Clock;
+  /** A long-running judge's watch of foreign leases (LEASE-4). @default none: LEASE-3 alone */
+  leases?: LeaseWatch;
   /** The job's spec when the caller has it already (it never changes). */
   spec?: SpecRecord;
 }
@@ -196,11 +206,7 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
     const claim = await readGenRecord(queue, files, 'claim', gen);
     if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
     if (!files.ends.has(gen)) {
-      const owner = await judgeOwner(claim.value.owner, {
-        nowMs: now,
-        lastRenewalMs: await lastRenewalMs(queue, files, claim.value),
-        leaseMs: claim.value.lease_ms,
-      });
+      const owner = await judgeClaimOwner(queue, files, claim.value, now, options.leases);
       const status: JobStatus = owner.verdict === 'dead' ? 'orphaned' : files.execs.has(gen) ? 'running' : 'claimed';
       return { status, gen, claim: claim.value, owner, findings: [] };
     }
@@ -234,7 +240,7 @@ export type ExecutionState = 'none' | 'stopped' | 'running' | 'unknown';
  * lease expired (LEASE-2 made the owner stop it); a same-host group is judged
  * from the process table.
  */
-export async function executionState(queue: Queue, files: JobFiles, gen: number, options: { clock?: Clock } = {}): Promise<ExecutionState> {
+export async function executionState(queue: Queue, files: JobFiles, gen: number, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<ExecutionState> {
   if (!files.execs.has(gen)) return 'none';
   const exec = await readGenRecord(queue, files, 'exec', gen);
   if (!exec.ok) return 'unknown';
@@ -243,8 +249,7 @@ export async function executionState(queue: Queue, files: JobFiles, gen: number,
     if (!files.claims.includes(gen)) return undefined;
     const claim = await readGenRecord(queue, files, 'claim', gen);
     if (!claim.ok) return undefined;
-    const now = (options.clock ?? systemClock).nowMs();
-    return judgeOwner(claim.value.owner, { nowMs: now, lastRenewalMs: await lastRenewalMs(queue, files, claim.value), leaseMs: claim.value.lease_ms });
+    return judgeClaimOwner(queue, files, claim.value, (options.clock ?? systemClock).nowMs(), options.leases);
   };
   if (group === null) {
     const verdict = (await owner())?.verdict;

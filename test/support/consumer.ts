@@ -76,8 +76,8 @@ export async function deadIdentity(): Promise<Identity> {
 }
 
 /** Publishes claim.<gen>.json for `owner` through the core primitive (as another consumer would). */
-export async function publishClaim(queue: Queue, id: string, gen: number, owner: Identity, claimedMs = Date.now()): Promise<void> {
-  const record: ClaimRecord = { fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen, owner, worker_id: null, claimed_ms: claimedMs, lease_ms: 30_000 };
+export async function publishClaim(queue: Queue, id: string, gen: number, owner: Identity, claimedMs = Date.now(), leaseMs = 30_000): Promise<void> {
+  const record: ClaimRecord = { fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen, owner, worker_id: null, claimed_ms: claimedMs, lease_ms: leaseMs };
   await publishRecord(queue.paths.job(id), `claim.${gen}.json`, encodeRecord('claim', record), 'link', queue.fsOptions);
 }
 

@@ -17,14 +17,17 @@ type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
 
 /** A directory that holds fsjob.json is a queue; any other directory is a usage error; anything else a record file. */
 async function classify(path: string): Promise<Target> {
-  let isDir: boolean;
+  let stats;
   try {
-    isDir = (await lstat(path)).isDirectory();
+    stats = await lstat(path);
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
     throw error;
   }
-  if (!isDir) return { kind: 'file', path };
+  if (!stats.isDirectory()) return { kind: 'file', path };
+  // SEC-1: another user's directory is not looked into (as nobody it may not even be readable);
+  // audited as a queue, its root is refused and validate exits 2 (REPORT-1), not 1 on an EACCES.
+  if (stats.uid !== process.geteuid?.()) return { kind: 'queue', path };
   if (!holdsQueueRecord(path)) {
     throw new FsjobError('USAGE', `${path} is a directory without fsjob.json, so it is not a queue; name a queue root or record files`, { path });
   }
