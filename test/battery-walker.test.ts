@@ -1,0 +1,99 @@
+/**
+ * The hostile-input walker (issue 6, I6, I7, I8): every path of a real queue
+ * in turn is replaced by a symlink (to a file outside, to a directory
+ * outside, dangling, a loop), a FIFO, a socket, a hard link to a file
+ * outside, or gets a wide mode or a foreign owner; then every fsjob command
+ * runs over it. None may follow or write through it (the outside world is
+ * byte-, mode- and mtime-identical afterwards), hang (a 60 s watchdog per
+ * command), crash (documented exit statuses, no stack trace), or judge the
+ * live worker's running job dead; `fsjob validate` reports the planted object
+ * at its path with the code of its hazard.
+ *
+ * `npm test` runs a deterministic sample spread evenly over the paths and
+ * variants; FSJOB_BATTERY_LONG=1 runs the whole cross product. Both counts
+ * are printed.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cleanupAll } from './helpers.ts';
+import {
+  DOCUMENTED_STATUSES,
+  EXPECTED_FINDINGS,
+  VARIANTS,
+  buildHostileFixture,
+  crashed,
+  runFsjob,
+  runVariant,
+  type HostileFixture,
+  type Variant,
+} from './support/walker.ts';
+
+const LONG = process.env['FSJOB_BATTERY_LONG'] === '1';
+/** Variants run by npm test; the long run takes them all. */
+const SAMPLE = 18;
+
+/** Every (path, variant) pair, path-major; `sample` picks every k-th with k coprime to the variant count, so variants rotate over paths. */
+function pairs(paths: readonly string[], dirs: ReadonlySet<string>): { path: string; variant: Variant }[] {
+  return paths.flatMap((path) => VARIANTS.filter((variant) => variant !== 'hardlink' || !dirs.has(path)).map((variant) => ({ path, variant })));
+}
+
+function sample<T>(all: readonly T[], count: number): T[] {
+  if (all.length <= count) return [...all];
+  let stride = Math.floor(all.length / count);
+  while (stride % VARIANTS.length === 0 || stride % 2 === 0 || stride % 3 === 0) stride += 1;
+  const picked: T[] = [];
+  for (let i = 0; picked.length < count; i++) picked.push(all[(i * stride) % all.length] as T);
+  return picked;
+}
+
+let fixture: HostileFixture;
+const walker = suite('the hostile-input walker');
+walker.before(async () => {
+  fixture = await buildHostileFixture();
+});
+walker.after(async () => {
+  await fixture.stop();
+  await cleanupAll();
+});
+
+walker('the golden queue audits clean with --strict, so every finding below comes from the planted object', async () => {
+  const run = await runFsjob(['validate', '--strict', '--json', fixture.golden], fixture.golden);
+  assert.is(run.status, 0, run.stdout);
+  assert.ok(fixture.paths.length >= 40, `${fixture.paths.length} paths`);
+  for (const part of ['workers/', 'lanes/', 'dedupe/', 'ready/', `jobs/${fixture.ids.running}/claim.1.json`, `jobs/${fixture.ids.running}/state.1.json`, `jobs/${fixture.ids.stdin}/stdin`, `jobs/${fixture.ids.cancelled}/receipt.json`, `jobs/${fixture.ids.retried}/end.1.json`]) {
+    assert.ok(fixture.paths.some((path) => path.startsWith(part)), `the queue holds ${part}`);
+  }
+});
+
+walker('no command follows, writes through, hangs on or crashes on a planted object, and validate reports it', async () => {
+  const all = pairs(fixture.paths, fixture.dirs);
+  const chosen = LONG ? all : sample(all, SAMPLE);
+  const failures: string[] = [];
+  let tried = 0;
+  const started = Date.now();
+  for (const [index, { path, variant }] of chosen.entries()) {
+    const result = await runVariant(fixture, index, path, variant);
+    if (result === undefined) continue;
+    tried += 1;
+    const where = `${variant} at ${path}`;
+    for (const run of result.runs) {
+      if (!DOCUMENTED_STATUSES.has(run.status)) failures.push(`${where}: fsjob ${run.args[0]} exited ${run.status}: ${run.stderr.slice(0, 300)}`);
+      if (crashed(run)) failures.push(`${where}: fsjob ${run.args[0]} crashed: ${run.stderr.slice(0, 600)}`);
+    }
+    if (result.outsideChanged) failures.push(`${where}: something outside the queue changed`);
+    if (!result.runningAlive) failures.push(`${where}: the live worker's running job was stopped`);
+    const expected = EXPECTED_FINDINGS[variant];
+    if (!result.reported.some((code) => expected.includes(code))) {
+      const near = result.findings.map((finding) => `${finding.code} ${finding.path}`).slice(0, 8);
+      failures.push(`${where}: validate reported ${JSON.stringify(result.reported)} at the path, expected one of ${expected.join('/')}; findings: ${near.join(', ')}`);
+    }
+    if (result.runs[0]?.status !== 1) failures.push(`${where}: validate --json exited ${result.runs[0]?.status}, expected 1`);
+  }
+  console.log(
+    `walker: ${tried} planted objects tried (${LONG ? 'all' : `a sample of ${SAMPLE}`}; the full cross product is ${all.length}: ${fixture.paths.length} paths x ${VARIANTS.length} variants, no hard link to a directory) in ${Math.round((Date.now() - started) / 1000)} s`,
+  );
+  assert.equal(failures, []);
+  assert.ok(tried > 0);
+});
+
+walker.run();
