@@ -37,12 +37,19 @@ function pairs(paths: readonly string[], dirs: ReadonlySet<string>): { path: str
   return paths.flatMap((path) => VARIANTS.filter((variant) => variant !== 'hardlink' || !dirs.has(path)).map((variant) => ({ path, variant })));
 }
 
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * `count` pairs taken every k-th (mod the total), k coprime to the total so
+ * no pair repeats, and to the variant count so variants rotate over paths.
+ * With count = total it is a permutation that spreads early results out.
+ */
 function sample<T>(all: readonly T[], count: number): T[] {
-  if (all.length <= count) return [...all];
-  let stride = Math.floor(all.length / count);
-  while (stride % VARIANTS.length === 0 || stride % 2 === 0 || stride % 3 === 0) stride += 1;
+  const n = all.length;
+  let stride = Math.max(count === n ? 11 : 1, Math.floor(n / count));
+  while (gcd(stride, n) !== 1 || stride % VARIANTS.length === 0 || gcd(stride, VARIANTS.length) !== 1) stride += 1;
   const picked: T[] = [];
-  for (let i = 0; picked.length < count; i++) picked.push(all[(i * stride) % all.length] as T);
+  for (let i = 0; picked.length < Math.min(count, n); i++) picked.push(all[(i * stride) % n] as T);
   return picked;
 }
 
@@ -67,7 +74,7 @@ walker('the golden queue audits clean with --strict, so every finding below come
 
 walker('no command follows, writes through, hangs on or crashes on a planted object, and validate reports it', async () => {
   const all = pairs(fixture.paths, fixture.dirs);
-  const chosen = LONG ? all : sample(all, SAMPLE);
+  const chosen = sample(all, LONG ? all.length : SAMPLE);
   const failures: string[] = [];
   let tried = 0;
   const started = Date.now();
@@ -87,7 +94,8 @@ walker('no command follows, writes through, hangs on or crashes on a planted obj
       const near = result.findings.map((finding) => `${finding.code} ${finding.path}`).slice(0, 8);
       failures.push(`${where}: validate reported ${JSON.stringify(result.reported)} at the path, expected one of ${expected.join('/')}; findings: ${near.join(', ')}`);
     }
-    if (result.runs[0]?.status !== 1) failures.push(`${where}: validate --json exited ${result.runs[0]?.status}, expected 1`);
+    if (result.runs[0]?.status !== 1) failures.push(`${where}: validate --strict --json exited ${result.runs[0]?.status}, expected 1`);
+    if (process.env['WALKER_DEBUG'] !== undefined) console.log(`walker: ${tried} ${where}: ${failures.length} failures so far${failures.length > 0 ? `; last: ${failures.at(-1)}` : ''}`);
   }
   console.log(
     `walker: ${tried} planted objects tried (${LONG ? 'all' : `a sample of ${SAMPLE}`}; the full cross product is ${all.length}: ${fixture.paths.length} paths x ${VARIANTS.length} variants, no hard link to a directory) in ${Math.round((Date.now() - started) / 1000)} s`,

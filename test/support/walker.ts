@@ -16,7 +16,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, chownSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -174,6 +174,9 @@ export interface Outside {
   linkTarget: string;
 }
 
+/** An access time no reader leaves behind: with relatime, the first read after it moves it to now. */
+const UNREAD = new Date('2000-01-01T00:00:00Z');
+
 export function makeOutside(dir: string): Outside {
   mkdirSync(dir, { mode: 0o700 });
   const file = join(dir, 'sentinel');
@@ -181,18 +184,31 @@ export function makeOutside(dir: string): Outside {
   const subdir = join(dir, 'subdir');
   mkdirSync(subdir, { mode: 0o700 });
   writeFileSync(join(subdir, 'inner'), 'inner sentinel\n', { mode: 0o600 });
+  for (const path of [file, join(subdir, 'inner'), subdir]) utimesSync(path, UNREAD, lstatSync(path).mtime);
   return { dir, file, subdir, linkTarget: join(dir, 'hardlink-target') };
 }
 
-/** Everything outside, as text: names, kinds, bytes, modes, owners, mtimes (not link counts: removing a queue's name of a file is allowed). */
+/**
+ * Everything outside, as text: names, kinds, bytes, modes, owners, mtimes,
+ * and access times, so a read through a link shows too (the mount is
+ * relatime: the first read after an old atime moves it). Reading here would
+ * move them as well, so each atime is put back after its read. Link counts
+ * and the hard-link target's atime are left out: removing a queue's name of
+ * a file and reading it are allowed (SEC-9).
+ */
 export function snapshot(dir: string): string {
   const lines: string[] = [];
   const visit = (path: string): void => {
     const stats = lstatSync(path);
     const kind = stats.isSymbolicLink() ? 'link' : stats.isDirectory() ? 'dir' : stats.isFile() ? 'file' : 'other';
     const bytes = kind === 'file' ? createHash('sha256').update(readFileSync(path)).digest('hex') : '';
-    lines.push(`${relative(dir, path)} ${kind} ${(stats.mode & 0o7777).toString(8)} ${stats.uid}:${stats.gid} ${stats.mtimeMs} ${stats.size} ${bytes}`);
-    if (kind === 'dir') for (const name of readdirSync(path).sort()) visit(join(path, name));
+    const children = kind === 'dir' ? readdirSync(path).sort() : [];
+    const unread = stats.atimeMs === UNREAD.getTime();
+    // Put the atime back; utimes keeps mtime to the millisecond, which is what is compared.
+    if (unread) utimesSync(path, UNREAD, stats.mtime);
+    const atime = basename(path) === 'hardlink-target' || path === dir ? '' : unread ? 'unread' : 'read';
+    lines.push(`${relative(dir, path)} ${kind} ${(stats.mode & 0o7777).toString(8)} ${stats.uid}:${stats.gid} ${Math.floor(stats.mtimeMs)} ${atime} ${stats.size} ${bytes}`);
+    for (const name of children) visit(join(path, name));
   };
   visit(dir);
   return lines.join('\n');
@@ -234,6 +250,7 @@ export function plant(root: string, rel: string, variant: Variant, outside: Outs
       if (isDir) return false;
       // The outside file holds the same bytes, so the planted name reads as a valid record.
       writeFileSync(outside.linkTarget, readFileSync(path), { mode: 0o600 });
+      utimesSync(outside.linkTarget, UNREAD, lstatSync(outside.linkTarget).mtime);
       replace();
       linkSync(outside.linkTarget, path);
       return true;
@@ -349,9 +366,9 @@ export async function runVariant(fixture: HostileFixture, index: number, rel: st
       ['gc', ...q],
       ['enqueue', ...q, '--', 'true'],
     ]) {
-      const t0 = Date.now();
+
       runs.push(await runFsjob(args, root));
-      if (process.env['WALKER_DEBUG']) console.log(args[0], Date.now() - t0, 'ms');
+
     }
     const outsideChanged = snapshot(outside.dir) !== before;
     const runningAlive = (await groupState(fixture.runningGroup)) === 'running';
