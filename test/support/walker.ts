@@ -184,8 +184,16 @@ export function makeOutside(dir: string): Outside {
   const subdir = join(dir, 'subdir');
   mkdirSync(subdir, { mode: 0o700 });
   writeFileSync(join(subdir, 'inner'), 'inner sentinel\n', { mode: 0o600 });
-  for (const path of [file, join(subdir, 'inner'), subdir]) utimesSync(path, UNREAD, lstatSync(path).mtime);
+  unread(subdir);
+  unread(file);
   return { dir, file, subdir, linkTarget: join(dir, 'hardlink-target') };
+}
+
+/** Set the access time of everything under `path` to UNREAD. */
+function unread(path: string): void {
+  const stats = lstatSync(path);
+  if (stats.isDirectory()) for (const name of readdirSync(path)) unread(join(path, name));
+  if (stats.isFile() || stats.isDirectory()) utimesSync(path, UNREAD, lstatSync(path).mtime);
 }
 
 /**
@@ -223,13 +231,21 @@ export function plant(root: string, rel: string, variant: Variant, outside: Outs
   const replace = (): void => rmSync(path, { recursive: true, force: true });
   switch (variant) {
     case 'symlink-file':
+    case 'symlink-dir': {
+      // A link to the planted path's own content, copied outside: a reader that follows it
+      // finds valid records and a writer writes out of the queue. The other kind of link
+      // target (a directory for a file, a file for a directory) is the sentinel.
+      const same = (variant === 'symlink-dir') === isDir;
+      let target = isDir ? outside.file : outside.subdir;
+      if (same) {
+        target = join(outside.dir, 'mirror');
+        copyTree(path, target);
+        unread(target);
+      }
       replace();
-      symlinkSync(outside.file, path);
+      symlinkSync(target, path);
       return true;
-    case 'symlink-dir':
-      replace();
-      symlinkSync(outside.subdir, path);
-      return true;
+    }
     case 'symlink-dangling':
       replace();
       symlinkSync(join(outside.dir, 'nothing-here'), path);
