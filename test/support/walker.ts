@@ -350,7 +350,7 @@ export function jobOf(rel: string): string | undefined {
 
 /**
  * One variant: a fresh copy of the golden queue with `variant` planted at
- * `rel`, then validate, status, status ID, recover, cancel ID, work --drain,
+ * `rel`, then validate, status, status ID, logs ID, recover, cancel ID, work --drain,
  * gc and enqueue over it. Returns undefined when the variant does not apply.
  */
 export async function runVariant(fixture: HostileFixture, index: number, rel: string, variant: Variant): Promise<VariantResult | undefined> {
@@ -376,6 +376,8 @@ export async function runVariant(fixture: HostileFixture, index: number, rel: st
     for (const args of [
       ['status', ...q],
       ['status', ...q, target],
+      ['logs', ...q, target],
+      ['logs', '--stderr', ...q, target],
       ['recover', ...q],
       ['cancel', ...q, target],
       ['work', '--drain', ...q],
