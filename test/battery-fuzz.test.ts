@@ -27,7 +27,7 @@ import { isFsjobError } from '../src/core/errors.ts';
 import { FINDING_CODES, type Finding } from '../src/core/findings.ts';
 import { inspectRecord, recordNameOf, type RecordType } from '../src/core/records.ts';
 import { openQueue, initQueue } from '../src/core/queue.ts';
-import { enqueue, jobStatus, listJobs } from '../src/producer/index.ts';
+import { enqueue, jobStatus, listJobs, normalizeRequest, parseRequest } from '../src/producer/index.ts';
 import { Worker } from '../src/consumer/index.ts';
 import { auditQueue } from '../src/validator/queue.ts';
 import { cleanupAll, freshDir, withWatchdog } from './helpers.ts';
@@ -195,6 +195,30 @@ fuzz('the record layer answers every malformed record with findings, never an ex
     );
   }
   console.log(`fuzz: record layer: ${FUZZ_RECORD_RUNS} cases x ${targets.length} record names = ${FUZZ_RECORD_RUNS * targets.length} (seed ${SEED})`);
+});
+
+/** Calls `read`; an FsjobError of one of `codes` is an answer, anything else escaping is a failure. */
+function answers(read: () => unknown, codes: readonly string[]): void {
+  try {
+    read();
+  } catch (error) {
+    if (!isFsjobError(error) || !codes.includes(error.code)) throw error;
+  }
+}
+
+fuzz('requests (fsjob enqueue --request, --batch, the producer library) are accepted or refused with USAGE, never an exception', () => {
+  const valid = Buffer.from(`${JSON.stringify({ fsjob: '1.0', argv: ['make', 'test'], lane: 'l', dedupe: 'd', stdin_text: 'x', labels: { a: 'b' } })}\n`);
+  fc.assert(
+    fc.property(mutation, (m) => answers(() => normalizeRequest(parseRequest(applyMutation(valid, m)), { cwd: '/' }), ['USAGE', 'UNSUPPORTED_VERSION'])),
+    { numRuns: FUZZ_RECORD_RUNS, seed: SEED },
+  );
+  fc.assert(
+    fc.property(fc.oneof(fc.anything(), fc.jsonValue(), fc.record({ fsjob: fc.constant('1.0'), argv: fc.anything() })), (value) =>
+      answers(() => normalizeRequest(value, { cwd: '/' }), ['USAGE', 'UNSUPPORTED_VERSION']),
+    ),
+    { numRuns: FUZZ_RECORD_RUNS, seed: SEED },
+  );
+  console.log(`fuzz: requests: ${FUZZ_RECORD_RUNS} byte cases + ${FUZZ_RECORD_RUNS} value cases (seed ${SEED})`);
 });
 
 let runIndex = 0;
