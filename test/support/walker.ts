@@ -108,12 +108,11 @@ export async function buildHostileFixture(): Promise<HostileFixture> {
   const child: ChildProcess = spawn(process.execPath, [BIN, 'work', '--queue', live, '--concurrency', '1', '--lease', '3'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-  if (process.env['WALKER_DEBUG']) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  if (process.env['WALKER_DEBUG'] !== undefined) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  else child.stderr?.resume();
   const running = await add({ argv: ['sleep', '600'], lane: 'build' });
   const execPath = join(live, 'jobs', running, 'exec.1.json');
-  await waitFor(`the live worker to run ${running} (${stderr})`, () => {
+  await waitFor(`the live worker to run ${running}`, () => {
     try {
       return readdirSync(join(live, 'jobs', running)).includes('state.1.json') && readFileSync(execPath).length > 0;
     } catch {
@@ -129,15 +128,18 @@ export async function buildHostileFixture(): Promise<HostileFixture> {
   const dedupe = await add({ argv: ['true'], dedupe: 'nightly' });
   const plain = await add({ argv: ['true'], priority: -3 });
 
+  // The live worker renews its state and registration meanwhile (by rename): a copy caught
+  // mid-publish holds a temporary name, or cp saw one vanish. Copy again until it is clean.
   const golden = join(dir, 'golden');
-  copyTree(live, golden);
-  for (const name of readdirSync(golden)) {
-    if (name.startsWith('.')) rmSync(join(golden, name), { recursive: true, force: true });
+  let walked: { paths: string[]; dirs: Set<string> } | undefined;
+  for (let attempt = 1; walked === undefined; attempt++) {
+    rmSync(golden, { recursive: true, force: true });
+    const copied = spawnSync('cp', ['-a', live, golden]).status === 0;
+    const tree = walk(golden);
+    if (copied && !tree.paths.some((path) => basename(path).startsWith('.'))) walked = tree;
+    else if (attempt === 10) throw new Error('no clean copy of the live queue in 10 attempts');
   }
-  const { paths, dirs } = walk(golden);
-  for (const path of paths) {
-    if (basename(path).startsWith('.')) throw new Error(`a temporary name in the golden queue: ${path}`); // frozen mid-publish: rebuild
-  }
+  const { paths, dirs } = walked;
   return {
     dir,
     golden,
@@ -384,9 +386,7 @@ export async function runVariant(fixture: HostileFixture, index: number, rel: st
       ['gc', ...q],
       ['enqueue', ...q, '--', 'true'],
     ]) {
-
       runs.push(await runFsjob(args, root));
-
     }
     const outsideChanged = snapshot(outside.dir) !== before;
     const runningAlive = (await groupState(fixture.runningGroup)) === 'running';
