@@ -11,7 +11,7 @@
  *
  * `npm test` runs a deterministic sample spread evenly over the paths and
  * variants; FSJOB_BATTERY_LONG=1 runs the whole cross product. Both counts
- * are printed.
+ * are printed; FSJOB_WALKER_FROM=k resumes a long run at its k-th pair.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -74,7 +74,8 @@ walker('the golden queue audits clean with --strict, so every finding below come
 
 walker('no command follows, writes through, hangs on or crashes on a planted object, and validate reports it', async () => {
   const all = pairs(fixture.paths, fixture.dirs);
-  const chosen = sample(all, LONG ? all.length : SAMPLE);
+  // FSJOB_WALKER_FROM=k resumes a long run at the k-th pair of its order.
+  const chosen = sample(all, LONG ? all.length : SAMPLE).slice(LONG ? Number(process.env['FSJOB_WALKER_FROM'] ?? 0) : 0);
   const failures: string[] = [];
   let tried = 0;
   const started = Date.now();
@@ -95,7 +96,7 @@ walker('no command follows, writes through, hangs on or crashes on a planted obj
       failures.push(`${where}: validate reported ${JSON.stringify(result.reported)} at the path, expected one of ${expected.join('/')}; findings: ${near.join(', ')}`);
     }
     if (result.runs[0]?.status !== 1) failures.push(`${where}: validate --strict --json exited ${result.runs[0]?.status}, expected 1`);
-    if (process.env['WALKER_DEBUG'] !== undefined) console.log(`walker: ${tried} ${where}: ${failures.length} failures so far${failures.length > 0 ? `; last: ${failures.at(-1)}` : ''}`);
+    if (process.env['WALKER_DEBUG'] !== undefined) console.log(`walker: ${tried} ${where}: ${result.runs.map((run) => `${run.args[0]}=${run.status}`).join(' ')}; ${failures.length} failures so far${failures.length > 0 ? `; last: ${failures.at(-1)}` : ''}`);
   }
   console.log(
     `walker: ${tried} planted objects tried (${LONG ? 'all' : `a sample of ${SAMPLE}`}; the full cross product is ${all.length}: ${fixture.paths.length} paths x ${VARIANTS.length} variants, no hard link to a directory) in ${Math.round((Date.now() - started) / 1000)} s`,

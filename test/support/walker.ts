@@ -110,7 +110,7 @@ export async function buildHostileFixture(): Promise<HostileFixture> {
   });
   if (process.env['WALKER_DEBUG'] !== undefined) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   else child.stderr?.resume();
-  const running = await add({ argv: ['sleep', '600'], lane: 'build' });
+  const running = await add({ argv: ['sleep', '86400'], timeout_ms: 86_400_000, lane: 'build' });
   const execPath = join(live, 'jobs', running, 'exec.1.json');
   await waitFor(`the live worker to run ${running}`, () => {
     try {
