@@ -15,13 +15,20 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cleanupAll } from './helpers.ts';
+import { chmodSync, chownSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { openQueue } from '../src/core/queue.ts';
+import { NOBODY, cleanupAll, rejectsWith } from './helpers.ts';
 import {
   DOCUMENTED_STATUSES,
   EXPECTED_FINDINGS,
   VARIANTS,
   buildHostileFixture,
+  copyTree,
   crashed,
+  makeOutside,
+  snapshot,
+  unread,
   runFsjob,
   runVariant,
   type HostileFixture,
@@ -103,6 +110,35 @@ walker('no command follows, writes through, hangs on or crashes on a planted obj
   );
   assert.equal(failures, []);
   assert.ok(tried > 0);
+});
+
+walker('the queue root itself: a symlink to a valid queue, a wide mode or a foreign owner is refused by every command (SEC-1), and nothing is read through the link', async () => {
+  const base = join(fixture.dir, 'root-variants');
+  mkdirSync(base, { mode: 0o700 });
+  const outside = makeOutside(join(base, 'outside'));
+  const real = join(outside.dir, 'real-queue');
+  copyTree(fixture.golden, real);
+  unread(real);
+  const link = join(base, 'linked');
+  symlinkSync(real, link);
+  const wide = join(base, 'wide');
+  copyTree(fixture.golden, wide);
+  chmodSync(wide, 0o777);
+  const foreign = join(base, 'foreign');
+  copyTree(fixture.golden, foreign);
+  chownSync(foreign, NOBODY, NOBODY);
+  const before = snapshot(outside.dir);
+  for (const root of [link, wide, foreign]) {
+    const q = ['--queue', root];
+    for (const args of [['validate', root], ['status', ...q], ['status', ...q, fixture.ids.stdin], ['logs', ...q, fixture.ids.finished], ['recover', ...q], ['cancel', ...q, fixture.ids.stdin], ['work', '--drain', ...q], ['gc', ...q], ['enqueue', ...q, '--', 'true']]) {
+      const run = await runFsjob(args, root);
+      assert.is(run.status, args[0] === 'validate' ? 2 : 1, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /SEC-1/, `${args.join(' ')}: ${run.stderr}`);
+      assert.not.ok(crashed(run), run.stderr);
+    }
+  }
+  await rejectsWith(openQueue(link), 'UNSAFE_QUEUE', { clause: 'SEC-1' });
+  assert.is(snapshot(outside.dir), before, 'nothing was read or written through the linked root');
 });
 
 walker.run();

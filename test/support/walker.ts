@@ -192,7 +192,7 @@ export function makeOutside(dir: string): Outside {
 }
 
 /** Set the access time of everything under `path` to UNREAD. */
-function unread(path: string): void {
+export function unread(path: string): void {
   const stats = lstatSync(path);
   if (stats.isDirectory()) for (const name of readdirSync(path)) unread(join(path, name));
   if (stats.isFile() || stats.isDirectory()) utimesSync(path, UNREAD, lstatSync(path).mtime);

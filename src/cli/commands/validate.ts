@@ -3,7 +3,7 @@
  * audit whole queues (CONF-3) and check record files (REC-4), and report
  * every finding. Never writes anything.
  */
-import { lstat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { FsjobError, errnoOf, isFsjobError } from '../../core/errors.ts';
 import type { Finding } from '../../core/findings.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../../core/records.ts';
@@ -19,7 +19,10 @@ type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
 async function classify(path: string): Promise<Target> {
   let isDir: boolean;
   try {
-    isDir = (await lstat(path)).isDirectory();
+    const stats = await lstat(path);
+    // SEC-1: a link to a directory is named as a queue root, and the audit refuses it as one
+    // (UNSAFE_QUEUE), instead of taking it for a record file of unknown type.
+    isDir = stats.isDirectory() || (stats.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory() === true);
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
     throw error;
