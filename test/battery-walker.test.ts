@@ -31,6 +31,7 @@ import {
   unread,
   runFsjob,
   runVariant,
+  type CommandRun,
   type HostileFixture,
   type Variant,
 } from './support/walker.ts';
@@ -102,6 +103,13 @@ walker('no command follows, writes through, hangs on or crashes on a planted obj
       const near = result.findings.map((finding) => `${finding.code} ${finding.path}`).slice(0, 8);
       failures.push(`${where}: validate reported ${JSON.stringify(result.reported)} at the path, expected one of ${expected.join('/')}; findings: ${near.join(', ')}`);
     }
+    if (path.includes('/')) {
+      // One bad entry inside jobs/, lanes/, dedupe/, ready/ or workers/ never stops a whole-queue command (I7).
+      for (const run of result.runs) {
+        const whole = ['recover', 'work', 'gc', 'enqueue'].includes(run.args[0] as string) || (run.args[0] === 'status' && run.args.length === 3);
+        if (whole && run.status !== 0) failures.push(`${where}: fsjob ${run.args.join(' ')} exited ${run.status}: ${run.stderr.slice(0, 300)}`);
+      }
+    }
     if (result.runs[0]?.status !== 1) failures.push(`${where}: validate --strict --json exited ${result.runs[0]?.status}, expected 1`);
     if (process.env['WALKER_DEBUG'] !== undefined) console.log(`walker: ${tried} ${where}: ${result.runs.map((run) => `${run.args[0]}=${run.status}`).join(' ')}; ${failures.length} failures so far${failures.length > 0 ? `; last: ${failures.at(-1)}` : ''}`);
   }
@@ -110,6 +118,17 @@ walker('no command follows, writes through, hangs on or crashes on a planted obj
   );
   assert.equal(failures, []);
   assert.ok(tried > 0);
+});
+
+walker('a job directory or hold key readers refuse (wide mode, foreign owner) is one damaged entry: status lists the others, gc collects the others', async () => {
+  const laneKey = fixture.paths.find((path) => /^lanes\/[0-9a-f]{64}$/.test(path)) as string;
+  for (const [path, variant] of [[`jobs/${fixture.ids.stdin}`, 'wide-mode'], [laneKey, 'foreign-owner'], [`jobs/${fixture.ids.finished}`, 'foreign-owner']] as const) {
+    const result = (await runVariant(fixture, 1000 + fixture.paths.indexOf(path), path, variant)) as NonNullable<Awaited<ReturnType<typeof runVariant>>>;
+    const byName = (name: string, args: number): CommandRun => result.runs.find((run) => run.args[0] === name && run.args.length === args) as CommandRun;
+    assert.is(byName('status', 3).status, 0, `${variant} at ${path}: status: ${byName('status', 3).stderr}`);
+    assert.is(byName('gc', 3).status, 0, `${variant} at ${path}: gc: ${byName('gc', 3).stderr}`);
+    if (path.startsWith('jobs/')) assert.match(byName('status', 3).stdout, new RegExp(`${path.slice(5)}\\s+damaged`));
+  }
 });
 
 walker('the queue root itself: a symlink to a valid queue, a wide mode or a foreign owner is refused by every command (SEC-1), and nothing is read through the link', async () => {
