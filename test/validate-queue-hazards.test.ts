@@ -4,7 +4,7 @@
  * files. Each is reported with its path and clause, none is followed or
  * opened, and the audit leaves every entry of the queue exactly as it was.
  */
-import { chmod, chown, mkdir, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, link, mkdir, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -171,6 +171,27 @@ modes('entries owned by another user (uid 65534) are RECORD_OWNER and ENTRY_OWNE
     [join(dir, 'stderr.1'), 'SEC-6'],
   ].sort());
 });
+
+const hardLinks = suite('hard links (SEC-9)');
+hardLinks.after(cleanupAll);
+
+hardLinks('a record or data file hard-linked to a file outside is ENTRY_HARDLINK; a record and its temporary name (PUB-3..PUB-6) are not', async () => {
+  const queue = await newQueue();
+  const id = await finishedJob(queue);
+  const dir = queue.paths.job(id);
+  const outside = await freshDir('outside');
+  await link(join(dir, 'receipt.json'), join(outside, 'receipt-copy'));
+  await link(join(dir, 'stdout.1'), join(outside, 'stdout-copy'));
+  await link(join(dir, 'spec.json'), join(dir, '.spec.json.tmp')); // a writer between PUB-3 and PUB-6
+  const result = await audit(queue);
+  const found = only(result, 'ENTRY_HARDLINK').map((finding) => [finding.path, finding.clause, finding.severity, finding.job_id]);
+  assert.equal(found.sort(), [
+    [join(dir, 'receipt.json'), 'SEC-9', 'warning', id],
+    [join(dir, 'stdout.1'), 'SEC-9', 'warning', id],
+  ].sort());
+});
+
+hardLinks.run();
 
 modes.run();
 

@@ -68,6 +68,7 @@ export const FINDING_CODES = {
   ENTRY_TOO_LARGE: spec('error', 'SEC-4', 'readers refuse it unread; remove it or shrink it within its bound'),
   ENTRY_WRITABLE: spec('error', 'SEC-5', 'readers refuse it; run chmod go-w on it if its content is yours (directories are 0700, files 0600)'),
   ENTRY_READABLE: spec('warning', 'SEC-5', 'others can read job data; run chmod go-rwx on it (directories are 0700, files 0600)'),
+  ENTRY_HARDLINK: spec('warning', 'SEC-9', 'the file shares its content with a name outside this entry (maybe outside the queue), which can change it after publication; replace it with a copy of its own (cp, then mv over it) or remove it'),
   ENTRY_OWNER: spec('error', 'SEC-6', 'readers refuse it; only the queue owner may write inside the queue: remove it, or chown it if it is yours'),
   TEMP_STALE: spec('warning', 'TEMP-1', 'a writer died mid-write; fsjob gc or recover may remove it'),
   // One job's records against each other (sections 7 to 9).

@@ -126,7 +126,15 @@ async function lowerHolds(queue: Queue): Promise<string[]> {
     for (const keyDir of await listDir(queue.paths.dir(kind), queue.fsOptions)) {
       if (keyDir.kind !== 'dir' || !KEY_HASH_PATTERN.test(keyDir.name)) continue;
       const numbers: number[] = [];
-      for (const entry of await listDir(path.join(queue.paths.dir(kind), keyDir.name), queue.fsOptions)) {
+      let entries;
+      try {
+        entries = await listDir(path.join(queue.paths.dir(kind), keyDir.name), queue.fsOptions);
+      } catch (error) {
+        // SEC-5, SEC-6: a key directory readers refuse is left alone (validate reports it); the other keys are still collected.
+        if (isFsjobError(error) && error.code !== 'IO') continue;
+        throw error;
+      }
+      for (const entry of entries) {
         const n = entry.kind === 'file' && entry.name.endsWith('.json') ? parseHoldNumber(entry.name.slice(0, -'.json'.length)) : undefined;
         if (n !== undefined) numbers.push(n);
       }

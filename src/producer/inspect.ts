@@ -176,12 +176,19 @@ async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
   }
 }
 
+/** Why readers refuse a job directory they listed as a directory (its mode or owner; a link or FIFO is not listed as one). */
+const REFUSED_DIR = ['UNSAFE_MODE', 'FOREIGN_OWNER', 'SYMLINK_REFUSED', 'NOT_REGULAR'] as const;
+
 async function summarize(queue: Queue, id: string, clock: Clock | undefined): Promise<JobSummary | undefined> {
   let files: JobFiles;
   try {
     files = await listJob(queue, id);
   } catch (error) {
     if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc while we listed
+    // SEC-5, SEC-6: a job directory readers refuse is one damaged job, not a listing that fails.
+    if (REFUSED_DIR.some((code) => isFsjobError(error, code))) {
+      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, outcome: null, exitCode: null };
+    }
     throw error;
   }
   let spec: SpecRecord | undefined;

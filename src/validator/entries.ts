@@ -8,8 +8,8 @@
  * Nothing here writes, follows a link, or opens anything a listing did not
  * report as a regular file.
  */
-import type { Stats } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, type Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { isFsjobError } from '../core/errors.ts';
 import { type Finding, type FindingCode, makeFinding } from '../core/findings.ts';
 import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../core/records.ts';
@@ -97,7 +97,7 @@ function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8)}`;
 }
 
-/** SEC-5 and SEC-6 from an lstat or fstat. Symlinks have no meaningful mode and are reported by kind. */
+/** SEC-5, SEC-6 and SEC-9 from an lstat or fstat. Symlinks have no meaningful mode and are reported by kind. */
 export function checkStats(sink: Sink, env: AuditEnv, path: string, stats: Stats, jobId: string | null, record = false): void {
   if (stats.isSymbolicLink()) return;
   if (stats.uid !== env.uid) {
@@ -108,6 +108,25 @@ export function checkStats(sink: Sink, env: AuditEnv, path: string, stats: Stats
   } else if ((stats.mode & GROUP_OR_OTHER_ANY) !== 0) {
     sink.add('ENTRY_READABLE', `${path} has mode ${octal(stats.mode)}, open to group or others`, path, jobId);
   }
+  if (stats.isFile() && stats.nlink > 1 && !basename(path).startsWith('.') && !linkedFromTemp(path, stats)) {
+    sink.add('ENTRY_HARDLINK', `${path} has ${stats.nlink} hard links`, path, jobId);
+  }
+}
+
+/** SEC-9: between PUB-3 and PUB-6 a record shares its inode with its temporary name in the same directory. */
+function linkedFromTemp(path: string, stats: Stats): boolean {
+  const dir = dirname(path);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return false;
+  }
+  return names.some((name) => {
+    if (!name.startsWith('.')) return false;
+    const other = lstatIfExistsSync(join(dir, name));
+    return other !== undefined && other.ino === stats.ino && other.dev === stats.dev;
+  });
 }
 
 /** lstat an entry (counted as examined) and apply SEC-5/SEC-6; undefined when it vanished. */
@@ -176,7 +195,7 @@ export function readRecordEntry<T extends RecordType>(
   }
   sink.files += 1;
   const { stats, bytes } = read;
-  if ((stats.mode & GROUP_OR_OTHER_ANY) !== 0) checkStats(sink, env, shown, stats, jobId, true);
+  if ((stats.mode & GROUP_OR_OTHER_ANY) !== 0 || stats.nlink > 1) checkStats(sink, env, shown, stats, jobId, true);
   const inspection = inspectRecord(type, bytes ?? Buffer.alloc(0), { ...expectations, path: shown, parse: fastParseRecordBytes });
   for (const finding of inspection.findings) {
     // Findings carry the job the directory names, even when the record itself names none.

@@ -3,7 +3,7 @@
  * audit whole queues (CONF-3) and check record files (REC-4), and report
  * every finding. Never writes anything.
  */
-import { lstat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { FsjobError, errnoOf, isFsjobError } from '../../core/errors.ts';
 import type { Finding } from '../../core/findings.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../../core/records.ts';
@@ -24,6 +24,9 @@ async function classify(path: string): Promise<Target> {
     if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
     throw error;
   }
+  // SEC-1: a link to a directory is named as a queue root, and the audit refuses it as one
+  // (UNSAFE_QUEUE), instead of taking it for a record file of unknown type.
+  if (stats.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory() === true) return { kind: 'queue', path };
   if (!stats.isDirectory()) return { kind: 'file', path };
   // SEC-1: another user's directory is not looked into (as nobody it may not even be readable);
   // audited as a queue, its root is refused and validate exits 2 (REPORT-1), not 1 on an EACCES.
