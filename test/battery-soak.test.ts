@@ -14,7 +14,7 @@
  * The queue is on tmpfs (/dev/shm): the soak is about crashes of processes
  * and their interleavings, not about power loss.
  *
- * FSJOB_SOAK_SECONDS (default 20) sets the chaos time; `npm run battery:soak`
+ * FSJOB_SOAK_SECONDS (default 15) sets the chaos time; `npm run battery:soak`
  * runs 600 s. The figures go to stdout.
  */
 import { suite } from 'uvu';
@@ -26,7 +26,7 @@ import { batteryDir, finishedJobProblems, isDead, notable, readJobs, readStartLo
 import { soak } from './support/soak.ts';
 import { withWatchdog } from './helpers.ts';
 
-const SECONDS = Number(process.env['FSJOB_SOAK_SECONDS'] ?? 20);
+const SECONDS = Number(process.env['FSJOB_SOAK_SECONDS'] ?? 15);
 
 /** Live processes whose environment names this start log: commands of battery jobs still running. */
 async function jobProcesses(log: string): Promise<number[]> {
@@ -53,7 +53,7 @@ chaos(`producers and workers for ${SECONDS} s under SIGKILL/SIGTERM chaos, then 
   const log = join(dir, 'starts.log');
   const { queue } = await initQueue(join(dir, 'q'));
   const t0 = performance.now();
-  const run = await withWatchdog(SECONDS * 1000 + 600_000, soak({ root: queue.root, log, cwd, seconds: SECONDS }));
+  const run = await withWatchdog(SECONDS * 1000 + 720_000, soak({ root: queue.root, log, cwd, seconds: SECONDS }));
   const finished = performance.now();
   assert.equal(run.refused, [], 'every request line was accepted');
   assert.ok(run.accepted.size > 0, 'the producers enqueued');

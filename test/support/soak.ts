@@ -50,7 +50,7 @@ const WORKER_ARGS = (root: string): string[] => ['work', '--queue', root, '--con
 
 export async function soak(options: SoakOptions): Promise<SoakReport> {
   const random = rng(options.seed ?? 600);
-  const endAt = Date.now() + options.seconds * 1000;
+  let endAt = Number.POSITIVE_INFINITY;
   const kills: Record<ChaosAction, number> = { kill: 0, crash: 0, guardian: 0, term: 0 };
   const workers: FsjobProcess[] = [];
   /** Every worker ever started, so none outlives the soak. */
@@ -61,6 +61,9 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     return worker;
   };
   for (let i = 0; i < (options.workers ?? 3); i++) workers.push(startWorker());
+  // The chaos clock starts once the first workers are up (have their guardian): on a busy machine loading takes a while.
+  await waitFor('the first workers to start', () => workers.every((w) => childrenOf(w.pid, 'guardian.sh').length > 0), 120_000);
+  endAt = Date.now() + options.seconds * 1000;
 
   const accepted = new Set<string>();
   const refused: string[] = [];
