@@ -66,7 +66,7 @@ load(`${CONSUMERS} consumer processes drain ${JOBS} mixed jobs: each started exa
 
   const workers = Array.from({ length: CONSUMERS }, () => startFsjob(['work', '--queue', queue.root, '--drain', '--json']));
   const exits = await withWatchdog(
-    LONG ? 1_800_000 : 600_000,
+    LONG ? 7_200_000 : 600_000,
     Promise.all(workers.map((w) => w.exited)),
     () => workers.forEach((w) => w.child.kill('SIGKILL')),
   );
