@@ -10,7 +10,7 @@
  * invariants between processes, not durability, and the disk's fsync latency
  * would only make it slower.
  *
- * Size: FSJOB_BATTERY_JOBS (default 200) jobs; FSJOB_BATTERY_LONG=1 (npm run
+ * Size: FSJOB_BATTERY_JOBS (default 150) jobs; FSJOB_BATTERY_LONG=1 (npm run
  * battery:long) runs the issue's full 5,000. The figures go to stdout.
  */
 import { suite } from 'uvu';
@@ -46,7 +46,7 @@ import type { EndRecord } from '../src/core/records.ts';
 import { cleanupAll } from './helpers.ts';
 
 const LONG = process.env['FSJOB_BATTERY_LONG'] === '1';
-const JOBS = Number(process.env['FSJOB_BATTERY_JOBS'] ?? (LONG ? 5000 : 200));
+const JOBS = Number(process.env['FSJOB_BATTERY_JOBS'] ?? (LONG ? 5000 : 150));
 const CONSUMERS = 8;
 const SEED = Number(process.env['FSJOB_BATTERY_SEED'] ?? 6);
 
