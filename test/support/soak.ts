@@ -60,6 +60,14 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     all.push(worker);
     return worker;
   };
+  try {
+    return await run();
+  } finally {
+    // On success they are gone already; after a failure none may outlive the soak.
+    for (const worker of all) worker.child.kill('SIGKILL');
+  }
+
+  async function run(): Promise<SoakReport> {
   for (let i = 0; i < (options.workers ?? 3); i++) workers.push(startWorker());
   // The chaos clock starts once the first workers are up (have their guardian): on a busy machine loading takes a while.
   await waitFor('the first workers to start', () => workers.every((w) => childrenOf(w.pid, 'guardian.sh').length > 0), 120_000);
@@ -119,4 +127,5 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   const recover = { code: recovered.code, report: JSON.parse(recovered.stdout) as SoakReport['recover']['report'] };
   const finalDrain = await Promise.all([0, 1].map(() => runFsjob(['work', '--queue', options.root, '--drain', '--lease', '3'])));
   return { accepted, requested, refused, kills, workersStarted: all.length, recover, finalDrain: finalDrain.map((d) => ({ code: d.code, stderr: d.stderr })) };
+  }
 }
