@@ -22,6 +22,7 @@ import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, typ
 import { openBounded, publishRecord } from '../core/safefs.ts';
 import type { Context, SpecView } from './context.ts';
 import { deadOutputSummary, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
+import { GIVE_BACK_DELAY } from './run.ts';
 
 /** What the claimer may do with a job once it owns it. */
 export interface ClaimPolicy {
@@ -110,7 +111,21 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
   }
   ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
   const owner = new Ownership(ctx, queue, id, gen, claimedMs);
-  return decide(owner, spec, policy, recovered);
+  try {
+    return await decide(owner, spec, policy, recovered);
+  } catch (error) {
+    // Nothing ran (I/O failed while deciding, e.g. while taking the lane): hand
+    // the generation back as EXEC-3 does for a failed start. Left open, the
+    // claim of this live owner would make every consumer, this one included,
+    // skip the job until the process dies (CLAIM-3, CLAIM-8).
+    await giveBackUndecided(owner).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function giveBackUndecided(owner: Ownership): Promise<void> {
+  if ((await listJob(owner.queue, owner.id)).receipt) return; // decided after all (RCPT-3)
+  await owner.publishEnd('released', false, GIVE_BACK_DELAY, null);
 }
 
 async function finish(owner: Ownership, fields: ReceiptFields, spec?: SpecRecord): Promise<ClaimResult> {

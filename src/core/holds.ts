@@ -23,6 +23,9 @@ import path from 'node:path';
 
 export type HoldKind = 'dedupe' | 'lane';
 
+/** Listings of a key before currentHold gives up on holds that vanish as it reads them. */
+const HOLD_LOOKS = 100;
+
 const DIR_OF: Record<HoldKind, 'dedupe' | 'lanes'> = { dedupe: 'dedupe', lane: 'lanes' };
 
 export interface HoldView {
@@ -41,29 +44,42 @@ export function holdDir(queue: Queue, kind: HoldKind, key: string): string {
   return path.join(queue.root, DIR_OF[kind], keyHash(key));
 }
 
-/** The highest-numbered hold of a key, read and checked, or undefined when there is none. */
+/**
+ * The highest-numbered hold of a key, read and checked, or undefined when there is none.
+ * A hold listed as the highest may vanish before it is read: LANE-3 lets
+ * whoever published a higher one remove it. That proves a higher hold exists,
+ * so the key is listed again; the highest hold is never removed, so this ends.
+ */
 export async function currentHold(queue: Queue, kind: HoldKind, key: string): Promise<HoldView | undefined> {
   const dir = holdDir(queue, kind, key);
-  let entries;
-  try {
-    entries = await listDir(dir, queue.fsOptions);
-  } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return undefined;
-    throw error;
+  for (let look = 0; look < HOLD_LOOKS; look++) {
+    let entries;
+    try {
+      entries = await listDir(dir, queue.fsOptions);
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) return undefined;
+      throw error;
+    }
+    let top = 0;
+    for (const entry of entries) {
+      if (!entry.name.endsWith('.json')) continue;
+      const n = parseHoldNumber(entry.name.slice(0, -'.json'.length));
+      if (n !== undefined && n > top) top = n;
+    }
+    if (top === 0) return undefined;
+    const read = await readRecord(path.join(dir, `${top}.json`), 'hold', {
+      ...queue.fsOptions,
+      expectedKind: kind,
+      expectedKeyHash: keyHash(key),
+      allowMissing: true,
+    });
+    if (read === undefined) continue; // pruned below a newer hold (LANE-3, DEDUPE-4): look again
+    return read.ok ? { n: top, hold: read.value, findings: read.findings } : { n: top, findings: read.findings };
   }
-  let top = 0;
-  for (const entry of entries) {
-    if (!entry.name.endsWith('.json')) continue;
-    const n = parseHoldNumber(entry.name.slice(0, -'.json'.length));
-    if (n !== undefined && n > top) top = n;
-  }
-  if (top === 0) return undefined;
-  const read = await readRecord(path.join(dir, `${top}.json`), 'hold', {
-    ...queue.fsOptions,
-    expectedKind: kind,
-    expectedKeyHash: keyHash(key),
+  throw new FsjobError('IO', `the highest ${kind} hold of ${JSON.stringify(key)} kept vanishing before it could be read: too much contention`, {
+    path: dir,
+    clause: kind === 'lane' ? 'LANE-2' : 'DEDUPE-2',
   });
-  return read.ok ? { n: top, hold: read.value, findings: read.findings } : { n: top, findings: read.findings };
 }
 
 export interface TakeOptions {
