@@ -6,15 +6,18 @@ import { VALIDATORS_PATH, generateValidators } from '../src/core/gen-validators.
 
 const drift = suite('gen:types');
 
+/** Fails naming the first line where the committed file and a fresh generation differ. */
+function assertCurrent(file: string, fresh: string): void {
+  const committed = readFileSync(file, 'utf8');
+  if (committed === fresh) return;
+  const a = committed.split('\n');
+  const b = fresh.split('\n');
+  const line = a.findIndex((text, index) => text !== b[index]);
+  assert.unreachable(`${file} is stale from line ${line + 1}: committed ${JSON.stringify(a[line]?.slice(0, 200))}, generated ${JSON.stringify(b[line]?.slice(0, 200))}`);
+}
+
 drift('src/core/records.generated.ts is exactly what the schemas generate (run npm run gen:types)', () => {
-  const committed = readFileSync(GENERATED_PATH, 'utf8');
-  const fresh = generateTypes();
-  if (committed !== fresh) {
-    const a = committed.split('\n');
-    const b = fresh.split('\n');
-    const line = a.findIndex((text, index) => text !== b[index]);
-    assert.unreachable(`records.generated.ts is stale from line ${line + 1}: committed ${JSON.stringify(a[line])}, generated ${JSON.stringify(b[line])}`);
-  }
+  assertCurrent(GENERATED_PATH, generateTypes());
 });
 
 drift('every record type has an interface with its type as a literal', () => {
@@ -25,14 +28,7 @@ drift('every record type has an interface with its type as a literal', () => {
 });
 
 drift('src/core/validators.generated.cjs is exactly what the schemas compile to (run npm run gen:validators)', () => {
-  const committed = readFileSync(VALIDATORS_PATH, 'utf8');
-  const fresh = generateValidators();
-  if (committed !== fresh) {
-    const a = committed.split('\n');
-    const b = fresh.split('\n');
-    const line = a.findIndex((text, index) => text !== b[index]);
-    assert.unreachable(`validators.generated.cjs is stale from line ${line + 1}: committed ${JSON.stringify(a[line]?.slice(0, 200))}, generated ${JSON.stringify(b[line]?.slice(0, 200))}`);
-  }
+  assertCurrent(VALIDATORS_PATH, generateValidators());
 });
 
 drift.run();
