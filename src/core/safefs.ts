@@ -31,7 +31,7 @@ import * as nodeFs from 'node:fs/promises';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { type Hash, randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FsjobError, errnoOf } from './errors.ts';
 import { wrapIo } from './io-error.ts';
@@ -817,13 +817,13 @@ export function lstatIfExistsSync(path: string): Stats | undefined {
 export interface BoundedReadSync {
   /** fstat of the opened file: a regular file of ours, not group- or other-writable, within the bound. */
   stats: Stats;
-  /** The content, unless a sink took it. */
+  /** The content, unless options.hash took it. */
   bytes: Buffer | undefined;
 }
 
 export interface ReadBoundedSyncOptions {
-  /** Takes the content chunk by chunk instead (hashing a large file in bounded memory). */
-  sink?: (chunk: Buffer) => void;
+  /** Takes the content chunk by chunk instead, through hash.update() (hashing a large file in bounded memory). */
+  hash?: Pick<Hash, 'update'>;
   /** Read into this buffer when it is large enough; the result is then a view of it, valid until its next use. */
   scratch?: Buffer;
   /** The uid files must belong to (SEC-6); defaults to the effective uid, asked of the kernel each time. */
@@ -850,8 +850,8 @@ export function readBoundedSync(path: string, maxBytes: number, options: ReadBou
     }
     refuseUnsafe(path, stats, 'file', options.uid);
     if (stats.size > maxBytes) throw tooLarge(path, String(stats.size), maxBytes);
-    if (options.sink !== undefined) {
-      streamAtMostSync(fd, path, maxBytes, stats.size, options.sink, options.scratch);
+    if (options.hash !== undefined) {
+      streamAtMostSync(fd, path, maxBytes, stats.size, options.hash, options.scratch);
       return { stats, bytes: undefined };
     }
     return { stats, bytes: readAtMostSync(fd, path, maxBytes, stats.size, options.scratch) };
@@ -920,7 +920,7 @@ function readAtMostSync(fd: number, path: string, maxBytes: number, expected: nu
   return buffer.subarray(0, total);
 }
 
-function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: number, sink: (chunk: Buffer) => void, scratch: Buffer | undefined): void {
+function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: number, hash: Pick<Hash, 'update'>, scratch: Buffer | undefined): void {
   const size = Math.min(READ_CHUNK_BYTES, maxBytes + 1);
   const buffer = scratch !== undefined && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
   let total = 0;
@@ -928,7 +928,7 @@ function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: 
     const bytesRead = readChunkSync(fd, path, buffer, 0, total);
     total += bytesRead;
     if (total > maxBytes) throw tooLarge(path, `more than ${maxBytes}`, maxBytes);
-    if (bytesRead > 0) sink(buffer.subarray(0, bytesRead));
+    if (bytesRead > 0) hash.update(buffer.subarray(0, bytesRead));
     if (bytesRead === 0 || (bytesRead < buffer.length && total >= expected)) break;
   }
 }
