@@ -457,6 +457,24 @@ export async function statEntry(path: string, options: SafeFsOptions = {}): Prom
   return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
+/**
+ * Whether an entry of any kind exists at `path` (one lstat, never followed),
+ * WITHOUT the parent check statEntry makes: for hints over many entries of a
+ * directory that was just listed and checked, where the answer only decides
+ * whether to look closer (a finished job's receipt.json at start-up, READY-4).
+ * Anything in the way that is not a directory reads as absent.
+ */
+export async function entryPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  try {
+    await seamOf(options).lstat(path);
+    return true;
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT' || errno === 'ENOTDIR') return false;
+    throw wrapIo(error, path, 'lstat of');
+  }
+}
+
 /** Reads until EOF but never more than maxBytes+1 bytes: the +1 proves growth. */
 async function readAtMost(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
