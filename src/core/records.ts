@@ -70,20 +70,16 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
   const isRequest = type === 'request';
   const byteClause = isRequest ? 'REQ-1' : 'REC-1';
   let jobId: string | null = options.expectedJobId ?? null;
-  const reject = (code: FindingCode, what: string, extra: { field?: string; clause?: string } = {}): Inspection<never> => ({
-    ok: false,
-    findings: [makeFinding(code, what, { path, jobId, ...extra })],
-  });
 
   const max = maxBytesOf(type);
   if (bytes.length > max) {
-    return reject('RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
+    return rejection(path, jobId, 'RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
   }
 
   const parsed = (options.parse ?? parseRecordBytes)(bytes, isRequest ? 'request' : 'record');
   if (!parsed.ok) {
     const { code, detail, offset, field } = parsed.failure;
-    return reject(code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });
+    return rejection(path, jobId, code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });
   }
   const value: JsonObject = parsed.value;
   jobId ??= knownJobId(value['job_id']) ?? knownJobId(value['id']) ?? null;
@@ -95,10 +91,10 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
     const match = typeof version === 'string' ? VERSION_FORM.exec(version) : null;
     if (match === null) {
       const what = version === undefined ? 'the record has no member "fsjob"' : `"fsjob" is ${JSON.stringify(version)}, not of the form "<major>.<minor>"`;
-      return reject('RECORD_VERSION', `unsupported_version: ${what}`, { field: '/fsjob' });
+      return rejection(path, jobId, 'RECORD_VERSION', `unsupported_version: ${what}`, { field: '/fsjob' });
     }
     if (Number(match[1]) !== READER_MAJOR) {
-      return reject('RECORD_VERSION', `unsupported_version: fsjob ${String(version)} is major ${match[1]}; this reader reads major ${READER_MAJOR}`, { field: '/fsjob' });
+      return rejection(path, jobId, 'RECORD_VERSION', `unsupported_version: fsjob ${String(version)} is major ${match[1]}; this reader reads major ${READER_MAJOR}`, { field: '/fsjob' });
     }
     minor = Number(match[2]);
   }
@@ -108,7 +104,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
   if (!isRequest && value['type'] !== type) {
     const found = value['type'];
     const what = typeof found === 'string' ? `a ${JSON.stringify(found)} record is stored under a ${type} name` : `the record has no string member "type" (expected ${JSON.stringify(type)})`;
-    return reject('RECORD_TYPE_MISMATCH', what, { field: '/type' });
+    return rejection(path, jobId, 'RECORD_TYPE_MISMATCH', what, { field: '/type' });
   }
 
   const errors = schemaErrors(type, value);
@@ -124,42 +120,48 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
   return { ok: true, value: value as unknown as DocumentByType[T], findings: notes };
 }
 
+/** One finding that rejects a record (a plain function: inspectRecord runs once per record of an audit, and a closure per call costs). */
+function rejection(path: string, jobId: string | null, code: FindingCode, what: string, extra: { field?: string; clause?: string } = {}): Inspection<never> {
+  return { ok: false, findings: [makeFinding(code, what, { path, jobId, ...extra })] };
+}
+
 /** Records stored in a job directory, whose directory name is their job id. */
 const JOB_RECORDS: ReadonlySet<DocumentType> = new Set(['spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt']);
 
-/** REC-7: what the name a record is stored under fixes about its members. */
+/** REC-7: what the name a record is stored under fixes about its members. Allocates nothing for a record that matches. */
 function nameFindings(type: DocumentType, value: JsonObject, expect: RecordExpectations, path: string, jobId: string | null): Finding[] {
-  const findings: Finding[] = [];
-  const context = { path, jobId };
+  let findings: Finding[] | undefined;
   if (expect.expectedJobId !== undefined && JOB_RECORDS.has(type)) {
     const member = type === 'spec' ? 'id' : 'job_id';
     if (value[member] !== expect.expectedJobId) {
-      findings.push(
-        makeFinding('RECORD_ID_MISMATCH', `${member} is ${JSON.stringify(value[member])} but the record is in the directory of job ${expect.expectedJobId}`, {
-          ...context,
-          field: `/${member}`,
-        }),
-      );
+      (findings ??= []).push(makeFinding('RECORD_ID_MISMATCH', `${member} is ${JSON.stringify(value[member])} but the record is in the directory of job ${expect.expectedJobId}`, { path, jobId, field: `/${member}` }));
     }
   }
   if (expect.expectedGen !== undefined && value['gen'] !== expect.expectedGen) {
-    findings.push(makeFinding('RECORD_GEN_MISMATCH', `gen is ${JSON.stringify(value['gen'])} but the file name says generation ${expect.expectedGen}`, { ...context, field: '/gen' }));
+    (findings ??= []).push(makeFinding('RECORD_GEN_MISMATCH', `gen is ${JSON.stringify(value['gen'])} but the file name says generation ${expect.expectedGen}`, { path, jobId, field: '/gen' }));
   }
-  const named = (member: string, expected: unknown, where: string): void => {
-    if (expected !== undefined && value[member] !== expected) {
-      findings.push(makeFinding('RECORD_NAME_MISMATCH', `${member} is ${JSON.stringify(value[member])} but ${where}`, { ...context, field: `/${member}` }));
-    }
-  };
-  named('force', expect.expectedForce, expect.expectedForce === true ? 'cancel-force.json holds force true' : 'cancel.json holds force false');
-  named('kind', expect.expectedKind, `the hold is under ${expect.expectedKind === 'lane' ? 'lanes' : 'dedupe'}/`);
-  named('worker_id', expect.expectedWorkerId, `the file is workers/${expect.expectedWorkerId ?? ''}.json`);
+  if (expect.expectedForce !== undefined && value['force'] !== expect.expectedForce) {
+    (findings ??= []).push(nameMismatch(value, 'force', expect.expectedForce === true ? 'cancel-force.json holds force true' : 'cancel.json holds force false', path, jobId));
+  }
+  if (expect.expectedKind !== undefined && value['kind'] !== expect.expectedKind) {
+    (findings ??= []).push(nameMismatch(value, 'kind', `the hold is under ${expect.expectedKind === 'lane' ? 'lanes' : 'dedupe'}/`, path, jobId));
+  }
+  if (expect.expectedWorkerId !== undefined && value['worker_id'] !== expect.expectedWorkerId) {
+    (findings ??= []).push(nameMismatch(value, 'worker_id', `the file is workers/${expect.expectedWorkerId}.json`, path, jobId));
+  }
   if (expect.expectedKeyHash !== undefined && typeof value['key'] === 'string') {
     const hash = sha256Hex(value['key']);
     if (hash !== expect.expectedKeyHash) {
-      findings.push(makeFinding('RECORD_NAME_MISMATCH', `the SHA-256 of key is ${hash} but the hold is under ${expect.expectedKeyHash}/`, { ...context, field: '/key' }));
+      (findings ??= []).push(makeFinding('RECORD_NAME_MISMATCH', `the SHA-256 of key is ${hash} but the hold is under ${expect.expectedKeyHash}/`, { path, jobId, field: '/key' }));
     }
   }
-  return findings;
+  return findings ?? NO_FINDINGS;
+}
+
+const NO_FINDINGS: Finding[] = [];
+
+function nameMismatch(value: JsonObject, member: string, where: string, path: string, jobId: string | null): Finding {
+  return makeFinding('RECORD_NAME_MISMATCH', `${member} is ${JSON.stringify(value[member])} but ${where}`, { path, jobId, field: `/${member}` });
 }
 
 function sha256Hex(text: string): string {

@@ -31,7 +31,7 @@ import * as nodeFs from 'node:fs/promises';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { type Hash, randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FsjobError, errnoOf } from './errors.ts';
 import { wrapIo } from './io-error.ts';
@@ -167,12 +167,25 @@ async function lstatOrMissing(fs: SafeFsSeam, path: string): Promise<Stats | und
   try {
     return await fs.lstat(path);
   } catch (error) {
-    const errno = errnoOf(error);
-    if (errno === 'ENOENT') return undefined;
-    if (errno === 'ENOTDIR') throw notRegular(path, 'under something that is not a directory', 'file');
-    if (errno === 'ELOOP') throw symlinkRefused(path);
-    throw wrapIo(error, path, 'lstat of');
+    return missingOrThrow(error, path);
   }
+}
+
+/** lstatOrMissing, synchronously (the real filesystem only: no seam). */
+function lstatOrMissingSync(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    return missingOrThrow(error, path);
+  }
+}
+
+function missingOrThrow(error: unknown, path: string): undefined {
+  const errno = errnoOf(error);
+  if (errno === 'ENOENT') return undefined;
+  if (errno === 'ENOTDIR') throw notRegular(path, 'under something that is not a directory', 'file');
+  if (errno === 'ELOOP') throw symlinkRefused(path);
+  throw wrapIo(error, path, 'lstat of');
 }
 
 /** Directories from `root` down to `dir` (both included); just `dir` without a root. */
@@ -198,7 +211,10 @@ function directoryChain(dir: string, root: string | undefined): string[] {
 
 /** SEC-1: lstat-based check of a queue root. */
 export async function checkQueueRoot(root: string, options: SafeFsOptions = {}): Promise<void> {
-  const stats = await lstatOrMissing(seamOf(options), root);
+  judgeQueueRoot(root, options.fs === undefined ? lstatOrMissingSync(root) : await lstatOrMissing(options.fs, root));
+}
+
+function judgeQueueRoot(root: string, stats: Stats | undefined): void {
   if (stats === undefined) {
     throw new FsjobError('NOT_A_QUEUE', `${root} does not exist; create the queue first (fsjob init)`, {
       path: root,
@@ -219,18 +235,25 @@ export async function checkQueueRoot(root: string, options: SafeFsOptions = {}):
 /**
  * SEC-2/3/5/6 for a directory inside a queue (and, with `root`, for every
  * directory above it up to the root, which gets the SEC-1 check).
+ *
+ * Every safefs primitive calls this, so it runs a few times per protocol
+ * step. With the real filesystem (no `fs` seam) the lstats are synchronous:
+ * the same checks, in the same order, but without a thread-pool round trip
+ * each (an lstat of a cached directory costs microseconds; the hand-off to
+ * libuv's pool and back cost far more, ~100 of them per command job).
  */
 export async function checkDirInside(path: string, options: SafeFsOptions = {}): Promise<void> {
-  const fs = seamOf(options);
+  const fs = options.fs;
   const chain = directoryChain(path, options.root);
+  const uid = effectiveUid();
   for (const [index, dir] of chain.entries()) {
+    const stats = fs === undefined ? lstatOrMissingSync(dir) : await lstatOrMissing(fs, dir);
     if (index === 0 && options.root !== undefined) {
-      await checkQueueRoot(dir, options);
+      judgeQueueRoot(dir, stats);
       continue;
     }
-    const stats = await lstatOrMissing(fs, dir);
     if (stats === undefined) throw notFound(dir);
-    refuseUnsafe(dir, stats, 'dir');
+    refuseUnsafe(dir, stats, 'dir', uid);
   }
 }
 
@@ -455,6 +478,24 @@ export async function statEntry(path: string, options: SafeFsOptions = {}): Prom
   await checkParentOf(path, options);
   const stats = await lstatOrMissing(seamOf(options), path);
   return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
+}
+
+/**
+ * Whether an entry of any kind exists at `path` (one lstat, never followed),
+ * WITHOUT the parent check statEntry makes: for hints over many entries of a
+ * directory that was just listed and checked, where the answer only decides
+ * whether to look closer (a finished job's receipt.json at start-up, READY-4).
+ * Anything in the way that is not a directory reads as absent.
+ */
+export async function entryPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  try {
+    await seamOf(options).lstat(path);
+    return true;
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT' || errno === 'ENOTDIR') return false;
+    throw wrapIo(error, path, 'lstat of');
+  }
 }
 
 /** Reads until EOF but never more than maxBytes+1 bytes: the +1 proves growth. */
@@ -817,13 +858,13 @@ export function lstatIfExistsSync(path: string): Stats | undefined {
 export interface BoundedReadSync {
   /** fstat of the opened file: a regular file of ours, not group- or other-writable, within the bound. */
   stats: Stats;
-  /** The content, unless a sink took it. */
+  /** The content, unless options.hash took it. */
   bytes: Buffer | undefined;
 }
 
 export interface ReadBoundedSyncOptions {
-  /** Takes the content chunk by chunk instead (hashing a large file in bounded memory). */
-  sink?: (chunk: Buffer) => void;
+  /** Takes the content chunk by chunk instead, through hash.update() (hashing a large file in bounded memory). */
+  hash?: Pick<Hash, 'update'>;
   /** Read into this buffer when it is large enough; the result is then a view of it, valid until its next use. */
   scratch?: Buffer;
   /** The uid files must belong to (SEC-6); defaults to the effective uid, asked of the kernel each time. */
@@ -850,8 +891,8 @@ export function readBoundedSync(path: string, maxBytes: number, options: ReadBou
     }
     refuseUnsafe(path, stats, 'file', options.uid);
     if (stats.size > maxBytes) throw tooLarge(path, String(stats.size), maxBytes);
-    if (options.sink !== undefined) {
-      streamAtMostSync(fd, path, maxBytes, stats.size, options.sink, options.scratch);
+    if (options.hash !== undefined) {
+      streamAtMostSync(fd, path, maxBytes, stats.size, options.hash, options.scratch);
       return { stats, bytes: undefined };
     }
     return { stats, bytes: readAtMostSync(fd, path, maxBytes, stats.size, options.scratch) };
@@ -920,7 +961,7 @@ function readAtMostSync(fd: number, path: string, maxBytes: number, expected: nu
   return buffer.subarray(0, total);
 }
 
-function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: number, sink: (chunk: Buffer) => void, scratch: Buffer | undefined): void {
+function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: number, hash: Pick<Hash, 'update'>, scratch: Buffer | undefined): void {
   const size = Math.min(READ_CHUNK_BYTES, maxBytes + 1);
   const buffer = scratch !== undefined && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
   let total = 0;
@@ -928,7 +969,7 @@ function streamAtMostSync(fd: number, path: string, maxBytes: number, expected: 
     const bytesRead = readChunkSync(fd, path, buffer, 0, total);
     total += bytesRead;
     if (total > maxBytes) throw tooLarge(path, `more than ${maxBytes}`, maxBytes);
-    if (bytesRead > 0) sink(buffer.subarray(0, bytesRead));
+    if (bytesRead > 0) hash.update(buffer.subarray(0, bytesRead));
     if (bytesRead === 0 || (bytesRead < buffer.length && total >= expected)) break;
   }
 }
