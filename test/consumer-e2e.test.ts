@@ -89,7 +89,7 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   const once1 = await enqueue(q, { argv: ['sleep', '60'], max_attempts: 1 });
   const twice = await enqueue(q, { argv: ['sh', '-c', `if [ -e ${marker} ]; then echo second; exit 0; fi; touch ${marker}; exec sleep 60`], max_attempts: 2 });
   const worker = fsjob(['work', '--queue', q.root, '--concurrency', '2']);
-  await waitFor('both commands running', () => fileExists(q.paths.jobFile(once1, 'exec.1.json')) && fileExists(q.paths.jobFile(twice, 'exec.1.json')), 20_000);
+  await waitFor('both commands running', () => fileExists(q.paths.jobFile(once1, 'exec.1.json')) && fileExists(q.paths.jobFile(twice, 'exec.1.json')), 60_000);
   const groups = [groupOf(q, once1), groupOf(q, twice)];
   for (const group of groups) assert.is(await groupState(group), 'running');
   worker.child.kill('SIGKILL');
@@ -122,7 +122,7 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   const again = await enqueue(q, { argv: ['sleep', '60'], max_attempts: 2, kill_grace_ms: 500 });
   const last = await enqueue(q, { argv: ['sh', '-c', "trap '' TERM; sleep 60"], max_attempts: 1, kill_grace_ms: 500 });
   const worker = fsjob(['work', '--queue', q.root, '--concurrency', '3']);
-  await waitFor('three commands running', () => [quick, again, last].every((id) => fileExists(q.paths.jobFile(id, 'exec.1.json'))), 20_000);
+  await waitFor('three commands running', () => [quick, again, last].every((id) => fileExists(q.paths.jobFile(id, 'exec.1.json'))), 60_000);
   const groups = [groupOf(q, again), groupOf(q, last)];
   worker.child.kill('SIGTERM');
   worker.child.kill('SIGTERM'); // a repeated signal must not cut the shutdown short
