@@ -1720,16 +1720,1502 @@ return errors === 0;
 }
 validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.end = validate31;
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/end.schema.json","title":"fsjob 1.0 end record","description":"jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","reason","counted","retry_at_ms","status","ended_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"end\".","const":"end"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"reason":{"description":"Why the generation ended.","enum":["failed","timed_out","lane_busy","preempted","shutdown","released"]},"counted":{"description":"Whether an execution of this generation uses up an attempt (RETRY-1): true for failed, timed_out and shutdown; false for lane_busy, preempted and released.","type":"boolean"},"retry_at_ms":{"description":"The job is not runnable before this instant.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"status":{"description":"How the execution ended, or null when none ended (no execution, or its status is unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"ended_ms":{"description":"When the end record was written.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"RETRY-1: failed, timed_out and shutdown ends are counted.","if":{"properties":{"reason":{"enum":["failed","timed_out","shutdown"]}}},"then":{"properties":{"counted":{"const":true}}},"else":{"properties":{"counted":{"const":false}}}}]};
-const schema62 = {"description":"An execution status (section 5.6): exactly one of `exit` and `signal` is non-null.","required":["exit","signal"],"maxProperties":32,"properties":{"exit":{"description":"Exit status 0 to 255 when the command exited, else null.","type":["integer","null"],"minimum":0,"maximum":255},"signal":{"description":"Name of the signal that killed the command, else null.","type":["string","null"],"$ref":"#/$defs/signal"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}},"if":{"properties":{"exit":{"description":"An exit status.","type":"integer"}}},"then":{"properties":{"signal":{"description":"Null: the command exited.","type":"null"}}},"else":{"properties":{"signal":{"description":"A signal: the command did not exit.","type":"string"}}}};
-const schema63 = {"description":"Signal name as in <signal.h>, for example \"SIGKILL\": \"SIG\" then 1 to 13 uppercase letters, digits or '+'.","pattern":"^SIG[A-Z0-9+]{1,13}$","maxLength":16};
-const pattern21 = new RegExp("^SIG[A-Z0-9+]{1,13}$", "u");
+exports["conformance-report"] = validate31;
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
+const pattern21 = new RegExp("^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$", "u");
+const schema61 = {"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}};
+const func33 = Object.prototype.hasOwnProperty;
+const pattern22 = new RegExp("^([A-Z]+-[0-9]{1,3}|I[1-8])$", "u");
+const schema62 = {"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}};
+const schema63 = {"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}};
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.clauses === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clauses"},message:"must have required property '"+"clauses"+"'",schema:schema62.required,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.message === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema62.required,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.evidence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "evidence"},message:"must have required property '"+"evidence"+"'",schema:schema62.required,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.crash === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "crash"},message:"must have required property '"+"crash"+"'",schema:schema62.required,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "clauses") || (key0 === "message")) || (key0 === "evidence")) || (key0 === "crash"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.clauses !== undefined){
+let data0 = data.clauses;
+if(Array.isArray(data0)){
+if(data0.length > 64){
+const err5 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items",schema:64,parentSchema:schema62.properties.clauses,data:data0};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.length < 1){
+const err6 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema62.properties.clauses,data:data0};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern22.test(data1)){
+const err7 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/pattern",keyword:"pattern",params:{pattern: "^([A-Z]+-[0-9]{1,3}|I[1-8])$"},message:"must match pattern \""+"^([A-Z]+-[0-9]{1,3}|I[1-8])$"+"\"",schema:"^([A-Z]+-[0-9]{1,3}|I[1-8])$",parentSchema:schema62.properties.clauses.items,data:data1};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.clauses.items.type,parentSchema:schema62.properties.clauses.items,data:data1};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.properties.clauses.type,parentSchema:schema62.properties.clauses,data:data0};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.message !== undefined){
+let data2 = data.message;
+if(typeof data2 === "string"){
+if(func1(data2) < 1){
+const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema62.properties.message,data:data2};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.message.type,parentSchema:schema62.properties.message,data:data2};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.evidence !== undefined){
+let data3 = data.evidence;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/evidence/" + i1,schemaPath:"#/properties/evidence/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.evidence.items.type,parentSchema:schema62.properties.evidence.items,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.properties.evidence.type,parentSchema:schema62.properties.evidence,data:data3};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.crash !== undefined){
+let data5 = data.crash;
+const _errs13 = errors;
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(data5 !== null){
+const err14 = {instancePath:instancePath+"/crash",schemaPath:"#/properties/crash/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema62.properties.crash.oneOf[0].type,parentSchema:schema62.properties.crash.oneOf[0],data:data5};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.k === undefined){
+const err15 = {instancePath:instancePath+"/crash",schemaPath:"#/$defs/crash_point/required",keyword:"required",params:{missingProperty: "k"},message:"must have required property '"+"k"+"'",schema:schema63.required,parentSchema:schema63,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data5.op === undefined){
+const err16 = {instancePath:instancePath+"/crash",schemaPath:"#/$defs/crash_point/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema63.required,parentSchema:schema63,data:data5};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data5.path === undefined){
+const err17 = {instancePath:instancePath+"/crash",schemaPath:"#/$defs/crash_point/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema63.required,parentSchema:schema63,data:data5};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!((((key1 === "k") || (key1 === "op")) || (key1 === "path")) || (key1 === "path2"))){
+const err18 = {instancePath:instancePath+"/crash",schemaPath:"#/$defs/crash_point/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema63,data:data5};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data5.k !== undefined){
+let data6 = data5.k;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err19 = {instancePath:instancePath+"/crash/k",schemaPath:"#/$defs/crash_point/properties/k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.k.type,parentSchema:schema63.properties.k,data:data6};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err20 = {instancePath:instancePath+"/crash/k",schemaPath:"#/$defs/crash_point/properties/k/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema63.properties.k,data:data6};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data5.op !== undefined){
+let data7 = data5.op;
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err21 = {instancePath:instancePath+"/crash/op",schemaPath:"#/$defs/crash_point/properties/op/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema63.properties.op,data:data7};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err22 = {instancePath:instancePath+"/crash/op",schemaPath:"#/$defs/crash_point/properties/op/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema63.properties.op,data:data7};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/crash/op",schemaPath:"#/$defs/crash_point/properties/op/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.op.type,parentSchema:schema63.properties.op,data:data7};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data5.path !== undefined){
+let data8 = data5.path;
+if(typeof data8 !== "string"){
+const err24 = {instancePath:instancePath+"/crash/path",schemaPath:"#/$defs/crash_point/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.path.type,parentSchema:schema63.properties.path,data:data8};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data5.path2 !== undefined){
+let data9 = data5.path2;
+if(typeof data9 !== "string"){
+const err25 = {instancePath:instancePath+"/crash/path2",schemaPath:"#/$defs/crash_point/properties/path2/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.path2.type,parentSchema:schema63.properties.path2,data:data9};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/crash",schemaPath:"#/$defs/crash_point/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data:data5};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+}
+}
+if(!valid5){
+const err27 = {instancePath:instancePath+"/crash",schemaPath:"#/properties/crash/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema62.properties.crash.oneOf,parentSchema:schema62.properties.crash,data:data5};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.clauses === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clauses"},message:"must have required property '"+"clauses"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.level === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.strength === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strength"},message:"must have required property '"+"strength"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.status === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.duration_ms === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "duration_ms"},message:"must have required property '"+"duration_ms"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.note === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "note"},message:"must have required property '"+"note"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.workdir === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workdir"},message:"must have required property '"+"workdir"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.failures === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "failures"},message:"must have required property '"+"failures"+"'",schema:schema61.required,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func33.call(schema61.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 256){
+const err10 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema61.properties.name,data:data0};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema61.properties.name,data:data0};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.name.type,parentSchema:schema61.properties.name,data:data0};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.clauses !== undefined){
+let data1 = data.clauses;
+if(Array.isArray(data1)){
+if(data1.length > 64){
+const err13 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items",schema:64,parentSchema:schema61.properties.clauses,data:data1};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data1.length < 1){
+const err14 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema61.properties.clauses,data:data1};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(!pattern22.test(data2)){
+const err15 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/pattern",keyword:"pattern",params:{pattern: "^([A-Z]+-[0-9]{1,3}|I[1-8])$"},message:"must match pattern \""+"^([A-Z]+-[0-9]{1,3}|I[1-8])$"+"\"",schema:"^([A-Z]+-[0-9]{1,3}|I[1-8])$",parentSchema:schema61.properties.clauses.items,data:data2};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.clauses.items.type,parentSchema:schema61.properties.clauses.items,data:data2};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.properties.clauses.type,parentSchema:schema61.properties.clauses,data:data1};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.level !== undefined){
+let data3 = data.level;
+if(!(((data3 === "producer") || (data3 === "consumer")) || (data3 === "validator"))){
+const err18 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema61.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.level.enum,parentSchema:schema61.properties.level,data:data3};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.strength !== undefined){
+let data4 = data.strength;
+if(!((data4 === "MUST") || (data4 === "SHOULD"))){
+const err19 = {instancePath:instancePath+"/strength",schemaPath:"#/properties/strength/enum",keyword:"enum",params:{allowedValues: schema61.properties.strength.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.strength.enum,parentSchema:schema61.properties.strength,data:data4};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+if(!(((data5 === "ok") || (data5 === "fail")) || (data5 === "skip"))){
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema61.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.status.enum,parentSchema:schema61.properties.status,data:data5};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.duration_ms !== undefined){
+let data6 = data.duration_ms;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err21 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.duration_ms.type,parentSchema:schema61.properties.duration_ms,data:data6};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.duration_ms,data:data6};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data.note !== undefined){
+let data7 = data.note;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: schema61.properties.note.type},message:"must be string,null",schema:schema61.properties.note.type,parentSchema:schema61.properties.note,data:data7};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(func1(data7) > 4096){
+const err24 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema61.properties.note,data:data7};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data.workdir !== undefined){
+let data8 = data.workdir;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err25 = {instancePath:instancePath+"/workdir",schemaPath:"#/properties/workdir/type",keyword:"type",params:{type: schema61.properties.workdir.type},message:"must be string,null",schema:schema61.properties.workdir.type,parentSchema:schema61.properties.workdir,data:data8};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(func1(data8) > 4096){
+const err26 = {instancePath:instancePath+"/workdir",schemaPath:"#/properties/workdir/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema61.properties.workdir,data:data8};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data.failures !== undefined){
+let data9 = data.failures;
+if(Array.isArray(data9)){
+if(data9.length > 100000){
+const err27 = {instancePath:instancePath+"/failures",schemaPath:"#/properties/failures/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema61.properties.failures,data:data9};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+const len1 = data9.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate33(data9[i1], {instancePath:instancePath+"/failures/" + i1,parentData:data9,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/failures",schemaPath:"#/properties/failures/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.properties.failures.type,parentSchema:schema61.properties.failures,data:data9};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://fsjob.dev/schemas/v1/conformance-report.schema.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.fsjob === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.tool === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.implementation === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "implementation"},message:"must have required property '"+"implementation"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.options === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.started_ms === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.finished_ms === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.cases === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cases"},message:"must have required property '"+"cases"+"'",schema:schema60.required,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "fsjob") || (key0 === "tool")) || (key0 === "implementation")) || (key0 === "options")) || (key0 === "started_ms")) || (key0 === "finished_ms")) || (key0 === "summary")) || (key0 === "cases"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.fsjob !== undefined){
+let data0 = data.fsjob;
+if(typeof data0 === "string"){
+if(!pattern21.test(data0)){
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"+"\"",schema:"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$",parentSchema:schema60.properties.fsjob,data:data0};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.fsjob.type,parentSchema:schema60.properties.fsjob,data:data0};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.tool !== undefined){
+let data1 = data.tool;
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err11 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema60.properties.tool,data:data1};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.tool,data:data1};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.tool.type,parentSchema:schema60.properties.tool,data:data1};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.implementation !== undefined){
+let data2 = data.implementation;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err14 = {instancePath:instancePath+"/implementation",schemaPath:"#/properties/implementation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema60.properties.implementation.required,parentSchema:schema60.properties.implementation,data:data2};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.manifest === undefined){
+const err15 = {instancePath:instancePath+"/implementation",schemaPath:"#/properties/implementation/required",keyword:"required",params:{missingProperty: "manifest"},message:"must have required property '"+"manifest"+"'",schema:schema60.properties.implementation.required,parentSchema:schema60.properties.implementation,data:data2};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "name") || (key1 === "manifest"))){
+const err16 = {instancePath:instancePath+"/implementation",schemaPath:"#/properties/implementation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.implementation,data:data2};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data3 = data2.name;
+if(typeof data3 === "string"){
+if(func1(data3) > 128){
+const err17 = {instancePath:instancePath+"/implementation/name",schemaPath:"#/properties/implementation/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema60.properties.implementation.properties.name,data:data3};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err18 = {instancePath:instancePath+"/implementation/name",schemaPath:"#/properties/implementation/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.implementation.properties.name,data:data3};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/implementation/name",schemaPath:"#/properties/implementation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.implementation.properties.name.type,parentSchema:schema60.properties.implementation.properties.name,data:data3};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2.manifest !== undefined){
+let data4 = data2.manifest;
+if(typeof data4 === "string"){
+if(func1(data4) > 4096){
+const err20 = {instancePath:instancePath+"/implementation/manifest",schemaPath:"#/properties/implementation/properties/manifest/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema60.properties.implementation.properties.manifest,data:data4};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err21 = {instancePath:instancePath+"/implementation/manifest",schemaPath:"#/properties/implementation/properties/manifest/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.implementation.properties.manifest,data:data4};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/implementation/manifest",schemaPath:"#/properties/implementation/properties/manifest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.implementation.properties.manifest.type,parentSchema:schema60.properties.implementation.properties.manifest,data:data4};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/implementation",schemaPath:"#/properties/implementation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.implementation.type,parentSchema:schema60.properties.implementation,data:data2};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.options !== undefined){
+let data5 = data.options;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.role === undefined){
+const err24 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'",schema:schema60.properties.options.required,parentSchema:schema60.properties.options,data:data5};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data5.crash === undefined){
+const err25 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/required",keyword:"required",params:{missingProperty: "crash"},message:"must have required property '"+"crash"+"'",schema:schema60.properties.options.required,parentSchema:schema60.properties.options,data:data5};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data5.only === undefined){
+const err26 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/required",keyword:"required",params:{missingProperty: "only"},message:"must have required property '"+"only"+"'",schema:schema60.properties.options.required,parentSchema:schema60.properties.options,data:data5};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key2 in data5){
+if(!(((key2 === "role") || (key2 === "crash")) || (key2 === "only"))){
+const err27 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.options,data:data5};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data5.role !== undefined){
+let data6 = data5.role;
+if(!((((data6 === "producer") || (data6 === "consumer")) || (data6 === "validator")) || (data6 === "all"))){
+const err28 = {instancePath:instancePath+"/options/role",schemaPath:"#/properties/options/properties/role/enum",keyword:"enum",params:{allowedValues: schema60.properties.options.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.options.properties.role.enum,parentSchema:schema60.properties.options.properties.role,data:data6};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data5.crash !== undefined){
+let data7 = data5.crash;
+if(!(((data7 === "none") || (data7 === "quick")) || (data7 === "full"))){
+const err29 = {instancePath:instancePath+"/options/crash",schemaPath:"#/properties/options/properties/crash/enum",keyword:"enum",params:{allowedValues: schema60.properties.options.properties.crash.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.options.properties.crash.enum,parentSchema:schema60.properties.options.properties.crash,data:data7};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data5.only !== undefined){
+let data8 = data5.only;
+if(Array.isArray(data8)){
+if(data8.length > 1000){
+const err30 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data8};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+if(typeof data9 === "string"){
+if(func1(data9) > 64){
+const err31 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data8};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.started_ms !== undefined){
+let data10 = data.started_ms;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err35 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data10};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data10};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+if(data.finished_ms !== undefined){
+let data11 = data.finished_ms;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err37 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data11};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data11};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.summary !== undefined){
+let data12 = data.summary;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.passed === undefined){
+const err39 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data12.failed === undefined){
+const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data12.skipped === undefined){
+const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data12.must_failed === undefined){
+const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data12.crash_points === undefined){
+const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+for(const key3 in data12){
+if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
+const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data12.passed !== undefined){
+let data13 = data12.passed;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err45 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+if(data12.failed !== undefined){
+let data14 = data12.failed;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err47 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+if(data12.skipped !== undefined){
+let data15 = data12.skipped;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err49 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+if(data12.must_failed !== undefined){
+let data16 = data12.must_failed;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err51 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+if(data12.crash_points !== undefined){
+let data17 = data12.crash_points;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err53 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data12};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.cases !== undefined){
+let data18 = data.cases;
+if(Array.isArray(data18)){
+if(data18.length > 100000){
+const err56 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data18};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate32(data18[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data18};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.end = validate36;
+const schema64 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/end.schema.json","title":"fsjob 1.0 end record","description":"jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","reason","counted","retry_at_ms","status","ended_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"end\".","const":"end"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"reason":{"description":"Why the generation ended.","enum":["failed","timed_out","lane_busy","preempted","shutdown","released"]},"counted":{"description":"Whether an execution of this generation uses up an attempt (RETRY-1): true for failed, timed_out and shutdown; false for lane_busy, preempted and released.","type":"boolean"},"retry_at_ms":{"description":"The job is not runnable before this instant.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"status":{"description":"How the execution ended, or null when none ended (no execution, or its status is unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"ended_ms":{"description":"When the end record was written.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"RETRY-1: failed, timed_out and shutdown ends are counted.","if":{"properties":{"reason":{"enum":["failed","timed_out","shutdown"]}}},"then":{"properties":{"counted":{"const":true}}},"else":{"properties":{"counted":{"const":false}}}}]};
+const schema66 = {"description":"An execution status (section 5.6): exactly one of `exit` and `signal` is non-null.","required":["exit","signal"],"maxProperties":32,"properties":{"exit":{"description":"Exit status 0 to 255 when the command exited, else null.","type":["integer","null"],"minimum":0,"maximum":255},"signal":{"description":"Name of the signal that killed the command, else null.","type":["string","null"],"$ref":"#/$defs/signal"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}},"if":{"properties":{"exit":{"description":"An exit status.","type":"integer"}}},"then":{"properties":{"signal":{"description":"Null: the command exited.","type":"null"}}},"else":{"properties":{"signal":{"description":"A signal: the command did not exit.","type":"string"}}}};
+const schema67 = {"description":"Signal name as in <signal.h>, for example \"SIGKILL\": \"SIG\" then 1 to 13 uppercase letters, digits or '+'.","pattern":"^SIG[A-Z0-9+]{1,13}$","maxLength":16};
+const pattern24 = new RegExp("^SIG[A-Z0-9+]{1,13}$", "u");
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1771,7 +3257,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.signal !== undefined){
 let data1 = data.signal;
 if(data1 !== null){
-const err1 = {instancePath:instancePath+"/signal",schemaPath:"#/then/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema62.then.properties.signal.type,parentSchema:schema62.then.properties.signal,data:data1};
+const err1 = {instancePath:instancePath+"/signal",schemaPath:"#/then/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema66.then.properties.signal.type,parentSchema:schema66.then.properties.signal,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1797,7 +3283,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.signal !== undefined){
 let data2 = data.signal;
 if(typeof data2 !== "string"){
-const err2 = {instancePath:instancePath+"/signal",schemaPath:"#/else/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.else.properties.signal.type,parentSchema:schema62.else.properties.signal,data:data2};
+const err2 = {instancePath:instancePath+"/signal",schemaPath:"#/else/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.else.properties.signal.type,parentSchema:schema66.else.properties.signal,data:data2};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1819,7 +3305,7 @@ props0.signal = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema62.if,parentSchema:schema62,data};
+const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema66.if,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1830,7 +3316,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema62,data};
+const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1840,7 +3326,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.exit === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit"},message:"must have required property '"+"exit"+"'",schema:schema62.required,parentSchema:schema62,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit"},message:"must have required property '"+"exit"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1850,7 +3336,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.signal === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "signal"},message:"must have required property '"+"signal"+"'",schema:schema62.required,parentSchema:schema62,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "signal"},message:"must have required property '"+"signal"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1867,7 +3353,7 @@ props0.signal = true;
 if(data.exit !== undefined){
 let data3 = data.exit;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/type",keyword:"type",params:{type: schema62.properties.exit.type},message:"must be integer,null",schema:schema62.properties.exit.type,parentSchema:schema62.properties.exit,data:data3};
+const err7 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/type",keyword:"type",params:{type: schema66.properties.exit.type},message:"must be integer,null",schema:schema66.properties.exit.type,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1878,7 +3364,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 255 || isNaN(data3)){
-const err8 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema62.properties.exit,data:data3};
+const err8 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1888,7 +3374,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3 < 0 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.exit,data:data3};
+const err9 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1902,7 +3388,7 @@ errors++;
 if(data.signal !== undefined){
 let data4 = data.signal;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema62.properties.signal.type},message:"must be string,null",schema:schema62.properties.signal.type,parentSchema:schema62.properties.signal,data:data4};
+const err10 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema66.properties.signal.type},message:"must be string,null",schema:schema66.properties.signal.type,parentSchema:schema66.properties.signal,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1913,7 +3399,7 @@ errors++;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 16){
-const err11 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema63,data:data4};
+const err11 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema67,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1922,8 +3408,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern21.test(data4)){
-const err12 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/pattern",keyword:"pattern",params:{pattern: "^SIG[A-Z0-9+]{1,13}$"},message:"must match pattern \""+"^SIG[A-Z0-9+]{1,13}$"+"\"",schema:"^SIG[A-Z0-9+]{1,13}$",parentSchema:schema63,data:data4};
+if(!pattern24.test(data4)){
+const err12 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/pattern",keyword:"pattern",params:{pattern: "^SIG[A-Z0-9+]{1,13}$"},message:"must match pattern \""+"^SIG[A-Z0-9+]{1,13}$"+"\"",schema:"^SIG[A-Z0-9+]{1,13}$",parentSchema:schema67,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1940,18 +3426,18 @@ props0[key0] = true;
 }
 }
 }
-validate32.errors = vErrors;
+validate37.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate37.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/end.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1993,7 +3479,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.counted !== undefined){
 let data1 = data.counted;
 if(true !== data1){
-const err1 = {instancePath:instancePath+"/counted",schemaPath:"#/allOf/0/then/properties/counted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema60.allOf[0].then.properties.counted,data:data1};
+const err1 = {instancePath:instancePath+"/counted",schemaPath:"#/allOf/0/then/properties/counted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema64.allOf[0].then.properties.counted,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2019,7 +3505,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.counted !== undefined){
 let data2 = data.counted;
 if(false !== data2){
-const err2 = {instancePath:instancePath+"/counted",schemaPath:"#/allOf/0/else/properties/counted/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant",schema:false,parentSchema:schema60.allOf[0].else.properties.counted,data:data2};
+const err2 = {instancePath:instancePath+"/counted",schemaPath:"#/allOf/0/else/properties/counted/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant",schema:false,parentSchema:schema64.allOf[0].else.properties.counted,data:data2};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2041,7 +3527,7 @@ props0.counted = true;
 ifClause0 = "else";
 }
 if(!valid1){
-const err3 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema60.allOf[0].if,parentSchema:schema60.allOf[0],data};
+const err3 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema64.allOf[0].if,parentSchema:schema64.allOf[0],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2087,18 +3573,18 @@ const _errs13 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
 let data4 = data.status;
-if(!(validate32(data4, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate37(data4, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate32.evaluated.props;
+var props1 = validate37.evaluated.props;
 }
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(props1 !== true){
 for(const key0 in data4){
 if(!props1 || !props1[key0]){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema60.then.properties.status,data:data4};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema64.then.properties.status,data:data4};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2134,7 +3620,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid5){
-const err6 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema60.if,parentSchema:schema60,data};
+const err6 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema64.if,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2145,7 +3631,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err7 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema60,data};
+const err7 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2155,7 +3641,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.fsjob === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2165,7 +3651,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2175,7 +3661,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.job_id === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2185,7 +3671,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.gen === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2195,7 +3681,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.reason === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2205,7 +3691,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.counted === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "counted"},message:"must have required property '"+"counted"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "counted"},message:"must have required property '"+"counted"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2215,7 +3701,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.retry_at_ms === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_at_ms"},message:"must have required property '"+"retry_at_ms"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_at_ms"},message:"must have required property '"+"retry_at_ms"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2225,7 +3711,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.status === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2235,7 +3721,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.ended_ms === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ended_ms"},message:"must have required property '"+"ended_ms"+"'",schema:schema60.required,parentSchema:schema60,data};
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ended_ms"},message:"must have required property '"+"ended_ms"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2259,7 +3745,7 @@ props0.ended_ms = true;
 if(data.fsjob !== undefined){
 let data5 = data.fsjob;
 if(typeof data5 !== "string"){
-const err17 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.fsjob.type,parentSchema:schema60.properties.fsjob,data:data5};
+const err17 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.properties.fsjob.type,parentSchema:schema64.properties.fsjob,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2294,7 +3780,7 @@ errors++;
 if(data.type !== undefined){
 let data6 = data.type;
 if("end" !== data6){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "end"},message:"must be equal to constant",schema:"end",parentSchema:schema60.properties.type,data:data6};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "end"},message:"must be equal to constant",schema:"end",parentSchema:schema64.properties.type,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2307,7 +3793,7 @@ errors++;
 if(data.job_id !== undefined){
 let data7 = data.job_id;
 if(typeof data7 !== "string"){
-const err21 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.job_id.type,parentSchema:schema60.properties.job_id,data:data7};
+const err21 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.properties.job_id.type,parentSchema:schema64.properties.job_id,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2352,7 +3838,7 @@ errors++;
 if(data.gen !== undefined){
 let data8 = data.gen;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err25 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.gen.type,parentSchema:schema60.properties.gen,data:data8};
+const err25 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.gen.type,parentSchema:schema64.properties.gen,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2387,7 +3873,7 @@ errors++;
 if(data.reason !== undefined){
 let data9 = data.reason;
 if(!((((((data9 === "failed") || (data9 === "timed_out")) || (data9 === "lane_busy")) || (data9 === "preempted")) || (data9 === "shutdown")) || (data9 === "released"))){
-const err28 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema60.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.reason.enum,parentSchema:schema60.properties.reason,data:data9};
+const err28 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema64.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema64.properties.reason.enum,parentSchema:schema64.properties.reason,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2400,7 +3886,7 @@ errors++;
 if(data.counted !== undefined){
 let data10 = data.counted;
 if(typeof data10 !== "boolean"){
-const err29 = {instancePath:instancePath+"/counted",schemaPath:"#/properties/counted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema60.properties.counted.type,parentSchema:schema60.properties.counted,data:data10};
+const err29 = {instancePath:instancePath+"/counted",schemaPath:"#/properties/counted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema64.properties.counted.type,parentSchema:schema64.properties.counted,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2413,7 +3899,7 @@ errors++;
 if(data.retry_at_ms !== undefined){
 let data11 = data.retry_at_ms;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err30 = {instancePath:instancePath+"/retry_at_ms",schemaPath:"#/properties/retry_at_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.retry_at_ms.type,parentSchema:schema60.properties.retry_at_ms,data:data11};
+const err30 = {instancePath:instancePath+"/retry_at_ms",schemaPath:"#/properties/retry_at_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.retry_at_ms.type,parentSchema:schema64.properties.retry_at_ms,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2448,7 +3934,7 @@ errors++;
 if(data.status !== undefined){
 let data12 = data.status;
 if((!(data12 && typeof data12 == "object" && !Array.isArray(data12))) && (data12 !== null)){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema60.properties.status.type},message:"must be object,null",schema:schema60.properties.status.type,parentSchema:schema60.properties.status,data:data12};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema64.properties.status.type},message:"must be object,null",schema:schema64.properties.status.type,parentSchema:schema64.properties.status,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2457,15 +3943,15 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(validate32(data12, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate37(data12, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 if(data.ended_ms !== undefined){
 let data13 = data.ended_ms;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err34 = {instancePath:instancePath+"/ended_ms",schemaPath:"#/properties/ended_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.ended_ms.type,parentSchema:schema60.properties.ended_ms,data:data13};
+const err34 = {instancePath:instancePath+"/ended_ms",schemaPath:"#/properties/ended_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.ended_ms.type,parentSchema:schema64.properties.ended_ms,data:data13};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2505,7 +3991,7 @@ props0[key1] = true;
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-const err37 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema60,data};
+const err37 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2518,7 +4004,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.type,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2527,20 +4013,20 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exec = validate35;
-const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/exec.schema.json","title":"fsjob 1.0 exec record","description":"jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","attempt","group","recorded_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"exec\".","const":"exec"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"attempt":{"description":"Attempt number of this execution (RETRY-1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"group":{"description":"The recorded process group, or null for a payload job run inside the owner's process (PAYLOAD-1).","type":["object","null"],"$ref":"common.schema.json#/$defs/group"},"recorded_ms":{"description":"When the execution was recorded.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"group":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/group","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
-const schema80 = {"description":"Attempt number (section 9.1): 1 to ATTEMPTS_MAX (100).","minimum":1,"maximum":100};
-const schema72 = {"description":"The recorded process group of an execution (section 5.4, ID-8).","required":["pgid","start","boot_id","pid_ns"],"maxProperties":32,"properties":{"pgid":{"description":"Process group id, which is the pid of the group's leader.","type":"integer","$ref":"#/$defs/pid"},"start":{"description":"Start time of the group's leader (ID-2, ID-5).","type":"string","$ref":"#/$defs/proc_text"},"boot_id":{"description":"Boot id of the host the group runs on.","type":"string","$ref":"#/$defs/proc_text"},"pid_ns":{"description":"Pid namespace of the group's leader.","type":"string","$ref":"#/$defs/proc_text"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+exports.exec = validate40;
+const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/exec.schema.json","title":"fsjob 1.0 exec record","description":"jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","attempt","group","recorded_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"exec\".","const":"exec"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"attempt":{"description":"Attempt number of this execution (RETRY-1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"group":{"description":"The recorded process group, or null for a payload job run inside the owner's process (PAYLOAD-1).","type":["object","null"],"$ref":"common.schema.json#/$defs/group"},"recorded_ms":{"description":"When the execution was recorded.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"group":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/group","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema84 = {"description":"Attempt number (section 9.1): 1 to ATTEMPTS_MAX (100).","minimum":1,"maximum":100};
+const schema76 = {"description":"The recorded process group of an execution (section 5.4, ID-8).","required":["pgid","start","boot_id","pid_ns"],"maxProperties":32,"properties":{"pgid":{"description":"Process group id, which is the pid of the group's leader.","type":"integer","$ref":"#/$defs/pid"},"start":{"description":"Start time of the group's leader (ID-2, ID-5).","type":"string","$ref":"#/$defs/proc_text"},"boot_id":{"description":"Boot id of the host the group runs on.","type":"string","$ref":"#/$defs/proc_text"},"pid_ns":{"description":"Pid namespace of the group's leader.","type":"string","$ref":"#/$defs/proc_text"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2549,7 +4035,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema72,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2559,7 +4045,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.pgid === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pgid"},message:"must have required property '"+"pgid"+"'",schema:schema72.required,parentSchema:schema72,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pgid"},message:"must have required property '"+"pgid"+"'",schema:schema76.required,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2569,7 +4055,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.start === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema72.required,parentSchema:schema72,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema76.required,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2579,7 +4065,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.boot_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "boot_id"},message:"must have required property '"+"boot_id"+"'",schema:schema72.required,parentSchema:schema72,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "boot_id"},message:"must have required property '"+"boot_id"+"'",schema:schema76.required,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2589,7 +4075,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.pid_ns === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pid_ns"},message:"must have required property '"+"pid_ns"+"'",schema:schema72.required,parentSchema:schema72,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pid_ns"},message:"must have required property '"+"pid_ns"+"'",schema:schema76.required,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2601,7 +4087,7 @@ errors++;
 if(data.pgid !== undefined){
 let data0 = data.pgid;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err5 = {instancePath:instancePath+"/pgid",schemaPath:"#/properties/pgid/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.pgid.type,parentSchema:schema72.properties.pgid,data:data0};
+const err5 = {instancePath:instancePath+"/pgid",schemaPath:"#/properties/pgid/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.properties.pgid.type,parentSchema:schema76.properties.pgid,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2636,7 +4122,7 @@ errors++;
 if(data.start !== undefined){
 let data1 = data.start;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.start.type,parentSchema:schema72.properties.start,data:data1};
+const err8 = {instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.properties.start.type,parentSchema:schema76.properties.start,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2691,7 +4177,7 @@ errors++;
 if(data.boot_id !== undefined){
 let data2 = data.boot_id;
 if(typeof data2 !== "string"){
-const err13 = {instancePath:instancePath+"/boot_id",schemaPath:"#/properties/boot_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.boot_id.type,parentSchema:schema72.properties.boot_id,data:data2};
+const err13 = {instancePath:instancePath+"/boot_id",schemaPath:"#/properties/boot_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.properties.boot_id.type,parentSchema:schema76.properties.boot_id,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2746,7 +4232,7 @@ errors++;
 if(data.pid_ns !== undefined){
 let data3 = data.pid_ns;
 if(typeof data3 !== "string"){
-const err18 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/properties/pid_ns/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.pid_ns.type,parentSchema:schema72.properties.pid_ns,data:data3};
+const err18 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/properties/pid_ns/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.properties.pid_ns.type,parentSchema:schema76.properties.pid_ns,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2809,18 +4295,18 @@ props0[key0] = true;
 }
 }
 }
-validate36.errors = vErrors;
+validate41.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate41.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/exec.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2860,18 +4346,18 @@ const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.group !== undefined){
 let data1 = data.group;
-if(!(validate36(data1, {instancePath:instancePath+"/group",parentData:data,parentDataProperty:"group",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate41(data1, {instancePath:instancePath+"/group",parentData:data,parentDataProperty:"group",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate36.evaluated.props;
+var props0 = validate41.evaluated.props;
 }
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/group",schemaPath:"#/then/properties/group/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema70.then.properties.group,data:data1};
+const err1 = {instancePath:instancePath+"/group",schemaPath:"#/then/properties/group/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema74.then.properties.group,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2906,7 +4392,7 @@ props1 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema70.if,parentSchema:schema70,data};
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema74.if,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2917,7 +4403,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema70,data};
+const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2927,7 +4413,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.fsjob === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2937,7 +4423,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.type === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2947,7 +4433,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.job_id === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2957,7 +4443,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.gen === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2967,7 +4453,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.attempt === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2977,7 +4463,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.group === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "group"},message:"must have required property '"+"group"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "group"},message:"must have required property '"+"group"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2987,7 +4473,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.recorded_ms === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recorded_ms"},message:"must have required property '"+"recorded_ms"+"'",schema:schema70.required,parentSchema:schema70,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recorded_ms"},message:"must have required property '"+"recorded_ms"+"'",schema:schema74.required,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3009,7 +4495,7 @@ props1.recorded_ms = true;
 if(data.fsjob !== undefined){
 let data2 = data.fsjob;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.fsjob.type,parentSchema:schema70.properties.fsjob,data:data2};
+const err11 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema74.properties.fsjob.type,parentSchema:schema74.properties.fsjob,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3044,7 +4530,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("exec" !== data3){
-const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "exec"},message:"must be equal to constant",schema:"exec",parentSchema:schema70.properties.type,data:data3};
+const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "exec"},message:"must be equal to constant",schema:"exec",parentSchema:schema74.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3057,7 +4543,7 @@ errors++;
 if(data.job_id !== undefined){
 let data4 = data.job_id;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.job_id.type,parentSchema:schema70.properties.job_id,data:data4};
+const err15 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema74.properties.job_id.type,parentSchema:schema74.properties.job_id,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3102,7 +4588,7 @@ errors++;
 if(data.gen !== undefined){
 let data5 = data.gen;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.gen.type,parentSchema:schema70.properties.gen,data:data5};
+const err19 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.gen.type,parentSchema:schema74.properties.gen,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3137,7 +4623,7 @@ errors++;
 if(data.attempt !== undefined){
 let data6 = data.attempt;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err22 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.attempt.type,parentSchema:schema70.properties.attempt,data:data6};
+const err22 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.attempt.type,parentSchema:schema74.properties.attempt,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3148,7 +4634,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100 || isNaN(data6)){
-const err23 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema80,data:data6};
+const err23 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema84,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3158,7 +4644,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data6 < 1 || isNaN(data6)){
-const err24 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema80,data:data6};
+const err24 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema84,data:data6};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3172,7 +4658,7 @@ errors++;
 if(data.group !== undefined){
 let data7 = data.group;
 if((!(data7 && typeof data7 == "object" && !Array.isArray(data7))) && (data7 !== null)){
-const err25 = {instancePath:instancePath+"/group",schemaPath:"#/properties/group/type",keyword:"type",params:{type: schema70.properties.group.type},message:"must be object,null",schema:schema70.properties.group.type,parentSchema:schema70.properties.group,data:data7};
+const err25 = {instancePath:instancePath+"/group",schemaPath:"#/properties/group/type",keyword:"type",params:{type: schema74.properties.group.type},message:"must be object,null",schema:schema74.properties.group.type,parentSchema:schema74.properties.group,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3181,15 +4667,15 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!(validate36(data7, {instancePath:instancePath+"/group",parentData:data,parentDataProperty:"group",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate41(data7, {instancePath:instancePath+"/group",parentData:data,parentDataProperty:"group",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 }
 if(data.recorded_ms !== undefined){
 let data8 = data.recorded_ms;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err26 = {instancePath:instancePath+"/recorded_ms",schemaPath:"#/properties/recorded_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.recorded_ms.type,parentSchema:schema70.properties.recorded_ms,data:data8};
+const err26 = {instancePath:instancePath+"/recorded_ms",schemaPath:"#/properties/recorded_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.recorded_ms.type,parentSchema:schema74.properties.recorded_ms,data:data8};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3229,7 +4715,7 @@ props1[key1] = true;
 if(props1 !== true){
 for(const key2 in data){
 if(!props1 || !props1[key2]){
-const err29 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema70,data};
+const err29 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3242,7 +4728,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema74.type,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3251,19 +4737,19 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.hold = validate39;
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/hold.schema.json","title":"fsjob 1.0 hold record","description":"dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2).","type":"object","maxProperties":64,"required":["fsjob","type","kind","key","job_id","gen","owner","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"hold\".","const":"hold"},"kind":{"description":"dedupe or lane; equals the directory the hold is under (REC-7).","enum":["dedupe","lane"]},"key":{"description":"The key; its SHA-256 is <h> in the path (LAYOUT-8, REC-7).","type":"string","$ref":"common.schema.json#/$defs/key"},"job_id":{"description":"The job holding the key.","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Lane holds: the holder's claim generation; dedupe holds: null.","type":["integer","null"],"$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the process that published the hold.","type":"object","$ref":"common.schema.json#/$defs/identity"},"created_ms":{"description":"When the hold was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"LANE-2, DEDUPE-2: a lane hold names a generation; a dedupe hold has gen null.","if":{"properties":{"kind":{"const":"lane"}}},"then":{"properties":{"gen":{"type":"integer"}}},"else":{"properties":{"gen":{"type":"null"}}}}]};
-const schema91 = {"description":"Lane or dedupe key (section 5.2): 1 to 256 bytes of UTF-8 without control characters (U+0000 to U+001F, U+007F).","minLength":1,"maxLength":256,"maxBytes":256,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"};
+exports.hold = validate44;
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/hold.schema.json","title":"fsjob 1.0 hold record","description":"dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2).","type":"object","maxProperties":64,"required":["fsjob","type","kind","key","job_id","gen","owner","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"hold\".","const":"hold"},"kind":{"description":"dedupe or lane; equals the directory the hold is under (REC-7).","enum":["dedupe","lane"]},"key":{"description":"The key; its SHA-256 is <h> in the path (LAYOUT-8, REC-7).","type":"string","$ref":"common.schema.json#/$defs/key"},"job_id":{"description":"The job holding the key.","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Lane holds: the holder's claim generation; dedupe holds: null.","type":["integer","null"],"$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the process that published the hold.","type":"object","$ref":"common.schema.json#/$defs/identity"},"created_ms":{"description":"When the hold was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"LANE-2, DEDUPE-2: a lane hold names a generation; a dedupe hold has gen null.","if":{"properties":{"kind":{"const":"lane"}}},"then":{"properties":{"gen":{"type":"integer"}}},"else":{"properties":{"gen":{"type":"null"}}}}]};
+const schema95 = {"description":"Lane or dedupe key (section 5.2): 1 to 256 bytes of UTF-8 without control characters (U+0000 to U+001F, U+007F).","minLength":1,"maxLength":256,"maxBytes":256,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3644,18 +5130,18 @@ props0[key0] = true;
 }
 }
 }
-validate40.errors = vErrors;
+validate45.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate40.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/hold.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3696,7 +5182,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.gen !== undefined){
 let data1 = data.gen;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err1 = {instancePath:instancePath+"/gen",schemaPath:"#/allOf/0/then/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema83.allOf[0].then.properties.gen.type,parentSchema:schema83.allOf[0].then.properties.gen,data:data1};
+const err1 = {instancePath:instancePath+"/gen",schemaPath:"#/allOf/0/then/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.allOf[0].then.properties.gen.type,parentSchema:schema87.allOf[0].then.properties.gen,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3722,7 +5208,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.gen !== undefined){
 let data2 = data.gen;
 if(data2 !== null){
-const err2 = {instancePath:instancePath+"/gen",schemaPath:"#/allOf/0/else/properties/gen/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema83.allOf[0].else.properties.gen.type,parentSchema:schema83.allOf[0].else.properties.gen,data:data2};
+const err2 = {instancePath:instancePath+"/gen",schemaPath:"#/allOf/0/else/properties/gen/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema87.allOf[0].else.properties.gen.type,parentSchema:schema87.allOf[0].else.properties.gen,data:data2};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3744,7 +5230,7 @@ props0.gen = true;
 ifClause0 = "else";
 }
 if(!valid1){
-const err3 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema83.allOf[0].if,parentSchema:schema83.allOf[0],data};
+const err3 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema87.allOf[0].if,parentSchema:schema87.allOf[0],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3790,18 +5276,18 @@ const _errs15 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.owner !== undefined){
 let data4 = data.owner;
-if(!(validate40(data4, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+if(!(validate45(data4, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate40.evaluated.props;
+var props1 = validate45.evaluated.props;
 }
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(props1 !== true){
 for(const key0 in data4){
 if(!props1 || !props1[key0]){
-const err5 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema83.then.properties.owner,data:data4};
+const err5 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema87.then.properties.owner,data:data4};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3837,7 +5323,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid5){
-const err6 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema83.if,parentSchema:schema83,data};
+const err6 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema87.if,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3848,7 +5334,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err7 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema83,data};
+const err7 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3858,7 +5344,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.fsjob === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3868,7 +5354,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3878,7 +5364,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.kind === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3888,7 +5374,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.key === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3898,7 +5384,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.job_id === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3908,7 +5394,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.gen === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3918,7 +5404,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.owner === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3928,7 +5414,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.created_ms === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema83.required,parentSchema:schema83,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema87.required,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3951,7 +5437,7 @@ props0.created_ms = true;
 if(data.fsjob !== undefined){
 let data5 = data.fsjob;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.fsjob.type,parentSchema:schema83.properties.fsjob,data:data5};
+const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.fsjob.type,parentSchema:schema87.properties.fsjob,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3986,7 +5472,7 @@ errors++;
 if(data.type !== undefined){
 let data6 = data.type;
 if("hold" !== data6){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "hold"},message:"must be equal to constant",schema:"hold",parentSchema:schema83.properties.type,data:data6};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "hold"},message:"must be equal to constant",schema:"hold",parentSchema:schema87.properties.type,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3999,7 +5485,7 @@ errors++;
 if(data.kind !== undefined){
 let data7 = data.kind;
 if(!((data7 === "dedupe") || (data7 === "lane"))){
-const err20 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema83.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema83.properties.kind.enum,parentSchema:schema83.properties.kind,data:data7};
+const err20 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema87.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema87.properties.kind.enum,parentSchema:schema87.properties.kind,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4012,7 +5498,7 @@ errors++;
 if(data.key !== undefined){
 let data8 = data.key;
 if(typeof data8 !== "string"){
-const err21 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.key.type,parentSchema:schema83.properties.key,data:data8};
+const err21 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.key.type,parentSchema:schema87.properties.key,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4023,7 +5509,7 @@ errors++;
 }
 if(typeof data8 === "string"){
 if(func1(data8) > 256){
-const err22 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema91,data:data8};
+const err22 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema95,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4033,7 +5519,7 @@ vErrors.push(err22);
 errors++;
 }
 if(func1(data8) < 1){
-const err23 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema91,data:data8};
+const err23 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4043,7 +5529,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!pattern4.test(data8)){
-const err24 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema91,data:data8};
+const err24 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema95,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4053,7 +5539,7 @@ vErrors.push(err24);
 errors++;
 }
 if(Buffer.byteLength(data8, "utf8") > 256){
-const err25 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema91,data:data8};
+const err25 = {instancePath:instancePath+"/key",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema95,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4067,7 +5553,7 @@ errors++;
 if(data.job_id !== undefined){
 let data9 = data.job_id;
 if(typeof data9 !== "string"){
-const err26 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.job_id.type,parentSchema:schema83.properties.job_id,data:data9};
+const err26 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.job_id.type,parentSchema:schema87.properties.job_id,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4112,7 +5598,7 @@ errors++;
 if(data.gen !== undefined){
 let data10 = data.gen;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err30 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: schema83.properties.gen.type},message:"must be integer,null",schema:schema83.properties.gen.type,parentSchema:schema83.properties.gen,data:data10};
+const err30 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: schema87.properties.gen.type},message:"must be integer,null",schema:schema87.properties.gen.type,parentSchema:schema87.properties.gen,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4147,7 +5633,7 @@ errors++;
 if(data.owner !== undefined){
 let data11 = data.owner;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err33 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.properties.owner.type,parentSchema:schema83.properties.owner,data:data11};
+const err33 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.properties.owner.type,parentSchema:schema87.properties.owner,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4156,15 +5642,15 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(validate40(data11, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+if(!(validate45(data11, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
 if(data.created_ms !== undefined){
 let data12 = data.created_ms;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err34 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema83.properties.created_ms.type,parentSchema:schema83.properties.created_ms,data:data12};
+const err34 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.created_ms.type,parentSchema:schema87.properties.created_ms,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4204,7 +5690,7 @@ props0[key1] = true;
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-const err37 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema83,data};
+const err37 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4217,7 +5703,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.type,parentSchema:schema83,data};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4226,26 +5712,26 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.manifest = validate43;
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, section 16). Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles: produce and consume are required.","type":"object","required":["produce","consume"],"properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
-const schema97 = {"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}};
-const pattern45 = new RegExp("^[^\\u0000]+$", "u");
-const pattern46 = new RegExp("\\{queue\\}", "u");
-const pattern47 = new RegExp("\\{request\\}", "u");
-const pattern54 = new RegExp("\\{id\\}", "u");
-const pattern63 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
-const pattern64 = new RegExp("^[^\\u0000]*$", "u");
+exports.manifest = validate48;
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, section 16). Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles: produce and consume are required.","type":"object","required":["produce","consume"],"properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
+const schema101 = {"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}};
+const pattern48 = new RegExp("^[^\\u0000]+$", "u");
+const pattern49 = new RegExp("\\{queue\\}", "u");
+const pattern50 = new RegExp("\\{request\\}", "u");
+const pattern57 = new RegExp("\\{id\\}", "u");
+const pattern66 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const pattern67 = new RegExp("^[^\\u0000]*$", "u");
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/manifest.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4254,7 +5740,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema96.required,parentSchema:schema96,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema100.required,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4264,7 +5750,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.roles === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "roles"},message:"must have required property '"+"roles"+"'",schema:schema96.required,parentSchema:schema96,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "roles"},message:"must have required property '"+"roles"+"'",schema:schema100.required,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4275,7 +5761,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "name") || (key0 === "roles")) || (key0 === "env")) || (key0 === "timeout_s")) || (pattern8.test(key0)))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4289,7 +5775,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(func1(data0) > 128){
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema96.properties.name,data:data0};
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema100.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4299,7 +5785,7 @@ vErrors.push(err3);
 errors++;
 }
 if(func1(data0) < 1){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema96.properties.name,data:data0};
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4309,7 +5795,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!pattern4.test(data0)){
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema96.properties.name,data:data0};
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema100.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4319,7 +5805,7 @@ vErrors.push(err5);
 errors++;
 }
 if(Buffer.byteLength(data0, "utf8") > 128){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema96.properties.name,data:data0};
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema100.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4330,7 +5816,7 @@ errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.name.type,parentSchema:schema96.properties.name,data:data0};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.name.type,parentSchema:schema100.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4344,7 +5830,7 @@ if(data.roles !== undefined){
 let data1 = data.roles;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.produce === undefined){
-const err8 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "produce"},message:"must have required property '"+"produce"+"'",schema:schema96.properties.roles.required,parentSchema:schema96.properties.roles,data:data1};
+const err8 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "produce"},message:"must have required property '"+"produce"+"'",schema:schema100.properties.roles.required,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4354,7 +5840,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data1.consume === undefined){
-const err9 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "consume"},message:"must have required property '"+"consume"+"'",schema:schema96.properties.roles.required,parentSchema:schema96.properties.roles,data:data1};
+const err9 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "consume"},message:"must have required property '"+"consume"+"'",schema:schema100.properties.roles.required,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4365,7 +5851,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((((key1 === "produce") || (key1 === "consume")) || (key1 === "init")) || (key1 === "cancel")) || (key1 === "cancel_force")) || (key1 === "recover")) || (key1 === "validate")) || (pattern8.test(key1)))){
-const err10 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema96.properties.roles,data:data1};
+const err10 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4378,7 +5864,7 @@ errors++;
 if(data1.produce !== undefined){
 let data2 = data1.produce;
 if(!(Array.isArray(data2))){
-const err11 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.produce.type,parentSchema:schema96.properties.roles.properties.produce,data:data2};
+const err11 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.produce.type,parentSchema:schema100.properties.roles.properties.produce,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4389,7 +5875,7 @@ errors++;
 }
 if(Array.isArray(data2)){
 if(data2.length > 256){
-const err12 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data2};
+const err12 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4399,7 +5885,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data2.length < 1){
-const err13 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data2};
+const err13 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4413,7 +5899,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(typeof data3 === "string"){
 if(func1(data3) > 4096){
-const err14 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data3};
+const err14 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4423,7 +5909,7 @@ vErrors.push(err14);
 errors++;
 }
 if(func1(data3) < 1){
-const err15 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data3};
+const err15 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4432,8 +5918,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern45.test(data3)){
-const err16 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data3};
+if(!pattern48.test(data3)){
+const err16 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4443,7 +5929,7 @@ vErrors.push(err16);
 errors++;
 }
 if(Buffer.byteLength(data3, "utf8") > 4096){
-const err17 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data3};
+const err17 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4454,7 +5940,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data3};
+const err18 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4472,8 +5958,8 @@ for(let i1=0; i1<len1; i1++){
 let data4 = data2[i1];
 const _errs14 = errors;
 if(typeof data4 === "string"){
-if(!pattern46.test(data4)){
-const err19 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.produce.allOf[0].contains,data:data4};
+if(!pattern49.test(data4)){
+const err19 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4484,7 +5970,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.produce.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.produce.allOf[0].contains,data:data4};
+const err20 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4499,7 +5985,7 @@ break;
 }
 }
 if(!valid6){
-const err21 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.produce.allOf[0].contains,parentSchema:schema96.properties.roles.properties.produce.allOf[0],data:data2};
+const err21 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[0].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4527,8 +6013,8 @@ for(let i2=0; i2<len2; i2++){
 let data5 = data2[i2];
 const _errs18 = errors;
 if(typeof data5 === "string"){
-if(!pattern47.test(data5)){
-const err22 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{request\\}"},message:"must match pattern \""+"\\{request\\}"+"\"",schema:"\\{request\\}",parentSchema:schema96.properties.roles.properties.produce.allOf[1].contains,data:data5};
+if(!pattern50.test(data5)){
+const err22 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{request\\}"},message:"must match pattern \""+"\\{request\\}"+"\"",schema:"\\{request\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4539,7 +6025,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.produce.allOf[1].contains.type,parentSchema:schema96.properties.roles.properties.produce.allOf[1].contains,data:data5};
+const err23 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4554,7 +6040,7 @@ break;
 }
 }
 if(!valid7){
-const err24 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.produce.allOf[1].contains,parentSchema:schema96.properties.roles.properties.produce.allOf[1],data:data2};
+const err24 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[1].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4579,7 +6065,7 @@ vErrors = null;
 if(data1.consume !== undefined){
 let data6 = data1.consume;
 if(!(Array.isArray(data6))){
-const err25 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.consume.type,parentSchema:schema96.properties.roles.properties.consume,data:data6};
+const err25 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.consume.type,parentSchema:schema100.properties.roles.properties.consume,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4590,7 +6076,7 @@ errors++;
 }
 if(Array.isArray(data6)){
 if(data6.length > 256){
-const err26 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data6};
+const err26 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4600,7 +6086,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data6.length < 1){
-const err27 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data6};
+const err27 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4614,7 +6100,7 @@ for(let i3=0; i3<len3; i3++){
 let data7 = data6[i3];
 if(typeof data7 === "string"){
 if(func1(data7) > 4096){
-const err28 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data7};
+const err28 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4624,7 +6110,7 @@ vErrors.push(err28);
 errors++;
 }
 if(func1(data7) < 1){
-const err29 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data7};
+const err29 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4633,8 +6119,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern45.test(data7)){
-const err30 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data7};
+if(!pattern48.test(data7)){
+const err30 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4644,7 +6130,7 @@ vErrors.push(err30);
 errors++;
 }
 if(Buffer.byteLength(data7, "utf8") > 4096){
-const err31 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data7};
+const err31 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4655,7 +6141,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data7};
+const err32 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4673,8 +6159,8 @@ for(let i4=0; i4<len4; i4++){
 let data8 = data6[i4];
 const _errs27 = errors;
 if(typeof data8 === "string"){
-if(!pattern46.test(data8)){
-const err33 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.consume.allOf[0].contains,data:data8};
+if(!pattern49.test(data8)){
+const err33 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4685,7 +6171,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.consume.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.consume.allOf[0].contains,data:data8};
+const err34 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.consume.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4700,7 +6186,7 @@ break;
 }
 }
 if(!valid12){
-const err35 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.consume.allOf[0].contains,parentSchema:schema96.properties.roles.properties.consume.allOf[0],data:data6};
+const err35 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.consume.allOf[0].contains,parentSchema:schema100.properties.roles.properties.consume.allOf[0],data:data6};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4725,7 +6211,7 @@ vErrors = null;
 if(data1.init !== undefined){
 let data9 = data1.init;
 if(!(Array.isArray(data9))){
-const err36 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.init.type,parentSchema:schema96.properties.roles.properties.init,data:data9};
+const err36 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.init.type,parentSchema:schema100.properties.roles.properties.init,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4736,7 +6222,7 @@ errors++;
 }
 if(Array.isArray(data9)){
 if(data9.length > 256){
-const err37 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data9};
+const err37 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data9};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4746,7 +6232,7 @@ vErrors.push(err37);
 errors++;
 }
 if(data9.length < 1){
-const err38 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data9};
+const err38 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data9};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4760,7 +6246,7 @@ for(let i5=0; i5<len5; i5++){
 let data10 = data9[i5];
 if(typeof data10 === "string"){
 if(func1(data10) > 4096){
-const err39 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data10};
+const err39 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4770,7 +6256,7 @@ vErrors.push(err39);
 errors++;
 }
 if(func1(data10) < 1){
-const err40 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data10};
+const err40 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4779,8 +6265,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern45.test(data10)){
-const err41 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data10};
+if(!pattern48.test(data10)){
+const err41 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4790,7 +6276,7 @@ vErrors.push(err41);
 errors++;
 }
 if(Buffer.byteLength(data10, "utf8") > 4096){
-const err42 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data10};
+const err42 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4801,7 +6287,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data10};
+const err43 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -4819,8 +6305,8 @@ for(let i6=0; i6<len6; i6++){
 let data11 = data9[i6];
 const _errs36 = errors;
 if(typeof data11 === "string"){
-if(!pattern46.test(data11)){
-const err44 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.init.allOf[0].contains,data:data11};
+if(!pattern49.test(data11)){
+const err44 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4831,7 +6317,7 @@ errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.init.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.init.allOf[0].contains,data:data11};
+const err45 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.init.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4846,7 +6332,7 @@ break;
 }
 }
 if(!valid17){
-const err46 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.init.allOf[0].contains,parentSchema:schema96.properties.roles.properties.init.allOf[0],data:data9};
+const err46 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.init.allOf[0].contains,parentSchema:schema100.properties.roles.properties.init.allOf[0],data:data9};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4871,7 +6357,7 @@ vErrors = null;
 if(data1.cancel !== undefined){
 let data12 = data1.cancel;
 if(!(Array.isArray(data12))){
-const err47 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.cancel.type,parentSchema:schema96.properties.roles.properties.cancel,data:data12};
+const err47 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel.type,parentSchema:schema100.properties.roles.properties.cancel,data:data12};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4882,7 +6368,7 @@ errors++;
 }
 if(Array.isArray(data12)){
 if(data12.length > 256){
-const err48 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data12};
+const err48 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data12};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4892,7 +6378,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data12.length < 1){
-const err49 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data12};
+const err49 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data12};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4906,7 +6392,7 @@ for(let i7=0; i7<len7; i7++){
 let data13 = data12[i7];
 if(typeof data13 === "string"){
 if(func1(data13) > 4096){
-const err50 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data13};
+const err50 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4916,7 +6402,7 @@ vErrors.push(err50);
 errors++;
 }
 if(func1(data13) < 1){
-const err51 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data13};
+const err51 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4925,8 +6411,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!pattern45.test(data13)){
-const err52 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data13};
+if(!pattern48.test(data13)){
+const err52 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4936,7 +6422,7 @@ vErrors.push(err52);
 errors++;
 }
 if(Buffer.byteLength(data13, "utf8") > 4096){
-const err53 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data13};
+const err53 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4947,7 +6433,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data13};
+const err54 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4965,8 +6451,8 @@ for(let i8=0; i8<len8; i8++){
 let data14 = data12[i8];
 const _errs45 = errors;
 if(typeof data14 === "string"){
-if(!pattern46.test(data14)){
-const err55 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.cancel.allOf[0].contains,data:data14};
+if(!pattern49.test(data14)){
+const err55 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4977,7 +6463,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.cancel.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.cancel.allOf[0].contains,data:data14};
+const err56 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4992,7 +6478,7 @@ break;
 }
 }
 if(!valid22){
-const err57 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.cancel.allOf[0].contains,parentSchema:schema96.properties.roles.properties.cancel.allOf[0],data:data12};
+const err57 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[0],data:data12};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5020,8 +6506,8 @@ for(let i9=0; i9<len9; i9++){
 let data15 = data12[i9];
 const _errs49 = errors;
 if(typeof data15 === "string"){
-if(!pattern54.test(data15)){
-const err58 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema96.properties.roles.properties.cancel.allOf[1].contains,data:data15};
+if(!pattern57.test(data15)){
+const err58 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -5032,7 +6518,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.cancel.allOf[1].contains.type,parentSchema:schema96.properties.roles.properties.cancel.allOf[1].contains,data:data15};
+const err59 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -5047,7 +6533,7 @@ break;
 }
 }
 if(!valid23){
-const err60 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.cancel.allOf[1].contains,parentSchema:schema96.properties.roles.properties.cancel.allOf[1],data:data12};
+const err60 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[1],data:data12};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -5072,7 +6558,7 @@ vErrors = null;
 if(data1.cancel_force !== undefined){
 let data16 = data1.cancel_force;
 if(!(Array.isArray(data16))){
-const err61 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.cancel_force.type,parentSchema:schema96.properties.roles.properties.cancel_force,data:data16};
+const err61 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel_force.type,parentSchema:schema100.properties.roles.properties.cancel_force,data:data16};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -5083,7 +6569,7 @@ errors++;
 }
 if(Array.isArray(data16)){
 if(data16.length > 256){
-const err62 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data16};
+const err62 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data16};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -5093,7 +6579,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data16.length < 1){
-const err63 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data16};
+const err63 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data16};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -5107,7 +6593,7 @@ for(let i10=0; i10<len10; i10++){
 let data17 = data16[i10];
 if(typeof data17 === "string"){
 if(func1(data17) > 4096){
-const err64 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data17};
+const err64 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -5117,7 +6603,7 @@ vErrors.push(err64);
 errors++;
 }
 if(func1(data17) < 1){
-const err65 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data17};
+const err65 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -5126,8 +6612,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(!pattern45.test(data17)){
-const err66 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data17};
+if(!pattern48.test(data17)){
+const err66 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -5137,7 +6623,7 @@ vErrors.push(err66);
 errors++;
 }
 if(Buffer.byteLength(data17, "utf8") > 4096){
-const err67 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data17};
+const err67 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -5148,7 +6634,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data17};
+const err68 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -5166,8 +6652,8 @@ for(let i11=0; i11<len11; i11++){
 let data18 = data16[i11];
 const _errs58 = errors;
 if(typeof data18 === "string"){
-if(!pattern46.test(data18)){
-const err69 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
+if(!pattern49.test(data18)){
+const err69 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -5178,7 +6664,7 @@ errors++;
 }
 }
 else {
-const err70 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.cancel_force.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
+const err70 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -5193,7 +6679,7 @@ break;
 }
 }
 if(!valid28){
-const err71 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.cancel_force.allOf[0].contains,parentSchema:schema96.properties.roles.properties.cancel_force.allOf[0],data:data16};
+const err71 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0],data:data16};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -5221,8 +6707,8 @@ for(let i12=0; i12<len12; i12++){
 let data19 = data16[i12];
 const _errs62 = errors;
 if(typeof data19 === "string"){
-if(!pattern54.test(data19)){
-const err72 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema96.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
+if(!pattern57.test(data19)){
+const err72 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -5233,7 +6719,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.cancel_force.allOf[1].contains.type,parentSchema:schema96.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
+const err73 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -5248,7 +6734,7 @@ break;
 }
 }
 if(!valid29){
-const err74 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.cancel_force.allOf[1].contains,parentSchema:schema96.properties.roles.properties.cancel_force.allOf[1],data:data16};
+const err74 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1],data:data16};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -5273,7 +6759,7 @@ vErrors = null;
 if(data1.recover !== undefined){
 let data20 = data1.recover;
 if(!(Array.isArray(data20))){
-const err75 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.recover.type,parentSchema:schema96.properties.roles.properties.recover,data:data20};
+const err75 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.recover.type,parentSchema:schema100.properties.roles.properties.recover,data:data20};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -5284,7 +6770,7 @@ errors++;
 }
 if(Array.isArray(data20)){
 if(data20.length > 256){
-const err76 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data20};
+const err76 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data20};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -5294,7 +6780,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data20.length < 1){
-const err77 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data20};
+const err77 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data20};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -5308,7 +6794,7 @@ for(let i13=0; i13<len13; i13++){
 let data21 = data20[i13];
 if(typeof data21 === "string"){
 if(func1(data21) > 4096){
-const err78 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data21};
+const err78 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -5318,7 +6804,7 @@ vErrors.push(err78);
 errors++;
 }
 if(func1(data21) < 1){
-const err79 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data21};
+const err79 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -5327,8 +6813,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(!pattern45.test(data21)){
-const err80 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data21};
+if(!pattern48.test(data21)){
+const err80 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -5338,7 +6824,7 @@ vErrors.push(err80);
 errors++;
 }
 if(Buffer.byteLength(data21, "utf8") > 4096){
-const err81 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data21};
+const err81 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -5349,7 +6835,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data21};
+const err82 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -5367,8 +6853,8 @@ for(let i14=0; i14<len14; i14++){
 let data22 = data20[i14];
 const _errs71 = errors;
 if(typeof data22 === "string"){
-if(!pattern46.test(data22)){
-const err83 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.recover.allOf[0].contains,data:data22};
+if(!pattern49.test(data22)){
+const err83 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -5379,7 +6865,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.recover.allOf[0].contains,data:data22};
+const err84 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -5394,7 +6880,7 @@ break;
 }
 }
 if(!valid34){
-const err85 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema96.properties.roles.properties.recover.allOf[0],data:data20};
+const err85 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema100.properties.roles.properties.recover.allOf[0],data:data20};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -5419,7 +6905,7 @@ vErrors = null;
 if(data1.validate !== undefined){
 let data23 = data1.validate;
 if(!(Array.isArray(data23))){
-const err86 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema96.properties.roles.properties.validate.type,parentSchema:schema96.properties.roles.properties.validate,data:data23};
+const err86 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.validate.type,parentSchema:schema100.properties.roles.properties.validate,data:data23};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -5430,7 +6916,7 @@ errors++;
 }
 if(Array.isArray(data23)){
 if(data23.length > 256){
-const err87 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema97,data:data23};
+const err87 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data23};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -5440,7 +6926,7 @@ vErrors.push(err87);
 errors++;
 }
 if(data23.length < 1){
-const err88 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema97,data:data23};
+const err88 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data23};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -5454,7 +6940,7 @@ for(let i15=0; i15<len15; i15++){
 let data24 = data23[i15];
 if(typeof data24 === "string"){
 if(func1(data24) > 4096){
-const err89 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema97.items,data:data24};
+const err89 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -5464,7 +6950,7 @@ vErrors.push(err89);
 errors++;
 }
 if(func1(data24) < 1){
-const err90 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.items,data:data24};
+const err90 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -5473,8 +6959,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(!pattern45.test(data24)){
-const err91 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema97.items,data:data24};
+if(!pattern48.test(data24)){
+const err91 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -5484,7 +6970,7 @@ vErrors.push(err91);
 errors++;
 }
 if(Buffer.byteLength(data24, "utf8") > 4096){
-const err92 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema97.items,data:data24};
+const err92 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -5495,7 +6981,7 @@ errors++;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.items.type,parentSchema:schema97.items,data:data24};
+const err93 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -5513,8 +6999,8 @@ for(let i16=0; i16<len16; i16++){
 let data25 = data23[i16];
 const _errs80 = errors;
 if(typeof data25 === "string"){
-if(!pattern46.test(data25)){
-const err94 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema96.properties.roles.properties.validate.allOf[0].contains,data:data25};
+if(!pattern49.test(data25)){
+const err94 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -5525,7 +7011,7 @@ errors++;
 }
 }
 else {
-const err95 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema96.properties.roles.properties.validate.allOf[0].contains,data:data25};
+const err95 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -5540,7 +7026,7 @@ break;
 }
 }
 if(!valid39){
-const err96 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema96.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema96.properties.roles.properties.validate.allOf[0],data:data23};
+const err96 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema100.properties.roles.properties.validate.allOf[0],data:data23};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -5564,7 +7050,7 @@ vErrors = null;
 }
 }
 else {
-const err97 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.properties.roles.type,parentSchema:schema96.properties.roles,data:data1};
+const err97 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.roles.type,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -5578,7 +7064,7 @@ if(data.env !== undefined){
 let data27 = data.env;
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(Object.keys(data27).length > 256){
-const err98 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema96.properties.env,data:data27};
+const err98 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema100.properties.env,data:data27};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -5590,8 +7076,8 @@ errors++;
 for(const key3 in data27){
 const _errs85 = errors;
 if(typeof key3 === "string"){
-if(!pattern63.test(key3)){
-const err99 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema96.properties.env.propertyNames,data:key3,propertyName:key3};
+if(!pattern66.test(key3)){
+const err99 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema100.properties.env.propertyNames,data:key3,propertyName:key3};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -5603,7 +7089,7 @@ errors++;
 }
 var valid42 = _errs85 === errors;
 if(!valid42){
-const err100 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema96.properties.env.propertyNames,parentSchema:schema96.properties.env,data:data27};
+const err100 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema100.properties.env.propertyNames,parentSchema:schema100.properties.env,data:data27};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -5617,7 +7103,7 @@ for(const key4 in data27){
 let data28 = data27[key4];
 if(typeof data28 === "string"){
 if(func1(data28) > 32768){
-const err101 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema96.properties.env.additionalProperties,data:data28};
+const err101 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data28};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -5626,8 +7112,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(!pattern64.test(data28)){
-const err102 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema96.properties.env.additionalProperties,data:data28};
+if(!pattern67.test(data28)){
+const err102 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema100.properties.env.additionalProperties,data:data28};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -5637,7 +7123,7 @@ vErrors.push(err102);
 errors++;
 }
 if(Buffer.byteLength(data28, "utf8") > 32768){
-const err103 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema96.properties.env.additionalProperties,data:data28};
+const err103 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data28};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -5648,7 +7134,7 @@ errors++;
 }
 }
 else {
-const err104 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.env.additionalProperties.type,parentSchema:schema96.properties.env.additionalProperties,data:data28};
+const err104 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.env.additionalProperties.type,parentSchema:schema100.properties.env.additionalProperties,data:data28};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -5660,7 +7146,7 @@ errors++;
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.properties.env.type,parentSchema:schema96.properties.env,data:data27};
+const err105 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.env.type,parentSchema:schema100.properties.env,data:data27};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -5673,7 +7159,7 @@ errors++;
 if(data.timeout_s !== undefined){
 let data29 = data.timeout_s;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err106 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema96.properties.timeout_s.type,parentSchema:schema96.properties.timeout_s,data:data29};
+const err106 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.timeout_s.type,parentSchema:schema100.properties.timeout_s,data:data29};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -5684,7 +7170,7 @@ errors++;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 3600 || isNaN(data29)){
-const err107 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema96.properties.timeout_s,data:data29};
+const err107 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema100.properties.timeout_s,data:data29};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -5694,7 +7180,7 @@ vErrors.push(err107);
 errors++;
 }
 if(data29 < 1 || isNaN(data29)){
-const err108 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema96.properties.timeout_s,data:data29};
+const err108 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.timeout_s,data:data29};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5707,7 +7193,7 @@ errors++;
 }
 }
 else {
-const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5716,19 +7202,19 @@ vErrors.push(err109);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.queue = validate44;
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.0 queue record","description":"fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+exports.queue = validate49;
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.0 queue record","description":"fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/queue.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5771,7 +7257,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema106.if,parentSchema:schema106,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema110.if,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5782,7 +7268,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema106,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5792,7 +7278,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema110.required,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5802,7 +7288,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema110.required,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5812,7 +7298,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.queue_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema110.required,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5822,7 +7308,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.created_ms === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema110.required,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5841,7 +7327,7 @@ props0.created_ms = true;
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.fsjob.type,parentSchema:schema106.properties.fsjob,data:data1};
+const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fsjob.type,parentSchema:schema110.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5876,7 +7362,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("queue" !== data2){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema106.properties.type,data:data2};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema110.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5889,7 +7375,7 @@ errors++;
 if(data.queue_id !== undefined){
 let data3 = data.queue_id;
 if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.queue_id.type,parentSchema:schema106.properties.queue_id,data:data3};
+const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.queue_id.type,parentSchema:schema110.properties.queue_id,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5934,7 +7420,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data4 = data.created_ms;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.created_ms.type,parentSchema:schema106.properties.created_ms,data:data4};
+const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.created_ms.type,parentSchema:schema110.properties.created_ms,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5974,7 +7460,7 @@ props0[key0] = true;
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema106,data};
+const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5987,7 +7473,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5996,19 +7482,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.receipt = validate45;
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.0 receipt record","description":"jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
-const schema130 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
+exports.receipt = validate50;
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.0 receipt record","description":"jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
+const schema134 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6050,7 +7536,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.signal !== undefined){
 let data1 = data.signal;
 if(data1 !== null){
-const err1 = {instancePath:instancePath+"/signal",schemaPath:"#/then/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema62.then.properties.signal.type,parentSchema:schema62.then.properties.signal,data:data1};
+const err1 = {instancePath:instancePath+"/signal",schemaPath:"#/then/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema66.then.properties.signal.type,parentSchema:schema66.then.properties.signal,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6076,7 +7562,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.signal !== undefined){
 let data2 = data.signal;
 if(typeof data2 !== "string"){
-const err2 = {instancePath:instancePath+"/signal",schemaPath:"#/else/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.else.properties.signal.type,parentSchema:schema62.else.properties.signal,data:data2};
+const err2 = {instancePath:instancePath+"/signal",schemaPath:"#/else/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.else.properties.signal.type,parentSchema:schema66.else.properties.signal,data:data2};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6098,7 +7584,7 @@ props0.signal = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema62.if,parentSchema:schema62,data};
+const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema66.if,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6109,7 +7595,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema62,data};
+const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6119,7 +7605,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.exit === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit"},message:"must have required property '"+"exit"+"'",schema:schema62.required,parentSchema:schema62,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit"},message:"must have required property '"+"exit"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6129,7 +7615,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.signal === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "signal"},message:"must have required property '"+"signal"+"'",schema:schema62.required,parentSchema:schema62,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "signal"},message:"must have required property '"+"signal"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6146,7 +7632,7 @@ props0.signal = true;
 if(data.exit !== undefined){
 let data3 = data.exit;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/type",keyword:"type",params:{type: schema62.properties.exit.type},message:"must be integer,null",schema:schema62.properties.exit.type,parentSchema:schema62.properties.exit,data:data3};
+const err7 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/type",keyword:"type",params:{type: schema66.properties.exit.type},message:"must be integer,null",schema:schema66.properties.exit.type,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6157,7 +7643,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 255 || isNaN(data3)){
-const err8 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema62.properties.exit,data:data3};
+const err8 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6167,7 +7653,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3 < 0 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.exit,data:data3};
+const err9 = {instancePath:instancePath+"/exit",schemaPath:"#/properties/exit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.exit,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6181,7 +7667,7 @@ errors++;
 if(data.signal !== undefined){
 let data4 = data.signal;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err10 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema62.properties.signal.type},message:"must be string,null",schema:schema62.properties.signal.type,parentSchema:schema62.properties.signal,data:data4};
+const err10 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema66.properties.signal.type},message:"must be string,null",schema:schema66.properties.signal.type,parentSchema:schema66.properties.signal,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6192,7 +7678,7 @@ errors++;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 16){
-const err11 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema63,data:data4};
+const err11 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema67,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6201,8 +7687,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern21.test(data4)){
-const err12 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/pattern",keyword:"pattern",params:{pattern: "^SIG[A-Z0-9+]{1,13}$"},message:"must match pattern \""+"^SIG[A-Z0-9+]{1,13}$"+"\"",schema:"^SIG[A-Z0-9+]{1,13}$",parentSchema:schema63,data:data4};
+if(!pattern24.test(data4)){
+const err12 = {instancePath:instancePath+"/signal",schemaPath:"#/$defs/signal/pattern",keyword:"pattern",params:{pattern: "^SIG[A-Z0-9+]{1,13}$"},message:"must match pattern \""+"^SIG[A-Z0-9+]{1,13}$"+"\"",schema:"^SIG[A-Z0-9+]{1,13}$",parentSchema:schema67,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6219,20 +7705,20 @@ props0[key0] = true;
 }
 }
 }
-validate46.errors = vErrors;
+validate51.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate46.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema116 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
-const schema118 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
-const pattern71 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema120 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema122 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
+const pattern74 = new RegExp("^[0-9a-f]{64}$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6241,7 +7727,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema116,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6251,7 +7737,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.gen === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema120.required,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6261,7 +7747,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.bytes_total === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema120.required,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6271,7 +7757,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.bytes_kept === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema120.required,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6281,7 +7767,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.truncated === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema120.required,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6291,7 +7777,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.sha256 === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema120.required,parentSchema:schema120,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6303,7 +7789,7 @@ errors++;
 if(data.gen !== undefined){
 let data0 = data.gen;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.gen.type,parentSchema:schema116.properties.gen,data:data0};
+const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.properties.gen.type,parentSchema:schema120.properties.gen,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6338,7 +7824,7 @@ errors++;
 if(data.bytes_total !== undefined){
 let data1 = data.bytes_total;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema116.properties.bytes_total.type},message:"must be integer,null",schema:schema116.properties.bytes_total.type,parentSchema:schema116.properties.bytes_total,data:data1};
+const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema120.properties.bytes_total.type},message:"must be integer,null",schema:schema120.properties.bytes_total.type,parentSchema:schema120.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6349,7 +7835,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema116.properties.bytes_total,data:data1};
+const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema120.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6359,7 +7845,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data1 < 0 || isNaN(data1)){
-const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.bytes_total,data:data1};
+const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6373,7 +7859,7 @@ errors++;
 if(data.bytes_kept !== undefined){
 let data2 = data.bytes_kept;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.bytes_kept.type,parentSchema:schema116.properties.bytes_kept,data:data2};
+const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.properties.bytes_kept.type,parentSchema:schema120.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6384,7 +7870,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 67108864 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema116.properties.bytes_kept,data:data2};
+const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema120.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6394,7 +7880,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data2 < 0 || isNaN(data2)){
-const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.bytes_kept,data:data2};
+const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6408,7 +7894,7 @@ errors++;
 if(data.truncated !== undefined){
 let data3 = data.truncated;
 if(typeof data3 !== "boolean"){
-const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.truncated.type,parentSchema:schema116.properties.truncated,data:data3};
+const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema120.properties.truncated.type,parentSchema:schema120.properties.truncated,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6421,7 +7907,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data4 = data.sha256;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.sha256.type,parentSchema:schema116.properties.sha256,data:data4};
+const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.properties.sha256.type,parentSchema:schema120.properties.sha256,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6432,7 +7918,7 @@ errors++;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 64){
-const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema118,data:data4};
+const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema122,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6442,7 +7928,7 @@ vErrors.push(err17);
 errors++;
 }
 if(func1(data4) < 64){
-const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema118,data:data4};
+const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema122,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6451,8 +7937,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern71.test(data4)){
-const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema118,data:data4};
+if(!pattern74.test(data4)){
+const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema122,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6475,17 +7961,17 @@ props0[key0] = true;
 }
 }
 }
-validate48.errors = vErrors;
+validate53.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate48.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6866,18 +8352,18 @@ props0[key0] = true;
 }
 }
 }
-validate51.errors = vErrors;
+validate56.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate56.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/receipt.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6917,7 +8403,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data1 = data.exit_code;
 if(0 !== data1){
-const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema112.allOf[0].then.properties.exit_code,data:data1};
+const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema116.allOf[0].then.properties.exit_code,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6937,7 +8423,7 @@ props0.outcome = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[0].if,parentSchema:schema112.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[0].if,parentSchema:schema116.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6980,7 +8466,7 @@ if(data.exit_code !== undefined){
 let data3 = data.exit_code;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema112.allOf[1].then.properties.exit_code,data:data3};
+const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.allOf[1].then.properties.exit_code,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7001,7 +8487,7 @@ props1.outcome = true;
 }
 }
 if(!valid4){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[1].if,parentSchema:schema112.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[1].if,parentSchema:schema116.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7053,7 +8539,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data5 = data.exit_code;
 if(124 !== data5){
-const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema112.allOf[2].then.properties.exit_code,data:data5};
+const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema116.allOf[2].then.properties.exit_code,data:data5};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7073,7 +8559,7 @@ props2.outcome = true;
 }
 }
 if(!valid7){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[2].if,parentSchema:schema112.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[2].if,parentSchema:schema116.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7124,7 +8610,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data7 = data.exit_code;
 if(125 !== data7){
-const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema112.allOf[3].then.properties.exit_code,data:data7};
+const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema116.allOf[3].then.properties.exit_code,data:data7};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7144,7 +8630,7 @@ props3.outcome = true;
 }
 }
 if(!valid10){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[3].if,parentSchema:schema112.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[3].if,parentSchema:schema116.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7195,7 +8681,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data9 = data.exit_code;
 if(126 !== data9){
-const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema112.allOf[4].then.properties.exit_code,data:data9};
+const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema116.allOf[4].then.properties.exit_code,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7215,7 +8701,7 @@ props4.outcome = true;
 }
 }
 if(!valid13){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[4].if,parentSchema:schema112.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[4].if,parentSchema:schema116.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7266,7 +8752,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data11 = data.exit_code;
 if(130 !== data11){
-const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema112.allOf[5].then.properties.exit_code,data:data11};
+const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema116.allOf[5].then.properties.exit_code,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7286,7 +8772,7 @@ props5.outcome = true;
 }
 }
 if(!valid16){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[5].if,parentSchema:schema112.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[5].if,parentSchema:schema116.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7337,7 +8823,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data13 = data.exit_code;
 if(137 !== data13){
-const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema112.allOf[6].then.properties.exit_code,data:data13};
+const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema116.allOf[6].then.properties.exit_code,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7357,7 +8843,7 @@ props6.outcome = true;
 }
 }
 if(!valid19){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.allOf[6].if,parentSchema:schema112.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[6].if,parentSchema:schema116.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7410,7 +8896,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data15 = data.reason;
 if(typeof data15 !== "string"){
-const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.allOf[7].then.properties.reason.type,parentSchema:schema112.allOf[7].then.properties.reason,data:data15};
+const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.allOf[7].then.properties.reason.type,parentSchema:schema116.allOf[7].then.properties.reason,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7436,7 +8922,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data16 = data.reason;
 if(data16 !== null){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema112.allOf[7].else.properties.reason.type,parentSchema:schema112.allOf[7].else.properties.reason,data:data16};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema116.allOf[7].else.properties.reason.type,parentSchema:schema116.allOf[7].else.properties.reason,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7458,7 +8944,7 @@ props7.reason = true;
 ifClause0 = "else";
 }
 if(!valid22){
-const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema112.allOf[7].if,parentSchema:schema112.allOf[7],data};
+const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema116.allOf[7].if,parentSchema:schema116.allOf[7],data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7513,18 +8999,18 @@ const _errs57 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
 let data18 = data.status;
-if(!(validate46(data18, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate51(data18, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 else {
-var props8 = validate46.evaluated.props;
+var props8 = validate51.evaluated.props;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(props8 !== true){
 for(const key0 in data18){
 if(!props8 || !props8[key0]){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema112.then.properties.status,data:data18};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.status,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7539,18 +9025,18 @@ errors++;
 }
 if(data.stdout !== undefined){
 let data19 = data.stdout;
-if(!(validate48(data19, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate53(data19, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 else {
-var props9 = validate48.evaluated.props;
+var props9 = validate53.evaluated.props;
 }
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(props9 !== true){
 for(const key1 in data19){
 if(!props9 || !props9[key1]){
-const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema112.then.properties.stdout,data:data19};
+const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.stdout,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7565,18 +9051,18 @@ errors++;
 }
 if(data.stderr !== undefined){
 let data20 = data.stderr;
-if(!(validate48(data20, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate53(data20, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 else {
-var props10 = validate48.evaluated.props;
+var props10 = validate53.evaluated.props;
 }
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(props10 !== true){
 for(const key2 in data20){
 if(!props10 || !props10[key2]){
-const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema112.then.properties.stderr,data:data20};
+const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.stderr,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7591,18 +9077,18 @@ errors++;
 }
 if(data.by !== undefined){
 let data21 = data.by;
-if(!(validate51(data21, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate56(data21, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 else {
-var props11 = validate51.evaluated.props;
+var props11 = validate56.evaluated.props;
 }
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 if(props11 !== true){
 for(const key3 in data21){
 if(!props11 || !props11[key3]){
-const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema112.then.properties.by,data:data21};
+const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.by,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7641,7 +9127,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid26){
-const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema112.if,parentSchema:schema112,data};
+const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema116.if,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7652,7 +9138,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema112,data};
+const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7662,7 +9148,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data.fsjob === undefined){
-const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7672,7 +9158,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data.type === undefined){
-const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7682,7 +9168,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data.job_id === undefined){
-const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7692,7 +9178,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data.gen === undefined){
-const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7702,7 +9188,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data.outcome === undefined){
-const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7712,7 +9198,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data.exit_code === undefined){
-const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7722,7 +9208,7 @@ vErrors.push(err37);
 errors++;
 }
 if(data.reason === undefined){
-const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7732,7 +9218,7 @@ vErrors.push(err38);
 errors++;
 }
 if(data.message === undefined){
-const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7742,7 +9228,7 @@ vErrors.push(err39);
 errors++;
 }
 if(data.attempts === undefined){
-const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7752,7 +9238,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data.status === undefined){
-const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7762,7 +9248,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data.started_ms === undefined){
-const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7772,7 +9258,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7782,7 +9268,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data.stdout === undefined){
-const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7792,7 +9278,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data.stderr === undefined){
-const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7802,7 +9288,7 @@ vErrors.push(err45);
 errors++;
 }
 if(data.result === undefined){
-const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7812,7 +9298,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data.by === undefined){
-const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7843,7 +9329,7 @@ props0.by = true;
 if(data.fsjob !== undefined){
 let data22 = data.fsjob;
 if(typeof data22 !== "string"){
-const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.fsjob.type,parentSchema:schema112.properties.fsjob,data:data22};
+const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.fsjob.type,parentSchema:schema116.properties.fsjob,data:data22};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7878,7 +9364,7 @@ errors++;
 if(data.type !== undefined){
 let data23 = data.type;
 if("receipt" !== data23){
-const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema112.properties.type,data:data23};
+const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema116.properties.type,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7891,7 +9377,7 @@ errors++;
 if(data.job_id !== undefined){
 let data24 = data.job_id;
 if(typeof data24 !== "string"){
-const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.job_id.type,parentSchema:schema112.properties.job_id,data:data24};
+const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.job_id.type,parentSchema:schema116.properties.job_id,data:data24};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7936,7 +9422,7 @@ errors++;
 if(data.gen !== undefined){
 let data25 = data.gen;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.gen.type,parentSchema:schema112.properties.gen,data:data25};
+const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.gen.type,parentSchema:schema116.properties.gen,data:data25};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7971,7 +9457,7 @@ errors++;
 if(data.outcome !== undefined){
 let data26 = data.outcome;
 if(!((((((((data26 === "succeeded") || (data26 === "failed")) || (data26 === "timed_out")) || (data26 === "expired")) || (data26 === "cancelled")) || (data26 === "force_stopped")) || (data26 === "lost")) || (data26 === "rejected"))){
-const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema112.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.outcome.enum,parentSchema:schema112.properties.outcome,data:data26};
+const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema116.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.outcome.enum,parentSchema:schema116.properties.outcome,data:data26};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -7984,7 +9470,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data27 = data.exit_code;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.exit_code.type,parentSchema:schema112.properties.exit_code,data:data27};
+const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.exit_code.type,parentSchema:schema116.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -7995,7 +9481,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 255 || isNaN(data27)){
-const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema112.properties.exit_code,data:data27};
+const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema116.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -8005,7 +9491,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data27 < 0 || isNaN(data27)){
-const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema112.properties.exit_code,data:data27};
+const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -8019,7 +9505,7 @@ errors++;
 if(data.reason !== undefined){
 let data28 = data.reason;
 if(!((((((((((data28 === null) || (data28 === "invalid_spec")) || (data28 === "unsupported_version")) || (data28 === "not_allowed")) || (data28 === "cwd_unusable")) || (data28 === "stdin_unusable")) || (data28 === "owner_lost")) || (data28 === "shutdown")) || (data28 === "claim_limit")) || (data28 === "no_handler"))){
-const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema112.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.reason.enum,parentSchema:schema112.properties.reason,data:data28};
+const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema116.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.reason.enum,parentSchema:schema116.properties.reason,data:data28};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -8032,7 +9518,7 @@ errors++;
 if(data.message !== undefined){
 let data29 = data.message;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema112.properties.message.type},message:"must be string,null",schema:schema112.properties.message.type,parentSchema:schema112.properties.message,data:data29};
+const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema116.properties.message.type},message:"must be string,null",schema:schema116.properties.message.type,parentSchema:schema116.properties.message,data:data29};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -8067,7 +9553,7 @@ errors++;
 if(data.attempts !== undefined){
 let data30 = data.attempts;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.attempts.type,parentSchema:schema112.properties.attempts,data:data30};
+const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.attempts.type,parentSchema:schema116.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -8078,7 +9564,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 > 100 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema112.properties.attempts,data:data30};
+const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema116.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -8088,7 +9574,7 @@ vErrors.push(err68);
 errors++;
 }
 if(data30 < 0 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema112.properties.attempts,data:data30};
+const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -8102,7 +9588,7 @@ errors++;
 if(data.status !== undefined){
 let data31 = data.status;
 if((!(data31 && typeof data31 == "object" && !Array.isArray(data31))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema112.properties.status.type},message:"must be object,null",schema:schema112.properties.status.type,parentSchema:schema112.properties.status,data:data31};
+const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema116.properties.status.type},message:"must be object,null",schema:schema116.properties.status.type,parentSchema:schema116.properties.status,data:data31};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -8111,15 +9597,15 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(!(validate46(data31, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate51(data31, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
 if(data.started_ms !== undefined){
 let data32 = data.started_ms;
 if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema112.properties.started_ms.type},message:"must be integer,null",schema:schema112.properties.started_ms.type,parentSchema:schema112.properties.started_ms,data:data32};
+const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema116.properties.started_ms.type},message:"must be integer,null",schema:schema116.properties.started_ms.type,parentSchema:schema116.properties.started_ms,data:data32};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -8154,7 +9640,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data33 = data.finished_ms;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.finished_ms.type,parentSchema:schema112.properties.finished_ms,data:data33};
+const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.finished_ms.type,parentSchema:schema116.properties.finished_ms,data:data33};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -8189,7 +9675,7 @@ errors++;
 if(data.stdout !== undefined){
 let data34 = data.stdout;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema112.properties.stdout.type},message:"must be object,null",schema:schema112.properties.stdout.type,parentSchema:schema112.properties.stdout,data:data34};
+const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema116.properties.stdout.type},message:"must be object,null",schema:schema116.properties.stdout.type,parentSchema:schema116.properties.stdout,data:data34};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -8198,15 +9684,15 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!(validate48(data34, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate53(data34, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
 if(data.stderr !== undefined){
 let data35 = data.stderr;
 if((!(data35 && typeof data35 == "object" && !Array.isArray(data35))) && (data35 !== null)){
-const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema112.properties.stderr.type},message:"must be object,null",schema:schema112.properties.stderr.type,parentSchema:schema112.properties.stderr,data:data35};
+const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema116.properties.stderr.type},message:"must be object,null",schema:schema116.properties.stderr.type,parentSchema:schema116.properties.stderr,data:data35};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -8215,15 +9701,15 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(!(validate48(data35, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate53(data35, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
 if(data.result !== undefined){
 let data36 = data.result;
 if(Buffer.byteLength(JSON.stringify(data36) ?? "", "utf8") > 262144){
-const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema112.properties.result,data:data36};
+const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema116.properties.result,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -8236,7 +9722,7 @@ errors++;
 if(data.by !== undefined){
 let data37 = data.by;
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.properties.by.type,parentSchema:schema112.properties.by,data:data37};
+const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.by.type,parentSchema:schema116.properties.by,data:data37};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -8245,8 +9731,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(!(validate51(data37, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate56(data37, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 }
@@ -8258,7 +9744,7 @@ props0[key4] = true;
 if(props0 !== true){
 for(const key5 in data){
 if(!props0 || !props0[key5]){
-const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema112,data};
+const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -8271,7 +9757,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -8280,23 +9766,23 @@ vErrors.push(err82);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.report = validate57;
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, section 17): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
-const schema136 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema141 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
-const pattern82 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
-const pattern84 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
-const pattern85 = new RegExp("^(/[^/]*)*$", "u");
+exports.report = validate62;
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, section 17): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
+const schema140 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema145 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
+const pattern85 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
+const pattern87 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
+const pattern88 = new RegExp("^(/[^/]*)*$", "u");
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8305,7 +9791,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.code === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8315,7 +9801,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.severity === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8325,7 +9811,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.path === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8335,7 +9821,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.job_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8345,7 +9831,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.clause === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8355,7 +9841,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.message === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8366,7 +9852,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "code") || (key0 === "severity")) || (key0 === "path")) || (key0 === "job_id")) || (key0 === "clause")) || (key0 === "message")) || (key0 === "field"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema141,data};
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8379,8 +9865,8 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(typeof data0 === "string"){
-if(!pattern82.test(data0)){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema141.properties.code,data:data0};
+if(!pattern85.test(data0)){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema145.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8391,7 +9877,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.code.type,parentSchema:schema141.properties.code,data:data0};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.code.type,parentSchema:schema145.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8404,7 +9890,7 @@ errors++;
 if(data.severity !== undefined){
 let data1 = data.severity;
 if(!(((data1 === "error") || (data1 === "warning")) || (data1 === "info"))){
-const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema141.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema141.properties.severity.enum,parentSchema:schema141.properties.severity,data:data1};
+const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema145.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema145.properties.severity.enum,parentSchema:schema145.properties.severity,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8418,7 +9904,7 @@ if(data.path !== undefined){
 let data2 = data.path;
 if(typeof data2 === "string"){
 if(func1(data2) > 4096){
-const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema141.properties.path,data:data2};
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8428,7 +9914,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func1(data2) < 1){
-const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema141.properties.path,data:data2};
+const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema145.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8438,7 +9924,7 @@ vErrors.push(err11);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 4096){
-const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema141.properties.path,data:data2};
+const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8449,7 +9935,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.path.type,parentSchema:schema141.properties.path,data:data2};
+const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.path.type,parentSchema:schema145.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8462,7 +9948,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema141.properties.job_id.type},message:"must be string,null",schema:schema141.properties.job_id.type,parentSchema:schema141.properties.job_id,data:data3};
+const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema145.properties.job_id.type},message:"must be string,null",schema:schema145.properties.job_id.type,parentSchema:schema145.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8508,7 +9994,7 @@ if(data.clause !== undefined){
 let data4 = data.clause;
 if(typeof data4 === "string"){
 if(func1(data4) > 16){
-const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema141.properties.clause,data:data4};
+const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema145.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8517,8 +10003,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern84.test(data4)){
-const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema141.properties.clause,data:data4};
+if(!pattern87.test(data4)){
+const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema145.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8529,7 +10015,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.clause.type,parentSchema:schema141.properties.clause,data:data4};
+const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.clause.type,parentSchema:schema145.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8543,7 +10029,7 @@ if(data.message !== undefined){
 let data5 = data.message;
 if(typeof data5 === "string"){
 if(func1(data5) > 4096){
-const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema141.properties.message,data:data5};
+const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8553,7 +10039,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func1(data5) < 1){
-const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema141.properties.message,data:data5};
+const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema145.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8563,7 +10049,7 @@ vErrors.push(err22);
 errors++;
 }
 if(Buffer.byteLength(data5, "utf8") > 4096){
-const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema141.properties.message,data:data5};
+const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8574,7 +10060,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.message.type,parentSchema:schema141.properties.message,data:data5};
+const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.message.type,parentSchema:schema145.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8588,7 +10074,7 @@ if(data.field !== undefined){
 let data6 = data.field;
 if(typeof data6 === "string"){
 if(func1(data6) > 4096){
-const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema141.properties.field,data:data6};
+const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8597,8 +10083,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern85.test(data6)){
-const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema141.properties.field,data:data6};
+if(!pattern88.test(data6)){
+const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema145.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8608,7 +10094,7 @@ vErrors.push(err26);
 errors++;
 }
 if(Buffer.byteLength(data6, "utf8") > 4096){
-const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema141.properties.field,data:data6};
+const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8619,7 +10105,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.field.type,parentSchema:schema141.properties.field,data:data6};
+const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.field.type,parentSchema:schema145.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8630,17 +10116,17 @@ errors++;
 }
 }
 }
-validate58.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/report.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8649,7 +10135,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fsjob === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8659,7 +10145,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.tool === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8669,7 +10155,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.version === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8679,7 +10165,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.targets === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8689,7 +10175,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.started_ms === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8699,7 +10185,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8709,7 +10195,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.summary === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8719,7 +10205,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.findings === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema132.required,parentSchema:schema132,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema136.required,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8730,7 +10216,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((((((key0 === "fsjob") || (key0 === "tool")) || (key0 === "version")) || (key0 === "targets")) || (key0 === "started_ms")) || (key0 === "finished_ms")) || (key0 === "summary")) || (key0 === "findings"))){
-const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema132,data};
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8743,7 +10229,7 @@ errors++;
 if(data.fsjob !== undefined){
 let data0 = data.fsjob;
 if(typeof data0 !== "string"){
-const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.properties.fsjob.type,parentSchema:schema132.properties.fsjob,data:data0};
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.fsjob.type,parentSchema:schema136.properties.fsjob,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8779,7 +10265,7 @@ if(data.tool !== undefined){
 let data1 = data.tool;
 if(typeof data1 === "string"){
 if(func1(data1) > 128){
-const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema132.properties.tool,data:data1};
+const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema136.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8789,7 +10275,7 @@ vErrors.push(err12);
 errors++;
 }
 if(func1(data1) < 1){
-const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema132.properties.tool,data:data1};
+const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8799,7 +10285,7 @@ vErrors.push(err13);
 errors++;
 }
 if(Buffer.byteLength(data1, "utf8") > 128){
-const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema132.properties.tool,data:data1};
+const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema136.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8810,7 +10296,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.properties.tool.type,parentSchema:schema132.properties.tool,data:data1};
+const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.tool.type,parentSchema:schema136.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8824,7 +10310,7 @@ if(data.version !== undefined){
 let data2 = data.version;
 if(typeof data2 === "string"){
 if(func1(data2) > 64){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema132.properties.version,data:data2};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema136.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8834,7 +10320,7 @@ vErrors.push(err16);
 errors++;
 }
 if(func1(data2) < 1){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema132.properties.version,data:data2};
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8844,7 +10330,7 @@ vErrors.push(err17);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 64){
-const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema132.properties.version,data:data2};
+const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema136.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8855,7 +10341,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.properties.version.type,parentSchema:schema132.properties.version,data:data2};
+const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.version.type,parentSchema:schema136.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8869,7 +10355,7 @@ if(data.targets !== undefined){
 let data3 = data.targets;
 if(Array.isArray(data3)){
 if(data3.length > 100000){
-const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema132.properties.targets,data:data3};
+const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema136.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8879,7 +10365,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.length < 1){
-const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema132.properties.targets,data:data3};
+const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema136.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8893,7 +10379,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 === "string"){
 if(func1(data4) > 4096){
-const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema132.properties.targets.items,data:data4};
+const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema136.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8903,7 +10389,7 @@ vErrors.push(err22);
 errors++;
 }
 if(func1(data4) < 1){
-const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema132.properties.targets.items,data:data4};
+const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8913,7 +10399,7 @@ vErrors.push(err23);
 errors++;
 }
 if(Buffer.byteLength(data4, "utf8") > 4096){
-const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema132.properties.targets.items,data:data4};
+const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema136.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8924,7 +10410,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.properties.targets.items.type,parentSchema:schema132.properties.targets.items,data:data4};
+const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.targets.items.type,parentSchema:schema136.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8936,7 +10422,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema132.properties.targets.type,parentSchema:schema132.properties.targets,data:data3};
+const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.targets.type,parentSchema:schema136.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8949,7 +10435,7 @@ errors++;
 if(data.started_ms !== undefined){
 let data5 = data.started_ms;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.started_ms.type,parentSchema:schema132.properties.started_ms,data:data5};
+const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.started_ms.type,parentSchema:schema136.properties.started_ms,data:data5};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8984,7 +10470,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data6 = data.finished_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.finished_ms.type,parentSchema:schema132.properties.finished_ms,data:data6};
+const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.finished_ms.type,parentSchema:schema136.properties.finished_ms,data:data6};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9020,7 +10506,7 @@ if(data.summary !== undefined){
 let data7 = data.summary;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.errors === undefined){
-const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema132.properties.summary.required,parentSchema:schema132.properties.summary,data:data7};
+const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9030,7 +10516,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data7.warnings === undefined){
-const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema132.properties.summary.required,parentSchema:schema132.properties.summary,data:data7};
+const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9040,7 +10526,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data7.infos === undefined){
-const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema132.properties.summary.required,parentSchema:schema132.properties.summary,data:data7};
+const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9050,7 +10536,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data7.files === undefined){
-const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema132.properties.summary.required,parentSchema:schema132.properties.summary,data:data7};
+const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9060,7 +10546,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data7.jobs === undefined){
-const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema132.properties.summary.required,parentSchema:schema132.properties.summary,data:data7};
+const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9071,7 +10557,7 @@ errors++;
 }
 for(const key1 in data7){
 if(!(((((key1 === "errors") || (key1 === "warnings")) || (key1 === "infos")) || (key1 === "files")) || (key1 === "jobs"))){
-const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema132.properties.summary,data:data7};
+const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9084,7 +10570,7 @@ errors++;
 if(data7.errors !== undefined){
 let data8 = data7.errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.summary.properties.errors.type,parentSchema:schema132.properties.summary.properties.errors,data:data8};
+const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.errors.type,parentSchema:schema136.properties.summary.properties.errors,data:data8};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9095,7 +10581,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data8};
+const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data8};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9105,7 +10591,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data8};
+const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data8};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9119,7 +10605,7 @@ errors++;
 if(data7.warnings !== undefined){
 let data9 = data7.warnings;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.summary.properties.warnings.type,parentSchema:schema132.properties.summary.properties.warnings,data:data9};
+const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.warnings.type,parentSchema:schema136.properties.summary.properties.warnings,data:data9};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9130,7 +10616,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data9};
+const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data9};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9140,7 +10626,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data9};
+const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data9};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9154,7 +10640,7 @@ errors++;
 if(data7.infos !== undefined){
 let data10 = data7.infos;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.summary.properties.infos.type,parentSchema:schema132.properties.summary.properties.infos,data:data10};
+const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.infos.type,parentSchema:schema136.properties.summary.properties.infos,data:data10};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9165,7 +10651,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data10};
+const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data10};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9175,7 +10661,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data10 < 0 || isNaN(data10)){
-const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data10};
+const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data10};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9189,7 +10675,7 @@ errors++;
 if(data7.files !== undefined){
 let data11 = data7.files;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.summary.properties.files.type,parentSchema:schema132.properties.summary.properties.files,data:data11};
+const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.files.type,parentSchema:schema136.properties.summary.properties.files,data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9200,7 +10686,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data11};
+const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9210,7 +10696,7 @@ vErrors.push(err49);
 errors++;
 }
 if(data11 < 0 || isNaN(data11)){
-const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data11};
+const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9224,7 +10710,7 @@ errors++;
 if(data7.jobs !== undefined){
 let data12 = data7.jobs;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.summary.properties.jobs.type,parentSchema:schema132.properties.summary.properties.jobs,data:data12};
+const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.jobs.type,parentSchema:schema136.properties.summary.properties.jobs,data:data12};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9235,7 +10721,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data12};
+const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data12};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9245,7 +10731,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data12 < 0 || isNaN(data12)){
-const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data12};
+const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data12};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9258,7 +10744,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema132.properties.summary.type,parentSchema:schema132.properties.summary,data:data7};
+const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.summary.type,parentSchema:schema136.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9272,7 +10758,7 @@ if(data.findings !== undefined){
 let data13 = data.findings;
 if(Array.isArray(data13)){
 if(data13.length > 1000000){
-const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema132.properties.findings,data:data13};
+const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema136.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9285,7 +10771,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema132.properties.findings.items.type,parentSchema:schema132.properties.findings.items,data:data14};
+const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.findings.items.type,parentSchema:schema136.properties.findings.items,data:data14};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9294,14 +10780,14 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!(validate58(data14, {instancePath:instancePath+"/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate63(data14, {instancePath:instancePath+"/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema132.properties.findings.type,parentSchema:schema132.properties.findings,data:data13};
+const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.findings.type,parentSchema:schema136.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9313,7 +10799,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema132.type,parentSchema:schema132,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.type,parentSchema:schema136,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9322,30 +10808,30 @@ vErrors.push(err58);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.request = validate60;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.0 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
-const schema146 = {"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
-const schema147 = {"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
-const schema149 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
-const schema150 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
-const schema151 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema159 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
-const pattern89 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern90 = new RegExp("^/[^\\u0000]*$", "u");
-const pattern91 = new RegExp("^FSJOB_", "u");
-const pattern94 = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "u");
-const pattern97 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
+exports.request = validate65;
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.0 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
+const schema150 = {"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
+const schema151 = {"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
+const schema153 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
+const schema154 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
+const schema155 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema163 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
+const pattern92 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern93 = new RegExp("^/[^\\u0000]*$", "u");
+const pattern94 = new RegExp("^FSJOB_", "u");
+const pattern97 = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "u");
+const pattern100 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/request.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9358,7 +10844,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema143.allOf[0].oneOf[0].required,parentSchema:schema143.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema147.allOf[0].oneOf[0].required,parentSchema:schema147.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9376,7 +10862,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema143.allOf[0].oneOf[1].required,parentSchema:schema143.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema147.allOf[0].oneOf[1].required,parentSchema:schema147.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9398,7 +10884,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema143.allOf[0].oneOf,parentSchema:schema143.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema147.allOf[0].oneOf,parentSchema:schema147.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9463,7 +10949,7 @@ errors++;
 }
 var valid3 = _errs10 === errors;
 if(valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema143.allOf[1].then.not,parentSchema:schema143.allOf[1].then,data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema147.allOf[1].then.not,parentSchema:schema147.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9487,7 +10973,7 @@ var _valid1 = _errs8 === errors;
 valid2 = _valid1;
 }
 if(!valid2){
-const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema143.allOf[1].if,parentSchema:schema143.allOf[1],data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema147.allOf[1].if,parentSchema:schema147.allOf[1],data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9513,7 +10999,7 @@ errors++;
 }
 var valid4 = _errs13 === errors;
 if(valid4){
-const err8 = {instancePath,schemaPath:"#/allOf/2/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema143.allOf[2].not,parentSchema:schema143.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema147.allOf[2].not,parentSchema:schema147.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9569,7 +11055,7 @@ var props0 = true;
 }
 }
 if(!valid5){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema143.if,parentSchema:schema143,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema147.if,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9580,7 +11066,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err11 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema143,data};
+const err11 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9614,7 +11100,7 @@ props0.labels = true;
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err12 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.fsjob.type,parentSchema:schema143.properties.fsjob,data:data1};
+const err12 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.fsjob.type,parentSchema:schema147.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9649,7 +11135,7 @@ errors++;
 if(data.argv !== undefined){
 let data2 = data.argv;
 if(!(Array.isArray(data2))){
-const err15 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema143.properties.argv.type,parentSchema:schema143.properties.argv,data:data2};
+const err15 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema147.properties.argv.type,parentSchema:schema147.properties.argv,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9660,7 +11146,7 @@ errors++;
 }
 if(Array.isArray(data2)){
 if(data2.length > 4096){
-const err16 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema146,data:data2};
+const err16 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema150,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9670,7 +11156,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data2.length < 1){
-const err17 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema146,data:data2};
+const err17 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema150,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9684,7 +11170,7 @@ if(len0 > 0){
 let data3 = data2[0];
 if(typeof data3 === "string"){
 if(func1(data3) > 4096){
-const err18 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema146.prefixItems[0],data:data3};
+const err18 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema150.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9694,7 +11180,7 @@ vErrors.push(err18);
 errors++;
 }
 if(func1(data3) < 1){
-const err19 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema146.prefixItems[0],data:data3};
+const err19 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema150.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9703,8 +11189,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern45.test(data3)){
-const err20 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema146.prefixItems[0],data:data3};
+if(!pattern48.test(data3)){
+const err20 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema150.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9714,7 +11200,7 @@ vErrors.push(err20);
 errors++;
 }
 if(Buffer.byteLength(data3, "utf8") > 4096){
-const err21 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema146.prefixItems[0],data:data3};
+const err21 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema150.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9725,7 +11211,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.prefixItems[0].type,parentSchema:schema146.prefixItems[0],data:data3};
+const err22 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.prefixItems[0].type,parentSchema:schema150.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9743,7 +11229,7 @@ let data4 = data2[i0];
 const _errs27 = errors;
 if(typeof data4 === "string"){
 if(func1(data4) > 131072){
-const err23 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema146.items,data:data4};
+const err23 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema150.items,data:data4};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9752,8 +11238,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern64.test(data4)){
-const err24 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema146.items,data:data4};
+if(!pattern67.test(data4)){
+const err24 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.items,data:data4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9763,7 +11249,7 @@ vErrors.push(err24);
 errors++;
 }
 if(Buffer.byteLength(data4, "utf8") > 131072){
-const err25 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema146.items,data:data4};
+const err25 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema150.items,data:data4};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9774,7 +11260,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.items.type,parentSchema:schema146.items,data:data4};
+const err26 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.items.type,parentSchema:schema150.items,data:data4};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9791,7 +11277,7 @@ var valid12 = _errs27 === errors;
 if(data.handler !== undefined){
 let data5 = data.handler;
 if(typeof data5 !== "string"){
-const err27 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.handler.type,parentSchema:schema143.properties.handler,data:data5};
+const err27 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.handler.type,parentSchema:schema147.properties.handler,data:data5};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9802,7 +11288,7 @@ errors++;
 }
 if(typeof data5 === "string"){
 if(func1(data5) > 64){
-const err28 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema147,data:data5};
+const err28 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data5};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9811,8 +11297,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!pattern89.test(data5)){
-const err29 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema147,data:data5};
+if(!pattern92.test(data5)){
+const err29 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data5};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9826,7 +11312,7 @@ errors++;
 if(data.cwd !== undefined){
 let data7 = data.cwd;
 if(typeof data7 !== "string"){
-const err30 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.cwd.type,parentSchema:schema143.properties.cwd,data:data7};
+const err30 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.cwd.type,parentSchema:schema147.properties.cwd,data:data7};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9837,7 +11323,7 @@ errors++;
 }
 if(typeof data7 === "string"){
 if(func1(data7) > 4096){
-const err31 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema149,data:data7};
+const err31 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema153,data:data7};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9847,7 +11333,7 @@ vErrors.push(err31);
 errors++;
 }
 if(func1(data7) < 1){
-const err32 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema149,data:data7};
+const err32 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153,data:data7};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9856,8 +11342,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern90.test(data7)){
-const err33 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema149,data:data7};
+if(!pattern93.test(data7)){
+const err33 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema153,data:data7};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9867,7 +11353,7 @@ vErrors.push(err33);
 errors++;
 }
 if(Buffer.byteLength(data7, "utf8") > 4096){
-const err34 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema149,data:data7};
+const err34 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema153,data:data7};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9881,7 +11367,7 @@ errors++;
 if(data.env !== undefined){
 let data8 = data.env;
 if(!(data8 && typeof data8 == "object" && !Array.isArray(data8))){
-const err35 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema143.properties.env.type,parentSchema:schema143.properties.env,data:data8};
+const err35 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.env.type,parentSchema:schema147.properties.env,data:data8};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9892,7 +11378,7 @@ errors++;
 }
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(Object.keys(data8).length > 256){
-const err36 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema150,data:data8};
+const err36 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema154,data:data8};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9906,7 +11392,7 @@ const _errs39 = errors;
 const _errs40 = errors;
 const _errs41 = errors;
 if(typeof key0 === "string"){
-if(!pattern91.test(key0)){
+if(!pattern94.test(key0)){
 const err37 = {};
 if(vErrors === null){
 vErrors = [err37];
@@ -9919,7 +11405,7 @@ errors++;
 }
 var valid18 = _errs41 === errors;
 if(valid18){
-const err38 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema150.propertyNames.not,parentSchema:schema150.propertyNames,data:key0,propertyName:key0};
+const err38 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema154.propertyNames.not,parentSchema:schema154.propertyNames,data:key0,propertyName:key0};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9940,8 +11426,8 @@ vErrors = null;
 }
 }
 if(typeof key0 === "string"){
-if(!pattern63.test(key0)){
-const err39 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema150.propertyNames,data:key0,propertyName:key0};
+if(!pattern66.test(key0)){
+const err39 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema154.propertyNames,data:key0,propertyName:key0};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9953,7 +11439,7 @@ errors++;
 }
 var valid17 = _errs39 === errors;
 if(!valid17){
-const err40 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid",schema:schema150.propertyNames,parentSchema:schema150,data:data8};
+const err40 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid",schema:schema154.propertyNames,parentSchema:schema154,data:data8};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9967,7 +11453,7 @@ for(const key1 in data8){
 let data9 = data8[key1];
 if(typeof data9 === "string"){
 if(func1(data9) > 32768){
-const err41 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema150.additionalProperties,data:data9};
+const err41 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema154.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9976,8 +11462,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!pattern64.test(data9)){
-const err42 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.additionalProperties,data:data9};
+if(!pattern67.test(data9)){
+const err42 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema154.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9987,7 +11473,7 @@ vErrors.push(err42);
 errors++;
 }
 if(Buffer.byteLength(data9, "utf8") > 32768){
-const err43 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema150.additionalProperties,data:data9};
+const err43 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema154.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9998,7 +11484,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.additionalProperties.type,parentSchema:schema150.additionalProperties,data:data9};
+const err44 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.additionalProperties.type,parentSchema:schema154.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10014,7 +11500,7 @@ if(data.stdin_text !== undefined){
 let data10 = data.stdin_text;
 if(typeof data10 === "string"){
 if(func1(data10) > 67108864){
-const err45 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema143.properties.stdin_text,data:data10};
+const err45 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema147.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10024,7 +11510,7 @@ vErrors.push(err45);
 errors++;
 }
 if(Buffer.byteLength(data10, "utf8") > 67108864){
-const err46 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema143.properties.stdin_text,data:data10};
+const err46 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema147.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10035,7 +11521,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.stdin_text.type,parentSchema:schema143.properties.stdin_text,data:data10};
+const err47 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.stdin_text.type,parentSchema:schema147.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10049,7 +11535,7 @@ if(data.stdin_base64 !== undefined){
 let data11 = data.stdin_base64;
 if(typeof data11 === "string"){
 if(func1(data11) > 89478488){
-const err48 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema143.properties.stdin_base64,data:data11};
+const err48 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema147.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10058,8 +11544,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!pattern94.test(data11)){
-const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema143.properties.stdin_base64,data:data11};
+if(!pattern97.test(data11)){
+const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema147.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10070,7 +11556,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.stdin_base64.type,parentSchema:schema143.properties.stdin_base64,data:data11};
+const err50 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.stdin_base64.type,parentSchema:schema147.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10083,7 +11569,7 @@ errors++;
 if(data.timeout_ms !== undefined){
 let data12 = data.timeout_ms;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err51 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.timeout_ms.type,parentSchema:schema143.properties.timeout_ms,data:data12};
+const err51 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.timeout_ms.type,parentSchema:schema147.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10094,7 +11580,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-const err52 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data12};
+const err52 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data12};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10104,7 +11590,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data12 < 0 || isNaN(data12)){
-const err53 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data12};
+const err53 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data12};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10116,7 +11602,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 604800000 || isNaN(data12)){
-const err54 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema143.properties.timeout_ms,data:data12};
+const err54 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema147.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10126,7 +11612,7 @@ vErrors.push(err54);
 errors++;
 }
 if(data12 < 1 || isNaN(data12)){
-const err55 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema143.properties.timeout_ms,data:data12};
+const err55 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema147.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10140,7 +11626,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data13 = data.kill_grace_ms;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err56 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.kill_grace_ms.type,parentSchema:schema143.properties.kill_grace_ms,data:data13};
+const err56 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.kill_grace_ms.type,parentSchema:schema147.properties.kill_grace_ms,data:data13};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10151,7 +11637,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
-const err57 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data13};
+const err57 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10161,7 +11647,7 @@ vErrors.push(err57);
 errors++;
 }
 if(data13 < 0 || isNaN(data13)){
-const err58 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data13};
+const err58 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data13};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10173,7 +11659,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 300000 || isNaN(data13)){
-const err59 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema143.properties.kill_grace_ms,data:data13};
+const err59 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema147.properties.kill_grace_ms,data:data13};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10187,7 +11673,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data14 = data.queue_deadline_ms;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err60 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema143.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema143.properties.queue_deadline_ms.type,parentSchema:schema143.properties.queue_deadline_ms,data:data14};
+const err60 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema147.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema147.properties.queue_deadline_ms.type,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10198,7 +11684,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-const err61 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data14};
+const err61 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data14};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10208,7 +11694,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data14 < 0 || isNaN(data14)){
-const err62 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data14};
+const err62 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data14};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10220,7 +11706,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 2592000000 || isNaN(data14)){
-const err63 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema143.properties.queue_deadline_ms,data:data14};
+const err63 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10230,7 +11716,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data14 < 1 || isNaN(data14)){
-const err64 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema143.properties.queue_deadline_ms,data:data14};
+const err64 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10244,7 +11730,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data15 = data.max_attempts;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err65 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.max_attempts.type,parentSchema:schema143.properties.max_attempts,data:data15};
+const err65 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.max_attempts.type,parentSchema:schema147.properties.max_attempts,data:data15};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10255,7 +11741,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 100 || isNaN(data15)){
-const err66 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema80,data:data15};
+const err66 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema84,data:data15};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10265,7 +11751,7 @@ vErrors.push(err66);
 errors++;
 }
 if(data15 < 1 || isNaN(data15)){
-const err67 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema80,data:data15};
+const err67 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema84,data:data15};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10279,7 +11765,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data16 = data.retry_delay_ms;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err68 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.retry_delay_ms.type,parentSchema:schema143.properties.retry_delay_ms,data:data16};
+const err68 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.retry_delay_ms.type,parentSchema:schema147.properties.retry_delay_ms,data:data16};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10290,7 +11776,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-const err69 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data16};
+const err69 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data16};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10300,7 +11786,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data16 < 0 || isNaN(data16)){
-const err70 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data16};
+const err70 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data16};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10312,7 +11798,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 86400000 || isNaN(data16)){
-const err71 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema143.properties.retry_delay_ms,data:data16};
+const err71 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema147.properties.retry_delay_ms,data:data16};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10326,7 +11812,7 @@ errors++;
 if(data.priority !== undefined){
 let data17 = data.priority;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err72 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.priority.type,parentSchema:schema143.properties.priority,data:data17};
+const err72 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.priority.type,parentSchema:schema147.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10337,7 +11823,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 1000 || isNaN(data17)){
-const err73 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema143.properties.priority,data:data17};
+const err73 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema147.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10347,7 +11833,7 @@ vErrors.push(err73);
 errors++;
 }
 if(data17 < -1000 || isNaN(data17)){
-const err74 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema143.properties.priority,data:data17};
+const err74 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema147.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10361,7 +11847,7 @@ errors++;
 if(data.lane !== undefined){
 let data18 = data.lane;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err75 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema143.properties.lane.type},message:"must be string,null",schema:schema143.properties.lane.type,parentSchema:schema143.properties.lane,data:data18};
+const err75 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema147.properties.lane.type},message:"must be string,null",schema:schema147.properties.lane.type,parentSchema:schema147.properties.lane,data:data18};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10372,7 +11858,7 @@ errors++;
 }
 if(typeof data18 === "string"){
 if(func1(data18) > 256){
-const err76 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema91,data:data18};
+const err76 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema95,data:data18};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10382,7 +11868,7 @@ vErrors.push(err76);
 errors++;
 }
 if(func1(data18) < 1){
-const err77 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema91,data:data18};
+const err77 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data18};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10392,7 +11878,7 @@ vErrors.push(err77);
 errors++;
 }
 if(!pattern4.test(data18)){
-const err78 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema91,data:data18};
+const err78 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema95,data:data18};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10402,7 +11888,7 @@ vErrors.push(err78);
 errors++;
 }
 if(Buffer.byteLength(data18, "utf8") > 256){
-const err79 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema91,data:data18};
+const err79 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema95,data:data18};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10416,7 +11902,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data19 = data.dedupe;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err80 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema143.properties.dedupe.type},message:"must be string,null",schema:schema143.properties.dedupe.type,parentSchema:schema143.properties.dedupe,data:data19};
+const err80 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema147.properties.dedupe.type},message:"must be string,null",schema:schema147.properties.dedupe.type,parentSchema:schema147.properties.dedupe,data:data19};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10427,7 +11913,7 @@ errors++;
 }
 if(typeof data19 === "string"){
 if(func1(data19) > 256){
-const err81 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema91,data:data19};
+const err81 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema95,data:data19};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10437,7 +11923,7 @@ vErrors.push(err81);
 errors++;
 }
 if(func1(data19) < 1){
-const err82 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema91,data:data19};
+const err82 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data19};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10447,7 +11933,7 @@ vErrors.push(err82);
 errors++;
 }
 if(!pattern4.test(data19)){
-const err83 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema91,data:data19};
+const err83 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema95,data:data19};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10457,7 +11943,7 @@ vErrors.push(err83);
 errors++;
 }
 if(Buffer.byteLength(data19, "utf8") > 256){
-const err84 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema91,data:data19};
+const err84 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema95,data:data19};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10471,7 +11957,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data20 = data.preemptible;
 if(typeof data20 !== "boolean"){
-const err85 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema143.properties.preemptible.type,parentSchema:schema143.properties.preemptible,data:data20};
+const err85 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema147.properties.preemptible.type,parentSchema:schema147.properties.preemptible,data:data20};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -10484,7 +11970,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data21 = data.max_output_bytes;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err86 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema143.properties.max_output_bytes.type,parentSchema:schema143.properties.max_output_bytes,data:data21};
+const err86 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.max_output_bytes.type,parentSchema:schema147.properties.max_output_bytes,data:data21};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -10495,7 +11981,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 9007199254740991 || isNaN(data21)){
-const err87 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data21};
+const err87 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data21};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -10505,7 +11991,7 @@ vErrors.push(err87);
 errors++;
 }
 if(data21 < 0 || isNaN(data21)){
-const err88 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data21};
+const err88 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data21};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -10517,7 +12003,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 67108864 || isNaN(data21)){
-const err89 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema143.properties.max_output_bytes,data:data21};
+const err89 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema147.properties.max_output_bytes,data:data21};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10531,7 +12017,7 @@ errors++;
 if(data.labels !== undefined){
 let data22 = data.labels;
 if(!(data22 && typeof data22 == "object" && !Array.isArray(data22))){
-const err90 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema143.properties.labels.type,parentSchema:schema143.properties.labels,data:data22};
+const err90 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.labels.type,parentSchema:schema147.properties.labels,data:data22};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -10542,7 +12028,7 @@ errors++;
 }
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(Object.keys(data22).length > 64){
-const err91 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema159,data:data22};
+const err91 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema163,data:data22};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10554,8 +12040,8 @@ errors++;
 for(const key2 in data22){
 const _errs80 = errors;
 if(typeof key2 === "string"){
-if(!pattern97.test(key2)){
-const err92 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema159.propertyNames,data:key2,propertyName:key2};
+if(!pattern100.test(key2)){
+const err92 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema163.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -10567,7 +12053,7 @@ errors++;
 }
 var valid29 = _errs80 === errors;
 if(!valid29){
-const err93 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema159.propertyNames,parentSchema:schema159,data:data22};
+const err93 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema163.propertyNames,parentSchema:schema163,data:data22};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -10581,7 +12067,7 @@ for(const key3 in data22){
 let data23 = data22[key3];
 if(typeof data23 === "string"){
 if(func1(data23) > 256){
-const err94 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema159.additionalProperties,data:data23};
+const err94 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema163.additionalProperties,data:data23};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10591,7 +12077,7 @@ vErrors.push(err94);
 errors++;
 }
 if(Buffer.byteLength(data23, "utf8") > 256){
-const err95 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema159.additionalProperties,data:data23};
+const err95 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema163.additionalProperties,data:data23};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -10602,7 +12088,7 @@ errors++;
 }
 }
 else {
-const err96 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.additionalProperties.type,parentSchema:schema159.additionalProperties,data:data23};
+const err96 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.additionalProperties.type,parentSchema:schema163.additionalProperties,data:data23};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -10622,7 +12108,7 @@ props0[key4] = true;
 if(props0 !== true){
 for(const key5 in data){
 if(!props0 || !props0[key5]){
-const err97 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema143,data};
+const err97 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -10635,7 +12121,7 @@ errors++;
 }
 }
 else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema143.type,parentSchema:schema143,data};
+const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.type,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10644,19 +12130,19 @@ vErrors.push(err98);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.spec = validate61;
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.0 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
-const schema163 = {"description":"Describes the job's `stdin` file (section 5.2).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+exports.spec = validate66;
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.0 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
+const schema167 = {"description":"Describes the job's `stdin` file (section 5.2).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10665,7 +12151,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema163,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema167,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10675,7 +12161,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.bytes === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema167.required,parentSchema:schema167,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10685,7 +12171,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.sha256 === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema167.required,parentSchema:schema167,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10697,7 +12183,7 @@ errors++;
 if(data.bytes !== undefined){
 let data0 = data.bytes;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.bytes.type,parentSchema:schema163.properties.bytes,data:data0};
+const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema167.properties.bytes.type,parentSchema:schema167.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10708,7 +12194,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 67108864 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema163.properties.bytes,data:data0};
+const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema167.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10718,7 +12204,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data0 < 0 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163.properties.bytes,data:data0};
+const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema167.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10732,7 +12218,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data1 = data.sha256;
 if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.sha256.type,parentSchema:schema163.properties.sha256,data:data1};
+const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.sha256.type,parentSchema:schema167.properties.sha256,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10743,7 +12229,7 @@ errors++;
 }
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema118,data:data1};
+const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema122,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10753,7 +12239,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func1(data1) < 64){
-const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema118,data:data1};
+const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema122,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10762,8 +12248,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern71.test(data1)){
-const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema118,data:data1};
+if(!pattern74.test(data1)){
+const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema122,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10783,17 +12269,17 @@ props0[key0] = true;
 }
 }
 }
-validate62.errors = vErrors;
+validate67.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11174,18 +12660,18 @@ props0[key0] = true;
 }
 }
 }
-validate64.errors = vErrors;
+validate69.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate64.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate69.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/spec.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11198,7 +12684,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema161.allOf[0].oneOf[0].required,parentSchema:schema161.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema165.allOf[0].oneOf[0].required,parentSchema:schema165.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11216,7 +12702,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema161.allOf[0].oneOf[1].required,parentSchema:schema161.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema165.allOf[0].oneOf[1].required,parentSchema:schema165.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11238,7 +12724,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema161.allOf[0].oneOf,parentSchema:schema161.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema165.allOf[0].oneOf,parentSchema:schema165.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11289,7 +12775,7 @@ if(_valid1){
 const _errs8 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.payload === undefined){
-const err4 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema161.allOf[1].then.required,parentSchema:schema161.allOf[1].then,data};
+const err4 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema165.allOf[1].then.required,parentSchema:schema165.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11322,7 +12808,7 @@ errors++;
 }
 var valid3 = _errs11 === errors;
 if(valid3){
-const err6 = {instancePath,schemaPath:"#/allOf/1/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema161.allOf[1].else.not,parentSchema:schema161.allOf[1].else,data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema165.allOf[1].else.not,parentSchema:schema165.allOf[1].else,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11347,7 +12833,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err7 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema161.allOf[1].if,parentSchema:schema161.allOf[1],data};
+const err7 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema165.allOf[1].if,parentSchema:schema165.allOf[1],data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11389,18 +12875,18 @@ const _errs16 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.stdin !== undefined){
 let data1 = data.stdin;
-if(!(validate62(data1, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate67(data1, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate62.evaluated.props;
+var props0 = validate67.evaluated.props;
 }
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err9 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema161.then.properties.stdin,data:data1};
+const err9 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165.then.properties.stdin,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11415,18 +12901,18 @@ errors++;
 }
 if(data.producer !== undefined){
 let data2 = data.producer;
-if(!(validate64(data2, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate69(data2, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate64.evaluated.props;
+var props1 = validate69.evaluated.props;
 }
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(props1 !== true){
 for(const key1 in data2){
 if(!props1 || !props1[key1]){
-const err10 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema161.then.properties.producer,data:data2};
+const err10 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165.then.properties.producer,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11462,7 +12948,7 @@ props2 = true;
 ifClause1 = "else";
 }
 if(!valid4){
-const err11 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema161.if,parentSchema:schema161,data};
+const err11 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema165.if,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11473,7 +12959,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err12 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema161,data};
+const err12 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11483,7 +12969,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.fsjob === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11493,7 +12979,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.type === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11503,7 +12989,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.id === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11513,7 +12999,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.created_ms === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11523,7 +13009,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.cwd === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11533,7 +13019,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.env === undefined){
-const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11543,7 +13029,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data.stdin === undefined){
-const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11553,7 +13039,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data.timeout_ms === undefined){
-const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11563,7 +13049,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data.kill_grace_ms === undefined){
-const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11573,7 +13059,7 @@ vErrors.push(err21);
 errors++;
 }
 if(data.queue_deadline_ms === undefined){
-const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11583,7 +13069,7 @@ vErrors.push(err22);
 errors++;
 }
 if(data.max_attempts === undefined){
-const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11593,7 +13079,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data.retry_delay_ms === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11603,7 +13089,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.priority === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11613,7 +13099,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.lane === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11623,7 +13109,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.dedupe === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11633,7 +13119,7 @@ vErrors.push(err27);
 errors++;
 }
 if(data.preemptible === undefined){
-const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11643,7 +13129,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data.max_output_bytes === undefined){
-const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11653,7 +13139,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data.labels === undefined){
-const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11663,7 +13149,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data.producer === undefined){
-const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11700,7 +13186,7 @@ props2.producer = true;
 if(data.fsjob !== undefined){
 let data3 = data.fsjob;
 if(typeof data3 !== "string"){
-const err32 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.fsjob.type,parentSchema:schema161.properties.fsjob,data:data3};
+const err32 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.fsjob.type,parentSchema:schema165.properties.fsjob,data:data3};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11735,7 +13221,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if("spec" !== data4){
-const err35 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema161.properties.type,data:data4};
+const err35 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema165.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11748,7 +13234,7 @@ errors++;
 if(data.id !== undefined){
 let data5 = data.id;
 if(typeof data5 !== "string"){
-const err36 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.id.type,parentSchema:schema161.properties.id,data:data5};
+const err36 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.id.type,parentSchema:schema165.properties.id,data:data5};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11793,7 +13279,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data6 = data.created_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err40 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.created_ms.type,parentSchema:schema161.properties.created_ms,data:data6};
+const err40 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.created_ms.type,parentSchema:schema165.properties.created_ms,data:data6};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11828,7 +13314,7 @@ errors++;
 if(data.argv !== undefined){
 let data7 = data.argv;
 if(!(Array.isArray(data7))){
-const err43 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema161.properties.argv.type,parentSchema:schema161.properties.argv,data:data7};
+const err43 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.argv.type,parentSchema:schema165.properties.argv,data:data7};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11839,7 +13325,7 @@ errors++;
 }
 if(Array.isArray(data7)){
 if(data7.length > 4096){
-const err44 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema146,data:data7};
+const err44 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema150,data:data7};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11849,7 +13335,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data7.length < 1){
-const err45 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema146,data:data7};
+const err45 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema150,data:data7};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11863,7 +13349,7 @@ if(len0 > 0){
 let data8 = data7[0];
 if(typeof data8 === "string"){
 if(func1(data8) > 4096){
-const err46 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema146.prefixItems[0],data:data8};
+const err46 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema150.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11873,7 +13359,7 @@ vErrors.push(err46);
 errors++;
 }
 if(func1(data8) < 1){
-const err47 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema146.prefixItems[0],data:data8};
+const err47 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema150.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11882,8 +13368,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!pattern45.test(data8)){
-const err48 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema146.prefixItems[0],data:data8};
+if(!pattern48.test(data8)){
+const err48 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema150.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11893,7 +13379,7 @@ vErrors.push(err48);
 errors++;
 }
 if(Buffer.byteLength(data8, "utf8") > 4096){
-const err49 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema146.prefixItems[0],data:data8};
+const err49 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema150.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11904,7 +13390,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.prefixItems[0].type,parentSchema:schema146.prefixItems[0],data:data8};
+const err50 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.prefixItems[0].type,parentSchema:schema150.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11922,7 +13408,7 @@ let data9 = data7[i0];
 const _errs37 = errors;
 if(typeof data9 === "string"){
 if(func1(data9) > 131072){
-const err51 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema146.items,data:data9};
+const err51 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema150.items,data:data9};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11931,8 +13417,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!pattern64.test(data9)){
-const err52 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema146.items,data:data9};
+if(!pattern67.test(data9)){
+const err52 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.items,data:data9};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11942,7 +13428,7 @@ vErrors.push(err52);
 errors++;
 }
 if(Buffer.byteLength(data9, "utf8") > 131072){
-const err53 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema146.items,data:data9};
+const err53 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema150.items,data:data9};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11953,7 +13439,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.items.type,parentSchema:schema146.items,data:data9};
+const err54 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.items.type,parentSchema:schema150.items,data:data9};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11970,7 +13456,7 @@ var valid14 = _errs37 === errors;
 if(data.handler !== undefined){
 let data10 = data.handler;
 if(typeof data10 !== "string"){
-const err55 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.handler.type,parentSchema:schema161.properties.handler,data:data10};
+const err55 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.handler.type,parentSchema:schema165.properties.handler,data:data10};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11981,7 +13467,7 @@ errors++;
 }
 if(typeof data10 === "string"){
 if(func1(data10) > 64){
-const err56 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema147,data:data10};
+const err56 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data10};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11990,8 +13476,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!pattern89.test(data10)){
-const err57 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema147,data:data10};
+if(!pattern92.test(data10)){
+const err57 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data10};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12005,7 +13491,7 @@ errors++;
 if(data.cwd !== undefined){
 let data12 = data.cwd;
 if(typeof data12 !== "string"){
-const err58 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.cwd.type,parentSchema:schema161.properties.cwd,data:data12};
+const err58 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.cwd.type,parentSchema:schema165.properties.cwd,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -12016,7 +13502,7 @@ errors++;
 }
 if(typeof data12 === "string"){
 if(func1(data12) > 4096){
-const err59 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema149,data:data12};
+const err59 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema153,data:data12};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -12026,7 +13512,7 @@ vErrors.push(err59);
 errors++;
 }
 if(func1(data12) < 1){
-const err60 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema149,data:data12};
+const err60 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153,data:data12};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -12035,8 +13521,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!pattern90.test(data12)){
-const err61 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema149,data:data12};
+if(!pattern93.test(data12)){
+const err61 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema153,data:data12};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -12046,7 +13532,7 @@ vErrors.push(err61);
 errors++;
 }
 if(Buffer.byteLength(data12, "utf8") > 4096){
-const err62 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema149,data:data12};
+const err62 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema153,data:data12};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12060,7 +13546,7 @@ errors++;
 if(data.env !== undefined){
 let data13 = data.env;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err63 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.env.type,parentSchema:schema161.properties.env,data:data13};
+const err63 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.env.type,parentSchema:schema165.properties.env,data:data13};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -12071,7 +13557,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length > 256){
-const err64 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema150,data:data13};
+const err64 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema154,data:data13};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -12085,7 +13571,7 @@ const _errs49 = errors;
 const _errs50 = errors;
 const _errs51 = errors;
 if(typeof key2 === "string"){
-if(!pattern91.test(key2)){
+if(!pattern94.test(key2)){
 const err65 = {};
 if(vErrors === null){
 vErrors = [err65];
@@ -12098,7 +13584,7 @@ errors++;
 }
 var valid20 = _errs51 === errors;
 if(valid20){
-const err66 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema150.propertyNames.not,parentSchema:schema150.propertyNames,data:key2,propertyName:key2};
+const err66 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema154.propertyNames.not,parentSchema:schema154.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -12119,8 +13605,8 @@ vErrors = null;
 }
 }
 if(typeof key2 === "string"){
-if(!pattern63.test(key2)){
-const err67 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema150.propertyNames,data:key2,propertyName:key2};
+if(!pattern66.test(key2)){
+const err67 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema154.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12132,7 +13618,7 @@ errors++;
 }
 var valid19 = _errs49 === errors;
 if(!valid19){
-const err68 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema150.propertyNames,parentSchema:schema150,data:data13};
+const err68 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema154.propertyNames,parentSchema:schema154,data:data13};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12146,7 +13632,7 @@ for(const key3 in data13){
 let data14 = data13[key3];
 if(typeof data14 === "string"){
 if(func1(data14) > 32768){
-const err69 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema150.additionalProperties,data:data14};
+const err69 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema154.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12155,8 +13641,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(!pattern64.test(data14)){
-const err70 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.additionalProperties,data:data14};
+if(!pattern67.test(data14)){
+const err70 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema154.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12166,7 +13652,7 @@ vErrors.push(err70);
 errors++;
 }
 if(Buffer.byteLength(data14, "utf8") > 32768){
-const err71 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema150.additionalProperties,data:data14};
+const err71 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema154.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12177,7 +13663,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.additionalProperties.type,parentSchema:schema150.additionalProperties,data:data14};
+const err72 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.additionalProperties.type,parentSchema:schema154.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12192,7 +13678,7 @@ errors++;
 if(data.stdin !== undefined){
 let data15 = data.stdin;
 if((!(data15 && typeof data15 == "object" && !Array.isArray(data15))) && (data15 !== null)){
-const err73 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema161.properties.stdin.type},message:"must be object,null",schema:schema161.properties.stdin.type,parentSchema:schema161.properties.stdin,data:data15};
+const err73 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema165.properties.stdin.type},message:"must be object,null",schema:schema165.properties.stdin.type,parentSchema:schema165.properties.stdin,data:data15};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12201,15 +13687,15 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!(validate62(data15, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate67(data15, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 }
 if(data.timeout_ms !== undefined){
 let data16 = data.timeout_ms;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err74 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.timeout_ms.type,parentSchema:schema161.properties.timeout_ms,data:data16};
+const err74 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.timeout_ms.type,parentSchema:schema165.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12220,7 +13706,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-const err75 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data16};
+const err75 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data16};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12230,7 +13716,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data16 < 0 || isNaN(data16)){
-const err76 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data16};
+const err76 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data16};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -12242,7 +13728,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 604800000 || isNaN(data16)){
-const err77 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema161.properties.timeout_ms,data:data16};
+const err77 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema165.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -12252,7 +13738,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data16 < 1 || isNaN(data16)){
-const err78 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema161.properties.timeout_ms,data:data16};
+const err78 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12266,7 +13752,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data17 = data.kill_grace_ms;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err79 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.kill_grace_ms.type,parentSchema:schema161.properties.kill_grace_ms,data:data17};
+const err79 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.kill_grace_ms.type,parentSchema:schema165.properties.kill_grace_ms,data:data17};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -12277,7 +13763,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-const err80 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data17};
+const err80 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data17};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12287,7 +13773,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data17 < 0 || isNaN(data17)){
-const err81 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data17};
+const err81 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data17};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12299,7 +13785,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 300000 || isNaN(data17)){
-const err82 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema161.properties.kill_grace_ms,data:data17};
+const err82 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema165.properties.kill_grace_ms,data:data17};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12313,7 +13799,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data18 = data.queue_deadline_ms;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err83 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema161.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema161.properties.queue_deadline_ms.type,parentSchema:schema161.properties.queue_deadline_ms,data:data18};
+const err83 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema165.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema165.properties.queue_deadline_ms.type,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12324,7 +13810,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
-const err84 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data18};
+const err84 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data18};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12334,7 +13820,7 @@ vErrors.push(err84);
 errors++;
 }
 if(data18 < 0 || isNaN(data18)){
-const err85 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data18};
+const err85 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data18};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12346,7 +13832,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 2592000000 || isNaN(data18)){
-const err86 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema161.properties.queue_deadline_ms,data:data18};
+const err86 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12356,7 +13842,7 @@ vErrors.push(err86);
 errors++;
 }
 if(data18 < 1 || isNaN(data18)){
-const err87 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema161.properties.queue_deadline_ms,data:data18};
+const err87 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12370,7 +13856,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data19 = data.max_attempts;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err88 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.max_attempts.type,parentSchema:schema161.properties.max_attempts,data:data19};
+const err88 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.max_attempts.type,parentSchema:schema165.properties.max_attempts,data:data19};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12381,7 +13867,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 100 || isNaN(data19)){
-const err89 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema80,data:data19};
+const err89 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema84,data:data19};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12391,7 +13877,7 @@ vErrors.push(err89);
 errors++;
 }
 if(data19 < 1 || isNaN(data19)){
-const err90 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema80,data:data19};
+const err90 = {instancePath:instancePath+"/max_attempts",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema84,data:data19};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12405,7 +13891,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data20 = data.retry_delay_ms;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err91 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.retry_delay_ms.type,parentSchema:schema161.properties.retry_delay_ms,data:data20};
+const err91 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.retry_delay_ms.type,parentSchema:schema165.properties.retry_delay_ms,data:data20};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12416,7 +13902,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 9007199254740991 || isNaN(data20)){
-const err92 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data20};
+const err92 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data20};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12426,7 +13912,7 @@ vErrors.push(err92);
 errors++;
 }
 if(data20 < 0 || isNaN(data20)){
-const err93 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data20};
+const err93 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data20};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -12438,7 +13924,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 86400000 || isNaN(data20)){
-const err94 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema161.properties.retry_delay_ms,data:data20};
+const err94 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema165.properties.retry_delay_ms,data:data20};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -12452,7 +13938,7 @@ errors++;
 if(data.priority !== undefined){
 let data21 = data.priority;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err95 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.priority.type,parentSchema:schema161.properties.priority,data:data21};
+const err95 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.priority.type,parentSchema:schema165.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -12463,7 +13949,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 1000 || isNaN(data21)){
-const err96 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema161.properties.priority,data:data21};
+const err96 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema165.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -12473,7 +13959,7 @@ vErrors.push(err96);
 errors++;
 }
 if(data21 < -1000 || isNaN(data21)){
-const err97 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema161.properties.priority,data:data21};
+const err97 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema165.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -12487,7 +13973,7 @@ errors++;
 if(data.lane !== undefined){
 let data22 = data.lane;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err98 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema161.properties.lane.type},message:"must be string,null",schema:schema161.properties.lane.type,parentSchema:schema161.properties.lane,data:data22};
+const err98 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema165.properties.lane.type},message:"must be string,null",schema:schema165.properties.lane.type,parentSchema:schema165.properties.lane,data:data22};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -12498,7 +13984,7 @@ errors++;
 }
 if(typeof data22 === "string"){
 if(func1(data22) > 256){
-const err99 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema91,data:data22};
+const err99 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema95,data:data22};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -12508,7 +13994,7 @@ vErrors.push(err99);
 errors++;
 }
 if(func1(data22) < 1){
-const err100 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema91,data:data22};
+const err100 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data22};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -12518,7 +14004,7 @@ vErrors.push(err100);
 errors++;
 }
 if(!pattern4.test(data22)){
-const err101 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema91,data:data22};
+const err101 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema95,data:data22};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -12528,7 +14014,7 @@ vErrors.push(err101);
 errors++;
 }
 if(Buffer.byteLength(data22, "utf8") > 256){
-const err102 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema91,data:data22};
+const err102 = {instancePath:instancePath+"/lane",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema95,data:data22};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -12542,7 +14028,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data23 = data.dedupe;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err103 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema161.properties.dedupe.type},message:"must be string,null",schema:schema161.properties.dedupe.type,parentSchema:schema161.properties.dedupe,data:data23};
+const err103 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema165.properties.dedupe.type},message:"must be string,null",schema:schema165.properties.dedupe.type,parentSchema:schema165.properties.dedupe,data:data23};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -12553,7 +14039,7 @@ errors++;
 }
 if(typeof data23 === "string"){
 if(func1(data23) > 256){
-const err104 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema91,data:data23};
+const err104 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema95,data:data23};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -12563,7 +14049,7 @@ vErrors.push(err104);
 errors++;
 }
 if(func1(data23) < 1){
-const err105 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema91,data:data23};
+const err105 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data23};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -12573,7 +14059,7 @@ vErrors.push(err105);
 errors++;
 }
 if(!pattern4.test(data23)){
-const err106 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema91,data:data23};
+const err106 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema95,data:data23};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -12583,7 +14069,7 @@ vErrors.push(err106);
 errors++;
 }
 if(Buffer.byteLength(data23, "utf8") > 256){
-const err107 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema91,data:data23};
+const err107 = {instancePath:instancePath+"/dedupe",schemaPath:"common.schema.json#/$defs/key/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema95,data:data23};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -12597,7 +14083,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data24 = data.preemptible;
 if(typeof data24 !== "boolean"){
-const err108 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.preemptible.type,parentSchema:schema161.properties.preemptible,data:data24};
+const err108 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.preemptible.type,parentSchema:schema165.properties.preemptible,data:data24};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -12610,7 +14096,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data25 = data.max_output_bytes;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err109 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.max_output_bytes.type,parentSchema:schema161.properties.max_output_bytes,data:data25};
+const err109 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.max_output_bytes.type,parentSchema:schema165.properties.max_output_bytes,data:data25};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -12621,7 +14107,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 9007199254740991 || isNaN(data25)){
-const err110 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data25};
+const err110 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data25};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -12631,7 +14117,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data25 < 0 || isNaN(data25)){
-const err111 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data25};
+const err111 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data25};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -12643,7 +14129,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 67108864 || isNaN(data25)){
-const err112 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema161.properties.max_output_bytes,data:data25};
+const err112 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema165.properties.max_output_bytes,data:data25};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -12657,7 +14143,7 @@ errors++;
 if(data.labels !== undefined){
 let data26 = data.labels;
 if(!(data26 && typeof data26 == "object" && !Array.isArray(data26))){
-const err113 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.labels.type,parentSchema:schema161.properties.labels,data:data26};
+const err113 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.labels.type,parentSchema:schema165.properties.labels,data:data26};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -12668,7 +14154,7 @@ errors++;
 }
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 if(Object.keys(data26).length > 64){
-const err114 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema159,data:data26};
+const err114 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema163,data:data26};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -12680,8 +14166,8 @@ errors++;
 for(const key4 in data26){
 const _errs88 = errors;
 if(typeof key4 === "string"){
-if(!pattern97.test(key4)){
-const err115 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema159.propertyNames,data:key4,propertyName:key4};
+if(!pattern100.test(key4)){
+const err115 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema163.propertyNames,data:key4,propertyName:key4};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -12693,7 +14179,7 @@ errors++;
 }
 var valid31 = _errs88 === errors;
 if(!valid31){
-const err116 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema159.propertyNames,parentSchema:schema159,data:data26};
+const err116 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema163.propertyNames,parentSchema:schema163,data:data26};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -12707,7 +14193,7 @@ for(const key5 in data26){
 let data27 = data26[key5];
 if(typeof data27 === "string"){
 if(func1(data27) > 256){
-const err117 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema159.additionalProperties,data:data27};
+const err117 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema163.additionalProperties,data:data27};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -12717,7 +14203,7 @@ vErrors.push(err117);
 errors++;
 }
 if(Buffer.byteLength(data27, "utf8") > 256){
-const err118 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema159.additionalProperties,data:data27};
+const err118 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema163.additionalProperties,data:data27};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -12728,7 +14214,7 @@ errors++;
 }
 }
 else {
-const err119 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.additionalProperties.type,parentSchema:schema159.additionalProperties,data:data27};
+const err119 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.additionalProperties.type,parentSchema:schema163.additionalProperties,data:data27};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -12743,7 +14229,7 @@ errors++;
 if(data.producer !== undefined){
 let data28 = data.producer;
 if(!(data28 && typeof data28 == "object" && !Array.isArray(data28))){
-const err120 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.producer.type,parentSchema:schema161.properties.producer,data:data28};
+const err120 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.producer.type,parentSchema:schema165.properties.producer,data:data28};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -12752,8 +14238,8 @@ vErrors.push(err120);
 }
 errors++;
 }
-if(!(validate64(data28, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate69(data28, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 }
@@ -12765,7 +14251,7 @@ props2[key6] = true;
 if(props2 !== true){
 for(const key7 in data){
 if(!props2 || !props2[key7]){
-const err121 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key7},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema161,data};
+const err121 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key7},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -12778,7 +14264,7 @@ errors++;
 }
 }
 else {
-const err122 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.type,parentSchema:schema161,data};
+const err122 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.type,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -12787,19 +14273,19 @@ vErrors.push(err122);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.state = validate68;
-const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.0 state record","description":"jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+exports.state = validate73;
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.0 state record","description":"jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/state.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12842,7 +14328,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema188.if,parentSchema:schema188,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema192.if,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12853,7 +14339,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema188,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12863,7 +14349,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12873,7 +14359,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12883,7 +14369,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.job_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12893,7 +14379,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.gen === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12903,7 +14389,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.phase === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12913,7 +14399,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12923,7 +14409,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.attempt === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12933,7 +14419,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.stdout_bytes === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12943,7 +14429,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.stderr_bytes === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12953,7 +14439,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.progress === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema188.required,parentSchema:schema188,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema192.required,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12978,7 +14464,7 @@ props0.progress = true;
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.fsjob.type,parentSchema:schema188.properties.fsjob,data:data1};
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.fsjob.type,parentSchema:schema192.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13013,7 +14499,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("state" !== data2){
-const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema188.properties.type,data:data2};
+const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema192.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13026,7 +14512,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if(typeof data3 !== "string"){
-const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.job_id.type,parentSchema:schema188.properties.job_id,data:data3};
+const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.job_id.type,parentSchema:schema192.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13071,7 +14557,7 @@ errors++;
 if(data.gen !== undefined){
 let data4 = data.gen;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.gen.type,parentSchema:schema188.properties.gen,data:data4};
+const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.gen.type,parentSchema:schema192.properties.gen,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13106,7 +14592,7 @@ errors++;
 if(data.phase !== undefined){
 let data5 = data.phase;
 if(!(((((data5 === "claimed") || (data5 === "starting")) || (data5 === "running")) || (data5 === "stopping")) || (data5 === "finishing"))){
-const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema188.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema188.properties.phase.enum,parentSchema:schema188.properties.phase,data:data5};
+const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema192.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema192.properties.phase.enum,parentSchema:schema192.properties.phase,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13119,7 +14605,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data6 = data.heartbeat_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.heartbeat_ms.type,parentSchema:schema188.properties.heartbeat_ms,data:data6};
+const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.heartbeat_ms.type,parentSchema:schema192.properties.heartbeat_ms,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13154,7 +14640,7 @@ errors++;
 if(data.attempt !== undefined){
 let data7 = data.attempt;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema188.properties.attempt.type},message:"must be integer,null",schema:schema188.properties.attempt.type,parentSchema:schema188.properties.attempt,data:data7};
+const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema192.properties.attempt.type},message:"must be integer,null",schema:schema192.properties.attempt.type,parentSchema:schema192.properties.attempt,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13165,7 +14651,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 100 || isNaN(data7)){
-const err29 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema80,data:data7};
+const err29 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema84,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13175,7 +14661,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err30 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema80,data:data7};
+const err30 = {instancePath:instancePath+"/attempt",schemaPath:"common.schema.json#/$defs/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema84,data:data7};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13189,7 +14675,7 @@ errors++;
 if(data.stdout_bytes !== undefined){
 let data8 = data.stdout_bytes;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.stdout_bytes.type,parentSchema:schema188.properties.stdout_bytes,data:data8};
+const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.stdout_bytes.type,parentSchema:schema192.properties.stdout_bytes,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13200,7 +14686,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data8};
+const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13210,7 +14696,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data8};
+const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13224,7 +14710,7 @@ errors++;
 if(data.stderr_bytes !== undefined){
 let data9 = data.stderr_bytes;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.stderr_bytes.type,parentSchema:schema188.properties.stderr_bytes,data:data9};
+const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.stderr_bytes.type,parentSchema:schema192.properties.stderr_bytes,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13235,7 +14721,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema136,data:data9};
+const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13245,7 +14731,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136,data:data9};
+const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13259,7 +14745,7 @@ errors++;
 if(data.progress !== undefined){
 let data10 = data.progress;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema188.properties.progress.type},message:"must be string,null",schema:schema188.properties.progress.type,parentSchema:schema188.properties.progress,data:data10};
+const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema192.properties.progress.type},message:"must be string,null",schema:schema192.properties.progress.type,parentSchema:schema192.properties.progress,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13299,7 +14785,7 @@ props0[key0] = true;
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema188,data};
+const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13312,7 +14798,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.type,parentSchema:schema188,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.type,parentSchema:schema192,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13321,21 +14807,21 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports["vector-case"] = validate69;
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/core/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
-const schema200 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/core/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
-const pattern124 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
+exports["vector-case"] = validate74;
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/core/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
+const schema204 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/core/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
+const pattern127 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/vector-case.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13344,7 +14830,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.description === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema199.required,parentSchema:schema199,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema203.required,parentSchema:schema203,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13354,7 +14840,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.record_type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema199.required,parentSchema:schema199,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema203.required,parentSchema:schema203,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13364,7 +14850,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.tests === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema199.required,parentSchema:schema199,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema203.required,parentSchema:schema203,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13375,7 +14861,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "description") || (key0 === "record_type")) || (key0 === "tests"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema199,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema203,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13389,7 +14875,7 @@ if(data.description !== undefined){
 let data0 = data.description;
 if(typeof data0 === "string"){
 if(func1(data0) > 1024){
-const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema199.properties.description,data:data0};
+const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema203.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13399,7 +14885,7 @@ vErrors.push(err4);
 errors++;
 }
 if(func1(data0) < 1){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema199.properties.description,data:data0};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema203.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13410,7 +14896,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema199.properties.description.type,parentSchema:schema199.properties.description,data:data0};
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema203.properties.description.type,parentSchema:schema203.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13423,7 +14909,7 @@ errors++;
 if(data.record_type !== undefined){
 let data1 = data.record_type;
 if(!(((((((((((data1 === "queue") || (data1 === "spec")) || (data1 === "claim")) || (data1 === "exec")) || (data1 === "state")) || (data1 === "end")) || (data1 === "cancel")) || (data1 === "receipt")) || (data1 === "worker")) || (data1 === "hold")) || (data1 === "request"))){
-const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema199.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema199.properties.record_type.enum,parentSchema:schema199.properties.record_type,data:data1};
+const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema203.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema203.properties.record_type.enum,parentSchema:schema203.properties.record_type,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13437,7 +14923,7 @@ if(data.tests !== undefined){
 let data2 = data.tests;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema199.properties.tests,data:data2};
+const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema203.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13447,7 +14933,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data2.length < 1){
-const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema199.properties.tests,data:data2};
+const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema203.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13460,7 +14946,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema199.properties.tests.items.type,parentSchema:schema199.properties.tests.items,data:data3};
+const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema203.properties.tests.items.type,parentSchema:schema203.properties.tests.items,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13475,7 +14961,7 @@ let passing0 = null;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.data === undefined){
-const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema200.oneOf[0].required,parentSchema:schema200.oneOf[0],data:data3};
+const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema204.oneOf[0].required,parentSchema:schema204.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13493,7 +14979,7 @@ passing0 = 0;
 const _errs11 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw === undefined){
-const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema200.oneOf[1].required,parentSchema:schema200.oneOf[1],data:data3};
+const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema204.oneOf[1].required,parentSchema:schema204.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13516,7 +15002,7 @@ passing0 = 1;
 const _errs12 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw_base64 === undefined){
-const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema200.oneOf[2].required,parentSchema:schema200.oneOf[2],data:data3};
+const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema204.oneOf[2].required,parentSchema:schema204.oneOf[2],data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13539,7 +15025,7 @@ passing0 = 2;
 }
 }
 if(!valid4){
-const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema200.oneOf,parentSchema:schema200,data:data3};
+const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema204.oneOf,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13605,7 +15091,7 @@ errors++;
 }
 var valid7 = _errs18 === errors;
 if(valid7){
-const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema200.then.not,parentSchema:schema200.then,data:data3};
+const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema204.then.not,parentSchema:schema204.then,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13629,7 +15115,7 @@ var _valid1 = _errs16 === errors;
 valid5 = _valid1;
 }
 if(!valid5){
-const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema200.if,parentSchema:schema200,data:data3};
+const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema204.if,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13640,7 +15126,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.description === undefined){
-const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema200.required,parentSchema:schema200,data:data3};
+const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13650,7 +15136,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data3.clause === undefined){
-const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema200.required,parentSchema:schema200,data:data3};
+const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13660,7 +15146,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.valid === undefined){
-const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema200.required,parentSchema:schema200,data:data3};
+const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13671,7 +15157,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "description") || (key1 === "clause")) || (key1 === "data")) || (key1 === "raw")) || (key1 === "raw_base64")) || (key1 === "file_name")) || (key1 === "valid")) || (key1 === "finding"))){
-const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema200,data:data3};
+const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema204,data:data3};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13685,7 +15171,7 @@ if(data3.description !== undefined){
 let data5 = data3.description;
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema200.properties.description,data:data5};
+const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema204.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13695,7 +15181,7 @@ vErrors.push(err23);
 errors++;
 }
 if(func1(data5) < 1){
-const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema200.properties.description,data:data5};
+const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema204.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13706,7 +15192,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.description.type,parentSchema:schema200.properties.description,data:data5};
+const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.description.type,parentSchema:schema204.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13719,8 +15205,8 @@ errors++;
 if(data3.clause !== undefined){
 let data6 = data3.clause;
 if(typeof data6 === "string"){
-if(!pattern84.test(data6)){
-const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema200.properties.clause,data:data6};
+if(!pattern87.test(data6)){
+const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema204.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13731,7 +15217,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.clause.type,parentSchema:schema200.properties.clause,data:data6};
+const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.clause.type,parentSchema:schema204.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13745,7 +15231,7 @@ if(data3.raw !== undefined){
 let data7 = data3.raw;
 if(typeof data7 === "string"){
 if(func1(data7) > 2097152){
-const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema200.properties.raw,data:data7};
+const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema204.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13756,7 +15242,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.raw.type,parentSchema:schema200.properties.raw,data:data7};
+const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.raw.type,parentSchema:schema204.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13770,7 +15256,7 @@ if(data3.raw_base64 !== undefined){
 let data8 = data3.raw_base64;
 if(typeof data8 === "string"){
 if(func1(data8) > 2796204){
-const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema200.properties.raw_base64,data:data8};
+const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema204.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13779,8 +15265,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern94.test(data8)){
-const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema200.properties.raw_base64,data:data8};
+if(!pattern97.test(data8)){
+const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema204.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13791,7 +15277,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.raw_base64.type,parentSchema:schema200.properties.raw_base64,data:data8};
+const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.raw_base64.type,parentSchema:schema204.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13805,7 +15291,7 @@ if(data3.file_name !== undefined){
 let data9 = data3.file_name;
 if(typeof data9 === "string"){
 if(func1(data9) > 1024){
-const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema200.properties.file_name,data:data9};
+const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema204.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13815,7 +15301,7 @@ vErrors.push(err33);
 errors++;
 }
 if(func1(data9) < 1){
-const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema200.properties.file_name,data:data9};
+const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema204.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13824,8 +15310,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern124.test(data9)){
-const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema200.properties.file_name,data:data9};
+if(!pattern127.test(data9)){
+const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema204.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13836,7 +15322,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.file_name.type,parentSchema:schema200.properties.file_name,data:data9};
+const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.file_name.type,parentSchema:schema204.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13849,7 +15335,7 @@ errors++;
 if(data3.valid !== undefined){
 let data10 = data3.valid;
 if(typeof data10 !== "boolean"){
-const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema200.properties.valid.type,parentSchema:schema200.properties.valid,data:data10};
+const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema204.properties.valid.type,parentSchema:schema204.properties.valid,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13862,8 +15348,8 @@ errors++;
 if(data3.finding !== undefined){
 let data11 = data3.finding;
 if(typeof data11 === "string"){
-if(!pattern82.test(data11)){
-const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema200.properties.finding,data:data11};
+if(!pattern85.test(data11)){
+const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema204.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13874,7 +15360,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema200.properties.finding.type,parentSchema:schema200.properties.finding,data:data11};
+const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.finding.type,parentSchema:schema204.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13888,7 +15374,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema199.properties.tests.type,parentSchema:schema199.properties.tests,data:data2};
+const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema203.properties.tests.type,parentSchema:schema203.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13900,7 +15386,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema199.type,parentSchema:schema199,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema203.type,parentSchema:schema203,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13909,18 +15395,18 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.worker = validate70;
-const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.0 worker record","description":"workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+exports.worker = validate75;
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.0 worker record","description":"workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14301,18 +15787,18 @@ props0[key0] = true;
 }
 }
 }
-validate71.errors = vErrors;
+validate76.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate71.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate76.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema208 = {"description":"A job and the generation a worker holds it under (section 5.9).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema212 = {"description":"A job and the generation a worker holds it under (section 5.9).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14321,7 +15807,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema208,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema212,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14331,7 +15817,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.job_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema208.required,parentSchema:schema208,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema212.required,parentSchema:schema212,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14341,7 +15827,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.gen === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema208.required,parentSchema:schema208,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema212.required,parentSchema:schema212,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14353,7 +15839,7 @@ errors++;
 if(data.job_id !== undefined){
 let data0 = data.job_id;
 if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema208.properties.job_id.type,parentSchema:schema208.properties.job_id,data:data0};
+const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema212.properties.job_id.type,parentSchema:schema212.properties.job_id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14398,7 +15884,7 @@ errors++;
 if(data.gen !== undefined){
 let data1 = data.gen;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema208.properties.gen.type,parentSchema:schema208.properties.gen,data:data1};
+const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema212.properties.gen.type,parentSchema:schema212.properties.gen,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14439,18 +15925,18 @@ props0[key0] = true;
 }
 }
 }
-validate73.errors = vErrors;
+validate78.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate73.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/worker.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14490,18 +15976,18 @@ const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.owner !== undefined){
 let data1 = data.owner;
-if(!(validate71(data1, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate76(data1, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate71.evaluated.props;
+var props0 = validate76.evaluated.props;
 }
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema201.then.properties.owner,data:data1};
+const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205.then.properties.owner,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14520,18 +16006,18 @@ if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
-if(!(validate73(data3, {instancePath:instancePath+"/jobs/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate78(data3, {instancePath:instancePath+"/jobs/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate73.evaluated.props;
+var props1 = validate78.evaluated.props;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(props1 !== true){
 for(const key1 in data3){
 if(!props1 || !props1[key1]){
-const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema201.then.properties.jobs.items,data:data3};
+const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205.then.properties.jobs.items,data:data3};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14569,7 +16055,7 @@ props2 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema201.if,parentSchema:schema201,data};
+const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema205.if,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14580,7 +16066,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema201,data};
+const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14590,7 +16076,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fsjob === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14600,7 +16086,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.type === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14610,7 +16096,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.worker_id === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14620,7 +16106,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.owner === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14630,7 +16116,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.started_ms === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14640,7 +16126,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14650,7 +16136,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.lease_ms === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14660,7 +16146,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.concurrency === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14670,7 +16156,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.mode === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14680,7 +16166,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.jobs === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14690,7 +16176,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.handlers === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14716,7 +16202,7 @@ props2.handlers = true;
 if(data.fsjob !== undefined){
 let data4 = data.fsjob;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema201.properties.fsjob.type,parentSchema:schema201.properties.fsjob,data:data4};
+const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.fsjob.type,parentSchema:schema205.properties.fsjob,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14751,7 +16237,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("worker" !== data5){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema201.properties.type,data:data5};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema205.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14764,7 +16250,7 @@ errors++;
 if(data.worker_id !== undefined){
 let data6 = data.worker_id;
 if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema201.properties.worker_id.type,parentSchema:schema201.properties.worker_id,data:data6};
+const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.worker_id.type,parentSchema:schema205.properties.worker_id,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14809,7 +16295,7 @@ errors++;
 if(data.owner !== undefined){
 let data7 = data.owner;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema201.properties.owner.type,parentSchema:schema201.properties.owner,data:data7};
+const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.properties.owner.type,parentSchema:schema205.properties.owner,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14818,15 +16304,15 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(validate71(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate76(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
 errors = vErrors.length;
 }
 }
 if(data.started_ms !== undefined){
 let data8 = data.started_ms;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema201.properties.started_ms.type,parentSchema:schema201.properties.started_ms,data:data8};
+const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.started_ms.type,parentSchema:schema205.properties.started_ms,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14861,7 +16347,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data9 = data.heartbeat_ms;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema201.properties.heartbeat_ms.type,parentSchema:schema201.properties.heartbeat_ms,data:data9};
+const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.heartbeat_ms.type,parentSchema:schema205.properties.heartbeat_ms,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14896,7 +16382,7 @@ errors++;
 if(data.lease_ms !== undefined){
 let data10 = data.lease_ms;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema201.properties.lease_ms.type,parentSchema:schema201.properties.lease_ms,data:data10};
+const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.lease_ms.type,parentSchema:schema205.properties.lease_ms,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14931,7 +16417,7 @@ errors++;
 if(data.concurrency !== undefined){
 let data11 = data.concurrency;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema201.properties.concurrency.type,parentSchema:schema201.properties.concurrency,data:data11};
+const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.concurrency.type,parentSchema:schema205.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14942,7 +16428,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 1024 || isNaN(data11)){
-const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema201.properties.concurrency,data:data11};
+const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema205.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14952,7 +16438,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data11 < 1 || isNaN(data11)){
-const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema201.properties.concurrency,data:data11};
+const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema205.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14966,7 +16452,7 @@ errors++;
 if(data.mode !== undefined){
 let data12 = data.mode;
 if(!(((data12 === "serving") || (data12 === "draining")) || (data12 === "stopping"))){
-const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema201.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema201.properties.mode.enum,parentSchema:schema201.properties.mode,data:data12};
+const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema205.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema205.properties.mode.enum,parentSchema:schema205.properties.mode,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14980,7 +16466,7 @@ if(data.jobs !== undefined){
 let data13 = data.jobs;
 if(Array.isArray(data13)){
 if(data13.length > 1024){
-const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema201.properties.jobs,data:data13};
+const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema205.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14993,7 +16479,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema201.properties.jobs.items.type,parentSchema:schema201.properties.jobs.items,data:data14};
+const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.properties.jobs.items.type,parentSchema:schema205.properties.jobs.items,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15002,14 +16488,14 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(validate73(data14, {instancePath:instancePath+"/jobs/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate78(data14, {instancePath:instancePath+"/jobs/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema201.properties.jobs.type,parentSchema:schema201.properties.jobs,data:data13};
+const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema205.properties.jobs.type,parentSchema:schema205.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15023,7 +16509,7 @@ if(data.handlers !== undefined){
 let data15 = data.handlers;
 if(Array.isArray(data15)){
 if(data15.length > 256){
-const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema201.properties.handlers,data:data15};
+const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema205.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15036,7 +16522,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema201.properties.handlers.items.type,parentSchema:schema201.properties.handlers.items,data:data16};
+const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.handlers.items.type,parentSchema:schema205.properties.handlers.items,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15047,7 +16533,7 @@ errors++;
 }
 if(typeof data16 === "string"){
 if(func1(data16) > 64){
-const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema147,data:data16};
+const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15056,8 +16542,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!pattern89.test(data16)){
-const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema147,data:data16};
+if(!pattern92.test(data16)){
+const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data16};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15079,7 +16565,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema201.properties.handlers,data:data15};
+const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema205.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15094,7 +16580,7 @@ indices0[item0] = i3;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema201.properties.handlers.type,parentSchema:schema201.properties.handlers,data:data15};
+const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema205.properties.handlers.type,parentSchema:schema205.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15112,7 +16598,7 @@ props2[key2] = true;
 if(props2 !== true){
 for(const key3 in data){
 if(!props2 || !props2[key3]){
-const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema201,data};
+const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15125,7 +16611,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema201.type,parentSchema:schema201,data};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.type,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15134,8 +16620,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
