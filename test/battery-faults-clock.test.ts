@@ -143,7 +143,7 @@ clocks('backward, judge: a dead foreign owner whose renewal is stamped a day ahe
   const watcher = new Worker({ queues: [queue], mode: 'serve', pollMs: 200 });
   const served = watcher.run();
   try {
-    await waitFor('the recovery', () => existsSync(queue.paths.jobFile(id, 'receipt.json')), 30_000);
+    await waitFor('the recovery', () => existsSync(queue.paths.jobFile(id, 'receipt.json')), 90_000);
   } finally {
     watcher.stop();
     await served;

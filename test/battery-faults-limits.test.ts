@@ -42,10 +42,10 @@ emfile('a worker out of descriptors gives each claimed job back (released, uncou
   const worker = fsjobSpawn(['work', '--queue', queue.root]);
   try {
     const pid = worker.child.pid as number;
-    await waitFor('the worker to register', () => readdirSync(queue.paths.dir('workers')).some((name) => name.endsWith('.json')), 30_000);
+    await waitFor('the worker to register', () => readdirSync(queue.paths.dir('workers')).some((name) => name.endsWith('.json')), 90_000);
     setNoFile(pid, noRoomLimit(pid));
     const ids = [(await enqueue(queue, { argv: ['sh', '-c', 'echo one'] }, { cwd })).id, (await enqueue(queue, { argv: ['sh', '-c', 'echo two'] }, { cwd })).id];
-    await waitFor('EMFILE to be reported', () => /EMFILE/.test(worker.output().stderr), 30_000);
+    await waitFor('EMFILE to be reported', () => /EMFILE/.test(worker.output().stderr), 90_000);
     assert.equal(await auditErrors(queue), [], 'nothing on disk is corrupt while descriptors run out');
     for (const id of ids) assert.not.ok(existsSync(queue.paths.jobFile(id, 'receipt.json')), 'no job was finished without running');
     setNoFile(pid, 'restore');
@@ -73,10 +73,10 @@ emfile('a producer out of descriptors refuses that one job with IO/EMFILE, leave
     assert.ok(stdin !== null);
     const line = (n: number): string => `${JSON.stringify({ argv: ['sh', '-c', `echo ${n}`], cwd: '/' })}\n`;
     stdin.write(line(1));
-    await waitFor('the first id', () => /^\S+\n/.test(producer.output().stdout), 30_000);
+    await waitFor('the first id', () => /^\S+\n/.test(producer.output().stdout), 90_000);
     setNoFile(pid, noRoomLimit(pid));
     stdin.write(line(2));
-    await waitFor('the second line to fail', () => /line 2: .*EMFILE/.test(producer.output().stderr), 30_000);
+    await waitFor('the second line to fail', () => /line 2: .*EMFILE/.test(producer.output().stderr), 90_000);
     assert.equal(readdirSync(queue.paths.dir('tmp')), [], 'the refused job left no staging (ENQ-6)');
     setNoFile(pid, 'restore');
     stdin.end(line(3));

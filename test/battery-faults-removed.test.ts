@@ -25,7 +25,7 @@ async function removeAll(dir: string): Promise<void> {
 }
 
 async function startedGroup(execPath: string): Promise<NonNullable<ExecRecord['group']>> {
-  await waitFor('the command to start', () => existsSync(execPath), 30_000);
+  await waitFor('the command to start', () => existsSync(execPath), 90_000);
   const group = (JSON.parse(readFileSync(execPath, 'utf8')) as ExecRecord).group;
   assert.ok(group !== null);
   return group;

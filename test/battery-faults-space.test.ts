@@ -68,7 +68,7 @@ space('enqueue on a full disk fails with IO/ENOSPC and leaves nothing; a running
 
     await freeUp(filler);
     filler = undefined;
-    await waitFor('the receipt once space is free', () => existsSync(queue.paths.jobFile(running.id, 'receipt.json')), 20_000);
+    await waitFor('the receipt once space is free', () => existsSync(queue.paths.jobFile(running.id, 'receipt.json')), 90_000);
     worker.stop();
     await served;
     const receipt = receiptOf(queue, running.id);
