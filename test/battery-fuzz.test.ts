@@ -37,7 +37,7 @@ import { receiptOf, hasReceipt } from './support/consumer.ts';
 
 const LONG = process.env['FSJOB_BATTERY_LONG'] === '1';
 const FUZZ_RECORD_RUNS = LONG ? 2000 : 200;
-const FUZZ_QUEUE_RUNS = LONG ? 400 : 40;
+const FUZZ_QUEUE_RUNS = LONG ? 400 : 15;
 const SEED = process.env['FSJOB_FUZZ_SEED'] === undefined ? 20261130 : Number(process.env['FSJOB_FUZZ_SEED']);
 
 interface Target {
