@@ -9,13 +9,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, TIMEOUT_DEFAULT } from '../../src/core/constants.ts';
+import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
 import { dedupeHeld, takeHold } from '../../src/core/holds.ts';
 import { selfIdentity, type Identity } from '../../src/core/identity.ts';
 import { readyEntryName } from '../../src/core/layout.ts';
 import { initQueue, openQueue, type Queue } from '../../src/core/queue.ts';
 import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/core/records.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/core/safefs.ts';
+import { normalizeChecked } from '../../src/producer/request.ts';
 
 let lastNs = 0n;
 
@@ -31,38 +32,24 @@ export function sha256Hex(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** The stdin bytes a request carries, or undefined. */
-export function requestStdin(request: JobRequest): Buffer | undefined {
-  if (request.stdin_text !== undefined) return Buffer.from(request.stdin_text, 'utf8');
-  if (request.stdin_base64 !== undefined) return Buffer.from(request.stdin_base64, 'base64');
-  return undefined;
-}
-
-/** The spec a producer writes for a request (SPEC-2: every field, defaults filled). */
-export function specOf(request: JobRequest, id: string, producer: Identity, createdMs: number): SpecRecord {
-  const stdin = requestStdin(request);
-  return {
+/**
+ * The spec a producer writes for a request (SPEC-2: every field, defaults
+ * filled) and its stdin bytes, with the reference producer's defaults: staging is setup, not the
+ * thing under test (cases/producer.ts checks a producer's spec against
+ * literal expected values of its own).
+ */
+function specOf(request: JobRequest, id: string, producer: Identity, createdMs: number): { spec: SpecRecord; stdin: Buffer | null } {
+  const { fields, stdin } = normalizeChecked(request);
+  const spec = {
     fsjob: PROTOCOL_VERSION,
     type: 'spec',
     id,
     created_ms: createdMs,
-    ...(request.argv === undefined ? { handler: request.handler as string, payload: request.payload ?? null } : { argv: request.argv }),
-    cwd: request.cwd ?? process.cwd(),
-    env: request.env ?? {},
-    stdin: stdin === undefined ? null : { bytes: stdin.length, sha256: sha256Hex(stdin) },
-    timeout_ms: request.timeout_ms ?? TIMEOUT_DEFAULT,
-    kill_grace_ms: request.kill_grace_ms ?? KILL_GRACE_DEFAULT,
-    queue_deadline_ms: request.queue_deadline_ms ?? null,
-    max_attempts: request.max_attempts ?? 1,
-    retry_delay_ms: request.retry_delay_ms ?? 0,
-    priority: request.priority ?? 0,
-    lane: request.lane ?? null,
-    dedupe: request.dedupe ?? null,
-    preemptible: request.preemptible ?? false,
-    max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
-    labels: request.labels ?? {},
+    ...fields,
+    stdin: stdin === null ? null : { bytes: stdin.length, sha256: sha256Hex(stdin) },
     producer,
   } as SpecRecord;
+  return { spec, stdin };
 }
 
 export async function createQueue(root: string): Promise<Queue> {
@@ -88,11 +75,10 @@ export interface Staged {
 export async function stageJob(queue: Queue, request: JobRequest, options: StageOptions = {}): Promise<Staged> {
   const id = newJobId();
   const producer = await selfIdentity();
-  const spec = specOf(request, id, producer, options.createdMs ?? Date.now());
+  const { spec, stdin } = specOf(request, id, producer, options.createdMs ?? Date.now());
   const staging = queue.paths.staging(id);
   await ensurePrivateDir(staging, queue.fsOptions);
-  const stdin = requestStdin(request);
-  if (stdin !== undefined) await writeData(staging, 'stdin', stdin, queue);
+  if (stdin !== null) await writeData(staging, 'stdin', stdin, queue);
   await writeData(staging, 'spec.json', encodeRecord('spec', spec, { expectedJobId: id }), queue);
   await fsyncDir(staging, queue.fsOptions);
   if (spec.dedupe !== null && options.dedupeHold !== false) {
