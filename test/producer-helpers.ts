@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { FileHandle } from 'node:fs/promises';
 import { initQueue, openQueue, type Queue } from '../src/core/queue.ts';
-import { publishRecord, createExclusive, type SafeFsSeam } from '../src/core/safefs.ts';
+import { publishRecord, createExclusive, type SafeFsSeam, type SafeHandle } from '../src/core/safefs.ts';
 import { encodeRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord } from '../src/core/records.ts';
 import { genRecordName } from '../src/core/layout.ts';
 import { selfIdentity, type Identity } from '../src/core/identity.ts';
@@ -95,7 +95,7 @@ export async function writeEnd(queue: Queue, id: string, gen: number, exit = 1):
 }
 
 /** An output file of generation `gen` with `bytes`, created exclusively and fsynced (EXEC-1, RCPT-2). */
-export async function writeOutput(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bytes: Buffer | string): Promise<FileHandle> {
+export async function writeOutput(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bytes: Buffer | string): Promise<SafeHandle> {
   const handle = await createExclusive(queue.paths.job(id), `${stream}.${gen}`, 0o600, queue.fsOptions);
   await handle.write(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
   await handle.sync();

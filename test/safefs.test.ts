@@ -540,7 +540,7 @@ exclusive.after(cleanupAll);
 exclusive('creates a 0600 file exclusively and returns a writable handle', async () => {
   const root = await freshDir();
   const handle = await withUmask(0, () => createExclusive(root, 'out.bin'));
-  await handle.write('data');
+  await handle.write(Buffer.from('data'));
   await handle.sync();
   await handle.close();
   assert.is(await fsp.readFile(join(root, 'out.bin'), 'utf8'), 'data');

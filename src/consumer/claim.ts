@@ -10,7 +10,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { FileHandle } from 'node:fs/promises';
+import type { SafeHandle } from '../core/safefs.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { GEN_MAX, PROTOCOL_VERSION, RECOVER_GRACE, STDIN_MAX } from '../core/constants.ts';
 import { stopGroup } from '../core/identity.ts';
@@ -39,7 +39,7 @@ export interface RunTicket {
   /** Attempts used before this one (RETRY-1). */
   attemptsUsed: number;
   /** The job's stdin, opened and checked (EXEC-7), or null for /dev/null. */
-  stdin: FileHandle | null;
+  stdin: SafeHandle | null;
   /** Whether the claim broke an orphaned one (RECOV-2). */
   recovered: boolean;
 }
@@ -194,7 +194,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
   } else if (spec.handler !== undefined && !policy.hasHandler(spec.handler)) {
     return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'no_handler', message: `no handler ${JSON.stringify(spec.handler)} where it was claimed (PAYLOAD-1)`, attempts: used }, spec);
   }
-  let stdin: FileHandle | null = null;
+  let stdin: SafeHandle | null = null;
   if (spec.stdin !== null && spec.argv !== undefined) {
     const opened = await openStdin(queue, owner.id, spec.stdin.bytes);
     if (typeof opened === 'string') {
@@ -242,7 +242,7 @@ export async function cwdUnusable(cwd: string, queueRoot: string): Promise<strin
 }
 
 /** EXEC-7: the stdin file exists, is regular, within STDIN_MAX and of the size the spec says. */
-async function openStdin(queue: Queue, id: string, bytes: number): Promise<FileHandle | string> {
+async function openStdin(queue: Queue, id: string, bytes: number): Promise<SafeHandle | string> {
   try {
     const { handle, size } = await openBounded(queue.paths.jobFile(id, 'stdin'), STDIN_MAX, queue.fsOptions);
     if (size !== bytes) {

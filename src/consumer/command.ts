@@ -14,7 +14,7 @@
  * nothing of a job runs after its attempt ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { FileHandle } from 'node:fs/promises';
+import type { SafeHandle } from '../core/safefs.ts';
 import { once } from 'node:events';
 import { processStart, selfIdentity, stopGroup, type ProcessGroup } from '../core/identity.ts';
 import { FsjobError } from '../core/errors.ts';
@@ -45,10 +45,10 @@ export interface CommandSpec {
   cwd: string;
   env: Record<string, string>;
   /** An open descriptor on the job's stdin file, or null for /dev/null (EXEC-7). */
-  stdin: FileHandle | null;
+  stdin: SafeHandle | null;
   /** Exclusively created output files (EXEC-1); the engine fsyncs and closes them. */
-  stdout: FileHandle;
-  stderr: FileHandle;
+  stdout: SafeHandle;
+  stderr: SafeHandle;
   maxOutputBytes: number;
   timeoutMs: number;
   killGraceMs: number;
@@ -240,7 +240,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 }
 
-async function closeQuietly(...handles: FileHandle[]): Promise<void> {
+async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
   await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }
 

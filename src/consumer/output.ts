@@ -7,7 +7,7 @@
  * before anyone may publish a receipt that describes it.
  */
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
+import type { SafeHandle } from '../core/safefs.ts';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
 
@@ -19,7 +19,7 @@ export interface OutputSummary {
 }
 
 export class OutputCapture extends Writable {
-  private readonly file: FileHandle;
+  private readonly file: SafeHandle;
   private readonly limit: number;
   private readonly hash = createHash('sha256');
   private total = 0;
@@ -27,7 +27,7 @@ export class OutputCapture extends Writable {
   /** The first write error: from then on every byte is counted and discarded. */
   private failure: Error | undefined;
 
-  constructor(file: FileHandle, limit: number) {
+  constructor(file: SafeHandle, limit: number) {
     super({ highWaterMark: 1 << 16 });
     this.file = file;
     this.limit = limit;

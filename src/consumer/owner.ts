@@ -8,7 +8,7 @@
  * createExclusive (PUB-7). Nothing here writes a protocol file any other way.
  */
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
+import type { SafeHandle } from '../core/safefs.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { GEN_MAX, OUTPUT_MAX, PROTOCOL_VERSION } from '../core/constants.ts';
 import { genRecordName, outputName, parseReadyEntry, readyEntryName } from '../core/layout.ts';
@@ -101,7 +101,7 @@ export class Ownership {
   }
 
   /** EXEC-1: stdout.<g> and stderr.<g>, created exclusively. */
-  async createOutputs(): Promise<{ stdout: FileHandle; stderr: FileHandle }> {
+  async createOutputs(): Promise<{ stdout: SafeHandle; stderr: SafeHandle }> {
     await this.guard();
     const stdout = await createExclusive(this.dir, outputName('stdout', this.gen), undefined, this.queue.fsOptions);
     try {
@@ -231,7 +231,7 @@ export function readyName(spec: SpecRecord | undefined, id: string): string {
  * (a symlink, a FIFO, too large).
  */
 export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
-  let opened: { handle: FileHandle; size: number };
+  let opened: { handle: SafeHandle; size: number };
   try {
     opened = await openBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, queue.fsOptions);
   } catch (error) {

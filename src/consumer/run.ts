@@ -16,6 +16,7 @@ import os from 'node:os';
 import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
+import { later, settleAll } from '../core/safefs.ts';
 import type { RunTicket } from './claim.ts';
 import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
 import type { Context } from './context.ts';
@@ -347,13 +348,15 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
-    // RCPT-2 fsyncs them before any receipt; done after exec.<g>.json, whose directory fsync
-    // already committed their creation, those fsyncs find nothing dirty and cost little.
+    // RCPT-2 fsyncs them before any receipt; those fsyncs overlap the exec record's
+    // (nothing orders them against it) and are done before the handler starts.
     const outputs = await owner.createOutputs();
+    const synced = [later(outputs.stdout.sync()), later(outputs.stderr.sync())];
     try {
       await owner.publishExec(job.attempt, null);
-      await Promise.all([outputs.stdout.sync(), outputs.stderr.sync()]);
+      await settleAll(synced);
     } finally {
+      await Promise.allSettled(synced);
       await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
     }
     job.startedMs = owner.ctx.clock.nowMs();

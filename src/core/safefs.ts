@@ -27,10 +27,9 @@
  * needs write access to a directory that SEC-5/SEC-6 just proved is private to
  * our own uid, so the attacker would already be us.
  */
-import * as nodeFs from 'node:fs/promises';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { directFs, type SafeFsSeam, type SafeHandle } from './direct-fs.ts';
 import { type Hash, randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FsjobError, errnoOf } from './errors.ts';
@@ -66,14 +65,10 @@ const READ_CHUNK_BYTES = 65_536;
 // A file swapped between lstat and open is re-examined this many times.
 const OPEN_ATTEMPTS = 3;
 
-/** The subset of node:fs/promises this module uses; inject a variant to fake faults. */
-export type SafeFsSeam = Pick<
-  typeof nodeFs,
-  'lstat' | 'open' | 'link' | 'rename' | 'unlink' | 'mkdir' | 'readdir' | 'rm'
->;
+export type { SafeFsSeam, SafeHandle } from './direct-fs.ts';
 
 export interface SafeFsOptions {
-  /** Defaults to node:fs/promises. */
+  /** Defaults to directFs (synchronous calls, fsync through the thread pool); tests inject faults here. */
   fs?: SafeFsSeam;
   /** The queue root; when given, every directory from it down to the target's parent is checked. */
   root?: string;
@@ -89,12 +84,38 @@ export interface DirEntry {
 export type Placement = 'link' | 'rename';
 
 function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
-  return options?.fs ?? nodeFs;
+  return options?.fs ?? directFs;
 }
 
+// Only POSIX is supported; geteuid exists there. fsjob never changes its
+// euid, so asking once saves a system call per check (~40 per job).
+const EUID = process.geteuid?.() ?? 0;
+
 function effectiveUid(): number {
-  // Only POSIX is supported; geteuid exists there.
-  return process.geteuid?.() ?? 0;
+  return EUID;
+}
+
+/**
+ * How long an ancestor directory's SEC-1/2/5/6 verdict is trusted before it
+ * is lstat-ed again. Every primitive checks the chain root → ... → parent; a
+ * job touches the same root and jobs/ some twenty times in a few ms. The
+ * directory a call acts in is always checked afresh; only those above it are
+ * remembered, for at most this long, and only a passing verdict. What this
+ * gives up is already conceded above (the residual race): replacing a
+ * directory of a private queue takes our own uid.
+ */
+const ANCESTOR_TRUST_MS = 1000;
+const trustedAncestors = new Map<string, number>();
+
+function ancestorTrusted(dir: string, nowMs: number): boolean {
+  const at = trustedAncestors.get(dir);
+  return at !== undefined && nowMs - at < ANCESTOR_TRUST_MS;
+}
+
+function trustAncestor(dir: string, nowMs: number): void {
+  // Bounded: a worker serves a handful of queues, but paths are arbitrary.
+  if (trustedAncestors.size >= 256) trustedAncestors.clear();
+  trustedAncestors.set(dir, nowMs);
 }
 
 function describeKind(stats: Stats): string {
@@ -246,14 +267,19 @@ export async function checkDirInside(path: string, options: SafeFsOptions = {}):
   const fs = options.fs;
   const chain = directoryChain(path, options.root);
   const uid = effectiveUid();
+  // A seam (fault injection) sees every call; only the real filesystem trusts ancestors.
+  const nowMs = fs === undefined ? performance.now() : Number.NaN;
+  const last = chain.length - 1;
   for (const [index, dir] of chain.entries()) {
+    if (index < last && ancestorTrusted(dir, nowMs)) continue;
     const stats = fs === undefined ? lstatOrMissingSync(dir) : await lstatOrMissing(fs, dir);
     if (index === 0 && options.root !== undefined) {
       judgeQueueRoot(dir, stats);
-      continue;
+    } else {
+      if (stats === undefined) throw notFound(dir);
+      refuseUnsafe(dir, stats, 'dir', uid);
     }
-    if (stats === undefined) throw notFound(dir);
-    refuseUnsafe(dir, stats, 'dir', uid);
+    if (fs === undefined) trustAncestor(dir, nowMs);
   }
 }
 
@@ -317,11 +343,11 @@ export async function ensurePrivateDir(path: string, options: SafeFsOptions = {}
 async function withDirHandle(
   fs: SafeFsSeam,
   dir: string,
-  use: (handle: FileHandle) => Promise<void>,
+  use: (handle: SafeHandle) => Promise<void>,
   doing: string,
   clause?: string,
 ): Promise<void> {
-  let handle: FileHandle;
+  let handle: SafeHandle;
   try {
     handle = await fs.open(dir, DIR_SYNC_FLAGS);
   } catch (error) {
@@ -384,7 +410,7 @@ export async function readBounded(
     refuseUnsafe(path, before, 'file');
     if (before.size > maxBytes) throw tooLarge(path, String(before.size), maxBytes);
 
-    let handle: FileHandle;
+    let handle: SafeHandle;
     try {
       handle = await fs.open(path, READ_FLAGS);
     } catch (error) {
@@ -431,14 +457,14 @@ export async function openBounded(
   path: string,
   maxBytes: number,
   options: SafeFsOptions = {},
-): Promise<{ handle: FileHandle; size: number }> {
+): Promise<{ handle: SafeHandle; size: number }> {
   const fs = seamOf(options);
   await checkParentOf(path, options);
   const before = await lstatOrMissing(fs, path);
   if (before === undefined) throw notFound(path);
   refuseUnsafe(path, before, 'file');
   if (before.size > maxBytes) throw tooLarge(path, String(before.size), maxBytes);
-  let handle: FileHandle;
+  let handle: SafeHandle;
   try {
     handle = await fs.open(path, READ_FLAGS);
   } catch (error) {
@@ -499,7 +525,7 @@ export async function entryPresent(path: string, options: SafeFsOptions = {}): P
 }
 
 /** Reads until EOF but never more than maxBytes+1 bytes: the +1 proves growth. */
-async function readAtMost(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
+async function readAtMost(handle: SafeHandle, path: string, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   while (total <= maxBytes) {
@@ -514,7 +540,7 @@ async function readAtMost(handle: FileHandle, path: string, maxBytes: number): P
   return Buffer.concat(chunks, total);
 }
 
-async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+async function writeAll(handle: SafeHandle, bytes: Buffer): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
@@ -573,7 +599,7 @@ export async function publishRecord(
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let tempExists = false;
   try {
-    let handle: FileHandle;
+    let handle: SafeHandle;
     try {
       handle = await fs.open(temp, CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE);
     } catch (error) {
@@ -639,7 +665,7 @@ export async function createExclusive(
   name: string,
   mode: number = PRIVATE_FILE_MODE,
   options: SafeFsOptions = {},
-): Promise<FileHandle> {
+): Promise<SafeHandle> {
   validateEntryName(name, false);
   if (mode !== (mode & 0o700)) {
     throw new FsjobError('USAGE', `mode ${octal(mode)} for ${name} must grant nothing beyond the owner (SEC-5)`, {
@@ -650,7 +676,7 @@ export async function createExclusive(
   const fs = seamOf(options);
   await checkDirInside(dir, options);
   const path = join(dir, name);
-  let handle: FileHandle;
+  let handle: SafeHandle;
   try {
     handle = await fs.open(path, CREATE_EXCLUSIVE_FLAGS, mode);
   } catch (error) {
@@ -779,8 +805,31 @@ export async function renameNoReplace(src: string, dst: string, options: SafeFsO
     if (errno === 'ENOENT') throw notFound(src);
     throw wrapIo(error, dst, `renaming ${src} to`);
   }
-  await fsyncDir(dirname(dst), options);
-  if (dirname(dst) !== dirname(src)) await fsyncDir(dirname(src), options);
+  // Both parents at once (their fsyncs overlap on the disk); a failure of
+  // dst's is the one that matters (ENQ-4), so it is the one reported.
+  const syncs = [fsyncDir(dirname(dst), options)];
+  if (dirname(dst) !== dirname(src)) syncs.push(fsyncDir(dirname(src), options));
+  await settleAll(syncs);
+}
+
+/**
+ * A promise whose outcome a caller collects later (with settleAll) while it
+ * awaits other steps meanwhile: marked as handled now, so a failure that
+ * comes first is not an unhandled rejection (which ends the process).
+ */
+export function later<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/**
+ * Waits for every promise to settle, then throws the first rejection in
+ * array order: concurrent durability steps are all finished (or failed)
+ * before a caller reacts to one of them.
+ */
+export async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(promises);
+  for (const result of results) if (result.status === 'rejected') throw result.reason;
 }
 
 /**
@@ -796,8 +845,17 @@ export async function removeTree(path: string, options: SafeFsOptions = {}): Pro
     throw new FsjobError('USAGE', `refusing to remove ${JSON.stringify(path)}: not an entry inside a queue`, { path });
   }
   await checkParentOf(path, options);
-  if ((await lstatOrMissing(fs, path)) === undefined) return false;
+  const stats = await lstatOrMissing(fs, path);
+  if (stats === undefined) return false;
   try {
+    // Most removals are one file (a ready entry, a temp name): a plain unlink,
+    // which never follows a link either.
+    if (!stats.isDirectory()) {
+      await fs.unlink(path).catch((error: unknown) => {
+        if (errnoOf(error) !== 'ENOENT') throw error;
+      });
+      return true;
+    }
     await fs.rm(path, { recursive: true, force: true, maxRetries: 0 });
   } catch (error) {
     throw wrapIo(error, path, 'removing');

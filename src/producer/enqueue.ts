@@ -5,11 +5,11 @@
  * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
  */
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
+import type { SafeHandle } from '../core/safefs.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import { wrapIo } from '../core/io-error.ts';
 import { readyEntryName } from '../core/layout.ts';
-import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, renameNoReplace, PRIVATE_FILE_MODE } from '../core/safefs.ts';
+import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../core/safefs.ts';
 import { encodeRecord, type SpecRecord } from '../core/records.ts';
 import { PROTOCOL_VERSION } from '../core/constants.ts';
 import { selfIdentity } from '../core/identity.ts';
@@ -55,21 +55,33 @@ function encodeSpec(spec: SpecRecord, source: string): Buffer {
   }
 }
 
-/** PUB-7: create a data file of a staged job exclusively, write all of it, fsync it. */
-async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uint8Array): Promise<void> {
+/**
+ * PUB-7: create a data file of a staged job exclusively and write all of it.
+ * Resolves, once the bytes are written, to the pending fsync (which closes
+ * the file): the caller runs it alongside the staging directory's fsync and
+ * awaits both before the rename (section 6.2 step 4 orders them before step 7,
+ * not against each other).
+ */
+async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uint8Array): Promise<{ synced: Promise<void> }> {
   const handle = await createExclusive(dir, name, PRIVATE_FILE_MODE, queue.fsOptions);
   const target = `${dir}/${name}`;
+  const closeQuietly = () => handle.close().catch(() => undefined);
   try {
     await writeAll(handle, bytes);
-    await handle.sync();
   } catch (error) {
+    await closeQuietly();
     throw wrapIo(error, target, 'writing', 'PUB-7');
-  } finally {
-    await handle.close().catch(() => undefined);
   }
+  const synced = later(
+    handle.sync().then(closeQuietly, async (error: unknown) => {
+      await closeQuietly();
+      throw wrapIo(error, target, 'fsync of', 'PUB-7');
+    }),
+  );
+  return { synced };
 }
 
-async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
@@ -147,11 +159,19 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
       });
     }
     staged = true;
-    // Step 3: stdin, exclusively created and fsynced (PUB-7).
-    if (normalized.stdin !== null) await writeDataFile(queue, staging, 'stdin', normalized.stdin);
-    // Step 4: spec.json, then the staged directory itself.
-    await writeDataFile(queue, staging, 'spec.json', specBytes);
-    await fsyncDir(staging, queue.fsOptions);
+    // Steps 3 and 4: stdin and spec.json created exclusively and written
+    // (PUB-7); their fsyncs and the staged directory's run at once, and all
+    // are done before anything below.
+    const syncs: Promise<void>[] = [];
+    try {
+      if (normalized.stdin !== null) syncs.push((await writeDataFile(queue, staging, 'stdin', normalized.stdin)).synced);
+      syncs.push((await writeDataFile(queue, staging, 'spec.json', specBytes)).synced);
+      syncs.push(later(fsyncDir(staging, queue.fsOptions)));
+    } catch (error) {
+      await Promise.allSettled(syncs);
+      throw error;
+    }
+    await settleAll(syncs);
     // Step 5 (DEDUPE-2): after staging exists, so a rival producer sees our
     // hold as held while we are between here and the rename (DEDUPE-3).
     if (spec.dedupe !== null) {
