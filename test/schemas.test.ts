@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DOCUMENT_TYPES, SCHEMA_BASE, createAjv, schemaDocuments, validatorFor } from '../src/core/schemas.ts';
+import { createAjv } from '../src/core/schema-compiler.ts';
+import { DOCUMENT_TYPES, SCHEMA_BASE, schemaDocuments, validatorFor } from '../src/core/schemas.ts';
 
 const identity = { host: 'h', boot_id: 'b', pid_ns: 'pid:[1]', pid: 1, start: '1', uid: 0 };
 const claim = { fsjob: '1.0', type: 'claim', job_id: '1764476044123456789-3fa2c1d09b8e7f64', gen: 1, owner: identity, worker_id: null, claimed_ms: 1, lease_ms: 30000 };

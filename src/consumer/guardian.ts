@@ -11,10 +11,10 @@
  * do its job.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { FsjobError } from '../core/errors.ts';
+import { srcPath } from '../core/source-dir.ts';
 
-const GUARDIAN_SCRIPT = fileURLToPath(new URL('./guardian.sh', import.meta.url));
+const GUARDIAN_SCRIPT = srcPath('consumer', 'guardian.sh');
 
 export interface GuardedGroup {
   pgid: number;

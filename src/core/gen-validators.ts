@@ -10,7 +10,8 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { createAjv, schemaDocuments } from './schemas.ts';
+import { createAjv } from './schema-compiler.ts';
+import { schemaDocuments } from './schemas.ts';
 
 export const VALIDATORS_PATH = fileURLToPath(new URL('./validators.generated.cjs', import.meta.url));
 

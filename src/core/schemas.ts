@@ -10,11 +10,10 @@
  * the spec bounds.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ajv2020 from 'ajv/dist/2020.js';
-import { type ErrorObject, type KeywordCxt, type ValidateFunction, _ } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { createRequire } from 'node:module';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
+import { srcPath } from './source-dir.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
@@ -24,11 +23,7 @@ export type DocumentType = RecordType | 'request';
 export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];
 
 export const SCHEMA_BASE = 'https://fsjob.dev/schemas/v1/';
-export const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
-
-// CommonJS interop: the default import is module.exports, whose `default` is the class.
-const Ajv2020 = ajv2020.default;
-type Ajv2020 = InstanceType<typeof Ajv2020>;
+export const SCHEMAS_DIR = `${srcPath('..', 'schemas')}/`;
 
 export function isRecordType(value: string): value is RecordType {
   return (RECORD_TYPES as readonly string[]).includes(value);
@@ -62,41 +57,6 @@ export function schemaDocument(name: string): SchemaDocument {
   return document;
 }
 
-/** A fresh ajv instance with every schema and fsjob's keywords (tests use it directly). */
-export function createAjv(options: { source?: boolean } = {}): Ajv2020 {
-  const ajv = new Ajv2020({
-    // For gen-validators.ts: keep each validator's source so it can be written out.
-    code: { source: options.source === true, lines: options.source === true },
-    strict: true,
-    // Definitions in common.schema.json carry no type; each use states it.
-    strictTypes: false,
-    // Rules such as SPEC-1 say `oneOf: [{required: ["argv"]}, ...]`, naming members defined beside them.
-    strictRequired: false,
-    // argv is a first item with its own bounds followed by 0 to 4095 others: not a fixed tuple.
-    strictTuples: false,
-    allowUnionTypes: true,
-    allErrors: true,
-    verbose: true,
-  });
-  // Both keywords generate code (rather than calling a function) so that the
-  // compiled validators can be written out as standalone code (gen-validators.ts).
-  ajv.addKeyword({
-    keyword: 'maxBytes',
-    type: 'string',
-    schemaType: 'number',
-    metaSchema: { type: 'integer', minimum: 0 },
-    code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(${cxt.data}, "utf8") > ${cxt.schema as number}`),
-  });
-  ajv.addKeyword({
-    keyword: 'maxJsonBytes',
-    schemaType: 'number',
-    metaSchema: { type: 'integer', minimum: 0 },
-    code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(JSON.stringify(${cxt.data}) ?? "", "utf8") > ${cxt.schema as number}`),
-  });
-  for (const document of schemaDocuments().values()) ajv.addSchema(document);
-  return ajv;
-}
-
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
@@ -113,7 +73,7 @@ let generated: Record<string, ValidateFunction> | undefined;
 export function validatorFor(name: string): ValidateFunction {
   const cached = validators.get(name);
   if (cached !== undefined) return cached;
-  generated ??= createRequire(import.meta.url)('./validators.generated.cjs') as Record<string, ValidateFunction>;
+  generated ??= createRequire(srcPath('core', 'schemas.ts'))('./validators.generated.cjs') as Record<string, ValidateFunction>;
   const compiled = generated[name];
   if (compiled === undefined) throw new Error(`no schema ${name}.schema.json`);
   validators.set(name, compiled);

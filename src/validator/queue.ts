@@ -27,6 +27,7 @@ import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId,
 import type { HoldRecord, QueueRecord } from '../core/records.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../core/safefs.ts';
 import { TEMP_MAX_AGE } from '../core/constants.ts';
+import { srcPath } from '../core/source-dir.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
@@ -282,7 +283,7 @@ class QueueAuditRun {
     let failure: ScanBatchResult | undefined;
     const runWorker = (): Promise<void> =>
       new Promise<void>((resolve, reject) => {
-        const worker = new Worker(new URL('./scan-worker-entry.mjs', import.meta.url), { workerData: init });
+        const worker = new Worker(srcPath('validator', 'scan-worker-entry.mjs'), { workerData: init });
         let start = 0;
         const send = (): void => {
           if (next >= ids.length || failure !== undefined) {

@@ -3,6 +3,7 @@
  * human form.
  */
 import { readFileSync } from 'node:fs';
+import { srcPath } from '../core/source-dir.ts';
 import type { Finding } from '../core/findings.ts';
 import { PROTOCOL_VERSION, type ValidateReport } from '../core/records.ts';
 import type { FileResult } from './files.ts';
@@ -12,7 +13,7 @@ let toolVersion: string | undefined;
 
 /** The version of this fsjob package, for reports. */
 export function fsjobVersion(): string {
-  toolVersion ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  toolVersion ??= (JSON.parse(readFileSync(srcPath('..', 'package.json'), 'utf8')) as { version: string }).version;
   return toolVersion;
 }
 
