@@ -26,7 +26,8 @@
  * recorded group died, the number was reused as a new group's leader, and
  * that leader exited leaving members, all between two observations.
  */
-import * as nodeFs from 'node:fs/promises';
+import type * as nodeFs from 'node:fs/promises';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { hostname as osHostname } from 'node:os';
 import { FsjobError, errnoOf } from './errors.ts';
@@ -106,9 +107,21 @@ function runWithCLocale(file: string, args: string[]): Promise<ExecResult> {
   });
 }
 
+/**
+ * /proc and /sys answer from memory: read synchronously, these cost
+ * microseconds, where each promise call was several thread-pool round trips
+ * (readFile alone is open, fstat, read and close); a command job reads
+ * /proc/<pid>/stat a few times.
+ */
+const procFs = {
+  readFile: async (path: string, encoding: BufferEncoding) => readFileSync(path, encoding),
+  readlink: async (path: string) => readlinkSync(path),
+  readdir: async (path: string) => readdirSync(path),
+} as unknown as System['fs'];
+
 function systemOf(options: IdentityOptions = {}): System {
   return {
-    fs: options.fs ?? nodeFs,
+    fs: options.fs ?? procFs,
     kill: options.kill ?? ((pid, signal) => void process.kill(pid, signal)),
     exec: options.exec ?? runWithCLocale,
     platform: options.platform ?? process.platform,
