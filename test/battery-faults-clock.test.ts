@@ -8,7 +8,8 @@
  *   clock: nobody breaks its claim;
  * - backward, owner: renewals go on and never look stale to another host;
  * - backward or future-stamped renewal, judge: a dead foreign owner is
- *   recovered after lease + skew of monotonic time, not after the jump;
+ *   recovered after lease + guardian limit + skew of monotonic time, not
+ *   after the jump;
  * - forward, judge: a foreign owner seen renewing is not judged dead (its
  *   claim and renewals are written by the test through the core primitives:
  *   a real foreign worker's command would run on this machine, and the
@@ -42,6 +43,16 @@ function jumpingClock(): { clock: Clock; jump: (ms: number) => void } {
     clock: { nowMs: () => Date.now() + offset, sleep: systemClock.sleep, monotonicMs: () => performance.now() },
     jump: (ms) => void (offset += ms),
   };
+}
+
+/**
+ * The real wall clock with a monotonic clock that runs `speed` times as fast,
+ * so a judge's watch of lease + GUARDIAN_LIMIT + LEASE_SKEW (LEASE-4) passes
+ * without the test waiting all of it.
+ */
+function fastMonotonicClock(speed: number): Clock {
+  const origin = performance.now();
+  return { nowMs: () => Date.now(), sleep: systemClock.sleep, monotonicMs: () => origin + (performance.now() - origin) * speed };
 }
 
 /** A job that runs until the test creates its gate file. */
@@ -133,14 +144,15 @@ clocks("backward, owner: renewals go on, heartbeats never go back, and another h
   assert.is(receiptOf(queue, job.id).gen, 1);
 });
 
-clocks('backward, judge: a dead foreign owner whose renewal is stamped a day ahead is recovered after lease + skew of monotonic time (LEASE-4)', async () => {
+clocks('backward, judge: a dead foreign owner whose renewal is stamped a day ahead is recovered after lease + guardian limit + skew of monotonic time (LEASE-4)', async () => {
   const { queue, cwd } = await queueAndCwd('fsjob-clock-future');
   const { id } = await enqueue(queue, { argv: ['true'] }, { cwd });
   const foreign = { ...(await selfIdentity()), host: 'elsewhere', boot_id: 'a-boot-that-is-not-ours' };
   await publishClaim(queue, id, 1, foreign, Date.now() + DAY, 3000); // by a host a day ahead, which then died
   const once = await recover(queue);
   assert.equal(once.claimsBroken, [], 'a one-shot judge has watched nothing: LEASE-3 on its wall clock keeps the claim');
-  const watcher = new Worker({ queues: [queue], mode: 'serve', pollMs: 200 });
+  // 18 s of the watcher's monotonic time (3 s lease + guardian limit + skew) pass in 6 s.
+  const watcher = new Worker({ queues: [queue], mode: 'serve', pollMs: 200, clock: fastMonotonicClock(3) });
   const served = watcher.run();
   try {
     await waitFor('the recovery', () => existsSync(queue.paths.jobFile(id, 'receipt.json')), 90_000);

@@ -5,26 +5,32 @@
  *
  * - a live foreign owner that keeps renewing is never judged dead, by
  *   `fsjob validate`, `fsjob recover` or another host's worker, even long
- *   after claimed_ms + lease + LEASE_SKEW;
+ *   after claimed_ms + lease + GUARDIAN_LIMIT + LEASE_SKEW;
  * - a crashed host's claim is not broken before its lease has expired: every
  *   claim g+1 over a foreign g is claimed after g's last renewal + lease_ms +
- *   LEASE_SKEW (checked from the records, so the machine's speed cannot make
- *   this pass or fail);
+ *   GUARDIAN_LIMIT + LEASE_SKEW (checked from the records, so the machine's
+ *   speed cannot make this pass or fail), though other hosts judge it while it
+ *   is already past lease_ms + LEASE_SKEW (the guardian may still be stopping
+ *   the commands of an owner that died just before its lease ran out);
  * - an expired claim is recovered exactly once (one broken generation, one
  *   receipt with the right outcome) while two workers and a `recover` of
  *   three other hosts race for it.
  *
  * "Crashing a host" kills its worker, its guardian and the recorded command
  * groups with SIGKILL: on a real crash nothing of the host survives.
+ *
+ * The claims of the 3 s leases are backdated by GUARDIAN_LIMIT after the
+ * crash (the hosts claimed 10 s earlier than they did), so the guardian's
+ * window is crossed without waiting for it.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { initQueue, type Queue } from '../src/core/queue.ts';
 import { enqueue } from '../src/producer/index.ts';
-import { LEASE_SKEW_MS } from '../src/core/identity.ts';
-import type { ClaimRecord, ExecRecord, StateRecord } from '../src/core/records.ts';
+import { GUARDIAN_LIMIT, LEASE_SKEW } from '../src/core/constants.ts';
+import { encodeRecord, type ClaimRecord, type ExecRecord, type StateRecord } from '../src/core/records.ts';
 import { batteryDir, childrenOf, isDead, notable, readJobs, readStartLog, removeBatteryDirs, runFsjob, startFsjob, validateQueue, type FsjobProcess, type JobOnDisk } from './support/battery.ts';
 import { readJson, waitFor, delay } from './support/consumer.ts';
 
@@ -79,12 +85,34 @@ async function crash(worker: FsjobProcess, groups: number[]): Promise<void> {
   await waitFor('the crashed host to be gone', async () => (await Promise.all([...guardians, ...groups].map(isDead))).every(Boolean), WAIT);
 }
 
-/** LEASE-3: the instant after which a judge may break claim `gen` (its last renewal + lease + skew). */
-function expiryOf(queue: Queue, id: string, gen: number): number {
+/** LEASE-3: the last renewal of claim `gen` and its lease. */
+function renewalOf(queue: Queue, id: string, gen: number): { lastRenewalMs: number; leaseMs: number } {
   const claim = readJson<ClaimRecord>(queue.paths.jobFile(id, `claim.${gen}.json`));
   const statePath = queue.paths.jobFile(id, `state.${gen}.json`);
   const heartbeat = existsSync(statePath) ? readJson<StateRecord>(statePath).heartbeat_ms : 0;
-  return Math.max(claim.claimed_ms, heartbeat) + claim.lease_ms + LEASE_SKEW_MS;
+  return { lastRenewalMs: Math.max(claim.claimed_ms, heartbeat), leaseMs: claim.lease_ms };
+}
+
+/** LEASE-3: the instant after which a judge may break claim `gen` (its last renewal + lease + guardian limit + skew). */
+function expiryOf(queue: Queue, id: string, gen: number): number {
+  const { lastRenewalMs, leaseMs } = renewalOf(queue, id, gen);
+  return lastRenewalMs + leaseMs + GUARDIAN_LIMIT + LEASE_SKEW;
+}
+
+/** Moves claim 1 of `id` (and its state record, when `withState`) `ms` into the past, replacing it by rename as a host publishes. */
+function backdate(queue: Queue, id: string, ms: number, withState: boolean): void {
+  const republish = (name: string, bytes: Buffer): void => {
+    const temp = queue.paths.jobFile(id, `.backdate-${name}`);
+    writeFileSync(temp, bytes, { mode: 0o600 });
+    renameSync(temp, queue.paths.jobFile(id, name));
+  };
+  const claim = readJson<ClaimRecord>(queue.paths.jobFile(id, 'claim.1.json'));
+  republish('claim.1.json', encodeRecord('claim', { ...claim, claimed_ms: claim.claimed_ms - ms }));
+  const statePath = queue.paths.jobFile(id, 'state.1.json');
+  if (withState && existsSync(statePath)) {
+    const state = readJson<StateRecord>(statePath);
+    republish('state.1.json', encodeRecord('state', { ...state, heartbeat_ms: state.heartbeat_ms - ms }));
+  }
 }
 
 /** Claims that broke a predecessor (no end record, not the receipt's): each must come after the predecessor's lease expired. */
@@ -126,11 +154,19 @@ hosts('three hosts hold four jobs; two of the hosts crash', async (context) => {
   await crash(a1.worker, a1.groups);
   await crash(a3.worker, a3.groups);
   context.crashedAtMs = Date.now();
+  // The crashed host's renewals will never move again; the live host's claim
+  // goes back too (it never rereads it), so only its renewals keep it alive.
+  for (const id of expiring) backdate(queue, id, GUARDIAN_LIMIT, true);
+  backdate(queue, live, GUARDIAN_LIMIT, false);
   for (const id of [unexpired, ...expiring, live]) assert.equal(files(queue, id).claims, [1], 'each job was claimed once, by its own host');
 });
 
 hosts('before their leases expire, validate, recover and another host\'s worker judge no foreign owner dead', async ({ world }) => {
-  const { queue, unexpired, live } = world as World;
+  const { queue, unexpired, live, expiring } = world as World;
+  for (const id of expiring) {
+    const { lastRenewalMs, leaseMs } = renewalOf(queue, id, 1);
+    assert.ok(Date.now() > lastRenewalMs + leaseMs + LEASE_SKEW, 'the crashed claims are past lease + skew: only the guardian limit keeps them');
+  }
   const [validated, recovered, worker] = await Promise.all([
     validateQueue(queue.root, host('host-b')),
     runFsjob(['recover', '--json', '--queue', queue.root], host('host-b')),
@@ -147,6 +183,10 @@ hosts('before their leases expire, validate, recover and another host\'s worker 
   assert.equal(judged.map((f) => f.code), [], 'no orphan finding for a foreign owner within its lease');
   assert.equal(files(queue, unexpired).claims, [1]);
   assert.equal(files(queue, live).claims, [1]);
+  // Normally left alone; on a machine slow enough to pass their expiry, broken only after it (LEASE-3).
+  for (const id of expiring) {
+    for (const b of brokenClaims(queue, files(queue, id))) assert.ok(b.claimedMs > b.expiryMs, `claim ${b.gen + 1} of ${id} at ${b.claimedMs} came before the lease + guardian limit + skew ran out at ${b.expiryMs}`);
+  }
 });
 
 hosts('an expired claim is recovered exactly once while two workers and a recover of three other hosts race for it', async ({ world }) => {
@@ -173,11 +213,11 @@ hosts('an expired claim is recovered exactly once while two workers and a recove
   // max_attempts 2: recovered once, then run once more, and it passes.
   assert.equal([twice.receipt?.outcome, twice.receipt?.exit_code, twice.receipt?.attempts], ['succeeded', 0, 2]);
   assert.equal(starts.get(twice.id), [1, 2]);
-  // The crashed host with an hour of lease and the live host that renews are left alone, though both claims are past claimed_ms + 3 s + skew now.
+  // The crashed host with an hour of lease and the live host that renews are left alone, though both claims are past claimed_ms + 3 s + guardian limit + skew now.
   assert.equal(files(queue, unexpired).claims, [1]);
   assert.is(files(queue, unexpired).receipt, undefined);
   const liveClaim = readJson<ClaimRecord>(queue.paths.jobFile(live, 'claim.1.json'));
-  assert.ok(Date.now() > liveClaim.claimed_ms + liveClaim.lease_ms + LEASE_SKEW_MS, 'the live claim is older than its lease: only its heartbeats keep it');
+  assert.ok(Date.now() > liveClaim.claimed_ms + liveClaim.lease_ms + GUARDIAN_LIMIT + LEASE_SKEW, 'the live claim is older than its lease: only its heartbeats keep it');
   assert.equal(files(queue, live).claims, [1]);
   const validated = await validateQueue(queue.root, host('host-c'));
   assert.is(validated.code, 0, notable(validated.report));

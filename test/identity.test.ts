@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   HOST_OVERRIDE_ENV,
-  LEASE_SKEW_MS,
+  foreignLeaseGraceMs,
   groupState,
   isLocal,
   judgeOwner,
@@ -21,6 +21,8 @@ import {
 } from '../src/core/identity.ts';
 import type { Identity, IdentityOptions, ProcessGroup } from '../src/core/identity.ts';
 import type { Clock } from '../src/core/clock.ts';
+import { GUARDIAN_LIMIT, LEASE_SKEW } from '../src/core/constants.ts';
+import { LeaseWatch } from '../src/core/lease-watch.ts';
 import { cleanupAll, freshDir, rejectsWith, withWatchdog } from './helpers.ts';
 
 const LEASE = { nowMs: 0, lastRenewalMs: 0, leaseMs: 30_000 };
@@ -291,11 +293,15 @@ judging('a comm with spaces and ")" parses correctly', async () => {
   assert.is(verdict.verdict, 'alive');
 });
 
-judging('a foreign owner is alive until lease + skew and dead after', async () => {
+judging('a foreign owner is alive until lease + guardian limit + skew and dead after (LEASE-3)', async () => {
   const owner: Identity = { ...(await selfIdentity()), boot_id: 'another-boot', host: 'elsewhere', pid: 1 };
   const lastRenewalMs = 1_000_000;
-  const leaseMs = 30_000;
-  const edge = lastRenewalMs + leaseMs + LEASE_SKEW_MS;
+  const leaseMs = 3_000;
+  assert.is(foreignLeaseGraceMs(leaseMs), leaseMs + GUARDIAN_LIMIT + LEASE_SKEW);
+  // Past lease + skew but within the guardian limit: the dead owner's commands may still run (WORKER-2).
+  const beforeGuardian = await judgeOwner(owner, { nowMs: lastRenewalMs + leaseMs + LEASE_SKEW + 1, lastRenewalMs, leaseMs });
+  assert.equal([beforeGuardian.verdict, beforeGuardian.basis], ['alive', 'lease']);
+  const edge = lastRenewalMs + leaseMs + GUARDIAN_LIMIT + LEASE_SKEW;
   const atEdge = await judgeOwner(owner, { nowMs: edge, lastRenewalMs, leaseMs });
   assert.equal([atEdge.verdict, atEdge.basis], ['alive', 'lease']);
   const after = await judgeOwner(owner, { nowMs: edge + 1, lastRenewalMs, leaseMs });
@@ -332,6 +338,22 @@ judging('unreadable /proc (EACCES, or hidepid hiding a live pid) is unknown, nev
     const verdict = await judgeOwner(owner, LEASE, failing(errno));
     assert.equal([verdict.verdict, verdict.basis], ['unknown', 'process'], errno);
   }
+});
+
+judging('a long-running judge calls a foreign lease expired only after lease + guardian limit + skew of unchanged monotonic time (LEASE-4)', () => {
+  let mono = 0;
+  const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
+  const leaseMs = 3_000;
+  // The wall clock says alive throughout (a renewal stamped in the future): only the watch can expire it.
+  const lease = { nowMs: 0, lastRenewalMs: 86_400_000, leaseMs };
+  const byWall = { verdict: 'alive', basis: 'lease', reason: 'wall' } as const;
+  assert.is(watch.judge('k', lease, byWall).reason, 'wall', 'first sight: LEASE-3 on the wall clock');
+  mono = leaseMs + LEASE_SKEW + 1;
+  assert.is(watch.judge('k', lease, byWall).verdict, 'alive', 'past lease + skew, within the guardian limit');
+  mono = leaseMs + GUARDIAN_LIMIT + LEASE_SKEW;
+  assert.is(watch.judge('k', lease, byWall).verdict, 'alive', 'at the edge');
+  mono += 1;
+  assert.is(watch.judge('k', lease, byWall).verdict, 'dead', 'past the edge');
 });
 
 judging.run();

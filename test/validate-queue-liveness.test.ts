@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { GUARDIAN_LIMIT, LEASE_SKEW } from '../src/core/constants.ts';
 import { processStart, selfIdentity, type Identity, type IdentityOptions } from '../src/core/identity.ts';
 import { cleanupAll } from './helpers.ts';
 import { audit, claim, codes, deadIdentity, enqueue, exec, expectFinding, killChildren, liveGroup, newQueue, registerWorker } from './validate-queue-helpers.ts';
@@ -69,13 +70,16 @@ owners('a claim whose owner pid was REALLY reused (ns_last_pid) is ORPHANED_CLAI
   expectFinding(result, 'ORPHANED_CLAIM', { path: join(queue.paths.job(id), 'claim.1.json'), clause: 'RECOV-1', jobId: id });
 });
 
-owners('a foreign claim (another boot_id) whose lease expired is ORPHANED_CLAIM, judged by the lease alone', async () => {
+owners('a foreign claim (another boot_id) is ORPHANED_CLAIM once lease + guardian limit + skew passed since its last renewal, judged by the lease alone (LEASE-3)', async () => {
   const queue = await newQueue();
   const { id } = await enqueue(queue);
   // Its pid is this very process: alive here, which must not matter for a foreign owner.
   const owner = { ...(await selfIdentity()), host: 'far', boot_id: 'another-boot' };
-  await claim(queue, id, 1, { owner, claimed_ms: Date.now() - 60_000, lease_ms: 3000 });
-  const result = await audit(queue);
+  const edge = Date.now() - 1000;
+  await claim(queue, id, 1, { owner, claimed_ms: edge - 3000 - GUARDIAN_LIMIT - LEASE_SKEW, lease_ms: 3000 });
+  // Long past lease + skew, but its guardian may still be stopping its commands (WORKER-2).
+  assert.equal((await audit(queue, { now: () => edge })).findings, []);
+  const result = await audit(queue, { now: () => edge + 1 });
   expectFinding(result, 'ORPHANED_CLAIM', { path: join(queue.paths.job(id), 'claim.1.json'), clause: 'RECOV-1', jobId: id });
 });
 
@@ -136,6 +140,17 @@ executions('a dead owner whose execution cannot be proven stopped is ORPHAN_UNPR
     [foreignGroup, join(queue.paths.job(foreignGroup), 'exec.1.json'), 'RECOV-1', 'error'],
     [unreadable, join(queue.paths.job(unreadable), 'exec.1.json'), 'RECOV-1', 'error'],
   ].sort());
+});
+
+executions('a dead owner\'s foreign group is proven stopped only once its lease + guardian limit + skew passed (ID-8, LEASE-3)', async () => {
+  const queue = await newQueue();
+  const { id } = await enqueue(queue);
+  const edge = Date.now() - 1000;
+  await claim(queue, id, 1, { owner: await deadIdentity(), claimed_ms: edge - 3000 - GUARDIAN_LIMIT - LEASE_SKEW, lease_ms: 3000 });
+  const self = await selfIdentity();
+  await exec(queue, id, 1, { group: { pgid: 4242, start: '1', boot_id: 'another-boot', pid_ns: self.pid_ns } });
+  assert.equal(codes(await audit(queue, { now: () => edge })), ['ORPHAN_UNPROVEN']);
+  assert.equal(codes(await audit(queue, { now: () => edge + 1 })), ['ORPHANED_CLAIM']);
 });
 
 executions.run();

@@ -1,13 +1,15 @@
 /**
- * Owner identity and liveness (ID-6, ID-7, I5): claims planted with owners
- * the consumer must judge dead (a pid reused by a live process, a foreign
- * owner whose lease expired) or alive (a live process with the recorded
- * start, a foreign owner whose lease runs), then recover and consume.
+ * Owner identity and liveness (ID-6, ID-7, LEASE-3, I5): claims planted with
+ * owners the consumer must judge dead (a pid reused by a live process, a
+ * foreign owner whose lease + GUARDIAN_LIMIT + LEASE_SKEW ran out) or alive (a
+ * live process with the recorded start, a foreign owner whose lease runs or
+ * whose guardian may still be stopping its commands), then recover and
+ * consume.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LEASE_MAX, LEASE_MIN } from '../../src/core/constants.ts';
+import { GUARDIAN_LIMIT, LEASE_MAX, LEASE_MIN, LEASE_SKEW } from '../../src/core/constants.ts';
 import { processStart, selfIdentity, type Identity } from '../../src/core/identity.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, foreignOwner, ownerOf, sleeper } from '../runner/fixtures.ts';
@@ -129,9 +131,43 @@ async function liveOwnerCase(ctx: CaseContext): Promise<void> {
 
 async function foreignExpiredCase(ctx: CaseContext): Promise<void> {
   const s = await setup(ctx);
-  await plantClaim(s.root, s.victim, foreignOwner(await selfIdentity()), Date.now() - 120_000, LEASE_MIN);
+  await plantClaim(s.root, s.victim, foreignOwner(await selfIdentity()), Date.now() - LEASE_MIN - GUARDIAN_LIMIT - LEASE_SKEW - 1_000, LEASE_MIN);
   const runs = await recoverAndConsume(ctx, s.root);
-  await expectRecovered(ctx, s, runs, ['ID-7', 'LEASE-3'], 'a foreign owner whose lease expired 2 minutes ago is dead');
+  await expectRecovered(ctx, s, runs, ['ID-7', 'LEASE-3'], 'a foreign owner whose last renewal is more than lease + GUARDIAN_LIMIT + LEASE_SKEW old is dead');
+}
+
+/** claimed_ms of a claim record, or undefined when it cannot be read. */
+async function claimedMsOf(file: string): Promise<number | undefined> {
+  try {
+    const value = (JSON.parse(await readFile(file, 'utf8')) as { claimed_ms?: unknown }).claimed_ms;
+    return typeof value === 'number' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The guardian's window: a foreign claim past lease + LEASE_SKEW but not past
+ * lease + GUARDIAN_LIMIT + LEASE_SKEW. Its owner may have died just before
+ * its lease ran out, and its guardian may still be stopping its commands
+ * (WORKER-2), so breaking it now could run the job twice at once. The check
+ * reads the breaking claim's own claimed_ms, so a machine slow enough for
+ * recover and consume to run past the bound cannot make it fail.
+ */
+async function foreignGuardianWindowCase(ctx: CaseContext): Promise<void> {
+  const s = await setup(ctx);
+  const claimedMs = Date.now() - LEASE_MIN - LEASE_SKEW - 1_000;
+  const bound = claimedMs + LEASE_MIN + GUARDIAN_LIMIT + LEASE_SKEW;
+  await plantClaim(s.root, s.victim, foreignOwner(await selfIdentity()), claimedMs, LEASE_MIN);
+  const runs = await recoverAndConsume(ctx, s.root);
+  const snapshot = await ctx.snapshot(s.root);
+  const job = snapshot.jobs.get(s.victim.id);
+  const evidence = [...runs.map(describeExit), ...listing(snapshot, new Set([s.victim.id]))];
+  // Unbroken, or broken after the bound; an unreadable claim.2.json counts as early.
+  const next = job?.claims.includes(2) === true ? ((await claimedMsOf(path.join(s.victim.dir, 'claim.2.json'))) ?? -1) : undefined;
+  const seen = next === undefined ? 'it was left alone' : next < 0 ? 'claim.2.json has no readable claimed_ms' : `claim 2 was taken at ${next}`;
+  ctx.check(next === undefined || next > bound, ['LEASE-3', 'ID-7', 'WORKER-2'], `a foreign claim renewed at ${claimedMs} with lease ${LEASE_MIN} ms may be broken only after last renewal + lease + GUARDIAN_LIMIT + LEASE_SKEW (${bound}); ${seen}`, evidence);
+  for (const run of runs) ctx.check(!run.timedOut && run.signal === null, ['MANIFEST-2'], 'recover and consume must finish when the only job is held by a live owner', [describeExit(run)]);
 }
 
 async function foreignLiveCase(ctx: CaseContext): Promise<void> {
@@ -146,4 +182,5 @@ export const identityCases: ConformanceCase[] = [
   { name: 'identity/live-owner', clauses: ['ID-6', 'CLAIM-3', 'I5'], level: 'consumer', strength: 'MUST', run: liveOwnerCase },
   { name: 'identity/foreign-expired', clauses: ['ID-7', 'LEASE-3', 'RECOV-1'], level: 'consumer', strength: 'MUST', run: foreignExpiredCase },
   { name: 'identity/foreign-live', clauses: ['ID-7', 'LEASE-3', 'CLAIM-3'], level: 'consumer', strength: 'MUST', run: foreignLiveCase },
+  { name: 'identity/foreign-guardian-window', clauses: ['LEASE-3', 'ID-7', 'WORKER-2'], level: 'consumer', strength: 'MUST', run: foreignGuardianWindowCase },
 ];

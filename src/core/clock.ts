@@ -6,9 +6,9 @@
  * Guarantees: `systemClock.nowMs()` is wall-clock milliseconds since the Unix
  * epoch (leases are compared across processes and hosts, so a per-process
  * monotonic clock would be meaningless to another reader; skew between hosts
- * is absorbed by LEASE_SKEW_MS in identity.ts). `sleep(ms)` resolves after at
- * least `ms` milliseconds and never keeps the process alive on its own account
- * longer than that.
+ * is absorbed by LEASE_SKEW in foreignLeaseGraceMs, identity.ts). `sleep(ms)`
+ * resolves after at least `ms` milliseconds and never keeps the process alive
+ * on its own account longer than that.
  */
 export interface Clock {
   nowMs(): number;

@@ -12,7 +12,8 @@
  *   is not a zombie and has the recorded start; a different start is a reused
  *   pid (dead). When /proc cannot tell (EACCES, hidepid) the verdict is
  *   `unknown`, never `dead`.
- * - ID-7 a FOREIGN owner is judged only by its lease (plus LEASE_SKEW_MS).
+ * - ID-7 a FOREIGN owner is judged only by its lease, plus GUARDIAN_LIMIT and
+ *   LEASE_SKEW (LEASE-3, foreignLeaseGraceMs).
  * - ID-8 a process group is `stopped` only on proof: no member left (ESRCH),
  *   a leader pid now carrying another start, or zombie-only membership seen
  *   by two consecutive scans. A foreign group is `unknown`.
@@ -34,9 +35,18 @@ import { FsjobError, errnoOf } from './errors.ts';
 import { wrapIo } from './io-error.ts';
 import { systemClock } from './clock.ts';
 import type { Clock } from './clock.ts';
+import { GUARDIAN_LIMIT, LEASE_SKEW } from './constants.ts';
 
-/** ID-7: tolerated clock skew between hosts when judging a lease. */
-export const LEASE_SKEW_MS = 5000;
+/**
+ * LEASE-3 (ID-7): how long after its last renewal a foreign claim must be
+ * left alone. An owner that cannot renew may run until just before lease_ms
+ * (LEASE-2) and die there; its guardian then has up to GUARDIAN_LIMIT to stop
+ * the commands (WORKER-2). Breaking earlier could let a second execution
+ * overlap the first. LEASE_SKEW covers the two hosts' clocks.
+ */
+export function foreignLeaseGraceMs(leaseMs: number): number {
+  return leaseMs + GUARDIAN_LIMIT + LEASE_SKEW;
+}
 /** "<host>/<boot_id>": makes this process act as another host (tests only). */
 export const HOST_OVERRIDE_ENV = 'FSJOB_HOST_OVERRIDE';
 const HOST_MAX_BYTES = 255;
@@ -339,10 +349,10 @@ export async function judgeOwner(
   options: IdentityOptions = {},
 ): Promise<OwnerJudgement> {
   if (!(await isLocal(owner, options))) {
-    const expiresMs = lease.lastRenewalMs + lease.leaseMs + LEASE_SKEW_MS;
+    const expiresMs = lease.lastRenewalMs + foreignLeaseGraceMs(lease.leaseMs);
     return lease.nowMs > expiresMs
-      ? { verdict: 'dead', basis: 'lease', reason: `foreign owner on ${owner.host}: lease expired ${lease.nowMs - expiresMs} ms ago (skew allowance included)` }
-      : { verdict: 'alive', basis: 'lease', reason: `foreign owner on ${owner.host}: lease valid for ${expiresMs - lease.nowMs} ms more (skew allowance included)` };
+      ? { verdict: 'dead', basis: 'lease', reason: `foreign owner on ${owner.host}: lease expired ${lease.nowMs - expiresMs} ms ago (guardian limit and skew allowance included, LEASE-3)` }
+      : { verdict: 'alive', basis: 'lease', reason: `foreign owner on ${owner.host}: lease valid for ${expiresMs - lease.nowMs} ms more (guardian limit and skew allowance included, LEASE-3)` };
   }
   let current: ProcessStart | null;
   try {

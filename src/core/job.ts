@@ -237,7 +237,8 @@ export type ExecutionState = 'none' | 'stopped' | 'running' | 'unknown';
  * ID-8 for generation g: is its recorded execution proven stopped? A payload
  * execution (group null) lives in the owner's own process, so it is stopped
  * exactly when the owner is dead; a foreign group is stopped once its owner's
- * lease expired (LEASE-2 made the owner stop it); a same-host group is judged
+ * lease expired by LEASE-3 (LEASE-2 made the owner stop it, or its guardian
+ * did within GUARDIAN_LIMIT, WORKER-2); a same-host group is judged
  * from the process table.
  */
 export async function executionState(queue: Queue, files: JobFiles, gen: number, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<ExecutionState> {
@@ -258,7 +259,7 @@ export async function executionState(queue: Queue, files: JobFiles, gen: number,
   const state = await groupState(group);
   if (state !== 'unknown') return state;
   if (!(await isLocal({ boot_id: group.boot_id, pid_ns: group.pid_ns }))) {
-    // ID-8: a foreign group is stopped only by its owner's expired lease (LEASE-2).
+    // ID-8: a foreign group is stopped only by its owner's expired lease (LEASE-2, WORKER-2, LEASE-3).
     const judgement = await owner();
     return judgement?.verdict === 'dead' && judgement.basis === 'lease' ? 'stopped' : 'unknown';
   }

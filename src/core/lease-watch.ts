@@ -4,8 +4,10 @@
  * remembers the renewal instant it last read and when it first read that
  * value:
  *
- * - unchanged for lease_ms + LEASE_SKEW of monotonic time: the lease expired,
- *   whatever the wall clock says (a clock that jumped back, or a renewal
+ * - unchanged for lease_ms + GUARDIAN_LIMIT + LEASE_SKEW of monotonic time
+ *   (foreignLeaseGraceMs: a dead owner's guardian may stop its commands up
+ *   to GUARDIAN_LIMIT after the owner's last self-fencing instant): the lease
+ *   expired, whatever the wall clock says (a clock that jumped back, or a renewal
  *   stamped in the future by a clock that was ahead, cannot keep a dead owner
  *   alive);
  * - seen to change within that time: the owner is alive, whatever the wall
@@ -15,7 +17,7 @@
  * Same-host owners are judged by pid and start (ID-6) and never pass here.
  */
 import { monotonicMs, systemClock, type Clock } from './clock.ts';
-import { LEASE_SKEW_MS, type LeaseFacts, type OwnerJudgement } from './identity.ts';
+import { foreignLeaseGraceMs, type LeaseFacts, type OwnerJudgement } from './identity.ts';
 
 /** Claims remembered at most; the oldest are forgotten first (then judged from first sight again). */
 const WATCH_MAX = 100_000;
@@ -48,7 +50,7 @@ export class LeaseWatch {
       this.seen.set(key, sighting);
     }
     const unchanged = Math.round(mono - sighting.sinceMono);
-    if (unchanged > lease.leaseMs + LEASE_SKEW_MS) {
+    if (unchanged > foreignLeaseGraceMs(lease.leaseMs)) {
       return { verdict: 'dead', basis: 'lease', reason: `foreign owner: its renewal stayed unchanged for ${unchanged} ms of this judge's monotonic clock (LEASE-4)` };
     }
     if (sighting.renewed) {

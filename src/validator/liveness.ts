@@ -8,7 +8,7 @@
  * A validator only looks: nothing is signalled.
  */
 import * as nodeFs from 'node:fs/promises';
-import { groupState, isLocal, judgeOwner, LEASE_SKEW_MS, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../core/identity.ts';
+import { foreignLeaseGraceMs, groupState, isLocal, judgeOwner, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../core/identity.ts';
 import type { Group, Identity } from '../core/records.ts';
 
 export type ExecutionVerdict = 'running' | 'stopped' | 'unknown';
@@ -63,7 +63,8 @@ export class LivenessJudge {
   /**
    * ID-8 for a recorded group whose owner is dead: a group on this host is
    * judged from the process table; a foreign one is proven stopped only once
-   * its owner's lease expired (LEASE-2 made the owner stop it).
+   * its owner's lease expired by LEASE-3 (LEASE-2 made the owner stop it, or
+   * its guardian did within GUARDIAN_LIMIT of the owner's death, WORKER-2).
    */
   execution(group: Group, lease: LeaseFacts): Promise<ExecutionVerdict> {
     const key = `${group.boot_id}\0${group.pid_ns}\0${group.pgid}\0${group.start}\0${lease.lastRenewalMs}\0${lease.leaseMs}`;
@@ -77,7 +78,7 @@ export class LivenessJudge {
 
   private async judgeExecution(group: Group, lease: LeaseFacts): Promise<ExecutionVerdict> {
     if (!(await isLocal(group, this.cached))) {
-      return lease.nowMs > lease.lastRenewalMs + lease.leaseMs + LEASE_SKEW_MS ? 'stopped' : 'unknown';
+      return lease.nowMs > lease.lastRenewalMs + foreignLeaseGraceMs(lease.leaseMs) ? 'stopped' : 'unknown';
     }
     if (group.pgid < 2) return 'unknown';
     try {

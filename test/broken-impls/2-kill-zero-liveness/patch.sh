@@ -6,6 +6,6 @@ owner_verdict() {
     if kill -0 "$3" 2>/dev/null; then OWNER=alive; else OWNER=dead; fi
   else
     now_ms
-    if [ "$NOW_MS" -gt $(($5 + $6 + LEASE_SKEW)) ]; then OWNER=dead; else OWNER=alive; fi
+    if [ "$NOW_MS" -gt $(($5 + $6 + GUARDIAN_LIMIT + LEASE_SKEW)) ]; then OWNER=dead; else OWNER=alive; fi
   fi
 }

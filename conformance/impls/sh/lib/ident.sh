@@ -5,6 +5,8 @@
 # (ID-6), because a reused pid answers it.
 
 LEASE_SKEW=5000
+# A dead consumer's commands are stopped within this (WORKER-2).
+GUARDIAN_LIMIT=10000
 
 # id_init: this process's identity (ID-1..ID-4): ID_HOST, ID_BOOT, ID_NS,
 # ID_PID, ID_START, ID_UID and ID_JSON, the identity object of REC-8.
@@ -80,8 +82,11 @@ owner_verdict() {
         esac ;;
     esac
   else
+    # LEASE-3: the owner may have died just before its lease ran out
+    # (LEASE-2), and its guardian may take GUARDIAN_LIMIT more to stop its
+    # commands.
     now_ms
-    if [ "$NOW_MS" -gt $(($5 + $6 + LEASE_SKEW)) ]; then OWNER=dead; else OWNER=alive; fi
+    if [ "$NOW_MS" -gt $(($5 + $6 + GUARDIAN_LIMIT + LEASE_SKEW)) ]; then OWNER=dead; else OWNER=alive; fi
   fi
 }
 

@@ -101,7 +101,8 @@ exec_group_state() {
     EXEC_LOCAL=1 EXEC_PGID=$R_group_pgid EXEC_START=$R_group_start
     group_state "$EXEC_PGID" "$EXEC_START"
   else
-    # Foreign: stopped once its owner's lease has expired (LEASE-2).
+    # Foreign: stopped once its owner's lease has expired (LEASE-3: the owner
+    # stopped it, LEASE-2, or its guardian did, WORKER-2).
     claim_verdict "$1" "$2" "$3"
     if [ "$OWNER" = dead ]; then GROUP=stopped; else GROUP=running; fi
   fi
