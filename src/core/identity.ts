@@ -477,7 +477,9 @@ export async function signalGroup(
   const leader = await leaderOf(system, group.pgid);
   if (leader === 'unreadable') return 'refused';
   if (leader !== null && leader.start !== group.start) return 'refused';
-  if (leader === null) {
+  // A zombie leader (its parent has not reaped it yet) runs nothing: judge by
+  // the members, as groupState does, so a group of zombies is 'stopped'.
+  if (leader === null || isDeadState(leader.state)) {
     const states = await memberStates(system, group.pgid);
     if (states === undefined) return 'refused';
     if (!states.some((state) => !isDeadState(state))) {
