@@ -89,8 +89,9 @@ async function build(dir) {
 
 /**
  * main() of the compiled CLI, or undefined to run the sources through tsx.
- * `fsjob conformance` and commands not named (`fsjob --help`) take the tsx
- * path: the bundle leaves the conformance command out.
+ * The bundle serves a named command other than `fsjob conformance` (which it
+ * leaves out); `fsjob --help`, `fsjob help` and a mistyped name load every
+ * command, so they take the tsx path.
  */
 export async function compiledMain(argv) {
   if (process.env.FSJOB_TSX === '1') return undefined;
@@ -100,7 +101,8 @@ export async function compiledMain(argv) {
     const dir = join(CACHE, sourceKey());
     const entry = join(dir, 'main.mjs');
     if (!existsSync(entry)) await build(dir);
-    return (await import(pathToFileURL(entry).href)).main;
+    const bundle = await import(pathToFileURL(entry).href);
+    return bundle.COMMAND_NAMES.includes(command) ? bundle.main : undefined;
   } catch {
     return undefined;
   }

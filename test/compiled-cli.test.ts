@@ -17,7 +17,7 @@ const BIN = join(ROOT, 'bin', 'fsjob.js');
 const CACHE = join(ROOT, 'node_modules', '.cache', 'fsjob-cli');
 
 function fsjob(args: string[], env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  return execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Bundles in the cache, newest first. */
@@ -56,6 +56,19 @@ compiled('the bundle and the sources through tsx do the same work: a job enqueue
   // The precompiled validators (src/core/validators.generated.cjs) are loaded from beside the sources.
   const report = JSON.parse(fsjob(['validate', '--json', queue])) as { summary: { errors: number } };
   assert.is(report.summary.errors, 0);
+});
+
+compiled('`fsjob help` and a mistyped command, which load every command, are answered through tsx, not refused by the bundle', () => {
+  assert.match(fsjob(['help']), 'fsjob <command> [options]');
+  let status: number | null = null;
+  let stderr = '';
+  try {
+    fsjob(['stauts']);
+  } catch (error) {
+    ({ status, stderr } = error as { status: number; stderr: string });
+  }
+  assert.is(status, 2, 'a usage error');
+  assert.match(stderr, 'Did you mean status?');
 });
 
 compiled.run();

@@ -10,7 +10,8 @@
  *   components are opened with O_NOFOLLOW; directories above them are lstat-
  *   checked first because O_NOFOLLOW only protects the last component. Without
  *   the `root` option only the immediate parent directory is checked; with it,
- *   every directory from the root down.
+ *   every directory from the root down (the parent on every call, those above
+ *   it again once a passing check is ANCESTOR_TRUST_MS old).
  * - SEC-3 a FIFO, socket, device or directory where a file belongs is refused
  *   after an lstat and is never opened blocking (reads use O_NONBLOCK and are
  *   re-verified with fstat), so no call can hang on a FIFO.
