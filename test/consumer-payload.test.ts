@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { enqueue, freshQueue } from './support/enqueue.ts';
 import { drain, endOf, fileExists, jobFiles, publishCancel, publishClaim, readJson, receiptOf, serve, waitFor } from './support/consumer.ts';
 import { cleanupAll, rejectsWith } from './helpers.ts';
@@ -29,7 +29,9 @@ handlers("a handler's result is the receipt's result; the exec record has group 
   assert.equal(r.result, { sum: 5 });
   assert.equal(seen, [1]);
   assert.is(readJson<ExecRecord>(q.paths.jobFile(id, 'exec.1.json')).group, null);
-  assert.is(r.stdout?.bytes_kept, 0);
+  // A handler has no streams: no output files, and the receipt says so with null (PAYLOAD-1, RCPT-5).
+  assert.equal([r.stdout, r.stderr], [null, null]);
+  assert.not.ok(existsSync(q.paths.jobFile(id, 'stdout.1')) || existsSync(q.paths.jobFile(id, 'stderr.1')), 'no output files');
 });
 
 handlers('a handler that throws is retried while attempts remain, then fails with exit code 1', async () => {

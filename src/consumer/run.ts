@@ -16,7 +16,6 @@ import os from 'node:os';
 import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
 import { FsjobError, isFsjobError } from '../core/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
-import { later, settleAll } from '../core/safefs.ts';
 import type { RunTicket } from './claim.ts';
 import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
 import type { Context } from './context.ts';
@@ -45,7 +44,6 @@ export interface RunningJob {
   readonly done: Promise<RunOutcome>;
 }
 
-const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 /** Backoff of a generation given back after an infrastructure failure (seed 004: recovery limits). */
 export const GIVE_BACK_DELAY = 2_000;
 
@@ -99,8 +97,9 @@ interface Ending {
   failCode: number;
   status: ExecStatus | null;
   startedMs: number | null;
-  stdout: OutputSummary;
-  stderr: OutputSummary;
+  /** Null for a payload job, which has no output files (PAYLOAD-1, RCPT-5). */
+  stdout: OutputSummary | null;
+  stderr: OutputSummary | null;
   result?: JsonValue;
   message?: string | null;
 }
@@ -182,10 +181,6 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
     if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
     throw error;
   }
-}
-
-function emptyOutput(gen: number): OutputSummary {
-  return { gen, bytes_total: 0, bytes_kept: 0, truncated: false, sha256: EMPTY_SHA256 };
 }
 
 /** Runs a command job (section 8) under `guardian` (WORKER-2). */
@@ -343,22 +338,11 @@ export class ClaimedJob {
     });
   }
 
-  /** Records the execution (EXEC-1, EXEC-3 with group null) and starts the control loop. */
+  /** Records the execution (EXEC-3 with group null; no output files, PAYLOAD-1) and starts the control loop. */
   static async start(ticket: RunTicket): Promise<ClaimedJob> {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
-    // Payload jobs have no streams; their files exist empty so that every recorded execution has them (EXEC-1, RCPT-5).
-    // RCPT-2 fsyncs them before any receipt; those fsyncs overlap the exec record's
-    // (nothing orders them against it) and are done before the handler starts.
-    const outputs = await owner.createOutputs();
-    const synced = [later(outputs.stdout.sync()), later(outputs.stderr.sync())];
-    try {
-      await owner.publishExec(job.attempt, null);
-      await settleAll(synced);
-    } finally {
-      await Promise.allSettled(synced);
-      await Promise.all([outputs.stdout.close(), outputs.stderr.close()]);
-    }
+    await owner.publishExec(job.attempt, null);
     job.startedMs = owner.ctx.clock.nowMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
     job.control.start();
@@ -405,8 +389,8 @@ export class ClaimedJob {
       failCode: 1,
       status: this.reason === null || ok ? { exit: ok ? 0 : 1, signal: null } : null,
       startedMs: this.startedMs,
-      stdout: emptyOutput(this.gen),
-      stderr: emptyOutput(this.gen),
+      stdout: null,
+      stderr: null,
       message,
       ...(result === undefined ? {} : { result }),
     };

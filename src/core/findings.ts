@@ -77,7 +77,7 @@ export const FINDING_CODES = {
   CLAIM_GAP: spec('error', 'CLAIM-5', 'claims are published for generation g+1 only after g; a claim was removed or written out of turn'),
   CLAIM_LIMIT: spec('warning', 'CLAIM-4', 'the job can never be claimed again; cancel it or enqueue it anew'),
   GEN_WITHOUT_CLAIM: spec('error', 'LAYOUT-5', 'only the owner of claim g writes the records of generation g; find what wrote it'),
-  EXEC_NO_OUTPUT: spec('error', 'EXEC-1', 'the owner creates stdout.<g> and stderr.<g> before recording the execution; the outputs were lost or never made'),
+  EXEC_NO_OUTPUT: spec('error', 'EXEC-1', 'the owner of a command job creates stdout.<g> and stderr.<g> before recording the execution; the outputs were lost or never made'),
   EXEC_ATTEMPT: spec('error', 'RETRY-1', 'the attempt number of an execution is the attempts used before it plus one'),
   EXEC_GROUP: spec('error', 'EXEC-3', 'a command execution records its process group; a payload execution (PAYLOAD-1) records null'),
   STATE_ATTEMPT: spec('warning', 'RETRY-1', 'state records are advisory and fsjob ignores this one; the exec record is what counts'),

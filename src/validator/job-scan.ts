@@ -375,7 +375,7 @@ class JobAudit {
       }
     }
 
-    // EXEC-1, EXEC-3/PAYLOAD-1, RETRY-1: executions, in generation order.
+    // EXEC-1 (commands), EXEC-3/PAYLOAD-1, RETRY-1: executions, in generation order.
     let used = 0;
     let executions = 0;
     for (const gen of order) {
@@ -383,7 +383,9 @@ class JobAudit {
       if (slots.exec === undefined) continue;
       executions += 1;
       const shown = this.shown(slots.exec.name);
-      if (slots.stdout === undefined || slots.stderr === undefined) {
+      // A payload generation has no output files (PAYLOAD-1); one left empty by an older implementation is accepted.
+      const payload = this.spec !== undefined && this.spec.argv === undefined;
+      if (!payload && (slots.stdout === undefined || slots.stderr === undefined)) {
         const missing = STREAMS.filter((stream) => slots[stream] === undefined);
         this.sink.add('EXEC_NO_OUTPUT', `generation ${gen} recorded an execution but ${missing.map((stream) => `${stream}.${gen}`).join(' and ')} ${missing.length === 1 ? 'does' : 'do'} not exist`, shown, this.id);
       }
@@ -463,7 +465,9 @@ class JobAudit {
     const shown = this.shown('receipt.json');
     const summary: OutputSummary | null = receipt[stream];
     if (summary === null) {
-      if (this.gens.get(receipt.gen)?.exec !== undefined) {
+      // A payload generation has no output files to describe (PAYLOAD-1).
+      const payload = this.spec !== undefined && this.spec.argv === undefined;
+      if (!payload && this.gens.get(receipt.gen)?.exec !== undefined) {
         this.sink.add('RECEIPT_OUTPUT', `${stream} is null but generation ${receipt.gen} recorded an execution`, shown, this.id, `/${stream}`);
       }
       return;
