@@ -175,7 +175,7 @@ async function claimLoop(queue: Awaited<ReturnType<typeof openQueue>>, samples: 
     samples,
     enqueue_us: enqueueUs,
     claim_us: claimUs,
-    // claimNext() records the execution too (outputs, exec record); complete() publishes the receipt.
+    // claimNext() records the execution too (the exec record); complete() publishes the receipt.
     complete_us: completeUs,
     claim_complete_us: claimUs.map((c, i) => c + (completeUs[i] as number)),
     wall_us: wallUs,

@@ -191,7 +191,7 @@ export async function cpuProfiles(ctx: Ctx, quick: boolean): Promise<CpuSummary[
       jobs: n,
       wallMsPerJob: r.wall_us / n / 1000,
       cpuMsPerJob: (r.cpu_user_us + r.cpu_system_us) / n / 1000,
-      phases: { enqueue: median(r.enqueue_us) / 1000, 'claimNext (claim + exec record + outputs)': median(r.claim_us) / 1000, 'complete (receipt)': median(r.complete_us) / 1000, 'user CPU': r.cpu_user_us / n / 1000, 'system CPU': r.cpu_system_us / n / 1000 },
+      phases: { enqueue: median(r.enqueue_us) / 1000, 'claimNext (claim + exec record)': median(r.claim_us) / 1000, 'complete (receipt)': median(r.complete_us) / 1000, 'user CPU': r.cpu_user_us / n / 1000, 'system CPU': r.cpu_system_us / n / 1000 },
       ...summariseProfile(JSON.parse(readFileSync(profFile, 'utf8')) as CpuProfile),
     });
   }

@@ -253,7 +253,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   }
   out.push(`## 5. Scale (fs state: ${stateOf('before scale')}; all depths measured round-robin in one state)`, '');
   out.push(
-    'Finished jobs are written straight into jobs/ by bench/fill.c from records made with the reference encoder (they validate clean). Claim latency is `claimNext()` on an opened queue right after one job was enqueued (it claims, creates the outputs and records the execution); "claim + complete" adds the receipt. The floor row is one whole job sequence in the same jobs/ directory (what the filesystem itself adds with depth). SQLite: the claim transaction with that many done rows.',
+    'Finished jobs are written straight into jobs/ by bench/fill.c from records made with the reference encoder (they validate clean). Claim latency is `claimNext()` on an opened queue right after one job was enqueued (it claims and records the execution; a payload job has no output files); "claim + complete" adds the receipt. The floor row is one whole job sequence in the same jobs/ directory (what the filesystem itself adds with depth). SQLite: the claim transaction with that many done rows.',
     '',
   );
   out.push(depthTable(r), '');
