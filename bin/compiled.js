@@ -81,9 +81,14 @@ async function build(dir) {
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+  // Pruning is housekeeping: another start may be pruning the same entries, and nothing here may fail a built bundle.
   for (const name of readdirSync(CACHE)) {
     const path = join(CACHE, name);
-    if (path !== dir && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+    try {
+      if (path !== dir && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
   }
 }
 
