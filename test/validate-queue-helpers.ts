@@ -224,8 +224,9 @@ export async function receipt(
     status: outputsOf === null ? null : { exit: exitCode, signal: null },
     started_ms: outputsOf === null ? null : Date.now(),
     finished_ms: Date.now(),
-    stdout: outputsOf === null ? null : await outputSummary(queue, id, 'stdout', outputsOf),
-    stderr: outputsOf === null ? null : await outputSummary(queue, id, 'stderr', outputsOf),
+    // Described from disk unless the caller says what the receipt claims (given fields win below).
+    stdout: outputsOf === null || 'stdout' in rest ? null : await outputSummary(queue, id, 'stdout', outputsOf),
+    stderr: outputsOf === null || 'stderr' in rest ? null : await outputSummary(queue, id, 'stderr', outputsOf),
     result: null,
     by: await selfIdentity(),
     ...rest,

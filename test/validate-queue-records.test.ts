@@ -139,6 +139,32 @@ generations('an execution recorded without its output files is EXEC_NO_OUTPUT', 
   expectFinding(result, 'EXEC_NO_OUTPUT', { path: join(queue.paths.job(id), 'exec.1.json'), clause: 'EXEC-1', jobId: id, severity: 'error' });
 });
 
+generations('a payload generation has no output files and its receipt says null (PAYLOAD-1); the empty files an older consumer left are accepted too', async () => {
+  const queue = await newQueue();
+  const bare = (await enqueue(queue, { handler: 'h' })).id;
+  await claim(queue, bare, 1);
+  await exec(queue, bare, 1, { group: null, outputs: false });
+  await receipt(queue, bare, 1, { stdout: null, stderr: null });
+  const older = (await enqueue(queue, { handler: 'h' })).id;
+  await claim(queue, older, 1);
+  await exec(queue, older, 1, { group: null });
+  await receipt(queue, older, 1);
+  // The same shape for a command job is still an execution that lost its outputs.
+  const command = (await enqueue(queue)).id;
+  await claim(queue, command, 1);
+  await exec(queue, command, 1, { outputs: false });
+  await receipt(queue, command, 1, { stdout: null, stderr: null });
+  const result = await audit(queue);
+  assert.equal(
+    result.findings.filter((finding) => finding.severity !== 'info').map((finding) => [finding.code, finding.job_id]).sort(),
+    [
+      ['EXEC_NO_OUTPUT', command],
+      ['RECEIPT_OUTPUT', command],
+      ['RECEIPT_OUTPUT', command],
+    ],
+  );
+});
+
 generations('an attempt number that is not attempts-used + 1 is EXEC_ATTEMPT; a state record disagreeing with it is STATE_ATTEMPT', async () => {
   const queue = await newQueue();
   const { id } = await enqueue(queue, { max_attempts: 3 });
