@@ -60,7 +60,8 @@ function encodeSpec(spec: SpecRecord, source: string): Buffer {
  * Resolves, once the bytes are written, to the pending fsync (which closes
  * the file): the caller runs it alongside the staging directory's fsync and
  * awaits both before the rename (section 6.2 step 4 orders them before step 7,
- * not against each other).
+ * not against each other). Wrapped in an object because an async function
+ * would wait for a promise it returns.
  */
 async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uint8Array): Promise<{ synced: Promise<void> }> {
   const handle = await createExclusive(dir, name, PRIVATE_FILE_MODE, queue.fsOptions);
