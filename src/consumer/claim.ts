@@ -21,8 +21,7 @@ import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
 import { openBounded, publishRecord } from '../fs/safefs.ts';
 import type { Context, SpecView } from './context.ts';
-import { deadOutputSummary, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
-import { GIVE_BACK_DELAY } from './run.ts';
+import { deadOutputSummary, GIVE_BACK_DELAY, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
 
 /** What the claimer may do with a job once it owns it. */
 export interface ClaimPolicy {

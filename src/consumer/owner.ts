@@ -43,6 +43,9 @@ export interface ReceiptFields {
   result?: ReceiptRecord['result'];
 }
 
+/** Backoff of a generation given back after an infrastructure failure (seed 004: recovery limits). */
+export const GIVE_BACK_DELAY = 2_000;
+
 const MESSAGE_MAX_BYTES = 1024;
 
 /** Cut a text to at most `max` bytes of UTF-8 without splitting a character. */
