@@ -8,8 +8,8 @@
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
-import type { JobRequest } from '../../src/core/records.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
+import type { JobRequest } from '../../src/records/codec.ts';
 import { hasRole, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import type { Pool } from './pool.ts';
 import { describeExit, runRole, startRole, type ProcessResult, type RoleRunOptions, type Spawned } from './process.ts';

@@ -13,9 +13,9 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
+import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
 import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
 import type { Context } from './context.ts';

@@ -9,14 +9,14 @@
  * lane waits (PREEMPT-2). The index is a hint (READY-1): every entry is
  * verified against the job directory before anything is done to the job.
  */
-import { TEMP_MAX_AGE } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { currentHold, laneHeld } from '../core/holds.ts';
-import { CLAIMABLE, deriveStatus, listJob, type JobFiles } from '../core/job.ts';
-import { isJobId, parseReadyEntry } from '../core/layout.ts';
-import type { Queue } from '../core/queue.ts';
-import type { SpecRecord } from '../core/records.ts';
-import { createExclusive, entryPresent, listDir, removeTree, statEntry } from '../core/safefs.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { currentHold, laneHeld } from '../model/holds.ts';
+import { CLAIMABLE, deriveStatus, listJob, type JobFiles } from '../model/job.ts';
+import { isJobId, parseReadyEntry } from '../model/layout.ts';
+import type { Queue } from '../model/queue.ts';
+import type { SpecRecord } from '../records/codec.ts';
+import { createExclusive, entryPresent, listDir, removeTree, statEntry } from '../fs/safefs.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context, SpecView } from './context.ts';
 import { readyName } from './owner.ts';

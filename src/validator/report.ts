@@ -2,20 +2,11 @@
  * Validation reports (spec section 17, schemas/report.schema.json) and their
  * human form.
  */
-import { readFileSync } from 'node:fs';
-import { srcPath } from '../core/source-dir.ts';
-import type { Finding } from '../core/findings.ts';
-import { PROTOCOL_VERSION, type ValidateReport } from '../core/records.ts';
+import { fsjobVersion } from '../base/version.ts';
+import type { Finding } from '../records/findings.ts';
+import { PROTOCOL_VERSION, type ValidateReport } from '../records/codec.ts';
 import type { FileResult } from './files.ts';
 import type { QueueAudit } from './queue.ts';
-
-let toolVersion: string | undefined;
-
-/** The version of this fsjob package, for reports. */
-export function fsjobVersion(): string {
-  toolVersion ??= (JSON.parse(readFileSync(srcPath('..', 'package.json'), 'utf8')) as { version: string }).version;
-  return toolVersion;
-}
 
 /** REPORT-1: a report lists at most this many findings. */
 export const FINDINGS_MAX = 1_000_000;
