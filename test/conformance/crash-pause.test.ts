@@ -11,14 +11,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callFamily, runWithCrash, startWithCrash } from '../conformance/crash/run.ts';
-import { readStarts } from '../conformance/runner/case.ts';
-import { loadManifest } from '../conformance/runner/manifest.ts';
-import { startRolePaused } from '../conformance/runner/pause.ts';
-import { runRole } from '../conformance/runner/process.ts';
-import { createQueue, stageJob } from '../conformance/runner/stage.ts';
-import { logged } from '../conformance/cases/jobs.ts';
-import { readRecord } from '../src/core/records.ts';
+import { callFamily, runWithCrash, startWithCrash } from '../../conformance/crash/run.ts';
+import { readStarts } from '../../conformance/runner/case.ts';
+import { loadManifest } from '../../conformance/runner/manifest.ts';
+import { startRolePaused } from '../../conformance/runner/pause.ts';
+import { runRole } from '../../conformance/runner/process.ts';
+import { createQueue, stageJob } from '../../conformance/runner/stage.ts';
+import { logged } from '../../conformance/cases/jobs.ts';
+import { readRecord } from '../../src/records/codec.ts';
 
 const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'fsjob-pause-test-')));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
@@ -110,7 +110,7 @@ pause.run();
 // ---------------------------------------------------------------------------
 const consumers = suite('two consumers racing one claim (fsjob-sh)');
 
-const SH = loadManifest(fileURLToPath(new URL('../conformance/impls/sh/manifest.json', import.meta.url)));
+const SH = loadManifest(fileURLToPath(new URL('../../conformance/impls/sh/manifest.json', import.meta.url)));
 
 consumers('the consumer paused before its claim link loses to the one that runs meanwhile, and the job runs once', async () => {
   for (let round = 1; round <= 2; round++) {
