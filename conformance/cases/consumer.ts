@@ -4,8 +4,8 @@
  */
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTROL_LATENCY } from '../../src/core/constants.ts';
-import { readRecord, type JobRequest } from '../../src/core/records.ts';
+import { CONTROL_LATENCY } from '../../src/base/constants.ts';
+import { readRecord, type JobRequest } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, roleEnv, sleep } from '../runner/process.ts';

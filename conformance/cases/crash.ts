@@ -21,9 +21,9 @@
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { callFamily, runWithCrash, type CountedCall, type CrashRunResult } from '../crash/run.ts';
-import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
-import type { Queue } from '../../src/core/queue.ts';
-import type { JobRequest } from '../../src/core/records.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
+import type { Queue } from '../../src/model/queue.ts';
+import type { JobRequest } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing, type QueueSnapshot } from '../runner/inspect.ts';
 import { roleArgv, type Role } from '../runner/manifest.ts';

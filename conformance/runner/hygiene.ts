@@ -15,7 +15,7 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { classifyJobEntry } from '../../src/core/layout.ts';
+import { classifyJobEntry } from '../../src/model/layout.ts';
 import type { Failure } from './report.ts';
 
 export interface Walked {

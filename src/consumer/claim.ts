@@ -10,19 +10,18 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SafeHandle } from '../core/safefs.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { GEN_MAX, PROTOCOL_VERSION, RECOVER_GRACE, STDIN_MAX } from '../core/constants.ts';
-import { stopGroup } from '../core/identity.ts';
-import { genRecordName } from '../core/layout.ts';
-import { laneHeld, takeHold } from '../core/holds.ts';
-import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../core/job.ts';
-import type { Queue } from '../core/queue.ts';
-import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, type SpecRecord } from '../core/records.ts';
-import { openBounded, publishRecord } from '../core/safefs.ts';
+import type { SafeHandle } from '../fs/safefs.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { GEN_MAX, PROTOCOL_VERSION, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
+import { stopGroup } from '../model/identity.ts';
+import { genRecordName } from '../model/layout.ts';
+import { laneHeld, takeHold } from '../model/holds.ts';
+import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
+import type { Queue } from '../model/queue.ts';
+import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
+import { openBounded, publishRecord } from '../fs/safefs.ts';
 import type { Context, SpecView } from './context.ts';
-import { deadOutputSummary, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
-import { GIVE_BACK_DELAY } from './run.ts';
+import { deadOutputSummary, GIVE_BACK_DELAY, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
 
 /** What the claimer may do with a job once it owns it. */
 export interface ClaimPolicy {

@@ -8,11 +8,11 @@
  * createExclusive (PUB-7). Nothing here writes a protocol file any other way.
  */
 import { createHash } from 'node:crypto';
-import type { SafeHandle } from '../core/safefs.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { GEN_MAX, OUTPUT_MAX, PROTOCOL_VERSION } from '../core/constants.ts';
-import { genRecordName, outputName, parseReadyEntry, readyEntryName } from '../core/layout.ts';
-import type { Queue } from '../core/queue.ts';
+import type { SafeHandle } from '../fs/safefs.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { GEN_MAX, OUTPUT_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
+import { genRecordName, outputName, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import type { Queue } from '../model/queue.ts';
 import {
   encodeRecord,
   type EndRecord,
@@ -23,8 +23,8 @@ import {
   type ReceiptRecord,
   type SpecRecord,
   type StateRecord,
-} from '../core/records.ts';
-import { createExclusive, listDir, openBounded, publishRecord, removeTree, statEntry } from '../core/safefs.ts';
+} from '../records/codec.ts';
+import { createExclusive, listDir, openBounded, publishRecord, removeTree, statEntry } from '../fs/safefs.ts';
 import type { Context } from './context.ts';
 
 export type EndReason = EndRecord['reason'];
@@ -42,6 +42,9 @@ export interface ReceiptFields {
   stderr?: OutputSummary | null;
   result?: ReceiptRecord['result'];
 }
+
+/** Backoff of a generation given back after an infrastructure failure (seed 004: recovery limits). */
+export const GIVE_BACK_DELAY = 2_000;
 
 const MESSAGE_MAX_BYTES = 1024;
 

@@ -18,14 +18,14 @@
  * Nothing else is removed: no job, no receipt, no record of an open claim.
  */
 import path from 'node:path';
-import { TEMP_MAX_AGE } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { judgeOwner } from '../core/identity.ts';
-import { deriveStatus, listJob, type JobFiles } from '../core/job.ts';
-import { isJobId, parseHoldNumber, parseReadyEntry, WORKER_ID_PATTERN } from '../core/layout.ts';
-import type { Queue } from '../core/queue.ts';
-import { readRecord } from '../core/records.ts';
-import { listDir, removeTree, statEntry, type DirEntry } from '../core/safefs.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { judgeOwner } from '../model/identity.ts';
+import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
+import { isJobId, parseHoldNumber, parseReadyEntry, WORKER_ID_PATTERN } from '../model/layout.ts';
+import type { Queue } from '../model/queue.ts';
+import { readRecord } from '../records/codec.ts';
+import { listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
 import { claimJob } from './claim.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { rebuildReady } from './select.ts';

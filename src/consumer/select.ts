@@ -9,16 +9,16 @@
  * lane waits (PREEMPT-2). The index is a hint (READY-1): every entry is
  * verified against the job directory before anything is done to the job.
  */
-import { TEMP_MAX_AGE } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { currentHold, laneHeld } from '../core/holds.ts';
-import { CLAIMABLE, deriveStatus, listJob, type JobFiles } from '../core/job.ts';
-import { isJobId, parseReadyEntry } from '../core/layout.ts';
-import type { Queue } from '../core/queue.ts';
-import type { SpecRecord } from '../core/records.ts';
-import { createExclusive, entryPresent, listDir, removeTree, statEntry } from '../core/safefs.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { CLAIMABLE, deriveStatus, listJob, type JobFiles } from '../model/job.ts';
+import { isJobId, parseReadyEntry } from '../model/layout.ts';
+import type { Queue } from '../model/queue.ts';
+import type { SpecRecord } from '../records/codec.ts';
+import { createExclusive, entryPresent, listDir, removeTree, statEntry } from '../fs/safefs.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context, SpecView } from './context.ts';
+import { mayStartNow } from './lanes.ts';
 import { readyName } from './owner.ts';
 
 export interface SelectFilter {
@@ -86,43 +86,6 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
     }
   }
   return { result: null, retryAtMs };
-}
-
-/** LANE-4 and PREEMPT-2 for a queued job with a valid spec. */
-async function mayStartNow(ctx: Context, queue: Queue, id: string, spec: SpecRecord): Promise<boolean> {
-  if (spec.lane === null) return true;
-  if (spec.preemptible && (await nonPreemptibleWaiting(ctx, queue, spec.lane, id))) return false;
-  const hold = await currentHold(queue, 'lane', spec.lane);
-  if (hold === undefined) return true;
-  // An unreadable highest hold counts as held: a lane is never taken on a guess.
-  if (hold.hold === undefined) return false;
-  return !(await laneHeld(queue, hold.hold, { clock: ctx.clock, leases: ctx.leases }));
-}
-
-/**
- * PREEMPT-1/2: is a non-preemptible job of `lane` waiting (queued: not
- * retrying, not cancelled)?
- */
-export async function nonPreemptibleWaiting(ctx: Context, queue: Queue, lane: string, exceptId: string): Promise<boolean> {
-  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
-    const parsed = parseReadyEntry(entry.name);
-    if (parsed === undefined || parsed.id === exceptId) continue;
-    let spec: SpecView | undefined;
-    try {
-      spec = await ctx.specs.get(queue, parsed.id);
-    } catch {
-      continue;
-    }
-    if (spec === undefined || !spec.ok || spec.spec.lane !== lane || spec.spec.preemptible) continue;
-    try {
-      const files = await listJob(queue, parsed.id);
-      const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, spec: spec.spec });
-      if (view.status === 'queued') return true;
-    } catch {
-      continue;
-    }
-  }
-  return false;
 }
 
 /** READY-3: an entry whose job directory does not exist goes once it is older than TEMP_MAX_AGE. */

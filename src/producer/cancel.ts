@@ -8,16 +8,16 @@
  * points: if the claim is lost, the process that won it is the owner and sees
  * the request (CLAIM-6.2); a running job's owner acts on it (CANCEL-3).
  */
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { genRecordName } from '../core/layout.ts';
-import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../core/job.ts';
-import { publishRecord } from '../core/safefs.ts';
-import { encodeRecord, type CancelRecord, type ClaimRecord, type ReceiptRecord } from '../core/records.ts';
-import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../core/constants.ts';
-import { selfIdentity } from '../core/identity.ts';
-import type { Queue } from '../core/queue.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { genRecordName } from '../model/layout.ts';
+import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../model/job.ts';
+import { publishRecord } from '../fs/safefs.ts';
+import { encodeRecord, type CancelRecord, type ClaimRecord, type ReceiptRecord } from '../records/codec.ts';
+import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../base/constants.ts';
+import { selfIdentity } from '../model/identity.ts';
+import type { Queue } from '../model/queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
 import { findJob, readSpec, removeReadyEntry } from './jobs.ts';
 
 export interface CancelOptions {

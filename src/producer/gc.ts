@@ -11,14 +11,14 @@
 import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry } from '../core/layout.ts';
-import { listDir, removeTree, renameNoReplace } from '../core/safefs.ts';
-import { readRecord } from '../core/records.ts';
-import { TEMP_MAX_AGE } from '../core/constants.ts';
-import type { Queue } from '../core/queue.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry } from '../model/layout.ts';
+import { listDir, removeTree, renameNoReplace } from '../fs/safefs.ts';
+import { readRecord } from '../records/codec.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import type { Queue } from '../model/queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
 
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */

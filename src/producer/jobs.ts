@@ -3,12 +3,12 @@
  * find it, read its spec, remove its ready entry.
  */
 import path from 'node:path';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { assertJobId, parseReadyEntry, readyEntryName } from '../core/layout.ts';
-import { listJob, readJobRecord, type JobFiles } from '../core/job.ts';
-import { listDir, removeTree } from '../core/safefs.ts';
-import type { SpecRecord } from '../core/records.ts';
-import type { Queue } from '../core/queue.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { assertJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
+import { listDir, removeTree } from '../fs/safefs.ts';
+import type { SpecRecord } from '../records/codec.ts';
+import type { Queue } from '../model/queue.ts';
 
 /** Lists jobs/<id>/ (LAYOUT-5); NOT_FOUND with the job id when there is no such job. */
 export async function findJob(queue: Queue, id: string): Promise<JobFiles> {

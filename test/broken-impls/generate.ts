@@ -1,6 +1,6 @@
 /**
  * `npm run gen:coverage`: writes the manifest of every sh variant and
- * conformance/COVERAGE.md. test/coverage.test.ts fails when either drifts.
+ * conformance/COVERAGE.md. test/conformance/coverage.test.ts fails when either drifts.
  */
 import { writeFileSync } from 'node:fs';
 import { COVERAGE_FILE, loadClauses, loadReasons, renderCoverage } from './coverage.ts';
