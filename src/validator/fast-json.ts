@@ -19,7 +19,8 @@
  * conformance vector and on thousands of mutated records.
  */
 import { isUtf8 } from 'node:buffer';
-import { FREE_JSON_MEMBERS, MAX_DEPTH, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { FREE_JSON_MEMBERS, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { NEST_MAX } from '../base/constants.ts';
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -41,7 +42,7 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   if (!isUtf8(bytes)) return undefined;
   // JSON.parse reads any depth, but JSON.stringify recurses: a record nested
   // 200,000 deep would overflow the stack below. The scanner reports it.
-  if (!nestsWithin(bytes, MAX_DEPTH)) return undefined;
+  if (!nestsWithin(bytes, NEST_MAX)) return undefined;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, length - 1).toString('utf8');
   if (text.includes('\\u') || text.includes('"__proto__"')) return undefined;
   let value: unknown;
@@ -77,11 +78,11 @@ function nestsWithin(bytes: Uint8Array, limit: number): boolean {
   return true;
 }
 
-/** Integers written without an exponent outside payload/result, and nesting within MAX_DEPTH (the record is depth 1). */
+/** Integers written without an exponent outside payload/result, and nesting within NEST_MAX (the record is depth 1). */
 function plainNumbers(value: unknown, depth: number, free: boolean): boolean {
   if (typeof value === 'number') return free || (Number.isInteger(value) && Math.abs(value) < EXPONENT_FROM);
   if (typeof value !== 'object' || value === null) return true;
-  if (depth > MAX_DEPTH) return false;
+  if (depth > NEST_MAX) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (!plainNumbers(item, depth + 1, free)) return false;
     return true;
