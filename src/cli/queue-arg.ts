@@ -9,7 +9,8 @@
 import type { Argv } from 'yargs';
 import type { Queue } from '../model/queue.ts';
 import { FsjobError } from '../base/errors.ts';
-import { isJobId, JOB_ID_PATTERN } from '../model/layout.ts';
+import { isJobId } from '../model/layout.ts';
+import { JOB_ID_PATTERN } from '../records/names.ts';
 
 export function withQueue(yargs: Argv): Argv {
   return yargs.option('queue', {
