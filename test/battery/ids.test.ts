@@ -102,7 +102,7 @@ args('status, wait, cancel and logs refuse every hostile id with USAGE (exit 2, 
   const tried: string[] = [];
   for (const id of HOSTILE_IDS) {
     for (const command of [['status'], ['wait', '--timeout', '1'], ['cancel'], ['logs']]) {
-      const run = await runFsjob([...command, '--queue', w.root, id], w.root);
+      const run = await runFsjob([...command, '--verbose', '--queue', w.root, id], w.root);
       assert.is(run.status, 2, `fsjob ${command[0]} ${JSON.stringify(id)}: ${run.stderr}`);
       assert.match(run.stderr, /LAYOUT-4/);
       tried.push(`${command[0]} ${JSON.stringify(id)}`);

@@ -150,7 +150,8 @@ walker('the queue root itself: a symlink to a valid queue, a wide mode or a fore
   for (const root of [link, wide, foreign]) {
     const q = ['--queue', root];
     for (const args of [['validate', root], ['status', ...q], ['status', ...q, fixture.ids.stdin], ['logs', ...q, fixture.ids.finished], ['recover', ...q], ['cancel', ...q, fixture.ids.stdin], ['work', '--drain', ...q], ['gc', '--all', ...q], ['enqueue', ...q, '--', 'true']]) {
-      const run = await runFsjob(args, root);
+      // --verbose: the refusal cites its clause (operator messages leave clause ids out otherwise).
+      const run = await runFsjob([...args.slice(0, 1), '--verbose', ...args.slice(1)], root);
       assert.is(run.status, args[0] === 'validate' ? 2 : 1, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, /SEC-1/, `${args.join(' ')}: ${run.stderr}`);
       assert.not.ok(crashed(run), run.stderr);
