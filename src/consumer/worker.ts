@@ -67,6 +67,8 @@ export interface WorkerSummary {
   superseded: number;
   unproven: number;
   errors: number;
+  /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
+  left: { queue: string; job_id: string; gen: number; reason: string }[];
 }
 
 interface QueueSlot {
@@ -83,6 +85,10 @@ const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
 const FAILURE_LIMIT = 3;
 const FAILURE_PAUSE = 600_000;
+/** Longest pause of a worker whose scans keep failing (EMFILE, EIO): it backs off instead of failing every poll. */
+const SCAN_BACKOFF_MAX = 30_000;
+/** How long drain and once keep trying queues whose scans fail before they stop with the error. */
+const SCAN_FAILURE_LIMIT = 60_000;
 
 export class Worker {
   readonly id: string;
@@ -113,6 +119,9 @@ export class Worker {
   private startedMs = 0;
   private registrationTimer: NodeJS.Timeout | undefined;
   private readonly summary: WorkerSummary;
+  /** Consecutive turns whose scans failed, and since when (backoff, SCAN_FAILURE_LIMIT). */
+  private scanFailures = 0;
+  private scanFailingSinceMs = 0;
 
   constructor(options: WorkerOptions) {
     if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
@@ -126,7 +135,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0 };
+    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -194,6 +203,7 @@ export class Worker {
     else if (event.type === 'superseded') s.superseded += 1;
     else if (event.type === 'unproven') s.unproven += 1;
     else if (event.type === 'error') s.errors += 1;
+    else if (event.type === 'left') s.left.push({ queue: event.queue, job_id: event.job_id, gen: event.gen, reason: event.reason });
     user?.(event);
   }
 
@@ -217,6 +227,7 @@ export class Worker {
       await this.ensureGuardian();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
+      let scanError: FsjobError | undefined;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -227,7 +238,8 @@ export class Worker {
         try {
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
         } catch (error) {
-          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+          scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
           const gone = await this.abandoned(slot, ctx);
           if (gone !== undefined) {
             this.abandon(gone);
@@ -245,8 +257,19 @@ export class Worker {
         claimedNow += 1;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
+      if (scanError === undefined) this.scanFailures = 0;
+      else if (this.scanFailures++ === 0) this.scanFailingSinceMs = ctx.clock.nowMs();
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
+        if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
+          // A queue that could not be scanned is not drained: try again, then give up with the error.
+          if (ctx.clock.nowMs() - this.scanFailingSinceMs >= SCAN_FAILURE_LIMIT) {
+            this.fatal ??= new FsjobError(scanError.code, `${scanError.message}; gave up after ${SCAN_FAILURE_LIMIT / 1000} s of failed scans`, { ...fieldsOf(scanError), cause: scanError });
+            return;
+          }
+          await this.sleep(this.backoff());
+          continue;
+        }
         if (this.inFlight.size === 0 && claimedNow === 0) {
           // Nothing claimable now and nothing running here: only retry delays can still bring work.
           if (retryAtMs === null) return;
@@ -255,8 +278,13 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.pollMs);
+      await this.sleep(scanError === undefined ? this.pollMs : this.backoff());
     }
+  }
+
+  /** The pause after the scanFailures-th failed turn in a row: pollMs doubling up to SCAN_BACKOFF_MAX. */
+  private backoff(): number {
+    return Math.min(SCAN_BACKOFF_MAX, this.pollMs * 2 ** Math.min(this.scanFailures - 1, 16));
   }
 
   /**
@@ -298,20 +326,27 @@ export class Worker {
     if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
+    const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
     job.done
       .then((outcome: RunOutcome) => {
         if (outcome.kind === 'aborted') {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
+          if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
           const count = (this.failures.get(k) ?? 0) + 1;
           this.failures.set(k, count);
           // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
           if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
         } else {
+          if (outcome.kind === 'unproven') left(outcome.reason);
           this.failures.delete(k);
         }
       })
       .catch((error: unknown) => {
-        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+        const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
+        // A job directory that is gone holds no claim to leave open.
+        const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
+        if (!gone) left(`its outcome could not be published: ${failure.message}`);
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
       })
       .finally(() => {
@@ -442,6 +477,14 @@ export class Worker {
     }
     this.guardian?.close();
   }
+}
+
+function fieldsOf(error: FsjobError): { path?: string; errno?: string; clause?: string } {
+  return {
+    ...(error.path === undefined ? {} : { path: error.path }),
+    ...(error.errno === undefined ? {} : { errno: error.errno }),
+    ...(error.clause === undefined ? {} : { clause: error.clause }),
+  };
 }
 
 function key(slot: QueueSlot, id: string): string {
