@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFailure } from './start-check.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -108,7 +109,9 @@ export async function compiledMain(argv) {
     if (!existsSync(entry)) await build(dir);
     const bundle = await import(pathToFileURL(entry).href);
     return bundle.COMMAND_NAMES.includes(command) ? bundle.main : undefined;
-  } catch {
+  } catch (error) {
+    // Out of descriptors, the sources through tsx would fail the same way, only less clearly.
+    if (startFailure(error) !== undefined) throw error;
     return undefined;
   }
 }
