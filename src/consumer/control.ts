@@ -20,7 +20,7 @@ import type { SpecRecord, StateRecord } from '../records/codec.ts';
 import { statEntry } from '../fs/safefs.ts';
 import type { StopReason } from './command.ts';
 import type { Ownership } from './owner.ts';
-import { nonPreemptibleWaiting } from './select.ts';
+import { nonPreemptibleWaiting } from './lanes.ts';
 
 export interface ControlTarget {
   spec: SpecRecord;

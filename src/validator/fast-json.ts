@@ -19,7 +19,8 @@
  * conformance vector and on thousands of mutated records.
  */
 import { isUtf8 } from 'node:buffer';
-import { FREE_JSON_MEMBERS, MAX_DEPTH, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { FREE_JSON_MEMBERS, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { NEST_MAX } from '../base/constants.ts';
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -52,11 +53,11 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   return plainNumbers(value, 1, false) ? (value as JsonObject) : undefined;
 }
 
-/** Integers written without an exponent outside payload/result, and nesting within MAX_DEPTH (the record is depth 1). */
+/** Integers written without an exponent outside payload/result, and nesting within NEST_MAX (the record is depth 1). */
 function plainNumbers(value: unknown, depth: number, free: boolean): boolean {
   if (typeof value === 'number') return free || (Number.isInteger(value) && Math.abs(value) < EXPONENT_FROM);
   if (typeof value !== 'object' || value === null) return true;
-  if (depth > MAX_DEPTH) return false;
+  if (depth > NEST_MAX) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (!plainNumbers(item, depth + 1, free)) return false;
     return true;

@@ -4,9 +4,17 @@
  */
 import { fsjobVersion } from '../base/version.ts';
 import type { Finding } from '../records/findings.ts';
-import { PROTOCOL_VERSION, type ValidateReport } from '../records/codec.ts';
-import type { FileResult } from './files.ts';
+import { type ValidateReport } from '../records/codec.ts';
 import type { QueueAudit } from './queue.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
+
+/** What the human form needs of one checked file (validator/files.ts's FileResult is one). */
+export interface FileOutcome {
+  path: string;
+  type: string;
+  findings: readonly Finding[];
+  valid: boolean;
+}
 
 /** REPORT-1: a report lists at most this many findings. */
 export const FINDINGS_MAX = 1_000_000;
@@ -41,7 +49,7 @@ function findingLine(finding: Finding): string {
 }
 
 /** One block per file: "OK" or each finding with its path, clause, field and message. */
-export function formatFileBlocks(files: readonly FileResult[]): string {
+export function formatFileBlocks(files: readonly FileOutcome[]): string {
   let out = '';
   for (const file of files) {
     const errors = file.findings.filter((finding) => finding.severity === 'error').length;
@@ -53,7 +61,7 @@ export function formatFileBlocks(files: readonly FileResult[]): string {
 }
 
 /** The file blocks, then a summary line. */
-export function formatHuman(files: readonly FileResult[], report: ValidateReport): string {
+export function formatHuman(files: readonly FileOutcome[], report: ValidateReport): string {
   let out = formatFileBlocks(files);
   const { errors, warnings, infos, files: count } = report.summary;
   const invalid = files.filter((file) => !file.valid).length;
