@@ -151,7 +151,8 @@ async function inspect(ctx: CaseContext, scenario: Scenario, traced: Traced, sta
   const snapshot = await ctx.snapshot(root);
   const isProduce = (tag: string): boolean => traced.prepared.requests.some((r) => r.tag === tag);
   push(brokenPromises({ realAt: realAtOf(traced), state: state.state, c: state.c, observations: traced.observations, ids: traced.ids, isProduce }), listing(snapshot));
-  push(await checkInvariants(snapshot, { accepted: acceptedBy(traced, state.c), starts: startsBy(traced.observations, state.c), invalidClauses: ['PUB-2', 'I1'] }), []);
+  // Accepted jobs that vanished are brokenPromises' (ENQ-4, named first), not checkInvariants'.
+  push(await checkInvariants(snapshot, { starts: startsBy(traced.observations, state.c), invalidClauses: ['PUB-2', 'I1'] }), []);
   return { root, found };
 }
 

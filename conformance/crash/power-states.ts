@@ -15,7 +15,8 @@
  *   not temporary) kept, every other pending change lost: the publication
  *   survived, what it depends on did not;
  * - `omitted` (full sample only): every pending change kept except one
- *   directory change.
+ *   pending publication (ALICE's ordering exploration: one operation
+ *   omitted, everything after it persisted).
  */
 import { linkSync, mkdirSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -28,7 +29,7 @@ export interface PowerState {
   /** The crash point: power lost right after call c. */
   c: number;
   family: Family;
-  /** alone: the change kept; omitted: the change left out. */
+  /** alone: the publication kept; omitted: the publication left out. */
   change?: Change;
   state: Snapshot;
   digest: string;
@@ -65,7 +66,7 @@ export function planStates(model: Model, plan: Plan): PowerState[] {
   for (const c of plan.lost) wanted.push({ c, family: 'lost' });
   for (const c of plan.names) wanted.push({ c, family: 'names' });
   for (const c of plan.alone) for (const change of pendingAt(model, c).filter(publishes)) wanted.push({ c, family: 'alone', change });
-  for (const c of plan.omitted) for (const change of pendingAt(model, c).filter(isEntry)) wanted.push({ c, family: 'omitted', change });
+  for (const c of plan.omitted) for (const change of pendingAt(model, c).filter(publishes)) wanted.push({ c, family: 'omitted', change });
   wanted.sort((a, b) => a.c - b.c || FAMILY_ORDER.indexOf(a.family) - FAMILY_ORDER.indexOf(b.family) || (a.change?.seq ?? 0) - (b.change?.seq ?? 0));
 
   const seen = new Set<string>();
