@@ -11,8 +11,8 @@ import path from 'node:path';
 import os from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { QUEUE_DIRS, QueuePaths } from './layout.ts';
-import { checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
+import { QUEUE_DIRS, QueuePaths, assertJobId, type QueueDir } from './layout.ts';
+import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
 import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Clock } from '../base/clock.ts';
@@ -25,6 +25,13 @@ export interface Queue {
   readonly record: QueueRecord;
   /** Options every safefs call inside this queue passes: every parent is checked from the root. */
   readonly fsOptions: SafeFsOptions & { root: string };
+  /** A handle of each directory of LAYOUT-1 (src/fs/dir.ts: names relative to it, checked per call). */
+  readonly dirs: { readonly [K in QueueDir]: Dir };
+}
+
+/** The handle of jobs/<id>/ (LAYOUT-4: the id is checked first). */
+export function jobDir(queue: Queue, id: string): Dir {
+  return queue.dirs.jobs.child(assertJobId(id));
 }
 
 export interface QueueOptions {
@@ -47,7 +54,8 @@ export function defaultQueuePath(env: NodeJS.ProcessEnv = process.env): string {
 /** Opens an existing queue, refusing anything SEC-1 or LAYOUT-2 rejects. */
 export async function openQueue(root: string, options: QueueOptions = {}): Promise<Queue> {
   const absolute = path.resolve(root);
-  const fsOptions = { root: absolute, ...(options.fs === undefined ? {} : { fs: options.fs }) };
+  // The queue's own verdicts on its directories (SEC-2: what is checked when, src/fs/chain.ts).
+  const fsOptions = { root: absolute, trust: new AncestorTrust(), ...(options.fs === undefined ? {} : { fs: options.fs }) };
   try {
     await checkQueueRoot(absolute, fsOptions);
   } catch (error) {
@@ -89,7 +97,9 @@ export async function openQueue(root: string, options: QueueOptions = {}): Promi
       throw error;
     }
   }
-  return { root: absolute, paths, record: inspection.value, fsOptions };
+  const rootDir = new Dir(absolute, fsOptions);
+  const dirs = Object.fromEntries(QUEUE_DIRS.map((name) => [name, rootDir.child(name)])) as { [K in QueueDir]: Dir };
+  return { root: absolute, paths, record: inspection.value, fsOptions, dirs };
 }
 
 /** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent). */
