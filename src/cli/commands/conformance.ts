@@ -10,6 +10,7 @@ import { EXIT } from '../exit.ts';
 
 export const conformanceCommand: FsjobCommand = {
   command: 'conformance',
+  citesClauses: true,
   describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
   builder: (yargs) =>
     yargs
