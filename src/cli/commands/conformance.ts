@@ -21,6 +21,7 @@ export function crashModes(values: readonly string[]): { crash: CrashMode; power
 
 export const conformanceCommand: FsjobCommand = {
   command: 'conformance',
+  citesClauses: true,
   describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
   builder: (yargs) =>
     yargs
