@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import os from 'node:os';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { QUEUE_DIRS, QueuePaths, assertJobId, type QueueDir } from './layout.ts';
 import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
@@ -103,13 +103,25 @@ export async function openQueue(root: string, options: QueueOptions = {}): Promi
 }
 
 /** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent). */
+async function isDirectory(dir: string): Promise<boolean> {
+  return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
+}
+
 export async function initQueue(root: string, options: QueueOptions = {}): Promise<{ queue: Queue; created: boolean }> {
   const absolute = path.resolve(root);
   const clock = options.clock ?? systemClock;
   const base = options.fs === undefined ? {} : { fs: options.fs };
   // Parents outside the queue (say ~/.local/state/fsjob) are ordinary directories.
   await mkdir(path.dirname(absolute), { recursive: true, mode: 0o700 });
-  await ensurePrivateDir(absolute, base);
+  await ensurePrivateDir(absolute, base).catch(async (error: unknown) => {
+    // mkdir says ENOENT in a parent that exists but takes no new entries (/proc, /sys):
+    // "the parent does not exist" would send the operator looking for the wrong thing.
+    if (!isFsjobError(error, 'NOT_FOUND') || !(await isDirectory(path.dirname(absolute)))) throw error;
+    throw new FsjobError('IO', `cannot create ${absolute}: ${path.dirname(absolute)} exists but does not take new directories (mkdir failed with ENOENT); choose a queue path on an ordinary filesystem`, {
+      path: absolute,
+      errno: 'ENOENT',
+    });
+  });
   await checkQueueRoot(absolute, base);
   const fsOptions = { ...base, root: absolute };
   const paths = new QueuePaths(absolute);
