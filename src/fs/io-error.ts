@@ -12,7 +12,7 @@ export function wrapIo(error: unknown, path: string, doing: string, clause?: str
   const errno = errnoOf(error) ?? 'EUNKNOWN';
   const detail = error instanceof Error ? error.message : String(error);
   // Out of descriptors is about this process, not the filesystem: say which limit.
-  const advice = descriptorAdvice(errno);
+  const advice = errno === 'EXDEV' ? `it would cross filesystems (EXDEV): a queue's tmp/ and jobs/ must be on one filesystem (LAYOUT-3); fsjob validate shows what is mounted where it should not be` : descriptorAdvice(errno);
   return new FsjobError(
     'IO',
     advice === undefined ? `${doing} ${path} failed with ${errno} (${detail}); check free space, permissions and the filesystem, then retry` : `${doing} ${path} failed: ${advice}`,
