@@ -30,9 +30,6 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   validate: async () => (await import('./commands/validate.ts')).validateCommand,
 };
 
-/** Every command name; bin/compiled.js serves only these from its bundle. */
-export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
-
 /** The command modules argv needs: the one it names, else all of them (for help and suggestions). */
 export async function commandsFor(argv: readonly string[]): Promise<FsjobCommand[]> {
   const first = argv.find((arg) => !arg.startsWith('-'));

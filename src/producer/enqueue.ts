@@ -10,7 +10,7 @@ import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
-import { encodeRecord, type SpecRecord } from '../records/codec.ts';
+import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
@@ -235,7 +235,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  * and the other safefs refusals for an unsafe queue; IO (with errno) when the
  * filesystem fails, after removing what was staged (ENQ-6).
  */
-export async function enqueue(queue: Queue, request: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);

@@ -28,6 +28,12 @@ export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
 export type * from './generated/types.ts';
+import type { ReceiptRecord } from './generated/types.ts';
+
+/** How a job finished (section 8.8, RCPT-4): the `outcome` of its receipt. */
+export type ReceiptOutcome = ReceiptRecord['outcome'];
+/** Why a job was rejected or lost (RCPT-4), or null for every other outcome: the `reason` of its receipt. */
+export type ReceiptReason = ReceiptRecord['reason'];
 
 /** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
 export const REQUEST_MAX_BYTES = 100_663_296;

@@ -20,6 +20,8 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
@@ -27,7 +29,6 @@ import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId,
 import type { HoldRecord, QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { srcPath } from '../base/source-dir.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
@@ -43,6 +44,20 @@ export interface QueueAuditOptions {
   progressIntervalMs?: number;
   /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
   threads?: number;
+}
+
+/**
+ * The module a scan worker thread starts from. From dist/ it is the compiled
+ * scan-worker.js beside this module; from the sources it is
+ * scan-worker-entry.mjs, which registers the TypeScript loader first (a
+ * worker does not inherit it). A bundle of the library (esbuild, webpack)
+ * has neither beside it: then the scan stays in this thread.
+ */
+function scanWorkerEntry(): URL | undefined {
+  // A CommonJS bundle has no import.meta.url.
+  if (typeof import.meta.url !== 'string') return undefined;
+  const entry = new URL(import.meta.url.endsWith('.ts') ? './scan-worker-entry.mjs' : './scan-worker.js', import.meta.url);
+  return entry.protocol === 'file:' && existsSync(fileURLToPath(entry)) ? entry : undefined;
 }
 
 /** Below this many jobs, starting worker threads costs more than it saves. */
@@ -233,13 +248,14 @@ class QueueAuditRun {
   private async scanJobs(ids: readonly string[]): Promise<void> {
     const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
     const progress = this.progressTicker(ids.length);
-    if (threads <= 1) {
+    const entry = threads > 1 ? scanWorkerEntry() : undefined;
+    if (entry === undefined) {
       for (const [index, id] of ids.entries()) {
         this.record(id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      await this.scanInWorkers(ids, threads, progress);
+      await this.scanInWorkers(entry, ids, threads, progress);
     }
     if (ids.length > 0) progress(ids.length, true);
   }
@@ -275,7 +291,7 @@ class QueueAuditRun {
    * audit is bound by system calls and record checks, which parallelize.
    * Results are kept in id order, exactly as the inline scan gives them.
    */
-  private async scanInWorkers(ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<void> {
+  private async scanInWorkers(entry: URL, ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<void> {
     const init: ScanWorkerInit = { shownRoot: this.env.shownRoot, root: this.env.root, uid: this.env.uid, nowMs: this.env.nowMs };
     const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
     let next = 0;
@@ -283,7 +299,7 @@ class QueueAuditRun {
     let failure: ScanBatchResult | undefined;
     const runWorker = (): Promise<void> =>
       new Promise<void>((resolve, reject) => {
-        const worker = new Worker(srcPath('validator', 'scan-worker-entry.mjs'), { workerData: init });
+        const worker = new Worker(entry, { workerData: init });
         let start = 0;
         const send = (): void => {
           if (next >= ids.length || failure !== undefined) {

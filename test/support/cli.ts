@@ -1,0 +1,16 @@
+/**
+ * How tests start the `fsjob` command: `node bin/fsjob.js`, which runs the
+ * built dist/bin/fsjob.js when dist/ is built from the sources as they are.
+ * Importing this module (helpers.ts and conformance.ts do) makes dist/
+ * current first, once per test process: a JavaScript-only build, about a
+ * second, when a source changed since the last one, else a stat of each
+ * input. Without it a stale dist/ would send every start through tsx (a
+ * second or more each), and the conformance sweeps start thousands.
+ */
+import { fileURLToPath } from 'node:url';
+import { ensureDist } from '../../tools/build/build.ts';
+
+/** The command in this checkout; spawn it with process.execPath. */
+export const FSJOB_BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+
+await ensureDist({ types: false });
