@@ -5,11 +5,16 @@
 // tools/build/inputs.mjs). Otherwise it runs the sources themselves through
 // tsx, correct but slow (a second or more per start), and says so:
 // `npm run build` (or `npm test`, which builds first) makes starts fast again.
-// FSJOB_TSX=1 asks for the sources without the note. The installed package
-// has no such choice: its bin is dist/bin/fsjob.js.
-import { distIsCurrent } from '../tools/build/inputs.mjs';
+// FSJOB_TSX=1 asks for the sources without the note. FSJOB_DIST_KEY=<key>
+// vouches for a dist/ whose .source-key is <key>: the test support sets it
+// once it has built dist/, so a source edited while the tests run does not
+// switch the rest of the run to tsx. The installed package has no such
+// choice: its bin is dist/bin/fsjob.js.
+import { builtKey, distIsCurrent } from '../tools/build/inputs.mjs';
 
-if (process.env.FSJOB_TSX !== '1' && distIsCurrent()) {
+const vouched = process.env.FSJOB_DIST_KEY;
+const useDist = process.env.FSJOB_TSX !== '1' && ((vouched !== undefined && vouched !== '' && vouched === builtKey()) || distIsCurrent());
+if (useDist) {
   await import('../dist/bin/fsjob.js');
 } else {
   if (process.env.FSJOB_TSX !== '1') process.stderr.write('fsjob: dist/ is not built from these sources; running them through tsx, slowly (npm run build)\n');

@@ -16,6 +16,7 @@ import type { SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
 
+/** Options every consumer entry point takes (`Worker`, `claimNext`, `recover`), each with its default. */
 export interface ConsumerOptions {
   /**
    * Lease of every claim and of the worker registration (LEASE-1, WORKER-1),

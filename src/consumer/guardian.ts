@@ -37,6 +37,10 @@ export interface GuardedGroup {
   start: string;
 }
 
+/**
+ * A worker's guardian process (WORKER-2): announce each command group before it
+ * starts (`track`), retire it when done (`untrack`); if this process dies, the guardian stops what is left.
+ */
 export class Guardian {
   private child: ChildProcess | undefined;
   private exited = false;

@@ -18,15 +18,19 @@ import { PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 
+/** An opened queue (`openQueue`, `initQueue`): its root checked (SEC-1), its queue record read. */
 export interface Queue {
   /** Absolute path of the queue root. */
   readonly root: string;
+  /** The absolute paths of its directories (section 2). */
   readonly paths: QueuePaths;
+  /** Its fsjob.json. */
   readonly record: QueueRecord;
   /** Options every safefs call inside this queue passes: every parent is checked from the root. */
   readonly fsOptions: SafeFsOptions & { root: string };
 }
 
+/** Options of `openQueue` and `initQueue`: seams for tests (the filesystem and the clock). */
 export interface QueueOptions {
   fs?: SafeFsOptions['fs'];
   clock?: Clock;

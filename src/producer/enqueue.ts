@@ -20,11 +20,13 @@ import { systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
+/** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
   /** @default systemClock: the id's time and created_ms. */
   clock?: Clock;
 }
 
+/** A published job: `enqueue` resolves to it once the job is durable (ENQ-4). */
 export interface Enqueued {
   id: string;
   /** The spec record as published in jobs/<id>/spec.json. */
@@ -242,8 +244,10 @@ export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, op
   return publishJob(queue, normalized, options);
 }
 
+/** One line of `enqueueBatch`: the id of the job it published, or the error that refused it. */
 export type BatchResult = { line: number; id: string } | { line: number; error: FsjobError };
 
+/** Options of `enqueueBatch`: those of `enqueue`, less `stdin` and `source` (each line is its own request). */
 export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
   /** Called with each result as soon as it is known (the CLI prints ids as they are accepted). */
   onResult?: (result: BatchResult) => void;

@@ -20,6 +20,7 @@ import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 
+/** Options of `gc` (section 12): which finished jobs to keep. */
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
   keep?: number;
@@ -31,6 +32,7 @@ export interface GcOptions {
   clock?: Clock;
 }
 
+/** What `gc` removed, kept and left alone. */
 export interface GcResult {
   /** Finished jobs removed (GC-1), oldest first. */
   jobs: string[];

@@ -17,6 +17,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 
+/** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
 export interface GenerationView {
   gen: number;
   claim: ClaimRecord | null;
@@ -30,6 +31,7 @@ export interface GenerationView {
   findings: Finding[];
 }
 
+/** One job in full, as `jobStatus` reads it: its spec, status (STATUS-1), generations and receipt. */
 export interface JobReport {
   id: string;
   dir: string;
@@ -54,6 +56,7 @@ export interface JobReport {
   findings: Finding[];
 }
 
+/** Options of the read-only calls (`jobStatus`, `listJobs`, `liveWorkers`). */
 export interface ReadOptions {
   /** @default systemClock */
   clock?: Clock;
@@ -135,6 +138,7 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
   };
 }
 
+/** One line of `listJobs`: a job, its status and its outcome so far. */
 export interface JobSummary {
   id: string;
   status: JobStatus;
@@ -149,6 +153,7 @@ export interface JobSummary {
   exitCode: number | null;
 }
 
+/** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
   /** At most this many jobs, newest first. @default Infinity */
   limit?: number;
@@ -156,6 +161,7 @@ export interface ListOptions extends ReadOptions {
   statuses?: readonly JobStatus[];
 }
 
+/** The jobs of a queue as `listJobs` returns them. */
 export interface JobList {
   /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
   jobs: JobSummary[];
@@ -239,6 +245,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   return { jobs, total: ids.length, more: examined < ids.length, foreign };
 }
 
+/** A registered worker (`workers/<w>.json`, WORKER-1) and whether it is alive. */
 export interface WorkerView {
   workerId: string;
   /** The registration, or null when it is invalid (see findings). */

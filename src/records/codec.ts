@@ -44,6 +44,7 @@ const READER_MAJOR = 1;
 const READER_MINOR = 0;
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
+/** Options of `checkRecord` and `inspectRecord`: what the file name fixes (REC-7) and where the record came from. */
 export interface CheckOptions extends RecordExpectations {
   /** The path findings name; "-" when omitted. */
   path?: string;
@@ -211,6 +212,7 @@ const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
   FOREIGN_OWNER: 'RECORD_OWNER',
 };
 
+/** Options of `readRecord`: those of `checkRecord`, plus the queue root its parents are checked from (SEC-2). */
 export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
   /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
   allowMissing?: boolean;

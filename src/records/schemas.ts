@@ -19,18 +19,22 @@ import { type Finding, type FindingContext, jsonPointer, makeFinding } from './f
 
 /** Record types of REC-3, in the order of spec section 5. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
+/** A record type of REC-3: the `type` member of every record. */
 export type RecordType = (typeof RECORD_TYPES)[number];
 /** What checkRecord can check: a record type, or the request form (section 5.2). */
 export type DocumentType = RecordType | 'request';
+/** Every type `checkRecord` can check: the record types of REC-3, then `request`. */
 export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];
 
 /** The base of every schema's `$id`: `${SCHEMA_BASE}spec.schema.json`. */
 export const SCHEMA_BASE = 'https://fsjob.dev/schemas/v1/';
 
+/** True when `value` is a record type of REC-3. */
 export function isRecordType(value: string): value is RecordType {
   return (RECORD_TYPES as readonly string[]).includes(value);
 }
 
+/** True when `value` names a type `checkRecord` can check. */
 export function isDocumentType(value: string): value is DocumentType {
   return (DOCUMENT_TYPES as readonly string[]).includes(value);
 }
@@ -71,6 +75,7 @@ export function schemaDocuments(): ReadonlyMap<string, SchemaDocument> {
   return documents;
 }
 
+/** The schema document of schemas/<name>.schema.json; throws for an unknown name. */
 export function schemaDocument(name: string): SchemaDocument {
   const document = schemaDocuments().get(name);
   if (document === undefined) throw new Error(`no schema ${name}.schema.json`);

@@ -34,6 +34,7 @@ import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 import { LivenessJudge } from './liveness.ts';
 
+/** Options of `auditQueue`. */
 export interface QueueAuditOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
@@ -65,6 +66,7 @@ export const PARALLEL_MIN_JOBS = 20_000;
 const MAX_THREADS = 4;
 const WORKER_BATCH = 256;
 
+/** What `auditQueue` found in one queue. */
 export interface QueueAudit {
   /** The queue root as given. */
   target: string;

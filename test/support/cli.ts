@@ -9,8 +9,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ensureDist } from '../../tools/build/build.ts';
+import { builtKey } from '../../tools/build/inputs.mjs';
 
 /** The command in this checkout; spawn it with process.execPath. */
 export const FSJOB_BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
 
 await ensureDist({ types: false });
+// Every fsjob this run starts (children inherit the variable) runs this dist/, even if a source
+// changes meanwhile: the run tests one build, and does not drift into tsx halfway (bin/fsjob.js).
+process.env['FSJOB_DIST_KEY'] = builtKey() ?? '';

@@ -28,11 +28,13 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
+// fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
+import fse from 'fs-extra';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
@@ -132,10 +134,7 @@ async function keepDeclarations(from: string, out: string): Promise<void> {
     const source = path.join(from, entry.name);
     const target = path.join(out, entry.name);
     if (entry.isDirectory()) await keepDeclarations(source, target);
-    else if (entry.name.endsWith('.d.ts')) {
-      await mkdir(out, { recursive: true });
-      await cp(source, target);
-    }
+    else if (entry.name.endsWith('.d.ts')) await fse.copy(source, target);
   }
 }
 
@@ -157,8 +156,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
     await mkdir(staging);
     await buildJavaScript(staging, modules);
     for (const asset of assets) {
-      await mkdir(path.dirname(path.join(staging, asset)), { recursive: true });
-      await cp(path.join(ROOT, asset), path.join(staging, asset));
+      await fse.copy(path.join(ROOT, asset), path.join(staging, asset));
     }
     let typesKey: string | undefined;
     if (types) {

@@ -14,7 +14,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import fse from 'fs-extra';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,9 +119,8 @@ export async function freshApp(tarball: string, options: { extra?: readonly stri
   const runtime = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {})];
   const extra = options.extra ?? [];
   const spec = `file:${path.basename(tarball)}`;
-  const copy = path.join(dir, path.basename(tarball));
   const bytes = await readFile(tarball);
-  await writeFile(copy, bytes);
+  await fse.copy(tarball, path.join(dir, path.basename(tarball)));
 
   const lockPackages: Record<string, LockEntry> = {
     '': { name: 'app', version: '1.0.0', dependencies: { [manifest.name]: spec, ...Object.fromEntries(extra.map((name) => [name, packages[`node_modules/${name}`]?.version ?? '*'])) } },
@@ -140,8 +140,8 @@ export async function freshApp(tarball: string, options: { extra?: readonly stri
     lockPackages[at] = kept;
   }
   const appJson = { name: 'app', version: '1.0.0', private: true, type: 'module', dependencies: lockPackages['']?.dependencies };
-  await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(appJson, null, 2)}\n`);
-  await writeFile(path.join(dir, 'package-lock.json'), `${JSON.stringify({ name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages: lockPackages }, null, 2)}\n`);
+  await fse.writeJson(path.join(dir, 'package.json'), appJson, { spaces: 2 });
+  await fse.writeJson(path.join(dir, 'package-lock.json'), { name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages: lockPackages }, { spaces: 2 });
   const args = ['ci', '--offline', '--no-audit', '--no-fund', ...(options.ignoreScripts === true ? ['--ignore-scripts'] : [])];
   await run('npm', args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
   return { dir, packageDir: path.join(dir, 'node_modules', manifest.name), bin: path.join(dir, 'node_modules', '.bin', manifest.name) };
