@@ -347,9 +347,22 @@ async function prepareRecover(ctx: CaseContext, dir: string): Promise<Prepared> 
  * call by call (runner/audit.ts): no kill points needed, so it runs without
  * --crash too.
  */
+/** ENQ-1: an invalid request (timeout_ms 0) is refused before anything is written: no mutating call at all inside the queue. */
+async function auditInvalidRequest(ctx: CaseContext): Promise<Failure[]> {
+  const dir = await ctx.subdir('audit-invalid-request');
+  const root = path.join(dir, 'q');
+  await createQueue(root);
+  const file = await writeRequest(dir, 'invalid', { argv: ['/bin/true'], cwd: dir, timeout_ms: 0 });
+  const result = await runWithCrash({ argv: roleArgv(ctx.impl, 'produce', { queue: root, request: file }), cwd: ctx.impl.dir, env: roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value }), root, timeoutMs: ctx.impl.timeoutMs });
+  const rel = (p: string): string => path.relative(root, p);
+  if (result.exitCode === 0) return [{ clauses: ['ENQ-1', 'REQ-1'], message: 'produce accepted a request with timeout_ms 0 (the schema allows 1 to TIMEOUT_MAX)', evidence: [`exit 0, stdout ${JSON.stringify(result.stdout.trim())}`] }];
+  if (result.calls.length === 0) return [];
+  return [{ clauses: ['ENQ-1', 'ENQ-6'], message: `produce refused an invalid request (timeout_ms 0) only after ${result.calls.length} mutating calls inside the queue; a request is validated, and defaults filled, before anything is written`, evidence: result.calls.slice(0, 6).map((c) => `k=${c.k} ${c.op} ${rel(c.path)}${c.path2 === undefined ? '' : ` -> ${rel(c.path2)}`}`) }];
+}
+
 const auditCase: ConformanceCase = {
   name: 'audit/publication',
-  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'ENQ-3', 'ENQ-5', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
+  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'PUB-7', 'ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-5', 'LAYOUT-3', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
   level: 'consumer',
   strength: 'MUST',
   fansOut: true,
@@ -373,7 +386,8 @@ const auditCase: ConformanceCase = {
       ),
     );
     for (const findings of perRun) ctx.failures.push(...findings);
-    ctx.note(`${total} calls audited over ${runs.map((r) => r.name).join(', ')}`);
+    ctx.failures.push(...(await ctx.pool.run(() => auditInvalidRequest(ctx))));
+    ctx.note(`${total} calls audited over ${runs.map((r) => r.name).join(', ')}, and an invalid request`);
   },
 };
 

@@ -12,13 +12,15 @@ import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry } from '../model/layout.ts';
+import { isJobId } from '../model/layout.ts';
+import { staleReadyEntries } from '../model/ready.ts';
 import { listDir, removeTree, renameNoReplace } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
+import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 /** Options of `gc` (section 12): which finished jobs to keep. */
 export interface GcOptions {
@@ -28,6 +30,12 @@ export interface GcOptions {
   olderThanMs?: number;
   /** Report what would be removed without removing anything. @default false */
   dryRun?: boolean;
+  /**
+   * Only these jobs (`fsjob gc ID`): each is removed if it is finished, else
+   * listed in `skipped` with why; `keep` and `olderThanMs` still apply.
+   * @default every finished job
+   */
+  ids?: readonly string[];
   /** @default systemClock */
   clock?: Clock;
 }
@@ -67,13 +75,23 @@ interface Finished {
   finishedMs: number;
 }
 
-/** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt. */
-async function finishedJobs(queue: Queue): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
+/** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt; with `only`, just those jobs. */
+async function finishedJobs(queue: Queue, only: readonly string[] | undefined): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
   const finished: Finished[] = [];
   const skipped: GcResult['skipped'] = [];
-  for (const entry of await listDir(queue.paths.dir('jobs'), queue.fsOptions)) {
-    if (entry.kind !== 'dir' || !isJobId(entry.name)) continue; // foreign names are never opened (LAYOUT-4)
-    const id = entry.name;
+  let ids: string[];
+  if (only === undefined) {
+    // Foreign names are never opened (LAYOUT-4).
+    ids = (await listDir(queue.paths.dir('jobs'), queue.fsOptions)).filter((entry) => entry.kind === 'dir' && isJobId(entry.name)).map((entry) => entry.name);
+  } else {
+    for (const id of only) if (!isJobId(id)) throw new FsjobError('USAGE', `${JSON.stringify(id)} is not a job id (LAYOUT-4)`, { clause: 'LAYOUT-4' });
+    ids = [...new Set(only)];
+  }
+  for (const id of ids) {
+    if (only !== undefined && !(await exists(queue, queue.paths.job(id)))) {
+      skipped.push({ id, reason: 'no such job (removed already, or never published here)' });
+      continue;
+    }
     let read;
     try {
       read = await readRecord(queue.paths.jobFile(id, 'receipt.json'), 'receipt', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
@@ -81,7 +99,11 @@ async function finishedJobs(queue: Queue): Promise<{ finished: Finished[]; skipp
       if (isFsjobError(error, 'NOT_FOUND')) continue; // removed meanwhile
       throw error;
     }
-    if (read === undefined) continue; // unfinished: never removed (GC-1)
+    if (read === undefined) {
+      // Unfinished: never removed (GC-1).
+      if (only !== undefined) skipped.push({ id, reason: 'it is not finished (no receipt); gc removes only finished jobs: cancel it first, then gc it once it has its receipt' });
+      continue;
+    }
     if (read.ok) finished.push({ id, finishedMs: read.value.finished_ms });
     else skipped.push({ id, reason: `receipt.json is not a valid receipt: ${read.findings[0]?.message ?? 'invalid'}` });
   }
@@ -99,26 +121,6 @@ async function removeJob(queue: Queue, id: string): Promise<boolean> {
   }
   await removeTree(grave, queue.fsOptions);
   return true;
-}
-
-/** READY-3: entries of finished jobs, and entries without a job directory older than TEMP_MAX_AGE. */
-async function staleReadyEntries(queue: Queue, removed: ReadonlySet<string>, now: number): Promise<string[]> {
-  const readyDir = queue.paths.dir('ready');
-  const stale: string[] = [];
-  for (const entry of await listDir(readyDir, queue.fsOptions)) {
-    const parsed = entry.kind === 'file' ? parseReadyEntry(entry.name) : undefined;
-    if (parsed === undefined) continue;
-    const { id } = parsed;
-    if (removed.has(id) || (await exists(queue, queue.paths.jobFile(id, 'receipt.json')))) {
-      stale.push(entry.name);
-      continue;
-    }
-    if (await exists(queue, queue.paths.job(id))) continue;
-    // No job directory: the producer may be between ENQ-2 and ENQ-3.
-    const mtime = await mtimeOf(queue, path.join(readyDir, entry.name));
-    if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
-  }
-  return stale;
 }
 
 /** GC-2: every hold numbered below the highest of its key (LANE-3: the highest is never removed). */
@@ -173,7 +175,7 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw new FsjobError('USAGE', `olderThanMs must be 0 or more; got ${olderThanMs}`);
   const now = clock.nowMs();
 
-  const { finished, skipped } = await finishedJobs(queue);
+  const { finished, skipped } = await finishedJobs(queue, options.ids);
   // Most recently finished first; the id breaks ties (enqueue order).
   finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
   const doomed = finished.slice(keep).filter((job) => now - job.finishedMs >= olderThanMs);
@@ -185,7 +187,8 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   }
   const removed = new Set(jobs);
 
-  const readyEntries = await staleReadyEntries(queue, removed, now);
+  // READY-3: the jobs removed above (or, in a dry run, that would be) count as finished.
+  const readyEntries = await staleReadyEntries(queue, now, removed);
   const holds = await lowerHolds(queue);
   const temps = await staleTemps(queue, now);
   if (!dryRun) {

@@ -17,13 +17,14 @@
 import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
-import { type JsonObject, RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
-import { type ReadBoundedOptions, readBounded } from '../fs/safefs.ts';
+import { basename, dirname } from 'node:path';
+import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
 import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
-export { RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
@@ -35,11 +36,8 @@ export type ReceiptOutcome = ReceiptRecord['outcome'];
 /** Why a job was rejected or lost (RCPT-4), or null for every other outcome: the `reason` of its receipt. */
 export type ReceiptReason = ReceiptRecord['reason'];
 
-/** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
-export const REQUEST_MAX_BYTES = 100_663_296;
 /** The protocol version this reader implements (VER-1). */
-export { PROTOCOL_VERSION } from '../base/constants.ts';
-import { PROTOCOL_VERSION } from '../base/constants.ts';
+import { PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 const READER_MAJOR = 1;
 const READER_MINOR = 0;
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
@@ -61,7 +59,7 @@ export type Inspection<T> = { ok: true; value: T; findings: Finding[] } | { ok: 
 
 /** The largest file of a document type, in bytes. */
 export function maxBytesOf(type: DocumentType): number {
-  return type === 'request' ? REQUEST_MAX_BYTES : RECORD_MAX_BYTES;
+  return type === 'request' ? REQUEST_MAX : RECORD_MAX;
 }
 
 function knownJobId(value: unknown): string | undefined {
@@ -213,7 +211,7 @@ const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
 };
 
 /** Options of `readRecord`: those of `checkRecord`, plus the queue root its parents are checked from (SEC-2). */
-export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
+export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root' | 'trust'> {
   /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
   allowMissing?: boolean;
 }
@@ -236,26 +234,41 @@ export async function readRecord<T extends DocumentType>(
   type: T,
   options: ReadRecordOptions = {},
 ): Promise<Inspection<DocumentByType[T]> | undefined> {
-  const { allowMissing, fs, root, ...check } = options;
+  const { fs, root, trust, ...check } = options;
+  const dir = new Dir(dirname(path), { ...(fs === undefined ? {} : { fs }), ...(root === undefined ? {} : { root }), ...(trust === undefined ? {} : { trust }) });
+  return readRecordIn(dir, basename(path), type, { ...check, path: check.path ?? path });
+}
+
+/** readRecord of the entry `name` of a directory handle (a job directory, LAYOUT-5). */
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing: true },
+): Promise<Inspection<DocumentByType[T]> | undefined>;
+export async function readRecordIn<T extends DocumentType>(dir: Dir, name: string, type: T, options?: CheckOptions & { allowMissing?: boolean }): Promise<Inspection<DocumentByType[T]>>;
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing?: boolean } = {},
+): Promise<Inspection<DocumentByType[T]> | undefined> {
+  const { allowMissing, ...check } = options;
   let bytes: Buffer | undefined;
   try {
-    bytes = await readBounded(path, maxBytesOf(type), {
-      allowMissing: allowMissing === true,
-      ...(fs === undefined ? {} : { fs }),
-      ...(root === undefined ? {} : { root }),
-    });
+    bytes = await dir.read(name, maxBytesOf(type), { allowMissing: allowMissing === true });
   } catch (error) {
     const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;
     // safefs messages read "<what is wrong>; <what to do>": keep the first half.
     const what = error.message.split('; ')[0] ?? error.message;
     const finding = makeFinding(code, what, {
-      path: check.path ?? path,
+      path: check.path ?? dir.entry(name),
       jobId: check.expectedJobId ?? null,
       clause: error.clause,
     });
     return { ok: false, findings: [finding] };
   }
   if (bytes === undefined) return undefined;
-  return inspectRecord(type, bytes, { ...check, path: check.path ?? path });
+  return inspectRecord(type, bytes, { ...check, path: check.path ?? dir.entry(name) });
 }

@@ -22,9 +22,6 @@ export {
   parseRecordBytes,
   serializeRecord,
   recordNameOf,
-  RECORD_MAX_BYTES,
-  REQUEST_MAX_BYTES,
-  PROTOCOL_VERSION,
   type CheckOptions,
   type Inspection,
   type ParseFailure,
@@ -51,4 +48,5 @@ export {
   type SchemaDocument,
   type SchemaError,
 } from './schemas.ts';
+export { PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 export { FINDING_CODES, hasErrors, isFindingCode, type Finding, type FindingCode, type Severity } from './findings.ts';

@@ -11,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALL_CASES } from '../../conformance/cases/index.ts';
 import { loadManifest } from '../../conformance/runner/manifest.ts';
-import { COVERAGE_FILE, COVERED_LEVELS, coverageRows, loadClauses, loadReasons, renderCoverage } from '../broken-impls/coverage.ts';
+import { COVERAGE_FILE, coverageRows, isCovered, loadClauses, loadReasons, renderCoverage } from '../broken-impls/coverage.ts';
 import { loadKills, loadVariants, shManifest, variantDigest } from '../broken-impls/variants.ts';
 
 const clauses = loadClauses();
@@ -19,7 +19,7 @@ const variants = loadVariants();
 const reasons = loadReasons();
 const kills = loadKills();
 const known = new Set(clauses.map((c) => c.id));
-const covered = new Set(clauses.filter((c) => COVERED_LEVELS.includes(c.level)).map((c) => c.id));
+const covered = new Set(clauses.filter(isCovered).map((c) => c.id));
 const REGENERATE = 'run npm run gen:coverage';
 
 const table = suite('conformance/COVERAGE.md');
@@ -90,3 +90,24 @@ broken('each variant was killed three times in a row with its current files', ()
 });
 
 broken.run();
+
+const edits = suite('test/broken-impls edits.sed');
+
+edits('every line of every edits.sed changes the sh library (a stale edit would leave the variant unbroken)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const path = await import('node:path');
+  const lib = ['json', 'fs', 'ident', 'records', 'holds', 'jobs', 'producer', 'runner', 'consumer', 'control'].map((m) => new URL(`../../conformance/impls/sh/lib/${m}.sh`, import.meta.url).pathname);
+  const text = lib.map((file) => readFileSync(file, 'utf8')).join('');
+  for (const variant of variants) {
+    const file = path.join(variant.dir, 'edits.sed');
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.trim() === '' || line.startsWith('#')) continue;
+      const out = execFileSync('sed', ['-e', line], { input: text, maxBuffer: 64 * 1024 * 1024 }).toString('utf8');
+      assert.ok(out !== text, `${variant.name}/edits.sed: this line changes nothing in conformance/impls/sh/lib: ${line}`);
+    }
+  }
+});
+
+edits.run();

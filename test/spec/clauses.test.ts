@@ -4,15 +4,50 @@ import * as assert from 'uvu/assert';
 import { FINDING_CODES } from '../../src/records/findings.ts';
 import { schemaDocuments } from '../../src/records/schemas.ts';
 
-const prose = readFileSync(new URL('../../spec/fsjob-v1.md', import.meta.url), 'utf8');
+const DOCUMENTS = ['fsjob-v1.md', 'tools.md'] as const;
+const texts = new Map(DOCUMENTS.map((name) => [name, readFileSync(new URL(`../../spec/${name}`, import.meta.url), 'utf8')] as const));
+const prose = [...texts.values()].join('\n');
+
 interface Clause {
   id: string;
-  level: string;
+  keyword: string;
+  levels: string[];
+  feature?: string;
+  since: string;
+  document: string;
   summary: string;
 }
 const clauses = JSON.parse(readFileSync(new URL('../../spec/clauses.json', import.meta.url), 'utf8')) as Clause[];
 const known = new Set(clauses.map((clause) => clause.id));
-const defined = [...prose.matchAll(/\*\*\[([A-Z]+-[0-9]+)\]\*\*/g)].map((match) => match[1] ?? '');
+
+const MARKER = /\*\*\[([A-Z]+-[0-9]+)\]\*\*/g;
+
+/**
+ * The text of each clause: from its marker to the next marker, heading or
+ * numbered list item (a step without an id is not part of the clause before it).
+ */
+function clauseTexts(document: string, text: string): { id: string; document: string; text: string }[] {
+  const marks = [...text.matchAll(MARKER)];
+  return marks.map((mark, index) => {
+    const from = (mark.index ?? 0) + mark[0].length;
+    const next = marks[index + 1]?.index ?? text.length;
+    const rest = text.slice(from, next);
+    const stop = /^#{1,6} |^ {0,3}[0-9]+\. /m.exec(rest);
+    return { id: mark[1] ?? '', document, text: stop === null ? rest : rest.slice(0, stop.index) };
+  });
+}
+const segments = DOCUMENTS.flatMap((name) => clauseTexts(name, texts.get(name) ?? ''));
+const defined = segments.map((segment) => segment.id);
+
+/** The strongest RFC 2119 key word of a clause's text (code spans do not count). */
+function strongestKeyword(text: string): 'MUST' | 'SHOULD' | 'MAY' | undefined {
+  const words = text.replace(/`[^`]*`/g, '');
+  if (/\b(MUST|REQUIRED|SHALL)\b/.test(words)) return 'MUST';
+  if (/\b(SHOULD|RECOMMENDED)\b/.test(words)) return 'SHOULD';
+  if (/\b(MAY|OPTIONAL)\b/.test(words)) return 'MAY';
+  return undefined;
+}
+
 // Citations are words like CLAIM-6 whose prefix is a clause family (not SHA-256, UTF-8).
 const families = new Set(defined.map((id) => id.split('-')[0]));
 const citationsIn = (text: string): string[] =>
@@ -20,18 +55,56 @@ const citationsIn = (text: string): string[] =>
 
 const ids = suite('spec/clauses.json');
 
-ids('lists exactly the clause ids the prose defines, in document order', () => {
-  assert.equal(clauses.map((clause) => clause.id), defined);
+ids('lists exactly the clause ids the prose defines, in document order (protocol, then tools)', () => {
+  assert.equal(
+    clauses.map((clause) => clause.id),
+    defined,
+  );
+});
+
+ids('names the document that defines each clause', () => {
+  for (const [index, clause] of clauses.entries()) assert.is(clause.document, segments[index]?.document, clause.id);
 });
 
 ids('no clause id is defined twice', () => {
   assert.is(new Set(defined).size, defined.length);
 });
 
-ids('every clause has a level of section 15 and a one-line summary', () => {
+ids('every clause states its requirement with an RFC 2119 key word', () => {
+  const without = segments.filter((segment) => strongestKeyword(segment.text) === undefined).map((segment) => segment.id);
+  assert.equal(without, [], `clauses without MUST, SHOULD or MAY: ${without.join(' ')}`);
+});
+
+ids('each clause has the key word level of its text (the strongest key word it uses)', () => {
+  for (const [index, clause] of clauses.entries()) {
+    assert.ok(['MUST', 'SHOULD', 'MAY'].includes(clause.keyword), clause.id);
+    assert.is(clause.keyword, strongestKeyword(segments[index]?.text ?? ''), clause.id);
+  }
+});
+
+ids('every clause has conformance levels, a known feature, a version and a one-line summary', () => {
+  const features = new Set(['dedupe', 'lanes', 'preemption', 'payload', 'workers', 'policy']);
   for (const clause of clauses) {
-    assert.ok(['producer', 'consumer', 'validator', 'all'].includes(clause.level), clause.id);
+    assert.ok(clause.levels.length > 0, clause.id);
+    for (const level of clause.levels) assert.ok(['producer', 'consumer', 'validator', 'tool'].includes(level), `${clause.id}: ${level}`);
+    assert.is(clause.levels.includes('tool'), clause.document === 'tools.md' && clause.id.startsWith('MANIFEST-'), clause.id);
+    if (clause.feature !== undefined) assert.ok(features.has(clause.feature), `${clause.id}: ${clause.feature}`);
+    assert.ok(['1.0', '1.1'].includes(clause.since), clause.id);
     assert.ok(clause.summary.length > 10 && !clause.summary.includes('\n'), clause.id);
+  }
+});
+
+ids('a clause added in 1.1 says so in the prose, and only those do', () => {
+  for (const [index, clause] of clauses.entries()) {
+    const marked = /^\s*\(1\.1\)/.test(segments[index]?.text ?? '');
+    assert.is(marked, clause.since === '1.1', clause.id);
+  }
+});
+
+ids('every feature of clauses.json is a feature of section 15, with its clauses listed there', () => {
+  const section = (texts.get('fsjob-v1.md') ?? '').split('## 15.')[1] ?? '';
+  for (const clause of clauses.filter((c) => c.feature !== undefined)) {
+    assert.ok(section.includes(`\`${clause.feature}\``), `${clause.id}: feature ${clause.feature} is not in section 15`);
   }
 });
 
@@ -83,7 +156,7 @@ described('every member of the record, request, manifest and report schemas appe
   for (const [name, document] of schemaDocuments()) {
     if (name === 'vector-case') continue; // described by conformance/vectors/README.md
     for (const member of memberNames(document, new Set())) {
-      assert.ok(prose.includes(`\`${member}\``) || prose.includes(`"${member}"`), `${name}.schema.json: member ${member} is not in spec/fsjob-v1.md`);
+      assert.ok(prose.includes(`\`${member}\``) || prose.includes(`"${member}"`), `${name}.schema.json: member ${member} is not in spec/fsjob-v1.md or spec/tools.md`);
     }
   }
 });

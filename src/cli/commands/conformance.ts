@@ -11,6 +11,7 @@ import { writeReportFile } from '../report-file.ts';
 
 export const conformanceCommand: FsjobCommand = {
   command: 'conformance',
+  citesClauses: true,
   describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
   builder: (yargs) =>
     yargs
