@@ -23,7 +23,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import { judgeQueueRoot, notFound, refuseUnsafe, validateComponent } from './checks.ts';
 import type { SafeFsSeam } from './seam.ts';
-import { lstatOrMissing, run, type Steps } from './steps.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
 
 /**
  * How long an ancestor directory's verdict is trusted before it is lstat-ed
@@ -78,16 +78,17 @@ export function directoryChain(dir: string, root: string | undefined): string[] 
 
 /** SEC-1: lstat-based check of a queue root. */
 export async function checkQueueRoot(root: string, options: SafeFsOptions = {}): Promise<void> {
-  judgeQueueRoot(root, await run(lstatOrMissing(root), options.fs));
+  judgeQueueRoot(root, lstatOrMissing(readsOf(options.fs), root));
 }
 
-function* checkChain(chain: readonly string[], options: SafeFsOptions): Steps<void> {
+function checkChain(chain: readonly string[], options: SafeFsOptions): void {
+  const calls = readsOf(options.fs);
   const trust = options.fs === undefined ? options.trust : undefined;
   const nowMs = trust === undefined ? Number.NaN : performance.now();
   const last = chain.length - 1;
   for (const [index, dir] of chain.entries()) {
     if (index < last && trust?.trusted(dir, nowMs) === true) continue;
-    const stats = yield* lstatOrMissing(dir);
+    const stats = lstatOrMissing(calls, dir);
     if (index === 0 && options.root !== undefined) {
       judgeQueueRoot(dir, stats);
     } else {
@@ -126,8 +127,8 @@ export class DirRef {
   }
 
   /** SEC-1..SEC-6 on the chain: this directory always, those above it by the queue's trust. */
-  check(): Promise<void> {
-    return run(checkChain(this.chain, this.options), this.options.fs);
+  async check(): Promise<void> {
+    checkChain(this.chain, this.options);
   }
 
   /** The path of one entry: `name` must be one component. */

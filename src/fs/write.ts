@@ -27,7 +27,7 @@ import {
 import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
-import { lstatOrMissing, run } from './steps.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
 
 export type Placement = 'link' | 'rename';
 
@@ -35,8 +35,8 @@ function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
   return options?.fs ?? directFs;
 }
 
-function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
-  return run(lstatOrMissing(path), options.fs);
+async function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
+  return lstatOrMissing(readsOf(options.fs), path);
 }
 
 /**

@@ -1735,7 +1735,7 @@ return errors === 0;
 validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"power":{"description":"Power-loss states: none, quick (the sample of --crash power) or full (--crash power-full: every crash point). Absent in reports of versions before it existed.","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
 const pattern21 = new RegExp("^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$", "u");
 const schema61 = {"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}};
 const func33 = Object.prototype.hasOwnProperty;
@@ -2820,7 +2820,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key2 in data5){
-if(!(((key2 === "role") || (key2 === "crash")) || (key2 === "only"))){
+if(!((((key2 === "role") || (key2 === "crash")) || (key2 === "power")) || (key2 === "only"))){
 const err27 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err27];
@@ -2857,11 +2857,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data5.only !== undefined){
-let data8 = data5.only;
-if(Array.isArray(data8)){
-if(data8.length > 1000){
-const err30 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data8};
+if(data5.power !== undefined){
+let data8 = data5.power;
+if(!(((data8 === "none") || (data8 === "quick")) || (data8 === "full"))){
+const err30 = {instancePath:instancePath+"/options/power",schemaPath:"#/properties/options/properties/power/enum",keyword:"enum",params:{allowedValues: schema60.properties.options.properties.power.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.options.properties.power.enum,parentSchema:schema60.properties.options.properties.power,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2870,12 +2869,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-const len0 = data8.length;
-for(let i0=0; i0<len0; i0++){
-let data9 = data8[i0];
-if(typeof data9 === "string"){
-if(func1(data9) > 64){
-const err31 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+}
+if(data5.only !== undefined){
+let data9 = data5.only;
+if(Array.isArray(data9)){
+if(data9.length > 1000){
+const err31 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2884,9 +2883,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) > 64){
+const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2896,9 +2898,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data8};
+const err33 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2910,7 +2911,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
+const err34 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2920,10 +2921,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.started_ms !== undefined){
-let data10 = data.started_ms;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err35 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data10};
+}
+else {
+const err35 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2932,9 +2932,11 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data10};
+}
+if(data.started_ms !== undefined){
+let data11 = data.started_ms;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2943,12 +2945,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data.finished_ms !== undefined){
-let data11 = data.finished_ms;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err37 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data11};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2957,9 +2956,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data11};
+}
+}
+if(data.finished_ms !== undefined){
+let data12 = data.finished_ms;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2968,13 +2970,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.summary !== undefined){
-let data12 = data.summary;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.passed === undefined){
-const err39 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2983,8 +2981,13 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data12.failed === undefined){
-const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+}
+}
+if(data.summary !== undefined){
+let data13 = data.summary;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.passed === undefined){
+const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2993,8 +2996,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data12.skipped === undefined){
-const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.failed === undefined){
+const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3003,8 +3006,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data12.must_failed === undefined){
-const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.skipped === undefined){
+const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3013,8 +3016,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data12.crash_points === undefined){
-const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.must_failed === undefined){
+const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3023,9 +3026,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key3 in data12){
-if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
-const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data12};
+if(data13.crash_points === undefined){
+const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3034,11 +3036,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data12.passed !== undefined){
-let data13 = data12.passed;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err45 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+for(const key3 in data13){
+if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
+const err45 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3047,9 +3047,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+}
+if(data13.passed !== undefined){
+let data14 = data13.passed;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3058,12 +3060,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-}
-if(data12.failed !== undefined){
-let data14 = data12.failed;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err47 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err47 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3072,9 +3071,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+}
+}
+if(data13.failed !== undefined){
+let data15 = data13.failed;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3083,12 +3085,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-}
-if(data12.skipped !== undefined){
-let data15 = data12.skipped;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err49 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err49 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3097,9 +3096,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+}
+}
+if(data13.skipped !== undefined){
+let data16 = data13.skipped;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3108,12 +3110,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-if(data12.must_failed !== undefined){
-let data16 = data12.must_failed;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err51 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err51 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3122,9 +3121,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+}
+}
+if(data13.must_failed !== undefined){
+let data17 = data13.must_failed;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3133,12 +3135,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-if(data12.crash_points !== undefined){
-let data17 = data12.crash_points;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err53 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err53 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3147,9 +3146,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+}
+}
+if(data13.crash_points !== undefined){
+let data18 = data13.crash_points;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3158,11 +3160,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err55 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3172,11 +3172,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.cases !== undefined){
-let data18 = data.cases;
-if(Array.isArray(data18)){
-if(data18.length > 100000){
-const err56 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data18};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3185,16 +3184,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-const len1 = data18.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate32(data18[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
 }
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data18};
+if(data.cases !== undefined){
+let data19 = data.cases;
+if(Array.isArray(data19)){
+if(data19.length > 100000){
+const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3203,15 +3198,33 @@ vErrors.push(err57);
 }
 errors++;
 }
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate32(data19[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data19,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+const err58 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err58];
 }
 else {
 vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
@@ -16661,7 +16674,7 @@ export const documents = {
   "cancel": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/cancel.schema.json","title":"fsjob 1.0 cancel record","description":"jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (section 5.7): a request to cancel the job, published by link (CANCEL-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","force","requested_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"cancel\".","const":"cancel"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"force":{"description":"false in cancel.json, true in cancel-force.json (REC-7).","type":"boolean"},"requested_ms":{"description":"When cancellation was requested.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the requesting process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "claim": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/claim.schema.json","title":"fsjob 1.0 claim record","description":"jobs/<id>/claim.<g>.json (section 5.3): generation g of ownership, published by link (CLAIM-5).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","owner","worker_id","claimed_ms","lease_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"claim\".","const":"claim"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the claiming process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"worker_id":{"description":"The claimer's worker id (LAYOUT-9), or null for a one-shot tool.","type":["string","null"],"$ref":"common.schema.json#/$defs/hex16"},"claimed_ms":{"description":"When the claim was written; counts as the first lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length (LEASE-1): LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "common": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/common.schema.json","title":"fsjob 1.0 shared definitions","description":"Definitions shared by the record schemas (spec/fsjob-v1.md section 5). A definition here holds constraints but no type: each use states \"type\" itself (for example \"integer\", or [\"integer\", \"null\"] for a nullable member), so one definition serves required and nullable members alike. Two keywords are fsjob's own and every fsjob reader implements them (REC-5): maxBytes (the UTF-8 length of a string, in bytes, is at most the value) and maxJsonBytes (the compact serialization of a value, in bytes, is at most the value). A generic JSON Schema validator ignores them; maxLength, which such validators do check, is set to the same number and is implied by maxBytes.","$defs":{"version":{"description":"Protocol version \"<major>.<minor>\" (REC-3); this schema accepts major 1 only (VER-1), minor 0 to 999999 without leading zeros.","pattern":"^1\\.(0|[1-9][0-9]{0,5})$","maxLength":8},"reader_minor":{"description":"Matches a record whose version has a minor this reader knows (1.0): used as the `if` of every record schema, whose `then` closes the record to unknown members (VER-2) and whose `else` admits them (VER-3).","properties":{"fsjob":{"description":"The version of a record this reader knows completely.","const":"1.0"}}},"job_id":{"description":"Job id (LAYOUT-4): 19 decimal digits of nanoseconds since the Unix epoch, a hyphen, 16 lowercase hexadecimal digits.","pattern":"^[0-9]{19}-[0-9a-f]{16}$","minLength":36,"maxLength":36},"gen":{"description":"Claim generation (LAYOUT-5): 1 to GEN_MAX (10000).","minimum":1,"maximum":10000},"attempt":{"description":"Attempt number (section 9.1): 1 to ATTEMPTS_MAX (100).","minimum":1,"maximum":100},"instant":{"description":"Instant (REC-6): milliseconds since the Unix epoch, 0 to 2^53-1.","minimum":0,"maximum":9007199254740991},"duration":{"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991},"byte_count":{"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991},"lease":{"description":"Lease length in milliseconds: LEASE_MIN (3000) to LEASE_MAX (3600000).","minimum":3000,"maximum":3600000},"sha256":{"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64},"hex16":{"description":"16 lowercase hexadecimal digits from a secure random source (queue ids, worker ids: LAYOUT-9).","pattern":"^[0-9a-f]{16}$","minLength":16,"maxLength":16},"key":{"description":"Lane or dedupe key (section 5.2): 1 to 256 bytes of UTF-8 without control characters (U+0000 to U+001F, U+007F).","minLength":1,"maxLength":256,"maxBytes":256,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"handler":{"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64},"text":{"description":"Free text for people (messages, reasons, progress): at most 1024 bytes of UTF-8.","maxLength":1024,"maxBytes":1024},"proc_text":{"description":"A token read from the operating system (boot id, pid namespace, start time): 1 to 128 bytes without control characters.","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"pid":{"description":"Process id: 1 to 4194304 (Linux PID_MAX_LIMIT).","minimum":1,"maximum":4194304},"signal":{"description":"Signal name as in <signal.h>, for example \"SIGKILL\": \"SIG\" then 1 to 13 uppercase letters, digits or '+'.","pattern":"^SIG[A-Z0-9+]{1,13}$","maxLength":16},"identity":{"description":"Identity of a process (REC-8, section 10).","required":["host","boot_id","pid_ns","pid","start","uid"],"maxProperties":32,"properties":{"host":{"description":"Host name (`uname -n`), 1 to 255 bytes without control characters; informational (ID-1).","type":"string","minLength":1,"maxLength":255,"maxBytes":255,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"boot_id":{"description":"Boot id of the host (ID-3, ID-5).","type":"string","$ref":"#/$defs/proc_text"},"pid_ns":{"description":"Pid namespace of the process (ID-4, ID-5).","type":"string","$ref":"#/$defs/proc_text"},"pid":{"description":"Process id.","type":"integer","$ref":"#/$defs/pid"},"start":{"description":"Start time of the process as ID-2 or ID-5 computes it.","type":"string","$ref":"#/$defs/proc_text"},"uid":{"description":"Effective user id, 0 to 4294967294 ((uid_t)-1 is not a user).","type":"integer","minimum":0,"maximum":4294967294}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}},"group":{"description":"The recorded process group of an execution (section 5.4, ID-8).","required":["pgid","start","boot_id","pid_ns"],"maxProperties":32,"properties":{"pgid":{"description":"Process group id, which is the pid of the group's leader.","type":"integer","$ref":"#/$defs/pid"},"start":{"description":"Start time of the group's leader (ID-2, ID-5).","type":"string","$ref":"#/$defs/proc_text"},"boot_id":{"description":"Boot id of the host the group runs on.","type":"string","$ref":"#/$defs/proc_text"},"pid_ns":{"description":"Pid namespace of the group's leader.","type":"string","$ref":"#/$defs/proc_text"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}},"exec_status":{"description":"An execution status (section 5.6): exactly one of `exit` and `signal` is non-null.","required":["exit","signal"],"maxProperties":32,"properties":{"exit":{"description":"Exit status 0 to 255 when the command exited, else null.","type":["integer","null"],"minimum":0,"maximum":255},"signal":{"description":"Name of the signal that killed the command, else null.","type":["string","null"],"$ref":"#/$defs/signal"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}},"if":{"properties":{"exit":{"description":"An exit status.","type":"integer"}}},"then":{"properties":{"signal":{"description":"Null: the command exited.","type":"null"}}},"else":{"properties":{"signal":{"description":"A signal: the command did not exit.","type":"string"}}}},"output_summary":{"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}},"stdin_ref":{"description":"Describes the job's `stdin` file (section 5.2).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}},"job_ref":{"description":"A job and the generation a worker holds it under (section 5.9).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}},"argv":{"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}},"cwd":{"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"},"env":{"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"labels":{"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}},"payload":{"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."},"extension":{"description":"Extension member (VER-2): a name starting with \"x-\" is allowed in every record and ignored by readers."}}},
-  "conformance-report": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}},
+  "conformance-report": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"power":{"description":"Power-loss states: none, quick (the sample of --crash power) or full (--crash power-full: every crash point). Absent in reports of versions before it existed.","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}},
   "end": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/end.schema.json","title":"fsjob 1.0 end record","description":"jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","reason","counted","retry_at_ms","status","ended_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"end\".","const":"end"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"reason":{"description":"Why the generation ended.","enum":["failed","timed_out","lane_busy","preempted","shutdown","released"]},"counted":{"description":"Whether an execution of this generation uses up an attempt (RETRY-1): true for failed, timed_out and shutdown; false for lane_busy, preempted and released.","type":"boolean"},"retry_at_ms":{"description":"The job is not runnable before this instant.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"status":{"description":"How the execution ended, or null when none ended (no execution, or its status is unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"ended_ms":{"description":"When the end record was written.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"RETRY-1: failed, timed_out and shutdown ends are counted.","if":{"properties":{"reason":{"enum":["failed","timed_out","shutdown"]}}},"then":{"properties":{"counted":{"const":true}}},"else":{"properties":{"counted":{"const":false}}}}]},
   "exec": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/exec.schema.json","title":"fsjob 1.0 exec record","description":"jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","attempt","group","recorded_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"exec\".","const":"exec"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"attempt":{"description":"Attempt number of this execution (RETRY-1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"group":{"description":"The recorded process group, or null for a payload job run inside the owner's process (PAYLOAD-1).","type":["object","null"],"$ref":"common.schema.json#/$defs/group"},"recorded_ms":{"description":"When the execution was recorded.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"group":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/group","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "hold": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/hold.schema.json","title":"fsjob 1.0 hold record","description":"dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2).","type":"object","maxProperties":64,"required":["fsjob","type","kind","key","job_id","gen","owner","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.0\" for this document.","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"hold\".","const":"hold"},"kind":{"description":"dedupe or lane; equals the directory the hold is under (REC-7).","enum":["dedupe","lane"]},"key":{"description":"The key; its SHA-256 is <h> in the path (LAYOUT-8, REC-7).","type":"string","$ref":"common.schema.json#/$defs/key"},"job_id":{"description":"The job holding the key.","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Lane holds: the holder's claim generation; dedupe holds: null.","type":["integer","null"],"$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the process that published the hold.","type":"object","$ref":"common.schema.json#/$defs/identity"},"created_ms":{"description":"When the hold was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"LANE-2, DEDUPE-2: a lane hold names a generation; a dedupe hold has gen null.","if":{"properties":{"kind":{"const":"lane"}}},"then":{"properties":{"gen":{"type":"integer"}}},"else":{"properties":{"gen":{"type":"null"}}}}]},
