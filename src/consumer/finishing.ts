@@ -19,7 +19,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { errnoOf, isFsjobError, type FsjobError } from '../base/errors.ts';
 import { descriptorAdvice } from '../base/descriptors.ts';
-import { stopGroup, type ProcessGroup } from '../model/identity.ts';
+import { stopGroup } from '../model/groups.ts';
+import type { ProcessGroup } from '../model/identity.ts';
 import type { Ownership } from './owner.ts';
 
 /** First pause between two tries of a refused finishing step. */
