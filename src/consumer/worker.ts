@@ -275,7 +275,7 @@ export class Worker {
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
           if (ctx.clock.nowMs() - this.scanFailingSinceMs >= SCAN_FAILURE_LIMIT) {
-            this.fatal ??= new FsjobError(scanError.code, `${scanError.message}; gave up after ${SCAN_FAILURE_LIMIT / 1000} s of failed scans`, { ...fieldsOf(scanError), cause: scanError });
+            this.fatal ??= scanError;
             return;
           }
           await this.sleep(this.backoff());
@@ -488,14 +488,6 @@ export class Worker {
     }
     this.guardian?.close();
   }
-}
-
-function fieldsOf(error: FsjobError): { path?: string; errno?: string; clause?: string } {
-  return {
-    ...(error.path === undefined ? {} : { path: error.path }),
-    ...(error.errno === undefined ? {} : { errno: error.errno }),
-    ...(error.clause === undefined ? {} : { clause: error.clause }),
-  };
 }
 
 function key(slot: QueueSlot, id: string): string {
