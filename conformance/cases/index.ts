@@ -6,6 +6,7 @@ import type { ConformanceCase } from '../runner/case.ts';
 import { behaviourCases } from './behaviour.ts';
 import { consumerCases } from './consumer.ts';
 import { crashCases } from './crash.ts';
+import { executionCases } from './execution.ts';
 import { hostileCases } from './hostile.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
@@ -13,4 +14,4 @@ import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

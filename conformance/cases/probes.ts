@@ -1,0 +1,148 @@
+/**
+ * Watching what runs: the commands of timing and ownership cases are probes
+ * that write what happens to them to a log OUTSIDE the queue (their pid, the
+ * instant a SIGTERM reached them, ticks while they live), and the runner
+ * watches process groups in /proc itself. The runner never uses the
+ * reference's liveness code to judge another implementation: a bug shared
+ * by both would blind the suite.
+ *
+ * Timing clauses are checked against the spec's number plus
+ * SCHEDULING_TOLERANCE_MS, stated in every message that uses it: on a loaded
+ * 2-core machine a sleeping poller may be scheduled late and a fork (date(1)
+ * in a probe's trap) may take a few hundred milliseconds. A violation the
+ * suite must catch (acting after 5 s instead of 2 s, KILL without TERM) lies
+ * far outside that band.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { sleep } from '../runner/process.ts';
+import { sh, type Argv } from './jobs.ts';
+
+/** What a loaded 2-core machine may add to a reaction the spec bounds. */
+export const SCHEDULING_TOLERANCE_MS = 1500;
+
+/** "2000 ms + 1500 ms scheduling tolerance": how every bound reads in a failure. */
+export function bound(name: string, specMs: number, toleranceMs = SCHEDULING_TOLERANCE_MS): string {
+  return `${name} ${specMs} ms + ${toleranceMs} ms scheduling tolerance`;
+}
+
+/** Polls until `test` holds or `ms` passed; resolves to whether it held. */
+export async function waitFor(test: () => boolean | Promise<boolean>, ms: number, every = 25): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await test()) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(every);
+  }
+}
+
+interface Stat {
+  pid: number;
+  state: string;
+  pgrp: number;
+  start: string;
+}
+
+/** /proc/<pid>/stat, parsed after the last ") " (ID-2); undefined when the process is gone. */
+export function procStat(pid: number): Stat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const close = text.lastIndexOf(') ');
+  if (close < 0) return undefined;
+  const fields = text.slice(close + 2).trim().split(' ');
+  const start = fields[19];
+  if (fields[0] === undefined || start === undefined) return undefined;
+  return { pid, state: fields[0], pgrp: Number(fields[2]), start };
+}
+
+/** The process `pid` still runs with start `start` (not gone, not a zombie, not reused). */
+export function processLives(pid: number, start?: string): boolean {
+  const st = procStat(pid);
+  return st !== undefined && st.state !== 'Z' && st.state !== 'X' && (start === undefined || st.start === start);
+}
+
+/** Pids of the live (non-zombie) members of process group `pgid`, from one scan of /proc. */
+export function groupMembers(pgid: number): number[] {
+  const live: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st !== undefined && st.pgrp === pgid && st.state !== 'Z' && st.state !== 'X') live.push(st.pid);
+  }
+  return live;
+}
+
+export function groupLives(pgid: number): boolean {
+  return groupMembers(pgid).length > 0;
+}
+
+/** SIGKILL whatever is left of a group (a case's cleanup: it must never leak processes). */
+export function killGroupNow(pgid: number | undefined): void {
+  if (pgid === undefined || pgid < 2) return;
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}
+
+export function killNow(pid: number | undefined): void {
+  if (pid === undefined || pid < 2) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}
+
+/**
+ * A probe command: logs "start TAG" (the start log of every case) and
+ * "pid TAG PID", traps SIGTERM (logging "term TAG MS"; with `onTerm`
+ * 'ignore' it then keeps running, so only SIGKILL stops it), optionally
+ * logs "tick TAG MS" every 100 ms, and runs until the file `gate` exists
+ * (then logs "done TAG" and exits 0). `gate` undefined: until killed.
+ */
+export function probe(log: string, tag: string, options: { gate?: string; onTerm?: 'exit' | 'ignore'; ticks?: boolean } = {}): Argv {
+  const onTerm = options.onTerm === 'ignore' ? '' : '; exit 143';
+  const tick = options.ticks === true ? `printf 'tick %s %s\\n' "$1" "$(date +%s%3N)" >> "$2"; ` : '';
+  const until = options.gate === undefined ? 'while :' : 'while [ ! -e "$3" ]';
+  return sh(
+    `printf 'start %s\\npid %s %s\\n' "$1" "$1" "$$" >> "$2"; ` +
+      `trap 'printf "term %s %s\\n" "$1" "$(date +%s%3N)" >> "$2"${onTerm}' TERM; ` +
+      `${until}; do ${tick}sleep 0.1; done; printf 'done %s\\n' "$1" >> "$2"`,
+    tag,
+    log,
+    options.gate ?? '/nonexistent',
+  );
+}
+
+export interface ProbeLog {
+  lines: string[];
+  /** The probe's pid, from its "pid" line. */
+  pid: (tag: string) => number | undefined;
+  /** Instants of its "term" lines. */
+  terms: (tag: string) => number[];
+  ticks: (tag: string) => number[];
+  starts: (tag: string) => number;
+  has: (line: string) => boolean;
+}
+
+export async function readProbeLog(file: string): Promise<ProbeLog> {
+  const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
+  const field = (kind: string, tag: string): string[] => lines.filter((l) => l.startsWith(`${kind} ${tag} `)).map((l) => l.slice(kind.length + tag.length + 2));
+  return {
+    lines,
+    pid: (tag) => {
+      const v = field('pid', tag).at(-1);
+      return v === undefined ? undefined : Number(v);
+    },
+    terms: (tag) => field('term', tag).map(Number),
+    ticks: (tag) => field('tick', tag).map(Number),
+    starts: (tag) => lines.filter((l) => l === `start ${tag}`).length,
+    has: (line) => lines.includes(line),
+  };
+}
