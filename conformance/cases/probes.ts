@@ -13,7 +13,8 @@
  * suite must catch (acting after 5 s instead of 2 s, KILL without TERM) lies
  * far outside that band.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { sleep } from '../runner/process.ts';
 import { sh, type Argv } from './jobs.ts';
@@ -110,9 +111,10 @@ export function probe(log: string, tag: string, options: { gate?: string; onTerm
   const onTerm = options.onTerm === 'ignore' ? '' : '; exit 143';
   const tick = options.ticks === true ? `printf 'tick %s %s\\n' "$1" "$(date +%s%3N)" >> "$2"; ` : '';
   const until = options.gate === undefined ? 'while :' : 'while [ ! -e "$3" ]';
+  // The trap is set before the "pid" line: a probe whose pid is known handles SIGTERM.
   return sh(
-    `printf 'start %s\\npid %s %s\\n' "$1" "$1" "$$" >> "$2"; ` +
-      `trap 'printf "term %s %s\\n" "$1" "$(date +%s%3N)" >> "$2"${onTerm}' TERM; ` +
+    `trap 'printf "term %s %s\\n" "$1" "$(date +%s%3N)" >> "$2"${onTerm}' TERM; ` +
+      `printf 'start %s\\npid %s %s\\n' "$1" "$1" "$$" >> "$2"; ` +
       `${until}; do ${tick}sleep 0.1; done; printf 'done %s\\n' "$1" >> "$2"`,
     tag,
     log,
@@ -145,4 +147,52 @@ export async function readProbeLog(file: string): Promise<ProbeLog> {
     starts: (tag) => lines.filter((l) => l === `start ${tag}`).length,
     has: (line) => lines.includes(line),
   };
+}
+
+export interface PlantedGroup {
+  /** The group id: the leader's pid. */
+  pgid: number;
+  /** The leader's start (ID-2), as an exec record names it. */
+  start: string;
+  /** The probe's pid (the leader itself, or the member the leader left behind). */
+  probePid: number;
+  probeStart: string;
+  /** SIGKILL whatever is left of it (cleanup). */
+  kill: () => void;
+}
+
+/**
+ * A process group outside any consumer, to be named by a planted exec record:
+ * a probe (see `probe`) leading its own group, or, with `leaderExits`, a
+ * leader that starts the probe in its group and exits, leaving a group
+ * without a leader whose member lives (ID-8).
+ */
+export async function spawnGroup(log: string, tag: string, options: { onTerm: 'exit' | 'ignore'; leaderExits?: boolean; scratch: string }): Promise<PlantedGroup> {
+  const probeArgv = probe(log, tag, { onTerm: options.onTerm });
+  const leaderGate = `${options.scratch}/${tag}.leader-may-exit`;
+  const argv = options.leaderExits === true ? ['-c', 'sh -c "$1" "$2" "$3" "$4" "$5" & while [ ! -e "$6" ]; do sleep 0.02; done', 'fsjob-leader', ...probeArgv.slice(2), leaderGate] : probeArgv.slice(1);
+  const child = spawn('sh', argv, { detached: true, stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pgid = child.pid;
+  if (pgid === undefined) throw new Error(`cannot start the planted group ${tag}`);
+  const kill = (): void => {
+    if (groupLives(pgid)) killGroupNow(pgid);
+  };
+  let start: string | undefined;
+  let probePid: number | undefined;
+  const ready = await waitFor(async () => {
+    start ??= procStat(pgid)?.start;
+    probePid ??= (await readProbeLog(log)).pid(tag);
+    return start !== undefined && probePid !== undefined;
+  }, 20_000, 10);
+  const probeStart = probePid === undefined ? undefined : procStat(probePid)?.start;
+  if (!ready || start === undefined || probePid === undefined || probeStart === undefined) {
+    kill();
+    throw new Error(`the planted group ${tag} did not start within 20 s`);
+  }
+  if (options.leaderExits === true) {
+    closeSync(openSync(leaderGate, 'w'));
+    await exited;
+  }
+  return { pgid, start, probePid, probeStart, kill };
 }
