@@ -69,7 +69,7 @@ async function expectLeftAlone(ctx: CaseContext, s: Setup, runs: ProcessResult[]
 }
 
 /** A live process now holding `pid`, recycled through /proc/sys/kernel/ns_last_pid; undefined if the pid could not be had back. */
-async function reusePid(): Promise<{ dead: Identity; newcomer: { pid: number; start: string; stop: () => void } } | undefined> {
+export async function reusePid(): Promise<{ dead: Identity; newcomer: { pid: number; start: string; stop: () => void } } | undefined> {
   for (let attempt = 1; attempt <= 20; attempt++) {
     const victim = await sleeper();
     const dead = await ownerOf(victim.pid, victim.start);

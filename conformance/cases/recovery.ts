@@ -17,18 +17,17 @@
  * at that moment; a claim broken while the group runs is RECOV-1's violation.
  */
 import { existsSync } from 'node:fs';
-import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/core/constants.ts';
 import { selfIdentity } from '../../src/core/identity.ts';
 import type { ExecRecord } from '../../src/core/records.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner, sleeper } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import type { Failure } from '../runner/report.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
 import { plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { reusePid } from './identity.ts';
 import { logged } from './jobs.ts';
 import { processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, spawnGroup, waitFor, type PlantedGroup } from './probes.ts';
 
@@ -145,42 +144,13 @@ async function runningOrphansCase(ctx: CaseContext): Promise<void> {
   }
 }
 
-/** A live process leading its own group under `pid`, recycled through /proc/sys/kernel/ns_last_pid. */
-async function reuseAsGroupLeader(): Promise<{ dead: { pid: number; start: string }; newcomer: { pid: number; start: string; stop: () => void } } | undefined> {
-  for (let attempt = 1; attempt <= 20; attempt++) {
-    const victim = await sleeper();
-    await new Promise((resolve) => setTimeout(resolve, 30)); // the newcomer must start on a later clock tick
-    await victim.stop();
-    await writeFile('/proc/sys/kernel/ns_last_pid', String(victim.pid - 1));
-    const child = spawn('sleep', ['600'], { stdio: 'ignore', detached: true });
-    const pid = child.pid;
-    if (pid === undefined) continue;
-    const stop = (): void => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    if (pid === victim.pid) {
-      let st = procStat(pid);
-      for (let i = 0; i < 50 && st === undefined; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        st = procStat(pid);
-      }
-      if (st !== undefined && st.start !== victim.start && st.pgrp === pid) return { dead: { pid: victim.pid, start: victim.start }, newcomer: { pid, start: st.start, stop } };
-    }
-    stop();
-  }
-  return undefined;
-}
-
 async function reusedGroupCase(ctx: CaseContext): Promise<void> {
   const root = await ctx.newQueue('reused');
   const work = await ctx.subdir('reused/work');
   const log = path.join(work, 'starts.log');
   const job = await stageJob(await reopen(root), { argv: logged(log, 'victim'), cwd: work, max_attempts: 2 });
-  const reused = await reuseAsGroupLeader();
+  // reusePid's newcomer is started detached: it leads a new group under the recycled number.
+  const reused = await reusePid();
   if (reused === undefined) ctx.skip('could not get a pid back through /proc/sys/kernel/ns_last_pid in 20 tries');
   try {
     await orphanOf(root, job, reused.dead.pid, reused.dead.start);
