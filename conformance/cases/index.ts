@@ -10,9 +10,10 @@ import { executionCases } from './execution.ts';
 import { hostileCases } from './hostile.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
+import { ownershipCases } from './ownership.ts';
 import { producerCases } from './producer.ts';
 import { recoveryCases } from './recovery.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
