@@ -22,70 +22,17 @@ import { existsSync, readFileSync, readlinkSync, statSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { CANCEL_GRACE, CONTROL_LATENCY, GUARDIAN_LIMIT, renewInterval } from '../../src/core/constants.ts';
-import { readRecord, type ClaimRecord, type DocumentByType, type DocumentType, type ExecRecord } from '../../src/core/records.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, ownerOf, sleeper } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult, type Spawned } from '../runner/process.ts';
 import { plantRecord, reopen } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
+import { consumerExit, recordAt, startRunning, type Running } from './running.ts';
 import { bound, groupLives, killGroupNow, procStat, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
 
 /** Renewal intervals longer than this are not waited for (the case says so). */
 const RENEW_WAIT_MAX_MS = 30_000;
-const START_WAIT_MS = 30_000;
-const EXIT_WAIT_MS = 60_000;
-
-/** A valid record, or undefined when it is missing or invalid. */
-async function recordAt<T extends DocumentType>(file: string, type: T, jobId?: string): Promise<DocumentByType[T] | undefined> {
-  const read = await readRecord(file, type, { allowMissing: true, ...(jobId === undefined ? {} : { expectedJobId: jobId }) }).catch(() => undefined);
-  return read?.ok === true ? read.value : undefined;
-}
-
-interface Running {
-  id: string;
-  jobDir: string;
-  consumer: Spawned;
-  claim: ClaimRecord;
-  exec: ExecRecord;
-  pgid: number;
-}
-
-/** Produces the request, starts consume and waits until the command runs with its claim and exec record published. */
-async function startRunning(ctx: CaseContext, queue: string, request: Parameters<CaseContext['produce']>[1], tag: string, log: string): Promise<Running | undefined> {
-  const id = await ctx.produceOk(queue, request, ['ENQ-4']);
-  if (id === undefined) return undefined;
-  const jobDir = path.join(queue, 'jobs', id);
-  const consumer = ctx.startRole('consume', { queue });
-  let claim: ClaimRecord | undefined;
-  let exec: ExecRecord | undefined;
-  const started = await waitFor(async () => {
-    if ((await readProbeLog(log)).pid(tag) === undefined) return false;
-    claim ??= await recordAt(path.join(jobDir, 'claim.1.json'), 'claim', id);
-    exec ??= await recordAt(path.join(jobDir, 'exec.1.json'), 'exec', id);
-    return claim !== undefined && exec !== undefined;
-  }, START_WAIT_MS);
-  if (!started || claim === undefined || exec === undefined || exec.group === null) {
-    const probes = await readProbeLog(log);
-    const clauses = probes.pid(tag) !== undefined && exec === undefined ? ['EXEC-3', 'EXEC-2'] : ['MANIFEST-1'];
-    ctx.fail(clauses, probes.pid(tag) !== undefined && exec === undefined ? `the command runs but no valid exec.1.json was published: no command may run unrecorded` : `the job did not start within ${START_WAIT_MS} ms with a valid claim.1.json and exec.1.json`, listing(await ctx.snapshot(queue)));
-    consumer.kill();
-    return undefined;
-  }
-  return { id, jobDir, consumer, claim, exec, pgid: exec.group.pgid };
-}
-
-/** Waits for the consumer to exit, killing it after EXIT_WAIT_MS (a failure). */
-async function consumerExit(ctx: CaseContext, consumer: Spawned, clauses: string[]): Promise<ProcessResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const exited = await Promise.race([consumer.done.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_WAIT_MS)))]);
-  clearTimeout(timer);
-  if (!exited) {
-    consumer.kill();
-    ctx.fail([...clauses, 'MANIFEST-2'], `consume did not exit within ${EXIT_WAIT_MS} ms once nothing was runnable`);
-  }
-  return consumer.done;
-}
 
 /** ID-1..ID-4 and EXEC-3: the identities the owner wrote describe real processes of this host. */
 function checkIdentities(ctx: CaseContext, run: Running, probePid: number | undefined, evidence: () => string[]): void {
