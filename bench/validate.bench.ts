@@ -20,9 +20,9 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROTOCOL_VERSION } from '../src/core/constants.ts';
-import { selfIdentity } from '../src/core/identity.ts';
-import { QUEUE_DIRS } from '../src/core/layout.ts';
+import { PROTOCOL_VERSION } from '../src/base/constants.ts';
+import { selfIdentity } from '../src/model/identity.ts';
+import { QUEUE_DIRS } from '../src/model/layout.ts';
 
 const FORMAT = 'v1'; // bump when the layout written below changes
 

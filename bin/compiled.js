@@ -66,7 +66,7 @@ async function build(dir) {
       target: 'node20',
       // Packages stay imports, resolved from node_modules/ above the cache as from src/.
       packages: 'external',
-      // Every module of the bundle shares its URL; src/core/source-dir.ts reads the real src/ from here.
+      // Every module of the bundle shares its URL; src/base/source-dir.ts reads the real src/ from here.
       banner: { js: `const __FSJOB_SRC_DIR = ${JSON.stringify(`${SRC}/`)};` },
       sourcemap: 'linked',
       // `fsjob conformance` runs the suite's TypeScript (outside src/) through tsx: never bundled.

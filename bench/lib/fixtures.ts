@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
-import { selfIdentity } from '../../src/core/identity.ts';
-import { initQueue } from '../../src/core/queue.ts';
-import { encodeRecord, type SpecRecord } from '../../src/core/records.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
+import { initQueue } from '../../src/model/queue.ts';
+import { encodeRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { BENCH_DIR, run, runJson } from './proc.ts';
 
 export const PLACEHOLDER_ID = '1111111111111111111-aaaaaaaaaaaaaaaa';

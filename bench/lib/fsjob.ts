@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { initQueue } from '../../src/core/queue.ts';
+import { initQueue } from '../../src/model/queue.ts';
 import { buildQueue } from './fixtures.ts';
 import { latencySample, runCycle, type Ctx, type Sample, type System } from './harness.ts';
 import { Peer, REPO_DIR, run, tsNode } from './proc.ts';

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { initQueue } from '../../src/core/queue.ts';
+import { initQueue } from '../../src/model/queue.ts';
 import { floorBinary } from './floor.ts';
 import { buildQueue } from './fixtures.ts';
 import { FSJOB_BIN } from './fsjob.ts';

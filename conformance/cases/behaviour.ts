@@ -6,7 +6,7 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CONTROL_LATENCY, DEFAULT_COMMAND_PATH } from '../../src/core/constants.ts';
+import { CONTROL_LATENCY, DEFAULT_COMMAND_PATH } from '../../src/base/constants.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { describeExit } from '../runner/process.ts';
 import { expectOutput, expectReceipt, logged, runBatch, sh, type JobPlan } from './jobs.ts';

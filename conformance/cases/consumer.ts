@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { CANCEL_GRACE, CONTROL_LATENCY } from '../../src/core/constants.ts';
+import { CANCEL_GRACE, CONTROL_LATENCY } from '../../src/base/constants.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import type { Failure } from '../runner/report.ts';

@@ -21,9 +21,9 @@
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { callFamily, runWithCrash, type CountedCall, type CrashRunResult } from '../crash/run.ts';
-import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
-import type { Queue } from '../../src/core/queue.ts';
-import type { JobRequest } from '../../src/core/records.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
+import type { Queue } from '../../src/model/queue.ts';
+import type { JobRequest } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing, type QueueSnapshot } from '../runner/inspect.ts';
 import { roleArgv, type Role } from '../runner/manifest.ts';
@@ -357,18 +357,22 @@ const auditCase: ConformanceCase = {
     const runs: { name: string; prepare: (ctx: CaseContext, dir: string) => Promise<Prepared> }[] = SCENARIOS.filter((s) => s.roles.every((r) => ctx.impl.roles[r] !== undefined)).map((s) => ({ name: s.name, prepare: s.prepare }));
     if (ctx.impl.roles.recover !== undefined) runs.push({ name: 'recover', prepare: prepareRecover });
     let total = 0;
-    await Promise.all(
+    // Findings are collected per run and reported in run order, so the first failure does not depend on which run finished first.
+    const perRun = await Promise.all(
       runs.map((run) =>
         ctx.pool.run(async () => {
           const dir = await ctx.subdir(`audit-${run.name}`);
           const prepared = await run.prepare(ctx, dir);
           const result = await runWithCrash({ argv: prepared.argv, cwd: ctx.impl.dir, env: roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value }), root: prepared.root, timeoutMs: ctx.impl.timeoutMs });
           total += result.calls.length;
-          if (result.calls.length === 0) ctx.fail(['MANIFEST-1'], `${run.name}: the injector saw no mutating call inside the queue; the implementation bypasses LD_PRELOAD and cannot be audited`);
-          for (const finding of auditCalls(result.calls, await realpath(prepared.root), run.name)) ctx.failures.push(finding);
+          const findings: Failure[] = [];
+          if (result.calls.length === 0) findings.push({ clauses: ['MANIFEST-1'], message: `${run.name}: the injector saw no mutating call inside the queue; the implementation bypasses LD_PRELOAD and cannot be audited`, evidence: [] });
+          findings.push(...auditCalls(result.calls, await realpath(prepared.root), run.name));
+          return findings;
         }),
       ),
     );
+    for (const findings of perRun) ctx.failures.push(...findings);
     ctx.note(`${total} calls audited over ${runs.map((r) => r.name).join(', ')}`);
   },
 };

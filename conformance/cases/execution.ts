@@ -18,7 +18,7 @@ const KILL_GRACE_MS = 2000;
 const WATCHDOG_MS = 90_000;
 
 /** Runs in the background of the job's group: survives its leader, ignores SIGTERM, logs it. */
-const MEMBER_SCRIPT = `trap 'printf "term member %s\\n" "$(date +%s%3N)" >> "$1"' TERM
+const MEMBER_SCRIPT = `trap 'read -r u x < /proc/uptime; printf "term member %s\\n" "$u" >> "$1"' TERM
 : > "$2"
 while :; do sleep 0.1; done
 `;

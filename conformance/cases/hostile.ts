@@ -16,10 +16,10 @@
 import { chmod, chown, mkdir, rename, symlink, unlink, writeFile, lstat } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { selfIdentity } from '../../src/core/identity.ts';
-import { keyHash, readyEntryName } from '../../src/core/layout.ts';
-import type { Queue } from '../../src/core/queue.ts';
-import { serializeRecord, type JobRequest, type SpecRecord } from '../../src/core/records.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
+import { keyHash, readyEntryName } from '../../src/model/layout.ts';
+import type { Queue } from '../../src/model/queue.ts';
+import { serializeRecord, type JobRequest, type SpecRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord, stateRecord } from '../runner/fixtures.ts';
 import { listing } from '../runner/inspect.ts';
@@ -76,8 +76,8 @@ const withClaim = async (env: HostileEnv, victim: Staged, more: ('exec' | 'state
   await plantRecord(env.queue, victim.dir, 'claim.1.json', 'claim', claimRecord(victim.id, 1, owner));
   if (more.includes('exec')) await plantRecord(env.queue, victim.dir, 'exec.1.json', 'exec', execRecord(victim.id, 1, owner));
   if (more.includes('state')) {
-    const { publishRecord } = await import('../../src/core/safefs.ts');
-    const { encodeRecord } = await import('../../src/core/records.ts');
+    const { publishRecord } = await import('../../src/fs/safefs.ts');
+    const { encodeRecord } = await import('../../src/records/codec.ts');
     await publishRecord(victim.dir, 'state.1.json', encodeRecord('state', stateRecord(victim.id, 1)), 'rename', env.queue.fsOptions);
   }
   if (more.includes('end')) await plantRecord(env.queue, victim.dir, 'end.1.json', 'end', endRecord(victim.id, 1));

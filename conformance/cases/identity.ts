@@ -9,8 +9,8 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { GUARDIAN_LIMIT, LEASE_MAX, LEASE_MIN, LEASE_SKEW } from '../../src/core/constants.ts';
-import { processStart, selfIdentity, type Identity } from '../../src/core/identity.ts';
+import { GUARDIAN_LIMIT, LEASE_MAX, LEASE_MIN, LEASE_SKEW } from '../../src/base/constants.ts';
+import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, foreignOwner, ownerOf, sleeper } from '../runner/fixtures.ts';
 import { listing } from '../runner/inspect.ts';

@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { JobRequest, ReceiptRecord } from '../../src/core/records.ts';
+import type { JobRequest, ReceiptRecord } from '../../src/records/codec.ts';
 import { type CaseContext, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing, type JobSnapshot, type QueueSnapshot } from '../runner/inspect.ts';
 import type { Manifest } from '../runner/manifest.ts';

@@ -21,7 +21,7 @@
 import { existsSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CANCEL_GRACE, CONTROL_LATENCY, GUARDIAN_LIMIT, renewInterval } from '../../src/core/constants.ts';
+import { CANCEL_GRACE, CONTROL_LATENCY, GUARDIAN_LIMIT, renewInterval } from '../../src/base/constants.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, ownerOf, sleeper } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';

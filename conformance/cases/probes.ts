@@ -8,10 +8,10 @@
  *
  * Timing clauses are checked against the spec's number plus
  * SCHEDULING_TOLERANCE_MS, stated in every message that uses it: on a loaded
- * 2-core machine a sleeping poller may be scheduled late and a fork (date(1)
- * in a probe's trap) may take a few hundred milliseconds. A violation the
- * suite must catch (acting after 5 s instead of 2 s, KILL without TERM) lies
- * far outside that band.
+ * 2-core machine a sleeping poller may be scheduled late and a fork may
+ * take a few hundred milliseconds (probes log with shell builtins only, so
+ * their own lines are not late). A violation the suite must catch (acting
+ * after 5 s instead of 2 s, KILL without TERM) lies far outside that band.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
@@ -102,18 +102,19 @@ export function killNow(pid: number | undefined): void {
 
 /**
  * A probe command: logs "start TAG" (the start log of every case) and
- * "pid TAG PID", traps SIGTERM (logging "term TAG MS"; with `onTerm`
+ * "pid TAG PID", traps SIGTERM (logging "term TAG UPTIME"; with `onTerm`
  * 'ignore' it then keeps running, so only SIGKILL stops it), optionally
- * logs "tick TAG MS" every 100 ms, and runs until the file `gate` exists
+ * logs "tick TAG UPTIME" every 100 ms, and runs until the file `gate` exists
  * (then logs "done TAG" and exits 0). `gate` undefined: until killed.
  */
 export function probe(log: string, tag: string, options: { gate?: string; onTerm?: 'exit' | 'ignore'; ticks?: boolean } = {}): Argv {
   const onTerm = options.onTerm === 'ignore' ? '' : '; exit 143';
-  const tick = options.ticks === true ? `printf 'tick %s %s\\n' "$1" "$(date +%s%3N)" >> "$2"; ` : '';
+  // Instants are /proc/uptime (read by a builtin: no fork, so a probe logs at once even on a loaded machine).
+  const tick = options.ticks === true ? `read -r u x < /proc/uptime; printf 'tick %s %s\\n' "$1" "$u" >> "$2"; ` : '';
   const until = options.gate === undefined ? 'while :' : 'while [ ! -e "$3" ]';
   // The trap is set before the "pid" line: a probe whose pid is known handles SIGTERM.
   return sh(
-    `trap 'printf "term %s %s\\n" "$1" "$(date +%s%3N)" >> "$2"${onTerm}' TERM; ` +
+    `trap 'read -r u x < /proc/uptime; printf "term %s %s\\n" "$1" "$u" >> "$2"${onTerm}' TERM; ` +
       `printf 'start %s\\npid %s %s\\n' "$1" "$1" "$$" >> "$2"; ` +
       `${until}; do ${tick}sleep 0.1; done; printf 'done %s\\n' "$1" >> "$2"`,
     tag,
@@ -133,6 +134,16 @@ export interface ProbeLog {
   has: (line: string) => boolean;
 }
 
+/** Seconds since boot, as /proc/uptime says. */
+function uptimeSeconds(): number {
+  return Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+}
+
+/** A probe's /proc/uptime reading as milliseconds since the epoch (10 ms resolution). */
+export function uptimeToEpochMs(uptime: string): number {
+  return Math.round(Date.now() - (uptimeSeconds() - Number(uptime)) * 1000);
+}
+
 export async function readProbeLog(file: string): Promise<ProbeLog> {
   const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
   const field = (kind: string, tag: string): string[] => lines.filter((l) => l.startsWith(`${kind} ${tag} `)).map((l) => l.slice(kind.length + tag.length + 2));
@@ -142,8 +153,8 @@ export async function readProbeLog(file: string): Promise<ProbeLog> {
       const v = field('pid', tag).at(-1);
       return v === undefined ? undefined : Number(v);
     },
-    terms: (tag) => field('term', tag).map(Number),
-    ticks: (tag) => field('tick', tag).map(Number),
+    terms: (tag) => field('term', tag).map(uptimeToEpochMs),
+    ticks: (tag) => field('tick', tag).map(uptimeToEpochMs),
     starts: (tag) => lines.filter((l) => l === `start ${tag}`).length,
     has: (line) => lines.includes(line),
   };

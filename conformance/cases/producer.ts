@@ -5,9 +5,9 @@
 import { lstat, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, TIMEOUT_DEFAULT } from '../../src/core/constants.ts';
-import { keyHash, readyEntryName } from '../../src/core/layout.ts';
-import { readRecord, serializeRecord, type JobRequest, type SpecRecord } from '../../src/core/records.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
+import { keyHash, readyEntryName } from '../../src/model/layout.ts';
+import { readRecord, serializeRecord, type JobRequest, type SpecRecord } from '../../src/records/codec.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';

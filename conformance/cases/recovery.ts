@@ -18,9 +18,9 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/core/constants.ts';
-import { selfIdentity } from '../../src/core/identity.ts';
-import type { ExecRecord } from '../../src/core/records.ts';
+import { PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/base/constants.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
+import type { ExecRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';

@@ -4,7 +4,7 @@
  * the exec record and the command's probe are all there.
  */
 import path from 'node:path';
-import { readRecord, type ClaimRecord, type DocumentByType, type DocumentType, type ExecRecord, type JobRequest } from '../../src/core/records.ts';
+import { readRecord, type ClaimRecord, type DocumentByType, type DocumentType, type ExecRecord, type JobRequest } from '../../src/records/codec.ts';
 import type { CaseContext } from '../runner/case.ts';
 import { listing } from '../runner/inspect.ts';
 import type { ProcessResult, Spawned } from '../runner/process.ts';

@@ -6,7 +6,7 @@
  */
 import { chmod, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { serializeRecord } from '../../src/core/records.ts';
+import { serializeRecord } from '../../src/records/codec.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';

@@ -1,4 +1,4 @@
-// Builds the LD_PRELOAD crash injector on demand. It is compiled at run time
+// Builds the LD_PRELOAD crash injector (interpose*.c) on demand. It is compiled at run time
 // rather than shipped because it must match the machine's libc, and cached by
 // content hash so reruns and parallel test files share a single build.
 import { execFile } from 'node:child_process';
@@ -8,8 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SOURCE = fileURLToPath(new URL('./interpose.c', import.meta.url));
-const CC_ARGS = ['-shared', '-fPIC', '-O2', '-U_FORTIFY_SOURCE', '-Wall'];
+const SOURCES = ['interpose.c', 'interpose-trace.c', 'interpose-calls.c'].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));
+const HEADER = fileURLToPath(new URL('./interpose.h', import.meta.url));
+// Only the wrappers are exported (EXPORT in interpose.h); the library's own
+// helpers stay out of the programs' symbol namespace.
+const CC_ARGS = ['-shared', '-fPIC', '-O2', '-U_FORTIFY_SOURCE', '-Wall', '-fvisibility=hidden'];
 
 let pending: Promise<string> | undefined;
 
@@ -25,9 +28,9 @@ export async function interposerPath(): Promise<string> {
 }
 
 async function build(): Promise<string> {
-  const source = await readFile(SOURCE);
-  const key = createHash('sha256')
-    .update(source)
+  const hash = createHash('sha256');
+  for (const file of [HEADER, ...SOURCES]) hash.update(await readFile(file));
+  const key = hash
     .update(JSON.stringify([CC_ARGS, process.platform, process.arch]))
     .digest('hex')
     .slice(0, 32);
@@ -45,7 +48,7 @@ async function build(): Promise<string> {
   // concurrent reader sees either no library or a complete one.
   const temp = path.join(dir, `.interpose-${key}.${process.pid}.${randomBytes(6).toString('hex')}.tmp.so`);
   try {
-    await compile([...CC_ARGS, '-o', temp, SOURCE, '-ldl']);
+    await compile([...CC_ARGS, '-o', temp, ...SOURCES, '-ldl']);
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true });

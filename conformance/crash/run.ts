@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { interposerPath } from './interposer.ts';
+import { parseTrace, type TraceRecord } from './trace.ts';
 
 export interface CrashRunOptions {
   argv: string[]; // program + args
@@ -17,7 +18,27 @@ export interface CrashRunOptions {
   killAt?: number; // 1-based k: kill the process group instead of performing the k-th counted call; undefined = count only
   timeoutMs?: number; // safety net: SIGKILL the group after this (default 60000), reported as timedOut
   stdin?: string | Buffer;
+  /** Stop the process making this call just before it (SIGSTOP); see startWithCrash. */
+  pause?: PausePoint;
+  /** Record what every counted call did (result.trace), for the power-loss mode. */
+  trace?: boolean;
 }
+
+/**
+ * Where a run stops itself: at its k-th counted call, or at the nth
+ * (default first) call of a family (callFamily: `link`, `rename`, `open`,
+ * `write`, `fsync`, ...) whose path or destination, relative to the root,
+ * matches a glob (`*` and `?`, both matching `/` too). Either `k`, or `op`
+ * and/or `path`.
+ */
+export interface PausePoint {
+  k?: number;
+  op?: string;
+  path?: string;
+  nth?: number;
+}
+
+export type { TraceRecord };
 
 export interface CountedCall {
   k: number;
@@ -28,12 +49,18 @@ export interface CountedCall {
   path: string;
   /** rename/link destination, or symlink's literal link text. */
   path2?: string;
+  /** An open's flags (O_CREAT, O_EXCL, ...; fopen's translated; mkstemp's as glibc opens). */
+  flags?: number;
+  /** The mode an open (with O_CREAT), mkstemp (0600), mkdir or mkdtemp asked for. */
+  mode?: number;
 }
 
 export interface CrashRunResult {
   calls: CountedCall[]; // every counted call in order (up to and including the interrupted one)
   crashed: boolean; // true when killAt was reached and the group was killed
   interrupted?: CountedCall; // the call that was not performed
+  paused?: CountedCall; // the call the run paused at (performed after its resume)
+  trace?: TraceRecord[]; // with options.trace: what each counted call did, by k
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -48,9 +75,35 @@ export const CRASH_ENV = {
   counter: 'FSJOB_CRASH_COUNTER',
   log: 'FSJOB_CRASH_LOG',
   pgid: 'FSJOB_CRASH_PGID',
+  pauseAt: 'FSJOB_CRASH_PAUSE_AT',
+  pauseOp: 'FSJOB_CRASH_PAUSE_OP',
+  pausePath: 'FSJOB_CRASH_PAUSE_PATH',
+  pauseNth: 'FSJOB_CRASH_PAUSE_NTH',
+  trace: 'FSJOB_CRASH_TRACE',
+  traceData: 'FSJOB_CRASH_TRACE_DATA',
 } as const;
 
+/** A run under the injector, started: see startWithCrash. */
+export interface CrashRun {
+  /** The program's pid, which is also its process group. */
+  pid: number;
+  /**
+   * Settles once the process that drew the pause point has stopped itself
+   * (state T), with the call it is about to make; with undefined when the run
+   * ends without reaching it, or has no pause point.
+   */
+  paused: Promise<CountedCall | undefined>;
+  /** Lets the paused process go on (SIGCONT): its call happens now. */
+  resume: () => void;
+  /** SIGKILLs the whole group now. */
+  kill: () => void;
+  result: Promise<CrashRunResult>;
+}
+
 const COUNTER_BYTES = 4096;
+/** Offsets in the counter file (struct shared in interpose.h). */
+const PAUSED_PID_OFFSET = 32;
+const PAUSED_K_OFFSET = 40;
 const POLL_MS = 10;
 const GROUP_GONE_MS = 10_000;
 const STREAM_GRACE_MS = 2_000;
@@ -71,7 +124,7 @@ export function callFamily(op: string): string {
   if (/^f?chmod(at)?$/.test(op)) return 'chmod';
   if (/^f?truncate(64)?$/.test(op)) return 'truncate';
   if (/^(p?writev?(64)?(v2)?|copy_file_range|sendfile(64)?|fflush(_unlocked)?|fclose)$/.test(op)) return 'write';
-  if (/^(fsync|fdatasync|sync_file_range)$/.test(op)) return 'fsync';
+  if (/^(fsync|fdatasync|sync_file_range|syncfs|sync)$/.test(op)) return 'fsync';
   if (/^(__x)?mknod(at)?$|^mkfifo(at)?$/.test(op)) return 'mknod';
   if (/^(utimensat|futimens)$/.test(op)) return 'utime';
   if (/^(posix_)?fallocate(64)?$/.test(op)) return 'fallocate';
@@ -79,73 +132,203 @@ export function callFamily(op: string): string {
 }
 
 export async function runWithCrash(options: CrashRunOptions): Promise<CrashRunResult> {
+  return (await startWithCrash(options)).result;
+}
+
+/**
+ * Starts a program under the injector and hands back control at once, so a
+ * caller can act while it runs: with `pause`, wait for `paused`, let other
+ * processes run (the paused one is stopped just before its call), then
+ * `resume()`. `result` settles as runWithCrash's would.
+ */
+export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun> {
   const [command, ...args] = options.argv;
   if (command === undefined) throw new TypeError('runWithCrash: argv must name a program');
   const killAt = options.killAt;
   if (killAt !== undefined && (!Number.isSafeInteger(killAt) || killAt < 1)) {
     throw new RangeError(`runWithCrash: killAt must be a positive integer, got ${killAt}`);
   }
+  const pause = checkPause(options.pause);
   const library = await interposerPath();
   // The library compares against real paths; a symlinked root would
   // otherwise never match anything.
   const root = await realpath(options.root);
 
   const work = await mkdtemp(path.join(os.tmpdir(), 'fsjob-crash-run-'));
+  const counterFile = path.join(work, 'counter');
+  const logFile = path.join(work, 'calls.log');
+  const traceFile = path.join(work, 'trace');
+  const traceData = path.join(work, 'trace.data');
   try {
-    const counterFile = path.join(work, 'counter');
-    const logFile = path.join(work, 'calls.log');
     await writeFile(counterFile, Buffer.alloc(COUNTER_BYTES));
     await writeFile(logFile, '');
-
-    const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
-    const inherited = env.LD_PRELOAD;
-    env.LD_PRELOAD = inherited ? `${library}:${inherited}` : library;
-    env.UV_USE_IO_URING = '0';
-    env[CRASH_ENV.root] = root;
-    env[CRASH_ENV.counter] = counterFile;
-    env[CRASH_ENV.log] = logFile;
-    env[CRASH_ENV.killAt] = String(killAt ?? 0);
-    // The group is recorded by the spawned leader itself (see interpose.c);
-    // a stale override from the caller's environment must not win.
-    delete env[CRASH_ENV.pgid];
-
-    const readCounter = (): number => Number(readFileSync(counterFile).readBigUInt64LE(0));
-    const reached = (): boolean => killAt !== undefined && readCounter() >= killAt;
-    // The library logs the interrupted call before it kills, so once the
-    // marker is there nothing is lost by killing the group ourselves.
-    const interruptLogged = (): boolean => reached() && readFileSync(logFile, 'utf8').includes('\tinterrupted\n');
-
-    const outcome = await supervise({
-      command,
-      args,
-      cwd: options.cwd,
-      env,
-      stdin: options.stdin,
-      timeoutMs: options.timeoutMs ?? 60_000,
-      interruptLogged,
-    });
-
-    const crashed = reached();
-    if (crashed || outcome.timedOut) {
-      killGroup(outcome.pgid);
-      await waitGroupGone(outcome.pgid);
+    if (options.trace === true) {
+      await writeFile(traceFile, '');
+      await writeFile(traceData, '');
     }
-
-    const logged = parseLog(await readFile(logFile, 'utf8'));
-    const calls = logged.calls.filter((call) => killAt === undefined || call.k <= killAt);
-    const result: CrashRunResult = {
-      calls,
-      crashed,
-      exitCode: outcome.exitCode,
-      signal: outcome.signal,
-      timedOut: outcome.timedOut,
-      stdout: outcome.stdout,
-      stderr: outcome.stderr,
-    };
-    if (logged.interrupted) result.interrupted = logged.interrupted;
-    return result;
-  } finally {
+  } catch (error) {
     await rm(work, { recursive: true, force: true });
+    throw error;
+  }
+
+  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
+  for (const name of Object.values(CRASH_ENV)) delete env[name];
+  const inherited = env.LD_PRELOAD;
+  env.LD_PRELOAD = inherited ? `${library}:${inherited}` : library;
+  env.UV_USE_IO_URING = '0';
+  env[CRASH_ENV.root] = root;
+  env[CRASH_ENV.counter] = counterFile;
+  env[CRASH_ENV.log] = logFile;
+  env[CRASH_ENV.killAt] = String(killAt ?? 0);
+  // The group is recorded by the spawned leader itself (see interpose.c);
+  // a stale override from the caller's environment must not win (deleted above).
+  if (pause?.k !== undefined) env[CRASH_ENV.pauseAt] = String(pause.k);
+  if (pause?.op !== undefined) env[CRASH_ENV.pauseOp] = pause.op;
+  if (pause?.path !== undefined) env[CRASH_ENV.pausePath] = pause.path;
+  if (pause?.nth !== undefined) env[CRASH_ENV.pauseNth] = String(pause.nth);
+  if (options.trace === true) {
+    env[CRASH_ENV.trace] = traceFile;
+    env[CRASH_ENV.traceData] = traceData;
+  }
+
+  const readCounter = (): number => Number(readFileSync(counterFile).readBigUInt64LE(0));
+  const reached = (): boolean => killAt !== undefined && readCounter() >= killAt;
+  // The library logs the interrupted call before it kills, so once the
+  // marker is there nothing is lost by killing the group ourselves.
+  const interruptLogged = (): boolean => reached() && readFileSync(logFile, 'utf8').includes('\tinterrupted\t');
+
+  const pauseWatch = watchPause(pause !== undefined, counterFile, logFile);
+  const supervised = supervise({
+    command,
+    args,
+    cwd: options.cwd,
+    env,
+    stdin: options.stdin,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    interruptLogged,
+    onTick: pauseWatch.tick,
+  });
+
+  const result = (async (): Promise<CrashRunResult> => {
+    try {
+      const outcome = await supervised.outcome;
+      pauseWatch.ended();
+      const crashed = reached();
+      if (crashed || outcome.timedOut) {
+        killGroup(outcome.pgid);
+        await waitGroupGone(outcome.pgid);
+      }
+      const logged = parseLog(await readFile(logFile, 'utf8'));
+      const calls = logged.calls.filter((call) => killAt === undefined || call.k <= killAt);
+      const done: CrashRunResult = {
+        calls,
+        crashed,
+        exitCode: outcome.exitCode,
+        signal: outcome.signal,
+        timedOut: outcome.timedOut,
+        stdout: outcome.stdout,
+        stderr: outcome.stderr,
+      };
+      if (logged.interrupted) done.interrupted = logged.interrupted;
+      if (logged.paused) done.paused = logged.paused;
+      if (options.trace === true) done.trace = parseTrace(await readFile(traceFile, 'utf8'), await readFile(traceData));
+      return done;
+    } finally {
+      pauseWatch.ended();
+      await rm(work, { recursive: true, force: true });
+    }
+  })();
+  result.catch(() => undefined); // observed by the caller through `result`
+  return {
+    pid: supervised.pid,
+    paused: pauseWatch.paused,
+    resume: pauseWatch.resume,
+    kill: () => killGroup(supervised.pid),
+    result,
+  };
+}
+
+function checkPause(pause: PausePoint | undefined): PausePoint | undefined {
+  if (pause === undefined) return undefined;
+  const positive = (n: number | undefined): boolean => n === undefined || (Number.isSafeInteger(n) && n >= 1);
+  if (!positive(pause.k) || !positive(pause.nth)) throw new RangeError(`runWithCrash: pause.k and pause.nth must be positive integers, got ${JSON.stringify(pause)}`);
+  const byMatch = pause.op !== undefined || pause.path !== undefined;
+  if ((pause.k === undefined) === !byMatch || (pause.k !== undefined && pause.nth !== undefined)) {
+    throw new TypeError(`runWithCrash: pause takes either k, or op and/or path (with an optional nth), got ${JSON.stringify(pause)}`);
+  }
+  if (/[\t\n]/.test(`${pause.op ?? ''}${pause.path ?? ''}`)) throw new TypeError('runWithCrash: pause.op and pause.path cannot hold tabs or newlines');
+  return pause;
+}
+
+interface PauseWatch {
+  paused: Promise<CountedCall | undefined>;
+  resume: () => void;
+  tick: () => void;
+  ended: () => void;
+}
+
+/**
+ * Notices the pause through the counter file (the library writes the
+ * stopped process's pid there before it stops) and /proc (state T: it has
+ * really stopped, so a SIGCONT cannot arrive before its SIGSTOP).
+ */
+function watchPause(enabled: boolean, counterFile: string, logFile: string): PauseWatch {
+  let settle: (call: CountedCall | undefined) => void = () => undefined;
+  const paused = new Promise<CountedCall | undefined>((resolve) => {
+    settle = resolve;
+  });
+  if (!enabled) {
+    settle(undefined);
+    return { paused, resume: () => { throw new Error('runWithCrash: this run has no pause point'); }, tick: () => undefined, ended: () => undefined };
+  }
+  let stopped: { pid: number; call: CountedCall } | undefined;
+  let settled = false;
+  let resumed = false;
+  return {
+    paused,
+    tick: () => {
+      if (settled) return;
+      let counter: Buffer;
+      try {
+        counter = readFileSync(counterFile);
+      } catch {
+        return;
+      }
+      const pid = Number(counter.readBigInt64LE(PAUSED_PID_OFFSET));
+      if (pid <= 0 || processState(pid) !== 'T') return;
+      const k = Number(counter.readBigUInt64LE(PAUSED_K_OFFSET));
+      const call = parseLog(readFileSync(logFile, 'utf8')).calls.find((c) => c.k === k);
+      if (call === undefined) return;
+      stopped = { pid, call };
+      settled = true;
+      settle(call);
+    },
+    resume: () => {
+      if (stopped === undefined) throw new Error('runWithCrash: resume() before the run paused');
+      if (resumed) return;
+      resumed = true;
+      try {
+        process.kill(stopped.pid, 'SIGCONT');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    },
+    ended: () => {
+      if (!settled) {
+        settled = true;
+        settle(undefined);
+      }
+    },
+  };
+}
+
+/** Field 3 of /proc/<pid>/stat (R, S, T, Z, ...), or undefined when it is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
   }
 }
 
@@ -157,6 +340,8 @@ interface SuperviseOptions {
   stdin: string | Buffer | undefined;
   timeoutMs: number;
   interruptLogged: () => boolean;
+  /** Called at every poll while the program runs. */
+  onTick: () => void;
 }
 
 interface Outcome {
@@ -168,14 +353,16 @@ interface Outcome {
   stderr: string;
 }
 
-function supervise(options: SuperviseOptions): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
+function supervise(options: SuperviseOptions): { pid: number; outcome: Promise<Outcome> } {
+  let pid = -1;
+  const outcome = new Promise<Outcome>((resolve, reject) => {
     const child = spawn(options.command, options.args, {
       cwd: options.cwd,
       env: options.env,
       detached: true, // own process group, so one kill(-pgid) reaches the whole tree
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    pid = child.pid ?? -1;
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -205,6 +392,7 @@ function supervise(options: SuperviseOptions): Promise<Outcome> {
     // beat the interrupted call's log line, so wait for the line.
     const poll = setInterval(() => {
       if (child.pid !== undefined && options.interruptLogged()) killGroup(child.pid);
+      options.onTick();
     }, POLL_MS);
 
     const stop = (): void => {
@@ -235,6 +423,7 @@ function supervise(options: SuperviseOptions): Promise<Outcome> {
       });
     });
   });
+  return { pid, outcome };
 }
 
 function killGroup(pgid: number): void {
@@ -294,18 +483,22 @@ function unescapeField(field: string): string {
   return field.replace(/\\([\\tn])/g, (_, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : '\\'));
 }
 
-function parseLog(text: string): { calls: CountedCall[]; interrupted?: CountedCall } {
+function parseLog(text: string): { calls: CountedCall[]; interrupted?: CountedCall; paused?: CountedCall } {
   const calls: CountedCall[] = [];
   let interrupted: CountedCall | undefined;
+  let paused: CountedCall | undefined;
   for (const line of text.split('\n')) {
-    const [k, pid, op, target, target2, mark] = line.split('\t');
+    const [k, pid, op, target, target2, mark, flags, mode] = line.split('\t');
     if (k === undefined || pid === undefined || op === undefined || target === undefined) continue;
     const call: CountedCall = { k: Number(k), pid: Number(pid), op: unescapeField(op), path: unescapeField(target) };
     if (target2) call.path2 = unescapeField(target2);
+    if (flags) call.flags = Number(flags);
+    if (mode) call.mode = parseInt(mode, 8);
     calls.push(call);
     if (mark === 'interrupted') interrupted = call;
+    if (mark === 'paused') paused = call;
   }
   // Appends from concurrent processes may land out of k order.
   calls.sort((a, b) => a.k - b.k);
-  return interrupted ? { calls, interrupted } : { calls };
+  return { calls, ...(interrupted ? { interrupted } : {}), ...(paused ? { paused } : {}) };
 }

@@ -23,8 +23,8 @@
  */
 import path from 'node:path';
 import { callFamily, type CountedCall } from '../crash/run.ts';
-import { classifyJobEntry, isJobId } from '../../src/core/layout.ts';
-import { parseHoldNumber } from '../../src/core/record-names.ts';
+import { classifyJobEntry, isJobId } from '../../src/model/layout.ts';
+import { parseHoldNumber } from '../../src/records/names.ts';
 import type { Failure } from './report.ts';
 
 type Kind = 'write-once' | 'mutable' | 'output' | 'staged-in-job' | 'job-dir' | 'free';

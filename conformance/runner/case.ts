@@ -8,13 +8,14 @@
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { JOB_ID_PATTERN } from '../../src/core/record-names.ts';
-import type { JobRequest } from '../../src/core/records.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
+import type { JobRequest } from '../../src/records/codec.ts';
 import { hasRole, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import type { Pool } from './pool.ts';
 import { describeExit, runRole, startRole, type ProcessResult, type RoleRunOptions, type Spawned } from './process.ts';
 import type { CaseResult, CrashPoint, Failure, Level, Strength } from './report.ts';
 import { createQueue, writeRequest } from './stage.ts';
+import { startRolePaused, type CrashRun, type PausedRoleOptions, type PausePoint } from './pause.ts';
 import { listing, snapshotQueue, type QueueSnapshot } from './inspect.ts';
 
 export type CrashMode = 'none' | 'quick' | 'full';
@@ -142,7 +143,16 @@ export class CaseContext {
     return startRole(options.via ?? this.impl, role, values, this.withMarker(options));
   }
 
-  private withMarker(options: RoleRunOptions): RoleRunOptions {
+  /**
+   * Starts a role under the crash injector that stops itself just before the
+   * call `pause` names, so the case can run the other side first and then
+   * `resume()` it (runner/pause.ts): a forced interleaving, not a lucky one.
+   */
+  startRolePaused(role: Role, values: Placeholders, pause: PausePoint, options: PausedRoleOptions & { via?: Manifest } = {}): Promise<CrashRun> {
+    return startRolePaused(options.via ?? this.impl, role, values, pause, this.withMarker(options));
+  }
+
+  private withMarker<T extends RoleRunOptions>(options: T): T {
     return { ...options, env: { [this.marker.name]: this.marker.value, ...(options.env ?? {}) } };
   }
 

@@ -4,9 +4,9 @@
  * record (section 5) unless a case damages it on purpose.
  */
 import { spawn } from 'node:child_process';
-import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
-import { processStart, selfIdentity, type Identity } from '../../src/core/identity.ts';
-import type { ClaimRecord, EndRecord, ExecRecord, ReceiptRecord, StateRecord } from '../../src/core/records.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
+import type { ClaimRecord, EndRecord, ExecRecord, ReceiptRecord, StateRecord } from '../../src/records/codec.ts';
 import { sleep } from './process.ts';
 
 export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

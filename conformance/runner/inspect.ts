@@ -14,9 +14,9 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Finding } from '../../src/core/findings.ts';
-import { classifyJobEntry, isJobId } from '../../src/core/layout.ts';
-import { readRecord, recordNameOf, type ReceiptRecord, type SpecRecord } from '../../src/core/records.ts';
+import type { Finding } from '../../src/records/findings.ts';
+import { classifyJobEntry, isJobId } from '../../src/model/layout.ts';
+import { readRecord, recordNameOf, type ReceiptRecord, type SpecRecord } from '../../src/records/codec.ts';
 import type { Failure } from './report.ts';
 
 export interface Entry {

@@ -14,9 +14,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FsjobError } from '../../src/core/errors.ts';
-import type { ConformanceManifest } from '../../src/core/records.generated.ts';
-import { schemaErrors } from '../../src/core/schemas.ts';
+import { FsjobError } from '../../src/base/errors.ts';
+import type { ConformanceManifest } from '../../src/records/generated/types.ts';
+import { schemaErrors } from '../../src/records/schemas.ts';
 
 export const ROLES = ['init', 'produce', 'consume', 'cancel', 'cancel_force', 'recover', 'validate'] as const;
 export type Role = (typeof ROLES)[number];

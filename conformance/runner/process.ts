@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CRASH_ENV } from '../crash/run.ts';
-import { HOST_OVERRIDE_ENV } from '../../src/core/identity.ts';
+import { HOST_OVERRIDE_ENV } from '../../src/model/identity.ts';
 import { type Manifest, type Placeholders, type Role, roleArgv } from './manifest.ts';
 
 export interface ProcessResult {

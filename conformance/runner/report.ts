@@ -3,7 +3,7 @@
  * the clauses it broke and the evidence on disk, and the report that
  * `--json` writes (schemas/conformance-report.schema.json).
  */
-import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
 
 export type Level = 'producer' | 'consumer' | 'validator';
 export type Strength = 'MUST' | 'SHOULD';

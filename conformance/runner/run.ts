@@ -30,6 +30,8 @@ export interface RunOptions {
   allVectors?: boolean;
   /** Units of work at once (default DEFAULT_PARALLEL). */
   parallel?: number;
+  /** A pool shared with other runs (several broken variants at once), instead of one of `parallel` units. */
+  pool?: Pool;
   /** Called once the manifest is loaded, before any case runs. */
   onStart?: (manifest: Manifest) => void;
   /** Called with each result as it completes. */
@@ -71,7 +73,7 @@ export async function runConformance(options: RunOptions = {}): Promise<RunOutco
   options.onStart?.(manifest);
   const startedMs = Date.now();
   const settings: RunSettings = { crash: options.crash ?? 'none', allVectors: options.allVectors === true, keep: options.keep === true, ...(options.progress === undefined ? {} : { progress: options.progress }) };
-  const pool = new Pool(options.parallel ?? DEFAULT_PARALLEL);
+  const pool = options.pool ?? new Pool(options.parallel ?? DEFAULT_PARALLEL);
   const { run, skipped } = selectCases(ALL_CASES, manifest, options);
   const results: CaseResult[] = [];
   let crashPoints = 0;

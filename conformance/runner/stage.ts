@@ -9,13 +9,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
-import { dedupeHeld, takeHold } from '../../src/core/holds.ts';
-import { selfIdentity, type Identity } from '../../src/core/identity.ts';
-import { readyEntryName } from '../../src/core/layout.ts';
-import { initQueue, openQueue, type Queue } from '../../src/core/queue.ts';
-import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/core/records.ts';
-import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/core/safefs.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { dedupeHeld, takeHold } from '../../src/model/holds.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { readyEntryName } from '../../src/model/layout.ts';
+import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
+import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/records/codec.ts';
+import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/fs/safefs.ts';
 import { normalizeChecked } from '../../src/producer/request.ts';
 
 let lastNs = 0n;

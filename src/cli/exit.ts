@@ -16,7 +16,7 @@
  * 126 rejected, 130 cancelled, 137 force-stopped. Those overlap the statuses
  * above; `wait --json` prints the receipt when the difference matters.
  */
-import type { FsjobErrorCode } from '../core/errors.ts';
+import type { FsjobErrorCode } from '../base/errors.ts';
 
 export const EXIT = {
   OK: 0,

@@ -8,8 +8,8 @@
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { FsjobError, errnoOf } from '../core/errors.ts';
-import { wrapIo } from '../core/io-error.ts';
+import { FsjobError, errnoOf } from '../base/errors.ts';
+import { wrapIo } from '../fs/io-error.ts';
 
 async function readStream(stream: AsyncIterable<Buffer | string>, maxBytes: number, what: string): Promise<Buffer> {
   const chunks: Buffer[] = [];

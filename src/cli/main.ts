@@ -4,8 +4,8 @@
  * Commands hold no logic of their own: they call library functions.
  */
 import yargs from 'yargs';
-import { FsjobError, errnoOf, isFsjobError } from '../core/errors.ts';
-import { fsjobVersion } from '../validator/report.ts';
+import { FsjobError, errnoOf, isFsjobError } from '../base/errors.ts';
+import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 

@@ -1,15 +1,15 @@
 /**
  * The `--queue DIR` option every operator command shares, and opening the
  * queue it names: --queue, else $FSJOB_QUEUE, else the per-user default
- * (defaultQueuePath in src/core/queue.ts).
+ * (defaultQueuePath in src/model/queue.ts).
  *
  * Command modules import the library lazily (inside `run`), so `fsjob`
  * loads only what the command it runs needs.
  */
 import type { Argv } from 'yargs';
-import type { Queue } from '../core/queue.ts';
-import { FsjobError } from '../core/errors.ts';
-import { isJobId } from '../core/layout.ts';
+import type { Queue } from '../model/queue.ts';
+import { FsjobError } from '../base/errors.ts';
+import { isJobId } from '../model/layout.ts';
 
 export function withQueue(yargs: Argv): Argv {
   return yargs.option('queue', {
@@ -22,12 +22,12 @@ export function withQueue(yargs: Argv): Argv {
 export async function queuePathOf(args: Record<string, unknown>): Promise<string> {
   const given = args['queue'];
   if (typeof given === 'string' && given !== '') return given;
-  const { defaultQueuePath } = await import('../core/queue.ts');
+  const { defaultQueuePath } = await import('../model/queue.ts');
   return defaultQueuePath();
 }
 
 export async function openQueueOf(args: Record<string, unknown>): Promise<Queue> {
-  const { openQueue } = await import('../core/queue.ts');
+  const { openQueue } = await import('../model/queue.ts');
   return openQueue(await queuePathOf(args));
 }
 

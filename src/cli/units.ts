@@ -4,7 +4,7 @@
  * "1M"), and K=V pairs. Each refuses what it cannot read exactly with USAGE
  * naming the flag.
  */
-import { FsjobError } from '../core/errors.ts';
+import { FsjobError } from '../base/errors.ts';
 
 const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/;
 const MS_PER_UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -16,7 +16,7 @@
  * A job refused by the list is rejected with reason `not_allowed`, never
  * silently skipped (EXEC-9).
  */
-import { FsjobError } from '../core/errors.ts';
+import { FsjobError } from '../base/errors.ts';
 
 export function globToRegExp(pattern: string): RegExp {
   let out = '';

@@ -5,9 +5,10 @@
  * job is handed out, a lease renewed in the background, and an AbortSignal
  * for cancel, timeout and ownership loss.
  */
-import type { Queue } from '../core/queue.ts';
+import type { Queue } from '../model/queue.ts';
 import { makeContext, openWith, type ConsumerOptions } from './context.ts';
-import { ClaimedJob, GIVE_BACK_DELAY } from './run.ts';
+import { GIVE_BACK_DELAY } from './owner.ts';
+import { ClaimedJob } from './run.ts';
 import { claimNextIn } from './select.ts';
 
 export interface ClaimNextOptions extends ConsumerOptions {

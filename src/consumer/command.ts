@@ -14,13 +14,13 @@
  * nothing of a job runs after its attempt ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { SafeHandle } from '../core/safefs.ts';
+import type { SafeHandle } from '../fs/safefs.ts';
 import { once } from 'node:events';
-import { processStart, selfIdentity, stopGroup, type ProcessGroup } from '../core/identity.ts';
-import { FsjobError } from '../core/errors.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
-import { CANCEL_GRACE } from '../core/constants.ts';
+import { processStart, selfIdentity, stopGroup, type ProcessGroup } from '../model/identity.ts';
+import { FsjobError } from '../base/errors.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+import { CANCEL_GRACE } from '../base/constants.ts';
 import { OutputCapture, type OutputSummary } from './output.ts';
 import type { Guardian } from './guardian.ts';
 

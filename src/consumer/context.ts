@@ -3,17 +3,17 @@
  * events a consumer reports, and the cache of immutable specs.
  */
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
-import { CANCEL_GRACE, LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, OUTPUT_MAX } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import type { Finding } from '../core/findings.ts';
-import type { Identity } from '../core/identity.ts';
-import { selfIdentity } from '../core/identity.ts';
-import { openQueue, type Queue } from '../core/queue.ts';
-import { readRecord, type ReceiptRecord, type SpecRecord } from '../core/records.ts';
-import type { SafeFsSeam } from '../core/safefs.ts';
-import { LeaseWatch } from '../core/lease-watch.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+import { CANCEL_GRACE, LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, OUTPUT_MAX } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { Finding } from '../records/findings.ts';
+import type { Identity } from '../model/identity.ts';
+import { selfIdentity } from '../model/identity.ts';
+import { openQueue, type Queue } from '../model/queue.ts';
+import { readRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
+import type { SafeFsSeam } from '../fs/safefs.ts';
+import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
 
 export interface ConsumerOptions {

@@ -13,14 +13,14 @@
  * 4. preemption (PREEMPT-1): a preemptible job of a lane stops when a
  *    non-preemptible job of that lane waits.
  */
-import { CONTROL_LATENCY, CONTROL_POLL, renewInterval } from '../core/constants.ts';
-import { monotonicMs } from '../core/clock.ts';
-import { isFsjobError } from '../core/errors.ts';
-import type { SpecRecord, StateRecord } from '../core/records.ts';
-import { statEntry } from '../core/safefs.ts';
+import { CONTROL_LATENCY, CONTROL_POLL, renewInterval } from '../base/constants.ts';
+import { monotonicMs } from '../base/clock.ts';
+import { isFsjobError } from '../base/errors.ts';
+import type { SpecRecord, StateRecord } from '../records/codec.ts';
+import { statEntry } from '../fs/safefs.ts';
 import type { StopReason } from './command.ts';
 import type { Ownership } from './owner.ts';
-import { nonPreemptibleWaiting } from './select.ts';
+import { nonPreemptibleWaiting } from './lanes.ts';
 
 export interface ControlTarget {
   spec: SpecRecord;

@@ -11,8 +11,8 @@
  * do its job.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { FsjobError } from '../core/errors.ts';
-import { srcPath } from '../core/source-dir.ts';
+import { FsjobError } from '../base/errors.ts';
+import { srcPath } from '../base/source-dir.ts';
 
 const GUARDIAN_SCRIPT = srcPath('consumer', 'guardian.sh');
 

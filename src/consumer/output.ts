@@ -7,7 +7,7 @@
  * before anyone may publish a receipt that describes it.
  */
 import { createHash } from 'node:crypto';
-import type { SafeHandle } from '../core/safefs.ts';
+import type { SafeHandle } from '../fs/safefs.ts';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
 

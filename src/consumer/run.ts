@@ -13,15 +13,17 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../core/constants.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../core/records.ts';
+import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
 import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
 import type { Context } from './context.ts';
 import { ControlLoop } from './control.ts';
 import type { Guardian } from './guardian.ts';
-import { clipUtf8, type Ownership, type ReceiptFields } from './owner.ts';
+import { clipUtf8 } from '../base/text.ts';
+import type { ReceiptFields } from '../model/generation.ts';
+import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
 
 /** How a run ended, as far as the queue is concerned. */
 export type RunOutcome =
@@ -43,9 +45,6 @@ export interface RunningJob {
   stop(reason: 'shutdown'): void;
   readonly done: Promise<RunOutcome>;
 }
-
-/** Backoff of a generation given back after an infrastructure failure (seed 004: recovery limits). */
-export const GIVE_BACK_DELAY = 2_000;
 
 function asFsjobError(error: unknown): FsjobError {
   if (error instanceof FsjobError) return error;

@@ -24,11 +24,11 @@
  *   while instead of being retried in a tight loop.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { PROTOCOL_VERSION, renewInterval } from '../core/constants.ts';
-import { FsjobError } from '../core/errors.ts';
-import type { Queue } from '../core/queue.ts';
-import { encodeRecord, type WorkerRecord } from '../core/records.ts';
-import { publishRecord, removeTree } from '../core/safefs.ts';
+import { PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { FsjobError } from '../base/errors.ts';
+import type { Queue } from '../model/queue.ts';
+import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
+import { publishRecord, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';

@@ -5,18 +5,19 @@
  * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
  */
 import { createHash } from 'node:crypto';
-import type { SafeHandle } from '../core/safefs.ts';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { wrapIo } from '../core/io-error.ts';
-import { readyEntryName } from '../core/layout.ts';
-import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../core/safefs.ts';
-import { encodeRecord, type SpecRecord } from '../core/records.ts';
-import { PROTOCOL_VERSION } from '../core/constants.ts';
-import { selfIdentity } from '../core/identity.ts';
-import { dedupeHeld, holdDir, takeHold } from '../core/holds.ts';
-import type { Queue } from '../core/queue.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
+import type { SafeHandle } from '../fs/safefs.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { wrapIo } from '../fs/io-error.ts';
+import { readyEntryName } from '../model/layout.ts';
+import { createReadyEntry } from '../model/ready.ts';
+import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
+import { encodeRecord, type SpecRecord } from '../records/codec.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
+import { selfIdentity } from '../model/identity.ts';
+import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
+import type { Queue } from '../model/queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
@@ -182,9 +183,8 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     }
     // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
     // a consumer rebuilds lost entries from jobs/ (READY-4).
-    const handle = await createExclusive(readyDir, readyName, PRIVATE_FILE_MODE, queue.fsOptions);
+    await createReadyEntry(queue, spec.priority, id);
     readyCreated = true;
-    await handle.close().catch(() => undefined);
   } catch (error) {
     await unstage(queue, staged ? staging : undefined, readyCreated ? `${readyDir}/${readyName}` : undefined);
     throw error;

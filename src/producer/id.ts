@@ -11,9 +11,9 @@
  * the same millisecond from colliding.
  */
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
-import { FsjobError } from '../core/errors.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+import { FsjobError } from '../base/errors.ts';
 
 const NS_PER_MS = 1_000_000n;
 const ID_DIGITS = 19;

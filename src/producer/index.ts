@@ -32,5 +32,5 @@ export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
 export { jobStatus, listJobs, liveWorkers, type GenerationView, type JobList, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
 export { gc, type GcOptions, type GcResult } from './gc.ts';
-export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../core/queue.ts';
-export { FsjobError, isFsjobError, type FsjobErrorCode } from '../core/errors.ts';
+export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../model/queue.ts';
+export { FsjobError, isFsjobError, type FsjobErrorCode } from '../base/errors.ts';

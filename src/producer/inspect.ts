@@ -5,16 +5,16 @@
  */
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
-import { isFsjobError } from '../core/errors.ts';
-import { isJobId, WORKER_ID_PATTERN } from '../core/layout.ts';
-import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../core/job.ts';
-import { listDir } from '../core/safefs.ts';
-import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../core/records.ts';
-import type { Finding } from '../core/findings.ts';
-import { judgeOwner, type OwnerJudgement, type Verdict } from '../core/identity.ts';
-import type { Queue } from '../core/queue.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
+import { isFsjobError } from '../base/errors.ts';
+import { isJobId, WORKER_ID_PATTERN } from '../model/layout.ts';
+import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
+import { listDir } from '../fs/safefs.ts';
+import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
+import type { Finding } from '../records/findings.ts';
+import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
+import type { Queue } from '../model/queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 
 export interface GenerationView {

@@ -8,10 +8,10 @@
  * ENQ-1 refuses an invalid request before anything is written.
  */
 import path from 'node:path';
-import { FsjobError } from '../core/errors.ts';
-import type { Finding } from '../core/findings.ts';
-import { inspectRecord, REQUEST_MAX_BYTES, type JobRequest, type JsonValue, type SpecRecord } from '../core/records.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, STDIN_MAX, TIMEOUT_DEFAULT } from '../core/constants.ts';
+import { FsjobError } from '../base/errors.ts';
+import type { Finding } from '../records/findings.ts';
+import { inspectRecord, REQUEST_MAX_BYTES, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;

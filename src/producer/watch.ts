@@ -6,14 +6,14 @@
  * re-reads the records.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { FsjobError, isFsjobError } from '../core/errors.ts';
-import { OUTPUT_MAX } from '../core/constants.ts';
-import { listJob, readJobRecord, type JobFiles } from '../core/job.ts';
-import { readBounded } from '../core/safefs.ts';
-import { readRecord, type ReceiptRecord } from '../core/records.ts';
-import type { Queue } from '../core/queue.ts';
-import type { Clock } from '../core/clock.ts';
-import { systemClock } from '../core/clock.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { OUTPUT_MAX } from '../base/constants.ts';
+import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
+import { readBounded } from '../fs/safefs.ts';
+import { readRecord, type ReceiptRecord } from '../records/codec.ts';
+import type { Queue } from '../model/queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 
 /** The poll period when no watch event arrives. */

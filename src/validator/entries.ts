@@ -10,11 +10,11 @@
  */
 import { readdirSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { isFsjobError } from '../core/errors.ts';
-import { type Finding, type FindingCode, makeFinding } from '../core/findings.ts';
-import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../core/records.ts';
-import { type DirEntry, type EntryKind, RECORD_MAX_BYTES, lstatIfExistsSync, readBoundedSync } from '../core/safefs.ts';
-import { TEMP_MAX_AGE } from '../core/constants.ts';
+import { isFsjobError } from '../base/errors.ts';
+import { type Finding, type FindingCode, makeFinding } from '../records/findings.ts';
+import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../records/codec.ts';
+import { type DirEntry, type EntryKind, RECORD_MAX_BYTES, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { fastParseRecordBytes } from './fast-json.ts';
 
 const GROUP_OR_OTHER_WRITE = 0o022;

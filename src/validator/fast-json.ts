@@ -15,11 +15,11 @@
  * 1e21), and nesting deeper than NEST_MAX. Anything else goes to the scanner,
  * which then also says precisely what is wrong: this function never rejects.
  *
- * test/validate-queue-fastjson.test.ts checks the equivalence on every
+ * test/validator/queue-fastjson.test.ts checks the equivalence on every
  * conformance vector and on thousands of mutated records.
  */
 import { isUtf8 } from 'node:buffer';
-import { FREE_JSON_MEMBERS, MAX_DEPTH, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../core/record-json.ts';
+import { FREE_JSON_MEMBERS, MAX_DEPTH, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;

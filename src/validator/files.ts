@@ -4,10 +4,10 @@
  * (schemas/report.schema.json). Never writes anything (CONF-3).
  */
 import { lstat } from 'node:fs/promises';
-import { FsjobError, errnoOf } from '../core/errors.ts';
-import type { Finding } from '../core/findings.ts';
-import { type DocumentType, type RecordExpectations, type ValidateReport, readRecord, recordNameOf } from '../core/records.ts';
-import type { SafeFsSeam } from '../core/safefs.ts';
+import { FsjobError, errnoOf } from '../base/errors.ts';
+import type { Finding } from '../records/findings.ts';
+import { type DocumentType, type RecordExpectations, type ValidateReport, readRecord, recordNameOf } from '../records/codec.ts';
+import type { SafeFsSeam } from '../fs/safefs.ts';
 import { buildReport } from './report.ts';
 
 export interface FileTarget {

@@ -11,11 +11,11 @@
  * opened, read-only and bounded (SEC-2..SEC-4).
  */
 import { createHash } from 'node:crypto';
-import { isFsjobError } from '../core/errors.ts';
-import { classifyJobEntry, genRecordName } from '../core/layout.ts';
-import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../core/records.ts';
-import { type DirEntry, STDIN_MAX_BYTES, listDirSync, lstatIfExistsSync, readBoundedSync } from '../core/safefs.ts';
-import { GEN_MAX, OUTPUT_MAX } from '../core/constants.ts';
+import { isFsjobError } from '../base/errors.ts';
+import { classifyJobEntry, genRecordName } from '../model/layout.ts';
+import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../records/codec.ts';
+import { type DirEntry, STDIN_MAX_BYTES, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
+import { GEN_MAX, OUTPUT_MAX } from '../base/constants.ts';
 import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
 
 type GenKind = 'claim' | 'exec' | 'state' | 'end' | 'stdout' | 'stderr';

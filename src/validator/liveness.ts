@@ -3,13 +3,13 @@
  * per identity: however many claims one worker holds, its /proc/<pid>/stat is
  * read once, and this host's own identity is computed once.
  *
- * The rules are the core's (src/core/identity.ts): ID-6 for owners on this
+ * The rules are the core's (src/model/identity.ts): ID-6 for owners on this
  * host, ID-7 (the lease) for foreign ones, ID-8 for recorded process groups.
  * A validator only looks: nothing is signalled.
  */
 import * as nodeFs from 'node:fs/promises';
-import { foreignLeaseGraceMs, groupState, isLocal, judgeOwner, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../core/identity.ts';
-import type { Group, Identity } from '../core/records.ts';
+import { foreignLeaseGraceMs, groupState, isLocal, judgeOwner, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../model/identity.ts';
+import type { Group, Identity } from '../records/codec.ts';
 
 export type ExecutionVerdict = 'running' | 'stopped' | 'unknown';
 

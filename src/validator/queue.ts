@@ -1,7 +1,7 @@
 /**
  * `fsjob validate QUEUE`: the whole-queue audit of CONF-3. One pass over the
  * queue reports every violation the disk shows, each as a finding with its
- * path, job, clause and severity (src/core/findings.ts):
+ * path, job, clause and severity (src/records/findings.ts):
  *
  *   1. the root: SEC-1 (else the audit cannot run), fsjob.json (LAYOUT-2,
  *      VER-1), the six directories and nothing else (LAYOUT-1);
@@ -20,14 +20,14 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../core/errors.ts';
-import type { Finding } from '../core/findings.ts';
-import type { IdentityOptions } from '../core/identity.ts';
-import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId, keyHash, parseHoldNumber, parseReadyEntry, readyEntryName } from '../core/layout.ts';
-import type { HoldRecord, QueueRecord } from '../core/records.ts';
-import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../core/safefs.ts';
-import { TEMP_MAX_AGE } from '../core/constants.ts';
-import { srcPath } from '../core/source-dir.ts';
+import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts';
+import type { Finding } from '../records/findings.ts';
+import type { IdentityOptions } from '../model/identity.ts';
+import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId, keyHash, parseHoldNumber, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import type { HoldRecord, QueueRecord } from '../records/codec.ts';
+import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { srcPath } from '../base/source-dir.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';

@@ -2,19 +2,17 @@
  * Validation reports (spec section 17, schemas/report.schema.json) and their
  * human form.
  */
-import { readFileSync } from 'node:fs';
-import { srcPath } from '../core/source-dir.ts';
-import type { Finding } from '../core/findings.ts';
-import { PROTOCOL_VERSION, type ValidateReport } from '../core/records.ts';
-import type { FileResult } from './files.ts';
+import { fsjobVersion } from '../base/version.ts';
+import type { Finding } from '../records/findings.ts';
+import { PROTOCOL_VERSION, type ValidateReport } from '../records/codec.ts';
 import type { QueueAudit } from './queue.ts';
 
-let toolVersion: string | undefined;
-
-/** The version of this fsjob package, for reports. */
-export function fsjobVersion(): string {
-  toolVersion ??= (JSON.parse(readFileSync(srcPath('..', 'package.json'), 'utf8')) as { version: string }).version;
-  return toolVersion;
+/** What the human form needs of one checked file (validator/files.ts's FileResult is one). */
+export interface FileOutcome {
+  path: string;
+  type: string;
+  findings: readonly Finding[];
+  valid: boolean;
 }
 
 /** REPORT-1: a report lists at most this many findings. */
@@ -50,7 +48,7 @@ function findingLine(finding: Finding): string {
 }
 
 /** One block per file: "OK" or each finding with its path, clause, field and message. */
-export function formatFileBlocks(files: readonly FileResult[]): string {
+export function formatFileBlocks(files: readonly FileOutcome[]): string {
   let out = '';
   for (const file of files) {
     const errors = file.findings.filter((finding) => finding.severity === 'error').length;
@@ -62,7 +60,7 @@ export function formatFileBlocks(files: readonly FileResult[]): string {
 }
 
 /** The file blocks, then a summary line. */
-export function formatHuman(files: readonly FileResult[], report: ValidateReport): string {
+export function formatHuman(files: readonly FileOutcome[], report: ValidateReport): string {
   let out = formatFileBlocks(files);
   const { errors, warnings, infos, files: count } = report.summary;
   const invalid = files.filter((file) => !file.valid).length;

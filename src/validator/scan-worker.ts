@@ -7,7 +7,7 @@
  * ids, answered by one ScanBatchResult; the message null ends the worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { isFsjobError } from '../core/errors.ts';
+import { isFsjobError } from '../base/errors.ts';
 import { type AuditEnv, auditEnv } from './entries.ts';
 import { type JobScan, scanJob } from './job-scan.ts';
 

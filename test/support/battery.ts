@@ -17,9 +17,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processStart } from '../../src/core/identity.ts';
-import { parseReadyEntry } from '../../src/core/layout.ts';
-import type { EndRecord, ExecRecord, JobRequest, ReceiptRecord, SpecRecord } from '../../src/core/records.ts';
+import { processStart } from '../../src/model/identity.ts';
+import { parseReadyEntry } from '../../src/model/layout.ts';
+import type { EndRecord, ExecRecord, JobRequest, ReceiptRecord, SpecRecord } from '../../src/records/codec.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
 

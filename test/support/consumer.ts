@@ -1,7 +1,7 @@
 /** Shared fixtures of the consumer suites: run a worker in-process, read what is on disk, wait boundedly. */
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
-import type { Queue } from '../../src/core/queue.ts';
-import type { EndRecord, ReceiptRecord } from '../../src/core/records.ts';
+import type { Queue } from '../../src/model/queue.ts';
+import type { EndRecord, ReceiptRecord } from '../../src/records/codec.ts';
 import { Worker, type WorkerOptions, type WorkerSummary } from '../../src/consumer/index.ts';
 import type { ConsumerEvent } from '../../src/consumer/index.ts';
 
@@ -58,10 +58,10 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { processStart, selfIdentity, type Identity } from '../../src/core/identity.ts';
-import { encodeRecord, type CancelRecord, type ClaimRecord, type ExecRecord, type Group } from '../../src/core/records.ts';
-import { publishRecord } from '../../src/core/safefs.ts';
-import { PROTOCOL_VERSION } from '../../src/core/constants.ts';
+import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { encodeRecord, type CancelRecord, type ClaimRecord, type ExecRecord, type Group } from '../../src/records/codec.ts';
+import { publishRecord } from '../../src/fs/safefs.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
 
 /** The identity of a process that has exited: its pid is free (or reused), so its owner is dead. */
 export async function deadIdentity(): Promise<Identity> {

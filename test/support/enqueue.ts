@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { initQueue, type Queue } from '../../src/core/queue.ts';
-import { selfIdentity } from '../../src/core/identity.ts';
-import { encodeRecord, type JsonValue, type SpecRecord } from '../../src/core/records.ts';
-import { createExclusive, ensurePrivateDir, fsyncDir, renameNoReplace } from '../../src/core/safefs.ts';
-import { readyEntryName } from '../../src/core/layout.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, TIMEOUT_DEFAULT } from '../../src/core/constants.ts';
-import { freshDir } from '../helpers.ts';
+import { initQueue, type Queue } from '../../src/model/queue.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
+import { encodeRecord, type JsonValue, type SpecRecord } from '../../src/records/codec.ts';
+import { createExclusive, ensurePrivateDir, fsyncDir, renameNoReplace } from '../../src/fs/safefs.ts';
+import { readyEntryName } from '../../src/model/layout.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
+import { freshDir } from './helpers.ts';
 
 export interface TestRequest {
   argv?: [string, ...string[]];

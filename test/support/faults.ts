@@ -12,10 +12,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as assert from 'uvu/assert';
-import { initQueue, type Queue } from '../../src/core/queue.ts';
+import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { recover, Worker } from '../../src/consumer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
-import { freshDir } from '../helpers.ts';
+import { freshDir } from './helpers.ts';
 
 export const FSJOB_BIN = resolve(import.meta.dirname, '../../bin/fsjob.js');
 

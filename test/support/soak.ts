@@ -16,7 +16,7 @@
  * `fsjob work --drain` finish the queue. The caller checks the invariants.
  */
 import { once } from 'node:events';
-import type { JobRequest } from '../../src/core/records.ts';
+import type { JobRequest } from '../../src/records/codec.ts';
 import { batteryRequest, childrenOf, isDead, rng, runFsjob, startFsjob, type FsjobProcess } from './battery.ts';
 import { delay, waitFor } from './consumer.ts';
 

@@ -21,13 +21,13 @@ import { basename, dirname, join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.ts';
-import { groupState } from '../../src/core/identity.ts';
-import { initQueue, type Queue } from '../../src/core/queue.ts';
-import type { ExecRecord, Group } from '../../src/core/records.ts';
-import type { Finding } from '../../src/core/findings.ts';
+import { groupState } from '../../src/model/identity.ts';
+import { initQueue, type Queue } from '../../src/model/queue.ts';
+import type { ExecRecord, Group } from '../../src/records/codec.ts';
+import type { Finding } from '../../src/records/findings.ts';
 import { cancel, enqueue } from '../../src/producer/index.ts';
 import { Worker } from '../../src/consumer/index.ts';
-import { NOBODY, freshDir, mkfifo, withWatchdog } from '../helpers.ts';
+import { NOBODY, freshDir, mkfifo, withWatchdog } from './helpers.ts';
 import { waitFor } from './consumer.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));

@@ -1,6 +1,6 @@
 /** `fsjob cancel ID [--force] [--reason TEXT]`: CANCEL-1, and CANCEL-2 for a job nobody has claimed. */
 import type { CancelResult } from '../../producer/index.ts';
-import { CONTROL_LATENCY } from '../../core/constants.ts';
+import { CONTROL_LATENCY } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';

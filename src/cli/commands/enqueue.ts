@@ -5,9 +5,9 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { FsjobError } from '../../core/errors.ts';
-import { STDIN_MAX } from '../../core/constants.ts';
-import type { JobRequest } from '../../core/records.ts';
+import { FsjobError } from '../../base/errors.ts';
+import { STDIN_MAX } from '../../base/constants.ts';
+import type { JobRequest } from '../../records/codec.ts';
 import type { BatchResult } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
@@ -156,7 +156,7 @@ export const enqueueCommand: FsjobCommand = {
     }
     let enqueued;
     if (requestFile !== undefined) {
-      const { REQUEST_MAX_BYTES } = await import('../../core/records.ts');
+      const { REQUEST_MAX_BYTES } = await import('../../records/codec.ts');
       const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
       enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
     } else {

@@ -1,5 +1,5 @@
 /** `fsjob recover`: one-shot recovery of a queue (RECOV-1, READY-4, TEMP-1, WORKER-1, GC-2). */
-import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../core/constants.ts';
+import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 
@@ -20,7 +20,7 @@ export const recoverCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const { recover } = await import('../../consumer/recover.ts');
-    const { defaultQueuePath } = await import('../../core/queue.ts');
+    const { defaultQueuePath } = await import('../../model/queue.ts');
     const queue = (args['queue'] as string | undefined) ?? defaultQueuePath();
     const report = await recover(queue);
     if (args['json'] === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);

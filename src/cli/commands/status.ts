@@ -1,5 +1,5 @@
 /** `fsjob status [ID]`: a table of jobs and workers, or one job in full (STATUS-1, WORKER-1). */
-import type { JobStatus } from '../../core/job.ts';
+import type { JobStatus } from '../../model/job.ts';
 import type { JobReport, JobSummary, WorkerView } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';

@@ -4,9 +4,9 @@
  * every finding. Never writes anything.
  */
 import { lstat, stat } from 'node:fs/promises';
-import { FsjobError, errnoOf, isFsjobError } from '../../core/errors.ts';
-import type { Finding } from '../../core/findings.ts';
-import { DOCUMENT_TYPES, type DocumentType } from '../../core/records.ts';
+import { FsjobError, errnoOf, isFsjobError } from '../../base/errors.ts';
+import type { Finding } from '../../records/findings.ts';
+import { DOCUMENT_TYPES, type DocumentType } from '../../records/codec.ts';
 import { type FileResult, planTargets, validateFiles } from '../../validator/files.ts';
 import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
 import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';

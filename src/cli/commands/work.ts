@@ -1,7 +1,7 @@
 /** `fsjob work`: run a consumer (src/consumer Worker) over one or more queues. */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { FsjobError } from '../../core/errors.ts';
+import { FsjobError } from '../../base/errors.ts';
 
 const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.config/systemd/user/fsjob-work.service):
 
@@ -48,7 +48,7 @@ export const workCommand: FsjobCommand = {
       .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM or SIGINT; 1 when the queue cannot be used.`),
   run: async (args, io) => {
     const { Worker } = await import('../../consumer/worker.ts');
-    const { defaultQueuePath } = await import('../../core/queue.ts');
+    const { defaultQueuePath } = await import('../../model/queue.ts');
     const json = args['json'] === true;
     const queues = (args['queue'] as string[] | undefined) ?? [defaultQueuePath()];
     const concurrency = args['concurrency'] as number;

@@ -1,0 +1,37 @@
+/**
+ * Forcing an interleaving instead of hoping for it: a role runs under the
+ * crash injector and stops itself just before the call `pause` names (its
+ * k-th mutating call in the queue, or its first link of a `claim.1.json`, ...). While it is stopped the case runs whatever must come first (another
+ * consumer's claim, a recoverer, a cancel), then resumes it; the paused call
+ * then happens, every time, after the other side's.
+ *
+ *   const a = await startRolePaused(ctx.impl, 'consume', { queue }, { op: 'link', path: '*claim.1.json' });
+ *   const call = await a.paused;          // undefined: the run ended without reaching it
+ *   await ctx.role('consume', { queue }); // B claims first
+ *   a.resume();
+ *   const result = await a.result;        // A's link failed: it must not run the job
+ */
+import { startWithCrash, type CrashRun, type PausePoint } from '../crash/run.ts';
+import { roleArgv, type Manifest, type Placeholders, type Role } from './manifest.ts';
+import { roleEnv, type RoleRunOptions } from './process.ts';
+
+export type { CrashRun, PausePoint };
+
+export interface PausedRoleOptions extends RoleRunOptions {
+  /** The directory whose calls count (default: the queue). */
+  root?: string;
+}
+
+/** Starts `role` of `manifest` in its own process group, to stop at `pause` (crash/run.ts startWithCrash). */
+export async function startRolePaused(manifest: Manifest, role: Role, values: Placeholders, pause: PausePoint, options: PausedRoleOptions = {}): Promise<CrashRun> {
+  const root = options.root ?? values.queue;
+  if (root === undefined) throw new TypeError('startRolePaused: no queue and no root to count calls in');
+  return startWithCrash({
+    argv: roleArgv(manifest, role, values),
+    cwd: manifest.dir,
+    env: roleEnv(manifest, options.env),
+    root,
+    pause,
+    timeoutMs: options.timeoutMs ?? manifest.timeoutMs,
+  });
+}

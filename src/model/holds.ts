@@ -1,0 +1,193 @@
+/**
+ * Lane and dedupe holds (spec sections 9.3 and 9.4): a numbered sequence of
+ * write-once hold records per key, `<kind>/<sha256(key)>/<n>.json`.
+ *
+ * Only the highest-numbered hold matters. Taking a key means publishing hold
+ * n + 1 by link when hold n is not *held*; link() fails if someone else got
+ * there first, so at most one process takes each number. Nobody removes the
+ * highest hold (LANE-3), which is what keeps the sequence from ever going
+ * backwards: a hold is released by its job finishing, never by deletion.
+ */
+import { keyHash } from './layout.ts';
+import { checkDirInside, ensurePrivateDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
+import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { Finding } from '../records/findings.ts';
+import { DEDUPE_TRIES, LEASE_DEFAULT, PROTOCOL_VERSION } from '../base/constants.ts';
+import type { Queue } from './queue.ts';
+import { judgeOwner, selfIdentity } from './identity.ts';
+import { deriveStatus, executionState, listJob, type StatusOptions } from './job.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+import path from 'node:path';
+
+export type HoldKind = 'dedupe' | 'lane';
+
+/** Listings of a key before currentHold gives up on holds that vanish as it reads them. */
+const HOLD_LOOKS = 100;
+
+const DIR_OF: Record<HoldKind, 'dedupe' | 'lanes'> = { dedupe: 'dedupe', lane: 'lanes' };
+
+export interface HoldView {
+  n: number;
+  /** The record, or undefined when the file could not be read validly. */
+  hold?: HoldRecord;
+  findings: Finding[];
+}
+
+/** Decides whether a hold still holds its key; unreadable holds are treated as held by the caller. */
+export type HeldJudge = (hold: HoldRecord) => Promise<boolean>;
+
+export type TakeResult = { taken: true; n: number } | { taken: false; current: HoldView };
+
+export function holdDir(queue: Queue, kind: HoldKind, key: string): string {
+  return path.join(queue.root, DIR_OF[kind], keyHash(key));
+}
+
+/**
+ * The highest-numbered hold of a key, read and checked, or undefined when there is none.
+ * A hold listed as the highest may vanish before it is read: LANE-3 lets
+ * whoever published a higher one remove it. That proves a higher hold exists,
+ * so the key is listed again; the highest hold is never removed, so this ends.
+ */
+export async function currentHold(queue: Queue, kind: HoldKind, key: string): Promise<HoldView | undefined> {
+  const dir = holdDir(queue, kind, key);
+  for (let look = 0; look < HOLD_LOOKS; look++) {
+    let entries;
+    try {
+      entries = await listDir(dir, queue.fsOptions);
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) return undefined;
+      throw error;
+    }
+    let top = 0;
+    for (const entry of entries) {
+      if (!entry.name.endsWith('.json')) continue;
+      const n = parseHoldNumber(entry.name.slice(0, -'.json'.length));
+      if (n !== undefined && n > top) top = n;
+    }
+    if (top === 0) return undefined;
+    const read = await readRecord(path.join(dir, `${top}.json`), 'hold', {
+      ...queue.fsOptions,
+      expectedKind: kind,
+      expectedKeyHash: keyHash(key),
+      allowMissing: true,
+    });
+    if (read === undefined) continue; // pruned below a newer hold (LANE-3, DEDUPE-4): look again
+    return read.ok ? { n: top, hold: read.value, findings: read.findings } : { n: top, findings: read.findings };
+  }
+  throw new FsjobError('IO', `the highest ${kind} hold of ${JSON.stringify(key)} kept vanishing before it could be read: too much contention`, {
+    path: dir,
+    clause: kind === 'lane' ? 'LANE-2' : 'DEDUPE-2',
+  });
+}
+
+export interface TakeOptions {
+  clock?: Clock;
+  /** The job and (lanes) claim generation the hold is for. */
+  jobId: string;
+  gen: number | null;
+  tries?: number;
+}
+
+/**
+ * LANE-2 / DEDUPE-2: take the key unless its highest hold is held. An
+ * unreadable highest hold counts as held: a key is never taken on a guess.
+ */
+export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld: HeldJudge, options: TakeOptions): Promise<TakeResult> {
+  const clock = options.clock ?? systemClock;
+  const dir = holdDir(queue, kind, key);
+  await ensurePrivateDir(dir, queue.fsOptions);
+  const owner = await selfIdentity();
+  const tries = options.tries ?? DEDUPE_TRIES;
+  for (let attempt = 0; attempt < tries; attempt++) {
+    const current = await currentHold(queue, kind, key);
+    if (current !== undefined && (current.hold === undefined || (await isHeld(current.hold)))) {
+      return { taken: false, current };
+    }
+    const n = (current?.n ?? 0) + 1;
+    const record: HoldRecord = {
+      fsjob: PROTOCOL_VERSION,
+      type: 'hold',
+      kind,
+      key,
+      job_id: options.jobId,
+      gen: kind === 'lane' ? options.gen : null,
+      owner,
+      created_ms: clock.nowMs(),
+    };
+    try {
+      await publishRecord(dir, `${n}.json`, encodeRecord('hold', record), 'link', queue.fsOptions);
+    } catch (error) {
+      if (isFsjobError(error, 'EXISTS')) continue; // someone took n first: look again
+      throw error;
+    }
+    await pruneBelow(queue, dir, n);
+    return { taken: true, n };
+  }
+  throw new FsjobError('IO', `could not take the ${kind} key ${JSON.stringify(key)} after ${tries} tries: too much contention`, {
+    path: dir,
+    clause: kind === 'lane' ? 'LANE-2' : 'DEDUPE-2',
+  });
+}
+
+/** GC-2 / LANE-3: holds numbered below one we published are garbage; the highest never is. */
+async function pruneBelow(queue: Queue, dir: string, n: number): Promise<void> {
+  let entries;
+  try {
+    entries = await listDir(dir, queue.fsOptions);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (entry.kind !== 'file' || !entry.name.endsWith('.json')) continue;
+    const m = parseHoldNumber(entry.name.slice(0, -'.json'.length));
+    if (m !== undefined && m < n) await removeTree(path.join(dir, entry.name), queue.fsOptions).catch(() => undefined);
+  }
+}
+
+/**
+ * DEDUPE-3: a dedupe hold is held while its job is published and unfinished,
+ * or, before publication, while the producer's staging directory exists and
+ * the producer may still be alive.
+ */
+export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
+  const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
+  if (await exists(queue, queue.paths.job(hold.job_id))) return unfinished();
+  if (await exists(queue, queue.paths.staging(hold.job_id))) {
+    const now = (options.clock ?? systemClock).nowMs();
+    const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
+    return verdict.verdict !== 'dead';
+  }
+  // The producer may have renamed tmp/<id> to jobs/<id> between the two looks
+  // above (ENQ-3 moves it one way only, atomically): look at jobs/ once more,
+  // or a job published at that instant would not hold its key.
+  return (await exists(queue, queue.paths.job(hold.job_id))) && unfinished();
+}
+
+/**
+ * LANE-2: a lane hold is held while its job is unfinished and either its
+ * generation's claim is the open one with an owner alive or unknown, or that
+ * generation recorded an execution not proven stopped.
+ */
+export async function laneHeld(queue: Queue, hold: HoldRecord, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<boolean> {
+  if (hold.gen === null || !(await exists(queue, queue.paths.job(hold.job_id)))) return false;
+  const files = await listJob(queue, hold.job_id);
+  if (files.receipt) return false;
+  if (hold.gen === files.gen && !files.ends.has(hold.gen)) {
+    const view = await deriveStatus(queue, files, options);
+    if (view.owner !== undefined && view.owner.verdict !== 'dead') return true;
+  }
+  const execution = await executionState(queue, files, hold.gen, options);
+  return execution === 'running' || execution === 'unknown';
+}
+
+async function exists(queue: Queue, target: string): Promise<boolean> {
+  try {
+    await checkDirInside(target, queue.fsOptions);
+    return true;
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return false;
+    throw error;
+  }
+}

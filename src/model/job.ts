@@ -1,0 +1,267 @@
+/**
+ * What a job directory says (spec section 7.1): which records exist, whose
+ * claim is open, how many attempts are used, and the job's derived status.
+ *
+ * Status is derived from which records exist, never from a mutable field
+ * (STATUS-1). One listing of the directory answers most questions; records
+ * are read only when their content matters (the current claim, an end's
+ * retry time, a receipt's outcome).
+ *
+ * Anything at a record's name that is not a regular file (a planted symlink,
+ * a FIFO) still occupies that name: link() will fail on it, so it counts for
+ * generations and existence, and reading it yields a finding instead of a
+ * value. A job whose status cannot be derived from valid records is
+ * `damaged`: nobody acts on it and validate reports it.
+ */
+import { classifyJobEntry, genRecordName, type JobEntry } from './layout.ts';
+import { listDir, type DirEntry } from '../fs/safefs.ts';
+import { readRecord, type ClaimRecord, type EndRecord, type Inspection, type ReceiptRecord, type SpecRecord, type StateRecord } from '../records/codec.ts';
+import type { Finding } from '../records/findings.ts';
+import { groupState, isLocal, judgeOwner, type OwnerJudgement } from './identity.ts';
+import type { Queue } from './queue.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+import type { LeaseWatch } from './lease-watch.ts';
+
+export type JobStatus =
+  | 'finished'
+  | 'running'
+  | 'claimed'
+  | 'orphaned'
+  | 'cancelling'
+  | 'expired'
+  | 'retrying'
+  | 'queued'
+  | 'damaged';
+
+/** One listing of a job directory, classified by LAYOUT-5/LAYOUT-6. */
+export interface JobFiles {
+  readonly id: string;
+  readonly dir: string;
+  readonly entries: readonly DirEntry[];
+  readonly spec: boolean;
+  readonly stdin: boolean;
+  readonly receipt: boolean;
+  readonly cancel: boolean;
+  readonly cancelForce: boolean;
+  /** Generations present, ascending, per record kind. */
+  readonly claims: readonly number[];
+  readonly execs: ReadonlySet<number>;
+  readonly ends: ReadonlySet<number>;
+  readonly states: ReadonlySet<number>;
+  readonly stdouts: ReadonlySet<number>;
+  readonly stderrs: ReadonlySet<number>;
+  /** The current generation: the highest claim, 0 when there is none. */
+  readonly gen: number;
+  readonly temps: readonly DirEntry[];
+  readonly unknown: readonly DirEntry[];
+  /** Entries at a protocol name that are not regular files (SEC-2, SEC-3). */
+  readonly hazards: readonly DirEntry[];
+}
+
+export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
+  const dir = queue.paths.job(id);
+  const entries = await listDir(dir, queue.fsOptions);
+  const gens = { claim: [] as number[], exec: new Set<number>(), end: new Set<number>(), state: new Set<number>(), stdout: new Set<number>(), stderr: new Set<number>() };
+  const flags = { spec: false, stdin: false, receipt: false, cancel: false, cancelForce: false };
+  const temps: DirEntry[] = [];
+  const unknown: DirEntry[] = [];
+  const hazards: DirEntry[] = [];
+  for (const entry of entries) {
+    const kind: JobEntry = classifyJobEntry(entry.name);
+    if (kind.kind === 'temp') {
+      temps.push(entry);
+      continue;
+    }
+    if (kind.kind === 'unknown') {
+      unknown.push(entry);
+      continue;
+    }
+    if (entry.kind !== 'file') hazards.push(entry);
+    switch (kind.kind) {
+      case 'spec':
+        flags.spec = true;
+        break;
+      case 'stdin':
+        flags.stdin = true;
+        break;
+      case 'receipt':
+        flags.receipt = true;
+        break;
+      case 'cancel':
+        if (kind.force) flags.cancelForce = true;
+        else flags.cancel = true;
+        break;
+      case 'claim':
+        gens.claim.push(kind.gen);
+        break;
+      default:
+        gens[kind.kind].add(kind.gen);
+    }
+  }
+  gens.claim.sort((a, b) => a - b);
+  return {
+    id,
+    dir,
+    entries,
+    ...flags,
+    claims: gens.claim,
+    execs: gens.exec,
+    ends: gens.end,
+    states: gens.state,
+    stdouts: gens.stdout,
+    stderrs: gens.stderr,
+    gen: gens.claim.at(-1) ?? 0,
+    temps,
+    unknown,
+    hazards,
+  };
+}
+
+/** Reads a generation record of a job, with the expectations its name sets (REC-7). */
+export function readGenRecord<K extends 'claim' | 'exec' | 'state' | 'end'>(
+  queue: Queue,
+  files: JobFiles,
+  kind: K,
+  gen: number,
+): Promise<Inspection<import('../records/codec.ts').RecordByType[K]>> {
+  return readRecord(queue.paths.jobFile(files.id, genRecordName(kind, gen)), kind, {
+    ...queue.fsOptions,
+    expectedJobId: files.id,
+    expectedGen: gen,
+  }) as Promise<Inspection<import('../records/codec.ts').RecordByType[K]>>;
+}
+
+export function readJobRecord<K extends 'spec' | 'receipt'>(queue: Queue, files: JobFiles, kind: K) {
+  return readRecord(queue.paths.jobFile(files.id, `${kind}.json`), kind, { ...queue.fsOptions, expectedJobId: files.id });
+}
+
+/**
+ * RETRY-1: attempts used = generations with an exec record, minus those whose
+ * end record says the execution does not count (preemption). An end record
+ * that cannot be read counts the attempt: never allow a start the spec may forbid.
+ */
+export async function attemptsUsed(queue: Queue, files: JobFiles): Promise<number> {
+  let used = 0;
+  for (const gen of files.execs) {
+    if (files.ends.has(gen)) {
+      const end = await readGenRecord(queue, files, 'end', gen);
+      if (end.ok && !end.value.counted) continue;
+    }
+    used += 1;
+  }
+  return used;
+}
+
+/** The time of the last lease renewal of claim g (LEASE-3): claimed_ms or a later valid heartbeat. */
+export async function lastRenewalMs(queue: Queue, files: JobFiles, claim: ClaimRecord): Promise<number> {
+  let last = claim.claimed_ms;
+  if (files.states.has(claim.gen)) {
+    const state: Inspection<StateRecord> = await readGenRecord(queue, files, 'state', claim.gen);
+    if (state.ok && state.value.heartbeat_ms > last) last = state.value.heartbeat_ms;
+  }
+  return last;
+}
+
+/** ID-6/ID-7 for the owner of `claim`: LEASE-3 on the wall clock, refined by a long-running judge's watch (LEASE-4). */
+async function judgeClaimOwner(queue: Queue, files: JobFiles, claim: ClaimRecord, nowMs: number, leases: LeaseWatch | undefined): Promise<OwnerJudgement> {
+  const lease = { nowMs, lastRenewalMs: await lastRenewalMs(queue, files, claim), leaseMs: claim.lease_ms };
+  const byWall = await judgeOwner(claim.owner, lease);
+  return leases === undefined ? byWall : leases.judge(`${queue.root}\0${claim.job_id}\0${claim.gen}`, lease, byWall);
+}
+
+export interface JobStatusView {
+  status: JobStatus;
+  gen: number;
+  /** The current claim when it is open (or was readable). */
+  claim?: ClaimRecord;
+  /** The judgement of the current claim's owner when the claim is open. */
+  owner?: OwnerJudgement;
+  receipt?: ReceiptRecord;
+  /** The end record of the current generation, when there is one. */
+  end?: EndRecord;
+  /** Why the job is damaged, or problems met while deriving the status. */
+  findings: Finding[];
+}
+
+export interface StatusOptions {
+  clock?: Clock;
+  /** A long-running judge's watch of foreign leases (LEASE-4). @default none: LEASE-3 alone */
+  leases?: LeaseWatch;
+  /** The job's spec when the caller has it already (it never changes). */
+  spec?: SpecRecord;
+}
+
+/** STATUS-1, in its order. */
+export async function deriveStatus(queue: Queue, files: JobFiles, options: StatusOptions = {}): Promise<JobStatusView> {
+  const clock = options.clock ?? systemClock;
+  const now = clock.nowMs();
+  const gen = files.gen;
+  if (files.receipt) {
+    const receipt = await readJobRecord(queue, files, 'receipt');
+    return receipt.ok ? { status: 'finished', gen, receipt: receipt.value, findings: [] } : { status: 'damaged', gen, findings: receipt.findings };
+  }
+  let end: EndRecord | undefined;
+  if (gen > 0) {
+    const claim = await readGenRecord(queue, files, 'claim', gen);
+    if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
+    if (!files.ends.has(gen)) {
+      const owner = await judgeClaimOwner(queue, files, claim.value, now, options.leases);
+      const status: JobStatus = owner.verdict === 'dead' ? 'orphaned' : files.execs.has(gen) ? 'running' : 'claimed';
+      return { status, gen, claim: claim.value, owner, findings: [] };
+    }
+    const ended = await readGenRecord(queue, files, 'end', gen);
+    if (!ended.ok) return { status: 'damaged', gen, findings: ended.findings };
+    end = ended.value;
+  }
+  const withEnd = end === undefined ? {} : { end };
+  if (files.cancel || files.cancelForce) return { status: 'cancelling', gen, ...withEnd, findings: [] };
+  let spec = options.spec;
+  if (spec === undefined && files.spec) {
+    const read = await readJobRecord(queue, files, 'spec');
+    if (read.ok) spec = read.value;
+  }
+  if (spec !== undefined && spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
+    return { status: 'expired', gen, ...withEnd, findings: [] };
+  }
+  if (end !== undefined && end.retry_at_ms > now) return { status: 'retrying', gen, end, findings: [] };
+  return { status: 'queued', gen, ...withEnd, findings: [] };
+}
+
+/** Statuses in which a consumer may claim the job (CLAIM-1). */
+export const CLAIMABLE: ReadonlySet<JobStatus> = new Set(['queued', 'cancelling', 'expired', 'orphaned']);
+
+export type ExecutionState = 'none' | 'stopped' | 'running' | 'unknown';
+
+/**
+ * ID-8 for generation g: is its recorded execution proven stopped? A payload
+ * execution (group null) lives in the owner's own process, so it is stopped
+ * exactly when the owner is dead; a foreign group is stopped once its owner's
+ * lease expired by LEASE-3 (LEASE-2 made the owner stop it, or its guardian
+ * did within GUARDIAN_LIMIT, WORKER-2); a same-host group is judged
+ * from the process table.
+ */
+export async function executionState(queue: Queue, files: JobFiles, gen: number, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<ExecutionState> {
+  if (!files.execs.has(gen)) return 'none';
+  const exec = await readGenRecord(queue, files, 'exec', gen);
+  if (!exec.ok) return 'unknown';
+  const group = exec.value.group;
+  const owner = async (): Promise<OwnerJudgement | undefined> => {
+    if (!files.claims.includes(gen)) return undefined;
+    const claim = await readGenRecord(queue, files, 'claim', gen);
+    if (!claim.ok) return undefined;
+    return judgeClaimOwner(queue, files, claim.value, (options.clock ?? systemClock).nowMs(), options.leases);
+  };
+  if (group === null) {
+    const verdict = (await owner())?.verdict;
+    return verdict === 'dead' ? 'stopped' : verdict === 'alive' ? 'running' : 'unknown';
+  }
+  const state = await groupState(group);
+  if (state !== 'unknown') return state;
+  if (!(await isLocal({ boot_id: group.boot_id, pid_ns: group.pid_ns }))) {
+    // ID-8: a foreign group is stopped only by its owner's expired lease (LEASE-2, WORKER-2, LEASE-3).
+    const judgement = await owner();
+    return judgement?.verdict === 'dead' && judgement.basis === 'lease' ? 'stopped' : 'unknown';
+  }
+  return 'unknown';
+}

@@ -1,0 +1,129 @@
+/**
+ * Names and paths of a queue (spec section 2). Every path fsjob touches is
+ * built here from the root and a name that matched its pattern first
+ * (SEC-7): nothing read from a record or a directory listing is joined into a
+ * path unchecked.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { FsjobError } from '../base/errors.ts';
+import { JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from '../records/names.ts';
+
+export { JOB_ID_PATTERN, WORKER_ID_PATTERN, KEY_HASH_PATTERN, parseGeneration, parseHoldNumber } from '../records/names.ts';
+const READY_ENTRY = /^([0-9]{4})-([0-9]{19}-[0-9a-f]{16})$/;
+
+export const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'] as const;
+export type QueueDir = (typeof QUEUE_DIRS)[number];
+export const QUEUE_RECORD = 'fsjob.json';
+
+export function isJobId(value: unknown): value is string {
+  return typeof value === 'string' && JOB_ID_PATTERN.test(value);
+}
+
+export function assertJobId(value: string): string {
+  if (!isJobId(value)) {
+    throw new FsjobError('INVALID_ID', `not a job id: ${JSON.stringify(value).slice(0, 80)} (ids look like 1764476044123456789-3fa2c1d09b8e7f64)`, {
+      clause: 'LAYOUT-4',
+    });
+  }
+  return value;
+}
+
+/** Ready entry name for a priority and id (LAYOUT-7): byte order = priority, then FIFO. */
+export function readyEntryName(priority: number, id: string): string {
+  return `${String(1000 - priority).padStart(4, '0')}-${id}`;
+}
+
+export function parseReadyEntry(name: string): { priority: number; id: string } | undefined {
+  const match = READY_ENTRY.exec(name);
+  if (match === null) return undefined;
+  const encoded = Number(match[1]);
+  if (encoded > 2000) return undefined;
+  return { priority: 1000 - encoded, id: match[2] as string };
+}
+
+/** SHA-256 hex of a key's UTF-8 bytes: the directory name of its holds (LAYOUT-8). */
+export function keyHash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** The kinds of names a job directory may hold (LAYOUT-5, LAYOUT-6). */
+export type JobEntry =
+  | { kind: 'spec' }
+  | { kind: 'stdin' }
+  | { kind: 'claim' | 'exec' | 'state' | 'end'; gen: number }
+  | { kind: 'stdout' | 'stderr'; gen: number }
+  | { kind: 'cancel'; force: boolean }
+  | { kind: 'receipt' }
+  | { kind: 'temp' }
+  | { kind: 'unknown' };
+
+const GEN_RECORD = /^(claim|exec|state|end)\.([0-9]+)\.json$/;
+const GEN_OUTPUT = /^(stdout|stderr)\.([0-9]+)$/;
+
+export function classifyJobEntry(name: string): JobEntry {
+  if (name.startsWith('.')) return { kind: 'temp' };
+  if (name === 'spec.json') return { kind: 'spec' };
+  if (name === 'stdin') return { kind: 'stdin' };
+  if (name === 'receipt.json') return { kind: 'receipt' };
+  if (name === 'cancel.json') return { kind: 'cancel', force: false };
+  if (name === 'cancel-force.json') return { kind: 'cancel', force: true };
+  let match = GEN_RECORD.exec(name);
+  if (match !== null) {
+    const gen = parseGeneration(match[2] as string);
+    return gen === undefined ? { kind: 'unknown' } : { kind: match[1] as 'claim' | 'exec' | 'state' | 'end', gen };
+  }
+  match = GEN_OUTPUT.exec(name);
+  if (match !== null) {
+    const gen = parseGeneration(match[2] as string);
+    return gen === undefined ? { kind: 'unknown' } : { kind: match[1] as 'stdout' | 'stderr', gen };
+  }
+  return { kind: 'unknown' };
+}
+
+/** Path builders over one queue root. The root is absolute and already checked (SEC-1). */
+export class QueuePaths {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  dir(name: QueueDir): string {
+    return path.join(this.root, name);
+  }
+
+  queueRecord(): string {
+    return path.join(this.root, QUEUE_RECORD);
+  }
+
+  job(id: string): string {
+    return path.join(this.root, 'jobs', assertJobId(id));
+  }
+
+  jobFile(id: string, name: string): string {
+    return path.join(this.job(id), name);
+  }
+
+  staging(id: string): string {
+    return path.join(this.root, 'tmp', assertJobId(id));
+  }
+
+  ready(priority: number, id: string): string {
+    return path.join(this.root, 'ready', readyEntryName(priority, assertJobId(id)));
+  }
+
+  holdDir(kind: 'dedupe' | 'lanes', key: string): string {
+    return path.join(this.root, kind, keyHash(key));
+  }
+
+  worker(workerId: string): string {
+    if (!WORKER_ID_PATTERN.test(workerId)) {
+      throw new FsjobError('INVALID_ID', `not a worker id: ${JSON.stringify(workerId).slice(0, 40)}`, { clause: 'LAYOUT-9' });
+    }
+    return path.join(this.root, 'workers', `${workerId}.json`);
+  }
+}
+
+export const genRecordName = (kind: 'claim' | 'exec' | 'state' | 'end', gen: number): string => `${kind}.${gen}.json`;
+export const outputName = (stream: 'stdout' | 'stderr', gen: number): string => `${stream}.${gen}`;

@@ -1,0 +1,121 @@
+/**
+ * Opening and creating a queue (spec section 6.1, LAYOUT-1, LAYOUT-2).
+ *
+ * A directory is a queue only when its root passes SEC-1 and `fsjob.json` is a
+ * valid queue record of major 1. `initQueue` creates the directories first and
+ * publishes `fsjob.json` last (INIT-2), so a crash mid-init leaves a
+ * directory that is not yet a queue and a rerun of init finishes it.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import os from 'node:os';
+import { mkdir } from 'node:fs/promises';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { QUEUE_DIRS, QueuePaths } from './layout.ts';
+import { checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
+import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
+import type { Clock } from '../base/clock.ts';
+import { systemClock } from '../base/clock.ts';
+
+export interface Queue {
+  /** Absolute path of the queue root. */
+  readonly root: string;
+  readonly paths: QueuePaths;
+  readonly record: QueueRecord;
+  /** Options every safefs call inside this queue passes: every parent is checked from the root. */
+  readonly fsOptions: SafeFsOptions & { root: string };
+}
+
+export interface QueueOptions {
+  fs?: SafeFsOptions['fs'];
+  clock?: Clock;
+}
+
+/**
+ * The queue an operator means when they name none: $FSJOB_QUEUE, else a
+ * per-user queue under the XDG state directory.
+ */
+export function defaultQueuePath(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env['FSJOB_QUEUE'];
+  if (fromEnv !== undefined && fromEnv !== '') return path.resolve(fromEnv);
+  const stateHome = env['XDG_STATE_HOME'];
+  const base = stateHome !== undefined && path.isAbsolute(stateHome) ? stateHome : path.join(os.homedir(), '.local', 'state');
+  return path.join(base, 'fsjob', 'default');
+}
+
+/** Opens an existing queue, refusing anything SEC-1 or LAYOUT-2 rejects. */
+export async function openQueue(root: string, options: QueueOptions = {}): Promise<Queue> {
+  const absolute = path.resolve(root);
+  const fsOptions = { root: absolute, ...(options.fs === undefined ? {} : { fs: options.fs }) };
+  try {
+    await checkQueueRoot(absolute, fsOptions);
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_A_QUEUE')) {
+      throw new FsjobError('NOT_A_QUEUE', `${absolute} does not exist; create a queue there with: fsjob init --queue ${absolute}`, {
+        path: absolute,
+        clause: 'LAYOUT-2',
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const paths = new QueuePaths(absolute);
+  const inspection = await readRecord(paths.queueRecord(), 'queue', { ...fsOptions, allowMissing: true });
+  if (inspection === undefined) {
+    throw new FsjobError('NOT_A_QUEUE', `${absolute} is not an fsjob queue (no fsjob.json); create one with: fsjob init --queue ${absolute}`, {
+      path: absolute,
+      clause: 'LAYOUT-2',
+    });
+  }
+  if (!inspection.ok) {
+    const first = inspection.findings[0];
+    const code = first?.code === 'RECORD_VERSION' ? 'UNSUPPORTED_VERSION' : 'NOT_A_QUEUE';
+    throw new FsjobError(code, `${paths.queueRecord()} is not a valid queue record: ${first?.message ?? 'invalid'}`, {
+      path: paths.queueRecord(),
+      clause: first?.clause ?? 'LAYOUT-2',
+    });
+  }
+  for (const dir of QUEUE_DIRS) {
+    try {
+      await checkDirInside(paths.dir(dir), fsOptions);
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) {
+        throw new FsjobError('NOT_A_QUEUE', `${paths.dir(dir)} is missing; repair the queue with: fsjob init --queue ${absolute}`, {
+          path: paths.dir(dir),
+          clause: 'LAYOUT-1',
+        });
+      }
+      throw error;
+    }
+  }
+  return { root: absolute, paths, record: inspection.value, fsOptions };
+}
+
+/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent). */
+export async function initQueue(root: string, options: QueueOptions = {}): Promise<{ queue: Queue; created: boolean }> {
+  const absolute = path.resolve(root);
+  const clock = options.clock ?? systemClock;
+  const base = options.fs === undefined ? {} : { fs: options.fs };
+  // Parents outside the queue (say ~/.local/state/fsjob) are ordinary directories.
+  await mkdir(path.dirname(absolute), { recursive: true, mode: 0o700 });
+  await ensurePrivateDir(absolute, base);
+  await checkQueueRoot(absolute, base);
+  const fsOptions = { ...base, root: absolute };
+  const paths = new QueuePaths(absolute);
+  for (const dir of QUEUE_DIRS) await ensurePrivateDir(paths.dir(dir), fsOptions);
+  const record: QueueRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'queue',
+    queue_id: randomBytes(8).toString('hex'),
+    created_ms: clock.nowMs(),
+  };
+  let created = true;
+  try {
+    await publishRecord(absolute, 'fsjob.json', encodeRecord('queue', record), 'link', fsOptions);
+  } catch (error) {
+    if (!isFsjobError(error, 'EXISTS')) throw error;
+    created = false;
+  }
+  return { queue: await openQueue(absolute, options), created };
+}

@@ -1,0 +1,253 @@
+/**
+ * The record layer: from bytes to a trusted record, or to findings that say
+ * why not. Every reader goes through checkRecord (or readRecord, which adds
+ * the safe read of SEC-2..SEC-6), which applies REC-4 in order and stops at
+ * the first step that fails:
+ *
+ *   1. size within RECORD_MAX (REC-2, SEC-4);
+ *   2. compact form (REC-1): src/records/json.ts;
+ *   3. a supported version (VER-1);
+ *   4. the type the name says (REC-3);
+ *   5. the schema (REC-5), with unknown members judged by VER-2/VER-3;
+ *   6. the members the name fixes: job id, generation, ... (REC-7).
+ *
+ * Bad input is never an exception here: it is a list of findings. What is
+ * not the file's fault (it is missing, the disk failed) is an FsjobError.
+ */
+import { createHash } from 'node:crypto';
+import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
+import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
+import { type JsonObject, RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
+import type { DocumentByType, RecordByType } from './generated/types.ts';
+import { type ReadBoundedOptions, readBounded } from '../fs/safefs.ts';
+import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
+
+export { RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
+export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
+export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
+export type * from './generated/types.ts';
+
+/** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
+export const REQUEST_MAX_BYTES = 100_663_296;
+/** The protocol version this reader implements (VER-1). */
+export { PROTOCOL_VERSION } from '../base/constants.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
+const READER_MAJOR = 1;
+const READER_MINOR = 0;
+const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
+
+export interface CheckOptions extends RecordExpectations {
+  /** The path findings name; "-" when omitted. */
+  path?: string;
+  /**
+   * The REC-1/REQ-1 parser. A replacement must answer exactly what
+   * parseRecordBytes answers for every input (src/validator/fast-json.ts is
+   * one, for audits of many records, and its test proves it).
+   */
+  parse?: typeof parseRecordBytes;
+}
+
+/** A record that passed (with any info findings), or the findings that reject it. */
+export type Inspection<T> = { ok: true; value: T; findings: Finding[] } | { ok: false; findings: Finding[] };
+
+/** The largest file of a document type, in bytes. */
+export function maxBytesOf(type: DocumentType): number {
+  return type === 'request' ? REQUEST_MAX_BYTES : RECORD_MAX_BYTES;
+}
+
+function knownJobId(value: unknown): string | undefined {
+  return typeof value === 'string' && JOB_ID_PATTERN.test(value) ? value : undefined;
+}
+
+/**
+ * Check the bytes of a record of `type` (or of a request) and return the
+ * value with any info findings, or the findings that make it invalid.
+ */
+export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array, options: CheckOptions = {}): Inspection<DocumentByType[T]> {
+  const path = options.path ?? '-';
+  const isRequest = type === 'request';
+  const byteClause = isRequest ? 'REQ-1' : 'REC-1';
+  let jobId: string | null = options.expectedJobId ?? null;
+
+  const max = maxBytesOf(type);
+  if (bytes.length > max) {
+    return rejection(path, jobId, 'RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
+  }
+
+  const parsed = (options.parse ?? parseRecordBytes)(bytes, isRequest ? 'request' : 'record');
+  if (!parsed.ok) {
+    const { code, detail, offset, field } = parsed.failure;
+    return rejection(path, jobId, code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });
+  }
+  const value: JsonObject = parsed.value;
+  jobId ??= knownJobId(value['job_id']) ?? knownJobId(value['id']) ?? null;
+
+  // VER-1: the version decides which rules apply, so it is checked first.
+  const version = value['fsjob'];
+  let minor = READER_MINOR;
+  if (!(isRequest && version === undefined)) {
+    const match = typeof version === 'string' ? VERSION_FORM.exec(version) : null;
+    if (match === null) {
+      const what = version === undefined ? 'the record has no member "fsjob"' : `"fsjob" is ${JSON.stringify(version)}, not of the form "<major>.<minor>"`;
+      return rejection(path, jobId, 'RECORD_VERSION', `unsupported_version: ${what}`, { field: '/fsjob' });
+    }
+    if (Number(match[1]) !== READER_MAJOR) {
+      return rejection(path, jobId, 'RECORD_VERSION', `unsupported_version: fsjob ${String(version)} is major ${match[1]}; this reader reads major ${READER_MAJOR}`, { field: '/fsjob' });
+    }
+    minor = Number(match[2]);
+  }
+
+  // REC-3: a record of another type under this name fails its schema in many
+  // places; one finding saying what it is helps more than all of them.
+  if (!isRequest && value['type'] !== type) {
+    const found = value['type'];
+    const what = typeof found === 'string' ? `a ${JSON.stringify(found)} record is stored under a ${type} name` : `the record has no string member "type" (expected ${JSON.stringify(type)})`;
+    return rejection(path, jobId, 'RECORD_TYPE_MISMATCH', what, { field: '/type' });
+  }
+
+  const errors = schemaErrors(type, value);
+  if (errors.length > 0) return { ok: false, findings: schemaFindings(errors, type, { path, jobId }) };
+
+  const mismatches = nameFindings(type, value, options, path, jobId);
+  if (mismatches.length > 0) return { ok: false, findings: mismatches };
+
+  const notes: Finding[] = [];
+  if (minor > READER_MINOR) {
+    notes.push(makeFinding('RECORD_NEWER_MINOR', `the record is fsjob ${String(version)}, newer than this reader's ${PROTOCOL_VERSION}`, { path, jobId, field: '/fsjob' }));
+  }
+  return { ok: true, value: value as unknown as DocumentByType[T], findings: notes };
+}
+
+/** One finding that rejects a record (a plain function: inspectRecord runs once per record of an audit, and a closure per call costs). */
+function rejection(path: string, jobId: string | null, code: FindingCode, what: string, extra: { field?: string; clause?: string } = {}): Inspection<never> {
+  return { ok: false, findings: [makeFinding(code, what, { path, jobId, ...extra })] };
+}
+
+/** Records stored in a job directory, whose directory name is their job id. */
+const JOB_RECORDS: ReadonlySet<DocumentType> = new Set(['spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt']);
+
+/** REC-7: what the name a record is stored under fixes about its members. Allocates nothing for a record that matches. */
+function nameFindings(type: DocumentType, value: JsonObject, expect: RecordExpectations, path: string, jobId: string | null): Finding[] {
+  let findings: Finding[] | undefined;
+  if (expect.expectedJobId !== undefined && JOB_RECORDS.has(type)) {
+    const member = type === 'spec' ? 'id' : 'job_id';
+    if (value[member] !== expect.expectedJobId) {
+      (findings ??= []).push(makeFinding('RECORD_ID_MISMATCH', `${member} is ${JSON.stringify(value[member])} but the record is in the directory of job ${expect.expectedJobId}`, { path, jobId, field: `/${member}` }));
+    }
+  }
+  if (expect.expectedGen !== undefined && value['gen'] !== expect.expectedGen) {
+    (findings ??= []).push(makeFinding('RECORD_GEN_MISMATCH', `gen is ${JSON.stringify(value['gen'])} but the file name says generation ${expect.expectedGen}`, { path, jobId, field: '/gen' }));
+  }
+  if (expect.expectedForce !== undefined && value['force'] !== expect.expectedForce) {
+    (findings ??= []).push(nameMismatch(value, 'force', expect.expectedForce === true ? 'cancel-force.json holds force true' : 'cancel.json holds force false', path, jobId));
+  }
+  if (expect.expectedKind !== undefined && value['kind'] !== expect.expectedKind) {
+    (findings ??= []).push(nameMismatch(value, 'kind', `the hold is under ${expect.expectedKind === 'lane' ? 'lanes' : 'dedupe'}/`, path, jobId));
+  }
+  if (expect.expectedWorkerId !== undefined && value['worker_id'] !== expect.expectedWorkerId) {
+    (findings ??= []).push(nameMismatch(value, 'worker_id', `the file is workers/${expect.expectedWorkerId}.json`, path, jobId));
+  }
+  if (expect.expectedKeyHash !== undefined && typeof value['key'] === 'string') {
+    const hash = sha256Hex(value['key']);
+    if (hash !== expect.expectedKeyHash) {
+      (findings ??= []).push(makeFinding('RECORD_NAME_MISMATCH', `the SHA-256 of key is ${hash} but the hold is under ${expect.expectedKeyHash}/`, { path, jobId, field: '/key' }));
+    }
+  }
+  return findings ?? NO_FINDINGS;
+}
+
+const NO_FINDINGS: Finding[] = [];
+
+function nameMismatch(value: JsonObject, member: string, where: string, path: string, jobId: string | null): Finding {
+  return makeFinding('RECORD_NAME_MISMATCH', `${member} is ${JSON.stringify(value[member])} but ${where}`, { path, jobId, field: `/${member}` });
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Findings for the bytes of a record of `type`; empty or info-only when valid. Never throws for bad input. */
+export function checkRecord(type: DocumentType, bytes: Uint8Array, options: CheckOptions = {}): Finding[] {
+  return inspectRecord(type, bytes, options).findings;
+}
+
+/** Whether findings leave a record valid (infos and warnings do). */
+export function isValidRecord(findings: readonly Finding[]): boolean {
+  return !hasErrors(findings);
+}
+
+/**
+ * The bytes to publish for a record a writer built: serialized (REC-1) and
+ * checked against its schema, so that nothing invalid is ever written (VER-4).
+ * Throws INVALID_RECORD (or TOO_LARGE) naming the first finding.
+ */
+export function encodeRecord<T extends RecordType>(type: T, value: RecordByType[T], options: CheckOptions = {}): Buffer {
+  const bytes = serializeRecord(value);
+  const findings = checkRecord(type, bytes, options);
+  const first = findings.find((finding) => finding.severity === 'error');
+  if (first !== undefined) {
+    throw new FsjobError('INVALID_RECORD', `refusing to write an invalid ${type} record: ${first.message}`, {
+      clause: first.clause,
+      ...(options.path === undefined ? {} : { path: options.path }),
+    });
+  }
+  return bytes;
+}
+
+/** safefs refusals (SEC-2..SEC-6) and the findings that report them. */
+const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
+  SYMLINK_REFUSED: 'RECORD_SYMLINK',
+  NOT_REGULAR: 'RECORD_NOT_REGULAR',
+  TOO_LARGE: 'RECORD_TOO_LARGE',
+  UNSAFE_MODE: 'RECORD_MODE',
+  FOREIGN_OWNER: 'RECORD_OWNER',
+};
+
+export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
+  /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
+  allowMissing?: boolean;
+}
+
+/**
+ * Read and check the record at `path` (REC-4 from the first step): the file
+ * is read with safefs.readBounded, so a symlink, FIFO, oversized, unsafe-mode
+ * or foreign file is refused without blocking and reported as a finding
+ * naming the path and the clause. Throws NOT_FOUND (unless allowMissing) and
+ * IO: those are not the record's fault.
+ */
+export async function readRecord<T extends DocumentType>(
+  path: string,
+  type: T,
+  options: ReadRecordOptions & { allowMissing: true },
+): Promise<Inspection<DocumentByType[T]> | undefined>;
+export async function readRecord<T extends DocumentType>(path: string, type: T, options?: ReadRecordOptions): Promise<Inspection<DocumentByType[T]>>;
+export async function readRecord<T extends DocumentType>(
+  path: string,
+  type: T,
+  options: ReadRecordOptions = {},
+): Promise<Inspection<DocumentByType[T]> | undefined> {
+  const { allowMissing, fs, root, ...check } = options;
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readBounded(path, maxBytesOf(type), {
+      allowMissing: allowMissing === true,
+      ...(fs === undefined ? {} : { fs }),
+      ...(root === undefined ? {} : { root }),
+    });
+  } catch (error) {
+    const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
+    if (code === undefined || !isFsjobError(error)) throw error;
+    // safefs messages read "<what is wrong>; <what to do>": keep the first half.
+    const what = error.message.split('; ')[0] ?? error.message;
+    const finding = makeFinding(code, what, {
+      path: check.path ?? path,
+      jobId: check.expectedJobId ?? null,
+      clause: error.clause,
+    });
+    return { ok: false, findings: [finding] };
+  }
+  if (bytes === undefined) return undefined;
+  return inspectRecord(type, bytes, { ...check, path: check.path ?? path });
+}

@@ -1,0 +1,254 @@
+/**
+ * The JSON Schemas of schemas/ (REC-5), compiled once with ajv's 2020-12
+ * build and reused. Validation problems come back from ajv as data; this
+ * module turns them into findings (src/records/findings.ts) that name the
+ * member, the rule and the clause.
+ *
+ * Two keywords are fsjob's own (see schemas/common.schema.json): maxBytes
+ * bounds a string's UTF-8 length and maxJsonBytes a value's compact
+ * serialization. JSON Schema's maxLength counts code points, not the bytes
+ * the spec bounds.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
+import { srcPath } from '../base/source-dir.ts';
+
+/** Record types of REC-3, in the order of spec section 5. */
+export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];
+/** What checkRecord can check: a record type, or the request form (section 5.2). */
+export type DocumentType = RecordType | 'request';
+export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];
+
+export const SCHEMA_BASE = 'https://fsjob.dev/schemas/v1/';
+export const SCHEMAS_DIR = `${srcPath('..', 'schemas')}/`;
+
+export function isRecordType(value: string): value is RecordType {
+  return (RECORD_TYPES as readonly string[]).includes(value);
+}
+
+export function isDocumentType(value: string): value is DocumentType {
+  return (DOCUMENT_TYPES as readonly string[]).includes(value);
+}
+
+export type SchemaDocument = Record<string, unknown> & { $id: string };
+
+let documents: Map<string, SchemaDocument> | undefined;
+
+/** Every schema of schemas/, by file name without ".schema.json" (read once). */
+export function schemaDocuments(): ReadonlyMap<string, SchemaDocument> {
+  if (documents === undefined) {
+    const loaded = new Map<string, SchemaDocument>();
+    for (const file of readdirSync(SCHEMAS_DIR).sort()) {
+      if (!file.endsWith('.schema.json')) continue;
+      const document = JSON.parse(readFileSync(`${SCHEMAS_DIR}${file}`, 'utf8')) as SchemaDocument;
+      loaded.set(file.slice(0, -'.schema.json'.length), document);
+    }
+    documents = loaded;
+  }
+  return documents;
+}
+
+export function schemaDocument(name: string): SchemaDocument {
+  const document = schemaDocuments().get(name);
+  if (document === undefined) throw new Error(`no schema ${name}.schema.json in ${SCHEMAS_DIR}`);
+  return document;
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+const validators = new Map<string, ValidateFunction>();
+let generated: Record<string, ValidateFunction> | undefined;
+
+/**
+ * The compiled validator of schemas/<name>.schema.json. Compiling the schemas
+ * with ajv costs every process start most of a second, so they are compiled
+ * ahead of time into generated/validators.cjs (npm run gen:validators; a
+ * test fails when that file is stale) and loaded from there.
+ */
+export function validatorFor(name: string): ValidateFunction {
+  const cached = validators.get(name);
+  if (cached !== undefined) return cached;
+  generated ??= createRequire(srcPath('records', 'schemas.ts'))('./generated/validators.cjs') as Record<string, ValidateFunction>;
+  const compiled = generated[name];
+  if (compiled === undefined) throw new Error(`no schema ${name}.schema.json`);
+  validators.set(name, compiled);
+  return compiled;
+}
+
+/** Validate a value against schemas/<name>.schema.json; ajv's errors, or [] when valid. */
+export function schemaErrors(name: string, value: unknown): ErrorObject[] {
+  const validate = validatorFor(name);
+  return validate(value) ? [] : [...(validate.errors ?? [])];
+}
+
+// ---------------------------------------------------------------------------
+// From ajv errors to findings.
+
+const CLAUSE_PREFIX = /^([A-Z]+-[0-9]+(?:, [A-Z]+-[0-9]+)*): /;
+
+interface Rule {
+  clause: string | undefined;
+  text: string;
+}
+
+function ruleOf(description: unknown): Rule | undefined {
+  if (typeof description !== 'string') return undefined;
+  const text = description.replace(/\.$/, '');
+  const match = CLAUSE_PREFIX.exec(text);
+  if (match === null) return { clause: undefined, text };
+  const clauses = (match[1] ?? '').split(', ');
+  return { clause: clauses[0], text: text.slice(match[0].length) };
+}
+
+type SchemaObject = Record<string, unknown>;
+
+/** The subschema a "$ref" names, read from schemaDocuments(); `from` is the referring document. */
+function resolveRef(ref: string, from: string): [string, SchemaObject] | undefined {
+  const [file = '', fragment = ''] = ref.split('#');
+  const doc = file === '' ? from : file.replace(/\.schema\.json$/, '');
+  let node: unknown = schemaDocuments().get(doc);
+  for (const part of fragment.split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as SchemaObject)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return typeof node === 'object' && node !== null ? [doc, node as SchemaObject] : undefined;
+}
+
+/** Member names a schema defines through `properties`, its own or its `$ref`'s. */
+function definedMembers(schema: SchemaObject | undefined, from: string): Set<string> {
+  const names = new Set<string>();
+  for (let depth = 0, node = schema, doc = from; node !== undefined && depth < 4; depth++) {
+    for (const name of Object.keys((node['properties'] ?? {}) as SchemaObject)) names.add(name);
+    const ref = node['$ref'];
+    const target = typeof ref === 'string' ? resolveRef(ref, doc) : undefined;
+    [doc, node] = target ?? [doc, undefined];
+  }
+  return names;
+}
+
+function label(field: string, schemaName: string): string {
+  if (field !== '') return `member ${field}`;
+  return schemaName === 'request' ? 'the request' : 'the record';
+}
+
+function child(pointer: string, name: unknown): string {
+  return `${pointer}${jsonPointer([String(name)])}`;
+}
+
+function quoteAll(values: unknown): string {
+  return Array.isArray(values) ? values.map((value) => JSON.stringify(value)).join(', ') : JSON.stringify(values);
+}
+
+function describeKeyword(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${Array.isArray(error.schema) ? error.schema.join(' or ') : String(error.schema)}`;
+    case 'enum':
+      return `must be one of ${quoteAll(params['allowedValues'])}`;
+    case 'const':
+      return `must be ${JSON.stringify(params['allowedValue'])}`;
+    case 'pattern': {
+      const description = error.parentSchema?.['description'];
+      return `must match ${String(params['pattern'])}${typeof description === 'string' ? ` (${description})` : ''}`;
+    }
+    case 'maxBytes':
+      return `is ${typeof error.data === 'string' ? Buffer.byteLength(error.data, 'utf8') : '?'} bytes of UTF-8, over the bound of ${String(error.schema)}`;
+    case 'maxJsonBytes':
+      return `is ${jsonBytes(error.data)} bytes serialized, over the bound of ${String(error.schema)}`;
+    default:
+      return error.message ?? `fails ${error.keyword}`;
+  }
+}
+
+/**
+ * Turn ajv's errors for one document into findings. Unknown members become
+ * RECORD_UNKNOWN_MEMBER (VER-2); everything else RECORD_SCHEMA, citing the
+ * clause of the rule that failed when the schema names one in its
+ * description ("SPEC-1: exactly one of ...").
+ */
+export function schemaFindings(
+  errors: readonly ErrorObject[],
+  schemaName: string,
+  context: Omit<FindingContext, 'field' | 'clause'>,
+): Finding[] {
+  // Rules written as if/then/else: ajv reports the failing branch's errors and
+  // an "if" error whose parent schema carries the rule's description.
+  const branchRules = new Map<string, Rule | undefined>();
+  // Combinators report their failing branches too; the combinator's own
+  // description says more than "must have required property 'argv'".
+  const combinators: string[] = [];
+  for (const error of errors) {
+    if (error.keyword === 'if') {
+      const base = error.schemaPath.slice(0, -'if'.length);
+      const rule = ruleOf(error.parentSchema?.['description']);
+      branchRules.set(`${base}then/`, rule);
+      branchRules.set(`${base}else/`, rule);
+    } else if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'propertyNames') {
+      combinators.push(`${error.schemaPath}/`);
+    }
+  }
+
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  const add = (finding: Finding): void => {
+    const key = `${finding.code}\0${finding.field ?? ''}\0${finding.message}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    findings.push(finding);
+  };
+
+  for (const error of errors) {
+    if (error.keyword === 'if') continue;
+    if (combinators.some((prefix) => error.schemaPath.startsWith(prefix))) continue;
+    const params = error.params as Record<string, unknown>;
+
+    if (error.keyword === 'unevaluatedProperties' || error.keyword === 'additionalProperties') {
+      const name = params['unevaluatedProperty'] ?? params['additionalProperty'];
+      // A subschema that fails yields no annotations, so the members of a
+      // nested object with a bad member all look unevaluated. They are
+      // defined: the other error is the finding.
+      const from = error.schemaPath.includes('.schema.json#') ? (error.schemaPath.split('.schema.json#')[0] ?? schemaName) : schemaName;
+      if (definedMembers(error.parentSchema, from).has(String(name))) continue;
+      const field = child(error.instancePath, name);
+      const where = error.instancePath === '' ? '' : ` in ${error.instancePath}`;
+      add(makeFinding('RECORD_UNKNOWN_MEMBER', `member ${JSON.stringify(name)}${where} is not defined by fsjob 1.0`, { ...context, field }));
+      continue;
+    }
+
+    let field = error.instancePath;
+    let what: string;
+    // The innermost rule whose branch holds the failing keyword.
+    let rule: Rule | undefined;
+    let ruleDepth = -1;
+    for (const [prefix, branchRule] of branchRules) {
+      if (error.schemaPath.startsWith(prefix) && prefix.length > ruleDepth) [rule, ruleDepth] = [branchRule, prefix.length];
+    }
+
+    if (error.keyword === 'required') {
+      field = child(error.instancePath, params['missingProperty']);
+      what = `required member ${JSON.stringify(params['missingProperty'])} is missing`;
+      if (error.instancePath !== '') what += ` in ${error.instancePath}`;
+    } else if (error.keyword === 'propertyNames') {
+      field = child(error.instancePath, params['propertyName']);
+      const description = error.parentSchema?.['description'];
+      what = `member name ${JSON.stringify(params['propertyName'])} is not allowed in ${label(error.instancePath, schemaName)}`;
+      if (typeof description === 'string') what += ` (${description})`;
+    } else if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'not') {
+      const own = ruleOf(error.parentSchema?.['description']);
+      rule = own ?? rule;
+      what = `${label(field, schemaName)} breaks a rule: ${rule?.text ?? error.message ?? error.keyword}`;
+      rule = rule === undefined ? undefined : { clause: rule.clause, text: '' };
+    } else {
+      what = `${label(field, schemaName)} ${describeKeyword(error)}`;
+    }
+    if (rule !== undefined && rule.text !== '') what += ` (rule: ${rule.text})`;
+    add(makeFinding('RECORD_SCHEMA', what, { ...context, field, clause: rule?.clause }));
+  }
+  return findings;
+}

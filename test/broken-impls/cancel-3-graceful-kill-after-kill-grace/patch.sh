@@ -1,4 +1,0 @@
-# BROKEN (CANCEL-3): a graceful cancel kills after the job's kill_grace_ms
-# instead of CANCEL_GRACE.
-. "$_broken_dir/../mutate.sh"
-mutate runner.sh run_command 's/_rc_stop=cancel _rc_kill_at=\$((NOW_MS + CANCEL_GRACE))/_rc_stop=cancel _rc_kill_at=$((NOW_MS + S_grace))/'

@@ -1,0 +1,16 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runConformance } from '../../conformance/runner/run.ts';
+import { explain, mustFailures } from '../support/conformance.ts';
+
+const reference = suite('fsjob conformance: the reference implementation');
+
+reference('passes every MUST case, with a quick crash sweep', async () => {
+  const { results, report } = await runConformance({ crash: 'quick' });
+  const failed = mustFailures(results);
+  assert.is(failed.length, 0, `MUST failures:\n${explain(failed)}`);
+  assert.ok(report.summary.crash_points > 0, 'crash points were checked');
+  assert.ok(report.summary.passed > 30, `${report.summary.passed} cases passed`);
+});
+
+reference.run();

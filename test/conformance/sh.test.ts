@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runConformance } from '../../conformance/runner/run.ts';
+import { explain, mustFailures } from '../support/conformance.ts';
+
+const SH = fileURLToPath(new URL('../../conformance/impls/sh/manifest.json', import.meta.url));
+const sh = suite('fsjob conformance: the POSIX sh implementation');
+
+sh('passes every MUST case, with a quick crash sweep', async () => {
+  const { results, report } = await runConformance({ impl: SH, crash: 'quick' });
+  const failed = mustFailures(results);
+  assert.is(failed.length, 0, `MUST failures:\n${explain(failed)}`);
+  assert.ok(report.summary.crash_points > 0, 'crash points were checked');
+  assert.ok(results.some((r) => r.name.startsWith('interop/') && r.status === 'ok'), 'interoperability with the reference was checked');
+});
+
+sh.run();

@@ -1,0 +1,143 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCommand, type CommandSpec, type RecordedGroup } from '../../src/consumer/command.ts';
+import { groupState, processStart, selfIdentity } from '../../src/model/identity.ts';
+
+async function outputs(dir: string) {
+  const stdout = await open(join(dir, 'stdout.1'), 'wx', 0o600);
+  const stderr = await open(join(dir, 'stderr.1'), 'wx', 0o600);
+  return { stdout, stderr };
+}
+
+async function spec(dir: string, argv: string[], extra: Partial<CommandSpec> = {}): Promise<CommandSpec> {
+  const { stdout, stderr } = await outputs(dir);
+  return {
+    argv,
+    cwd: dir,
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+    stdin: null,
+    stdout,
+    stderr,
+    maxOutputBytes: 1_048_576,
+    timeoutMs: 30_000,
+    killGraceMs: 500,
+    ...extra,
+  };
+}
+
+const groupAlive = async (group: RecordedGroup): Promise<boolean> => (await groupState(group)) !== 'stopped';
+
+const run = suite('startCommand');
+
+run('the command starts only after its group is recorded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const marker = join(dir, 'ran');
+  let recorded: RecordedGroup | undefined;
+  let ranBeforeRecord = false;
+  const cmd = startCommand(await spec(dir, ['sh', '-c', `echo hi; touch ${marker}`]), {
+    async record(group) {
+      await new Promise((r) => setTimeout(r, 200));
+      ranBeforeRecord = (() => { try { statSync(marker); return true; } catch { return false; } })();
+      recorded = group;
+    },
+  });
+  const result = await cmd.done;
+  assert.not.ok(ranBeforeRecord);
+  assert.ok(result.released);
+  assert.is(result.exit, 0);
+  assert.is(result.group?.pgid, recorded?.pgid);
+  assert.is(readFileSync(join(dir, 'stdout.1'), 'utf8'), 'hi\n');
+  assert.is(result.stdout.bytes_total, 3);
+});
+
+run('a failed recording means the command never runs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const marker = join(dir, 'ran');
+  const cmd = startCommand(await spec(dir, ['touch', marker]), {
+    async record() {
+      throw new Error('disk full');
+    },
+  });
+  let failed = false;
+  try {
+    await cmd.done;
+  } catch {
+    failed = true;
+  }
+  assert.ok(failed, 'the attempt reports the failed recording');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.throws(() => statSync(marker));
+});
+
+run('output beyond the bound is counted, not kept, and never blocks', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const cmd = startCommand(await spec(dir, ['sh', '-c', 'head -c 104857600 /dev/zero'], { maxOutputBytes: 1000 }), { async record() {} });
+  const result = await cmd.done;
+  assert.is(result.exit, 0);
+  assert.is(result.stdout.bytes_total, 104_857_600);
+  assert.is(result.stdout.bytes_kept, 1000);
+  assert.ok(result.stdout.truncated);
+  assert.is(statSync(join(dir, 'stdout.1')).size, 1000);
+});
+
+run('a timeout stops the whole group, TERM then KILL', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30 & sleep 30"], { timeoutMs: 300, killGraceMs: 300 }), { async record() {} });
+  const result = await cmd.done;
+  assert.is(result.stoppedBy, 'timeout');
+  assert.is(result.signal, 'SIGKILL');
+  assert.not.ok(await groupAlive(result.group!));
+});
+
+run('stragglers left in the group are stopped when the leader exits', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const cmd = startCommand(await spec(dir, ['sh', '-c', 'sleep 30 >/dev/null 2>&1 & exit 0']), { async record() {} });
+  const result = await cmd.done;
+  assert.is(result.exit, 0);
+  assert.is(result.stoppedBy, null);
+  assert.not.ok(await groupAlive(result.group!));
+});
+
+run('cancel before release: the command never runs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const marker = join(dir, 'ran');
+  let cmd: ReturnType<typeof startCommand> | undefined = undefined;
+  cmd = startCommand(await spec(dir, ['touch', marker]), {
+    async record() {
+      cmd?.stop('cancel');
+    },
+  });
+  const result = await cmd.done;
+  assert.not.ok(result.released);
+  assert.throws(() => statSync(marker));
+});
+
+run('force stops at once with SIGKILL', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30"]), { async record() {} });
+  setTimeout(() => cmd.stop('cancel'), 200);
+  setTimeout(() => cmd.stop('force'), 400);
+  const result = await cmd.done;
+  assert.is(result.stoppedBy, 'force');
+  assert.is(result.signal, 'SIGKILL');
+});
+
+run('the guardian stops recorded groups when the worker is killed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/guarded-worker.ts', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pgid = await new Promise<number>((resolve) => worker.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  const self = await selfIdentity();
+  const group = { pgid, start: (await processStart(pgid))!.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
+  assert.ok(await groupAlive(group));
+  worker.kill('SIGKILL');
+  const t0 = Date.now();
+  while ((await groupAlive(group)) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+  assert.not.ok(await groupAlive(group), 'the group outlived its worker by 10 s');
+});
+
+run.run();

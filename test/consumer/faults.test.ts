@@ -1,0 +1,101 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as nodeFs from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { enqueue, freshQueue } from '../support/enqueue.ts';
+import { drain, endOf, fileExists, receiptOf, serve, waitFor } from '../support/consumer.ts';
+import { cleanupAll, freshDir } from '../support/helpers.ts';
+import { Guardian } from '../../src/consumer/index.ts';
+import type { SafeFsSeam } from '../../src/fs/safefs.ts';
+
+const faults = suite('injected filesystem faults');
+faults.after(cleanupAll);
+
+faults('an exec record that cannot be published: the command never runs, the generation is given back, a later attempt runs (EXEC-3)', async () => {
+  const q = await freshQueue();
+  const dir = await freshDir('fault');
+  const log = join(dir, 'log');
+  const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
+  let failed = 0;
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    link: async (from, to) => {
+      if (String(to).endsWith('/exec.1.json')) {
+        failed += 1;
+        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      }
+      return nodeFs.link(from, to);
+    },
+  };
+  const { summary } = await drain(q, { fs });
+  assert.is(failed, 1);
+  const end = endOf(q, id, 1);
+  assert.is(end.reason, 'released');
+  assert.is(end.counted, false);
+  const r = receiptOf(q, id);
+  assert.is(r.outcome, 'succeeded');
+  assert.is(r.gen, 2);
+  assert.is(r.attempts, 1, 'the unrecorded attempt does not count');
+  assert.is(readFileSync(log, 'utf8'), 'ran\n', 'the command ran exactly once');
+  assert.is(summary.errors, 1);
+});
+
+faults('a claim that cannot be published leaves the job untouched for the next consumer', async () => {
+  const q = await freshQueue();
+  const id = await enqueue(q, { argv: ['true'] });
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    link: async (from, to) => {
+      if (String(to).endsWith('/claim.1.json')) throw Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+      return nodeFs.link(from, to);
+    },
+  };
+  const first = await drain(q, { fs });
+  assert.is(first.summary.claimed, 0);
+  assert.ok(first.events.some((e) => e.type === 'error' && e.error.code === 'IO' && e.error.errno === 'EROFS'));
+  const temps = (await nodeFs.readdir(q.paths.job(id))).filter((name) => name.startsWith('.'));
+  assert.equal(temps, [], 'the temporary file of the failed publish is removed');
+  await drain(q);
+  assert.is(receiptOf(q, id).outcome, 'succeeded');
+});
+
+faults.run();
+
+const guardian = suite('the guardian (WORKER-2)');
+guardian.after(cleanupAll);
+
+guardian('a dead guardian is restarted, and no command job is claimed while it is down', async () => {
+  const q = await freshQueue();
+  const g = new Guardian();
+  const { worker, done, events } = serve(q, { guardian: g });
+  await waitFor('the guardian', () => g.pid);
+  const first = g.pid as number;
+  process.kill(first, 'SIGKILL');
+  await waitFor('the restart', () => events.some((e) => e.type === 'guardian' && e.state === 'restarted') && g.pid !== undefined && g.pid !== first);
+  assert.ok(events.some((e) => e.type === 'guardian' && e.state === 'down'));
+  const id = await enqueue(q, { argv: ['true'] });
+  await waitFor('the receipt', () => fileExists(q.paths.jobFile(id, 'receipt.json')));
+  worker.stop();
+  await done;
+  assert.is(receiptOf(q, id).outcome, 'succeeded');
+});
+
+guardian('a command job is refused, not run unguarded, when the guardian cannot protect it', async () => {
+  const q = await freshQueue();
+  const id = await enqueue(q, { argv: ['true'] });
+  class BrokenGuardian extends Guardian {
+    override get healthy(): boolean {
+      return false;
+    }
+    override async ensure(): Promise<void> {
+      throw new Error('cannot start /bin/sh');
+    }
+    override async start(): Promise<void> {}
+  }
+  const { summary } = await drain(q, { guardian: new BrokenGuardian() });
+  assert.is(summary.claimed, 0);
+  assert.not.ok(fileExists(q.paths.jobFile(id, 'claim.1.json')));
+});
+
+guardian.run();

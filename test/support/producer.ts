@@ -1,0 +1,185 @@
+/**
+ * Fixtures for the producer's tests: a fresh queue, a listing of everything
+ * under a directory (to assert what was and was not written), records
+ * written through the records layer to simulate a consumer, and a fault
+ * injector that fails the k-th mutating filesystem call through the seam.
+ */
+import * as nodeFs from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import type { FileHandle } from 'node:fs/promises';
+import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
+import { publishRecord, createExclusive, type SafeFsSeam, type SafeHandle } from '../../src/fs/safefs.ts';
+import { encodeRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord } from '../../src/records/codec.ts';
+import { genRecordName } from '../../src/model/layout.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { freshDir } from './helpers.ts';
+
+export async function freshQueue(label = 'fsjob-producer'): Promise<Queue> {
+  const dir = await freshDir(label);
+  return (await initQueue(join(dir, 'q'))).queue;
+}
+
+/** Every path under `dir` (relative, sorted), with a kind suffix: "/" directory, "@" symlink. */
+export async function tree(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (current: string): Promise<void> => {
+    for (const name of (await readdir(current)).sort()) {
+      const full = join(current, name);
+      const stats = await lstat(full);
+      const rel = relative(dir, full);
+      if (stats.isSymbolicLink()) out.push(`${rel}@`);
+      else if (stats.isDirectory()) {
+        out.push(`${rel}/`);
+        await walk(full);
+      } else out.push(rel);
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+export async function entries(dir: string): Promise<string[]> {
+  return (await readdir(dir)).sort();
+}
+
+export async function modeOf(path: string): Promise<number> {
+  return (await lstat(path)).mode & 0o777;
+}
+
+/** The identity of a process that has exited: its pid names nobody (or somebody else). */
+export async function deadIdentity(): Promise<Identity> {
+  const child = spawnSync('sh', ['-c', 'echo $$']);
+  const pid = Number(String(child.stdout).trim());
+  return { ...(await selfIdentity()), pid, start: '1' };
+}
+
+const publish = (queue: Queue, id: string, name: string, bytes: Buffer): Promise<string> =>
+  publishRecord(queue.paths.job(id), name, bytes, 'link', queue.fsOptions);
+
+/** Claim generation `gen` of a job as this process (a consumer would). */
+export async function writeClaim(queue: Queue, id: string, gen: number, owner?: Identity): Promise<ClaimRecord> {
+  const claim: ClaimRecord = {
+    fsjob: '1.0',
+    type: 'claim',
+    job_id: id,
+    gen,
+    owner: owner ?? (await selfIdentity()),
+    worker_id: null,
+    claimed_ms: Date.now(),
+    lease_ms: 30_000,
+  };
+  await publish(queue, id, genRecordName('claim', gen), encodeRecord('claim', claim));
+  return claim;
+}
+
+export async function writeExec(queue: Queue, id: string, gen: number, attempt: number): Promise<void> {
+  const exec: ExecRecord = { fsjob: '1.0', type: 'exec', job_id: id, gen, attempt, group: null, recorded_ms: Date.now() };
+  await publish(queue, id, genRecordName('exec', gen), encodeRecord('exec', exec));
+}
+
+export async function writeEnd(queue: Queue, id: string, gen: number, exit = 1): Promise<void> {
+  const end: EndRecord = {
+    fsjob: '1.0',
+    type: 'end',
+    job_id: id,
+    gen,
+    reason: 'failed',
+    counted: true,
+    retry_at_ms: Date.now(),
+    status: { exit, signal: null },
+    ended_ms: Date.now(),
+  };
+  await publish(queue, id, genRecordName('end', gen), encodeRecord('end', end));
+}
+
+/** An output file of generation `gen` with `bytes`, created exclusively and fsynced (EXEC-1, RCPT-2). */
+export async function writeOutput(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bytes: Buffer | string): Promise<SafeHandle> {
+  const handle = await createExclusive(queue.paths.job(id), `${stream}.${gen}`, 0o600, queue.fsOptions);
+  await handle.write(typeof bytes === 'string' ? Buffer.from(bytes) : bytes);
+  await handle.sync();
+  return handle;
+}
+
+/** A receipt as a consumer would publish it; claims generation `gen` first unless it exists. */
+export async function writeReceipt(queue: Queue, id: string, fields: Partial<ReceiptRecord> & { gen?: number } = {}): Promise<ReceiptRecord> {
+  const gen = fields.gen ?? 1;
+  const receipt: ReceiptRecord = {
+    fsjob: '1.0',
+    type: 'receipt',
+    job_id: id,
+    gen,
+    outcome: 'succeeded',
+    exit_code: 0,
+    reason: null,
+    message: null,
+    attempts: 1,
+    status: { exit: 0, signal: null },
+    started_ms: Date.now() - 10,
+    finished_ms: Date.now(),
+    stdout: null,
+    stderr: null,
+    result: null,
+    by: await selfIdentity(),
+    ...fields,
+  };
+  const names = await readdir(queue.paths.job(id));
+  if (!names.includes(genRecordName('claim', gen))) await writeClaim(queue, id, gen);
+  await publish(queue, id, 'receipt.json', encodeRecord('receipt', receipt));
+  return receipt;
+}
+
+export type FaultCall = 'create' | 'mkdir' | 'link' | 'rename' | 'write' | 'sync' | 'chmod';
+
+/**
+ * A node:fs/promises seam that fails the k-th mutating call (1-based) with
+ * `errno`; every other call goes to the real filesystem. `calls` records
+ * what was attempted, so a test can run k = 1, 2, ... until nothing fails.
+ */
+export function faultyFs(failAt: number, errno = 'ENOSPC'): { fs: SafeFsSeam; calls: string[] } {
+  const calls: string[] = [];
+  const trip = (what: FaultCall, detail: string): void => {
+    calls.push(`${what} ${detail}`);
+    if (calls.length === failAt) throw Object.assign(new Error(`${errno}: injected at ${what} ${detail}`), { code: errno, errno: -28, syscall: what });
+  };
+  const wrapHandle = (handle: FileHandle, path: string): FileHandle =>
+    new Proxy(handle, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop === 'write' || prop === 'sync' || prop === 'chmod') {
+          return async (...args: unknown[]) => {
+            trip(prop, path);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    open: (async (path: string, flags?: number | string, mode?: number) => {
+      if (typeof flags === 'number' && (flags & nodeFs.constants.O_CREAT) !== 0) trip('create', String(path));
+      return wrapHandle(await nodeFs.open(path, flags, mode), String(path));
+    }) as SafeFsSeam['open'],
+    mkdir: (async (path: string, options?: unknown) => {
+      trip('mkdir', String(path));
+      return nodeFs.mkdir(path, options as never);
+    }) as SafeFsSeam['mkdir'],
+    link: async (existing, target) => {
+      trip('link', String(target));
+      return nodeFs.link(existing, target);
+    },
+    rename: async (from, to) => {
+      trip('rename', String(to));
+      return nodeFs.rename(from, to);
+    },
+  };
+  return { fs, calls };
+}
+
+/** The queue at `root` reopened with a seam. */
+export function withSeam(root: string, fs: SafeFsSeam): Promise<Queue> {
+  return openQueue(root, { fs });
+}
