@@ -128,7 +128,9 @@ async function guardianCase(ctx: CaseContext): Promise<void> {
   const queue = await ctx.newQueue('guardian');
   const work = await ctx.subdir('guardian/work');
   const log = path.join(work, 'probe.log');
-  const run = await startRunning(ctx, queue, { argv: probe(log, 'orphan', { onTerm: 'ignore' }), cwd: work, timeout_ms: 300_000, kill_grace_ms: 1000 }, 'orphan', log);
+  // The gate opens once the first run is stopped: a run the recovery should never start ends at once.
+  const gate = path.join(work, 'gate');
+  const run = await startRunning(ctx, queue, { argv: probe(log, 'orphan', { onTerm: 'ignore', gate }), cwd: work, timeout_ms: 300_000, kill_grace_ms: 1000 }, 'orphan', log);
   if (run === undefined) return;
   try {
     // A crash of the consumer: SIGKILL to its whole process group (the command runs in its own).
@@ -143,6 +145,7 @@ async function guardianCase(ctx: CaseContext): Promise<void> {
       killGroupNow(run.pgid);
       await waitFor(() => !groupLives(run.pgid), 5000);
     }
+    writeFileSync(gate, '');
     // Recovery ends the dead attempt: max_attempts 1, so the job is lost (RECOV-1 step 3).
     const runs: ProcessResult[] = [];
     if (ctx.impl.roles.recover !== undefined) runs.push(await ctx.role('recover', { queue }));
@@ -150,9 +153,11 @@ async function guardianCase(ctx: CaseContext): Promise<void> {
     const snapshot = await ctx.snapshot(queue);
     const receipt = snapshot.jobs.get(run.id)?.receipt;
     const evidence = [...runs.map(describeExit), ...listing(snapshot, new Set([run.id]))];
+    // Whether it ran again first: that is the cause a wrong receipt would follow from.
+    const starts = countBy(await readStarts(log)).get('orphan') ?? 0;
+    ctx.check(starts === 1, ['RETRY-2', 'I2'], `a job with max_attempts 1 whose attempt died with its owner must never start again; it started ${starts} times`, evidence);
     ctx.check(receipt?.outcome === 'lost' && receipt.exit_code === 125 && receipt.reason === 'owner_lost', ['RECOV-1', 'CLAIM-6', 'EXEC-10'], `the only attempt died with its owner: recovery publishes a lost receipt (125, owner_lost); got ${receipt === undefined ? 'no receipt' : `${receipt.outcome} (${receipt.exit_code}, ${receipt.reason})`}`, evidence);
     if (receipt?.outcome === 'lost') ctx.check(receipt.stdout?.gen === 1 && receipt.stdout.bytes_total === null && receipt.stderr?.bytes_total === null, ['RECOV-1', 'RCPT-5'], `a lost receipt describes the dead generation's files with bytes_total null; got stdout ${JSON.stringify(receipt.stdout)}`, evidence);
-    ctx.check((countBy(await readStarts(log)).get('orphan') ?? 0) === 1, ['RETRY-2', 'I2'], 'a job with max_attempts 1 whose attempt died with its owner must never start again', evidence);
     for (const failure of await checkInvariants(snapshot, { accepted: [run.id] })) ctx.failures.push(failure);
   } finally {
     killGroupNow(groupLives(run.pgid) ? run.pgid : undefined);
