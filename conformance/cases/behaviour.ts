@@ -506,7 +506,7 @@ export const behaviourCases: ConformanceCase[] = [
   batchCase('behaviour/priority-order', ['CLAIM-1', 'CLAIM-2', 'LAYOUT-7'], priorityPlans),
   batchCase('behaviour/stdin', ['EXEC-7', 'CLAIM-6'], [...stdinPlans, ...stdinCheckPlans]),
   batchCase('behaviour/environment', ['EXEC-6', 'RETRY-1'], [...environmentPlans, ...attemptPlans]),
-  batchCase('behaviour/cwd', ['EXEC-5', 'CLAIM-6', 'SEC-8'], cwdPlans),
+  batchCase('behaviour/cwd', ['EXEC-5', 'CLAIM-6', 'SEC-8', 'RCPT-4'], cwdPlans),
   batchCase('behaviour/exit-codes', ['EXEC-4', 'EXEC-10'], exitPlans),
   batchCase('behaviour/output-bounds', ['EXEC-1', 'RCPT-5', 'I4'], outputPlans),
   batchCase('behaviour/timeouts', ['EXEC-8', 'EXEC-10', 'EXEC-11'], [...timeoutPlans, ...timeoutGracePlans]),

@@ -22,7 +22,7 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
 import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
-import { isJobId, parseHoldNumber, WORKER_ID_PATTERN } from '../model/layout.ts';
+import { isJobId } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
 import { staleReadyEntries } from '../model/ready.ts';
 import { readRecord } from '../records/codec.ts';
@@ -30,6 +30,7 @@ import { listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
 import { claimJob } from './claim.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { rebuildReady } from './select.ts';
+import { WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 export interface RecoverReport {
   queue: string;

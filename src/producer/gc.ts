@@ -12,7 +12,7 @@ import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { isJobId, KEY_HASH_PATTERN, parseHoldNumber } from '../model/layout.ts';
+import { isJobId } from '../model/layout.ts';
 import { staleReadyEntries } from '../model/ready.ts';
 import { listDir, removeTree, renameNoReplace } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
@@ -20,6 +20,7 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
+import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */

@@ -156,8 +156,8 @@ export const enqueueCommand: FsjobCommand = {
     }
     let enqueued;
     if (requestFile !== undefined) {
-      const { REQUEST_MAX_BYTES } = await import('../../records/codec.ts');
-      const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
+      const { REQUEST_MAX } = await import('../../base/constants.ts');
+      const bytes = await readInput(requestFile, REQUEST_MAX, 'request file');
       enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
     } else {
       const request = requestOf(args, argv);
