@@ -1,6 +1,6 @@
 /**
  * Consumer cases that need more than one batch: cancelling a running job,
- * lanes under two consumers, and four consumers racing over 200 jobs.
+ * and four consumers racing over 200 jobs (lanes: scheduling.ts).
  */
 import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
@@ -127,49 +127,6 @@ function cancelCase(flows: CancelFlow[]): (ctx: CaseContext) => Promise<void> {
   };
 }
 
-async function lanesCase(ctx: CaseContext): Promise<void> {
-  const queue = await ctx.newQueue('lanes');
-  const work = await ctx.subdir('lanes/work');
-  const log = path.join(work, 'starts.log');
-  const body = `sleep 0.4; printf 'end %s\\n' "$1" >> "$2"`;
-  const laneTags = ['lane-1', 'lane-2', 'lane-3', 'lane-4'];
-  const ids = new Map<string, string>();
-  for (const tag of laneTags) {
-    const id = await ctx.produceOk(queue, { argv: logged(log, tag, body), cwd: work, lane: 'the lane' }, ['LANE-1']);
-    if (id !== undefined) ids.set(tag, id);
-  }
-  for (const tag of ['free-1', 'free-2']) {
-    const id = await ctx.produceOk(queue, { argv: logged(log, tag, body), cwd: work }, ['LANE-1']);
-    if (id !== undefined) ids.set(tag, id);
-  }
-  const runs = await Promise.all([ctx.role('consume', { queue }), ctx.role('consume', { queue })]);
-  // A consumer may leave a job it found lane-busy: one more drain finishes it.
-  const last = await ctx.role('consume', { queue });
-  const snapshot = await ctx.snapshot(queue);
-  for (const result of [...runs, last]) ctx.check(result.code === 0, ['MANIFEST-1'], 'consume must exit 0', [describeExit(result)]);
-  const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
-  let running: string | undefined;
-  for (const line of lines) {
-    const [what, tag] = line.split(' ');
-    if (tag === undefined || !laneTags.includes(tag)) continue;
-    if (what === 'start') {
-      if (running !== undefined) {
-        ctx.fail(['LANE-1', 'LANE-2'], `${tag} started while ${running} of the same lane was still running`, lines);
-        break;
-      }
-      running = tag;
-    } else if (what === 'end' && running === tag) {
-      running = undefined;
-    }
-  }
-  const counts = countBy(await readStarts(log));
-  for (const [tag, id] of ids) {
-    const receipt = snapshot.jobs.get(id)?.receipt;
-    ctx.check(receipt?.outcome === 'succeeded' && counts.get(tag) === 1, ['LANE-2', 'I3'], `${tag} must run once and succeed after the drains; started ${counts.get(tag) ?? 0} times, receipt ${receipt?.outcome ?? 'none'}`, listing(snapshot, new Set([id])));
-  }
-  for (const failure of await checkInvariants(snapshot, { accepted: [...ids.values()] })) ctx.failures.push(failure);
-}
-
 const RACE_JOBS = 200;
 const RACERS = 4;
 
@@ -235,6 +192,5 @@ export const consumerCases: ConformanceCase[] = [
       { label: 'force-in-grace', steps: ['cancel', 'cancel_force'] },
     ]),
   },
-  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2'], level: 'consumer', strength: 'MUST', heavy: true, run: lanesCase },
   { name: 'consumer/concurrency', clauses: ['CLAIM-5', 'I2', 'I3'], level: 'consumer', strength: 'MUST', heavy: true, run: concurrencyCase },
 ];

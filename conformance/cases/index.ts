@@ -13,7 +13,8 @@ import { interopCases } from './interop.ts';
 import { ownershipCases } from './ownership.ts';
 import { producerCases } from './producer.ts';
 import { recoveryCases } from './recovery.ts';
+import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

@@ -31,7 +31,7 @@ import { reusePid } from './identity.ts';
 import { logged } from './jobs.ts';
 import { processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, spawnGroup, waitFor, type PlantedGroup } from './probes.ts';
 
-async function execWithGroup(jobId: string, gen: number, pgid: number, start: string): Promise<ExecRecord> {
+export async function execWithGroup(jobId: string, gen: number, pgid: number, start: string): Promise<ExecRecord> {
   const self = await selfIdentity();
   return { fsjob: PROTOCOL_VERSION, type: 'exec', job_id: jobId, gen, attempt: 1, group: { pgid, start, boot_id: self.boot_id, pid_ns: self.pid_ns }, recorded_ms: Date.now() };
 }

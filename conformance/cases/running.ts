@@ -43,6 +43,13 @@ export async function startRunning(ctx: CaseContext, queue: string, request: Job
     return claim !== undefined && exec !== undefined;
   }, START_WAIT_MS);
   if (!started || claim === undefined || exec === undefined || exec.group === null) {
+    const snapshot = await ctx.snapshot(queue);
+    const claims = snapshot.jobs.get(id)?.claims ?? [];
+    if (claims.length > 0 && claims[0] !== 1) {
+      ctx.fail(['I2', 'CLAIM-5'], `the first claim of a fresh job is generation ${claims[0]}: generations run 1..g without gaps (claims ${claims.join(',')})`, listing(snapshot, new Set([id])));
+      consumer.kill();
+      return undefined;
+    }
     const probes = await readProbeLog(log);
     const clauses = probes.pid(tag) !== undefined && exec === undefined ? ['EXEC-3', 'EXEC-2'] : ['MANIFEST-1'];
     ctx.fail(clauses, probes.pid(tag) !== undefined && exec === undefined ? `the command runs but no valid exec.1.json was published: no command may run unrecorded` : `the job did not start within ${START_WAIT_MS} ms with a valid claim.1.json and exec.1.json`, listing(await ctx.snapshot(queue)));
