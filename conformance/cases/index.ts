@@ -12,9 +12,10 @@ import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { ownershipCases } from './ownership.ts';
 import { producerCases } from './producer.ts';
+import { raceCases } from './races.ts';
 import { recoveryCases } from './recovery.ts';
 import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
