@@ -402,7 +402,7 @@ export const retryPlans: JobPlan[] = [
       }
       const e = end.value;
       ctx.check(e.reason === 'failed' && e.counted && Math.abs(e.retry_at_ms - (e.ended_ms + RETRY_DELAY_MS)) <= 1000, ['RETRY-3'], `end.1.json must say failed, counted, retry_at_ms = now + retry_delay_ms (${RETRY_DELAY_MS}); it says ${e.reason}, counted ${e.counted}, retry_at_ms ended_ms + ${e.retry_at_ms - e.ended_ms}`, () => view.evidence());
-      if (exec2?.ok === true) ctx.check(exec2.value.recorded_ms >= e.retry_at_ms, ['RETRY-3'], `attempt 2 started at ${exec2.value.recorded_ms}, before retry_at_ms ${e.retry_at_ms}: the job is not runnable before retry_at_ms`, () => view.evidence());
+      if (exec2?.ok === true) ctx.check(exec2.value.recorded_ms >= e.retry_at_ms, ['STATUS-1', 'RETRY-3'], `attempt 2 started at ${exec2.value.recorded_ms}, before retry_at_ms ${e.retry_at_ms}: until then the job is retrying, not queued, and is not runnable`, () => view.evidence());
     },
   },
   {
@@ -511,7 +511,7 @@ export const behaviourCases: ConformanceCase[] = [
   batchCase('behaviour/output-bounds', ['EXEC-1', 'RCPT-5', 'I4'], outputPlans),
   batchCase('behaviour/timeouts', ['EXEC-8', 'EXEC-10', 'EXEC-11'], [...timeoutPlans, ...timeoutGracePlans]),
   batchCase('behaviour/queue-deadline', ['STATUS-1', 'CLAIM-6', 'EXEC-10'], deadlinePlans),
-  batchCase('behaviour/retries', ['RETRY-1', 'RETRY-2', 'RETRY-3'], retryPlans),
+  batchCase('behaviour/retries', ['RETRY-1', 'RETRY-2', 'RETRY-3', 'STATUS-1'], retryPlans),
   batchCase('behaviour/cancel-before-start', ['CANCEL-1', 'CANCEL-2', 'CLAIM-6', 'EXEC-10'], cancelPlans, { roles: ['cancel'] }),
 ];
 

@@ -16,13 +16,14 @@
  * The runner watches each claim.2.json appear and looks at the planted group
  * at that moment; a claim broken while the group runs is RECOV-1's violation.
  */
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/base/constants.ts';
-import { selfIdentity } from '../../src/model/identity.ts';
+import { LEASE_MAX, PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/base/constants.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import type { ExecRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner, FOREIGN_BOOT_ID } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import type { Failure } from '../runner/report.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
@@ -171,8 +172,59 @@ async function reusedGroupCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/**
+ * Owners a judge must leave alone, each tempting a different shortcut: a
+ * foreign owner (another boot id) whose pid is dead here (judging it by the
+ * local process table breaks it: ID-7); one that also carries this host's
+ * name (judging "same host" by the name breaks it: ID-1); and a live owner
+ * on this host whose command name holds ") (" (parsing /proc/<pid>/stat
+ * after the first ")" reads the wrong start and breaks it: ID-2). Each has
+ * a fresh lease; recover and consume must break none of them.
+ */
+async function ownerIdentitiesCase(ctx: CaseContext): Promise<void> {
+  const root = await ctx.newQueue('identities');
+  const work = await ctx.subdir('identities/work');
+  const log = path.join(work, 'starts.log');
+  const queue = await reopen(root);
+  const self = await selfIdentity();
+  const dead = await deadOwner();
+  const oddName = path.join(work, 'odd) (name');
+  copyFileSync('/bin/sleep', oddName);
+  chmodSync(oddName, 0o700);
+  const odd = spawn(oddName, ['600'], { stdio: 'ignore', detached: true });
+  try {
+    let oddStart: string | undefined;
+    await waitFor(() => (oddStart = odd.pid === undefined ? undefined : procStat(odd.pid)?.start) !== undefined, 10_000, 10);
+    if (odd.pid === undefined || oddStart === undefined) ctx.skip(`could not start ${oddName}`);
+    const owners: { tag: string; clauses: string[]; why: string; owner: Identity }[] = [
+      { tag: 'foreign', clauses: ['ID-7', 'CLAIM-3'], why: `a foreign owner (boot id ${FOREIGN_BOOT_ID}) whose pid ${dead.pid} is dead on this host: a foreign owner is judged by its lease only, never by this host's process table`, owner: { ...self, host: 'elsewhere.example', boot_id: FOREIGN_BOOT_ID, pid: dead.pid, start: dead.start } },
+      { tag: 'namesake', clauses: ['ID-1', 'ID-7', 'CLAIM-3'], why: `an owner with this host's name but another boot id, whose pid ${dead.pid} is dead here: same host means equal boot_id and pid_ns, never the host name`, owner: { ...self, boot_id: FOREIGN_BOOT_ID, pid: dead.pid, start: dead.start } },
+      { tag: 'odd-name', clauses: ['ID-2', 'ID-6', 'CLAIM-3'], why: `a live owner on this host (pid ${odd.pid}, start ${oddStart}) whose command name is "odd) (name": its start is field 22 counted after the LAST ")" of /proc/<pid>/stat`, owner: { ...self, pid: odd.pid, start: oddStart } },
+    ];
+    const jobs = [];
+    for (const o of owners) {
+      const job = await stageJob(queue, { argv: logged(log, o.tag), cwd: work });
+      await plantRecord(queue, job.dir, 'claim.1.json', 'claim', claimRecord(job.id, 1, o.owner, Date.now(), LEASE_MAX));
+      jobs.push({ ...o, job });
+    }
+    const runs: ProcessResult[] = [];
+    if (ctx.impl.roles.recover !== undefined) runs.push(await ctx.role('recover', { queue: root }));
+    runs.push(await ctx.role('consume', { queue: root }));
+    const snapshot = await ctx.snapshot(root);
+    const starts = countBy(await readStarts(log));
+    for (const o of jobs) {
+      const sj = snapshot.jobs.get(o.job.id);
+      ctx.check(JSON.stringify(sj?.claims) === '[1]' && (starts.get(o.tag) ?? 0) === 0 && sj?.receipt === undefined, o.clauses, `${o.why}; the claim was broken (claims ${sj?.claims.join(',')}, ${starts.get(o.tag) ?? 0} starts, receipt ${sj?.receipt?.outcome ?? 'none'})`, [...runs.map(describeExit), ...listing(snapshot, new Set([o.job.id]))]);
+    }
+    ctx.check(processLives(odd.pid, oddStart), ['ID-9', 'I5'], `the live owner "odd) (name" (pid ${odd.pid}) must never be signalled`);
+  } finally {
+    if (odd.pid !== undefined) odd.kill('SIGKILL');
+  }
+}
+
 export const recoveryCases: ConformanceCase[] = [
   { name: 'recovery/running-orphans', clauses: ['RECOV-1', 'RECOV-2', 'ID-8', 'ID-9', 'CLAIM-3', 'I2'], level: 'consumer', strength: 'MUST', heavy: true, run: runningOrphansCase },
+  { name: 'recovery/owner-identities', clauses: ['ID-1', 'ID-2', 'ID-7', 'ID-6', 'CLAIM-3', 'ID-9', 'I5'], level: 'consumer', strength: 'MUST', run: ownerIdentitiesCase },
   { name: 'recovery/reused-group', clauses: ['ID-8', 'ID-9', 'RECOV-1', 'I5'], level: 'consumer', strength: 'MUST', root: true, exclusive: true, run: reusedGroupCase },
 ];
 
