@@ -8,9 +8,12 @@ import { consumerCases } from './consumer.ts';
 import { crashCases } from './crash.ts';
 import { executionCases } from './execution.ts';
 import { hostileCases } from './hostile.ts';
+import { housekeepingCases } from './housekeeping.ts';
+import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { ownershipCases } from './ownership.ts';
+import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { raceCases } from './races.ts';
 import { recoveryCases } from './recovery.ts';
@@ -18,4 +21,4 @@ import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...hostileCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];

@@ -54,12 +54,13 @@ export class FsjobError extends Error {
     this.errno = fields.errno;
   }
 
+  /** The error as data, in the records' snake_case (fsjob --json, schemas/output/error.schema.json). */
   toJSON(): Record<string, unknown> {
     return {
       code: this.code,
       message: this.message,
       ...(this.path === undefined ? {} : { path: this.path }),
-      ...(this.jobId === undefined ? {} : { jobId: this.jobId }),
+      ...(this.jobId === undefined ? {} : { job_id: this.jobId }),
       ...(this.clause === undefined ? {} : { clause: this.clause }),
       ...(this.errno === undefined ? {} : { errno: this.errno }),
     };

@@ -96,6 +96,11 @@ class DirectHandle implements SafeHandle {
   }
 }
 
+/** A descriptor opened by a synchronous call, as a handle its taker closes. */
+export function directHandle(fd: number): SafeHandle {
+  return new DirectHandle(fd);
+}
+
 async function readdirDirect(path: string, options: { withFileTypes: true }): Promise<Dirent[]>;
 async function readdirDirect(path: string): Promise<string[]>;
 async function readdirDirect(path: string, options?: { withFileTypes: true }): Promise<Dirent[] | string[]> {

@@ -14,11 +14,11 @@
  * `damaged`: nobody acts on it and validate reports it.
  */
 import { classifyJobEntry, genRecordName, type JobEntry } from './layout.ts';
-import { listDir, type DirEntry } from '../fs/safefs.ts';
-import { readRecord, type ClaimRecord, type EndRecord, type Inspection, type ReceiptRecord, type SpecRecord, type StateRecord } from '../records/codec.ts';
+import type { Dir, DirEntry } from '../fs/safefs.ts';
+import { readRecordIn, type ClaimRecord, type EndRecord, type Inspection, type ReceiptRecord, type SpecRecord, type StateRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { groupState, isLocal, judgeOwner, type OwnerJudgement } from './identity.ts';
-import type { Queue } from './queue.ts';
+import { jobDir, type Queue } from './queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import type { LeaseWatch } from './lease-watch.ts';
@@ -38,6 +38,8 @@ export type JobStatus =
 export interface JobFiles {
   readonly id: string;
   readonly dir: string;
+  /** The job directory's handle: every record of the job is read through it. */
+  readonly handle: Dir;
   readonly entries: readonly DirEntry[];
   readonly spec: boolean;
   readonly stdin: boolean;
@@ -60,8 +62,8 @@ export interface JobFiles {
 }
 
 export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
-  const dir = queue.paths.job(id);
-  const entries = await listDir(dir, queue.fsOptions);
+  const handle = jobDir(queue, id);
+  const entries = await handle.list();
   const gens = { claim: [] as number[], exec: new Set<number>(), end: new Set<number>(), state: new Set<number>(), stdout: new Set<number>(), stderr: new Set<number>() };
   const flags = { spec: false, stdin: false, receipt: false, cancel: false, cancelForce: false };
   const temps: DirEntry[] = [];
@@ -102,7 +104,8 @@ export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
   gens.claim.sort((a, b) => a - b);
   return {
     id,
-    dir,
+    dir: handle.path,
+    handle,
     entries,
     ...flags,
     claims: gens.claim,
@@ -125,15 +128,11 @@ export function readGenRecord<K extends 'claim' | 'exec' | 'state' | 'end'>(
   kind: K,
   gen: number,
 ): Promise<Inspection<import('../records/codec.ts').RecordByType[K]>> {
-  return readRecord(queue.paths.jobFile(files.id, genRecordName(kind, gen)), kind, {
-    ...queue.fsOptions,
-    expectedJobId: files.id,
-    expectedGen: gen,
-  }) as Promise<Inspection<import('../records/codec.ts').RecordByType[K]>>;
+  return readRecordIn(files.handle, genRecordName(kind, gen), kind, { expectedJobId: files.id, expectedGen: gen }) as Promise<Inspection<import('../records/codec.ts').RecordByType[K]>>;
 }
 
 export function readJobRecord<K extends 'spec' | 'receipt'>(queue: Queue, files: JobFiles, kind: K) {
-  return readRecord(queue.paths.jobFile(files.id, `${kind}.json`), kind, { ...queue.fsOptions, expectedJobId: files.id });
+  return readRecordIn(files.handle, `${kind}.json`, kind, { expectedJobId: files.id });
 }
 
 /**

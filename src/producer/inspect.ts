@@ -146,15 +146,40 @@ export interface JobSummary {
   createdMs: number | null;
   /** What the job runs: argv joined, or `handler:<name>`. */
   what: string | null;
+  /** The command of a command job (null for a payload job or an unreadable spec). */
+  argv: string[] | null;
+  /** The handler of a payload job. */
+  handler: string | null;
   outcome: ReceiptRecord['outcome'] | null;
   exitCode: number | null;
+  /** The worker whose open claim runs the job now (running or claimed), from the claim record; null otherwise. */
+  workerId: string | null;
 }
+
+export type Outcome = ReceiptRecord['outcome'];
 
 export interface ListOptions extends ReadOptions {
   /** At most this many jobs, newest first. @default Infinity */
   limit?: number;
   /** Only jobs in one of these statuses. @default every status */
   statuses?: readonly JobStatus[];
+  /** Only finished jobs with one of these outcomes (with `statuses`: jobs matching either). @default no outcome filter */
+  outcomes?: readonly Outcome[];
+  /**
+   * Count every job of the queue by status and by outcome, and the open
+   * claims of each worker (JobList.counts). Costs one look at every job,
+   * whatever the limit. @default false
+   */
+  counts?: boolean;
+}
+
+export interface JobCounts {
+  /** Jobs per derived status (STATUS-1); statuses no job has are absent. */
+  statuses: Partial<Record<JobStatus, number>>;
+  /** Finished jobs per receipt outcome. */
+  outcomes: Partial<Record<Outcome, number>>;
+  /** Open claims (running or claimed jobs) per worker id: what each worker runs right now. */
+  workers: Record<string, number>;
 }
 
 export interface JobList {
@@ -166,6 +191,8 @@ export interface JobList {
   more: boolean;
   /** Names in jobs/ that are not job ids or not directories: foreign, never opened (LAYOUT-4). */
   foreign: string[];
+  /** With the `counts` option. */
+  counts?: JobCounts;
 }
 
 async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
@@ -188,7 +215,7 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc while we listed
     // SEC-5, SEC-6: a job directory readers refuse is one damaged job, not a listing that fails.
     if (REFUSED_DIR.some((code) => isFsjobError(error, code))) {
-      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, outcome: null, exitCode: null };
+      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, argv: null, handler: null, outcome: null, exitCode: null, workerId: null };
     }
     throw error;
   }
@@ -206,8 +233,11 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     lane: spec?.lane ?? null,
     createdMs: spec?.created_ms ?? null,
     what: spec === undefined ? null : spec.argv !== undefined ? spec.argv.join(' ') : `handler:${spec.handler ?? '?'}`,
+    argv: spec?.argv === undefined ? null : [...spec.argv],
+    handler: spec?.handler ?? null,
     outcome: view.receipt?.outcome ?? null,
     exitCode: view.receipt?.exit_code ?? null,
+    workerId: (view.status === 'running' || view.status === 'claimed') && view.claim !== undefined ? view.claim.worker_id : null,
   };
 }
 
@@ -215,11 +245,17 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
  * The jobs of a queue, newest first. jobs/ is listed once; each job is then
  * examined until `limit` jobs matched, so a small limit stays fast on a big
  * queue. A filter without `finished` skips finished jobs after a single lstat
- * of their receipt.
+ * of their receipt. With `counts`, every job is examined and counted.
  */
 export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  const wanted = options.statuses === undefined ? undefined : new Set(options.statuses);
+  const wantedStatuses = options.statuses === undefined ? undefined : new Set<string>(options.statuses);
+  const wantedOutcomes = options.outcomes === undefined ? undefined : new Set<string>(options.outcomes);
+  const filtered = wantedStatuses !== undefined || wantedOutcomes !== undefined;
+  const matches = (job: JobSummary): boolean =>
+    !filtered || wantedStatuses?.has(job.status) === true || (job.outcome !== null && wantedOutcomes?.has(job.outcome) === true);
+  // Only a filter that can match a finished job needs finished jobs examined.
+  const finishedMayMatch = !filtered || wantedOutcomes !== undefined || wantedStatuses?.has('finished') === true || wantedStatuses?.has('damaged') === true;
   const entries = await listDir(queue.paths.dir('jobs'), queue.fsOptions);
   const foreign: string[] = [];
   const ids: string[] = [];
@@ -228,16 +264,26 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     else if (!entry.name.startsWith('.')) foreign.push(entry.name);
   }
   ids.reverse();
+  const counts: JobCounts | undefined = options.counts === true ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
   const jobs: JobSummary[] = [];
   let examined = 0;
   for (const id of ids) {
-    if (jobs.length >= limit) break;
-    examined += 1;
-    if (wanted !== undefined && !wanted.has('finished') && !wanted.has('damaged') && (await hasReceipt(queue, id))) continue;
+    const full = jobs.length >= limit;
+    if (full && counts === undefined) break;
+    if (!full) examined += 1;
+    if (counts === undefined && !finishedMayMatch && (await hasReceipt(queue, id))) continue;
     const summary = await summarize(queue, id, options.clock);
-    if (summary !== undefined && (wanted === undefined || wanted.has(summary.status))) jobs.push(summary);
+    if (summary === undefined) continue;
+    if (counts !== undefined) count(counts, summary);
+    if (!full && matches(summary)) jobs.push(summary);
   }
-  return { jobs, total: ids.length, more: examined < ids.length, foreign };
+  return { jobs, total: ids.length, more: examined < ids.length && jobs.length >= limit, foreign, ...(counts === undefined ? {} : { counts }) };
+}
+
+function count(counts: JobCounts, job: JobSummary): void {
+  counts.statuses[job.status] = (counts.statuses[job.status] ?? 0) + 1;
+  if (job.outcome !== null) counts.outcomes[job.outcome] = (counts.outcomes[job.outcome] ?? 0) + 1;
+  if (job.workerId !== null) counts.workers[job.workerId] = (counts.workers[job.workerId] ?? 0) + 1;
 }
 
 export interface WorkerView {

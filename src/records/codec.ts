@@ -20,7 +20,8 @@ import { type Finding, type FindingCode, hasErrors, makeFinding } from './findin
 import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
-import { type ReadBoundedOptions, readBounded } from '../fs/safefs.ts';
+import { basename, dirname } from 'node:path';
+import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
 import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
@@ -202,7 +203,7 @@ const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
   FOREIGN_OWNER: 'RECORD_OWNER',
 };
 
-export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
+export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root' | 'trust'> {
   /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
   allowMissing?: boolean;
 }
@@ -225,26 +226,41 @@ export async function readRecord<T extends DocumentType>(
   type: T,
   options: ReadRecordOptions = {},
 ): Promise<Inspection<DocumentByType[T]> | undefined> {
-  const { allowMissing, fs, root, ...check } = options;
+  const { fs, root, trust, ...check } = options;
+  const dir = new Dir(dirname(path), { ...(fs === undefined ? {} : { fs }), ...(root === undefined ? {} : { root }), ...(trust === undefined ? {} : { trust }) });
+  return readRecordIn(dir, basename(path), type, { ...check, path: check.path ?? path });
+}
+
+/** readRecord of the entry `name` of a directory handle (a job directory, LAYOUT-5). */
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing: true },
+): Promise<Inspection<DocumentByType[T]> | undefined>;
+export async function readRecordIn<T extends DocumentType>(dir: Dir, name: string, type: T, options?: CheckOptions & { allowMissing?: boolean }): Promise<Inspection<DocumentByType[T]>>;
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing?: boolean } = {},
+): Promise<Inspection<DocumentByType[T]> | undefined> {
+  const { allowMissing, ...check } = options;
   let bytes: Buffer | undefined;
   try {
-    bytes = await readBounded(path, maxBytesOf(type), {
-      allowMissing: allowMissing === true,
-      ...(fs === undefined ? {} : { fs }),
-      ...(root === undefined ? {} : { root }),
-    });
+    bytes = await dir.read(name, maxBytesOf(type), { allowMissing: allowMissing === true });
   } catch (error) {
     const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;
     // safefs messages read "<what is wrong>; <what to do>": keep the first half.
     const what = error.message.split('; ')[0] ?? error.message;
     const finding = makeFinding(code, what, {
-      path: check.path ?? path,
+      path: check.path ?? dir.entry(name),
       jobId: check.expectedJobId ?? null,
       clause: error.clause,
     });
     return { ok: false, findings: [finding] };
   }
   if (bytes === undefined) return undefined;
-  return inspectRecord(type, bytes, { ...check, path: check.path ?? path });
+  return inspectRecord(type, bytes, { ...check, path: check.path ?? dir.entry(name) });
 }

@@ -173,9 +173,9 @@ hosts('before their leases expire, validate, recover and another host\'s worker 
     runFsjob(['work', '--queue', queue.root, '--drain', '--json', '--lease', '3'], host('host-b')),
   ]);
   // The lease of host-a1 is an hour: however slow this machine, nothing may touch its job.
-  const report = JSON.parse(recovered.stdout) as { claimsBroken: { job_id: string }[]; unproven: unknown[] };
+  const report = JSON.parse(recovered.stdout) as { claims_broken: { job_id: string }[]; unproven: unknown[] };
   assert.is(recovered.code, 0, recovered.stderr);
-  assert.equal(report.claimsBroken.filter((c) => c.job_id === unexpired || c.job_id === live), []);
+  assert.equal(report.claims_broken.filter((c) => c.job_id === unexpired || c.job_id === live), []);
   assert.equal(report.unproven, []);
   assert.is(worker.code, 0, worker.stderr);
   assert.is(validated.code, 0, notable(validated.report));

@@ -98,10 +98,10 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
 
   const recovered = fsjob(['recover', '--queue', q.root, '--json']);
   assert.is(await finished(recovered, 60_000), 0, recovered.stderr());
-  const report = JSON.parse(recovered.stdout()) as RecoverReport;
+  const report = JSON.parse(recovered.stdout()) as Pick<RecoverReport, 'receipts' | 'requeued'> & { workers_removed: string[] };
   assert.equal(report.receipts.map((r) => [r.job_id, r.outcome, r.exit_code]), [[once1, 'lost', 125]]);
   assert.equal(report.requeued.map((r) => r.job_id), [twice]);
-  assert.is(report.workersRemoved.length, 1, 'the dead worker registration is stale');
+  assert.is(report.workers_removed.length, 1, 'the dead worker registration is stale');
   const lost = receiptOf(q, once1);
   assert.is(lost.reason, 'owner_lost');
   assert.is(lost.stdout?.bytes_total, null);

@@ -42,7 +42,7 @@ export interface SoakReport {
   refused: string[];
   kills: Record<ChaosAction, number>;
   workersStarted: number;
-  recover: { code: number | null; report: { claimsBroken: unknown[]; receipts: unknown[]; requeued: unknown[]; unproven: unknown[]; skipped: unknown[] } };
+  recover: { code: number | null; report: { claims_broken: unknown[]; receipts: unknown[]; requeued: unknown[]; unproven: unknown[]; skipped: unknown[] } };
   finalDrain: { code: number | null; stderr: string }[];
 }
 

@@ -383,7 +383,7 @@ export async function runVariant(fixture: HostileFixture, index: number, rel: st
       ['recover', ...q],
       ['cancel', ...q, target],
       ['work', '--drain', ...q],
-      ['gc', ...q],
+      ['gc', '--all', ...q],
       ['enqueue', ...q, '--', 'true'],
     ]) {
       runs.push(await runFsjob(args, root));

@@ -49,6 +49,7 @@ function progressReporter(io: CliIo, target: string): ((checked: number, total: 
 
 export const validateCommand: FsjobCommand = {
   command: 'validate [targets..]',
+  citesClauses: true,
   describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
   builder: (yargs) =>
     yargs
@@ -57,6 +58,7 @@ export const validateCommand: FsjobCommand = {
         type: 'string',
       })
       .option('queue', {
+        alias: 'q',
         describe: 'Audit the queue at this root (repeatable; default when nothing is named: $FSJOB_QUEUE)',
         type: 'string',
       })

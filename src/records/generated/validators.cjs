@@ -1721,7 +1721,7 @@ return errors === 0;
 validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports["conformance-report"] = validate31;
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"power":{"description":"Power-loss states: none, quick (the sample of --crash power) or full (--crash power-full: every crash point). Absent in reports of versions before it existed.","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
 const pattern21 = new RegExp("^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$", "u");
 const schema61 = {"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}};
 const func33 = Object.prototype.hasOwnProperty;
@@ -2806,7 +2806,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key2 in data5){
-if(!(((key2 === "role") || (key2 === "crash")) || (key2 === "only"))){
+if(!((((key2 === "role") || (key2 === "crash")) || (key2 === "power")) || (key2 === "only"))){
 const err27 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err27];
@@ -2843,11 +2843,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data5.only !== undefined){
-let data8 = data5.only;
-if(Array.isArray(data8)){
-if(data8.length > 1000){
-const err30 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data8};
+if(data5.power !== undefined){
+let data8 = data5.power;
+if(!(((data8 === "none") || (data8 === "quick")) || (data8 === "full"))){
+const err30 = {instancePath:instancePath+"/options/power",schemaPath:"#/properties/options/properties/power/enum",keyword:"enum",params:{allowedValues: schema60.properties.options.properties.power.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.options.properties.power.enum,parentSchema:schema60.properties.options.properties.power,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2856,12 +2855,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-const len0 = data8.length;
-for(let i0=0; i0<len0; i0++){
-let data9 = data8[i0];
-if(typeof data9 === "string"){
-if(func1(data9) > 64){
-const err31 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+}
+if(data5.only !== undefined){
+let data9 = data5.only;
+if(Array.isArray(data9)){
+if(data9.length > 1000){
+const err31 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2870,9 +2869,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) > 64){
+const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2882,9 +2884,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data8};
+const err33 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2896,7 +2897,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
+const err34 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2906,10 +2907,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.started_ms !== undefined){
-let data10 = data.started_ms;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err35 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data10};
+}
+else {
+const err35 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2918,9 +2918,11 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data10};
+}
+if(data.started_ms !== undefined){
+let data11 = data.started_ms;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2929,12 +2931,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data.finished_ms !== undefined){
-let data11 = data.finished_ms;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err37 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data11};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2943,9 +2942,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data11};
+}
+}
+if(data.finished_ms !== undefined){
+let data12 = data.finished_ms;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2954,13 +2956,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.summary !== undefined){
-let data12 = data.summary;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.passed === undefined){
-const err39 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2969,8 +2967,13 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data12.failed === undefined){
-const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+}
+}
+if(data.summary !== undefined){
+let data13 = data.summary;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.passed === undefined){
+const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2979,8 +2982,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data12.skipped === undefined){
-const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.failed === undefined){
+const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2989,8 +2992,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data12.must_failed === undefined){
-const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.skipped === undefined){
+const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2999,8 +3002,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data12.crash_points === undefined){
-const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.must_failed === undefined){
+const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3009,9 +3012,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key3 in data12){
-if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
-const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data12};
+if(data13.crash_points === undefined){
+const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3020,11 +3022,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data12.passed !== undefined){
-let data13 = data12.passed;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err45 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+for(const key3 in data13){
+if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
+const err45 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3033,9 +3033,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+}
+if(data13.passed !== undefined){
+let data14 = data13.passed;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3044,12 +3046,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-}
-if(data12.failed !== undefined){
-let data14 = data12.failed;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err47 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err47 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3058,9 +3057,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+}
+}
+if(data13.failed !== undefined){
+let data15 = data13.failed;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3069,12 +3071,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-}
-if(data12.skipped !== undefined){
-let data15 = data12.skipped;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err49 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err49 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3083,9 +3082,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+}
+}
+if(data13.skipped !== undefined){
+let data16 = data13.skipped;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3094,12 +3096,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-if(data12.must_failed !== undefined){
-let data16 = data12.must_failed;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err51 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err51 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3108,9 +3107,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+}
+}
+if(data13.must_failed !== undefined){
+let data17 = data13.must_failed;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3119,12 +3121,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-if(data12.crash_points !== undefined){
-let data17 = data12.crash_points;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err53 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err53 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3133,9 +3132,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+}
+}
+if(data13.crash_points !== undefined){
+let data18 = data13.crash_points;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3144,11 +3146,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err55 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3158,11 +3158,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.cases !== undefined){
-let data18 = data.cases;
-if(Array.isArray(data18)){
-if(data18.length > 100000){
-const err56 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data18};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3171,16 +3170,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-const len1 = data18.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate32(data18[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
 }
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data18};
+if(data.cases !== undefined){
+let data19 = data.cases;
+if(Array.isArray(data19)){
+if(data19.length > 100000){
+const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3189,15 +3184,33 @@ vErrors.push(err57);
 }
 errors++;
 }
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate32(data19[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data19,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+const err58 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err58];
 }
 else {
 vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
@@ -10814,7 +10827,7 @@ return errors === 0;
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.request = validate65;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.0 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.0 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
 const schema150 = {"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
 const schema151 = {"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
 const schema153 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
@@ -10824,7 +10837,7 @@ const schema163 = {"description":"Informational labels: at most 64 members; name
 const pattern92 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
 const pattern93 = new RegExp("^/[^\\u0000]*$", "u");
 const pattern94 = new RegExp("^FSJOB_", "u");
-const pattern97 = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "u");
+const pattern97 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
 const pattern100 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11545,7 +11558,7 @@ vErrors.push(err48);
 errors++;
 }
 if(!pattern97.test(data11)){
-const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema147.properties.stdin_base64,data:data11};
+const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema147.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -12038,7 +12051,7 @@ vErrors.push(err91);
 errors++;
 }
 for(const key2 in data22){
-const _errs80 = errors;
+const _errs81 = errors;
 if(typeof key2 === "string"){
 if(!pattern100.test(key2)){
 const err92 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema163.propertyNames,data:key2,propertyName:key2};
@@ -12051,7 +12064,7 @@ vErrors.push(err92);
 errors++;
 }
 }
-var valid29 = _errs80 === errors;
+var valid29 = _errs81 === errors;
 if(!valid29){
 const err93 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema163.propertyNames,parentSchema:schema163,data:data22};
 if(vErrors === null){
@@ -14813,8 +14826,8 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports["vector-case"] = validate74;
-const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
-const schema204 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
+const schema204 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
 const pattern127 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -15266,7 +15279,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!pattern97.test(data8)){
-const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",parentSchema:schema204.properties.raw_base64,data:data8};
+const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema204.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
