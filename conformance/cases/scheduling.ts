@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CONTROL_LATENCY } from '../../src/base/constants.ts';
-import type { JobRequest } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
@@ -139,12 +138,10 @@ interface PreemptFlow {
 }
 
 /**
- * PREEMPT-1 and PREEMPT-2 with two consumers: the first runs preemptible
- * job P of lane L, the second preemptible job Q of lane M. Then a
- * non-preemptible job N of lane L arrives. P must get SIGTERM within
- * CONTROL_LATENCY and end `preempted` (counted false); Q, of another lane,
- * must not; N must start before P starts again; P then runs again, its
- * preempted run uncounted (RETRY-1).
+ * PREEMPT-1 and PREEMPT-2: a consumer runs preemptible job P of lane L; then
+ * a non-preemptible job N of lane L arrives. P must get SIGTERM within
+ * CONTROL_LATENCY and end `preempted` (counted false); N must start before
+ * P starts again; P then runs again, its preempted run uncounted (RETRY-1).
  */
 async function preemptRunning(ctx: CaseContext): Promise<PreemptFlow> {
   const failures: Failure[] = [];
@@ -153,29 +150,22 @@ async function preemptRunning(ctx: CaseContext): Promise<PreemptFlow> {
   const work = await ctx.subdir('preempt/work');
   const log = path.join(work, 'starts.log');
   const gate = path.join(work, 'gate');
-  const request = (tag: string, lane: string): JobRequest => ({ argv: probe(log, tag, { gate }), cwd: work, lane, preemptible: true, kill_grace_ms: 1000 });
-  const p = await startRunning(ctx, queue, request('p', 'lane L'), 'p', log);
+  const p = await startRunning(ctx, queue, { argv: probe(log, 'p', { gate }), cwd: work, lane: 'lane L', preemptible: true, kill_grace_ms: 1000 }, 'p', log);
   if (p === undefined) return { failures };
-  const q = await startRunning(ctx, queue, request('q', 'lane M'), 'q', log);
   try {
-    if (q === undefined) return { failures };
     const idN = await ctx.produceOk(queue, { argv: logged(log, 'n'), cwd: work, lane: 'lane L' }, ['PREEMPT-1']);
     const arrived = Date.now();
     if (idN === undefined) return { failures };
-    const evidence = async (): Promise<string[]> => [...(await readProbeLog(log)).lines.map((l) => `log: ${l}`), ...listing(await ctx.snapshot(queue), new Set([p.id, q.id, idN]))];
+    const evidence = async (): Promise<string[]> => [...(await readProbeLog(log)).lines.map((l) => `log: ${l}`), ...listing(await ctx.snapshot(queue), new Set([p.id, idN]))];
     const limit = CONTROL_LATENCY + SCHEDULING_TOLERANCE_MS;
     const termed = await waitFor(async () => (await readProbeLog(log)).terms('p').length > 0 || !groupLives(p.pgid), limit, 20);
-    const probes = await readProbeLog(log);
-    const term = probes.terms('p')[0];
+    const term = (await readProbeLog(log)).terms('p')[0];
     if (!termed) {
       fail(['PREEMPT-1'], `a non-preemptible job of lane L waits, but preemptible job P of lane L still ran ${Date.now() - arrived} ms later without a SIGTERM: its owner checks at least every ${bound('CONTROL_LATENCY', CONTROL_LATENCY)} and stops it`, await evidence());
       return { failures };
     }
     if (term === undefined) fail(['PREEMPT-1'], 'preemptible job P was stopped without SIGTERM first: preemption sends SIGTERM, then SIGKILL after kill_grace_ms', await evidence());
-    // Q, of another lane, must not be preempted: give a wrong owner as long as P's got.
-    await waitFor(async () => (await readProbeLog(log)).terms('q').length > 0, Math.max(0, arrived + limit - Date.now()), 50);
-    if ((await readProbeLog(log)).terms('q').length > 0 || !groupLives(q.pgid)) fail(['PREEMPT-1'], 'preemptible job Q of lane M was stopped: only a preemptible job of the waiting job\'s lane is preempted', await evidence());
-    // N must start before P starts again (PREEMPT-2), then the gate lets P and Q end.
+    // N must start before P starts again (PREEMPT-2), then the gate lets P end.
     let order: string[] = [];
     await waitFor(async () => {
       order = (await readStarts(log)).filter((t) => t === 'p' || t === 'n');
@@ -183,21 +173,49 @@ async function preemptRunning(ctx: CaseContext): Promise<PreemptFlow> {
     }, 30_000, 25);
     if (order[1] !== 'n') fail(['PREEMPT-2', 'CLAIM-2'], `after P's preemption the starts were ${order.join(', ')}: a consumer must not claim preemptible job P while non-preemptible job N of its lane waits`, await evidence());
     writeFileSync(gate, '');
-    const doneP = await consumerExit(ctx, p.consumer, ['PREEMPT-1']);
-    const doneQ = await consumerExit(ctx, q.consumer, ['PREEMPT-1']);
+    const done = await consumerExit(ctx, p.consumer, ['PREEMPT-1']);
     const last = await ctx.role('consume', { queue });
     const snapshot = await ctx.snapshot(queue);
-    const after = [describeExit(doneP), describeExit(doneQ), describeExit(last), ...listing(snapshot, new Set([p.id, idN]))];
+    const after = [describeExit(done), describeExit(last), ...listing(snapshot, new Set([p.id, idN]))];
     const end = await recordAt(path.join(p.jobDir, 'end.1.json'), 'end', p.id);
     if (end?.reason !== 'preempted' || end.counted !== false) fail(['PREEMPT-1'], `P's preempted generation must end with end reason preempted, counted false; got ${end === undefined ? 'no valid end.1.json' : `${end.reason}, counted ${end.counted}`}`, after);
     const receipt = snapshot.jobs.get(p.id)?.receipt;
     if (receipt?.outcome !== 'succeeded' || receipt.attempts !== 1) fail(['RETRY-1', 'PREEMPT-2'], `a preempted run does not use an attempt: P (max_attempts 1) runs again and succeeds with attempts 1; got ${receipt === undefined ? 'no receipt' : `${receipt.outcome}, attempts ${receipt.attempts}`}`, after);
-    failures.push(...(await checkInvariants(snapshot, { accepted: [p.id, q.id, idN] })));
+    failures.push(...(await checkInvariants(snapshot, { accepted: [p.id, idN] })));
     return { failures };
   } finally {
     p.consumer.kill();
-    q?.consumer.kill();
-    for (const pgid of [p.pgid, q?.pgid]) if (pgid !== undefined && groupLives(pgid)) killGroupNow(pgid);
+    if (groupLives(p.pgid)) killGroupNow(p.pgid);
+  }
+}
+
+/**
+ * Only the waiting job's lane is preempted: preemptible job Q of lane M runs
+ * on the only consumer while a non-preemptible job of lane L waits (nobody
+ * can claim it) for longer than an owner may take to check. Q must run on.
+ */
+async function preemptOtherLane(ctx: CaseContext): Promise<PreemptFlow> {
+  const failures: Failure[] = [];
+  const queue = await ctx.newQueue('preempt-lane');
+  const work = await ctx.subdir('preempt-lane/work');
+  const log = path.join(work, 'starts.log');
+  const gate = path.join(work, 'gate');
+  const q = await startRunning(ctx, queue, { argv: probe(log, 'q', { gate }), cwd: work, lane: 'lane M', preemptible: true, kill_grace_ms: 1000 }, 'q', log);
+  if (q === undefined) return { failures };
+  try {
+    const idN = await ctx.produceOk(queue, { argv: logged(log, 'n'), cwd: work, lane: 'lane L' }, ['PREEMPT-1']);
+    if (idN === undefined) return { failures };
+    const window = CONTROL_LATENCY + SCHEDULING_TOLERANCE_MS;
+    const stopped = await waitFor(async () => (await readProbeLog(log)).terms('q').length > 0 || !groupLives(q.pgid), window, 50);
+    if (stopped) failures.push({ clauses: ['PREEMPT-1'], message: `preemptible job Q of lane M was stopped while only a job of lane L waited: only a preemptible job of the waiting job's own lane is preempted (watched ${window} ms, CONTROL_LATENCY + tolerance)`, evidence: [...(await readProbeLog(log)).lines.map((l) => `log: ${l}`), ...listing(await ctx.snapshot(queue), new Set([q.id, idN]))] });
+    writeFileSync(gate, '');
+    await consumerExit(ctx, q.consumer, ['PREEMPT-1']);
+    const snapshot = await ctx.snapshot(queue);
+    failures.push(...(await checkInvariants(snapshot, { accepted: [q.id, idN], requireReceipts: true })));
+    return { failures };
+  } finally {
+    q.consumer.kill();
+    if (groupLives(q.pgid)) killGroupNow(q.pgid);
   }
 }
 
@@ -221,7 +239,7 @@ async function preemptOrder(ctx: CaseContext): Promise<PreemptFlow> {
 }
 
 async function preemptionCase(ctx: CaseContext): Promise<void> {
-  const flows = await Promise.all([preemptRunning(ctx), preemptOrder(ctx)]);
+  const flows = await Promise.all([preemptRunning(ctx), preemptOtherLane(ctx), preemptOrder(ctx)]);
   for (const flow of flows) ctx.failures.push(...flow.failures);
 }
 
