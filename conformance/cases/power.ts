@@ -54,6 +54,8 @@ interface Traced {
   records: TraceRecord[];
   prepared: Prepared;
   model: Model;
+  /** What the queue really held after call k. */
+  realAt: ReturnType<typeof realStates>;
   observations: Observations;
   ids: Map<string, string>;
   result: CrashRunResult;
@@ -96,7 +98,8 @@ async function traceScenario(ctx: CaseContext, scenario: Scenario): Promise<Trac
   }
   if (failures.length > 0) return failures;
   try {
-    return { records, prepared, model: buildModel(root, initial.snapshot, initial.inos, records), observations, ids, result };
+    const model = buildModel(root, initial.snapshot, initial.inos, records);
+    return { records, prepared, model, realAt: realStates(model), observations, ids, result };
   } catch (error) {
     if (!(error instanceof ModelError)) throw error;
     return [{ clauses: ['MANIFEST-1'], message: `traced run: the power-loss model cannot replay a call: ${error.message}`, evidence: [] }];
@@ -150,20 +153,10 @@ async function inspect(ctx: CaseContext, scenario: Scenario, traced: Traced, sta
   };
   const snapshot = await ctx.snapshot(root);
   const isProduce = (tag: string): boolean => traced.prepared.requests.some((r) => r.tag === tag);
-  push(brokenPromises({ realAt: realAtOf(traced), state: state.state, c: state.c, observations: traced.observations, ids: traced.ids, isProduce }), listing(snapshot));
+  push(brokenPromises({ realAt: traced.realAt, state: state.state, c: state.c, observations: traced.observations, ids: traced.ids, isProduce }), listing(snapshot));
   // Accepted jobs that vanished are brokenPromises' (ENQ-4, named first), not checkInvariants'.
-  push(await checkInvariants(snapshot, { starts: startsBy(traced.observations, state.c), invalidClauses: ['PUB-2', 'I1'] }), []);
+  push(await checkInvariants(snapshot, { starts: startsBy(traced.observations, state.c), invalidClauses: ['PUB-2', 'I1'], powerLoss: true }), []);
   return { root, found };
-}
-
-const realCache = new WeakMap<Model, ReturnType<typeof realStates>>();
-function realAtOf(traced: Traced): ReturnType<typeof realStates> {
-  let known = realCache.get(traced.model);
-  if (known === undefined) {
-    known = realStates(traced.model);
-    realCache.set(traced.model, known);
-  }
-  return known;
 }
 
 /** The jobs accepted by call c: staged ones, and those whose producer had exited 0 with an id. */

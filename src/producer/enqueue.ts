@@ -5,12 +5,11 @@
  * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
  */
 import { createHash } from 'node:crypto';
-import type { SafeHandle } from '../fs/safefs.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
-import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
+import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type SpecRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
@@ -83,24 +82,6 @@ async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uin
   return { synced };
 }
 
-async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
-    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-    offset += bytesWritten;
-  }
-}
-
-async function dirExists(queue: Queue, dir: string): Promise<boolean> {
-  try {
-    await checkDirInside(dir, queue.fsOptions);
-    return true;
-  } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return false;
-    throw error;
-  }
-}
 
 function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): FsjobError {
   const dir = holdDir(queue, 'dedupe', key);
@@ -195,7 +176,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   try {
     await renameNoReplace(staging, jobDir, queue.fsOptions);
   } catch (error) {
-    const published = !(await dirExists(queue, staging).catch(() => true)) && (await dirExists(queue, jobDir).catch(() => false));
+    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(jobDir, queue.fsOptions).catch(() => false));
     if (!published) {
       await unstage(queue, staging, `${readyDir}/${readyName}`);
       throw error;

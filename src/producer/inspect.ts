@@ -3,12 +3,11 @@
  * here writes. Status is always derived from which records exist (STATUS-1),
  * never from state.<g>.json or the ready index.
  */
-import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { isJobId } from '../model/layout.ts';
 import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
-import { listDir } from '../fs/safefs.ts';
+import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
@@ -60,16 +59,10 @@ export interface ReadOptions {
   clock?: Clock;
 }
 
-type Lstat = (target: string) => Promise<{ size: number; isFile(): boolean }>;
-
-function lstatOf(queue: Queue): Lstat {
-  return (queue.fsOptions.fs ?? nodeFs).lstat as Lstat;
-}
-
 async function sizeOf(queue: Queue, target: string): Promise<number | null> {
   try {
-    const stats = await lstatOf(queue)(target);
-    return stats.isFile() ? stats.size : null;
+    const stats = await statEntry(target, queue.fsOptions);
+    return stats?.kind === 'file' ? stats.size : null;
   } catch {
     return null;
   }
@@ -197,8 +190,7 @@ export interface JobList {
 
 async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
   try {
-    await lstatOf(queue)(queue.paths.jobFile(id, 'receipt.json'));
-    return true;
+    return (await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions)) !== undefined;
   } catch {
     return false; // absent, or unreadable: examine the job in full
   }

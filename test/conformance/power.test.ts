@@ -48,3 +48,19 @@ for (const variant of variants) {
 }
 
 power.run();
+
+// ---------------------------------------------------------------------------
+const cli = suite('--crash on the command line');
+
+cli('takes a kill mode, a power-loss mode, or one of each', async () => {
+  const { crashModes } = await import('../../src/cli/commands/conformance.ts');
+  assert.equal(crashModes(['none']), { crash: 'none', power: 'none' });
+  assert.equal(crashModes(['quick']), { crash: 'quick', power: 'none' });
+  assert.equal(crashModes(['power']), { crash: 'none', power: 'quick' });
+  assert.equal(crashModes(['full', 'power-full']), { crash: 'full', power: 'full' });
+  for (const bad of [['quick', 'full'], ['power', 'power-full'], ['none', 'power']]) {
+    assert.throws(() => crashModes(bad), (error: Error & { code?: string }) => error.code === 'USAGE', bad.join(' '));
+  }
+});
+
+cli.run();

@@ -13,7 +13,7 @@ import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { deadIdentity, endOf, fileExists, publishClaim, readJson, readyEntries, receiptOf, waitFor } from '../support/consumer.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
 import { cleanupAll, freshDir, withWatchdog } from '../support/helpers.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import type { RecoverReport } from '../../src/consumer/index.ts';

@@ -21,7 +21,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Finding } from '../../src/records/findings.ts';
