@@ -10,7 +10,7 @@ import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
-import { encodeRecord, type SpecRecord } from '../records/codec.ts';
+import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
@@ -20,11 +20,13 @@ import { systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
+/** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
   /** @default systemClock: the id's time and created_ms. */
   clock?: Clock;
 }
 
+/** A published job: `enqueue` resolves to it once the job is durable (ENQ-4). */
 export interface Enqueued {
   id: string;
   /** The spec record as published in jobs/<id>/spec.json. */
@@ -216,15 +218,17 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  * and the other safefs refusals for an unsafe queue; IO (with errno) when the
  * filesystem fails, after removing what was staged (ENQ-6).
  */
-export async function enqueue(queue: Queue, request: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);
   return publishJob(queue, normalized, options);
 }
 
+/** One line of `enqueueBatch`: the id of the job it published, or the error that refused it. */
 export type BatchResult = { line: number; id: string } | { line: number; error: FsjobError };
 
+/** Options of `enqueueBatch`: those of `enqueue`, less `stdin` and `source` (each line is its own request). */
 export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
   /** Called with each result as soon as it is known (the CLI prints ids as they are accepted). */
   onResult?: (result: BatchResult) => void;

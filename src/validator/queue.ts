@@ -29,10 +29,11 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
-import { scanInWorkers } from './scan-pool.ts';
+import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
 import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
+/** Options of `auditQueue`. */
 export interface QueueAuditOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
@@ -49,6 +50,7 @@ export interface QueueAuditOptions {
 export const PARALLEL_MIN_JOBS = 20_000;
 const MAX_THREADS = 4;
 
+/** What `auditQueue` found in one queue. */
 export interface QueueAudit {
   /** The queue root as given. */
   target: string;
@@ -227,13 +229,14 @@ class QueueAuditRun {
   private async scanJobs(ids: readonly string[]): Promise<void> {
     const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
     const progress = this.progressTicker(ids.length);
-    if (threads <= 1) {
+    const entry = threads > 1 ? scanWorkerEntry() : undefined;
+    if (entry === undefined) {
       for (const [index, id] of ids.entries()) {
         this.record(id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      const results = await scanInWorkers(this.env, ids, threads, progress);
+      const results = await scanInWorkers(entry, this.env, ids, threads, progress);
       for (const [index, id] of ids.entries()) this.record(id, results[index]);
     }
     if (ids.length > 0) progress(ids.length, true);

@@ -4,9 +4,10 @@
  * parallelize. Results come back in id order, exactly as the inline scan
  * (queue.ts) gives them.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts';
-import { srcPath } from '../base/source-dir.ts';
 import type { AuditEnv } from './entries.ts';
 import type { JobScan } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
@@ -14,11 +15,26 @@ import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 const WORKER_BATCH = 256;
 
 /**
+ * The module a scan worker thread starts from, or undefined when there is
+ * none: then the caller scans in its own thread. From dist/ it is the
+ * compiled scan-worker.js beside this module; from the sources it is
+ * scan-worker-entry.mjs, which registers the TypeScript loader first (a
+ * worker does not inherit it). A bundle of the library (esbuild, webpack)
+ * has neither beside it.
+ */
+export function scanWorkerEntry(): URL | undefined {
+  // A CommonJS bundle has no import.meta.url.
+  if (typeof import.meta.url !== 'string') return undefined;
+  const entry = new URL(import.meta.url.endsWith('.ts') ? './scan-worker-entry.mjs' : './scan-worker.js', import.meta.url);
+  return entry.protocol === 'file:' && existsSync(fileURLToPath(entry)) ? entry : undefined;
+}
+
+/**
  * The same scan in worker threads, batch by batch, for big queues: the
  * audit is bound by system calls and record checks, which parallelize.
  * Results are kept in id order, exactly as the inline scan gives them.
  */
-export async function scanInWorkers(env: AuditEnv, ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<(JobScan | null)[]> {
+export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<(JobScan | null)[]> {
   const init: ScanWorkerInit = { shownRoot: env.shownRoot, root: env.root, uid: env.uid, nowMs: env.nowMs };
   const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
   let next = 0;
@@ -26,7 +42,7 @@ export async function scanInWorkers(env: AuditEnv, ids: readonly string[], threa
   let failure: ScanBatchResult | undefined;
   const runWorker = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const worker = new Worker(srcPath('validator', 'scan-worker-entry.mjs'), { workerData: init });
+      const worker = new Worker(entry, { workerData: init });
       let start = 0;
       const send = (): void => {
         if (next >= ids.length || failure !== undefined) {
