@@ -16,7 +16,7 @@ import { type Finding, type FindingContext, jsonPointer, makeFinding } from './f
 import { srcPath } from '../base/source-dir.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
-export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
+export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 /** What checkRecord can check: a record type, or the request form (section 5.2). */
 export type DocumentType = RecordType | 'request';
