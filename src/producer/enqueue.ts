@@ -12,7 +12,7 @@ import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type SpecRecord } from '../records/codec.ts';
-import { PROTOCOL_VERSION } from '../base/constants.ts';
+import { DELAY_MAX, PROTOCOL_VERSION, VERSION_1_1 } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
 import type { Queue } from '../model/queue.ts';
@@ -41,7 +41,21 @@ function buildSpec(id: string, createdMs: number, normalized: NormalizedRequest,
   const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
   const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
   const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: sha256Hex(normalized.stdin) };
-  return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
+  // VER-4, SPEC-2: a spec that uses a 1.1 member says 1.1.
+  const version = limits.output_keep !== undefined || limits.not_before_ms !== undefined ? VERSION_1_1 : PROTOCOL_VERSION;
+  return { fsjob: version, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
+}
+
+/** DELAY-1: a delayed start at most DELAY_MAX after created_ms, and (SHOULD) before the queue deadline makes the job expire. */
+function checkDelay(spec: SpecRecord, source: string): void {
+  const notBefore = spec.not_before_ms;
+  if (notBefore === undefined || notBefore === null) return;
+  if (notBefore > spec.created_ms + DELAY_MAX) {
+    throw new FsjobError('USAGE', `${source}: not_before_ms ${notBefore} lies more than DELAY_MAX (${DELAY_MAX} ms, 365 days) after the job's creation (DELAY-1)`, { clause: 'DELAY-1' });
+  }
+  if (spec.queue_deadline_ms !== null && notBefore >= spec.created_ms + spec.queue_deadline_ms) {
+    throw new FsjobError('USAGE', `${source}: not_before_ms lies at or after the queue deadline (created_ms + queue_deadline_ms), so the job would expire before it may start (DELAY-1)`, { clause: 'DELAY-1' });
+  }
 }
 
 /** VER-4 through encodeRecord: the record is checked against its schema before a byte is written. */
@@ -129,6 +143,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const producer = await selfIdentity();
   const { id, ms } = newJobIdStamp(clock);
   const spec = buildSpec(id, ms, normalized, producer);
+  checkDelay(spec, source);
   const specBytes = encodeSpec(spec, source);
 
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job

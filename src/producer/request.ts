@@ -138,6 +138,10 @@ export function normalizeChecked(request: JobRequest, options: NormalizeOptions 
     dedupe: request.dedupe ?? null,
     preemptible: request.preemptible ?? false,
     max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
+    // SPEC-2 (1.1): the two members 1.1 added are written only when they say
+    // something, so a job that uses neither stays a record any 1.0 reader takes.
+    ...(request.output_keep === undefined || request.output_keep === 'head' ? {} : { output_keep: request.output_keep }),
+    ...(request.not_before_ms === undefined || request.not_before_ms === null ? {} : { not_before_ms: request.not_before_ms }),
     labels: copyMap(request.labels),
   };
   return { fields, stdin };
