@@ -10,8 +10,9 @@ import { hostileCases } from './hostile.ts';
 import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
+import { operationsCases } from './operations.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

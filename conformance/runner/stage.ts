@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { PROTOCOL_VERSION, VERSION_1_1 } from '../../src/base/constants.ts';
 import { dedupeHeld, takeHold } from '../../src/model/holds.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { readyEntryName } from '../../src/model/layout.ts';
@@ -41,7 +41,8 @@ export function sha256Hex(bytes: Uint8Array | string): string {
 function specOf(request: JobRequest, id: string, producer: Identity, createdMs: number): { spec: SpecRecord; stdin: Buffer | null } {
   const { fields, stdin } = normalizeChecked(request);
   const spec = {
-    fsjob: PROTOCOL_VERSION,
+    // SPEC-2, VER-4: a spec with a member 1.1 added (output_keep, not_before_ms) is a 1.1 record.
+    fsjob: fields.output_keep !== undefined || fields.not_before_ms !== undefined ? VERSION_1_1 : PROTOCOL_VERSION,
     type: 'spec',
     id,
     created_ms: createdMs,
