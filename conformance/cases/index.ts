@@ -7,12 +7,14 @@ import { behaviourCases } from './behaviour.ts';
 import { consumerCases } from './consumer.ts';
 import { crashCases } from './crash.ts';
 import { hostileCases } from './hostile.ts';
+import { housekeepingCases } from './housekeeping.ts';
 import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { operationsCases } from './operations.ts';
+import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
