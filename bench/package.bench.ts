@@ -9,7 +9,8 @@
  * It installs the tarball into a fresh app offline (tools/package/app.ts)
  * and times, round-robin so that the machine's other load hits each alike,
  * `node -e 0`, `fsjob --version`, `fsjob enqueue` and `fsjob status` (a
- * queue of 20 jobs), median of N wall times each, and the same commands
+ * queue of 20 jobs), median of N wall times each (and of the CPU time each
+ * used, which a loaded machine distorts less), and the same commands
  * from an unwritable install: run as the user nobody, who cannot write the
  * app (root owns it), when this runs as root; else that part is skipped with
  * the reason. One warm-up round is not counted (an install that compiles
@@ -59,17 +60,24 @@ interface Probe {
   uid?: number;
 }
 
-function timeOnce(probe: Probe, cwd: string): number {
+/** /usr/bin/time reports the CPU a child used; wall time alone says little on a loaded machine. */
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+/** Wall and CPU (user + system) milliseconds of one run; cpu is NaN without /usr/bin/time. */
+function timeOnce(probe: Probe, cwd: string): { wall: number; cpu: number } {
+  const argv = TIME === undefined ? probe.argv : [TIME, '-f', 'fsjob-bench-cpu %U %S', ...probe.argv];
   const started = process.hrtime.bigint();
-  const result = spawnSync(probe.argv[0] as string, probe.argv.slice(1), {
+  const result = spawnSync(argv[0] as string, argv.slice(1), {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
     ...(probe.uid === undefined ? {} : { uid: probe.uid, gid: probe.uid, env: { ...process.env, HOME: '/nonexistent' } }),
   });
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const wall = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) throw new Error(`${probe.name} exited ${result.status}: ${result.stderr.slice(0, 800)}`);
-  return ms;
+  const times = /fsjob-bench-cpu ([0-9.]+) ([0-9.]+)\s*$/.exec(result.stderr);
+  const cpu = times === null ? Number.NaN : (Number(times[1]) + Number(times[2])) * 1000;
+  return { wall, cpu };
 }
 
 async function main(): Promise<void> {
@@ -124,13 +132,24 @@ async function main(): Promise<void> {
     } else skipped = 'not root: cannot run the commands as another user to make the install unwritable';
 
     for (const probe of probes) timeOnce(probe, app.dir); // warm-up, not counted
-    const times = new Map<string, number[]>(probes.map((probe) => [probe.name, []]));
+    const times = new Map<string, { wall: number; cpu: number }[]>(probes.map((probe) => [probe.name, []]));
     for (let round = 0; round < runs; round++) for (const probe of probes) times.get(probe.name)?.push(timeOnce(probe, app.dir));
 
-    const base = median(times.get('node -e 0') ?? []);
+    const wallOf = (name: string): number => median((times.get(name) ?? []).map((t) => t.wall));
+    const cpuOf = (name: string): number => median((times.get(name) ?? []).map((t) => t.cpu));
+    const base = wallOf('node -e 0');
+    const baseCpu = cpuOf('node -e 0');
     const rows = probes.map((probe) => {
-      const ms = median(times.get(probe.name) ?? []);
-      return { name: probe.name, median_ms: Math.round(ms), over_node_ms: Math.round(ms - base), ratio_to_node: Number((ms / base).toFixed(2)) };
+      const ms = wallOf(probe.name);
+      const cpu = cpuOf(probe.name);
+      return {
+        name: probe.name,
+        median_ms: Math.round(ms),
+        over_node_ms: Math.round(ms - base),
+        ratio_to_node: Number((ms / base).toFixed(2)),
+        cpu_ms: Math.round(cpu),
+        cpu_ratio_to_node: Number((cpu / baseCpu).toFixed(2)),
+      };
     });
     const result = {
       tarball: path.basename(tarball),
@@ -150,7 +169,9 @@ async function main(): Promise<void> {
       process.stdout.write(
         `${result.tarball}: tarball ${mb(tarBytes)}; installed in a fresh app ${mb(size.bytes)} in ${size.files} files, ${result.packages} packages (fsjob itself ${mb(own.bytes)})\n` +
           `start-up, median of ${runs} (load ${result.load}):\n` +
-          rows.map((row) => `  ${row.name.padEnd(32)} ${String(row.median_ms).padStart(5)} ms  (+${row.over_node_ms} ms over node -e 0, x${row.ratio_to_node})`).join('\n') +
+          rows
+            .map((row) => `  ${row.name.padEnd(32)} ${String(row.median_ms).padStart(5)} ms wall (+${row.over_node_ms} ms over node -e 0, x${row.ratio_to_node}), ${String(row.cpu_ms).padStart(4)} ms CPU (x${row.cpu_ratio_to_node})`)
+            .join('\n') +
           '\n' +
           (skipped === undefined ? '' : `unwritable install: skipped (${skipped})\n`),
       );
