@@ -15,16 +15,14 @@
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
  *   attempt remains), and the registration is removed.
- * - A queue removed (or replaced by another) underneath the worker is
- *   noticed at the next failed scan (WORKER-4, seed 000's abandoned-root check): the
- *   worker stops what runs there, recreates nothing, and run() rejects with
- *   NOT_A_QUEUE.
- * - Recovery limits (seed 004): a job whose attempt could not start, or
- *   whose orphaned execution cannot be proven stopped, is left alone for a
- *   while instead of being retried in a tight loop.
+ * - A queue removed (or replaced) underneath is noticed at the next failed scan
+ *   (WORKER-4, seed 000's abandoned-root check): the worker stops what runs
+ *   there, recreates nothing, and run() rejects with NOT_A_QUEUE.
+ * - Recovery limits (seed 004): a job whose attempt could not start, or whose
+ *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
@@ -34,6 +32,7 @@ import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOp
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
+import { ScanBackoff } from './scan-backoff.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -77,6 +76,8 @@ export interface WorkerSummary {
 interface QueueSlot {
   queue: Queue;
   watchers: FSWatcher[];
+  /** Whether the last scan found the queue paused (PAUSE-1). */
+  paused: boolean;
 }
 
 interface InFlight {
@@ -88,10 +89,6 @@ const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
 const FAILURE_LIMIT = 3;
 const FAILURE_PAUSE = 600_000;
-/** Longest pause of a worker whose scans keep failing (EMFILE, EIO): it backs off instead of failing every poll. */
-const SCAN_BACKOFF_MAX = 30_000;
-/** How long drain and once keep trying queues whose scans fail before they stop with the error. */
-const SCAN_FAILURE_LIMIT = 60_000;
 
 /**
  * A long-running consumer (section 8.10): registers itself (WORKER-1), starts
@@ -130,9 +127,7 @@ export class Worker {
   private startedMs = 0;
   private registrationTimer: NodeJS.Timeout | undefined;
   private readonly summary: WorkerSummary;
-  /** Consecutive turns whose scans failed, and since when (backoff, SCAN_FAILURE_LIMIT). */
-  private scanFailures = 0;
-  private scanFailingSinceMs = 0;
+  private readonly scans = new ScanBackoff();
 
   constructor(options: WorkerOptions) {
     if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
@@ -187,7 +182,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [] });
+    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [], paused: false });
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
@@ -239,6 +234,7 @@ export class Worker {
       let claimedNow = 0;
       let retryAtMs: number | null = null;
       let scanError: FsjobError | undefined;
+      let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -259,7 +255,9 @@ export class Worker {
           exhausted.add(index);
           continue;
         }
+        this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+        if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
         if (selected.result === null) {
           exhausted.add(index);
           continue;
@@ -268,34 +266,33 @@ export class Worker {
         claimedNow += 1;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
-      if (scanError === undefined) this.scanFailures = 0;
-      else if (this.scanFailures++ === 0) this.scanFailingSinceMs = ctx.clock.nowMs();
+      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
-          if (ctx.clock.nowMs() - this.scanFailingSinceMs >= SCAN_FAILURE_LIMIT) {
+          if (this.scans.exhausted(ctx.clock.nowMs())) {
             this.fatal ??= scanError;
             return;
           }
-          await this.sleep(this.backoff());
+          await this.sleep(this.scans.pause(this.pollMs));
           continue;
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable now and nothing running here: only retry delays can still bring work.
-          if (retryAtMs === null) return;
-          await this.sleep(Math.max(10, Math.min(retryAtMs - ctx.clock.nowMs() + 5, this.pollMs)));
+          // Nothing claimable now and nothing running here: only retry delays and
+          // delayed starts can still bring work. A delayed start is waited for only
+          // when it is near (MANIFEST-4: within CONSUME_RETRY_WAIT); a paused queue
+          // brings none (PAUSE-1).
+          const nearStart = notBeforeMs !== null && notBeforeMs - ctx.clock.nowMs() <= CONSUME_RETRY_WAIT ? notBeforeMs : null;
+          const next = retryAtMs === null ? nearStart : nearStart === null ? retryAtMs : Math.min(retryAtMs, nearStart);
+          if (next === null) return;
+          await this.sleep(Math.max(10, Math.min(next - ctx.clock.nowMs() + 5, this.pollMs)));
           continue;
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(scanError === undefined ? this.pollMs : this.backoff());
+      await this.sleep(this.scans.pause(this.pollMs));
     }
-  }
-
-  /** The pause after the scanFailures-th failed turn in a row: pollMs doubling up to SCAN_BACKOFF_MAX. */
-  private backoff(): number {
-    return Math.min(SCAN_BACKOFF_MAX, this.pollMs * 2 ** Math.min(this.scanFailures - 1, 16));
   }
 
   /**
@@ -364,6 +361,13 @@ export class Worker {
         this.inFlight.delete(k);
         this.wake();
       });
+  }
+
+  /** PAUSE-1: say once when a served queue is paused, and once when it is resumed. */
+  private notePause(slot: QueueSlot, paused: boolean, ctx: Context): void {
+    if (paused === slot.paused) return;
+    slot.paused = paused;
+    ctx.emit(paused ? { type: 'paused', queue: slot.queue.root } : { type: 'resumed', queue: slot.queue.root });
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
