@@ -8,7 +8,6 @@ import os
 import signal as _signal
 import threading
 import time
-import traceback
 from typing import Any, Callable, Dict, Optional
 
 from .clock import mono_ms, now_ms
@@ -69,6 +68,8 @@ def run_payload(plan: Plan, handler: Handler, controls: Controls) -> Outcome:
         try:
             box["result"] = handler(job)
         except BaseException as error:  # the handler's failure is the attempt's outcome
+            import traceback
+
             box["error"] = "".join(traceback.format_exception_only(type(error), error)).strip()
 
     thread = threading.Thread(target=body, name=f"fsjob-payload-{gen.job_id}", daemon=True)

@@ -13,12 +13,11 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
+from .constants import LEASE_MAX, LEASE_MIN
 from .errors import FsjobError
 from .names import record_name_of
 from .queue import Queue
 from .records import inspect_bytes
-from .recover import recover
-from .worker import work
 
 
 def _log(text: str) -> None:
@@ -54,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="a dict of payload handlers (name -> callable) to import, e.g. mymod:HANDLERS")
     work_cmd.add_argument("--no-commands", action="store_true", help="leave command jobs to other consumers")
     work_cmd.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running attempts get after SIGTERM")
+    work_cmd.add_argument("--lease", type=float, default=30.0, help="lease of each claim in seconds, 3 to 3600")
     wait = with_queue("wait", "wait for a job's receipt; exits with its exit code")
     wait.add_argument("id")
     wait.add_argument("--timeout", type=float)
@@ -157,9 +157,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _enqueue(args)
     queue = Queue.open(args.queue)
     if command == "work":
+        from .worker import work
+
         os.umask(0o077)
+        lease = int(args.lease * 1000)
+        if not LEASE_MIN <= lease <= LEASE_MAX:
+            raise FsjobError("USAGE", f"--lease is {LEASE_MIN // 1000} to {LEASE_MAX // 1000} seconds")
         return work(queue, _load_handlers(args.handlers), args.concurrency, drain=args.drain, commands=not args.no_commands,
-                    shutdown_grace=args.shutdown_grace, log=_log)
+                    lease_ms=lease, shutdown_grace=args.shutdown_grace, log=_log)
     if command == "wait":
         receipt = queue.wait(args.id, args.timeout)
         if args.json:
@@ -193,6 +198,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         return 0
     if command == "recover":
+        from .recover import recover
+
         report = recover(queue, _log)
         for done in report.recovered:
             _log(done)

@@ -1,18 +1,20 @@
 """Running one attempt of a command job (spec section 8).
 
 The armed handshake (EXEC-2, EXEC-3): the command's process group is created
-first, with a leader (``/bin/sh`` running :data:`GATE`) that waits on a pipe
-before it executes anything. Only after exec.<g>.json is durable is the
-leader released; if this process dies before that, the leader reads end of
-file and exits 125 without running the command. So no command ever runs
-unrecorded, and recovery can always find and stop what is running.
+first, with a leader (:mod:`fsjob.gate`, run by this interpreter) that
+waits on a pipe before it executes anything. Only after exec.<g>.json is
+durable is the leader released; if this process dies before that, the
+leader reads end of file and exits 125 without running the command. So no
+command ever runs unrecorded, and recovery can always find and stop what is
+running.
 
-The leader is started with ``posix_spawn``: a new process group
-(setpgid(0, 0)), every signal at its default and an empty mask (EXEC-13),
-only descriptors 0 to 3 (every other descriptor of this process is
-close-on-exec, and fd 3, the release pipe, is closed before the command
-starts), umask 0022 set by the gate. The gate's ``exec`` gives 127 and 126
-for a missing or non-executable program, as EXEC-4 asks.
+The leader starts through subprocess (fork and exec: a new session and
+process group, only descriptors 0 to 2 and the release pipe, which it
+closes before the command starts); it resets every signal to its default
+and the mask to empty, sets the umask to 0022 (EXEC-13) and executes the
+command as execvp(3) would (EXEC-4: 127 not found, 126 not executable). A
+sh leader could not do it: dash cannot name a descriptor above 9, and
+posix_spawn(3) leaves glibc's two internal signals ignored in the child.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import os
 import pwd
 import select
 import signal
-from dataclasses import dataclass, field
+import subprocess
+import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from .clock import mono_ms, now_ms
@@ -33,19 +36,11 @@ from .identity import group_state, process_start, self_identity, signal_group
 from .outputs import Capture
 from .safefs import create_exclusive, exists, refuse_unsafe
 
-# $1 the working directory; $2 and $3 "-" (unset) or "=<value>" (the job's own) for PWD and OLDPWD,
-# which the shell's cd sets and exports of its own accord (EXEC-6 wants exactly the job's environment);
-# fd 3 the release pipe. cd comes before the release: a working directory that vanished ends the leader
-# before anything is recorded.
-GATE = (
-    'cd -P -- "$1" || exit 125; '
-    'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; '
-    'case $2 in -) unset PWD ;; *) PWD=${2#=}; export PWD ;; esac; '
-    'case $3 in -) unset OLDPWD ;; *) OLDPWD=${3#=}; export OLDPWD ;; esac; shift 3; exec "$@"'
-)
+#: The leader's program (gate.py, run by this interpreter without site or PYTHON* variables).
+GATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate.py")
+
 #: Which causes override an earlier one (EXEC-14, CANCEL-3, LEASE-6, OWN-1).
 _RANK = {"force": 1, "fenced": 2, "superseded": 3}
-_ALL_SIGNALS = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP) and 0 < int(s) < 65]
 
 
 def consumer_home() -> str:
@@ -69,32 +64,37 @@ def command_env(spec: Dict[str, Any], job_id: str, attempt: int, root: str) -> D
     return env
 
 
-@dataclass
 class Controls:
-    """What the worker tells a running attempt, and what it asks it (called from the attempt's thread)."""
+    """What the worker tells a running attempt, and what it asks it (called from the attempt's thread).
 
-    #: Set when the consumer shuts down (WORKER-3): the mono instant after which running attempts are stopped.
-    shutdown_at: Callable[[], Optional[int]] = lambda: None
-    #: PREEMPT-1: whether a non-preemptible job of the lane is waiting.
-    preempt_waiter: Callable[[], bool] = lambda: False
-    log: Callable[[str], None] = lambda text: None
+    ``shutdown_at`` gives the monotonic instant after which running attempts
+    are stopped once the consumer shuts down (WORKER-3); ``preempt_waiter``
+    says whether a non-preemptible job of the lane waits (PREEMPT-1).
+    """
+
+    def __init__(self, shutdown_at: Callable[[], Optional[int]] = lambda: None, preempt_waiter: Callable[[], bool] = lambda: False,
+                 log: Callable[[str], None] = lambda text: None) -> None:
+        self.shutdown_at = shutdown_at
+        self.preempt_waiter = preempt_waiter
+        self.log = log
 
 
-@dataclass
 class Outcome:
     """How an attempt ended (the caller publishes the end record or the receipt)."""
 
-    released: bool
-    stopped_by: Optional[str]
-    exit: Optional[int] = None
-    signal: Optional[str] = None
-    started_ms: Optional[int] = None
-    stdout: Optional[Dict[str, Any]] = None
-    stderr: Optional[Dict[str, Any]] = None
-    group_stopped: bool = True
-    message: Optional[str] = None
-    result: Any = None
-    notes: List[str] = field(default_factory=list)
+    def __init__(self, released: bool, stopped_by: Optional[str], exit: Optional[int] = None, signal: Optional[str] = None,
+                 started_ms: Optional[int] = None, stdout: Optional[Dict[str, Any]] = None, stderr: Optional[Dict[str, Any]] = None,
+                 group_stopped: bool = True, message: Optional[str] = None, result: Any = None) -> None:
+        self.released = released
+        self.stopped_by = stopped_by
+        self.exit = exit
+        self.signal = signal
+        self.started_ms = started_ms
+        self.stdout = stdout
+        self.stderr = stderr
+        self.group_stopped = group_stopped
+        self.message = message
+        self.result = result
 
 
 def _open_stdin(path: str, uid: int, size: int) -> int:
@@ -154,12 +154,15 @@ class CommandRun:
             else:
                 stdin_fd = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
             env = command_env(spec, gen.job_id, self.attempt, gen.root)
-            own = [("=" + spec["env"][name]) if name in spec["env"] else "-" for name in ("PWD", "OLDPWD")]
-            self.pid = os.posix_spawn(
-                "/bin/sh", ["fsjob-gate", "-c", GATE, "fsjob-gate", spec["cwd"], *own, *spec["argv"]], env,
-                file_actions=[(os.POSIX_SPAWN_DUP2, stdin_fd, 0), (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_DUP2, release_r, 3)],
-                setpgroup=0, setsigmask=[], setsigdef=_ALL_SIGNALS,
+            pairs = [f"{name}={value}" for name, value in env.items()]
+            no_env: Dict[str, str] = {}
+            # The leader: a new session and process group (EXEC-2), only fds 0-2 and the release pipe.
+            self.proc = subprocess.Popen(
+                [sys.executable, "-S", "-E", GATE, str(release_r), str(len(pairs)), *pairs, *spec["argv"]],
+                stdin=stdin_fd, stdout=out_w, stderr=err_w, pass_fds=(release_r,), close_fds=True,
+                cwd=spec["cwd"], env=no_env, start_new_session=True, restore_signals=True,
             )
+            self.pid = self.proc.pid
         except BaseException:
             for fd in (stdin_fd, out_w, err_w, release_r, release_w):
                 if fd >= 0:
@@ -212,16 +215,13 @@ class CommandRun:
         self.err.abandon()
 
     def _reap(self, block: bool = False) -> bool:
+        """Whether the leader has exited (its status in ``reaped``: negative for a signal, as subprocess says)."""
         if self.reaped is not None:
             return True
-        try:
-            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            self.reaped = 0
-            return True
-        if pid == 0:
+        code = self.proc.wait() if block else self.proc.poll()
+        if code is None:
             return False
-        self.reaped = status
+        self.reaped = code
         return True
 
     def _signal(self, sig: int) -> None:
@@ -320,8 +320,7 @@ class CommandRun:
             if mono_ms() >= next_control:
                 self._controls(deadline, next_preempt)
                 next_control = mono_ms() + CONTROL_POLL
-        status = self.reaped or 0
-        exit_code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else (status >> 8)
+        exit_code = self.reaped or 0
         code: Optional[int] = exit_code if exit_code >= 0 else None
         sig: Optional[str] = None if exit_code >= 0 else signal.Signals(-exit_code).name
         if self.stopped_by != "superseded" and mono_ms() - self.gen.renewed_mono >= self.gen.lease_ms:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
 from .clock import now_ms
@@ -23,14 +22,14 @@ from .jobview import JobView
 from .safefs import read_bounded
 
 
-@dataclass
 class Plan:
     """A job to run (CLAIM-6 step 9): the generation, the spec and the attempt number."""
 
-    gen: Generation
-    view: JobView
-    spec: Dict[str, Any]
-    attempts_used: int
+    def __init__(self, gen: Generation, view: JobView, spec: Dict[str, Any], attempts_used: int) -> None:
+        self.gen = gen
+        self.view = view
+        self.spec = spec
+        self.attempts_used = attempts_used
 
     @property
     def attempt(self) -> int:
@@ -38,13 +37,13 @@ class Plan:
         return self.attempts_used + 1
 
 
-@dataclass
 class Decision:
     """What the owner did: "receipt", "end", "run" (see ``plan``), "none" or "superseded"."""
 
-    kind: str
-    plan: Optional[Plan] = None
-    outcome: Optional[str] = None
+    def __init__(self, kind: str, plan: Optional[Plan] = None, outcome: Optional[str] = None) -> None:
+        self.kind = kind
+        self.plan = plan
+        self.outcome = outcome
 
 
 def cwd_problem(cwd: str, root: str) -> Optional[str]:

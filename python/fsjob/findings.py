@@ -7,8 +7,7 @@ of the reference (src/records/findings.ts) that a record reader can report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 #: code -> (severity, clause): the registry of the codes this package reports.
 FINDING_CODES: Dict[str, Tuple[str, str]] = {
@@ -39,8 +38,7 @@ FINDING_CODES: Dict[str, Tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One thing wrong (or worth noting) about a file, naming the clause at stake."""
 
     code: str

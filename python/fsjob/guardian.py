@@ -24,15 +24,17 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .clock import mono_ms
 from .constants import GUARDIAN_GRACE
 from .identity import group_state, signal_group
+
+if TYPE_CHECKING:
+    from subprocess import Popen
 
 #: How long the guardian sleeps between looks at its pipe and its deadlines.
 POLL_SECONDS = 0.25
@@ -42,12 +44,14 @@ class Guardian:
     """The owner's side: starts the guardian process and tells it about groups."""
 
     def __init__(self) -> None:
-        self._proc: Optional["subprocess.Popen[bytes]"] = None
+        self._proc: Optional["Popen[bytes]"] = None
         self._write: Optional[int] = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
         """Start the guardian process; OSError when it cannot be started."""
+        import subprocess
+
         read_end, write_end = os.pipe()
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         code = f"import sys; sys.path.insert(0, {package_parent!r}); from fsjob.guardian import main; main()"
@@ -97,7 +101,7 @@ class Guardian:
         if proc is not None:
             try:
                 proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
+            except Exception:  # subprocess.TimeoutExpired: it exits at its next poll anyway
                 pass
 
 

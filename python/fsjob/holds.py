@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
 from .clock import now_ms
 from .constants import DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_SKEW
@@ -23,8 +22,7 @@ from .records import encode_record, read_record
 from .safefs import fsync_dir, list_dir, lstat_or_none, make_dir, publish_link, remove_file
 
 
-@dataclass
-class HoldVerdict:
+class HoldVerdict(NamedTuple):
     """Whether the highest hold of a key is held, and by which job (when readable)."""
 
     held: bool

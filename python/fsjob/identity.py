@@ -11,14 +11,12 @@ import errno
 import os
 import signal
 import time
-from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 Identity = Dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ProcStat:
+class ProcStat(NamedTuple):
     """Fields 3 (state), 5 (process group) and 22 (start) of /proc/<pid>/stat."""
 
     state: str

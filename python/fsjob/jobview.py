@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
 from .errors import FsjobError
@@ -23,20 +22,20 @@ _GEN_RECORD = re.compile(r"(claim|exec|state|end)\.([^.]+)\.json\Z")
 _OUTPUT = re.compile(r"(stdout|stderr)\.([^.]+)\Z")
 
 
-@dataclass
 class Listing:
     """One listing of a job directory, classified by name."""
 
-    claims: Set[int] = field(default_factory=set)
-    execs: Set[int] = field(default_factory=set)
-    states: Set[int] = field(default_factory=set)
-    ends: Set[int] = field(default_factory=set)
-    outputs: Set[str] = field(default_factory=set)
-    receipt: bool = False
-    cancel: bool = False
-    cancel_force: bool = False
-    has_spec: bool = False
-    has_stdin: bool = False
+    def __init__(self) -> None:
+        self.claims: Set[int] = set()
+        self.execs: Set[int] = set()
+        self.states: Set[int] = set()
+        self.ends: Set[int] = set()
+        self.outputs: Set[str] = set()
+        self.receipt = False
+        self.cancel = False
+        self.cancel_force = False
+        self.has_spec = False
+        self.has_stdin = False
 
     @property
     def top(self) -> int:

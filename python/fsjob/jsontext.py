@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from .constants import NEST_MAX, RECORD_MAX
 from .errors import FsjobError
@@ -42,8 +41,7 @@ _SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n
 _HAS_SHORT_ESCAPE = frozenset((0x08, 0x09, 0x0A, 0x0C, 0x0D))
 
 
-@dataclass(frozen=True)
-class ParseFailure:
+class ParseFailure(NamedTuple):
     """Why bytes are not a record (or request): a finding code, what, where."""
 
     code: str

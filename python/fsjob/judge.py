@@ -11,7 +11,6 @@ renewal, so that a draining consumer knows a watch is worth waiting for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from .clock import mono_ms, now_ms
@@ -20,14 +19,14 @@ from .identity import group_state, judge_local, same_host
 from .jobview import JobView
 
 
-@dataclass
 class GroupVerdict:
     """ID-8: "stopped" (proven), "running" (proven the recorded group) or "unknown"; ``pgid``/``start`` when same-host."""
 
-    state: str
-    pgid: Optional[int] = None
-    start: Optional[str] = None
-    why: str = ""
+    def __init__(self, state: str, pgid: Optional[int] = None, start: Optional[str] = None, why: str = "") -> None:
+        self.state = state
+        self.pgid = pgid
+        self.start = start
+        self.why = why
 
 
 class Judge:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 import time
-from dataclasses import dataclass
-from typing import Optional
+import os
+from typing import NamedTuple, Optional
 
 from .constants import GEN_MAX, INSTANT_MAX
 
@@ -57,7 +56,7 @@ def ready_name(priority: int, job_id: str) -> str:
 
 def random_hex16() -> str:
     """16 lowercase hex digits from a secure random source (LAYOUT-4, LAYOUT-9)."""
-    return secrets.token_hex(8)
+    return os.urandom(8).hex()
 
 
 _last_ns = 0
@@ -77,8 +76,7 @@ def new_job_id() -> str:
     return f"{now:019d}-{random_hex16()}"
 
 
-@dataclass(frozen=True)
-class RecordName:
+class RecordName(NamedTuple):
     """What a path relative to a queue root says about the record stored there (LAYOUT-5, REC-7)."""
 
     type: str

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, NamedTuple, Optional
 
 
-@dataclass(frozen=True)
-class ExecStatus:
+class ExecStatus(NamedTuple):
     """How an execution ended: exactly one of ``exit`` (0..255) and ``signal`` ("SIGKILL") is set."""
 
     exit: Optional[int]
@@ -20,8 +18,7 @@ class ExecStatus:
         return None if value is None else cls(value.get("exit"), value.get("signal"))
 
 
-@dataclass(frozen=True)
-class OutputSummary:
+class OutputSummary(NamedTuple):
     """A receipt's description of ``stdout.<gen>`` or ``stderr.<gen>`` (RCPT-5)."""
 
     gen: int
@@ -38,8 +35,7 @@ class OutputSummary:
         return cls(value["gen"], value["bytes_total"], value["bytes_kept"], value["truncated"], value["sha256"])
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(NamedTuple):
     """A job's receipt (section 5.8), read with every REC-4 check.
 
     ``outcome`` is one of succeeded, failed, timed_out, expired, cancelled,
@@ -78,8 +74,7 @@ class Receipt:
         )
 
 
-@dataclass(frozen=True)
-class JobStatus:
+class JobStatus(NamedTuple):
     """A job's status as STATUS-1 derives it.
 
     ``status`` is one of: finished, running, claimed, orphaned, cancelling,
@@ -101,8 +96,7 @@ class JobStatus:
     retry_at_ms: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Logs:
+class Logs(NamedTuple):
     """The kept output of one generation (``gen`` 0: nothing ran yet)."""
 
     gen: int

@@ -18,7 +18,6 @@ the file's fault (it is missing, the disk failed) is an FsjobError.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from . import jsontext
@@ -43,15 +42,17 @@ _REFUSALS = {
 }
 
 
-@dataclass
 class Inspection:
     """A record that passed (``value``, with any info findings), or the findings that reject it."""
 
-    ok: bool
-    value: Dict[str, Any] = field(default_factory=dict)
-    findings: List[Finding] = field(default_factory=list)
-    #: Hard links of the file (SEC-9, SEC-10: the stdin row), when read from disk.
-    nlink: int = 1
+    __slots__ = ("ok", "value", "findings", "nlink")
+
+    def __init__(self, ok: bool, value: Optional[Dict[str, Any]] = None, findings: Optional[List[Finding]] = None) -> None:
+        self.ok = ok
+        self.value: Dict[str, Any] = {} if value is None else value
+        self.findings: List[Finding] = [] if findings is None else findings
+        #: Hard links of the file (SEC-9, SEC-10: the stdin row), when read from disk.
+        self.nlink = 1
 
     @property
     def reason(self) -> str:

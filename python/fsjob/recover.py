@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Callable, List
 
 from . import ready
@@ -24,13 +23,13 @@ from .records import read_record
 from .safefs import list_dir, lstat_or_none, remove_file, remove_tree
 
 
-@dataclass
 class RecoverReport:
     """What a recover pass did, and what it left alone (MANIFEST-4: exit 1 when it left a job it had to report)."""
 
-    recovered: List[str] = field(default_factory=list)
-    left_alone: List[str] = field(default_factory=list)
-    removed: List[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.recovered: List[str] = []
+        self.left_alone: List[str] = []
+        self.removed: List[str] = []
 
 
 def recover(queue: Queue, log: Callable[[str], None] = lambda text: None) -> RecoverReport:

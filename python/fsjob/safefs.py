@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from typing import List, Optional, Tuple
 
@@ -169,7 +168,7 @@ def create_exclusive(path: str) -> int:
 
 
 def _temp_name(directory: str, name: str) -> str:
-    return os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}")
+    return os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
 
 
 def _write_temp(directory: str, name: str, data: bytes) -> str:

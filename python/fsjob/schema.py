@@ -17,8 +17,7 @@ over every vendored document.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Pattern, Set, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Pattern, Set, Tuple, Union
 
 from .jsontext import compact_size, dumps_compact, json_pointer
 
@@ -34,8 +33,7 @@ _KNOWN = frozenset((
 )) | _IGNORED
 
 
-@dataclass
-class SchemaError:
+class SchemaError(NamedTuple):
     """One failed keyword: where in the instance, which keyword, what."""
 
     pointer: str
@@ -45,15 +43,17 @@ class SchemaError:
     member: Optional[str] = None
 
 
-@dataclass
 class _Result:
-    valid: bool = True
-    errors: List[SchemaError] = field(default_factory=list)
-    #: Members marked evaluated by passing (sub)schemas (2020-12 annotations).
-    evaluated: Set[str] = field(default_factory=set)
-    #: Members some in-place subschema defines, passing or not (to tell an
-    #: unknown member from a defined one whose subschema failed).
-    defined: Set[str] = field(default_factory=set)
+    __slots__ = ("valid", "errors", "evaluated", "defined")
+
+    def __init__(self) -> None:
+        self.valid = True
+        self.errors: List[SchemaError] = []
+        #: Members marked evaluated by passing (sub)schemas (2020-12 annotations).
+        self.evaluated: Set[str] = set()
+        #: Members some in-place subschema defines, passing or not (to tell an
+        #: unknown member from a defined one whose subschema failed).
+        self.defined: Set[str] = set()
 
     def fail(self, pointer: str, keyword: str, message: str, member: Optional[str] = None) -> None:
         self.valid = False

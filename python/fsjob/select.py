@@ -4,7 +4,6 @@ claims the first job this consumer can make progress on."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Dict, Optional, Set
 
 from . import ready
@@ -20,16 +19,16 @@ from .jobview import JobView
 from .safefs import exists
 
 
-@dataclass
 class Pass:
     """What one pass did: ``decision`` when it claimed a job; ``progress`` when it changed anything."""
 
-    decision: Optional[Decision] = None
-    progress: bool = False
-    #: The earliest retry_at_ms of a retrying job this consumer could run (MANIFEST-4 waits for it).
-    next_retry: Optional[int] = None
-    #: Jobs left alone this pass (damaged, UNPROVEN): reported, skipped until they change.
-    left: Dict[str, str] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.decision: Optional[Decision] = None
+        self.progress = False
+        #: The earliest retry_at_ms of a retrying job this consumer could run (MANIFEST-4 waits for it).
+        self.next_retry: Optional[int] = None
+        #: Jobs left alone this pass (damaged, UNPROVEN): reported, skipped until they change.
+        self.left: Dict[str, str] = {}
 
 
 def waiting_non_preemptible(root: str, uid: int, lane: str, own_id: str, judge: Judge) -> bool:
