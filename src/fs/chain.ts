@@ -20,7 +20,7 @@
  * already be us.
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { FsjobError } from '../base/errors.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { judgeQueueRoot, notFound, refuseUnsafe, validateComponent } from './checks.ts';
 import type { SafeFsSeam } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
@@ -106,6 +106,17 @@ function checkChain(chain: readonly string[], options: SafeFsOptions): void {
  */
 export async function checkDirInside(path: string, options: SafeFsOptions = {}): Promise<void> {
   await new DirRef(path, options).check();
+}
+
+/** Whether a directory is at `path`, after the checks of checkDirInside: NOT_FOUND is false, a refusal throws. */
+export async function dirPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  try {
+    await checkDirInside(path, options);
+    return true;
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return false;
+    throw error;
+  }
 }
 
 /**

@@ -36,7 +36,7 @@
  *   directory fsync (see `publishRecord`), data files are created exclusively.
  */
 export { CREATE_EXCLUSIVE_FLAGS, DIR_SYNC_FLAGS, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, READ_FLAGS, isTempName, type DirEntry, type EntryKind } from './checks.ts';
-export { AncestorTrust, ANCESTOR_TRUST_MS, checkDirInside, checkQueueRoot, type SafeFsOptions } from './chain.ts';
+export { AncestorTrust, ANCESTOR_TRUST_MS, checkDirInside, checkQueueRoot, dirPresent, type SafeFsOptions } from './chain.ts';
 export {
   entryPresent,
   listDir,
@@ -51,6 +51,6 @@ export {
   type ReadBoundedOptions,
   type ReadBoundedSyncOptions,
 } from './read.ts';
-export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, type Placement } from './write.ts';
+export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
 export { realReads, type ReadCalls, type SafeFsSeam, type SafeHandle } from './seam.ts';
 export { Dir } from './dir.ts';

@@ -99,7 +99,8 @@ export async function fsyncDir(dir: string, options: SafeFsOptions = {}): Promis
   await withDirHandle(options, dir, (handle) => handle.sync(), 'fsync of directory', 'PUB-5');
 }
 
-async function writeAll(handle: SafeHandle, bytes: Buffer): Promise<void> {
+/** Every byte of `bytes` at offset 0 on, through as many writes as it takes. */
+export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);

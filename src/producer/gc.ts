@@ -21,6 +21,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
+/** Options of `gc` (section 12): which finished jobs to keep. */
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
   keep?: number;
@@ -38,6 +39,7 @@ export interface GcOptions {
   clock?: Clock;
 }
 
+/** What `gc` removed, kept and left alone. */
 export interface GcResult {
   /** Finished jobs removed (GC-1), oldest first. */
   jobs: string[];

@@ -17,6 +17,7 @@ import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 
+/** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
 export interface GenerationView {
   gen: number;
   claim: ClaimRecord | null;
@@ -30,6 +31,7 @@ export interface GenerationView {
   findings: Finding[];
 }
 
+/** One job in full, as `jobStatus` reads it: its spec, status (STATUS-1), generations and receipt. */
 export interface JobReport {
   id: string;
   dir: string;
@@ -54,6 +56,7 @@ export interface JobReport {
   findings: Finding[];
 }
 
+/** Options of the read-only calls (`jobStatus`, `listJobs`, `liveWorkers`). */
 export interface ReadOptions {
   /** @default systemClock */
   clock?: Clock;
@@ -129,6 +132,7 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
   };
 }
 
+/** One line of `listJobs`: a job, its status and its outcome so far. */
 export interface JobSummary {
   id: string;
   status: JobStatus;
@@ -149,8 +153,10 @@ export interface JobSummary {
   workerId: string | null;
 }
 
+/** How a finished job ended: the `outcome` of its receipt. */
 export type Outcome = ReceiptRecord['outcome'];
 
+/** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
   /** At most this many jobs, newest first. @default Infinity */
   limit?: number;
@@ -166,6 +172,7 @@ export interface ListOptions extends ReadOptions {
   counts?: boolean;
 }
 
+/** What `listJobs` counts with `counts: true`. */
 export interface JobCounts {
   /** Jobs per derived status (STATUS-1); statuses no job has are absent. */
   statuses: Partial<Record<JobStatus, number>>;
@@ -175,6 +182,7 @@ export interface JobCounts {
   workers: Record<string, number>;
 }
 
+/** The jobs of a queue as `listJobs` returns them. */
 export interface JobList {
   /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
   jobs: JobSummary[];
@@ -278,6 +286,7 @@ function count(counts: JobCounts, job: JobSummary): void {
   if (job.workerId !== null) counts.workers[job.workerId] = (counts.workers[job.workerId] ?? 0) + 1;
 }
 
+/** A registered worker (`workers/<w>.json`, WORKER-1) and whether it is alive. */
 export interface WorkerView {
   workerId: string;
   /** The registration, or null when it is invalid (see findings). */
