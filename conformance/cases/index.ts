@@ -12,6 +12,7 @@ import { housekeepingCases } from './housekeeping.ts';
 import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
+import { operationsCases } from './operations.ts';
 import { ownershipCases } from './ownership.ts';
 import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
@@ -21,4 +22,4 @@ import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
