@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from .constants import LEASE_MAX, LEASE_MIN
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--timeout", type=float, help="seconds")
     enqueue.add_argument("--cwd", help="working directory of the command (default: this one)")
     enqueue.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    enqueue.add_argument("--max-output-bytes", type=int, help="bytes of each output stream kept")
+    enqueue.add_argument("--output-keep", choices=("head", "tail", "head_tail"), help="which bytes of a longer output are kept (EXEC-17)")
+    enqueue.add_argument("--delay", type=float, help="seconds from now before which no consumer starts the job (DELAY-1)")
     enqueue.add_argument("argv", nargs="*", help="the command and its arguments (after --)")
     work_cmd = with_queue("work", "run jobs")
     work_cmd.add_argument("--drain", action="store_true", help="exit once nothing remains this consumer can make progress on")
@@ -65,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     cancel.add_argument("--force", action="store_true", help="kill at once (cancel-force.json)")
     logs = with_queue("logs", "print a job's kept output")
     logs.add_argument("id")
+    pause = with_queue("pause", "pause consumption: no consumer claims a job until resume (PAUSE-1)")
+    pause.add_argument("--reason", help="why, for people (at most 1024 bytes)")
+    with_queue("resume", "resume a paused queue")
     with_queue("recover", "recover orphaned claims, rebuild the ready index, remove stale temporary files")
     check = commands.add_parser("check-record", help="check one record file as REC-4 orders it; prints valid or the finding")
     check.add_argument("type")
@@ -107,7 +114,9 @@ def _enqueue(args: argparse.Namespace) -> int:
                 stdin = handle.read()
         env = dict(item.split("=", 1) for item in args.env if "=" in item)
         job_id = queue.enqueue(args.argv, stdin=stdin, env=env or None, cwd=args.cwd, timeout=args.timeout, lane=args.lane,
-                               dedupe=args.dedupe, priority=args.priority, max_attempts=args.max_attempts)
+                               dedupe=args.dedupe, priority=args.priority, max_attempts=args.max_attempts,
+                               max_output_bytes=args.max_output_bytes, output_keep=args.output_keep,
+                               not_before=None if args.delay is None else time.time() + args.delay)
     sys.stdout.write(job_id + "\n")
     return 0
 
@@ -179,6 +188,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             line["outcome"] = state.receipt.outcome
         if state.note:
             line["note"] = state.note
+        if state.not_before_ms is not None:
+            line["not_before_ms"] = state.not_before_ms
         print(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
         return 1 if state.status == "missing" else 0
     if command == "cancel":
@@ -196,6 +207,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         sys.stderr.buffer.write(output.stderr)
         sys.stderr.flush()
+        return 0
+    if command == "pause":
+        if not queue.pause(args.reason):
+            _log(f"{queue.root} was paused already")
+        return 0
+    if command == "resume":
+        if not queue.resume():
+            _log(f"{queue.root} was not paused")
         return 0
     if command == "recover":
         from .recover import recover

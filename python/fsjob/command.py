@@ -145,8 +145,9 @@ class CommandRun:
         release_r, release_w = os.pipe()
         os.set_blocking(out_r, False)
         os.set_blocking(err_r, False)
-        self.out = Capture(out_r, out_fd, out_path, self.bound)
-        self.err = Capture(err_r, err_fd, err_path, self.bound)
+        keep = str(spec.get("output_keep", "head"))  # EXEC-17; absent in every 1.0 spec
+        self.out = Capture(out_r, out_fd, out_path, self.bound, keep)
+        self.err = Capture(err_r, err_fd, err_path, self.bound, keep)
         stdin_fd = -1
         try:
             if spec["stdin"] is not None:

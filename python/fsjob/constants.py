@@ -4,9 +4,13 @@ names the spec uses, so that code cites a name a reader can look up.
 Times are milliseconds and sizes bytes, as in the spec.
 """
 
+#: The version this implementation writes (VER-4) and the highest minor it reads closed (VER-2).
 PROTOCOL_VERSION = "1.1"
 PROTOCOL_MAJOR = 1
 PROTOCOL_MINOR = 1
+#: SPEC-2, VER-5: a spec that uses none of the members 1.1 added is written "1.0", as the reference writes it,
+#: so that a 1.0 consumer of the same queue still takes it.
+SPEC_BASE_VERSION = "1.0"
 
 RECORD_MAX = 1_048_576
 STDIN_MAX = 67_108_864
@@ -33,6 +37,8 @@ ATTEMPTS_MAX = 100
 NEST_MAX = 128
 INSTANT_MAX = 9_007_199_254_740_991
 REQUEST_MAX = 100_663_296
+#: DELAY-1 (1.1): how long after created_ms a not_before_ms may lie (365 days).
+DELAY_MAX = 31_536_000_000
 
 #: tools.md MANIFEST-4: a draining consumer waits for retries due within this long.
 CONSUME_RETRY_WAIT = 60_000

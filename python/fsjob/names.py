@@ -93,6 +93,8 @@ def record_name_of(relative: str) -> Optional[RecordName]:
     parts = relative.split("/")
     if parts == ["fsjob.json"]:
         return RecordName("queue")
+    if parts == ["pause.json"]:
+        return RecordName("pause")
     if len(parts) == 3 and parts[0] == "jobs" and is_job_id(parts[1]):
         job, name = parts[1], parts[2]
         if name == "spec.json":

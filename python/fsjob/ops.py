@@ -69,6 +69,9 @@ def status(queue: "Queue", job_id: str) -> JobStatus:
     spec = view.spec_value()
     if spec is not None and spec["queue_deadline_ms"] is not None and not listing.execs and now_ms() > spec["created_ms"] + spec["queue_deadline_ms"]:
         return JobStatus(job_id, "expired", g, attempts)
+    not_before = None if spec is None else spec.get("not_before_ms")
+    if not_before is not None and now_ms() < not_before:
+        return JobStatus(job_id, "delayed", g, attempts, not_before_ms=not_before)  # DELAY-1 (1.1)
     if g > 0:
         end = view.end(g)
         if end is None or not end.ok:
@@ -110,13 +113,15 @@ def logs(queue: "Queue", job_id: str) -> Logs:
     else:
         gens = sorted({int(name.split(".", 1)[1]) for name in view.listing.outputs})
         gen = gens[-1] if gens else 0
+    spec = view.spec_value()
+    keep = "head" if spec is None else str(spec.get("output_keep", "head"))
     if gen == 0:
-        return Logs(0, b"", b"", truncated)
+        return Logs(0, b"", b"", truncated, keep)
     streams = []
     for name in ("stdout", "stderr"):
         read = read_bounded(view.path(f"{name}.{gen}"), OUTPUT_MAX, queue.uid, allow_missing=True)
         streams.append(b"" if read is None else read[0])
-    return Logs(gen, streams[0], streams[1], truncated)
+    return Logs(gen, streams[0], streams[1], truncated, keep)
 
 
 def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[str] = None) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 from . import ready
 from .clock import mono_ms
 from .constants import (
-    DEDUPE_STAGE_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, STDIN_MAX, TIMEOUT_DEFAULT,
+    DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, SPEC_BASE_VERSION, STDIN_MAX, TIMEOUT_DEFAULT,
 )
 from .errors import DedupeHeld, FsjobError, io_error
 from .holds import Key
@@ -45,7 +45,8 @@ DEFAULTS: Dict[str, Any] = {
 }
 _SPEC_ORDER = (
     "argv", "handler", "payload", "cwd", "env", "stdin", "timeout_ms", "kill_grace_ms", "queue_deadline_ms",
-    "max_attempts", "retry_delay_ms", "priority", "lane", "dedupe", "preemptible", "max_output_bytes", "labels",
+    "max_attempts", "retry_delay_ms", "priority", "lane", "dedupe", "preemptible", "max_output_bytes", "output_keep",
+    "not_before_ms", "labels",
 )
 
 
@@ -75,6 +76,8 @@ def build_request(
     retry_delay: Optional[float] = None,
     preemptible: bool = False,
     max_output_bytes: Optional[int] = None,
+    output_keep: Optional[str] = None,
+    not_before: Optional[float] = None,
     labels: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
     """The request form (schemas/request.schema.json) of the keyword arguments of :meth:`Queue.enqueue`."""
@@ -104,6 +107,12 @@ def build_request(
     request.update({"priority": priority, "max_attempts": max_attempts, "preemptible": preemptible, "lane": lane, "dedupe": dedupe})
     if max_output_bytes is not None:
         request["max_output_bytes"] = max_output_bytes
+    if output_keep is not None:
+        request["output_keep"] = output_keep
+    if not_before is not None:
+        # DELAY-1: an instant, in seconds since the epoch like time.time().
+        ms = _ms(not_before, "not_before")
+        request["not_before_ms"] = ms
     if labels is not None:
         request["labels"] = dict(labels)
     return request
@@ -152,7 +161,14 @@ def spec_of(request: Dict[str, Any], job_id: str, created_ms: int, stdin: Option
     if "cwd" not in merged:
         merged["cwd"] = os.getcwd()
     merged["stdin"] = None if stdin is None else {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
-    spec: Dict[str, Any] = {"fsjob": "1.1", "type": "spec", "id": job_id, "created_ms": created_ms}
+    # SPEC-2 (1.1): the two members 1.1 added are written only when they say something (a job using
+    # neither stays a record any 1.0 reader takes); a spec that uses one says "1.1" (VER-4).
+    if merged.get("output_keep") == "head":
+        del merged["output_keep"]
+    if merged.get("not_before_ms", 0) is None:
+        del merged["not_before_ms"]
+    uses_1_1 = "output_keep" in merged or "not_before_ms" in merged
+    spec: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION if uses_1_1 else SPEC_BASE_VERSION, "type": "spec", "id": job_id, "created_ms": created_ms}
     for name in _SPEC_ORDER:
         if name in merged:
             spec[name] = merged[name]
@@ -171,6 +187,7 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     job_id = new_job_id()
     created_ms = int(job_id[:19]) // 1_000_000
     spec = spec_of(value, job_id, created_ms, stdin)
+    _check_delay(spec)
     try:
         data = encode_record("spec", spec, RecordName("spec", job_id=job_id))
     except FsjobError as error:
@@ -215,6 +232,18 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     except FsjobError:
         pass
     return job_id
+
+
+def _check_delay(spec: Dict[str, Any]) -> None:
+    """DELAY-1: a delayed start at most DELAY_MAX after created_ms, and (SHOULD) before the queue deadline expires the job."""
+    not_before = spec.get("not_before_ms")
+    if not_before is None:
+        return
+    if not_before > spec["created_ms"] + DELAY_MAX:
+        raise FsjobError("USAGE", f"not_before_ms {not_before} lies more than DELAY_MAX ({DELAY_MAX} ms, 365 days) after the job's creation (DELAY-1)", clause="DELAY-1")
+    deadline = spec["queue_deadline_ms"]
+    if deadline is not None and not_before >= spec["created_ms"] + deadline:
+        raise FsjobError("USAGE", "not_before_ms lies at or after the queue deadline (created_ms + queue_deadline_ms): the job would expire before it may start (DELAY-1)", clause="DELAY-1")
 
 
 def _write_new(path: str, data: bytes) -> None:

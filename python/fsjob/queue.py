@@ -13,6 +13,7 @@ from .records import encode_record, read_record
 from .safefs import EUID, check_dir, lstat_or_none, make_dir, publish_link
 
 if TYPE_CHECKING:
+    from .pause import PauseState
     from .receipt import JobStatus, Logs, Receipt
 
 TOP_DIRS = ("tmp", "jobs", "ready", "dedupe", "lanes", "workers")
@@ -163,13 +164,19 @@ class Queue:
         retry_delay: Optional[float] = None,
         preemptible: bool = False,
         max_output_bytes: Optional[int] = None,
+        output_keep: Optional[str] = None,
+        not_before: Optional[float] = None,
         labels: Optional[Dict[str, str]] = None,
     ) -> str:
         """Enqueue a job and return its id once it is durably accepted (ENQ-4).
 
         A command job gives ``argv``; a payload job gives ``handler`` (and
         ``payload``, any JSON value). Durations (``timeout``, ``kill_grace``,
-        ``queue_deadline``, ``retry_delay``) are in seconds. Raises
+        ``queue_deadline``, ``retry_delay``) are in seconds. ``output_keep``
+        ("head", "tail" or "head_tail") says which bytes of an output longer
+        than ``max_output_bytes`` are kept (EXEC-17); ``not_before`` is an
+        instant in seconds since the epoch (as ``time.time()``) before which
+        no consumer starts the job (DELAY-1). Raises
         :class:`fsjob.DedupeHeld` when an unfinished job holds ``dedupe``
         (DEDUPE-1), USAGE for an invalid request (ENQ-1).
         """
@@ -179,7 +186,7 @@ class Queue:
             argv=argv, handler=handler, payload=payload, stdin=stdin, env=env, cwd=cwd, timeout=timeout,
             kill_grace=kill_grace, queue_deadline=queue_deadline, lane=lane, dedupe=dedupe, priority=priority,
             max_attempts=max_attempts, retry_delay=retry_delay, preemptible=preemptible,
-            max_output_bytes=max_output_bytes, labels=labels,
+            max_output_bytes=max_output_bytes, output_keep=output_keep, not_before=not_before, labels=labels,
         )
         return enqueue_request(self, request)
 
@@ -217,6 +224,29 @@ class Queue:
         from .ops import logs
 
         return logs(self, job_id)
+
+    # --- pausing (section 5.11, PAUSE-1) ------------------------------------
+
+    def pause(self, reason: Optional[str] = None) -> bool:
+        """Pause consumption: publish ``pause.json``; no consumer claims a job while it exists (PAUSE-1).
+
+        Running attempts go on. Returns False when the queue was paused already (nothing changes).
+        """
+        from .pause import pause_queue
+
+        return pause_queue(self, reason)
+
+    def resume(self) -> bool:
+        """Remove ``pause.json``; consumers claim again at their next pass. Returns whether the queue was paused."""
+        from .pause import resume_queue
+
+        return resume_queue(self)
+
+    def paused(self) -> "PauseState":
+        """Whether the queue is paused, with the pause record (None when the entry at that name is not a valid one)."""
+        from .pause import pause_state
+
+        return pause_state(self)
 
     def job_ids(self) -> List[str]:
         """The ids in ``jobs/``, in enqueue order (names that are not job ids are foreign and skipped, LAYOUT-4)."""

@@ -78,7 +78,8 @@ class JobStatus(NamedTuple):
     """A job's status as STATUS-1 derives it.
 
     ``status`` is one of: finished, running, claimed, orphaned, cancelling,
-    expired, retrying, queued, damaged (a record the status needs is
+    expired, delayed (1.1: not before its ``not_before_ms``), retrying,
+    queued, damaged (a record the status needs is
     invalid: nobody acts on the job) or missing (no such job).
     """
 
@@ -94,6 +95,8 @@ class JobStatus(NamedTuple):
     note: str = ""
     #: retry_at_ms of the current end record when retrying.
     retry_at_ms: Optional[int] = None
+    #: The spec's not_before_ms when delayed (DELAY-1).
+    not_before_ms: Optional[int] = None
 
 
 class Logs(NamedTuple):
@@ -104,3 +107,12 @@ class Logs(NamedTuple):
     stderr: bytes
     #: Whether bytes were discarded past max_output_bytes (known from the receipt; None while unknown).
     truncated: Optional[bool] = None
+    #: The spec's output_keep (EXEC-17): the missing bytes of a truncated output lie after the kept
+    #: bytes for "head", before them for "tail", after the first half for "head_tail" (:meth:`gap`).
+    output_keep: str = "head"
+
+    def gap(self, kept: bytes) -> int:
+        """EXEC-17: the offset in ``kept`` (``stdout`` or ``stderr``) where dropped bytes belong."""
+        from .outputs import gap_offset
+
+        return gap_offset(self.output_keep, len(kept))

@@ -29,7 +29,7 @@ from .names import RecordName, key_hash
 from .safefs import EUID, read_bounded
 from .schema import SchemaError, Validator
 
-RECORD_TYPES = ("queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker")
+RECORD_TYPES = ("queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker", "pause")
 _VERSION_FORM = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\Z")
 _JOB_ID = re.compile(r"[0-9]{19}-[0-9a-f]{16}\Z")
 _VALIDATOR = Validator(DOCUMENTS)

@@ -4,6 +4,7 @@ claims the first job this consumer can make progress on."""
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Dict, Optional, Set
 
 from . import ready
@@ -16,7 +17,7 @@ from .holds import Key
 from .identity import stop_group
 from .judge import Judge
 from .jobview import JobView
-from .safefs import exists
+from .safefs import exists, lstat_or_none
 
 
 class Pass:
@@ -27,6 +28,10 @@ class Pass:
         self.progress = False
         #: The earliest retry_at_ms of a retrying job this consumer could run (MANIFEST-4 waits for it).
         self.next_retry: Optional[int] = None
+        #: The earliest not_before_ms of a delayed job this consumer could run (DELAY-1).
+        self.next_start: Optional[int] = None
+        #: The queue is paused (PAUSE-1): nothing was looked at, nothing claimed.
+        self.paused = False
         #: Jobs left alone this pass (damaged, UNPROVEN): reported, skipped until they change.
         self.left: Dict[str, str] = {}
 
@@ -72,6 +77,10 @@ class Chooser:
         """Consider the ready entries in order; claim and decide the first job this consumer can make progress on."""
         result = Pass()
         self.judge.watch_next = None
+        if lstat_or_none(os.path.join(self.root, "pause.json")) is not None:
+            # PAUSE-1: while an entry of any kind has that name nothing is claimed; one lstat per pass.
+            result.paused = True
+            return result
         for _, job_id in ready.entries(self.root):
             if job_id in busy or job_id in skip:
                 continue  # CLAIM-8: never claim a job whose current claim this consumer owns
@@ -112,17 +121,24 @@ class Chooser:
         spec = inspection.value if inspection.ok else None
         if spec is not None and not self.can_run(spec):
             return None  # CLAIM-11
-        if not orphan and g > 0:
-            end = view.end(g)
-            if end is None or not end.ok:
+        if not orphan:
+            end = view.end(g) if g > 0 else None
+            if g > 0 and (end is None or not end.ok):
                 result.left[job_id] = f"{view.dir}/end.{g}.json: {end.reason if end else 'unreadable'}; the job is damaged and left alone (SEC-10)"
                 return None
-            waiting = listing.cancel_kind is not None or self._expired(spec, view)
-            if not waiting and not self.judge.retry_due(view, g, end.value):
-                retry_at = int(end.value["retry_at_ms"])
-                if result.next_retry is None or retry_at < result.next_retry:
-                    result.next_retry = retry_at
-                return None
+            # STATUS-1 step 3: cancelling and expired come before delayed and retrying.
+            if listing.cancel_kind is None and not self._expired(spec, view):
+                not_before = None if spec is None else spec.get("not_before_ms")
+                if isinstance(not_before, int) and now_ms() < not_before:
+                    # DELAY-1: not claimable before not_before_ms, by this consumer's clock.
+                    if result.next_start is None or not_before < result.next_start:
+                        result.next_start = not_before
+                    return None
+                if end is not None and not self.judge.retry_due(view, g, end.value):
+                    retry_at = int(end.value["retry_at_ms"])
+                    if result.next_retry is None or retry_at < result.next_retry:
+                        result.next_retry = retry_at
+                    return None
         if not orphan and spec is not None and spec["lane"] is not None and listing.cancel_kind is None and not self._expired(spec, view):
             if not self.lanes():
                 return None  # LAYOUT-10: lanes/ is unusable: jobs with a lane are not claimed

@@ -167,6 +167,7 @@ class Worker:
         next_check = mono_ms() + 5000
         reported: Set[str] = set()
         skip: Dict[str, int] = {}
+        paused = False
         try:
             while True:
                 now = mono_ms()
@@ -198,6 +199,9 @@ class Worker:
                     if not self.drain:
                         skip = {k: v for k, v in skip.items() if now - v < 30_000}
                     result = chooser.one_pass(busy, set(skip))
+                    if result.paused != paused:
+                        paused = result.paused
+                        self.log(f"{queue.root} is paused (pause.json): nothing is claimed (PAUSE-1)" if paused else f"{queue.root} is resumed")
                     for job_id, why in result.left.items():
                         skip[job_id] = now
                         if job_id not in reported:
@@ -208,8 +212,10 @@ class Worker:
                     if result.progress:
                         continue
                 if self.drain and not busy and result is not None:
-                    waiting = self.judge.watch_next is not None or (
-                        result.next_retry is not None and result.next_retry - now_ms() <= CONSUME_RETRY_WAIT)
+                    # MANIFEST-4: wait for a watch, a retry or a delayed start (DELAY-1) due within
+                    # CONSUME_RETRY_WAIT; a paused queue brings nothing (PAUSE-1).
+                    due = [at for at in (result.next_retry, result.next_start) if at is not None]
+                    waiting = self.judge.watch_next is not None or (bool(due) and min(due) - now_ms() <= CONSUME_RETRY_WAIT)
                     if not waiting:
                         break
                 self._wake.wait(0.2 if busy or self.drain else 0.5)

@@ -1,29 +1,20 @@
 /**
  * Interoperability of the Python implementation with the TypeScript
- * reference on one queue: Python produces and the reference's worker
- * consumes; the reference produces and a Python worker consumes; a pool of
- * one reference worker and one Python worker drains 500 jobs with exactly
- * one start and one receipt each. Every queue is then audited by the
- * reference validator.
+ * reference on one queue (run by python.test.ts): Python produces and the
+ * reference's worker consumes; the reference produces and a Python worker
+ * consumes; a pool of one reference worker and one Python worker drains one
+ * queue with exactly one start and one receipt per job. Every queue is then
+ * audited by the reference validator. Each scenario gets a fresh private
+ * directory `base` and throws (uvu/assert) on the first difference.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FSJOB_BIN } from '../support/cli.ts';
 import { FSJOB_PY, python, run } from './support.ts';
 
 const WATCHDOG_MS = 600_000;
-const interop = suite('fsjob for Python: interoperability with the reference');
-
-let base = '';
-interop.before.each(() => {
-  base = mkdtempSync(path.join(tmpdir(), 'fsjob-py-interop-'));
-  chmodSync(base, 0o700);
-});
-interop.after.each(() => rmSync(base, { recursive: true, force: true }));
 
 function fsjob(args: readonly string[], input?: string): ReturnType<typeof run> {
   return run(process.execPath, [FSJOB_BIN, ...args], { watchdogMs: WATCHDOG_MS, ...(input === undefined ? {} : { input }) });
@@ -34,7 +25,8 @@ async function validateClean(queue: string): Promise<void> {
   assert.is(audit.status, 0, `fsjob validate: ${audit.stdout.slice(-3000)}${audit.stderr}`);
 }
 
-interop('Python produces and the reference worker consumes', async () => {
+/** Python enqueues seven kinds of job; `fsjob work --drain` runs them; Python reads the receipts and logs. */
+export async function pythonProducesReferenceConsumes(base: string): Promise<void> {
   const queue = path.join(base, 'q');
   const produce = `
 import json, sys
@@ -76,9 +68,10 @@ print(json.dumps(out))`;
   assert.equal(r['env']?.[3], Buffer.from('hé').toString('hex'));
   assert.equal(r['lane']?.[0], 'succeeded');
   await validateClean(queue);
-});
+}
 
-interop('the reference produces and a Python worker consumes', async () => {
+/** `fsjob enqueue` publishes six requests; the Python worker drains them; `fsjob wait` and `logs` read the results. */
+export async function referenceProducesPythonConsumes(base: string): Promise<void> {
   const queue = path.join(base, 'q');
   assert.is((await fsjob(['init', '--queue', queue])).status, 0);
   const requests = [
@@ -109,9 +102,15 @@ interop('the reference produces and a Python worker consumes', async () => {
   const logs = await fsjob(['logs', '--queue', queue, ids[0] as string]);
   assert.is(logs.stdout, 'out');
   await validateClean(queue);
-});
+}
 
-interop('a pool of one reference and one Python worker drains 500 jobs: one start and one receipt each', async () => {
+/**
+ * One reference and one Python worker, both registered before the first job
+ * exists, drain `jobs` jobs enqueued in one batch; each job appends its id to
+ * a log, so a job started twice shows twice. Resolves to how many receipts
+ * each worker wrote.
+ */
+export async function mixedPool(base: string, jobs: number): Promise<{ reference: number; python: number }> {
   const queue = path.join(base, 'q');
   const log = path.join(base, 'starts.log');
   assert.is((await fsjob(['init', '--queue', queue])).status, 0);
@@ -122,16 +121,16 @@ interop('a pool of one reference and one Python worker drains 500 jobs: one star
     // Both workers are registered (WORKER-1) before the first job exists: the pool is real.
     await until(() => readdirSync(path.join(queue, 'workers')).filter((n) => n.endsWith('.json')).length === 2, 'both workers to register');
     const argv = ['sh', '-c', 'printf "%s\\n" "$FSJOB_JOB_ID" >> "$1"', 'job', log];
-    const batch = Array.from({ length: 500 }, () => JSON.stringify({ argv, cwd: base })).join('\n');
+    const batch = Array.from({ length: jobs }, () => JSON.stringify({ argv, cwd: base })).join('\n');
     const made = await fsjob(['enqueue', '--queue', queue, '--batch', '-'], batch);
     assert.is(made.status, 0, made.stderr);
     const ids = made.stdout.trim().split('\n');
-    assert.is(ids.length, 500);
+    assert.is(ids.length, jobs);
     await until(() => ids.every((id) => existsSync(path.join(queue, 'jobs', id, 'receipt.json'))), 'every job to have a receipt');
     workers.forEach((child) => child.kill('SIGTERM'));
     assert.equal(await Promise.all(exits), [0, 0], 'both workers drain and exit 0 on SIGTERM');
     const starts = readFileSync(log, 'utf8').trim().split('\n');
-    assert.is(starts.length, 500, 'exactly 500 starts');
+    assert.is(starts.length, jobs, `exactly ${jobs} starts`);
     assert.equal([...new Set(starts)].sort(), [...ids].sort(), 'each job started exactly once');
     const readAll = `
 import collections, json, sys
@@ -151,19 +150,19 @@ print(json.dumps({"by": {names.get(pid, str(pid)): count for pid, count in by.it
     assert.is(read.status, 0, read.stderr);
     const summary = JSON.parse(read.stdout) as { by: Record<string, number>; bad: unknown[] };
     assert.equal(summary.bad, []);
-    assert.is((summary.by['reference'] ?? 0) + (summary.by['python'] ?? 0), 500, `exactly 500 receipts, all by the two workers: ${JSON.stringify(summary.by)}`);
+    assert.is((summary.by['reference'] ?? 0) + (summary.by['python'] ?? 0), jobs, `exactly ${jobs} receipts, all by the two workers: ${JSON.stringify(summary.by)}`);
     assert.ok((summary.by['reference'] ?? 0) > 0 && (summary.by['python'] ?? 0) > 0, `both workers of the pool finished jobs: ${JSON.stringify(summary.by)}`);
-    console.log(`  500 jobs: 500 starts, 500 receipts (reference worker ${summary.by['reference']}, Python worker ${summary.by['python']})`);
     for (const id of ids) {
       const names = readdirSync(path.join(queue, 'jobs', id)).filter((n) => n.startsWith('receipt') || n.startsWith('exec.'));
       assert.equal(names.sort(), ['exec.1.json', 'receipt.json'], `${id}: one execution, one receipt`);
     }
     await validateClean(queue);
+    return { reference: summary.by['reference'] ?? 0, python: summary.by['python'] ?? 0 };
   } finally {
     clearTimeout(watchdog);
     workers.forEach((child) => child.kill('SIGKILL'));
   }
-});
+}
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   const end = Date.now() + WATCHDOG_MS;
@@ -172,5 +171,3 @@ async function until(condition: () => boolean, what: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
-
-interop.run();
