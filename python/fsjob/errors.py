@@ -57,9 +57,9 @@ class FsjobError(Exception):
         self.errno = errno
 
     def to_json(self) -> Dict[str, str]:
-        """The error as the reference's JSON form (``jobId`` spelled as there)."""
+        """The error in the reference's JSON form (FsjobError.toJSON: snake_case members)."""
         out = {"code": self.code, "message": self.message}
-        for name, value in (("path", self.path), ("jobId", self.job_id), ("clause", self.clause), ("errno", self.errno)):
+        for name, value in (("path", self.path), ("job_id", self.job_id), ("clause", self.clause), ("errno", self.errno)):
             if value is not None:
                 out[name] = value
         return out
