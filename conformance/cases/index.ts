@@ -11,8 +11,9 @@ import { housekeepingCases } from './housekeeping.ts';
 import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
+import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];

@@ -9,7 +9,7 @@
  * backwards: a hold is released by its job finishing, never by deletion.
  */
 import { keyHash } from './layout.ts';
-import { checkDirInside, ensurePrivateDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
+import { checkDirInside, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
 import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
@@ -98,6 +98,11 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
   const clock = options.clock ?? systemClock;
   const dir = holdDir(queue, kind, key);
   await ensurePrivateDir(dir, queue.fsOptions);
+  // PUB-5: a hold is durable only if its key directory's entry is, so the
+  // parent (dedupe/, lanes/) is fsynced before the hold is published; also
+  // when another process created the directory, which may have died before
+  // its own fsync. A power loss would otherwise drop the whole key.
+  await fsyncDir(path.dirname(dir), queue.fsOptions);
   const owner = await selfIdentity();
   const tries = options.tries ?? DEDUPE_TRIES;
   for (let attempt = 0; attempt < tries; attempt++) {

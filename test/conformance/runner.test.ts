@@ -214,7 +214,7 @@ reports('a report matches schemas/conformance-report.schema.json and prints its 
     { name: 'behaviour/stdin', clauses: ['EXEC-7'], level: 'consumer', strength: 'MUST', status: 'ok', durationMs: 3, failures: [] },
     { name: 'consumer/cancel-running', clauses: ['CANCEL-3'], level: 'consumer', strength: 'MUST', status: 'skip', durationMs: 0, note: 'no cancel role', failures: [] },
   ];
-  const report = buildReport({ implementation: { name: 'x', manifest: '/m.json' }, options: { role: 'all', crash: 'quick', only: [] }, startedMs: 1, finishedMs: 2, results, crashPoints: 12 });
+  const report = buildReport({ implementation: { name: 'x', manifest: '/m.json' }, options: { role: 'all', crash: 'quick', power: 'quick', only: [] }, startedMs: 1, finishedMs: 2, results, crashPoints: 12 });
   assert.equal(schemaErrors('conformance-report', report), []);
   assert.equal(report.summary, { passed: 1, failed: 1, skipped: 1, must_failed: 1, crash_points: 12 });
   const text = formatCase(results[0] as CaseResult).join('\n');

@@ -1721,7 +1721,7 @@ return errors === 0;
 validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports["conformance-report"] = validate31;
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/conformance-report.schema.json","title":"fsjob conformance report","description":"What `fsjob conformance --json` writes: one result per case of the conformance suite, each failure naming the clauses it broke, the crash point when there was one, and the evidence on disk (conformance/README.md).","type":"object","required":["fsjob","tool","implementation","options","started_ms","finished_ms","summary","cases"],"additionalProperties":false,"properties":{"fsjob":{"description":"The protocol version whose clauses the report cites.","type":"string","pattern":"^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"},"tool":{"description":"Name of the runner.","type":"string","minLength":1,"maxLength":128},"implementation":{"description":"The implementation under test.","type":"object","required":["name","manifest"],"additionalProperties":false,"properties":{"name":{"description":"The manifest's name.","type":"string","minLength":1,"maxLength":128},"manifest":{"description":"Absolute path of the manifest file.","type":"string","minLength":1,"maxLength":4096}}},"options":{"description":"How the suite was run.","type":"object","required":["role","crash","only"],"additionalProperties":false,"properties":{"role":{"description":"The conformance level tested: producer, consumer, validator or all.","enum":["producer","consumer","validator","all"]},"crash":{"description":"Crash injection: none, quick (a spread of kill points) or full (every mutating call).","enum":["none","quick","full"]},"power":{"description":"Power-loss states: none, quick (the sample of --crash power) or full (--crash power-full: every crash point). Absent in reports of versions before it existed.","enum":["none","quick","full"]},"only":{"description":"Clause ids the run was restricted to (empty: every case).","type":"array","maxItems":1000,"items":{"description":"A clause id (CLAIM-5) or an invariant (I3).","type":"string","maxLength":64}}}},"started_ms":{"description":"When the run started (ms since the epoch).","type":"integer","minimum":0},"finished_ms":{"description":"When the run finished (ms since the epoch).","type":"integer","minimum":0},"summary":{"description":"Counts over the cases.","type":"object","required":["passed","failed","skipped","must_failed","crash_points"],"additionalProperties":false,"properties":{"passed":{"description":"Cases that passed.","type":"integer","minimum":0},"failed":{"description":"Cases that failed (MUST and SHOULD).","type":"integer","minimum":0},"skipped":{"description":"Cases skipped: a role the manifest lacks, root needed, or the reference is the implementation itself.","type":"integer","minimum":0},"must_failed":{"description":"Failed cases of strength MUST; the runner exits 0 only when this is 0.","type":"integer","minimum":0},"crash_points":{"description":"Kill points run under crash injection.","type":"integer","minimum":0}}},"cases":{"description":"One result per case, in catalog order.","type":"array","maxItems":100000,"items":{"description":"The result of one case.","$ref":"#/$defs/case"}}},"$defs":{"case":{"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}},"failure":{"description":"One failure: the clauses broken, what happened, where the process was killed, and what is on disk.","type":"object","required":["clauses","message","evidence","crash"],"additionalProperties":false,"properties":{"clauses":{"description":"The clauses broken, most specific first.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"message":{"description":"What is wrong.","type":"string","minLength":1},"evidence":{"description":"Short lines: the processes' exits and stderr, receipts, listings of job directories, tmp/ and ready/.","type":"array","items":{"description":"One line of evidence.","type":"string"}},"crash":{"description":"The call the process group was killed at, or null outside crash injection.","oneOf":[{"type":"null"},{"$ref":"#/$defs/crash_point"}]}}},"crash_point":{"description":"The interrupted call: its number k, the libc symbol, and its path(s) relative to the queue root.","type":"object","required":["k","op","path"],"additionalProperties":false,"properties":{"k":{"description":"1-based number of the mutating call inside the queue.","type":"integer","minimum":1},"op":{"description":"The libc symbol (openat, linkat, renameat2, fsync, ...).","type":"string","minLength":1,"maxLength":64},"path":{"description":"Its target, relative to the queue root when inside it.","type":"string"},"path2":{"description":"The second path of link and rename.","type":"string"}}}}};
 const pattern21 = new RegExp("^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$", "u");
 const schema61 = {"description":"The result of one case.","type":"object","required":["name","clauses","level","strength","status","duration_ms","note","workdir","failures"],"additionalProperties":false,"properties":{"name":{"description":"The case, as family/name (crash/consume, hostile/symlink-spec).","type":"string","minLength":1,"maxLength":256},"clauses":{"description":"Clause ids (and invariants I1..I8) the case checks.","type":"array","minItems":1,"maxItems":64,"items":{"description":"A clause id or an invariant.","type":"string","pattern":"^([A-Z]+-[0-9]{1,3}|I[1-8])$"}},"level":{"description":"The conformance level the case belongs to (section 15).","enum":["producer","consumer","validator"]},"strength":{"description":"MUST: a failure makes the run fail; SHOULD: reported only.","enum":["MUST","SHOULD"]},"status":{"description":"ok, fail or skip.","enum":["ok","fail","skip"]},"duration_ms":{"description":"Wall time the case took.","type":"integer","minimum":0},"note":{"description":"Why the case was skipped, or what it covered (crash points, vectors); null when nothing to say.","type":["string","null"],"maxLength":4096},"workdir":{"description":"Where the case's queues and logs were kept (--keep), or null.","type":["string","null"],"maxLength":4096},"failures":{"description":"What broke; empty unless status is fail.","type":"array","maxItems":100000,"items":{"description":"One failure.","$ref":"#/$defs/failure"}}}};
 const func33 = Object.prototype.hasOwnProperty;
@@ -2806,7 +2806,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key2 in data5){
-if(!(((key2 === "role") || (key2 === "crash")) || (key2 === "only"))){
+if(!((((key2 === "role") || (key2 === "crash")) || (key2 === "power")) || (key2 === "only"))){
 const err27 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err27];
@@ -2843,11 +2843,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data5.only !== undefined){
-let data8 = data5.only;
-if(Array.isArray(data8)){
-if(data8.length > 1000){
-const err30 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data8};
+if(data5.power !== undefined){
+let data8 = data5.power;
+if(!(((data8 === "none") || (data8 === "quick")) || (data8 === "full"))){
+const err30 = {instancePath:instancePath+"/options/power",schemaPath:"#/properties/options/properties/power/enum",keyword:"enum",params:{allowedValues: schema60.properties.options.properties.power.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.options.properties.power.enum,parentSchema:schema60.properties.options.properties.power,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2856,12 +2855,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-const len0 = data8.length;
-for(let i0=0; i0<len0; i0++){
-let data9 = data8[i0];
-if(typeof data9 === "string"){
-if(func1(data9) > 64){
-const err31 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+}
+if(data5.only !== undefined){
+let data9 = data5.only;
+if(Array.isArray(data9)){
+if(data9.length > 1000){
+const err31 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2870,9 +2869,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data9};
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) > 64){
+const err32 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2882,9 +2884,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data8};
+const err33 = {instancePath:instancePath+"/options/only/" + i0,schemaPath:"#/properties/options/properties/only/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.options.properties.only.items.type,parentSchema:schema60.properties.options.properties.only.items,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2896,7 +2897,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
+const err34 = {instancePath:instancePath+"/options/only",schemaPath:"#/properties/options/properties/only/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.options.properties.only.type,parentSchema:schema60.properties.options.properties.only,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2906,10 +2907,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.started_ms !== undefined){
-let data10 = data.started_ms;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err35 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data10};
+}
+else {
+const err35 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.options.type,parentSchema:schema60.properties.options,data:data5};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2918,9 +2918,11 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data10};
+}
+if(data.started_ms !== undefined){
+let data11 = data.started_ms;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err36 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.started_ms.type,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2929,12 +2931,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data.finished_ms !== undefined){
-let data11 = data.finished_ms;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err37 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data11};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.started_ms,data:data11};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2943,9 +2942,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data11};
+}
+}
+if(data.finished_ms !== undefined){
+let data12 = data.finished_ms;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err38 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.finished_ms.type,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2954,13 +2956,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.summary !== undefined){
-let data12 = data.summary;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.passed === undefined){
-const err39 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.finished_ms,data:data12};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2969,8 +2967,13 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data12.failed === undefined){
-const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+}
+}
+if(data.summary !== undefined){
+let data13 = data.summary;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.passed === undefined){
+const err40 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2979,8 +2982,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data12.skipped === undefined){
-const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.failed === undefined){
+const err41 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2989,8 +2992,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data12.must_failed === undefined){
-const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.skipped === undefined){
+const err42 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2999,8 +3002,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data12.crash_points === undefined){
-const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data12};
+if(data13.must_failed === undefined){
+const err43 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "must_failed"},message:"must have required property '"+"must_failed"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3009,9 +3012,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key3 in data12){
-if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
-const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data12};
+if(data13.crash_points === undefined){
+const err44 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "crash_points"},message:"must have required property '"+"crash_points"+"'",schema:schema60.properties.summary.required,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3020,11 +3022,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data12.passed !== undefined){
-let data13 = data12.passed;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err45 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+for(const key3 in data13){
+if(!(((((key3 === "passed") || (key3 === "failed")) || (key3 === "skipped")) || (key3 === "must_failed")) || (key3 === "crash_points"))){
+const err45 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3033,9 +3033,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data13};
+}
+if(data13.passed !== undefined){
+let data14 = data13.passed;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err46 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.passed.type,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3044,12 +3046,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-}
-if(data12.failed !== undefined){
-let data14 = data12.failed;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err47 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err47 = {instancePath:instancePath+"/summary/passed",schemaPath:"#/properties/summary/properties/passed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.passed,data:data14};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3058,9 +3057,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data14};
+}
+}
+if(data13.failed !== undefined){
+let data15 = data13.failed;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err48 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.failed.type,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3069,12 +3071,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-}
-if(data12.skipped !== undefined){
-let data15 = data12.skipped;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err49 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err49 = {instancePath:instancePath+"/summary/failed",schemaPath:"#/properties/summary/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.failed,data:data15};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3083,9 +3082,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data15};
+}
+}
+if(data13.skipped !== undefined){
+let data16 = data13.skipped;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err50 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.skipped.type,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3094,12 +3096,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-if(data12.must_failed !== undefined){
-let data16 = data12.must_failed;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err51 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err51 = {instancePath:instancePath+"/summary/skipped",schemaPath:"#/properties/summary/properties/skipped/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.skipped,data:data16};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3108,9 +3107,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data16};
+}
+}
+if(data13.must_failed !== undefined){
+let data17 = data13.must_failed;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err52 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.must_failed.type,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3119,12 +3121,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-if(data12.crash_points !== undefined){
-let data17 = data12.crash_points;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err53 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err53 = {instancePath:instancePath+"/summary/must_failed",schemaPath:"#/properties/summary/properties/must_failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.must_failed,data:data17};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3133,9 +3132,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data17};
+}
+}
+if(data13.crash_points !== undefined){
+let data18 = data13.crash_points;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err54 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.summary.properties.crash_points.type,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3144,11 +3146,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data12};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err55 = {instancePath:instancePath+"/summary/crash_points",schemaPath:"#/properties/summary/properties/crash_points/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.summary.properties.crash_points,data:data18};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3158,11 +3158,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.cases !== undefined){
-let data18 = data.cases;
-if(Array.isArray(data18)){
-if(data18.length > 100000){
-const err56 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data18};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.summary.type,parentSchema:schema60.properties.summary,data:data13};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3171,16 +3170,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-const len1 = data18.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate32(data18[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data18,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
 }
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data18};
+if(data.cases !== undefined){
+let data19 = data.cases;
+if(Array.isArray(data19)){
+if(data19.length > 100000){
+const err57 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3189,15 +3184,33 @@ vErrors.push(err57);
 }
 errors++;
 }
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate32(data19[i1], {instancePath:instancePath+"/cases/" + i1,parentData:data19,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+const err58 = {instancePath:instancePath+"/cases",schemaPath:"#/properties/cases/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.cases.type,parentSchema:schema60.properties.cases,data:data19};
 if(vErrors === null){
 vErrors = [err58];
 }
 else {
 vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
