@@ -15,5 +15,6 @@ import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
+import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
