@@ -342,7 +342,7 @@ async function dedupeCase(ctx: CaseContext): Promise<void> {
   const end = await ctx.snapshot(queue);
   for (const id of [first, otherKey, released.id]) {
     if (id === undefined) continue;
-    ctx.check(end.jobs.get(id)?.receipt?.outcome === 'succeeded', ['I3', 'DEDUPE-1'], `job ${id} must have finished`, listing(end, new Set([id])));
+    ctx.check(end.jobs.get(id)?.receipt?.outcome === 'succeeded', ['RCPT-3', 'DEDUPE-1', 'I3'], `job ${id} must have finished`, listing(end, new Set([id])));
   }
 }
 

@@ -5,7 +5,7 @@
  * it in a real queue: cancel and state records in a queued job of their
  * own (a state after a dead owner's claim), holds under dedupe/ and
  * lanes/, registrations under workers/. recover (if any), produce (with
- * the keys of the first dedupe holds) and consume run, and then:
+ * the key of the first dedupe hold) and consume run, and then:
  *
  * - no role hangs or dies by a signal (an error exit is fine);
  * - every planted record is still there, byte for byte: a reader reports
@@ -76,7 +76,7 @@ async function otherRecords(ctx: CaseContext): Promise<void> {
         const key = typeof data?.key === 'string' ? data.key : `vector key ${index}`;
         const rel = remapped.fileName ?? (type === 'hold' ? `dedupe/${sha256(key)}/1.json` : 'workers/0123456789abcdef.json');
         file = path.join(root, rel);
-        if (type === 'hold' && rel === `dedupe/${sha256(key)}/${path.basename(rel)}` && keys.length < 3 && !keys.includes(key)) keys.push(key);
+        if (type === 'hold' && rel === `dedupe/${sha256(key)}/${path.basename(rel)}` && keys.length < 1 && !keys.includes(key)) keys.push(key);
       }
       if (planted.some((p) => p.file === file)) continue; // two vectors for one name: the first is planted
       await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
