@@ -227,6 +227,8 @@ export interface InvariantInput {
   requireReceipts?: boolean;
   /** Clauses to cite for an invalid record (PUB-3 after a crash: a torn record became visible). */
   invalidClauses?: string[];
+  /** Jobs whose stdin a case damaged on purpose (EXEC-7): not an I1 failure of the implementation. */
+  damagedStdin?: ReadonlySet<string>;
   /**
    * A state a power loss left (cases/power.ts): a record of generation g
    * without claim g (or a gap in the claims) means claim g was not durable
@@ -258,7 +260,7 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
     if (job.spec === undefined) {
       const why = job.entries.some((e) => e.name === 'spec.json') ? findingText(job.specFindings) : 'spec.json is missing';
       fail(['ENQ-5', 'ENQ-3', 'I1'], `job ${job.id} is visible in jobs/ without a complete valid spec: ${why}`, job.id);
-    } else if (job.spec.stdin !== null) {
+    } else if (job.spec.stdin !== null && input.damagedStdin?.has(job.id) !== true) {
       const stdin = job.entries.find((e) => e.name === 'stdin');
       if (stdin === undefined || stdin.kind !== 'file') {
         fail(['ENQ-5', 'I1'], `job ${job.id}: spec.stdin is not null but there is no regular stdin file`, job.id);

@@ -33,7 +33,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   validate: async () => (await import('./commands/validate.ts')).validateCommand,
 };
 
-/** Every command name; bin/compiled.js serves only these from its bundle. */
+/** Every command name. */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 /** The command modules argv needs: the one it names, else all of them (for help and suggestions). */

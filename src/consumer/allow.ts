@@ -18,6 +18,10 @@
  */
 import { FsjobError } from '../base/errors.ts';
 
+/**
+ * An allowlist pattern as a regular expression over the whole of argv[0]
+ * (the table above). Throws USAGE (EXEC-9) for a malformed pattern.
+ */
 export function globToRegExp(pattern: string): RegExp {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
@@ -57,6 +61,10 @@ function badPattern(pattern: string, why: string): FsjobError {
   return new FsjobError('USAGE', `allow pattern ${JSON.stringify(pattern)} ${why} (EXEC-9)`, { clause: 'EXEC-9' });
 }
 
+/**
+ * The allowlist of a consumer (EXEC-9, `ConsumerOptions.allow`): glob patterns that
+ * a command job's argv[0] must match, compiled once.
+ */
 export class AllowList {
   readonly patterns: readonly string[];
   private readonly compiled: RegExp[];

@@ -11,11 +11,12 @@ import type { Finding } from '../records/findings.ts';
 import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
-import { readRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
+import { readRecord, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
 import type { SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
 
+/** Options every consumer entry point takes (`Worker`, `claimNext`, `recover`), each with its default. */
 export interface ConsumerOptions {
   /**
    * Lease of every claim and of the worker registration (LEASE-1, WORKER-1),
@@ -50,8 +51,7 @@ export interface ConsumerOptions {
   onEvent?: (event: ConsumerEvent) => void;
 }
 
-export type ReceiptOutcome = ReceiptRecord['outcome'];
-export type ReceiptReason = ReceiptRecord['reason'];
+export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 
 /** What a consumer reports as it goes. `queue` is the queue root. */
 export type ConsumerEvent =

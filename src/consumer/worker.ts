@@ -35,8 +35,10 @@ import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 
+/** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
 
+/** Options of a Worker: the queues it serves, how many jobs at once, and for how long. */
 export interface WorkerOptions extends ConsumerOptions {
   /** Queue roots (or opened queues) to serve, round-robin. */
   queues: readonly (string | Queue)[];
@@ -56,6 +58,7 @@ export interface WorkerOptions extends ConsumerOptions {
   guardian?: Guardian;
 }
 
+/** What a Worker did, when `run()` resolves. */
 export interface WorkerSummary {
   workerId: string;
   /** Claims taken (each is one generation of one job). */
@@ -84,6 +87,14 @@ const CONCURRENCY_MAX = 1024;
 const FAILURE_LIMIT = 3;
 const FAILURE_PAUSE = 600_000;
 
+/**
+ * A long-running consumer (section 8.10): registers itself (WORKER-1), starts
+ * a guardian (WORKER-2), claims jobs from its queues round-robin and runs up
+ * to `concurrency` at once, command jobs as process groups and payload jobs
+ * through the handlers given to `handle()`, and publishes exactly one receipt
+ * per job. `run()` resolves with a summary when the mode says it is done;
+ * `stop()` ends it gracefully (WORKER-3).
+ */
 export class Worker {
   readonly id: string;
   private readonly options: WorkerOptions;

@@ -20,10 +20,10 @@
  * already be us.
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { FsjobError } from '../base/errors.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { judgeQueueRoot, notFound, refuseUnsafe, validateComponent } from './checks.ts';
 import type { SafeFsSeam } from './seam.ts';
-import { lstatOrMissing, run, type Steps } from './steps.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
 
 /**
  * How long an ancestor directory's verdict is trusted before it is lstat-ed
@@ -78,16 +78,17 @@ export function directoryChain(dir: string, root: string | undefined): string[] 
 
 /** SEC-1: lstat-based check of a queue root. */
 export async function checkQueueRoot(root: string, options: SafeFsOptions = {}): Promise<void> {
-  judgeQueueRoot(root, await run(lstatOrMissing(root), options.fs));
+  judgeQueueRoot(root, lstatOrMissing(readsOf(options.fs), root));
 }
 
-function* checkChain(chain: readonly string[], options: SafeFsOptions): Steps<void> {
+function checkChain(chain: readonly string[], options: SafeFsOptions): void {
+  const calls = readsOf(options.fs);
   const trust = options.fs === undefined ? options.trust : undefined;
   const nowMs = trust === undefined ? Number.NaN : performance.now();
   const last = chain.length - 1;
   for (const [index, dir] of chain.entries()) {
     if (index < last && trust?.trusted(dir, nowMs) === true) continue;
-    const stats = yield* lstatOrMissing(dir);
+    const stats = lstatOrMissing(calls, dir);
     if (index === 0 && options.root !== undefined) {
       judgeQueueRoot(dir, stats);
     } else {
@@ -105,6 +106,17 @@ function* checkChain(chain: readonly string[], options: SafeFsOptions): Steps<vo
  */
 export async function checkDirInside(path: string, options: SafeFsOptions = {}): Promise<void> {
   await new DirRef(path, options).check();
+}
+
+/** Whether a directory is at `path`, after the checks of checkDirInside: NOT_FOUND is false, a refusal throws. */
+export async function dirPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  try {
+    await checkDirInside(path, options);
+    return true;
+  } catch (error) {
+    if (isFsjobError(error, 'NOT_FOUND')) return false;
+    throw error;
+  }
 }
 
 /**
@@ -126,8 +138,8 @@ export class DirRef {
   }
 
   /** SEC-1..SEC-6 on the chain: this directory always, those above it by the queue's trust. */
-  check(): Promise<void> {
-    return run(checkChain(this.chain, this.options), this.options.fs);
+  async check(): Promise<void> {
+    checkChain(this.chain, this.options);
   }
 
   /** The path of one entry: `name` must be one component. */

@@ -43,14 +43,19 @@ export interface DirEntry {
   kind: EntryKind;
 }
 
+const KIND_WORDS: Readonly<Record<Exclude<EntryKind, 'other'>, string>> = {
+  file: 'a regular file',
+  dir: 'a directory',
+  symlink: 'a symbolic link',
+  fifo: 'a FIFO',
+  socket: 'a socket',
+};
+
 export function describeKind(stats: Stats): string {
-  if (stats.isSymbolicLink()) return 'a symbolic link';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
+  const kind = kindOfStats(stats);
+  if (kind !== 'other') return KIND_WORDS[kind];
   if (stats.isBlockDevice()) return 'a block device';
   if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFile()) return 'a regular file';
   return 'a special file';
 }
 

@@ -1,18 +1,18 @@
 /**
  * Reading a queue: bounded reads of records and data files, listings and
  * lstats that never follow a link (SEC-2..SEC-4). Each is one implementation
- * of src/fs/steps.ts, run in a checked directory (a DirRef: the `*In` forms,
+ * in src/fs/steps.ts, run in a checked directory (a DirRef: the `*In` forms,
  * which src/fs/dir.ts's handle calls) or named by a path (the forms below
- * them, which make the DirRef from the path). The *Sync forms are the same
- * steps run synchronously for a whole-queue audit (fsjob validate), which
+ * them, which make the DirRef from the path). The *Sync forms run the same
+ * code on the real filesystem for a whole-queue audit (fsjob validate), which
  * walks and checks each directory itself once and so skips the checks.
  */
 import { basename, dirname } from 'node:path';
 import type { Stats } from 'node:fs';
 import { kindOfStats, type DirEntry, type EntryKind } from './checks.ts';
 import { DirRef, type SafeFsOptions } from './chain.ts';
-import type { SafeHandle } from './seam.ts';
-import { keptHandle, listEntries, lstatIfExists, lstatOrMissing, openChecked, readFile, run, runSync, type FileRead, type ReadFileOptions } from './steps.ts';
+import { directHandle, realReads, type SafeHandle } from './seam.ts';
+import { listEntries, lstatIfExists, lstatOrMissing, openChecked, readFile, readsOf, type FileRead, type ReadFileOptions } from './steps.ts';
 
 export interface EntryStat {
   kind: EntryKind;
@@ -29,34 +29,34 @@ export interface EntryStat {
 export async function readIn(dir: DirRef, name: string, maxBytes: number, allowMissing: boolean): Promise<Buffer | undefined> {
   const path = dir.entry(name);
   await dir.check();
-  return (await run(readFile(path, maxBytes, { allowMissing }), dir.options.fs))?.bytes;
+  return readFile(readsOf(dir.options.fs), path, maxBytes, { allowMissing })?.bytes;
 }
 
 /** A data file opened for the caller to keep, with readIn's checks (EXEC-7: a job's stdin is handed on as a descriptor). */
 export async function openIn(dir: DirRef, name: string, maxBytes: number): Promise<{ handle: SafeHandle; size: number }> {
   const path = dir.entry(name);
   await dir.check();
-  const opened = await run(openChecked(path, maxBytes), dir.options.fs);
-  return { handle: keptHandle(opened.handle), size: opened.size };
+  const opened = openChecked(readsOf(dir.options.fs), path, maxBytes);
+  return { handle: directHandle(opened.handle), size: opened.size };
 }
 
 /** lstat of one entry (never followed) after the directory's checks; undefined when nothing is there. */
 export async function statIn(dir: DirRef, name: string): Promise<EntryStat | undefined> {
   const path = dir.entry(name);
   await dir.check();
-  const stats = await run(lstatOrMissing(path), dir.options.fs);
+  const stats = lstatOrMissing(readsOf(dir.options.fs), path);
   return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
 /** Whether anything is at `name`: one lstat WITHOUT the directory's checks (see entryPresent). */
 export async function presentIn(dir: DirRef, name: string): Promise<boolean> {
-  return (await run(lstatIfExists(dir.entry(name)), dir.options.fs)) !== undefined;
+  return lstatIfExists(readsOf(dir.options.fs), dir.entry(name)) !== undefined;
 }
 
 /** The directory's entries, following nothing, after its checks; sorted by name. */
 export async function listIn(dir: DirRef): Promise<DirEntry[]> {
   await dir.check();
-  return run(listEntries(dir.path), dir.options.fs);
+  return listEntries(readsOf(dir.options.fs), dir.path);
 }
 
 // The same, named by a path.
@@ -96,7 +96,7 @@ export async function statEntry(path: string, options: SafeFsOptions = {}): Prom
  * Anything in the way that is not a directory reads as absent.
  */
 export async function entryPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
-  return (await run(lstatIfExists(path), options.fs)) !== undefined;
+  return lstatIfExists(readsOf(options.fs), path) !== undefined;
 }
 
 /** listIn for the directory at `dir`. */
@@ -110,12 +110,12 @@ export async function listDir(dir: string, options: SafeFsOptions = {}): Promise
 
 /** The listing of listIn without the directory's checks. Throws NOT_FOUND or IO. */
 export function listDirSync(dir: string): DirEntry[] {
-  return runSync(listEntries(dir));
+  return listEntries(realReads, dir);
 }
 
 /** lstat, or undefined when nothing (or nothing that is a directory on the way) is there. Throws IO otherwise. */
 export function lstatIfExistsSync(path: string): Stats | undefined {
-  return runSync(lstatIfExists(path));
+  return lstatIfExists(realReads, path);
 }
 
 export type BoundedReadSync = FileRead;
@@ -130,5 +130,5 @@ export type ReadBoundedSyncOptions = Pick<ReadFileOptions, 'hash' | 'scratch' | 
  */
 export function readBoundedSync(path: string, maxBytes: number, options: ReadBoundedSyncOptions = {}): BoundedReadSync {
   // Without allowMissing readFile answers or throws.
-  return runSync(readFile(path, maxBytes, { ...options, listed: true, noatime: true })) as FileRead;
+  return readFile(realReads, path, maxBytes, { hash: options.hash, scratch: options.scratch, uid: options.uid, listed: true, noatime: true }) as FileRead;
 }

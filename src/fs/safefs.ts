@@ -7,8 +7,8 @@
  *   checks.ts  the refusals of SEC-2..SEC-6 and the entry-name rules
  *   chain.ts   the directories above a target (SEC-1, and what is checked
  *              when, since Node has no openat)
- *   steps.ts   the one implementation of every read, run synchronously or
- *              through a seam
+ *   steps.ts   the one implementation of every read (synchronous calls, the
+ *              real ones or a test's)
  *   read.ts    bounded reads, listings, lstats
  *   write.ts   publishRecord, createExclusive, private directories, fsync,
  *              renameNoReplace, removeTree
@@ -36,7 +36,7 @@
  *   directory fsync (see `publishRecord`), data files are created exclusively.
  */
 export { CREATE_EXCLUSIVE_FLAGS, DIR_SYNC_FLAGS, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, READ_FLAGS, isTempName, type DirEntry, type EntryKind } from './checks.ts';
-export { AncestorTrust, ANCESTOR_TRUST_MS, checkDirInside, checkQueueRoot, type SafeFsOptions } from './chain.ts';
+export { AncestorTrust, ANCESTOR_TRUST_MS, checkDirInside, checkQueueRoot, dirPresent, type SafeFsOptions } from './chain.ts';
 export {
   entryPresent,
   listDir,
@@ -51,6 +51,6 @@ export {
   type ReadBoundedOptions,
   type ReadBoundedSyncOptions,
 } from './read.ts';
-export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, type Placement } from './write.ts';
-export type { SafeFsSeam, SafeHandle } from './seam.ts';
+export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
+export { realReads, type ReadCalls, type SafeFsSeam, type SafeHandle } from './seam.ts';
 export { Dir } from './dir.ts';

@@ -27,7 +27,7 @@ import {
 import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
-import { lstatOrMissing, run } from './steps.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
 
 export type Placement = 'link' | 'rename';
 
@@ -35,8 +35,8 @@ function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
   return options?.fs ?? directFs;
 }
 
-function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
-  return run(lstatOrMissing(path), options.fs);
+async function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
+  return lstatOrMissing(readsOf(options.fs), path);
 }
 
 /**
@@ -99,7 +99,8 @@ export async function fsyncDir(dir: string, options: SafeFsOptions = {}): Promis
   await withDirHandle(options, dir, (handle) => handle.sync(), 'fsync of directory', 'PUB-5');
 }
 
-async function writeAll(handle: SafeHandle, bytes: Buffer): Promise<void> {
+/** Every byte of `bytes` at offset 0 on, through as many writes as it takes. */
+export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);

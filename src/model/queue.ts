@@ -18,10 +18,13 @@ import { PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 
+/** An opened queue (`openQueue`, `initQueue`): its root checked (SEC-1), its queue record read. */
 export interface Queue {
   /** Absolute path of the queue root. */
   readonly root: string;
+  /** The absolute paths of its directories (section 2). */
   readonly paths: QueuePaths;
+  /** Its fsjob.json. */
   readonly record: QueueRecord;
   /** Options every safefs call inside this queue passes: every parent is checked from the root. */
   readonly fsOptions: SafeFsOptions & { root: string };
@@ -34,6 +37,7 @@ export function jobDir(queue: Queue, id: string): Dir {
   return queue.dirs.jobs.child(assertJobId(id));
 }
 
+/** Options of `openQueue` and `initQueue`: seams for tests (the filesystem and the clock). */
 export interface QueueOptions {
   fs?: SafeFsOptions['fs'];
   clock?: Clock;
@@ -102,11 +106,11 @@ export async function openQueue(root: string, options: QueueOptions = {}): Promi
   return { root: absolute, paths, record: inspection.value, fsOptions, dirs };
 }
 
-/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent). */
 async function isDirectory(dir: string): Promise<boolean> {
   return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
 }
 
+/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent); `created` says which. */
 export async function initQueue(root: string, options: QueueOptions = {}): Promise<{ queue: Queue; created: boolean }> {
   const absolute = path.resolve(root);
   const clock = options.clock ?? systemClock;

@@ -20,6 +20,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob, readSpec } from './jobs.ts';
 
+/** Options of `cancel` (section 8.6). */
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
   force?: boolean;
@@ -29,6 +30,7 @@ export interface CancelOptions {
   clock?: Clock;
 }
 
+/** What `cancel` did: which request record stands and who acts on it next. */
 export interface CancelResult {
   id: string;
   /** The request record that now stands. */

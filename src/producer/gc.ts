@@ -8,13 +8,12 @@
  * let anyone remove: ready entries of finished jobs, holds below the highest
  * of their key, and tmp/ entries older than TEMP_MAX_AGE.
  */
-import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { isJobId } from '../model/layout.ts';
 import { staleReadyEntries } from '../model/ready.ts';
-import { listDir, removeTree, renameNoReplace } from '../fs/safefs.ts';
+import { listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import type { Queue } from '../model/queue.ts';
@@ -22,6 +21,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
+/** Options of `gc` (section 12): which finished jobs to keep. */
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
   keep?: number;
@@ -39,6 +39,7 @@ export interface GcOptions {
   clock?: Clock;
 }
 
+/** What `gc` removed, kept and left alone. */
 export interface GcResult {
   /** Finished jobs removed (GC-1), oldest first. */
   jobs: string[];
@@ -54,11 +55,9 @@ export interface GcResult {
   skipped: { id: string; reason: string }[];
 }
 
-type Lstat = (target: string) => Promise<{ mtimeMs: number }>;
-
 async function mtimeOf(queue: Queue, target: string): Promise<number | undefined> {
   try {
-    return (await ((queue.fsOptions.fs ?? nodeFs).lstat as Lstat)(target)).mtimeMs;
+    return (await statEntry(target, queue.fsOptions))?.mtimeMs;
   } catch {
     return undefined;
   }

@@ -34,4 +34,7 @@ export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type W
 export { gc, type GcOptions, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
 export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../model/queue.ts';
-export { FsjobError, isFsjobError, type FsjobErrorCode } from '../base/errors.ts';
+export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
+/** Every record type (section 5) and the request form (section 5.2), as the schemas define them. */
+export type * from '../records/generated/types.ts';
+export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';

@@ -3,12 +3,11 @@
  * here writes. Status is always derived from which records exist (STATUS-1),
  * never from state.<g>.json or the ready index.
  */
-import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { isJobId } from '../model/layout.ts';
 import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
-import { listDir } from '../fs/safefs.ts';
+import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
@@ -18,6 +17,7 @@ import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 
+/** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
 export interface GenerationView {
   gen: number;
   claim: ClaimRecord | null;
@@ -31,6 +31,7 @@ export interface GenerationView {
   findings: Finding[];
 }
 
+/** One job in full, as `jobStatus` reads it: its spec, status (STATUS-1), generations and receipt. */
 export interface JobReport {
   id: string;
   dir: string;
@@ -55,21 +56,16 @@ export interface JobReport {
   findings: Finding[];
 }
 
+/** Options of the read-only calls (`jobStatus`, `listJobs`, `liveWorkers`). */
 export interface ReadOptions {
   /** @default systemClock */
   clock?: Clock;
 }
 
-type Lstat = (target: string) => Promise<{ size: number; isFile(): boolean }>;
-
-function lstatOf(queue: Queue): Lstat {
-  return (queue.fsOptions.fs ?? nodeFs).lstat as Lstat;
-}
-
 async function sizeOf(queue: Queue, target: string): Promise<number | null> {
   try {
-    const stats = await lstatOf(queue)(target);
-    return stats.isFile() ? stats.size : null;
+    const stats = await statEntry(target, queue.fsOptions);
+    return stats?.kind === 'file' ? stats.size : null;
   } catch {
     return null;
   }
@@ -136,6 +132,7 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
   };
 }
 
+/** One line of `listJobs`: a job, its status and its outcome so far. */
 export interface JobSummary {
   id: string;
   status: JobStatus;
@@ -156,8 +153,10 @@ export interface JobSummary {
   workerId: string | null;
 }
 
+/** How a finished job ended: the `outcome` of its receipt. */
 export type Outcome = ReceiptRecord['outcome'];
 
+/** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
   /** At most this many jobs, newest first. @default Infinity */
   limit?: number;
@@ -173,6 +172,7 @@ export interface ListOptions extends ReadOptions {
   counts?: boolean;
 }
 
+/** What `listJobs` counts with `counts: true`. */
 export interface JobCounts {
   /** Jobs per derived status (STATUS-1); statuses no job has are absent. */
   statuses: Partial<Record<JobStatus, number>>;
@@ -182,6 +182,7 @@ export interface JobCounts {
   workers: Record<string, number>;
 }
 
+/** The jobs of a queue as `listJobs` returns them. */
 export interface JobList {
   /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
   jobs: JobSummary[];
@@ -197,8 +198,7 @@ export interface JobList {
 
 async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
   try {
-    await lstatOf(queue)(queue.paths.jobFile(id, 'receipt.json'));
-    return true;
+    return (await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions)) !== undefined;
   } catch {
     return false; // absent, or unreadable: examine the job in full
   }
@@ -286,6 +286,7 @@ function count(counts: JobCounts, job: JobSummary): void {
   if (job.workerId !== null) counts.workers[job.workerId] = (counts.workers[job.workerId] ?? 0) + 1;
 }
 
+/** A registered worker (`workers/<w>.json`, WORKER-1) and whether it is alive. */
 export interface WorkerView {
   workerId: string;
   /** The registration, or null when it is invalid (see findings). */

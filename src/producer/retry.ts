@@ -28,6 +28,7 @@ export function requestOf(spec: SpecRecord, retryOf: string): JobRequest {
   return request;
 }
 
+/** Options of `retry`. */
 export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
   /** Retry a job that is not finished yet (a second, concurrent run of the same thing). @default false: refused */
   unfinished?: boolean;

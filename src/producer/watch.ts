@@ -104,6 +104,7 @@ async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | unde
   });
 }
 
+/** Options of `waitFor`. */
 export interface WaitOptions {
   /** Give up after this long with TIMEOUT. @default no limit */
   timeoutMs?: number;
@@ -150,6 +151,7 @@ export async function waitFor(queue: Queue, id: string, options: WaitOptions = {
   }
 }
 
+/** Options of `readLogs`. */
 export interface LogOptions {
   /** @default 'stdout' */
   stream?: 'stdout' | 'stderr';
@@ -165,6 +167,7 @@ export interface LogOptions {
   gaps?: boolean;
 }
 
+/** Bytes of a job's output, as `readLogs` yields them. */
 export interface LogChunk {
   /** The generation whose stdout.<g> / stderr.<g> these bytes come from. */
   gen: number;

@@ -29,6 +29,12 @@ export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
 export type * from './generated/types.ts';
+import type { ReceiptRecord } from './generated/types.ts';
+
+/** How a job finished (section 8.8, RCPT-4): the `outcome` of its receipt. */
+export type ReceiptOutcome = ReceiptRecord['outcome'];
+/** Why a job was rejected or lost (RCPT-4), or null for every other outcome: the `reason` of its receipt. */
+export type ReceiptReason = ReceiptRecord['reason'];
 
 /** The protocol version this reader implements (VER-1). */
 import { PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
@@ -36,6 +42,7 @@ const READER_MAJOR = 1;
 const READER_MINOR = 0;
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
+/** Options of `checkRecord` and `inspectRecord`: what the file name fixes (REC-7) and where the record came from. */
 export interface CheckOptions extends RecordExpectations {
   /** The path findings name; "-" when omitted. */
   path?: string;
@@ -203,6 +210,7 @@ const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
   FOREIGN_OWNER: 'RECORD_OWNER',
 };
 
+/** Options of `readRecord`: those of `checkRecord`, plus the queue root its parents are checked from (SEC-2). */
 export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root' | 'trust'> {
   /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
   allowMissing?: boolean;

@@ -8,17 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { deadIdentity, endOf, fileExists, publishClaim, readJson, readyEntries, receiptOf, waitFor } from '../support/consumer.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
 import { cleanupAll, freshDir, withWatchdog } from '../support/helpers.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import type { RecoverReport } from '../../src/consumer/index.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 
 interface Proc {
   child: ChildProcess;

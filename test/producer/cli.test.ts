@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue } from '../../src/producer/index.ts';
@@ -9,8 +8,9 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { checkRecord, type ReceiptRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { entries, writeClaim, writeOutput, writeReceipt } from '../support/producer.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 // Generous: other suites may load the machine; a healthy run takes about a second.
 const WATCHDOG_MS = 90_000;
 

@@ -4,11 +4,27 @@
  * stderr as it comes, send it signals, close its pipes). Every wait has a
  * watchdog that kills the child and fails with what it printed; none is a
  * timing assertion.
+ *
+ * bin/fsjob.js runs the built dist/bin/fsjob.js when dist/ is built from the
+ * sources as they are. Importing this module (helpers.ts and conformance.ts
+ * do) makes dist/ current first, once per test process: a JavaScript-only
+ * build, about a second, when a source changed since the last one, else a
+ * stat of each input. Without it a stale dist/ would send every start
+ * through tsx (a second or more each), and the conformance sweeps start
+ * thousands. FSJOB_DIST_KEY then pins every fsjob the run starts to that
+ * build, so a source edited during the run does not switch the rest of it
+ * to tsx.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ensureDist } from '../../tools/build/build.ts';
+import { builtKey } from '../../tools/build/inputs.mjs';
 
+/** The command in this checkout; spawn it with process.execPath. */
 export const FSJOB_BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+
+await ensureDist({ types: false });
+process.env['FSJOB_DIST_KEY'] = builtKey() ?? '';
 /** Generous: other suites load the machine; a healthy command takes about a second. */
 export const CLI_WATCHDOG_MS = 90_000;
 

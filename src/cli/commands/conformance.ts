@@ -1,5 +1,9 @@
 /**
+<<<<<<< HEAD
+ * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE] [--only CLAUSE...] [--json] [--output FILE] [--keep]`:
+=======
  * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE...] [--only CLAUSE...] [--json] [--keep]`:
+>>>>>>> main
  * run the conformance suite (conformance/runner) against an implementation
  * described by a manifest (spec section 16), the reference by default.
  */
@@ -8,6 +12,7 @@ import type { CrashMode, PowerMode } from '../../../conformance/runner/case.ts';
 import { FsjobError } from '../../base/errors.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { writeReportFile } from '../report-file.ts';
 
 /** --crash takes a kill mode (quick, full), a power-loss mode (power, power-full), or one of each. */
 export function crashModes(values: readonly string[]): { crash: CrashMode; power: PowerMode } {
@@ -57,6 +62,11 @@ export const conformanceCommand: FsjobCommand = {
         type: 'boolean',
         default: false,
       })
+      .option('output', {
+        describe: 'Also write the JSON report to FILE, complete or not at all (for CI: the file is whole or absent)',
+        type: 'string',
+        requiresArg: true,
+      })
       .option('keep', {
         describe: 'Keep every case\'s queues and logs in the temporary directory and print where',
         type: 'boolean',
@@ -76,6 +86,7 @@ export const conformanceCommand: FsjobCommand = {
       .example('$0 conformance --impl conformance/impls/sh/manifest.json --crash quick', 'test the POSIX sh implementation with a quick crash sweep')
       .example('$0 conformance --impl m.json --crash quick power', 'kills at a spread of calls, and the states a power loss leaves')
       .example('$0 conformance --impl m.json --only CLAIM-5 I2', 'only the cases about exclusive claims')
+      .example('$0 conformance --impl m.json --output conformance.json', 'progress as text, the JSON report in conformance.json')
       .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
   run: async (args, io) => {
     // Loaded here, not at startup: every other fsjob command would pay for the whole suite.
@@ -109,6 +120,7 @@ export const conformanceCommand: FsjobCommand = {
     });
     clearLine();
     const summary = summarize(outcome.results, outcome.report.summary.crash_points);
+    if (typeof args['output'] === 'string') await writeReportFile(args['output'], `${JSON.stringify(outcome.report, null, 2)}\n`);
     if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);
     else {
       if (args['keep'] === true) io.stdout(`files kept in ${outcome.workdir}\n`);

@@ -9,13 +9,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { JobRequest } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { jobsTable } from './status.ts';
 
 interface DemoJob {
   label: string;
-  request: Record<string, unknown>;
+  request: JobRequest;
   /** Cancel it this long after it starts. */
   cancelAfterMs?: number;
 }
