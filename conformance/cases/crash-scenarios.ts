@@ -168,6 +168,18 @@ export async function prepareRecover(ctx: CaseContext, dir: string): Promise<Pre
   return { ...base, argv, scriptArgv: argv, accepted: [staged.id], requests: [] };
 }
 
+/**
+ * A queue with one job that runs past RENEW_INTERVAL of the default lease
+ * (10 s; 12 s leaves 2 s for scheduling), so its owner renews the lease at
+ * least once: the audit sees how state.<g>.json is published (PUB-4).
+ */
+export async function prepareHeartbeat(ctx: CaseContext, dir: string): Promise<Prepared> {
+  const { queue, ...base } = await prepareBase(ctx, dir);
+  const staged = await stageJob(queue, { argv: sh('sleep 12'), cwd: base.work });
+  const argv = roleArgv(ctx.impl, 'consume', { queue: base.root });
+  return { ...base, argv, scriptArgv: argv, accepted: [staged.id], requests: [] };
+}
+
 /** What work/rc.<tag> and work/out.<tag> say a produce returned: the accepted ids, and the requests to produce again. */
 export async function producedIds(prepared: Prepared, acceptedBefore: (tag: string) => boolean = () => true): Promise<{ accepted: string[]; retry: Request[] }> {
   const accepted: string[] = [];
