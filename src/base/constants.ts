@@ -26,11 +26,17 @@ export const GEN_MAX = 10_000;
 export const TIMEOUT_MAX = 604_800_000;
 export const TIMEOUT_DEFAULT = 3_600_000;
 export const QUEUE_DEADLINE_MAX = 2_592_000_000;
+/** (1.1) How far ahead a drain (the consume role) waits for a retry or a delayed start (spec/tools.md MANIFEST-4). */
+export const CONSUME_RETRY_WAIT = 60_000;
+/** (1.1) How long after created_ms a not_before_ms may lie (DELAY-1). */
+export const DELAY_MAX = 31_536_000_000;
 export const ATTEMPTS_MAX = 100;
 export const NEST_MAX = 128;
 export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
 /** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
 export const REQUEST_MAX = 100_663_296;
+/** (1.1) The version a record carries when it uses a member or type 1.1 added (SPEC-2, VER-4), whatever PROTOCOL_VERSION says. */
+export const VERSION_1_1 = '1.1';
 
 /** How many hold numbers takeHold tries for one key before giving up (not a spec number). */
 export const DEDUPE_TRIES = 100;

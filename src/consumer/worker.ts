@@ -24,7 +24,7 @@
  *   while instead of being retried in a tight loop.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
@@ -75,6 +75,8 @@ export interface WorkerSummary {
 interface QueueSlot {
   queue: Queue;
   watchers: FSWatcher[];
+  /** Whether the last scan found the queue paused (PAUSE-1). */
+  paused: boolean;
 }
 
 interface InFlight {
@@ -178,7 +180,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [] });
+    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [], paused: false });
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
@@ -228,6 +230,7 @@ export class Worker {
       await this.ensureGuardian();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
+      let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -247,7 +250,9 @@ export class Worker {
           exhausted.add(index);
           continue;
         }
+        this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+        if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
         if (selected.result === null) {
           exhausted.add(index);
           continue;
@@ -259,9 +264,14 @@ export class Worker {
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable now and nothing running here: only retry delays can still bring work.
-          if (retryAtMs === null) return;
-          await this.sleep(Math.max(10, Math.min(retryAtMs - ctx.clock.nowMs() + 5, this.pollMs)));
+          // Nothing claimable now and nothing running here: only retry delays and
+          // delayed starts can still bring work. A delayed start is waited for only
+          // when it is near (MANIFEST-4: within CONSUME_RETRY_WAIT); a paused queue
+          // brings none (PAUSE-1).
+          const nearStart = notBeforeMs !== null && notBeforeMs - ctx.clock.nowMs() <= CONSUME_RETRY_WAIT ? notBeforeMs : null;
+          const next = retryAtMs === null ? nearStart : nearStart === null ? retryAtMs : Math.min(retryAtMs, nearStart);
+          if (next === null) return;
+          await this.sleep(Math.max(10, Math.min(next - ctx.clock.nowMs() + 5, this.pollMs)));
           continue;
         }
       }
@@ -329,6 +339,13 @@ export class Worker {
         this.inFlight.delete(k);
         this.wake();
       });
+  }
+
+  /** PAUSE-1: say once when a served queue is paused, and once when it is resumed. */
+  private notePause(slot: QueueSlot, paused: boolean, ctx: Context): void {
+    if (paused === slot.paused) return;
+    slot.paused = paused;
+    ctx.emit(paused ? { type: 'paused', queue: slot.queue.root } : { type: 'resumed', queue: slot.queue.root });
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {

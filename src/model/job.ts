@@ -31,6 +31,7 @@ export type JobStatus =
   | 'orphaned'
   | 'cancelling'
   | 'expired'
+  | 'delayed'
   | 'retrying'
   | 'queued'
   | 'damaged';
@@ -214,6 +215,8 @@ export interface JobStatusView {
   receipt?: ReceiptRecord;
   /** The end record of the current generation, when there is one. */
   end?: EndRecord;
+  /** When a `delayed` job becomes claimable (its spec's not_before_ms, DELAY-1). */
+  notBeforeMs?: number;
   /** Why the job is damaged, or problems met while deriving the status. */
   findings: Finding[];
 }
@@ -258,6 +261,9 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   if (spec !== undefined && spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
     return { status: 'expired', gen, ...withEnd, findings: [] };
   }
+  // DELAY-1 (1.1): not claimed before not_before_ms, judged by this reader's clock.
+  const notBefore = spec?.not_before_ms ?? null;
+  if (notBefore !== null && now < notBefore) return { status: 'delayed', gen, ...withEnd, notBeforeMs: notBefore, findings: [] };
   if (end !== undefined && end.retry_at_ms > now) return { status: 'retrying', gen, end, findings: [] };
   return { status: 'queued', gen, ...withEnd, findings: [] };
 }

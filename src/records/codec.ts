@@ -37,9 +37,10 @@ export type ReceiptOutcome = ReceiptRecord['outcome'];
 export type ReceiptReason = ReceiptRecord['reason'];
 
 /** The protocol version this reader implements (VER-1). */
-import { PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
+import { RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 const READER_MAJOR = 1;
-const READER_MINOR = 0;
+// 1.1: this reader knows every member 1.1 defines (VER-5), so a 1.1 record is closed to unknown members (VER-2).
+const READER_MINOR = 1;
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
 /** Options of `checkRecord` and `inspectRecord`: what the file name fixes (REC-7) and where the record came from. */
@@ -120,7 +121,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
 
   const notes: Finding[] = [];
   if (minor > READER_MINOR) {
-    notes.push(makeFinding('RECORD_NEWER_MINOR', `the record is fsjob ${String(version)}, newer than this reader's ${PROTOCOL_VERSION}`, { path, jobId, field: '/fsjob' }));
+    notes.push(makeFinding('RECORD_NEWER_MINOR', `the record is fsjob ${String(version)}, newer than this reader's ${READER_MAJOR}.${READER_MINOR}`, { path, jobId, field: '/fsjob' }));
   }
   return { ok: true, value: value as unknown as DocumentByType[T], findings: notes };
 }
