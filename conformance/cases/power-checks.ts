@@ -7,15 +7,16 @@
  * - A producer that exited 0 reported its job accepted: the job directory
  *   is durable (ENQ-4).
  * - A command that started had its execution recorded durably first:
- *   exec.<g>.json of its generation survives (PUB-5: a step another durable
- *   step depends on comes after the directory fsync; EXEC-3: the commit
- *   point of the attempt), or recovery runs it again.
+ *   exec.<g>.json of its generation survives, or recovery runs it again.
+ *   The cause named first is PUB-5 when the record's directory was never
+ *   fsynced after its link (the publication itself is incomplete), EXEC-3
+ *   when it was, but only after the release (the order is wrong).
  * - A role that exited 0 reported success: every record it had published by
  *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost).
  */
 import path from 'node:path';
 import type { TraceRecord } from '../crash/trace.ts';
-import { buildState, listState, type Listed, type Model, type Snapshot } from '../crash/power-model.ts';
+import { buildState, isDurable, listState, type Change, type Listed, type Model, type Snapshot } from '../crash/power-model.ts';
 import type { Failure } from '../runner/report.ts';
 
 export interface Observations {
@@ -84,6 +85,8 @@ export function realStates(model: Model): (k: number) => Map<string, Listed> {
 }
 
 export interface ObligationInput {
+  /** The replayed trace. */
+  model: Model;
   /** realStates(model). */
   realAt: (k: number) => Map<string, Listed>;
   /** The state, and the crash point it was built for. */
@@ -116,7 +119,13 @@ export function brokenPromises(input: ObligationInput): Failure[] {
     const execs = [...have.keys()].filter((rel) => rel.startsWith(`jobs/${id}/exec.`) && rel.endsWith('.json')).length;
     if (execs < n) {
       const first = observations.starts.find((s) => s.id === id && s.k <= c);
-      failures.push({ clauses: ['PUB-5', 'EXEC-3', 'I2'], message: `job ${id}'s command started (call ${first?.k ?? '?'}; ${n} start${n === 1 ? '' : 's'} by call ${c}), but after the power loss the job has ${execs} exec record${execs === 1 ? '' : 's'}: the execution was released before its record was durable, so a recoverer may run it again`, evidence: [] });
+      const said = `job ${id}'s command started (call ${first?.k ?? '?'}; ${n} start${n === 1 ? '' : 's'} by call ${c}), but after the power loss the job has ${execs} exec record${execs === 1 ? '' : 's'}`;
+      const late = execLinks(input.model, id, c).find((link) => link.durableFrom !== undefined);
+      if (late !== undefined) {
+        failures.push({ clauses: ['EXEC-3', 'PUB-5', 'I2'], message: `${said}: ${rel(input.model, late.record.path2)} (linked at call ${late.record.k}) was made durable only at call ${late.durableFrom}, after the release: the owner must fsync its directory before it releases the command, or a recoverer may run it again`, evidence: [] });
+      } else {
+        failures.push({ clauses: ['PUB-5', 'EXEC-3', 'I2'], message: `${said}: the directory of its exec record was never fsynced after the link, so the execution was released before its record was durable and a recoverer may run it again`, evidence: [] });
+      }
     }
   }
 
@@ -142,3 +151,13 @@ export function brokenPromises(input: ObligationInput): Failure[] {
   }
   return failures;
 }
+
+function rel(model: Model, file: string | undefined): string {
+  return file === undefined ? '?' : path.relative(model.root, file);
+}
+
+/** The links of job id's exec records made by call c and not yet durable there. */
+function execLinks(model: Model, id: string, c: number): Change[] {
+  return model.changes.filter((change) => change.type === 'add' && change.origin === 'link' && change.record.k <= c && !isDurable(change, c) && /^exec\.[1-9][0-9]*\.json$/.test(change.name ?? '') && rel(model, change.record.path2).startsWith(`jobs/${id}/`));
+}
+
