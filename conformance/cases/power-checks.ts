@@ -11,6 +11,9 @@
  *   The cause named first is PUB-5 when the record's directory was never
  *   fsynced after its link (the publication itself is incomplete), EXEC-3
  *   when it was, but only after the release (the order is wrong).
+ * - A published job brought its staged entries along: when jobs/<id>
+ *   survives, so do the spec record and stdin it held when it was renamed
+ *   there (DUR-4: ENQ steps 3 and 4 fsync them and tmp/<id>/ first).
  * - A role that exited 0 reported success: every record it had published by
  *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost).
  */
@@ -114,6 +117,8 @@ export function brokenPromises(input: ObligationInput): Failure[] {
     }
   }
 
+  failures.push(...stagedEntriesLost(input, have, real));
+
   const starts = startsBy(observations, c);
   for (const [id, n] of starts) {
     const execs = [...have.keys()].filter((rel) => rel.startsWith(`jobs/${id}/exec.`) && rel.endsWith('.json')).length;
@@ -161,3 +166,30 @@ function execLinks(model: Model, id: string, c: number): Change[] {
   return model.changes.filter((change) => change.type === 'add' && change.origin === 'link' && change.record.k <= c && !isDurable(change, c) && /^exec\.[1-9][0-9]*\.json$/.test(change.name ?? '') && rel(model, change.record.path2).startsWith(`jobs/${id}/`));
 }
 
+/**
+ * DUR-4's row for ENQ-3: a job directory that survives in jobs/ holds the
+ * spec record and stdin it held in the queue at the crash point (they were
+ * staged, and fsynced with tmp/<id>/, before the publishing rename). Only
+ * files the trace shows staged: a job planted by the suite is durable.
+ */
+function stagedEntriesLost(input: ObligationInput, have: Map<string, Listed>, real: Map<string, Listed>): Failure[] {
+  const staged = new Set<string>();
+  for (const change of input.model.changes) {
+    if (change.record.k > input.c || change.type !== 'add' || change.origin !== 'rename') continue;
+    const to = rel(input.model, change.record.path2);
+    if (/^jobs\/[^/]+$/.test(to) && rel(input.model, change.record.path).startsWith('tmp/')) staged.add(to);
+  }
+  const failures: Failure[] = [];
+  for (const job of staged) {
+    if (!have.has(job)) continue; // not published after the power loss: ENQ-4 above, or the job may be missing (DUR-5)
+    for (const name of ['spec.json', 'stdin']) {
+      const want = real.get(`${job}/${name}`);
+      if (want === undefined) continue;
+      const left = have.get(`${job}/${name}`);
+      if (left !== undefined && left.data.equals(want.data)) continue;
+      const what = left === undefined ? 'does not exist' : `holds ${left.data.length} of its ${want.data.length} bytes`;
+      failures.push({ clauses: ['DUR-4', 'ENQ-3', 'I1'], message: `${job} was published by its rename out of tmp/, but after the power loss ${job}/${name} ${what}: ${left === undefined ? 'the staging directory was not fsynced' : 'the staged file was not fsynced'} before the publishing rename (ENQ steps 3 and 4)`, evidence: [] });
+    }
+  }
+  return failures;
+}
