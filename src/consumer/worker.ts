@@ -33,6 +33,7 @@ import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
+import { ReadyView } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
@@ -77,6 +78,8 @@ interface QueueSlot {
   watchers: FSWatcher[];
   /** Whether the last scan found the queue paused (PAUSE-1). */
   paused: boolean;
+  /** ready/ in claim order, kept current by watch events and listed afresh when due. */
+  view: ReadyView;
 }
 
 interface InFlight {
@@ -180,7 +183,10 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [], paused: false });
+    for (const root of this.options.queues) {
+      const queue = await openWith(root, ctx);
+      this.slots.push({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
+    }
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
@@ -202,7 +208,11 @@ export class Worker {
   private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
     const s = this.summary;
     if (event.type === 'claimed') s.claimed += 1;
-    else if (event.type === 'finished') s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
+    else if (event.type === 'finished') {
+      s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
+      // READY-2 removed its entry: the view need not wait for the watch event.
+      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
+    }
     else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
     else if (event.type === 'superseded') s.superseded += 1;
     else if (event.type === 'unproven') s.unproven += 1;
@@ -225,9 +235,12 @@ export class Worker {
 
   private async loop(ctx: Context): Promise<void> {
     let claims = 0;
+    // Drain and once end only after a round over views listed in that round (a watch event may have been missed).
+    let relisted = false;
     for (;;) {
       if (this.stopping) return;
       await this.ensureGuardian();
+      const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
       let notBeforeMs: number | null = null;
@@ -239,7 +252,7 @@ export class Worker {
         const slot = this.slots[index] as QueueSlot;
         let selected;
         try {
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
         } catch (error) {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
           const gone = await this.abandoned(slot, ctx);
@@ -259,11 +272,18 @@ export class Worker {
         }
         claims += 1;
         claimedNow += 1;
+        relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0) {
+          const unlisted = this.slots.filter((slot) => slot.view.listedAtMs < roundMs);
+          if (!relisted && unlisted.length > 0) {
+            for (const slot of unlisted) slot.view.invalidate();
+            relisted = true;
+            continue;
+          }
           // Nothing claimable now and nothing running here: only retry delays and
           // delayed starts can still bring work. A delayed start is waited for only
           // when it is near (MANIFEST-4: within CONSUME_RETRY_WAIT); a paused queue
@@ -371,13 +391,31 @@ export class Worker {
   private watch(slot: QueueSlot): void {
     for (const dir of ['ready', 'jobs'] as const) {
       try {
-        const watcher = watch(slot.queue.paths.dir(dir), { persistent: false }, () => this.wake());
-        watcher.on('error', () => undefined);
+        const onEvent = dir === 'ready' ? (_event: string, name: string | Buffer | null) => this.readyChanged(slot, name) : () => this.wake();
+        const watcher = watch(slot.queue.paths.dir(dir), { persistent: false }, onEvent);
+        watcher.on('error', () => {
+          // A watch that failed feeds nothing more: the view is listed at every scan again.
+          if (dir === 'ready') slot.view.watched = false;
+        });
         slot.watchers.push(watcher);
+        if (dir === 'ready') slot.view.watched = true;
       } catch {
-        // No inotify: the poll finds the work anyway.
+        // No inotify: the poll finds the work anyway (the view is then listed at every scan).
       }
     }
+  }
+
+  /** A watch event of ready/: one lstat says whether the entry came or went (the event's kind is not trusted). */
+  private readyChanged(slot: QueueSlot, name: string | Buffer | null): void {
+    if (typeof name !== 'string') {
+      slot.view.invalidate();
+      this.wake();
+      return;
+    }
+    slot.queue.dirs.ready.present(name).then(
+      (exists) => slot.view.changed(name, exists),
+      () => slot.view.invalidate(),
+    ).finally(() => this.wake());
   }
 
   private sleep(ms: number): Promise<void> {
