@@ -23,7 +23,7 @@
  *   whose orphaned execution cannot be proven stopped, is left alone for a
  *   while instead of being retried in a tight loop.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
@@ -33,6 +33,7 @@ import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
+import { watchQueue } from './queue-watch.ts';
 import { ReadyView } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 
@@ -193,7 +194,7 @@ export class Worker {
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
-        this.watch(slot);
+        slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.wake()));
       }
       this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
       this.registrationTimer.unref();
@@ -386,36 +387,6 @@ export class Worker {
     } catch (error) {
       ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
     }
-  }
-
-  private watch(slot: QueueSlot): void {
-    for (const dir of ['ready', 'jobs'] as const) {
-      try {
-        const onEvent = dir === 'ready' ? (_event: string, name: string | Buffer | null) => this.readyChanged(slot, name) : () => this.wake();
-        const watcher = watch(slot.queue.paths.dir(dir), { persistent: false }, onEvent);
-        watcher.on('error', () => {
-          // A watch that failed feeds nothing more: the view is listed at every scan again.
-          if (dir === 'ready') slot.view.watched = false;
-        });
-        slot.watchers.push(watcher);
-        if (dir === 'ready') slot.view.watched = true;
-      } catch {
-        // No inotify: the poll finds the work anyway (the view is then listed at every scan).
-      }
-    }
-  }
-
-  /** A watch event of ready/: one lstat says whether the entry came or went (the event's kind is not trusted). */
-  private readyChanged(slot: QueueSlot, name: string | Buffer | null): void {
-    if (typeof name !== 'string') {
-      slot.view.invalidate();
-      this.wake();
-      return;
-    }
-    slot.queue.dirs.ready.present(name).then(
-      (exists) => slot.view.changed(name, exists),
-      () => slot.view.invalidate(),
-    ).finally(() => this.wake());
   }
 
   private sleep(ms: number): Promise<void> {
