@@ -40,6 +40,8 @@ export class ReadyView {
   private listedMs = Number.NEGATIVE_INFINITY;
   private intervalMs = VIEW_REFRESH_MIN_MS;
   private lost = true;
+  /** Watch results that arrived while a listing was under way: applied again after it. */
+  private during: [string, boolean][] | undefined;
   /** Whether fs.watch feeds the view; without it every scan lists ready/. */
   watched = false;
 
@@ -69,9 +71,20 @@ export class ReadyView {
   /** The full listing (CLAIM-1's order), which replaces the view. */
   async refresh(): Promise<void> {
     const started = performance.now();
-    // Marked before listing: an event that arrives during the listing is applied after it.
+    // Marked before listing: an event that arrives during the listing is applied again after it
+    // (in order: every later change of a name brings its own event, whose lstat comes later).
     this.lost = false;
-    const entries = await listReady(this.queue);
+    this.during = [];
+    let entries: ReadyEntry[];
+    try {
+      entries = await listReady(this.queue);
+    } catch (error) {
+      this.during = undefined;
+      this.lost = true;
+      throw error;
+    }
+    const during = this.during;
+    this.during = undefined;
     this.names = entries.map((entry) => entry.name);
     this.head = 0;
     this.present.clear();
@@ -81,6 +94,7 @@ export class ReadyView {
       this.byId.set(entry.id, entry.name);
     }
     this.version += 1;
+    for (const [name, exists] of during) this.changed(name, exists);
     const ended = performance.now();
     this.listedMs = started;
     this.intervalMs = Math.max(VIEW_REFRESH_MIN_MS, REFRESH_COST_FACTOR * (ended - started));
@@ -143,6 +157,7 @@ export class ReadyView {
    * (the caller looks, so that the view never trusts an event's kind).
    */
   changed(name: string, exists: boolean): void {
+    this.during?.push([name, exists]);
     if (exists) this.add(name);
     else this.remove(name);
   }

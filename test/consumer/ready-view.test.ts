@@ -86,6 +86,21 @@ view('a watched view is listed again only when due or invalidated', async () => 
   assert.equal(names(v), [], 'unwatched: listed at every use');
 });
 
+view('a watch result that arrives while a listing is under way is not lost when the listing replaces the view', async () => {
+  const q = await freshQueue();
+  const first = readyEntryName(0, newJobId());
+  closeSync(openSync(join(q.paths.dir('ready'), first), 'wx', 0o600));
+  const v = new ReadyView(q);
+  v.watched = true;
+  // The lstat of a watch event saw an entry that the listing did not (it read ready/ before the entry came):
+  // modelled by an entry this listing can never see. Replacing the view with the listing must not drop it.
+  const listing = v.refresh();
+  const later = readyEntryName(0, newJobId());
+  v.changed(later, true);
+  await listing;
+  assert.equal(names(v), [first, later]);
+});
+
 view('a draining worker finds jobs whose ready events it never saw (the listing is the truth)', async () => {
   const q = await freshQueue();
   const ids: string[] = [];
