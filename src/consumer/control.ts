@@ -67,6 +67,11 @@ export class ControlLoop {
     this.timer = undefined;
   }
 
+  /** Whether lease_ms has passed since the last successful renewal: nothing more may be published for this claim (RCPT-7, LEASE-2). */
+  lapsed(): boolean {
+    return this.sinceRenewal() >= this.owner.ctx.leaseMs;
+  }
+
   /** Renew the lease now (a payload handler's heartbeat()). */
   async renew(): Promise<void> {
     const t = this.target;

@@ -15,13 +15,11 @@
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
  *   attempt remains), and the registration is removed.
- * - A queue removed (or replaced by another) underneath the worker is
- *   noticed at the next failed scan (WORKER-4, seed 000's abandoned-root check): the
- *   worker stops what runs there, recreates nothing, and run() rejects with
- *   NOT_A_QUEUE.
- * - Recovery limits (seed 004): a job whose attempt could not start, or
- *   whose orphaned execution cannot be proven stopped, is left alone for a
- *   while instead of being retried in a tight loop.
+ * - A queue removed (or replaced) underneath is noticed at the next failed scan
+ *   (WORKER-4, seed 000's abandoned-root check): the worker stops what runs
+ *   there, recreates nothing, and run() rejects with NOT_A_QUEUE.
+ * - Recovery limits (seed 004): a job whose attempt could not start, or whose
+ *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
 import type { FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
@@ -36,6 +34,7 @@ import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome 
 import { watchQueue } from './queue-watch.ts';
 import { ReadyView } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
+import { ScanBackoff } from './scan-backoff.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -72,6 +71,8 @@ export interface WorkerSummary {
   superseded: number;
   unproven: number;
   errors: number;
+  /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
+  left: { queue: string; job_id: string; gen: number; reason: string }[];
 }
 
 interface QueueSlot {
@@ -130,6 +131,7 @@ export class Worker {
   private startedMs = 0;
   private registrationTimer: NodeJS.Timeout | undefined;
   private readonly summary: WorkerSummary;
+  private readonly scans = new ScanBackoff();
 
   constructor(options: WorkerOptions) {
     if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
@@ -143,7 +145,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0 };
+    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -218,6 +220,7 @@ export class Worker {
     else if (event.type === 'superseded') s.superseded += 1;
     else if (event.type === 'unproven') s.unproven += 1;
     else if (event.type === 'error') s.errors += 1;
+    else if (event.type === 'left') s.left.push({ queue: event.queue, job_id: event.job_id, gen: event.gen, reason: event.reason });
     user?.(event);
   }
 
@@ -244,6 +247,7 @@ export class Worker {
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
+      let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
@@ -255,7 +259,8 @@ export class Worker {
         try {
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
         } catch (error) {
-          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+          scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
           const gone = await this.abandoned(slot, ctx);
           if (gone !== undefined) {
             this.abandon(gone);
@@ -276,8 +281,18 @@ export class Worker {
         relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
+      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
+        if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
+          // A queue that could not be scanned is not drained: try again, then give up with the error.
+          if (this.scans.exhausted(ctx.clock.nowMs())) {
+            this.fatal ??= scanError;
+            return;
+          }
+          await this.sleep(this.scans.pause(this.pollMs));
+          continue;
+        }
         if (this.inFlight.size === 0 && claimedNow === 0) {
           const unlisted = this.slots.filter((slot) => slot.view.listedAtMs < roundMs);
           if (!relisted && unlisted.length > 0) {
@@ -297,7 +312,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.pollMs);
+      await this.sleep(this.scans.pause(this.pollMs));
     }
   }
 
@@ -340,20 +355,27 @@ export class Worker {
     if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
+    const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
     job.done
       .then((outcome: RunOutcome) => {
         if (outcome.kind === 'aborted') {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
+          if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
           const count = (this.failures.get(k) ?? 0) + 1;
           this.failures.set(k, count);
           // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
           if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
         } else {
+          if (outcome.kind === 'unproven') left(outcome.reason);
           this.failures.delete(k);
         }
       })
       .catch((error: unknown) => {
-        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+        const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
+        // A job directory that is gone holds no claim to leave open.
+        const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
+        if (!gone) left(`its outcome could not be published: ${failure.message}`);
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
       })
       .finally(() => {
