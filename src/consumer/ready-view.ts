@@ -203,3 +203,14 @@ export class ReadyView {
     return low;
   }
 }
+
+/**
+ * Drain and once modes end only after a round over views listed in that
+ * round (a watch event may have been missed): marks the views listed before
+ * `roundMs` for listing and says whether there were any (then one more round).
+ */
+export function relistBeforeEnd(views: readonly ReadyView[], roundMs: number): boolean {
+  const unlisted = views.filter((view) => view.listedAtMs < roundMs);
+  for (const view of unlisted) view.invalidate();
+  return unlisted.length > 0;
+}

@@ -32,7 +32,7 @@ import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOp
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { watchQueue } from './queue-watch.ts';
-import { ReadyView } from './ready-view.ts';
+import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
 
@@ -88,6 +88,8 @@ interface InFlight {
   slot: QueueSlot;
   job: RunningJob;
 }
+
+const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -186,10 +188,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) {
-      const queue = await openWith(root, ctx);
-      this.slots.push({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
-    }
+    for (const root of this.options.queues) this.slots.push(slotOf(await openWith(root, ctx)));
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
@@ -213,8 +212,7 @@ export class Worker {
     if (event.type === 'claimed') s.claimed += 1;
     else if (event.type === 'finished') {
       s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
-      // READY-2 removed its entry: the view need not wait for the watch event.
-      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
+      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id); // READY-2 removed its entry
     }
     else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
     else if (event.type === 'superseded') s.superseded += 1;
@@ -239,8 +237,7 @@ export class Worker {
 
   private async loop(ctx: Context): Promise<void> {
     let claims = 0;
-    // Drain and once end only after a round over views listed in that round (a watch event may have been missed).
-    let relisted = false;
+    let relisted = false; // see relistBeforeEnd
     for (;;) {
       if (this.stopping) return;
       await this.ensureGuardian();
@@ -294,12 +291,7 @@ export class Worker {
           continue;
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          const unlisted = this.slots.filter((slot) => slot.view.listedAtMs < roundMs);
-          if (!relisted && unlisted.length > 0) {
-            for (const slot of unlisted) slot.view.invalidate();
-            relisted = true;
-            continue;
-          }
+          if (!relisted && (relisted = relistBeforeEnd(this.slots.map((slot) => slot.view), roundMs))) continue;
           // Nothing claimable now and nothing running here: only retry delays and
           // delayed starts can still bring work. A delayed start is waited for only
           // when it is near (MANIFEST-4: within CONSUME_RETRY_WAIT); a paused queue
