@@ -87,7 +87,8 @@ async function specCase(ctx: CaseContext): Promise<void> {
       return;
     }
     const want: Partial<SpecRecord> = {
-      fsjob: '1.0',
+      // VER-4: a 1.1 writer writes "1.1"; a 1.0 implementation may still write "1.0" (VER-5).
+      fsjob: spec.fsjob === '1.0' ? '1.0' : '1.1',
       type: 'spec',
       id,
       argv: FULL.argv,

@@ -2,9 +2,9 @@
  * Every number of the spec's table (spec/fsjob-v1.md section 0), in one place,
  * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
  */
-export const PROTOCOL_VERSION = '1.0';
+export const PROTOCOL_VERSION = '1.1';
 export const PROTOCOL_MAJOR = 1;
-export const PROTOCOL_MINOR = 0;
+export const PROTOCOL_MINOR = 1;
 
 export const RECORD_MAX = 1_048_576;
 export const STDIN_MAX = 67_108_864;

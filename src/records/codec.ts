@@ -33,9 +33,7 @@ export type * from './generated/types.ts';
 export const REQUEST_MAX_BYTES = 100_663_296;
 /** The protocol version this reader implements (VER-1). */
 export { PROTOCOL_VERSION } from '../base/constants.ts';
-import { PROTOCOL_VERSION } from '../base/constants.ts';
-const READER_MAJOR = 1;
-const READER_MINOR = 0;
+import { PROTOCOL_MAJOR as READER_MAJOR, PROTOCOL_MINOR as READER_MINOR, PROTOCOL_VERSION } from '../base/constants.ts';
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
 export interface CheckOptions extends RecordExpectations {

@@ -97,7 +97,7 @@ export type Labels = {
 
 /** fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2). */
 export interface QueueRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "queue". */
   type: "queue";
@@ -111,7 +111,7 @@ export interface QueueRecord {
 
 /** jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults. */
 export interface SpecRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "spec". */
   type: "spec";
@@ -161,7 +161,7 @@ export interface SpecRecord {
 
 /** jobs/<id>/claim.<g>.json (section 5.3): generation g of ownership, published by link (CLAIM-5). */
 export interface ClaimRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "claim". */
   type: "claim";
@@ -183,7 +183,7 @@ export interface ClaimRecord {
 
 /** jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3). */
 export interface ExecRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "exec". */
   type: "exec";
@@ -203,7 +203,7 @@ export interface ExecRecord {
 
 /** jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1). */
 export interface StateRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "state". */
   type: "state";
@@ -229,7 +229,7 @@ export interface StateRecord {
 
 /** jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again. */
 export interface EndRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "end". */
   type: "end";
@@ -253,7 +253,7 @@ export interface EndRecord {
 
 /** jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (section 5.7): a request to cancel the job, published by link (CANCEL-1). */
 export interface CancelRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "cancel". */
   type: "cancel";
@@ -273,7 +273,7 @@ export interface CancelRecord {
 
 /** jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3). */
 export interface ReceiptRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "receipt". */
   type: "receipt";
@@ -311,7 +311,7 @@ export interface ReceiptRecord {
 
 /** workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational. */
 export interface WorkerRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "worker". */
   type: "worker";
@@ -339,7 +339,7 @@ export interface WorkerRecord {
 
 /** dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2). */
 export interface HoldRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "hold". */
   type: "hold";
