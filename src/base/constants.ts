@@ -44,3 +44,6 @@ export const OUTCOME_EXIT = {
   cancelled: 130,
   force_stopped: 137,
 } as const;
+
+/** tools.md MANIFEST-4: a draining consumer waits for retries due within this long, no longer. */
+export const CONSUME_RETRY_WAIT = 60_000;

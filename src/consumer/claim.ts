@@ -31,7 +31,7 @@ export interface ClaimPolicy {
   hasHandler(name: string): boolean;
 }
 
-/** A job this process owns and will now run (CLAIM-6.8). */
+/** A job this process owns and will now run (CLAIM-6 step 9). */
 export interface RunTicket {
   owner: Ownership;
   spec: SpecRecord;
@@ -88,7 +88,12 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
     if (!proof.stopped) return { kind: 'unproven', gen: g, clause: 'RECOV-1', reason: proof.reason };
     recovered = true;
   }
-  if (g + 1 > GEN_MAX) return { kind: 'limit', gen: g }; // CLAIM-4
+  if (g + 1 > GEN_MAX) {
+    // CLAIM-4: no claim past GEN_MAX. A dead owner's open claim GEN_MAX never ran the
+    // job (CLAIM-9): a recoverer finishes it with its claim_limit receipt, unclaimed (RECOV-4).
+    if (recovered) return finishAtGenMax(ctx, queue, id, spec, g);
+    return { kind: 'limit', gen: g };
+  }
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
   const claim: ClaimRecord = {
@@ -120,6 +125,17 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
     await giveBackUndecided(owner).catch(() => undefined);
     throw error;
   }
+}
+
+/** RECOV-4: the lost receipt of a job whose claim GEN_MAX died open, published without a claim. */
+async function finishAtGenMax(ctx: Context, queue: Queue, id: string, spec: SpecView, gen: number): Promise<ClaimResult> {
+  const owner = new Ownership(ctx, queue, id, gen, ctx.clock.nowMs());
+  const used = await attemptsUsed(queue, await listJob(queue, id));
+  return finish(
+    owner,
+    { outcome: 'lost', exit_code: 125, reason: 'claim_limit', message: `the owner of generation ${gen} (GEN_MAX) died before finishing the job (RECOV-4)`, attempts: used },
+    spec.ok ? spec.spec : undefined,
+  );
 }
 
 async function giveBackUndecided(owner: Ownership): Promise<void> {
@@ -177,11 +193,16 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
       spec,
     );
   }
+  // 6.5: generation GEN_MAX never runs the job (CLAIM-9).
+  if (owner.gen >= GEN_MAX) {
+    return finish(owner, { outcome: 'lost', exit_code: 125, reason: 'claim_limit', message: `generation ${owner.gen} is GEN_MAX: no generation may run the job (CLAIM-9)`, attempts: used }, spec);
+  }
+  // CLAIM-10: steps 0 to 5 are every claimer's; a one-shot recover then gives the job back.
   if (policy.purpose === 'release') {
     const end = await owner.publishEnd('released', false, 0, null);
     return { kind: 'decided', owner, end };
   }
-  // 6.5, 6.6
+  // 6.6 (policy, handler), 6.7 (cwd, stdin)
   if (spec.argv !== undefined) {
     if (ctx.allow !== null && !ctx.allow.allows(spec.argv[0])) {
       return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `argv[0] ${JSON.stringify(spec.argv[0])} matches no allow pattern of this consumer (EXEC-9)`, attempts: used }, spec);
@@ -201,7 +222,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     }
     stdin = opened;
   }
-  // 6.7: LANE-2, after claiming.
+  // 6.8: LANE-2, after claiming.
   if (spec.lane !== null) {
     let taken = false;
     try {

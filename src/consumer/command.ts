@@ -61,6 +61,8 @@ export interface CommandHooks {
   /** Durably records the group (publishes exec.<g>.json). Throwing aborts the attempt unreleased. */
   record(group: RecordedGroup): Promise<void>;
   guardian?: Guardian;
+  /** The guardian's deadline for the group unless its claim is renewed (LEASE-5). */
+  leaseDeadline?: () => number | undefined;
   clock?: Clock;
 }
 
@@ -177,7 +179,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       if (leader === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
       group = { pgid: pid, start: leader.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
-      hooks.guardian?.track(group);
+      hooks.guardian?.track(group, hooks.leaseDeadline?.());
       await hooks.record(group);
     } catch (error) {
       // Never released: kill the gate and report the attempt as not started.

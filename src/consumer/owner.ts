@@ -64,6 +64,8 @@ export class Ownership {
   readonly gen: number;
   readonly dir: string;
   readonly claimedMs: number;
+  /** performance.now() just after the claim: where the guardian's first deadline counts from (LEASE-5). */
+  readonly claimedReal = performance.now();
   private lost = false;
 
   constructor(ctx: Context, queue: Queue, id: string, gen: number, claimedMs: number) {

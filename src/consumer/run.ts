@@ -165,9 +165,10 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
           ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
+        // LEASE-6: a counted failure; with no attempt left the attempt was lost with its lease.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'failed', exit_code: 137, message: 'stopped because its lease could not be renewed (LEASE-2)' });
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -187,6 +188,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   const attempt = ticket.attemptsUsed + 1;
   const argv = spec.argv as [string, ...string[]];
   let command: RunningCommand | undefined;
+  let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
   let shuttingDown = false;
@@ -230,14 +232,20 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
         },
         {
           record: async (group) => {
+            recorded = group;
             await owner.publishExec(attempt, group);
             phase = 'running';
             ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
           },
           guardian: deps.guardian,
+          leaseDeadline: () => control.guardianDeadline(),
           clock: ctx.clock,
         },
       );
+      // LEASE-5: every successful renewal moves the guardian's deadline for this group.
+      control.onRenewed = () => {
+        if (recorded !== undefined) deps.guardian?.renew(recorded.pgid, control.guardianDeadline());
+      };
       if (pending !== null) command.stop(pending);
       result = await command.done;
     } catch (error) {

@@ -33,6 +33,11 @@ export interface SelectResult {
   result: (ClaimResult & { kind: 'decided' | 'run' }) | null;
   /** The earliest retry_at_ms of a retrying job this consumer could run, or null. */
   retryAtMs: number | null;
+  /**
+   * The shortest time a watched foreign claim needs before it may be broken
+   * (LEASE-3), or null: a draining consumer waits for it (MANIFEST-4).
+   */
+  watchMs: number | null;
 }
 
 function wrap(error: unknown): FsjobError {
@@ -42,6 +47,7 @@ function wrap(error: unknown): FsjobError {
 /** CLAIM-1/2: claim the first job in order that this consumer can make progress on. */
 export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void): Promise<SelectResult> {
   let retryAtMs: number | null = null;
+  let watchMs: number | null = null;
   const readyDir = queue.paths.dir('ready');
   for (const entry of await listDir(readyDir, queue.fsOptions)) {
     const parsed = parseReadyEntry(entry.name);
@@ -61,13 +67,15 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
         retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
         continue;
       }
+      const watch = view.owner?.watchRemainingMs;
+      if (watch !== undefined) watchMs = watchMs === null ? watch : Math.min(watchMs, watch);
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
       if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       const result = await claimJob(ctx, queue, id, spec, files, view, policy);
       switch (result.kind) {
         case 'decided':
         case 'run':
-          return { result, retryAtMs };
+          return { result, retryAtMs, watchMs };
         case 'unproven':
           ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
           avoid(id, 30_000);
@@ -85,7 +93,7 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       avoid(id, 5_000);
     }
   }
-  return { result: null, retryAtMs };
+  return { result: null, retryAtMs, watchMs };
 }
 
 /** READY-3: an entry whose job directory does not exist goes once it is older than TEMP_MAX_AGE. */

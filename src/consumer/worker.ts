@@ -24,7 +24,7 @@
  *   while instead of being retried in a tight loop.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
@@ -199,6 +199,7 @@ export class Worker {
       await this.ensureGuardian();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
+      let watchMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -219,6 +220,7 @@ export class Worker {
           continue;
         }
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+        if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
         if (selected.result === null) {
           exhausted.add(index);
           continue;
@@ -230,9 +232,14 @@ export class Worker {
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable now and nothing running here: only retry delays can still bring work.
-          if (retryAtMs === null) return;
-          await this.sleep(Math.max(10, Math.min(retryAtMs - ctx.clock.nowMs() + 5, this.pollMs)));
+          // Nothing claimable now and nothing running here: only retries due
+          // soon and foreign claims being watched (LEASE-3) can still bring
+          // work (MANIFEST-4); a retry further away than CONSUME_RETRY_WAIT is
+          // left for later.
+          const untilRetry = retryAtMs === null ? null : retryAtMs - ctx.clock.nowMs();
+          const waits = [untilRetry !== null && untilRetry <= CONSUME_RETRY_WAIT ? untilRetry : null, watchMs].filter((ms): ms is number => ms !== null);
+          if (waits.length === 0) return;
+          await this.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
           continue;
         }
       }

@@ -20,6 +20,17 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob, readSpec, removeReadyEntry } from './jobs.ts';
 
+/** Why CLAIM-6 step 1 rejects a job whose spec is not valid (missing, a hazard, invalid, another major). */
+async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: 'invalid_spec' | 'unsupported_version'; message: string }> {
+  if (!files.spec) return { reason: 'invalid_spec', message: 'the job directory has no spec.json (CLAIM-6)' };
+  const read = await readJobRecord(queue, files, 'spec');
+  const first = read.ok ? undefined : read.findings[0];
+  return {
+    reason: first?.code === 'RECORD_VERSION' ? 'unsupported_version' : 'invalid_spec',
+    message: `spec.json is invalid${first === undefined ? '' : ` (${first.clause}): ${first.message}`} (CLAIM-6, CLAIM-10)`,
+  };
+}
+
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
   force?: boolean;
@@ -152,15 +163,16 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
   const reason = options.reason ?? null;
   const attempts = Math.min(await attemptsUsed(queue, files), ATTEMPTS_MAX);
   const when = attempts === 0 ? 'cancelled before it ran' : `cancelled while waiting to be retried, after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  // CLAIM-10: the canceller decides as any claimer does; an invalid spec is rejected before the cancel counts (CLAIM-6 step 1).
+  const invalid = spec === undefined ? await specRejection(queue, files) : undefined;
   const receipt: ReceiptRecord = {
     fsjob: PROTOCOL_VERSION,
     type: 'receipt',
     job_id: id,
     gen: next,
-    outcome: 'cancelled',
-    exit_code: OUTCOME_EXIT.cancelled,
-    reason: null,
-    message: clip(`${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, 1024),
+    ...(invalid === undefined
+      ? { outcome: 'cancelled', exit_code: OUTCOME_EXIT.cancelled, reason: null, message: clip(`${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, 1024) }
+      : { outcome: 'rejected', exit_code: OUTCOME_EXIT.rejected, reason: invalid.reason, message: clip(invalid.message, 1024) }),
     attempts,
     // This generation recorded no execution, so the receipt reports none
     // (RCPT-5); earlier attempts' output stays in their stdout.<g> files.

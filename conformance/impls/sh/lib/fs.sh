@@ -31,6 +31,16 @@ now_ms() {
   _NOW_UP=$_nu _NOW_MS=$NOW_MS
 }
 
+# mono_ms: MONO_MS = milliseconds of /proc/uptime, the monotonic clock the
+# guardian's deadlines use (LEASE-4, LEASE-5); 0 when it cannot be read.
+mono_ms() {
+  MONO_MS=0
+  { IFS=' .' read -r _mo_s _mo_c _mo_r < /proc/uptime; } 2>/dev/null || return 1
+  case $_mo_s$_mo_c in *[!0-9]*|'') return 1 ;; esac
+  [ ${#_mo_c} = 2 ] || return 1
+  MONO_MS=$((_mo_s * 1000 + (1$_mo_c - 100) * 10))
+}
+
 # log MESSAGE...: a diagnostic line on stderr.
 log() {
   printf 'fsjob-sh: %s\n' "$*" >&2

@@ -290,7 +290,9 @@ run_command() {
     return 1
   fi
   _rc_ls=$PS_START
-  guardian_tell "+ $_rc_lp $_rc_ls"
+  # LEASE-5: the guardian stops the group unless the claim is renewed by then.
+  _rc_last_mono=$CLAIM_MONO
+  guardian_tell "+ $_rc_lp $_rc_ls $((_rc_last_mono + CLAIM_LEASE_MS))"
   # CLAIM-7, then EXEC-3: the commit point of the attempt.
   if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
     _rc_abort_start "superseded"
@@ -367,11 +369,22 @@ run_command() {
       _rc_signal KILL
       _rc_kill_at=
     fi
+    # LEASE-6: a lease that lapsed (this process did not run for lease_ms) is
+    # never renewed: the guardian has stopped the group, or is about to.
+    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && mono_ms &&
+      [ $((MONO_MS - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
+      log "$_rc_jd: the lease lapsed; stopping the attempt (LEASE-6)"
+      _rc_signal KILL
+      _rc_stop=fenced _rc_kill_at=
+    fi
     # LEASE-1 and LEASE-2.
     if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$NOW_MS" -ge "$_rc_next_hb" ]; then
       if [ -n "$_rc_stop" ]; then _rc_ph=stopping; else _rc_ph=running; fi
+      mono_ms
+      _rc_hb_mono=$MONO_MS
       if _rc_heartbeat "$_rc_ph"; then
-        _rc_last_renew=$NOW_MS
+        _rc_last_renew=$NOW_MS _rc_last_mono=$_rc_hb_mono
+        guardian_tell "r $_rc_lp $((_rc_last_mono + CLAIM_LEASE_MS))"
       elif [ "$NOW_MS" -ge $((_rc_last_renew + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
         log "$_rc_jd: cannot renew the lease; stopping the attempt (LEASE-2)"
         _rc_signal KILL
