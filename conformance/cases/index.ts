@@ -9,8 +9,9 @@ import { crashCases } from './crash.ts';
 import { hostileCases } from './hostile.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
+import { pausedOwnerCases } from './paused-owner.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...pausedOwnerCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
