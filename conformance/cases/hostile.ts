@@ -13,7 +13,7 @@
  * - the job whose record could not be validated never ran, and if it got a
  *   receipt, that receipt is `rejected` (where the spec itself is bad).
  */
-import { chmod, chown, mkdir, rename, symlink, unlink, writeFile, lstat } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rename, symlink, unlink, writeFile, lstat } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { selfIdentity } from '../../src/model/identity.ts';
@@ -26,9 +26,10 @@ import { listing } from '../runner/inspect.ts';
 import type { Role } from '../runner/manifest.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
 import { fingerprint, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { PLANTED_SCENARIOS } from './hostile-planted.ts';
 import { logged } from './jobs.ts';
 
-interface HostileEnv {
+export interface HostileEnv {
   ctx: CaseContext;
   queue: Queue;
   root: string;
@@ -40,9 +41,15 @@ interface HostileEnv {
   tag: string;
 }
 
-interface Planted {
+export interface Planted {
   /** The hostile entry inside the queue. */
   hostile: string;
+  /** More planted entries readers must leave exactly as they are. */
+  keepAlso?: string[];
+  /** The job must run exactly once (what was planted must be ignored, not obeyed). */
+  mustRun?: boolean;
+  /** Nothing may be added to the job's directory (a finished job is never claimed again). */
+  frozen?: boolean;
   /** Whether readers must leave the hostile entry in place (default true). */
   keep?: boolean;
   /** A file or directory outside the queue that must not change. */
@@ -69,7 +76,7 @@ function specOfVictim(victim: Staged): SpecRecord {
   return victim.spec;
 }
 
-type Build = (env: HostileEnv) => Promise<Planted>;
+export type Build = (env: HostileEnv) => Promise<Planted>;
 
 const withClaim = async (env: HostileEnv, victim: Staged, more: ('exec' | 'state' | 'end' | 'receipt')[]): Promise<void> => {
   const owner = await deadOwner();
@@ -117,7 +124,7 @@ function mkfifo(file: string): void {
   execFileSync('mkfifo', ['-m', '0600', file]);
 }
 
-interface Scenario {
+export interface Scenario {
   name: string;
   clauses: string[];
   root?: boolean;
@@ -271,6 +278,9 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+// Planted names and states last: the failures of the older scenarios keep their order.
+SCENARIOS.push(...PLANTED_SCENARIOS);
+
 /** Seconds a role may take here: hanging on a FIFO must show up as a failure, not a long wait. */
 const HOSTILE_TIMEOUT_MS = 30_000;
 
@@ -288,6 +298,9 @@ interface Armed {
   planted: Planted;
   kindBefore: string;
   before: string | undefined;
+  /** Fingerprints of keepAlso, and the job directory's names when frozen. */
+  kept: string[];
+  names: string[];
 }
 
 /**
@@ -316,7 +329,9 @@ async function runHostile(ctx: CaseContext, scenarios: readonly Scenario[]): Pro
     };
     const planted = await scenario.build(env);
     if (planted.produce !== undefined) requests.push(planted.produce);
-    armed.push({ scenario, planted, kindBefore: await kindAt(planted.hostile), before: planted.outside === undefined ? undefined : await fingerprint(planted.outside) });
+    const kept = await Promise.all((planted.keepAlso ?? []).map((file) => fingerprint(file)));
+    const names = planted.frozen === true ? (await readdir(planted.victim.dir)).filter((n) => !n.startsWith('.')).sort() : [];
+    armed.push({ scenario, planted, kindBefore: await kindAt(planted.hostile), before: planted.outside === undefined ? undefined : await fingerprint(planted.outside), kept, names });
   }
   const timeoutMs = Math.min(ctx.impl.timeoutMs, HOSTILE_TIMEOUT_MS);
   const runs: ProcessResult[] = [];
@@ -351,12 +366,25 @@ async function runHostile(ctx: CaseContext, scenarios: readonly Scenario[]): Pro
       }
     }
     const kindAfter = await kindAt(planted.hostile);
+    const first = scenario.clauses[0] ?? 'I7';
     if (planted.keep !== false && kindAfter !== a.kindBefore) {
-      fail(['SEC-2', 'I7'], `the hostile entry ${where} was ${kindAfter === 'missing' ? 'deleted' : `replaced by a ${kindAfter}`}; readers refuse and report it, never delete it`);
+      fail([first, 'I7'], `the hostile entry ${where} was ${kindAfter === 'missing' ? 'deleted' : `replaced by a ${kindAfter}`}; readers refuse and report it, never delete it`);
+    }
+    for (const [i, file] of (planted.keepAlso ?? []).entries()) {
+      const now = await fingerprint(file);
+      if (now !== a.kept[i]) fail([first, 'I7'], `${path.relative(root, file)} was ${now.includes(': missing') ? 'deleted' : 'changed'}; what a reader does not understand it leaves alone`, [`before: ${a.kept[i]?.split('\n')[0] ?? ''}`, `now: ${now.split('\n')[0]}`]);
+    }
+    if (planted.frozen === true) {
+      const names = (await readdir(planted.victim.dir).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).sort();
+      const added = names.filter((n) => !a.names.includes(n));
+      if (added.length > 0) fail([first, 'I7'], `${path.relative(root, planted.victim.dir)}/ gained ${added.join(' ')}; nothing may be written for this job`);
     }
     const n = starts.get(scenario.name) ?? 0;
     if (planted.mustNotRun && n > 0) {
-      fail([scenario.clauses[0] ?? 'I7', 'I6', 'I7'], `the job ran (${n} start${n > 1 ? 's' : ''}) although one of its records could not be validated (${where} is hostile)`);
+      fail([first, 'I6', 'I7'], `the job ran (${n} start${n > 1 ? 's' : ''}) although one of its records could not be validated (${where} is hostile)`);
+    }
+    if (planted.mustRun === true && n !== 1) {
+      fail([first, 'I7'], `the job must run exactly once (what was planted at ${where} is to be ignored), yet it started ${n} times`);
     }
     const job = snapshot.jobs.get(planted.victim.id);
     const receipt = job?.receipt;

@@ -7,6 +7,7 @@ import { behaviourCases } from './behaviour.ts';
 import { consumerCases } from './consumer.ts';
 import { crashCases } from './crash.ts';
 import { hostileCases } from './hostile.ts';
+import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { pausedOwnerCases } from './paused-owner.ts';
@@ -14,4 +15,4 @@ import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...identityCases, ...pausedOwnerCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...rootCases, ...identityCases, ...pausedOwnerCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

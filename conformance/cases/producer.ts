@@ -2,16 +2,20 @@
  * Producer cases: what init and produce leave on disk (section 6), read back
  * through the record layer, and dedupe keys (section 9.4).
  */
-import { lstat, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, lstat, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
 import { keyHash, readyEntryName } from '../../src/model/layout.ts';
 import { readRecord, serializeRecord, type JobRequest, type SpecRecord } from '../../src/records/codec.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
+import { hygieneFailures } from '../runner/hygiene.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
-import { describeExit } from '../runner/process.ts';
-import { sha256Hex } from '../runner/stage.ts';
+import { describeExit, type ProcessResult } from '../runner/process.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import type { HoldRecord } from '../../src/records/codec.ts';
+import { claimRecord, deadOwner, endRecord, execRecord, ownerOf, receiptRecord, sleeper } from '../runner/fixtures.ts';
+import { newJobId, plantBytes, plantRecord, reopen, sha256Hex, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
 const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'];
@@ -30,12 +34,13 @@ async function initCase(ctx: CaseContext): Promise<void> {
   const root = path.join(base, 'q');
   const first = await ctx.role('init', { queue: root });
   if (!ctx.check(first.code === 0, ['INIT-1', 'INIT-2'], 'init of a new directory must succeed', [describeExit(first)])) return;
-  const record = await readRecord(path.join(root, 'fsjob.json'), 'queue', { root });
-  ctx.check(record.ok, ['INIT-2', 'LAYOUT-2'], `fsjob.json must be a valid queue record: ${record.ok ? '' : record.findings[0]?.message}`);
   const modes: string[] = [`./ ${await modeOf(root)}`, `fsjob.json ${await modeOf(path.join(root, 'fsjob.json'))}`];
   for (const dir of QUEUE_DIRS) modes.push(`${dir}/ ${await modeOf(path.join(root, dir))}`);
-  const wrong = modes.filter((line) => !(line.endsWith('dir 0700') || line === 'fsjob.json file 0600'));
-  ctx.check(wrong.length === 0, ['INIT-1', 'LAYOUT-1', 'PUB-8', 'SEC-5'], `a queue is the root, fsjob.json (0600) and ${QUEUE_DIRS.join(', ')} (0700); wrong: ${wrong.join('; ')}`, modes);
+  const missing = QUEUE_DIRS.filter((dir, i) => !(modes[i + 2] ?? '').includes('dir'));
+  ctx.check(missing.length === 0, ['LAYOUT-1', 'INIT-1'], `init creates ${QUEUE_DIRS.join(', ')}; missing or not directories: ${missing.join(', ')}`, modes);
+  const record = await readRecord(path.join(root, 'fsjob.json'), 'queue', { root });
+  ctx.check(record.ok, ['INIT-2', 'LAYOUT-2'], `fsjob.json must be a valid queue record: ${record.ok ? '' : record.findings[0]?.message}`, modes);
+  for (const failure of await hygieneFailures(root, 'after init')) ctx.failures.push({ ...failure, evidence: modes });
   const before = await readFile(path.join(root, 'fsjob.json')).catch(() => Buffer.alloc(0));
   const again = await ctx.role('init', { queue: root });
   const after = await readFile(path.join(root, 'fsjob.json')).catch(() => Buffer.alloc(0));
@@ -50,6 +55,14 @@ async function initCase(ctx: CaseContext): Promise<void> {
   const refused = await ctx.role('init', { queue: other });
   const kept = await readFile(path.join(other, 'fsjob.json')).catch(() => Buffer.alloc(0));
   ctx.check(refused.code !== 0 && kept.equals(bad), ['INIT-2', 'VER-1'], 'init over a queue record of major 2 must fail and leave it alone', [describeExit(refused), `fsjob.json now: ${kept.toString('utf8').trim()}`]);
+
+  // INIT-1: an existing root is checked (SEC-1) before anything is created in it.
+  const open = path.join(base, 'group-writable');
+  await mkdir(open, { mode: 0o700 });
+  await chmod(open, 0o770);
+  const unsafe = await ctx.role('init', { queue: open });
+  const inside = await readdir(open);
+  ctx.check(unsafe.code !== 0 && inside.length === 0, ['INIT-1', 'SEC-1'], `init over an existing root writable by its group (0770) must fail and create nothing in it; it exited ${unsafe.code} and left: ${inside.join(' ') || 'nothing'}`, [describeExit(unsafe)]);
 }
 
 const FULL: Omit<JobRequest, 'cwd'> = {
@@ -69,6 +82,34 @@ const FULL: Omit<JobRequest, 'cwd'> = {
   labels: { team: 'qa', 'a.b/c': 'v' },
 };
 
+/**
+ * The first clause a writer broke when a record it wrote is invalid: the
+ * reader's finding names the rule; a version or unknown member is the
+ * writer's VER-4, a malformed identity REC-8, another schema violation of a
+ * spec its SPEC-2 (every field, of the right form).
+ */
+export function writerClause(finding: { clause: string; field?: string | undefined } | undefined, type: string): string {
+  const clause = finding?.clause ?? 'REC-4';
+  if (clause.startsWith('VER-')) return 'VER-4';
+  if (clause === 'REC-5' && /^\/(producer|owner|by)(\/|$)/.test(finding?.field ?? '')) return 'REC-8';
+  if (clause === 'REC-5' && type === 'spec') return 'SPEC-2';
+  return clause;
+}
+
+/** Every dedupe hold of the queue naming `id`, as dedupe/<h>/<n>.json. */
+async function holdsNaming(queue: string, id: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const dir of await entriesOf(path.join(queue, 'dedupe'))) {
+    if (dir.kind !== 'dir') continue;
+    for (const hold of await entriesOf(path.join(queue, 'dedupe', dir.name))) {
+      if (hold.kind !== 'file' || hold.name.startsWith('.')) continue;
+      const text = await readFile(path.join(queue, 'dedupe', dir.name, hold.name), 'utf8').catch(() => '');
+      if (text.includes(`"${id}"`)) found.push(`dedupe/${dir.name}/${hold.name}`);
+    }
+  }
+  return found;
+}
+
 async function specCase(ctx: CaseContext): Promise<void> {
   const queue = await ctx.newQueue('spec', { init: ctx.impl });
   const work = await ctx.subdir('spec/work');
@@ -79,13 +120,25 @@ async function specCase(ctx: CaseContext): Promise<void> {
   const after = Date.now();
   const snapshot = await ctx.snapshot(queue);
   const evidence = (): string[] => listing(snapshot);
+  const specOf = (jobId: string): SpecRecord | undefined => {
+    const job = snapshot.jobs.get(jobId);
+    if (job?.spec !== undefined) return job.spec;
+    const present = job?.entries.some((e) => e.name === 'spec.json') === true;
+    const finding = job?.specFindings[0];
+    if (present) ctx.fail([writerClause(finding, 'spec'), 'SPEC-2', 'REC-4'], `jobs/${jobId}/spec.json must be a valid spec record: ${finding === undefined ? 'unreadable' : `${finding.code} (${finding.clause}): ${finding.message}`}`, evidence());
+    else ctx.fail(['ENQ-3', 'SPEC-2'], `jobs/${jobId}/spec.json is missing`, evidence());
+    return undefined;
+  };
+  for (const jobId of [id, minimalId]) {
+    if (jobId === undefined) continue;
+    const clockMs = Number(jobId.slice(0, 19)) / 1e6;
+    ctx.check(clockMs >= before - 5000 && clockMs <= after + 5000, ['LAYOUT-4'], `a job id starts with 19 digits of the producer's clock in nanoseconds since the epoch; ${jobId} says ${new Date(clockMs).toISOString()}, produced between ${new Date(before).toISOString()} and ${new Date(after).toISOString()}`);
+  }
+  const staged = snapshot.tmp.filter((e) => !e.name.startsWith('.'));
+  ctx.check(staged.length === 0, ['ENQ-3', 'ENQ-6'], `after a successful enqueue nothing is left in tmp/ (the staging directory is renamed into jobs/): ${staged.map((e) => e.name).join(' ')}`, evidence);
   if (id !== undefined) {
-    const job = snapshot.jobs.get(id);
-    const spec = job?.spec;
-    if (spec === undefined) {
-      ctx.fail(['ENQ-3', 'SPEC-2', 'REC-4'], `jobs/${id}/spec.json must be a valid spec record: ${job?.specFindings[0]?.message ?? 'missing'}`, evidence());
-      return;
-    }
+    const spec = specOf(id);
+    if (spec === undefined) return;
     const want: Partial<SpecRecord> = {
       // VER-4: a 1.1 writer writes "1.1"; a 1.0 implementation may still write "1.0" (VER-5).
       fsjob: spec.fsjob === '1.0' ? '1.0' : '1.1',
@@ -109,27 +162,35 @@ async function specCase(ctx: CaseContext): Promise<void> {
     };
     const wrong = Object.entries(want).filter(([key, value]) => !isDeepStrictEqual((spec as unknown as Record<string, unknown>)[key], value));
     ctx.check(wrong.length === 0, ['SPEC-2', 'ENQ-1'], `the spec must carry the request: ${wrong.map(([key, value]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}, requested ${JSON.stringify(value)}`).join('; ')}`, evidence);
-    ctx.check(spec.created_ms >= before - 5000 && spec.created_ms <= after + 5000, ['SPEC-2', 'REC-6'], `created_ms ${spec.created_ms} is not the time of enqueue (${before}..${after})`);
+    const inWindow = (ms: number): boolean => ms >= before - 5000 && ms <= after + 5000;
+    if (!inWindow(spec.created_ms)) {
+      const seconds = inWindow(spec.created_ms * 1000);
+      ctx.fail(seconds ? ['REC-6', 'SPEC-2'] : ['SPEC-2', 'REC-6'], `created_ms ${spec.created_ms} is not the time of enqueue in milliseconds since the epoch (${before}..${after})${seconds ? ': it is in seconds' : ''}`);
+    }
     ctx.check(spec.producer.uid === (process.geteuid?.() ?? 0), ['SPEC-2', 'ID-1'], `producer.uid is ${spec.producer.uid}, not the effective uid`);
     const stdin = await readFile(path.join(queue, 'jobs', id, 'stdin')).catch(() => undefined);
     ctx.check(stdin?.toString('utf8') === 'in\nput', ['ENQ-5', 'SPEC-2'], `the job's stdin file must hold the request's stdin_text; holds ${JSON.stringify(stdin?.toString('latin1'))}`, evidence);
-    const modes = [`jobs/${id}/ ${await modeOf(path.join(queue, 'jobs', id))}`, `spec.json ${await modeOf(path.join(queue, 'jobs', id, 'spec.json'))}`, `stdin ${await modeOf(path.join(queue, 'jobs', id, 'stdin'))}`];
-    ctx.check(modes[0]?.endsWith('dir 0700') === true && modes[1]?.endsWith('file 0600') === true && modes[2]?.endsWith('file 0600') === true, ['SEC-5', 'PUB-7', 'PUB-8'], `job directories are 0700 and files 0600: ${modes.join(', ')}`);
     const entry = readyEntryName(7, id);
     const ready = snapshot.ready.find((e) => e.name === entry);
-    ctx.check(ready !== undefined && ready.kind === 'file' && ready.size === 0, ['ENQ-2', 'READY-1', 'LAYOUT-7'], `a published job has the empty ready entry ready/${entry}`, evidence);
-    const holds = await entriesOf(path.join(queue, 'dedupe', keyHash('dedupe x')));
-    const holdNames = holds.filter((e) => !e.name.startsWith('.')).map((e) => e.name);
-    let heldBy: string | undefined;
-    const top = holdNames.sort((a, b) => Number(a.split('.')[0]) - Number(b.split('.')[0])).at(-1);
-    if (top !== undefined) {
-      const hold = await readRecord(path.join(queue, 'dedupe', keyHash('dedupe x'), top), 'hold', { expectedKind: 'dedupe', expectedKeyHash: keyHash('dedupe x') });
-      if (hold.ok) heldBy = hold.value.job_id;
+    const misnamed = snapshot.ready.filter((e) => e.name !== entry && e.name.includes(id));
+    if (ready === undefined && misnamed.length > 0) ctx.fail(['LAYOUT-7', 'ENQ-2'], `the ready entry of a job of priority 7 is named ${entry}; found ${misnamed.map((e) => e.name).join(' ')}`, evidence());
+    else ctx.check(ready !== undefined && ready.kind === 'file' && ready.size === 0, ['ENQ-2', 'READY-1', 'LAYOUT-7'], `a published job has the empty ready entry ready/${entry}`, evidence);
+    const hashDir = keyHash('dedupe x');
+    const holds = await holdsNaming(queue, id);
+    const right = holds.filter((h) => h.startsWith(`dedupe/${hashDir}/`));
+    if (right.length === 0 && holds.length > 0) ctx.fail(['LAYOUT-8', 'DEDUPE-2'], `a dedupe hold lives in dedupe/<sha256 of the key's UTF-8 bytes>/ (dedupe/${hashDir}/); found ${holds.join(' ')}`, evidence());
+    else {
+      const top = (await entriesOf(path.join(queue, 'dedupe', hashDir))).filter((e) => !e.name.startsWith('.')).map((e) => e.name).sort((a, b) => Number(a.split('.')[0]) - Number(b.split('.')[0])).at(-1);
+      let heldBy: string | undefined;
+      if (top !== undefined) {
+        const hold = await readRecord(path.join(queue, 'dedupe', hashDir, top), 'hold', { expectedKind: 'dedupe', expectedKeyHash: hashDir });
+        if (hold.ok) heldBy = hold.value.job_id;
+      }
+      ctx.check(heldBy === id, ['DEDUPE-2', 'LAYOUT-8'], `a job with a dedupe key takes a hold dedupe/<sha256(key)>/<n>.json naming it; the highest is ${top ?? 'none'} (held by ${heldBy ?? 'nobody'})`, evidence);
     }
-    ctx.check(heldBy === id, ['DEDUPE-2', 'LAYOUT-8'], `a job with a dedupe key takes a hold dedupe/<sha256(key)>/<n>.json naming it; found ${holdNames.join(' ') || 'none'} (held by ${heldBy ?? 'nobody'})`);
   }
   if (minimalId !== undefined) {
-    const spec = snapshot.jobs.get(minimalId)?.spec;
+    const spec = specOf(minimalId);
     if (spec !== undefined) {
       const defaults: Partial<SpecRecord> = {
         env: {},
@@ -148,17 +209,83 @@ async function specCase(ctx: CaseContext): Promise<void> {
       };
       const wrong = Object.entries(defaults).filter(([key, value]) => !isDeepStrictEqual((spec as unknown as Record<string, unknown>)[key], value));
       ctx.check(wrong.length === 0 && path.isAbsolute(spec.cwd), ['SPEC-2'], `a producer writes every default of section 5.2: ${wrong.map(([key]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}`).join('; ') || `cwd ${spec.cwd} is not absolute`}`);
-    } else {
-      ctx.fail(['ENQ-3', 'SPEC-2'], `jobs/${minimalId}/spec.json must be a valid spec record`, evidence());
     }
     ctx.check(snapshot.ready.some((e) => e.name === readyEntryName(0, minimalId)), ['ENQ-2', 'LAYOUT-7'], `priority 0 gives the ready entry ${readyEntryName(0, minimalId)}`, evidence);
   }
   if (id !== undefined && minimalId !== undefined) {
     ctx.check(id < minimalId, ['LAYOUT-4'], `ids sort in enqueue order: ${id} was produced before ${minimalId}`);
   }
-  const staged = snapshot.tmp.filter((e) => !e.name.startsWith('.'));
-  ctx.check(staged.length === 0, ['ENQ-3', 'ENQ-6'], `after a successful enqueue nothing is left in tmp/: ${staged.map((e) => e.name).join(' ')}`, evidence);
-  ctx.check(snapshot.invalid.length === 0, ['REC-4', 'VER-4'], `every record a producer writes is valid: ${snapshot.invalid.map((i) => `${i.path}: ${i.findings[0]?.message}`).join('; ')}`, evidence);
+  for (const bad of snapshot.invalid) {
+    const finding = bad.findings[0];
+    const type = bad.path.endsWith('spec.json') ? 'spec' : 'other';
+    ctx.fail([writerClause(finding, type), 'REC-4', 'VER-4'], `every record a producer writes is valid: ${bad.path}: ${finding === undefined ? 'invalid' : `${finding.code} (${finding.clause}): ${finding.message}`}`, evidence());
+  }
+  for (const failure of await hygieneFailures(queue, 'after two enqueues')) ctx.failures.push({ ...failure, evidence: evidence() });
+}
+
+/** The hold numbers of a key, ascending, and the job the highest names. */
+async function holdsOf(queue: string, key: string): Promise<{ numbers: number[]; topJob: string | undefined }> {
+  const dir = path.join(queue, 'dedupe', keyHash(key));
+  const numbers = (await entriesOf(dir))
+    .filter((e) => e.kind === 'file' && /^[1-9][0-9]*\.json$/.test(e.name))
+    .map((e) => Number(e.name.slice(0, -5)))
+    .sort((a, b) => a - b);
+  const top = numbers.at(-1);
+  if (top === undefined) return { numbers, topJob: undefined };
+  const hold = await readRecord(path.join(dir, `${top}.json`), 'hold', { expectedKind: 'dedupe', expectedKeyHash: keyHash(key) });
+  return { numbers, topJob: hold.ok ? hold.value.job_id : undefined };
+}
+
+/**
+ * Planted states of section 9.4, one key each: whether a hold is held
+ * depends on its job (DEDUPE-3), never on luck. Each entry says whether a
+ * new job with the key must be accepted.
+ */
+async function plantDedupeStates(ctx: CaseContext, root: string, work: string): Promise<{ key: string; what: string; accept: boolean; next?: number; stop?: () => Promise<void> }[]> {
+  const queue = await reopen(root);
+  const self = await selfIdentity();
+  const hold = (key: string, jobId: string, owner: Identity): HoldRecord => ({ fsjob: '1.0', type: 'hold', kind: 'dedupe', key, job_id: jobId, gen: null, owner, created_ms: Date.now() });
+  const plantHold = async (key: string, n: number, jobId: string, owner: Identity): Promise<void> => {
+    const dir = path.join(root, 'dedupe', keyHash(key));
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await plantRecord(queue, dir, `${n}.json`, 'hold', hold(key, jobId, owner));
+  };
+  const states: { key: string; what: string; accept: boolean; next?: number; stop?: () => Promise<void> }[] = [];
+  // Hold 5 of a finished job: the key is free, and the next hold is 6 (DEDUPE-2: n + 1).
+  const finished = await stageJob(queue, { argv: ['/bin/true'], cwd: work, dedupe: 'k-finished' }, { dedupeHold: false });
+  await plantHold('k-finished', 5, finished.id, self);
+  await plantRecord(queue, finished.dir, 'claim.1.json', 'claim', claimRecord(finished.id, 1, self));
+  await plantRecord(queue, finished.dir, 'exec.1.json', 'exec', execRecord(finished.id, 1, self));
+  for (const stream of ['stdout.1', 'stderr.1']) await plantBytes(path.join(finished.dir, stream), '');
+  await plantRecord(queue, finished.dir, 'receipt.json', 'receipt', receiptRecord(finished.id, 1, self));
+  states.push({ key: 'k-finished', what: 'the hold (number 5) of a job with a receipt', accept: true, next: 6 });
+  // A job whose claim is open and whose command runs (a live owner): unfinished.
+  const live = await sleeper();
+  const running = await stageJob(queue, { argv: ['/bin/true'], cwd: work, dedupe: 'k-running' });
+  const liveOwner = await ownerOf(live.pid, live.start);
+  await plantRecord(queue, running.dir, 'claim.1.json', 'claim', claimRecord(running.id, 1, liveOwner));
+  await plantRecord(queue, running.dir, 'exec.1.json', 'exec', execRecord(running.id, 1, liveOwner));
+  states.push({ key: 'k-running', what: 'the hold of a job that is claimed and running', accept: false, stop: live.stop });
+  // A job waiting for its retry (an end record, no receipt): unfinished.
+  const retrying = await stageJob(queue, { argv: ['/bin/true'], cwd: work, dedupe: 'k-retrying', max_attempts: 3 });
+  const dead = await deadOwner();
+  await plantRecord(queue, retrying.dir, 'claim.1.json', 'claim', claimRecord(retrying.id, 1, dead));
+  await plantRecord(queue, retrying.dir, 'exec.1.json', 'exec', execRecord(retrying.id, 1, dead));
+  await plantRecord(queue, retrying.dir, 'end.1.json', 'end', { ...endRecord(retrying.id, 1), retry_at_ms: Date.now() + 3_600_000 });
+  states.push({ key: 'k-retrying', what: 'the hold of a job waiting to be retried', accept: false });
+  // Still being staged (tmp/<id>/ exists) by a live producer, or by a dead one.
+  const stagingLive = newJobId();
+  await mkdir(path.join(root, 'tmp', stagingLive), { mode: 0o700 });
+  await plantHold('k-staging-live', 1, stagingLive, liveOwner);
+  states.push({ key: 'k-staging-live', what: 'the hold of a job a live producer is still staging in tmp/', accept: false });
+  const stagingDead = newJobId();
+  await mkdir(path.join(root, 'tmp', stagingDead), { mode: 0o700 });
+  await plantHold('k-staging-dead', 1, stagingDead, dead);
+  states.push({ key: 'k-staging-dead', what: 'the hold of a job a dead producer left in tmp/', accept: true, next: 2 });
+  // Neither published nor staged: the producer gave up (ENQ-6) or crashed before the rename.
+  await plantHold('k-gone', 1, newJobId(), self);
+  states.push({ key: 'k-gone', what: 'the hold of a job that is neither in jobs/ nor in tmp/', accept: true, next: 2 });
+  return states;
 }
 
 async function dedupeCase(ctx: CaseContext): Promise<void> {
@@ -168,12 +295,38 @@ async function dedupeCase(ctx: CaseContext): Promise<void> {
   const request = (tag: string, key: string): JobRequest => ({ argv: logged(log, tag), cwd: work, dedupe: key });
   const first = await ctx.produceOk(queue, request('first', 'key-1'), ['DEDUPE-2']);
   if (first === undefined) return;
+  const readyBefore = (await ctx.snapshot(queue)).ready.length;
   const second = await ctx.produce(queue, request('second', 'key-1'));
   const afterRefusal = await ctx.snapshot(queue);
   ctx.check(second.result.code === 3, ['DEDUPE-1', 'MANIFEST-1'], `a second job with a held dedupe key must be refused with exit status 3`, [describeExit(second.result), `stdout: ${JSON.stringify(second.result.stdout.slice(0, 100))}`]);
   ctx.check(afterRefusal.jobs.size === 1, ['DEDUPE-1', 'ENQ-6'], `a refused job leaves no job directory: jobs/ holds ${afterRefusal.jobs.size}`, listing(afterRefusal));
+  const leftStaged = afterRefusal.tmp.filter((e) => !e.name.startsWith('.'));
+  ctx.check(leftStaged.length === 0 && afterRefusal.ready.length === readyBefore, ['ENQ-6', 'DEDUPE-1'], `a refused enqueue removes what it staged (tmp/<id>/ and its ready entry): tmp/ holds ${leftStaged.map((e) => e.name).join(' ') || 'nothing'}, ready/ ${afterRefusal.ready.length} entries (${readyBefore} before)`, listing(afterRefusal));
+
+  // The planted states get a queue of their own: it is never consumed (one job waits an hour for its retry).
+  const planted = await ctx.newQueue('dedupe-states');
+  const states = await plantDedupeStates(ctx, planted, work);
+  try {
+    for (const state of states) {
+      const before = await holdsOf(planted, state.key);
+      const produced = await ctx.produce(planted, { argv: ['/bin/true'], cwd: work, dedupe: state.key });
+      const after = await holdsOf(planted, state.key);
+      const evidence = [describeExit(produced.result), `holds of ${JSON.stringify(state.key)} before: ${before.numbers.join(',') || 'none'}, after: ${after.numbers.join(',') || 'none'} (the highest names ${after.topJob ?? 'nobody'})`];
+      if (state.accept) {
+        if (!ctx.check(produced.id !== undefined, ['DEDUPE-3', 'DEDUPE-1'], `a key whose highest hold is ${state.what} is free: the job must be accepted`, evidence)) continue;
+        ctx.check(after.topJob === produced.id && after.numbers.at(-1) === state.next, ['DEDUPE-2', 'LAYOUT-8'], `taking a key whose highest hold is number ${before.numbers.at(-1)} publishes hold ${state.next} naming the new job`, evidence);
+      } else {
+        ctx.check(produced.result.code === 3, ['DEDUPE-3', 'DEDUPE-1'], `a key whose highest hold is ${state.what} is held: the job must be refused with exit status 3`, evidence);
+      }
+    }
+  } finally {
+    for (const state of states) await state.stop?.();
+  }
+
   const otherKey = await ctx.produceOk(queue, request('other-key', 'key-2'), ['DEDUPE-1']);
   await ctx.consumeOk(queue, ['DEDUPE-3']);
+  const kept = await holdsOf(queue, 'key-1');
+  ctx.check(kept.topJob === first, ['DEDUPE-4', 'LANE-3'], `the highest dedupe hold is never removed, also once its job finished: dedupe/${keyHash('key-1')}/ holds ${kept.numbers.join(',') || 'nothing'}`, listing(await ctx.snapshot(queue)));
   const released = await ctx.produce(queue, request('released', 'key-1'));
   ctx.check(released.id !== undefined, ['DEDUPE-3', 'DEDUPE-1'], 'once the job holding a key is finished, the key is free again', [describeExit(released.result), ...listing(await ctx.snapshot(queue))]);
   await ctx.consumeOk(queue, ['DEDUPE-3']);
@@ -184,14 +337,66 @@ async function dedupeCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/**
+ * CANCEL-1, the producer's side of cancellation: a request is a record
+ * published by link (cancel.json, or cancel-force.json with force true); a
+ * second request of the same kind stands and succeeds without replacing
+ * the first; a finished job, or one that does not exist, cannot be
+ * cancelled and gets nothing. The job whose requests stand is claimed by a
+ * live owner, so no canceller may finish it at once (CANCEL-2).
+ */
+async function cancelCase(ctx: CaseContext): Promise<void> {
+  const root = await ctx.newQueue('cancel');
+  const work = await ctx.subdir('cancel/work');
+  const queue = await reopen(root);
+  const self = await selfIdentity();
+  const owner = await sleeper();
+  try {
+    const owned = await stageJob(queue, { argv: ['/bin/true'], cwd: work });
+    await plantRecord(queue, owned.dir, 'claim.1.json', 'claim', claimRecord(owned.id, 1, await ownerOf(owner.pid, owner.start)));
+    const finished = await stageJob(queue, { argv: ['/bin/true'], cwd: work });
+    await plantRecord(queue, finished.dir, 'claim.1.json', 'claim', claimRecord(finished.id, 1, self));
+    await plantRecord(queue, finished.dir, 'exec.1.json', 'exec', execRecord(finished.id, 1, self));
+    for (const stream of ['stdout.1', 'stderr.1']) await plantBytes(path.join(finished.dir, stream), '');
+    await plantRecord(queue, finished.dir, 'receipt.json', 'receipt', receiptRecord(finished.id, 1, self));
+    const missing = newJobId();
+    const evidence = async (): Promise<string[]> => listing(await ctx.snapshot(root));
+
+    const cancel = async (role: 'cancel' | 'cancel_force', id: string): Promise<ProcessResult> => ctx.role(role, { queue: root, id });
+    const first = await cancel('cancel', owned.id);
+    const published = await readFile(path.join(owned.dir, 'cancel.json')).catch(() => undefined);
+    const record = await readRecord(path.join(owned.dir, 'cancel.json'), 'cancel', { expectedJobId: owned.id, expectedForce: false, allowMissing: true });
+    ctx.check(first.code === 0 && record?.ok === true, ['CANCEL-1', 'PUB-3'], `cancel of a claimed job exits 0 and publishes a valid cancel.json (force false)${record === undefined ? ': there is none' : record.ok ? '' : `: ${record.findings[0]?.message}`}`, [describeExit(first), ...(await evidence())]);
+    const again = await cancel('cancel', owned.id);
+    const after = await readFile(path.join(owned.dir, 'cancel.json')).catch(() => undefined);
+    ctx.check(again.code === 0, ['CANCEL-1'], 'a second cancel of the same job succeeds: the existing request stands', [describeExit(again)]);
+    ctx.check(published !== undefined && after !== undefined && published.equals(after), ['CANCEL-1', 'PUB-3'], 'a second cancel leaves the existing cancel.json as it is (write-once: the link fails, the request stands)', await evidence());
+    if (ctx.impl.roles.cancel_force !== undefined) {
+      const force = await cancel('cancel_force', owned.id);
+      const forced = await readRecord(path.join(owned.dir, 'cancel-force.json'), 'cancel', { expectedJobId: owned.id, expectedForce: true, allowMissing: true });
+      ctx.check(force.code === 0 && forced?.ok === true, ['CANCEL-1', 'PUB-3'], `a forced cancel publishes a valid cancel-force.json (force true)${forced === undefined ? ': there is none' : forced.ok ? '' : `: ${forced.findings[0]?.message}`}`, [describeExit(force), ...(await evidence())]);
+    }
+    const late = await cancel('cancel', finished.id);
+    const lateNames = (await entriesOf(finished.dir)).map((e) => e.name).filter((name) => name.startsWith('cancel'));
+    ctx.check(late.code !== 0 && lateNames.length === 0, ['CANCEL-1', 'RCPT-6'], `a job with a receipt cannot be cancelled: cancel must fail and publish nothing; it exited ${late.code} and the job holds ${lateNames.join(' ') || 'no cancel record'}`, [describeExit(late)]);
+    const nobody = await cancel('cancel', missing);
+    const created = (await entriesOf(path.join(root, 'jobs'))).some((e) => e.name === missing);
+    ctx.check(nobody.code !== 0 && !created, ['CANCEL-1', 'ENQ-5'], `cancel of a job that does not exist must fail and create nothing; it exited ${nobody.code}${created ? ` and created jobs/${missing}` : ''}`, [describeExit(nobody)]);
+    for (const failure of await hygieneFailures(root, 'after the cancels')) ctx.failures.push({ ...failure, evidence: await evidence() });
+  } finally {
+    await owner.stop();
+  }
+}
+
 export const producerCases: ConformanceCase[] = [
-  { name: 'producer/init', clauses: ['INIT-1', 'INIT-2', 'LAYOUT-1', 'PUB-8', 'SEC-5'], level: 'producer', strength: 'MUST', roles: ['init'], run: initCase },
+  { name: 'producer/init', clauses: ['INIT-1', 'INIT-2', 'LAYOUT-1', 'LAYOUT-2', 'PUB-8', 'SEC-1', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'VER-1'], level: 'producer', strength: 'MUST', roles: ['init'], run: initCase },
   {
     name: 'producer/spec-record',
-    clauses: ['ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'SPEC-2', 'LAYOUT-4', 'LAYOUT-7', 'DEDUPE-2', 'SEC-5'],
+    clauses: ['ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'ENQ-6', 'SPEC-1', 'SPEC-2', 'REC-1', 'REC-3', 'REC-6', 'REC-7', 'REC-8', 'VER-4', 'LAYOUT-4', 'LAYOUT-7', 'LAYOUT-8', 'DEDUPE-2', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'PUB-7', 'PUB-8'],
     level: 'producer',
     strength: 'MUST',
     run: specCase,
   },
-  { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3'], level: 'producer', strength: 'MUST', run: dedupeCase },
+  { name: 'producer/cancel', clauses: ['CANCEL-1', 'PUB-3', 'PUB-6', 'RCPT-6'], level: 'producer', strength: 'MUST', roles: ['cancel'], run: cancelCase },
+  { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', run: dedupeCase },
 ];

@@ -188,7 +188,11 @@ export class CaseContext {
   /** Produces and records a failure unless the job was accepted with an id on stdout. */
   async produceOk(queue: string, request: JobRequest, clauses: string[], options: { via?: Manifest; name?: string } = {}): Promise<string | undefined> {
     const produced = await this.produce(queue, request, options);
-    if (produced.id === undefined) {
+    const printed = produced.result.stdout.trim();
+    if (produced.id === undefined && produced.result.code === 0 && printed !== '' && !printed.includes('\n')) {
+      const via = options.via ?? this.impl;
+      this.fail(['LAYOUT-4', 'MANIFEST-1'], `${via.name}: produce accepted the job but printed ${JSON.stringify(printed.slice(0, 80))}, which is not a job id (19 digits, a hyphen, 16 lowercase hex digits)`, [describeExit(produced.result)]);
+    } else if (produced.id === undefined) {
       const via = options.via ?? this.impl;
       this.fail(clauses.length > 0 ? clauses : ['ENQ-4', 'MANIFEST-1'], `${via.name}: produce did not accept a valid request (it must exit 0 and print the id alone)`, [
         describeExit(produced.result),

@@ -25,6 +25,11 @@ export const TIMEOUT_MAX = 604_800_000;
 export const TIMEOUT_DEFAULT = 3_600_000;
 export const QUEUE_DEADLINE_MAX = 2_592_000_000;
 export const ATTEMPTS_MAX = 100;
+export const NEST_MAX = 128;
+export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
+export const REQUEST_MAX = 100_663_296;
+
+/** How many hold numbers takeHold tries for one key before giving up (not a spec number). */
 export const DEDUPE_TRIES = 100;
 
 /** How often an owner checks for cancel records and preemption (well inside CONTROL_LATENCY). */

@@ -10,18 +10,18 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { SafeHandle } from '../fs/safefs.ts';
-import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { GEN_MAX, PROTOCOL_VERSION, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
-import { stopGroup } from '../model/identity.ts';
-import { genRecordName } from '../model/layout.ts';
+import { FsjobError } from '../base/errors.ts';
+import { GEN_MAX, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
+import { openBounded, type SafeHandle } from '../fs/safefs.ts';
+import { publishClaim, type ReceiptFields } from '../model/generation.ts';
 import { laneHeld, takeHold } from '../model/holds.ts';
+import { stopGroup } from '../model/identity.ts';
 import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
-import { encodeRecord, type ClaimRecord, type EndRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
-import { openBounded, publishRecord } from '../fs/safefs.ts';
+import { removeReadyEntry } from '../model/ready.ts';
+import type { EndRecord, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { Context, SpecView } from './context.ts';
-import { deadOutputSummary, GIVE_BACK_DELAY, Ownership, removeReadyEntry, type ReceiptFields } from './owner.ts';
+import { deadOutputSummary, GIVE_BACK_DELAY, Ownership } from './owner.ts';
 
 /** What the claimer may do with a job once it owns it. */
 export interface ClaimPolicy {
@@ -96,23 +96,8 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
   }
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
-  const claim: ClaimRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'claim',
-    job_id: id,
-    gen,
-    owner: ctx.self,
-    worker_id: ctx.workerId,
-    claimed_ms: claimedMs,
-    lease_ms: ctx.leaseMs,
-  };
-  try {
-    // CLAIM-5: the commit point of the claim.
-    await publishRecord(files.dir, genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link', queue.fsOptions);
-  } catch (error) {
-    if (isFsjobError(error, 'EXISTS')) return { kind: 'raced' };
-    throw error;
-  }
+  // CLAIM-5: the commit point of the claim.
+  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs))) return { kind: 'raced' };
   ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
   const owner = new Ownership(ctx, queue, id, gen, claimedMs);
   try {

@@ -6,10 +6,9 @@
  */
 import { currentHold, laneHeld } from '../model/holds.ts';
 import { deriveStatus, listJob } from '../model/job.ts';
-import { parseReadyEntry } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
+import { listReady } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
-import { listDir } from '../fs/safefs.ts';
 import type { Context, SpecView } from './context.ts';
 
 /** LANE-4 and PREEMPT-2 for a queued job with a valid spec. */
@@ -28,9 +27,8 @@ export async function mayStartNow(ctx: Context, queue: Queue, id: string, spec: 
  * retrying, not cancelled)?
  */
 export async function nonPreemptibleWaiting(ctx: Context, queue: Queue, lane: string, exceptId: string): Promise<boolean> {
-  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
-    const parsed = parseReadyEntry(entry.name);
-    if (parsed === undefined || parsed.id === exceptId) continue;
+  for (const parsed of await listReady(queue)) {
+    if (parsed.id === exceptId) continue;
     let spec: SpecView | undefined;
     try {
       spec = await ctx.specs.get(queue, parsed.id);

@@ -19,16 +19,18 @@
  */
 import path from 'node:path';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { FsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
 import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
-import { isJobId, parseHoldNumber, parseReadyEntry, tmpEntryJobId, WORKER_ID_PATTERN } from '../model/layout.ts';
+import { isJobId, tmpEntryJobId } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
+import { staleReadyEntries } from '../model/ready.ts';
 import { readRecord } from '../records/codec.ts';
 import { entryPresent, listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
 import { claimJob } from './claim.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { rebuildReady } from './select.ts';
+import { WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 export interface RecoverReport {
   queue: string;
@@ -174,25 +176,9 @@ async function removeStaleTmp(ctx: Context, q: Queue, report: RecoverReport): Pr
 /** READY-3 and TEMP-1 in ready/. */
 async function sweepReady(ctx: Context, q: Queue, report: RecoverReport): Promise<void> {
   const dir = q.paths.dir('ready');
-  const entries = await listDir(dir, q.fsOptions);
-  await removeStaleTemps(ctx, q, dir, report, entries);
-  for (const entry of entries) {
-    const parsed = parseReadyEntry(entry.name);
-    if (parsed === undefined) continue;
-    const entryPath = path.join(dir, entry.name);
-    let files: JobFiles | undefined;
-    try {
-      files = await listJob(q, parsed.id);
-    } catch (error) {
-      if (!isFsjobError(error, 'NOT_FOUND')) continue;
-    }
-    if (files === undefined) {
-      // The producer may be between ENQ-2 and ENQ-3: only an old entry goes.
-      const info = await statEntry(entryPath, q.fsOptions);
-      if (info !== undefined && ctx.clock.nowMs() - info.mtimeMs > TEMP_MAX_AGE && (await removeTree(entryPath, q.fsOptions))) report.readyRemoved.push(entry.name);
-    } else if (files.receipt && (await removeTree(entryPath, q.fsOptions))) {
-      report.readyRemoved.push(entry.name);
-    }
+  await removeStaleTemps(ctx, q, dir, report);
+  for (const name of await staleReadyEntries(q, ctx.clock.nowMs())) {
+    if (await removeTree(path.join(dir, name), q.fsOptions)) report.readyRemoved.push(name);
   }
 }
 

@@ -21,7 +21,9 @@ import { startCommand, type CommandResult, type RunningCommand, type StopReason 
 import type { Context } from './context.ts';
 import { ControlLoop } from './control.ts';
 import type { Guardian } from './guardian.ts';
-import { clipUtf8, GIVE_BACK_DELAY, type Ownership, type ReceiptFields } from './owner.ts';
+import { clipUtf8 } from '../base/text.ts';
+import type { ReceiptFields } from '../model/generation.ts';
+import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
 
 /** How a run ended, as far as the queue is concerned. */
 export type RunOutcome =

@@ -37,10 +37,6 @@ import { FsjobError, errnoOf } from '../base/errors.ts';
 import { wrapIo } from './io-error.ts';
 import { RECORD_MAX, STDIN_MAX } from '../base/constants.ts';
 
-/** SEC-4: bound for any protocol record (RECORD_MAX). */
-export const RECORD_MAX_BYTES = RECORD_MAX;
-/** SEC-4: bound for a job's captured stdin (STDIN_MAX). */
-export const STDIN_MAX_BYTES = STDIN_MAX;
 /** SEC-5 */
 export const PRIVATE_FILE_MODE = 0o600;
 /** SEC-5 */

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import { JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from '../records/names.ts';
 
-export { JOB_ID_PATTERN, WORKER_ID_PATTERN, KEY_HASH_PATTERN, parseGeneration, parseHoldNumber } from '../records/names.ts';
 const READY_ENTRY = /^([0-9]{4})-([0-9]{19}-[0-9a-f]{16})$/;
 
 export const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'] as const;

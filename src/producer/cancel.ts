@@ -9,16 +9,16 @@
  * the request (CLAIM-6.2); a running job's owner acts on it (CANCEL-3).
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { genRecordName } from '../model/layout.ts';
+import { Generation, publishClaim } from '../model/generation.ts';
 import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../model/job.ts';
 import { publishRecord } from '../fs/safefs.ts';
-import { encodeRecord, type CancelRecord, type ClaimRecord, type ReceiptRecord } from '../records/codec.ts';
+import { encodeRecord, type CancelRecord, type ReceiptRecord } from '../records/codec.ts';
 import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { findJob, readSpec, removeReadyEntry } from './jobs.ts';
+import { findJob, readSpec } from './jobs.ts';
 
 /** Why CLAIM-6 step 1 rejects a job whose spec is not valid (missing, a hazard, invalid, another major). */
 async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: 'invalid_spec' | 'unsupported_version'; message: string }> {
@@ -73,24 +73,15 @@ async function refuseFinished(queue: Queue, files: JobFiles): Promise<void> {
   throw finishedRefusal(files.id, receipt.ok ? receipt.value : undefined, queue.paths.jobFile(files.id, 'receipt.json'));
 }
 
-function encodeOrUsage<T extends 'cancel' | 'claim' | 'receipt'>(type: T, value: T extends 'cancel' ? CancelRecord : T extends 'claim' ? ClaimRecord : ReceiptRecord, jobId: string): Buffer {
+function encodeOrUsage(value: CancelRecord, jobId: string): Buffer {
   try {
-    return encodeRecord(type, value as never, { expectedJobId: jobId });
+    return encodeRecord('cancel', value, { expectedJobId: jobId });
   } catch (error) {
     if (isFsjobError(error, 'INVALID_RECORD') || isFsjobError(error, 'TOO_LARGE')) {
-      throw new FsjobError('USAGE', `cannot write the ${type} record for job ${jobId}: ${error.message}`, { jobId, clause: error.clause ?? 'REC-5', cause: error });
+      throw new FsjobError('USAGE', `cannot write the cancel record for job ${jobId}: ${error.message}`, { jobId, clause: error.clause ?? 'REC-5', cause: error });
     }
     throw error;
   }
-}
-
-/** Truncate text to at most `max` bytes of UTF-8 without splitting a character. */
-function clip(text: string, max: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= max) return text;
-  let end = max;
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString('utf8');
 }
 
 /**
@@ -120,7 +111,7 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
   };
   let published = true;
   try {
-    await publishRecord(dir, record, encodeOrUsage('cancel', request, id), 'link', queue.fsOptions);
+    await publishRecord(dir, record, encodeOrUsage(request, id), 'link', queue.fsOptions);
   } catch (error) {
     if (!isFsjobError(error, 'EXISTS')) throw error;
     published = false; // CANCEL-1: the request already stands
@@ -136,26 +127,14 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
   if (gen + 1 > GEN_MAX) return result('owner');
 
   const next = gen + 1;
-  const claim: ClaimRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'claim',
-    job_id: id,
-    gen: next,
-    owner: me,
-    worker_id: null,
-    claimed_ms: clock.nowMs(),
-    lease_ms: LEASE_DEFAULT,
-  };
-  try {
-    // CLAIM-5: the link is the commit point of the claim.
-    await publishRecord(dir, genRecordName('claim', next), encodeOrUsage('claim', claim, id), 'link', queue.fsOptions);
-  } catch (error) {
-    if (isFsjobError(error, 'EXISTS')) return result('claimed-elsewhere');
-    throw error;
-  }
+  const claimedMs = clock.nowMs();
+  // CLAIM-5: the link is the commit point of the claim.
+  if (!(await publishClaim(queue, id, next, { owner: me, workerId: null, leaseMs: LEASE_DEFAULT }, claimedMs))) return result('claimed-elsewhere');
+  const owner = new Generation(queue, id, next, claimedMs, clock, me);
 
   // We own generation `next`. CLAIM-6.0: a superseded owner may have finished
-  // the job after our listing; CLAIM-7: nobody may have taken next + 1.
+  // the job after our listing; CLAIM-7: nobody may have taken next + 1 (the
+  // listing, then the owner's guard before the receipt).
   files = await listJob(queue, id);
   if (files.receipt) return result('finished-elsewhere');
   if (files.claims.includes(next + 1)) return result('claimed-elsewhere');
@@ -163,34 +142,24 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
   const reason = options.reason ?? null;
   const attempts = Math.min(await attemptsUsed(queue, files), ATTEMPTS_MAX);
   const when = attempts === 0 ? 'cancelled before it ran' : `cancelled while waiting to be retried, after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
-  // CLAIM-10: the canceller decides as any claimer does; an invalid spec is rejected before the cancel counts (CLAIM-6 step 1).
-  const invalid = spec === undefined ? await specRejection(queue, files) : undefined;
-  const receipt: ReceiptRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'receipt',
-    job_id: id,
-    gen: next,
-    ...(invalid === undefined
-      ? { outcome: 'cancelled', exit_code: OUTCOME_EXIT.cancelled, reason: null, message: clip(`${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, 1024) }
-      : { outcome: 'rejected', exit_code: OUTCOME_EXIT.rejected, reason: invalid.reason, message: clip(invalid.message, 1024) }),
-    attempts,
+  let receipt: ReceiptRecord | undefined;
+  try {
+    // RCPT-3: the link is the commit point; the job is finished. READY-2 follows.
     // This generation recorded no execution, so the receipt reports none
     // (RCPT-5); earlier attempts' output stays in their stdout.<g> files.
-    status: null,
-    started_ms: null,
-    finished_ms: clock.nowMs(),
-    stdout: null,
-    stderr: null,
-    result: null,
-    by: me,
-  };
-  try {
-    // RCPT-3: the link is the commit point; the job is finished.
-    await publishRecord(dir, 'receipt.json', encodeOrUsage('receipt', receipt, id), 'link', queue.fsOptions);
+    // CLAIM-10: the canceller decides as any claimer does, so an invalid spec is
+    // rejected (CLAIM-6 step 1) before the cancel counts (step 2).
+    const invalid = spec === undefined ? await specRejection(queue, files) : undefined;
+    receipt = await owner.publishReceipt(
+      invalid === undefined
+        ? { outcome: 'cancelled', exit_code: OUTCOME_EXIT.cancelled, message: `${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, attempts }
+        : { outcome: 'rejected', exit_code: OUTCOME_EXIT.rejected, reason: invalid.reason, message: invalid.message, attempts },
+      spec,
+    );
   } catch (error) {
-    if (isFsjobError(error, 'EXISTS')) return result('finished-elsewhere');
+    if (isFsjobError(error, 'SUPERSEDED')) return result('claimed-elsewhere');
     throw error;
   }
-  await removeReadyEntry(queue, id, spec); // READY-2, after the receipt
+  if (receipt === undefined) return result('finished-elsewhere');
   return result('finished', receipt);
 }

@@ -9,6 +9,7 @@ import type { SafeHandle } from '../fs/safefs.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
+import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type SpecRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
@@ -182,9 +183,8 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     }
     // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
     // a consumer rebuilds lost entries from jobs/ (READY-4).
-    const handle = await createExclusive(readyDir, readyName, PRIVATE_FILE_MODE, queue.fsOptions);
+    await createReadyEntry(queue, spec.priority, id);
     readyCreated = true;
-    await handle.close().catch(() => undefined);
   } catch (error) {
     await unstage(queue, staged ? staging : undefined, readyCreated ? `${readyDir}/${readyName}` : undefined);
     throw error;

@@ -12,13 +12,15 @@ import * as nodeFs from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { isJobId, KEY_HASH_PATTERN, parseHoldNumber, parseReadyEntry, tmpEntryJobId } from '../model/layout.ts';
+import { isJobId, tmpEntryJobId } from '../model/layout.ts';
+import { staleReadyEntries } from '../model/ready.ts';
 import { entryPresent, listDir, removeTree, renameNoReplace } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
+import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
@@ -54,10 +56,6 @@ async function mtimeOf(queue: Queue, target: string): Promise<number | undefined
   } catch {
     return undefined;
   }
-}
-
-async function exists(queue: Queue, target: string): Promise<boolean> {
-  return (await mtimeOf(queue, target)) !== undefined;
 }
 
 interface Finished {
@@ -97,26 +95,6 @@ async function removeJob(queue: Queue, id: string): Promise<boolean> {
   }
   await removeTree(grave, queue.fsOptions);
   return true;
-}
-
-/** READY-3: entries of finished jobs, and entries without a job directory older than TEMP_MAX_AGE. */
-async function staleReadyEntries(queue: Queue, removed: ReadonlySet<string>, now: number): Promise<string[]> {
-  const readyDir = queue.paths.dir('ready');
-  const stale: string[] = [];
-  for (const entry of await listDir(readyDir, queue.fsOptions)) {
-    const parsed = entry.kind === 'file' ? parseReadyEntry(entry.name) : undefined;
-    if (parsed === undefined) continue;
-    const { id } = parsed;
-    if (removed.has(id) || (await exists(queue, queue.paths.jobFile(id, 'receipt.json')))) {
-      stale.push(entry.name);
-      continue;
-    }
-    if (await exists(queue, queue.paths.job(id))) continue;
-    // No job directory: the producer may be between ENQ-2 and ENQ-3.
-    const mtime = await mtimeOf(queue, path.join(readyDir, entry.name));
-    if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
-  }
-  return stale;
 }
 
 /** GC-2: every hold numbered below the highest of its key (LANE-3: the highest is never removed). */
@@ -189,7 +167,8 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   }
   const removed = new Set(jobs);
 
-  const readyEntries = await staleReadyEntries(queue, removed, now);
+  // READY-3: the jobs removed above (or, in a dry run, that would be) count as finished.
+  const readyEntries = await staleReadyEntries(queue, now, removed);
   const holds = await lowerHolds(queue);
   const temps = await staleTemps(queue, now);
   if (!dryRun) {

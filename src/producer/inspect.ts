@@ -6,7 +6,7 @@
 import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
-import { isJobId, WORKER_ID_PATTERN } from '../model/layout.ts';
+import { isJobId } from '../model/layout.ts';
 import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
 import { listDir } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
@@ -16,6 +16,7 @@ import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
+import { WORKER_ID_PATTERN } from '../records/names.ts';
 
 export interface GenerationView {
   gen: number;

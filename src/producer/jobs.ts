@@ -1,12 +1,10 @@
 /**
  * Small shared steps of the producer's operations on one published job:
- * find it, read its spec, remove its ready entry.
+ * find it, read its spec.
  */
-import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { assertJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import { assertJobId } from '../model/layout.ts';
 import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
-import { listDir, removeTree } from '../fs/safefs.ts';
 import type { SpecRecord } from '../records/codec.ts';
 import type { Queue } from '../model/queue.ts';
 
@@ -32,24 +30,4 @@ export async function readSpec(queue: Queue, files: JobFiles): Promise<SpecRecor
   if (!files.spec) return undefined;
   const read = await readJobRecord(queue, files, 'spec');
   return read.ok ? read.value : undefined;
-}
-
-/**
- * READY-2/READY-3: remove the ready entry of a finished job. The entry is
- * named from the spec's priority; without a readable spec, ready/ is scanned
- * for the id. Failures are ignored: the entry is only a hint.
- */
-export async function removeReadyEntry(queue: Queue, id: string, spec: SpecRecord | undefined): Promise<void> {
-  const readyDir = queue.paths.dir('ready');
-  try {
-    if (spec !== undefined) {
-      await removeTree(path.join(readyDir, readyEntryName(spec.priority, id)), queue.fsOptions);
-      return;
-    }
-    for (const entry of await listDir(readyDir, queue.fsOptions)) {
-      if (entry.kind === 'file' && parseReadyEntry(entry.name)?.id === id) await removeTree(path.join(readyDir, entry.name), queue.fsOptions);
-    }
-  } catch {
-    // A hint that stays behind is removed by the next gc or consumer (READY-3).
-  }
 }

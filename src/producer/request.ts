@@ -10,8 +10,8 @@
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
-import { inspectRecord, REQUEST_MAX_BYTES, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
+import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
@@ -72,8 +72,8 @@ function checkRequestValue(request: unknown, source: string): JobRequest {
     throw new FsjobError('USAGE', `${source} cannot be written as JSON (REQ-1): ${error instanceof Error ? error.message : String(error)}`, { clause: 'REQ-1' });
   }
   const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length > REQUEST_MAX_BYTES) {
-    throw new FsjobError('TOO_LARGE', `${source} is ${bytes.length} bytes as JSON, over REQUEST_MAX (${REQUEST_MAX_BYTES}, REQ-1); pass large stdin as bytes`, {
+  if (bytes.length > REQUEST_MAX) {
+    throw new FsjobError('TOO_LARGE', `${source} is ${bytes.length} bytes as JSON, over REQUEST_MAX (${REQUEST_MAX}, REQ-1); pass large stdin as bytes`, {
       clause: 'REQ-1',
     });
   }

@@ -17,23 +17,20 @@
 import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
-import { type JsonObject, RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { type ReadBoundedOptions, readBounded } from '../fs/safefs.ts';
 import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
-export { RECORD_MAX_BYTES, parseRecordBytes, serializeRecord } from './json.ts';
+export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
 export type * from './generated/types.ts';
 
-/** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
-export const REQUEST_MAX_BYTES = 100_663_296;
 /** The protocol version this reader implements (VER-1). */
-export { PROTOCOL_VERSION } from '../base/constants.ts';
-import { PROTOCOL_MAJOR as READER_MAJOR, PROTOCOL_MINOR as READER_MINOR, PROTOCOL_VERSION } from '../base/constants.ts';
+import { PROTOCOL_MAJOR as READER_MAJOR, PROTOCOL_MINOR as READER_MINOR, PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
 export interface CheckOptions extends RecordExpectations {
@@ -52,7 +49,7 @@ export type Inspection<T> = { ok: true; value: T; findings: Finding[] } | { ok: 
 
 /** The largest file of a document type, in bytes. */
 export function maxBytesOf(type: DocumentType): number {
-  return type === 'request' ? REQUEST_MAX_BYTES : RECORD_MAX_BYTES;
+  return type === 'request' ? REQUEST_MAX : RECORD_MAX;
 }
 
 function knownJobId(value: unknown): string | undefined {

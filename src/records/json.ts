@@ -16,12 +16,10 @@
 import { FsjobError } from '../base/errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './generated/types.ts';
-import { RECORD_MAX_BYTES } from '../fs/safefs.ts';
+import { NEST_MAX, RECORD_MAX } from '../base/constants.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
-export { RECORD_MAX_BYTES };
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
-export const MAX_DEPTH = 128;
 /** Top-level members whose values are free JSON: the only place a number may have a fraction or exponent. */
 export const FREE_JSON_MEMBERS: ReadonlySet<string> = new Set(['payload', 'result']);
 
@@ -233,7 +231,7 @@ class Scanner {
   }
 
   private enter(depth: number): void {
-    if (depth > MAX_DEPTH) throw new Stop('RECORD_TOO_DEEP', `arrays and objects nest deeper than ${MAX_DEPTH}`, this.i);
+    if (depth > NEST_MAX) throw new Stop('RECORD_TOO_DEEP', `arrays and objects nest deeper than ${NEST_MAX}`, this.i);
     this.i++;
   }
 
@@ -401,7 +399,7 @@ function checkSerializable(value: unknown, path: (string | number)[], depth: num
     return;
   }
   if (typeof value !== 'object') throw invalid(`a ${typeof value} is not a JSON value`, path);
-  if (depth >= MAX_DEPTH) throw invalid(`arrays and objects nest deeper than ${MAX_DEPTH} (or refer to themselves)`, path);
+  if (depth >= NEST_MAX) throw invalid(`arrays and objects nest deeper than ${NEST_MAX} (or refer to themselves)`, path);
   if (Array.isArray(value)) {
     value.forEach((item: unknown, index) => {
       if (item === undefined) throw invalid('undefined is not a JSON value', [...path, index]);
@@ -431,8 +429,8 @@ export function serializeRecord(value: unknown): Buffer {
   }
   checkSerializable(value, [], 0, false);
   const bytes = Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
-  if (bytes.length > RECORD_MAX_BYTES) {
-    throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX_BYTES})`, {
+  if (bytes.length > RECORD_MAX) {
+    throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, {
       clause: 'REC-2',
     });
   }

@@ -6,7 +6,6 @@
  */
 import type { RecordType } from './schemas.ts';
 
-export { GEN_MAX } from '../base/constants.ts';
 import { GEN_MAX } from '../base/constants.ts';
 export const JOB_ID_PATTERN = /^[0-9]{19}-[0-9a-f]{16}$/;
 export const WORKER_ID_PATTERN = /^[0-9a-f]{16}$/;

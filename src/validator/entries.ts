@@ -13,8 +13,8 @@ import { basename, dirname, join } from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, makeFinding } from '../records/findings.ts';
 import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../records/codec.ts';
-import { type DirEntry, type EntryKind, RECORD_MAX_BYTES, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
-import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { type DirEntry, type EntryKind, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
+import { RECORD_MAX, TEMP_MAX_AGE } from '../base/constants.ts';
 import { fastParseRecordBytes } from './fast-json.ts';
 
 const GROUP_OR_OTHER_WRITE = 0o022;
@@ -38,7 +38,7 @@ export interface AuditEnv {
 }
 
 export function newScratch(): Buffer {
-  return Buffer.allocUnsafe(RECORD_MAX_BYTES + 1);
+  return Buffer.allocUnsafe(RECORD_MAX + 1);
 }
 
 export function auditEnv(shownRoot: string, root: string, uid: number, nowMs: number): AuditEnv {
@@ -181,7 +181,7 @@ export function readRecordEntry<T extends RecordType>(
   if (!checkKind(sink, shown, entry.kind, 'file', jobId, true)) return { value: undefined, stats: undefined };
   let read;
   try {
-    read = readBoundedSync(path, RECORD_MAX_BYTES, { scratch: env.scratch, uid: env.uid });
+    read = readBoundedSync(path, RECORD_MAX, { scratch: env.scratch, uid: env.uid });
   } catch (error) {
     if (isFsjobError(error, 'NOT_FOUND')) return { value: undefined, stats: undefined };
     const code = isFsjobError(error) ? REFUSAL_CODES[error.code] : undefined;

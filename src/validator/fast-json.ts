@@ -19,7 +19,8 @@
  * conformance vector and on thousands of mutated records.
  */
 import { isUtf8 } from 'node:buffer';
-import { FREE_JSON_MEMBERS, MAX_DEPTH, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { FREE_JSON_MEMBERS, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { NEST_MAX } from '../base/constants.ts';
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -39,6 +40,9 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   const length = bytes.length;
   if (length < 3 || bytes[0] !== OPEN_BRACE || bytes[length - 1] !== LINE_FEED || bytes[length - 2] !== CLOSE_BRACE) return undefined;
   if (!isUtf8(bytes)) return undefined;
+  // JSON.parse reads any depth, but JSON.stringify recurses: a record nested
+  // 200,000 deep would overflow the stack below. The scanner reports it.
+  if (!nestsWithin(bytes, NEST_MAX)) return undefined;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, length - 1).toString('utf8');
   if (text.includes('\\u') || text.includes('"__proto__"')) return undefined;
   let value: unknown;
@@ -52,11 +56,33 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   return plainNumbers(value, 1, false) ? (value as JsonObject) : undefined;
 }
 
-/** Integers written without an exponent outside payload/result, and nesting within MAX_DEPTH (the record is depth 1). */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/** Whether arrays and objects nest at most `limit` deep (the record is depth 1), by one loop over the bytes: no recursion. */
+function nestsWithin(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > limit) return false;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return true;
+}
+
+/** Integers written without an exponent outside payload/result, and nesting within NEST_MAX (the record is depth 1). */
 function plainNumbers(value: unknown, depth: number, free: boolean): boolean {
   if (typeof value === 'number') return free || (Number.isInteger(value) && Math.abs(value) < EXPONENT_FROM);
   if (typeof value !== 'object' || value === null) return true;
-  if (depth > MAX_DEPTH) return false;
+  if (depth > NEST_MAX) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (!plainNumbers(item, depth + 1, free)) return false;
     return true;

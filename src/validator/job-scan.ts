@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto';
 import { isFsjobError } from '../base/errors.ts';
 import { classifyJobEntry, genRecordName } from '../model/layout.ts';
 import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../records/codec.ts';
-import { type DirEntry, STDIN_MAX_BYTES, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
-import { GEN_MAX, OUTPUT_MAX } from '../base/constants.ts';
+import { type DirEntry, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
+import { GEN_MAX, OUTPUT_MAX, STDIN_MAX } from '../base/constants.ts';
 import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
 
 type GenKind = 'claim' | 'exec' | 'state' | 'end' | 'stdout' | 'stderr';
@@ -253,15 +253,15 @@ class JobAudit {
     if (!checkKind(this.sink, shown, entry.kind, 'file', this.id)) return;
     if (described === undefined) {
       // No valid spec: only the file's own hazards can be judged.
-      this.statData(entry.name, STDIN_MAX_BYTES);
+      this.statData(entry.name, STDIN_MAX);
       return;
     }
     if (described === null) {
-      this.statData(entry.name, STDIN_MAX_BYTES);
+      this.statData(entry.name, STDIN_MAX);
       this.sink.add('STDIN_MISMATCH', `${shown} exists but spec.json says the job has no stdin ("stdin": null)`, shown, this.id);
       return;
     }
-    const file = this.hashData(entry.name, STDIN_MAX_BYTES);
+    const file = this.hashData(entry.name, STDIN_MAX);
     if (file === undefined) return;
     if (file.size !== described.bytes) {
       this.sink.add('STDIN_MISMATCH', `${shown} is ${file.size} bytes but spec.json says ${described.bytes}`, shown, this.id, '/stdin/bytes');

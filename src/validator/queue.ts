@@ -23,7 +23,7 @@ import { Worker } from 'node:worker_threads';
 import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
-import { KEY_HASH_PATTERN, QUEUE_DIRS, QUEUE_RECORD, WORKER_ID_PATTERN, isJobId, keyHash, parseHoldNumber, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import { QUEUE_DIRS, QUEUE_RECORD, isJobId, keyHash, parseReadyEntry, readyEntryName } from '../model/layout.ts';
 import type { HoldRecord, QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
@@ -32,6 +32,7 @@ import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, s
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 import { LivenessJudge } from './liveness.ts';
+import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
 export interface QueueAuditOptions {
   /** Milliseconds since the epoch; injectable for tests. */

@@ -4,8 +4,9 @@
  */
 import { fsjobVersion } from '../base/version.ts';
 import type { Finding } from '../records/findings.ts';
-import { PROTOCOL_VERSION, type ValidateReport } from '../records/codec.ts';
+import { type ValidateReport } from '../records/codec.ts';
 import type { QueueAudit } from './queue.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
 
 /** What the human form needs of one checked file (validator/files.ts's FileResult is one). */
 export interface FileOutcome {

@@ -72,7 +72,8 @@ export function coverageRows(clauses: readonly Clause[], variants: readonly Vari
     .filter(isCovered)
     .map((clause) => {
       const killing = variants.filter((v) => v.clause === clause.id);
-      const reason = reasons.reasons[clause.id];
+      // A permission is not a requirement: keeping or using it is conformant either way.
+      const reason = reasons.reasons[clause.id] ?? (clause.keyword === 'MUST' ? undefined : `a permission (${clause.keyword}): there is nothing to break`);
       const pending = reasons.pending[clause.id];
       const coverage: Coverage = killing.length > 0 ? 'killed' : reason !== undefined ? 'reasoned' : 'missing';
       return { clause, cases: casesChecking(clause.id), variants: killing, ...(reason === undefined ? {} : { reason }), ...(pending === undefined ? {} : { pending }), coverage };

@@ -90,3 +90,24 @@ broken('each variant was killed three times in a row with its current files', ()
 });
 
 broken.run();
+
+const edits = suite('test/broken-impls edits.sed');
+
+edits('every line of every edits.sed changes the sh library (a stale edit would leave the variant unbroken)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const path = await import('node:path');
+  const lib = ['json', 'fs', 'ident', 'records', 'holds', 'jobs', 'producer', 'runner', 'consumer', 'control'].map((m) => new URL(`../../conformance/impls/sh/lib/${m}.sh`, import.meta.url).pathname);
+  const text = lib.map((file) => readFileSync(file, 'utf8')).join('');
+  for (const variant of variants) {
+    const file = path.join(variant.dir, 'edits.sed');
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line.trim() === '' || line.startsWith('#')) continue;
+      const out = execFileSync('sed', ['-e', line], { input: text, maxBuffer: 64 * 1024 * 1024 }).toString('utf8');
+      assert.ok(out !== text, `${variant.name}/edits.sed: this line changes nothing in conformance/impls/sh/lib: ${line}`);
+    }
+  }
+});
+
+edits.run();

@@ -7,23 +7,10 @@ import type { FileHandle } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
-import {
-  RECORD_MAX_BYTES,
-  STDIN_MAX_BYTES,
-  checkDirInside,
-  checkQueueRoot,
-  createExclusive,
-  ensurePrivateDir,
-  fsyncDir,
-  isTempName,
-  listDir,
-  publishRecord,
-  readBounded,
-  removeTree,
-  renameNoReplace,
-} from '../../src/fs/safefs.ts';
+import { checkDirInside, checkQueueRoot, createExclusive, ensurePrivateDir, fsyncDir, isTempName, listDir, publishRecord, readBounded, removeTree, renameNoReplace } from '../../src/fs/safefs.ts';
 import type { SafeFsSeam } from '../../src/fs/safefs.ts';
 import { NOBODY, cleanupAll, dotFiles, freshDir, mkfifo, rejectsWith, withWatchdog } from '../support/helpers.ts';
+import { RECORD_MAX, STDIN_MAX } from '../../src/base/constants.ts';
 
 const OUTSIDE_CONTENT = 'outside: must never change\n';
 
@@ -212,7 +199,7 @@ reading('reads a private regular file, up to exactly the bound', async () => {
   const root = await freshDir();
   const path = join(root, 'r.json');
   await fsp.writeFile(path, '{"a":1}', { mode: 0o600 });
-  assert.is((await readBounded(path, RECORD_MAX_BYTES)).toString(), '{"a":1}');
+  assert.is((await readBounded(path, RECORD_MAX)).toString(), '{"a":1}');
   assert.is((await readBounded(path, 7)).length, 7);
   await rejectsWith(readBounded(path, 6), 'TOO_LARGE', { clause: 'SEC-4', path });
 });
@@ -229,8 +216,8 @@ reading('refuses a symlink at the file position (file, dir, dangling)', async ()
   for (const [label, target] of linkTargets(outsideFile, outsideDir)) {
     const link = join(root, 'record.json');
     await fsp.symlink(target, link);
-    await rejectsWith(readBounded(link, RECORD_MAX_BYTES), 'SYMLINK_REFUSED', { clause: 'SEC-2', path: link });
-    await rejectsWith(readBounded(link, RECORD_MAX_BYTES, { allowMissing: true }), 'SYMLINK_REFUSED');
+    await rejectsWith(readBounded(link, RECORD_MAX), 'SYMLINK_REFUSED', { clause: 'SEC-2', path: link });
+    await rejectsWith(readBounded(link, RECORD_MAX, { allowMissing: true }), 'SYMLINK_REFUSED');
     await fsp.unlink(link);
     assert.ok(label);
   }
@@ -242,7 +229,7 @@ reading('refuses a symlink at the parent directory position (dir, file, dangling
   const parent = join(root, 'jobs');
   for (const [, target] of linkTargets(outsideFile, outsideDir)) {
     await fsp.symlink(target, parent);
-    await rejectsWith(readBounded(join(parent, 'record.json'), RECORD_MAX_BYTES), 'SYMLINK_REFUSED', { path: parent });
+    await rejectsWith(readBounded(join(parent, 'record.json'), RECORD_MAX), 'SYMLINK_REFUSED', { path: parent });
     await fsp.unlink(parent);
   }
 });
@@ -256,7 +243,7 @@ reading('refuses a FIFO promptly without blocking', async () => {
     // Opening the write end releases a reader stuck in a blocking open.
     void fsp.open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then((h) => h.close()).catch(() => undefined);
   };
-  await withWatchdog(5000, rejectsWith(readBounded(fifo, RECORD_MAX_BYTES), 'NOT_REGULAR', { clause: 'SEC-3' }), unblock);
+  await withWatchdog(5000, rejectsWith(readBounded(fifo, RECORD_MAX), 'NOT_REGULAR', { clause: 'SEC-3' }), unblock);
   assert.ok(Date.now() - started < 1000, 'refused promptly');
 });
 
@@ -322,10 +309,10 @@ reading('refuses a 50 MB file promptly with TOO_LARGE', async () => {
   await handle.write(Buffer.alloc(50 * 1024 * 1024, 0x61));
   await handle.close();
   const started = Date.now();
-  await rejectsWith(readBounded(path, RECORD_MAX_BYTES), 'TOO_LARGE', { clause: 'SEC-4', path });
+  await rejectsWith(readBounded(path, RECORD_MAX), 'TOO_LARGE', { clause: 'SEC-4', path });
   assert.ok(Date.now() - started < 500, 'refused without reading');
   // Under the stdin bound it is fine.
-  assert.is((await readBounded(path, STDIN_MAX_BYTES)).length, 50 * 1024 * 1024);
+  assert.is((await readBounded(path, STDIN_MAX)).length, 50 * 1024 * 1024);
 });
 
 reading('catches a file that grows after fstat by reading at most bound+1 bytes', async () => {

@@ -8,10 +8,10 @@ import { enqueue, newJobId } from '../../src/producer/index.ts';
 import { checkRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { listDir, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
-import { JOB_ID_PATTERN } from '../../src/model/layout.ts';
 import type { Clock } from '../../src/base/clock.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
 import { entries, faultyFs, freshQueue, modeOf, tree, withSeam } from '../support/producer.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,7 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isFsjobError } from '../../src/base/errors.ts';
-import { MAX_DEPTH, type ParseFailureCode, parseRecordBytes, serializeRecord } from '../../src/records/json.ts';
+import { type ParseFailureCode, parseRecordBytes, serializeRecord } from '../../src/records/json.ts';
+import { NEST_MAX } from '../../src/base/constants.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 function failure(text: string | Buffer, form: 'record' | 'request' = 'record'): ParseFailureCode | undefined {
@@ -90,8 +91,8 @@ refuse('values JSON cannot hold: bigint, functions, dates, undefined in arrays',
 
 refuse('nesting deeper than NEST_MAX, and cycles', () => {
   let deep: unknown = {};
-  for (let i = 1; i < MAX_DEPTH; i++) deep = { d: deep };
-  serializeRecord(deep); // exactly MAX_DEPTH levels
+  for (let i = 1; i < NEST_MAX; i++) deep = { d: deep };
+  serializeRecord(deep); // exactly NEST_MAX levels
   throwsCode(() => serializeRecord({ d: deep }), 'INVALID_RECORD');
   const cycle: Record<string, unknown> = {};
   cycle['self'] = cycle;

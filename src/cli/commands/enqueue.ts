@@ -5,10 +5,10 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { FsjobError } from '../../base/errors.ts';
+import { FsjobError, isFsjobError } from '../../base/errors.ts';
 import { STDIN_MAX } from '../../base/constants.ts';
 import type { JobRequest } from '../../records/codec.ts';
-import type { BatchResult } from '../../producer/index.ts';
+import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
@@ -149,24 +149,46 @@ export const enqueueCommand: FsjobCommand = {
       }
     }
     const queue = await openQueueOf(args);
-    const { enqueue, enqueueBatch } = await producer();
+    const { enqueueBatch } = await producer();
     if (batchFile !== undefined) {
       const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
       return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
     }
     let enqueued;
-    if (requestFile !== undefined) {
-      const { REQUEST_MAX_BYTES } = await import('../../records/codec.ts');
-      const bytes = await readInput(requestFile, REQUEST_MAX_BYTES, 'request file');
-      enqueued = await enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
-    } else {
-      const request = requestOf(args, argv);
-      const stdinFile = args['stdin'] as string | undefined;
-      const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
-      enqueued = await enqueue(queue, request, stdin === undefined ? {} : { stdin });
-      if (enqueued.spec.argv !== undefined) await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
+    try {
+      enqueued = await enqueueOne(queue, args, requestFile, argv);
+    } catch (error) {
+      throw asInvalidRequest(error);
     }
+    if (enqueued.spec.argv !== undefined && requestFile === undefined) await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
   },
 };
+
+/**
+ * The CLI contract gives an invalid request exit 2. The producer reports a
+ * request over REQUEST_MAX or a stdin over STDIN_MAX as TOO_LARGE (REQ-1) and
+ * a request of another major as UNSUPPORTED_VERSION: in enqueue both can only
+ * be the request's fault (the queue was opened before), so they become USAGE.
+ */
+function asInvalidRequest(error: unknown): unknown {
+  if (isFsjobError(error, 'UNSUPPORTED_VERSION') || (isFsjobError(error, 'TOO_LARGE') && error.clause === 'REQ-1')) {
+    return new FsjobError('USAGE', error.message, { clause: error.clause, ...(error.path === undefined ? {} : { path: error.path }), cause: error });
+  }
+  return error;
+}
+
+/** One job from --request FILE or from the flags and the command. */
+async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: string[]): Promise<Enqueued> {
+  const { enqueue } = await producer();
+  if (requestFile !== undefined) {
+    const { REQUEST_MAX } = await import('../../base/constants.ts');
+    const bytes = await readInput(requestFile, REQUEST_MAX, 'request file');
+    return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
+  }
+  const request = requestOf(args, argv);
+  const stdinFile = args['stdin'] as string | undefined;
+  const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
+  return enqueue(queue, request, stdin === undefined ? {} : { stdin });
+}

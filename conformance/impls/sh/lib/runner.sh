@@ -158,8 +158,9 @@ _rc_abort_start() {
   fi
   _rc_close_fds
   if [ -n "$_rc_ro" ]; then kill -s KILL "$_rc_ro" "$_rc_re" 2>/dev/null; fi
-  # Only this attempt's children: a bare wait would also wait for the guardian.
-  wait $_rc_lp $_rc_ro $_rc_re 2>/dev/null
+  # Only this attempt's children: a bare wait (none started yet: an output
+  # file already exists) would wait for the guardian, forever.
+  [ -z "$_rc_lp$_rc_ro$_rc_re" ] || wait $_rc_lp $_rc_ro $_rc_re 2>/dev/null
   RUN_OUTCOME=start_failed
   return 1
 }

@@ -1,0 +1,232 @@
+/**
+ * One claim generation of a job (spec section 7.3, 5.3 to 5.7) and every
+ * record its owner writes. Whoever claims a job uses this: a consumer
+ * (src/consumer, through Ownership), `fsjob cancel` finishing a job nobody
+ * holds (CANCEL-2), and recovery breaking a dead owner's claim (RECOV-1).
+ *
+ * - CLAIM-5: claiming generation g + 1 is one link() of claim.<g+1>.json;
+ *   EXISTS means someone else claimed it first.
+ * - CLAIM-7 / OWN-1: before each later write the owner checks that nobody
+ *   claimed g + 1 (`guard`); a superseded owner gets SUPERSEDED and writes
+ *   nothing more.
+ * - Write-once records go through publishRecord with link (PUB-3), the
+ *   state record with rename (PUB-4), output files through createExclusive
+ *   (PUB-7). Nothing here writes a protocol file any other way.
+ * - RCPT-3 then READY-2: the receipt is linked, then the ready entry goes.
+ */
+import type { Clock } from '../base/clock.ts';
+import { GEN_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { clipUtf8 } from '../base/text.ts';
+import { createExclusive, publishRecord, statEntry, type SafeHandle } from '../fs/safefs.ts';
+import {
+  encodeRecord,
+  type ClaimRecord,
+  type EndRecord,
+  type ExecRecord,
+  type ExecStatus,
+  type Group,
+  type Identity,
+  type OutputSummary,
+  type ReceiptRecord,
+  type SpecRecord,
+  type StateRecord,
+} from '../records/codec.ts';
+import { genRecordName, outputName } from './layout.ts';
+import type { Queue } from './queue.ts';
+import { removeReadyEntry } from './ready.ts';
+
+export type EndReason = EndRecord['reason'];
+
+/** The receipt members a decision fills in; the rest comes from the owner. */
+export interface ReceiptFields {
+  outcome: ReceiptRecord['outcome'];
+  exit_code: number;
+  reason?: ReceiptRecord['reason'];
+  message?: string | null;
+  attempts: number;
+  status?: ExecStatus | null;
+  started_ms?: number | null;
+  stdout?: OutputSummary | null;
+  stderr?: OutputSummary | null;
+  result?: ReceiptRecord['result'];
+}
+
+/** Who claims: the claim record's owner, worker and lease. */
+export interface Claimant {
+  owner: Identity;
+  workerId: string | null;
+  leaseMs: number;
+}
+
+/**
+ * CLAIM-4/CLAIM-5: publish claim.<gen>.json by link, at `claimedMs`. True when
+ * it is ours; false when another process linked it first (EXISTS). The caller
+ * judged that generation gen - 1 may be broken (CLAIM-3) and that gen is
+ * within GEN_MAX.
+ */
+export async function publishClaim(queue: Queue, id: string, gen: number, claimant: Claimant, claimedMs: number): Promise<boolean> {
+  if (!Number.isSafeInteger(gen) || gen < 1 || gen > GEN_MAX) {
+    throw new FsjobError('USAGE', `generation ${gen} of job ${id} is outside 1..GEN_MAX (CLAIM-4)`, { jobId: id, clause: 'CLAIM-4' });
+  }
+  const claim: ClaimRecord = {
+    fsjob: PROTOCOL_VERSION,
+    type: 'claim',
+    job_id: id,
+    gen,
+    owner: claimant.owner,
+    worker_id: claimant.workerId,
+    claimed_ms: claimedMs,
+    lease_ms: claimant.leaseMs,
+  };
+  try {
+    // CLAIM-5: the commit point of the claim.
+    await publishRecord(queue.paths.job(id), genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link', queue.fsOptions);
+    return true;
+  } catch (error) {
+    if (isFsjobError(error, 'EXISTS')) return false;
+    throw error;
+  }
+}
+
+export class Generation {
+  readonly queue: Queue;
+  readonly id: string;
+  readonly gen: number;
+  readonly dir: string;
+  readonly claimedMs: number;
+  readonly clock: Clock;
+  /** The identity a receipt names in `by`. */
+  readonly by: Identity;
+  private lost = false;
+
+  constructor(queue: Queue, id: string, gen: number, claimedMs: number, clock: Clock, by: Identity) {
+    this.queue = queue;
+    this.id = id;
+    this.gen = gen;
+    this.dir = queue.paths.job(id);
+    this.claimedMs = claimedMs;
+    this.clock = clock;
+    this.by = by;
+  }
+
+  /** CLAIM-7: has someone claimed generation g + 1? Once true, always true. */
+  async superseded(): Promise<boolean> {
+    if (this.lost) return true;
+    if (this.gen >= GEN_MAX) return false;
+    const next = await statEntry(this.path(genRecordName('claim', this.gen + 1)), this.queue.fsOptions);
+    if (next !== undefined) this.lost = true;
+    return this.lost;
+  }
+
+  /** Throws SUPERSEDED (CLAIM-7, OWN-1) when the claim is no longer ours. */
+  async guard(): Promise<void> {
+    if (await this.superseded()) {
+      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded by claim ${this.gen + 1}; this owner stops and publishes nothing more (CLAIM-7, OWN-1)`, {
+        jobId: this.id,
+        path: this.path(genRecordName('claim', this.gen + 1)),
+        clause: 'CLAIM-7',
+      });
+    }
+  }
+
+  path(name: string): string {
+    return this.queue.paths.jobFile(this.id, name);
+  }
+
+  private expect() {
+    return { expectedJobId: this.id, expectedGen: this.gen };
+  }
+
+  /** EXEC-1: stdout.<g> and stderr.<g>, created exclusively. */
+  async createOutputs(): Promise<{ stdout: SafeHandle; stderr: SafeHandle }> {
+    await this.guard();
+    const stdout = await createExclusive(this.dir, outputName('stdout', this.gen), undefined, this.queue.fsOptions);
+    try {
+      const stderr = await createExclusive(this.dir, outputName('stderr', this.gen), undefined, this.queue.fsOptions);
+      return { stdout, stderr };
+    } catch (error) {
+      await stdout.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** EXEC-3: the commit point of the attempt. */
+  async publishExec(attempt: number, group: Group | null): Promise<void> {
+    await this.guard();
+    const record: ExecRecord = {
+      fsjob: PROTOCOL_VERSION,
+      type: 'exec',
+      job_id: this.id,
+      gen: this.gen,
+      attempt,
+      group,
+      recorded_ms: this.clock.nowMs(),
+    };
+    await publishRecord(this.dir, genRecordName('exec', this.gen), encodeRecord('exec', record, this.expect()), 'link', this.queue.fsOptions);
+  }
+
+  /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
+  async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>, atMs?: number): Promise<number> {
+    await this.guard();
+    const now = atMs ?? this.clock.nowMs();
+    const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
+    await publishRecord(this.dir, genRecordName('state', this.gen), encodeRecord('state', record, this.expect()), 'rename', this.queue.fsOptions);
+    return now;
+  }
+
+  /** Section 5.6: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
+  async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
+    await this.guard();
+    const endedMs = this.clock.nowMs();
+    const record: EndRecord = {
+      fsjob: PROTOCOL_VERSION,
+      type: 'end',
+      job_id: this.id,
+      gen: this.gen,
+      reason,
+      counted,
+      retry_at_ms: endedMs + retryDelayMs,
+      status,
+      ended_ms: endedMs,
+    };
+    await publishRecord(this.dir, genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link', this.queue.fsOptions);
+    return record;
+  }
+
+  /**
+   * RCPT-3 then READY-2: publish the receipt by link and remove the ready
+   * entry (a hint: failing to remove it is not an error, READY-3). Resolves
+   * to the receipt, or undefined when one existed already (someone else
+   * finished the job: ours is not published, RCPT-3).
+   */
+  async publishReceipt(fields: ReceiptFields, spec?: SpecRecord): Promise<ReceiptRecord | undefined> {
+    await this.guard();
+    const record: ReceiptRecord = {
+      fsjob: PROTOCOL_VERSION,
+      type: 'receipt',
+      job_id: this.id,
+      gen: this.gen,
+      outcome: fields.outcome,
+      exit_code: fields.exit_code,
+      reason: fields.reason ?? null,
+      message: fields.message === undefined || fields.message === null ? null : clipUtf8(fields.message),
+      attempts: fields.attempts,
+      status: fields.status ?? null,
+      started_ms: fields.started_ms ?? null,
+      finished_ms: this.clock.nowMs(),
+      stdout: fields.stdout ?? null,
+      stderr: fields.stderr ?? null,
+      result: fields.result ?? null,
+      by: this.by,
+    };
+    try {
+      await publishRecord(this.dir, 'receipt.json', encodeRecord('receipt', record, { expectedJobId: this.id }), 'link', this.queue.fsOptions);
+    } catch (error) {
+      if (isFsjobError(error, 'EXISTS')) return undefined;
+      throw error;
+    }
+    await removeReadyEntry(this.queue, this.id, spec?.priority).catch(() => undefined);
+    return record;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The ready index (spec section 6.3): ready/<pppp>-<id>, one empty file per
+ * job that may need a consumer, named so that byte order is the claim order
+ * (LAYOUT-7, CLAIM-1). It is only a hint (READY-1): a consumer verifies every
+ * entry against the job directory before acting, so losing an entry delays a
+ * job until READY-4 rebuilds it, and a stale entry costs one look.
+ *
+ * Every reader and writer of ready/ goes through this module:
+ * - ENQ-2 createReadyEntry, before the job is published;
+ * - CLAIM-1 listReady, in claim order;
+ * - READY-2 removeReadyEntry, after a receipt;
+ * - READY-3 staleReadyEntries / removeStaleReadyEntry: entries of finished
+ *   jobs, and entries without a job directory once older than TEMP_MAX_AGE
+ *   (the producer may be between ENQ-2 and ENQ-3);
+ * - READY-4 rebuildReady: every job without a receipt gets an entry.
+ */
+import { TEMP_MAX_AGE } from '../base/constants.ts';
+import { isFsjobError } from '../base/errors.ts';
+import { createExclusive, entryPresent, listDir, removeTree, statEntry, type EntryKind } from '../fs/safefs.ts';
+import { isJobId, parseReadyEntry, readyEntryName } from './layout.ts';
+import type { Queue } from './queue.ts';
+
+export interface ReadyEntry {
+  name: string;
+  kind: EntryKind;
+  priority: number;
+  id: string;
+}
+
+/** CLAIM-1: the entries whose names parse, in claim order (ascending byte order of names). */
+export async function listReady(queue: Queue): Promise<ReadyEntry[]> {
+  const entries: ReadyEntry[] = [];
+  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
+    const parsed = parseReadyEntry(entry.name);
+    if (parsed !== undefined) entries.push({ name: entry.name, kind: entry.kind, ...parsed });
+  }
+  return entries;
+}
+
+/**
+ * ENQ-2 and READY-4: create the entry exclusively (PUB-7), empty and not
+ * fsynced (a lost entry is rebuilt, READY-4). Throws EXISTS when it is there.
+ */
+export async function createReadyEntry(queue: Queue, priority: number, id: string): Promise<void> {
+  const handle = await createExclusive(queue.paths.dir('ready'), readyEntryName(priority, id), undefined, queue.fsOptions);
+  await handle.close().catch(() => undefined);
+}
+
+/**
+ * READY-2/READY-3: remove a job's entry. With the priority the name is known;
+ * without it (no readable spec) ready/ is listed for the id.
+ */
+export async function removeReadyEntry(queue: Queue, id: string, priority?: number): Promise<void> {
+  if (priority !== undefined) {
+    await removeTree(queue.paths.ready(priority, id), queue.fsOptions);
+    return;
+  }
+  for (const entry of await listReady(queue)) {
+    if (entry.id === id) await removeTree(`${queue.paths.dir('ready')}/${entry.name}`, queue.fsOptions);
+  }
+}
+
+/** READY-3 for an entry whose job directory does not exist: removed once older than TEMP_MAX_AGE; true when removed. */
+export async function removeStaleReadyEntry(queue: Queue, name: string, nowMs: number): Promise<boolean> {
+  const entryPath = `${queue.paths.dir('ready')}/${name}`;
+  const info = await statEntry(entryPath, queue.fsOptions);
+  if (info === undefined || nowMs - info.mtimeMs <= TEMP_MAX_AGE) return false;
+  return removeTree(entryPath, queue.fsOptions);
+}
+
+/**
+ * READY-3 over the whole index: the names of regular-file entries that may
+ * go, because their job is finished (a receipt.json of any kind, STATUS-1, or
+ * an id of `finished`) or because no job directory exists and the entry is
+ * older than TEMP_MAX_AGE. Nothing is removed here. An entry whose job name
+ * is something other than a directory (a planted link) stays: validate
+ * reports it.
+ */
+export async function staleReadyEntries(queue: Queue, nowMs: number, finished: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const stale: string[] = [];
+  for (const entry of await listReady(queue)) {
+    if (entry.kind !== 'file') continue;
+    if (finished.has(entry.id)) {
+      stale.push(entry.name);
+      continue;
+    }
+    const job = await statEntry(queue.paths.job(entry.id), queue.fsOptions);
+    if (job === undefined) {
+      const info = await statEntry(`${queue.paths.dir('ready')}/${entry.name}`, queue.fsOptions);
+      if (info !== undefined && nowMs - info.mtimeMs > TEMP_MAX_AGE) stale.push(entry.name);
+    } else if (job.kind === 'dir' && (await entryPresent(queue.paths.jobFile(entry.id, 'receipt.json'), queue.fsOptions))) {
+      stale.push(entry.name);
+    }
+  }
+  return stale;
+}
+
+/** How many receipt lstats rebuildReady keeps in flight (the libuv pool has 4 threads by default). */
+const REBUILD_BATCH = 64;
+
+/** The priority a rebuilt entry gets: the spec's, or undefined when it has no valid spec (the entry is then named with 0). */
+export type PriorityOf = (id: string) => Promise<number | undefined>;
+
+/**
+ * READY-4: every job directory without a receipt gets a ready entry. A full
+ * scan of jobs/, done when a consumer starts and by recover. Returns the ids
+ * whose entries were created.
+ *
+ * Finished jobs, the bulk of a long-lived queue, cost one lstat each: a
+ * receipt.json entry of any kind makes a job finished (STATUS-1). Only the
+ * jobs left (no ready entry, no receipt) get a closer look. The lstats run
+ * REBUILD_BATCH at a time: 100,000 finished jobs took 140 s to start with a
+ * full listing each.
+ */
+export async function rebuildReady(queue: Queue, priorityOf: PriorityOf): Promise<string[]> {
+  const present = new Set((await listReady(queue)).map((entry) => entry.id));
+  const jobsDir = queue.paths.dir('jobs');
+  // LAYOUT-4: anything else in jobs/ is foreign: never opened.
+  const candidates = (await listDir(jobsDir, queue.fsOptions)).filter((entry) => entry.kind === 'dir' && isJobId(entry.name) && !present.has(entry.name)).map((entry) => entry.name);
+  const rebuilt: string[] = [];
+  for (let start = 0; start < candidates.length; start += REBUILD_BATCH) {
+    const batch = candidates.slice(start, start + REBUILD_BATCH);
+    // A failed lstat reads as "no receipt": the job then gets the full look below.
+    const finished = await Promise.all(batch.map((id) => entryPresent(`${jobsDir}/${id}/receipt.json`, queue.fsOptions).catch(() => false)));
+    for (const [index, id] of batch.entries()) {
+      if (finished[index] !== true && (await rebuildEntry(queue, id, priorityOf))) rebuilt.push(id);
+    }
+  }
+  return rebuilt;
+}
+
+/** The entry of one job that has none and no receipt (READY-4); true when it was created. */
+async function rebuildEntry(queue: Queue, id: string, priorityOf: PriorityOf): Promise<boolean> {
+  // The receipt is looked for again with the directory's full checks: a job that is not a real directory of ours gets nothing.
+  try {
+    const receipt = await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions);
+    if (receipt !== undefined) return false;
+  } catch {
+    return false;
+  }
+  // An invalid spec still needs an entry, so that a consumer rejects the job.
+  const priority = await priorityOf(id).catch(() => undefined);
+  try {
+    await createReadyEntry(queue, priority ?? 0, id);
+    return true;
+  } catch (error) {
+    if (!isFsjobError(error, 'EXISTS')) throw error;
+    return false;
+  }
+}

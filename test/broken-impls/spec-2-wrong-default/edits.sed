@@ -1,0 +1,2 @@
+# BROKEN (SPEC-2): a wrong default.
+s|RQ_MAXOUT=1048576|RQ_MAXOUT=1000000|
