@@ -19,6 +19,12 @@ export const KILL_GRACE_DEFAULT = 5_000;
 export const CANCEL_GRACE = 10_000;
 export const CONTROL_LATENCY = 2_000;
 export const GUARDIAN_LIMIT = 10_000;
+/** WORKER-2: the guardian's TERM-to-KILL grace, whatever kill_grace_ms says. */
+export const GUARDIAN_GRACE = 5_000;
+/** EXEC-12: how long an owner waits for its output pipes once the group is gone. */
+export const DRAIN_LIMIT = 2_000;
+/** DEDUPE-3, DEDUPE-5: how long a dedupe hold of an unpublished job counts. */
+export const DEDUPE_STAGE_MAX = 60_000;
 export const RECOVER_GRACE = 5_000;
 export const GEN_MAX = 10_000;
 export const TIMEOUT_MAX = 604_800_000;

@@ -254,6 +254,12 @@ async function openStdin(queue: Queue, id: string, bytes: number): Promise<SafeH
       await handle.close().catch(() => undefined);
       return `holds ${size} bytes, the spec says ${bytes}`;
     }
+    // SEC-10: a stdin with more than one link shares its content with another name, maybe outside the queue.
+    const links = (await handle.stat()).nlink;
+    if (links !== 1) {
+      await handle.close().catch(() => undefined);
+      return `has ${links} hard links: its content may be another file's (SEC-9, SEC-10)`;
+    }
     return handle;
   } catch (error) {
     if (error instanceof FsjobError && error.code !== 'IO') return `is unusable: ${error.message.split('; ')[0] ?? error.code}`;

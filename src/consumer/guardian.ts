@@ -18,6 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { GUARDIAN_GRACE } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { srcPath } from '../base/source-dir.ts';
 
@@ -57,7 +58,7 @@ export class Guardian {
     const child = spawn('/bin/sh', [GUARDIAN_SCRIPT], {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', FSJOB_GUARDIAN_GRACE_TENTHS: String(GUARDIAN_GRACE / 100) },
     });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);

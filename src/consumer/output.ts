@@ -12,7 +12,8 @@ import { Writable } from 'node:stream';
 import { once } from 'node:events';
 
 export interface OutputSummary {
-  bytes_total: number;
+  /** null when the owner stopped reading before end of file (EXEC-12): the total is unknown. */
+  bytes_total: number | null;
   bytes_kept: number;
   truncated: boolean;
   sha256: string;

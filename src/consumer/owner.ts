@@ -55,7 +55,7 @@ export class Ownership extends Generation {
  * RCPT-5 for a generation whose owner died (RECOV-1 step 3): the file as it
  * is, `bytes_total` null because nobody counted the stream. Whether bytes were
  * discarded is unknown too; `truncated` says whether the file reached the
- * job's max_output_bytes (RECOV-1). Null when the file is missing or refused
+ * job's max_output_bytes, when that is above 0 (RCPT-8). Null when the file is missing or refused
  * (a symlink, a FIFO, too large).
  */
 export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
@@ -79,7 +79,9 @@ export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdou
     }
     // RCPT-2: the receipt describes the file, so the file is made durable first.
     await handle.sync();
-    return { gen, bytes_total: null, bytes_kept: kept, truncated: kept >= Math.min(bound, OUTPUT_MAX), sha256: hash.digest('hex') };
+    // RCPT-8: whether bytes were discarded is unknown; true exactly when the file reached a bound above 0.
+    const limit = Math.min(bound, OUTPUT_MAX);
+    return { gen, bytes_total: null, bytes_kept: kept, truncated: limit > 0 && kept === limit, sha256: hash.digest('hex') };
   } finally {
     await handle.close().catch(() => undefined);
   }

@@ -51,11 +51,29 @@ function asFsjobError(error: unknown): FsjobError {
   return new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
+
+/**
+ * EXEC-6: the consumer's home directory: its own HOME when that is an
+ * absolute path, else the home of its effective uid in the user database,
+ * else "/".
+ */
+export function consumerHome(env: NodeJS.ProcessEnv = process.env): string {
+  const home = env['HOME'];
+  if (home !== undefined && home.startsWith('/')) return home;
+  try {
+    const fromDb = os.userInfo().homedir;
+    if (fromDb.startsWith('/')) return fromDb;
+  } catch {
+    // no entry in the user database
+  }
+  return '/';
+}
+
 /** EXEC-6: exactly this environment, nothing of the consumer's own. */
 export function commandEnv(spec: SpecRecord, queueRoot: string, attempt: number): Record<string, string> {
   return {
     PATH: spec.env['PATH'] ?? DEFAULT_COMMAND_PATH,
-    HOME: spec.env['HOME'] ?? os.homedir(),
+    HOME: spec.env['HOME'] ?? consumerHome(),
     ...spec.env,
     FSJOB_JOB_ID: spec.id,
     FSJOB_ATTEMPT: String(attempt),
@@ -101,6 +119,8 @@ interface Ending {
   stderr: OutputSummary | null;
   result?: JsonValue;
   message?: string | null;
+  /** Said in the receipt when nothing else is (EXEC-12: an output held open outside the group). */
+  note?: string;
 }
 
 /** Pause between two tries of a receipt or end record the filesystem refused. */
@@ -139,7 +159,8 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
-    const published = await persist(owner, () => owner.publishReceipt({ ...base, ...fields }, spec), giveUp);
+    const message = fields.message ?? e.note;
+    const published = await persist(owner, () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), giveUp);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
   const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
@@ -281,6 +302,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
       message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+      ...(result.drainCut ? { note: `a process outside the command's group kept an output open after the group ended; the output totals are unknown (EXEC-12, EXEC-16)` } : {}),
     }, () => shuttingDown);
   })();
 

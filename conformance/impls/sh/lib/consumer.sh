@@ -89,9 +89,9 @@ lost_outputs() {
       if [ "$FS_SIZE" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1/$_lo_s.$2" || SHA=; fi
       if [ -n "$SHA" ]; then
         # Whether bytes were discarded is unknown: true exactly when the file
-        # reached the bound.
+        # reached a bound above 0 (RCPT-8).
         _lo_t=false
-        [ "$FS_SIZE" -ge "${S_maxout:-0}" ] && _lo_t=true
+        [ "${S_maxout:-0}" -gt 0 ] && [ "$FS_SIZE" = "$S_maxout" ] && _lo_t=true
         output_json "$2" null "$FS_SIZE" "$_lo_t" "$SHA"
         _lo_j=$OUTPUT_JSON
       fi
@@ -194,6 +194,9 @@ decide() {
       _dc_why="stdin: $FS_WHY"
     elif [ "$FS_SIZE" != "$S_stdin_bytes" ]; then
       _dc_why="stdin holds $FS_SIZE bytes, the spec says $S_stdin_bytes"
+    elif [ "$FS_NLINK" != 1 ]; then
+      # SEC-10: another name shares its content, possibly outside the queue.
+      _dc_why="stdin has $FS_NLINK hard links: its content may be another file's (SEC-9, SEC-10)"
     fi
     if [ -n "$_dc_why" ]; then
       finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 stdin_unusable "$_dc_why" "$ATTEMPTS" null null null null &&

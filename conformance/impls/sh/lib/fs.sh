@@ -47,9 +47,9 @@ log() {
 }
 
 # fs_stat PATH: FS_TYPE (regular|directory|symlink|other|missing), FS_SIZE,
-# FS_UID, FS_MODE (octal text), FS_MTIME (seconds). One stat(1) without -L,
+# FS_UID, FS_MODE (octal text), FS_MTIME (seconds), FS_NLINK. One stat(1) without -L,
 # so a symlink is reported as itself.
-FS_FMT='%F|%s|%u|%a|%Y'
+FS_FMT='%F|%s|%u|%a|%Y|%h'
 fs_stat() {
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then
     FS_TYPE=missing
@@ -69,7 +69,9 @@ _fs_parse() {
   FS_UID=${_fs_out%%|*}
   _fs_out=${_fs_out#*|}
   FS_MODE=${_fs_out%%|*}
-  FS_MTIME=${_fs_out#*|}
+  _fs_out=${_fs_out#*|}
+  FS_MTIME=${_fs_out%%|*}
+  FS_NLINK=${_fs_out#*|}
   case $FS_TYPE in
     'regular file'|'regular empty file') FS_TYPE=regular ;;
     directory) ;;
