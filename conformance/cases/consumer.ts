@@ -184,6 +184,6 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
 export const consumerCases: ConformanceCase[] = [
   { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'EXEC-10', 'EXEC-11'], level: 'consumer', strength: 'MUST', roles: ['cancel'], run: cancelRunning('cancel') },
   { name: 'consumer/cancel-force-running', clauses: ['CANCEL-3', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel_force'], run: cancelRunning('cancel_force') },
-  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2'], level: 'consumer', strength: 'MUST', heavy: true, run: lanesCase },
+  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], heavy: true, run: lanesCase },
   { name: 'consumer/concurrency', clauses: ['CLAIM-5', 'I2', 'I3'], level: 'consumer', strength: 'MUST', heavy: true, run: concurrencyCase },
 ];

@@ -10,9 +10,11 @@ import { hostileCases } from './hostile.ts';
 import { rootCases } from './hostile-root.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
-import { pausedOwnerCases } from './paused-owner.ts';
+import { decisionCases } from './decisions.ts';
+import { fencingCases } from './fencing.ts';
+import { hazardCases } from './hazards.ts';
 import { producerCases } from './producer.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...rootCases, ...identityCases, ...pausedOwnerCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases];

@@ -398,5 +398,5 @@ export const producerCases: ConformanceCase[] = [
     run: specCase,
   },
   { name: 'producer/cancel', clauses: ['CANCEL-1', 'PUB-3', 'PUB-6', 'RCPT-6'], level: 'producer', strength: 'MUST', roles: ['cancel'], run: cancelCase },
-  { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', run: dedupeCase },
+  { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeCase },
 ];

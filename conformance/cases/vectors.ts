@@ -244,7 +244,7 @@ function recordVectors(kind: Kind): (ctx: CaseContext) => Promise<void> {
 
 export const vectorCases: ConformanceCase[] = [
   { name: 'vectors/spec', clauses: ['REC-4', 'CLAIM-6', 'VER-1', 'I7'], level: 'consumer', strength: 'MUST', run: specVectors },
-  { name: 'vectors/request', clauses: ['REQ-1', 'ENQ-1', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', run: requestVectors },
+  { name: 'vectors/request', clauses: ['REQ-1', 'REQ-2', 'ENQ-1', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', run: requestVectors },
   { name: 'vectors/queue', clauses: ['LAYOUT-2', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', heavy: true, run: queueVectors },
   { name: 'vectors/claim', clauses: ['REC-4', 'CLAIM-3', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('claim') },
   { name: 'vectors/exec', clauses: ['REC-4', 'RECOV-1', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('exec') },

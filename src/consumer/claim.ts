@@ -41,6 +41,8 @@ export interface RunTicket {
   stdin: SafeHandle | null;
   /** Whether the claim broke an orphaned one (RECOV-2). */
   recovered: boolean;
+  /** Under a policy, the program that runs: argv[0] resolved against the trusted PATH (EXEC-15). */
+  program?: string;
 }
 
 export type ClaimResult =
@@ -188,9 +190,12 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     return { kind: 'decided', owner, end };
   }
   // 6.6 (policy, handler), 6.7 (cwd, stdin)
+  let program: string | undefined;
   if (spec.argv !== undefined) {
-    if (ctx.allow !== null && !ctx.allow.allows(spec.argv[0])) {
-      return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `argv[0] ${JSON.stringify(spec.argv[0])} matches no allow pattern of this consumer (EXEC-9)`, attempts: used }, spec);
+    if (ctx.allow !== null) {
+      const verdict = ctx.allow.judge(spec.argv[0], spec.cwd, spec.env);
+      if (!verdict.ok) return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `refused by this consumer's policy: ${verdict.why}`, attempts: used }, spec);
+      program = verdict.program;
     }
     const cwdProblem = await cwdUnusable(spec.cwd, queue.root);
     if (cwdProblem !== null) {
@@ -224,7 +229,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
       return { kind: 'decided', owner, end };
     }
   }
-  return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered } };
+  return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered, ...(program === undefined ? {} : { program }) } };
 }
 
 /** EXEC-5: null when usable, else what is wrong. The directory lies outside the queue (SEC-8). */

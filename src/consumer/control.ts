@@ -72,6 +72,17 @@ export class ControlLoop {
     return leaseDeadline(performance.now() - this.renewedReal, this.owner.ctx.leaseMs);
   }
 
+  /**
+   * LEASE-6 once the execution ended: an execution that ended while this
+   * process was stopped (its guardian stopped the group at the deadline) is a
+   * counted failure whatever its status, when the lease lapsed meanwhile.
+   * True when the generation is fenced.
+   */
+  settle(): boolean {
+    if (!this.superseded && !this.fenced && this.lapsed()) this.fenced = true;
+    return this.fenced;
+  }
+
   /** LEASE-6: no successful renewal for lease_ms of the monotonic clock. */
   private lapsed(): boolean {
     return this.sinceRenewal() >= this.owner.ctx.leaseMs;

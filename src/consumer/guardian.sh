@@ -53,45 +53,83 @@ matches() { # <pgid> <start>: the group is still the recorded one
 }
 
 # A group whose members are all zombies is finished: an init that never
-# reaps must not make the guardian wait out its grace for nothing.
-has_live_member() { # the group $pgid_probe
-  for f in /proc/[0-9]*/stat; do
-    IFS= read -r line <"$f" 2>/dev/null || continue
-    line=${line##*) }
-    # shellcheck disable=SC2086
-    set -- $line
-    if [ "$3" = "$pgid_probe" ] && [ "$1" != Z ] && [ "$1" != X ]; then return 0; fi
+# reaps must not make the guardian wait out its grace for nothing. The scan
+# is one cat of every /proc/<pid>/stat, split on line feeds by the shell:
+# dash's read takes a system call per byte, which made a read loop over a few
+# hundred processes cost seconds.
+has_live_member() { # PGID LINE...: a line of the scan is a live member of PGID
+  want=$1
+  shift
+  for line do
+    rest=${line##*) }
+    state=${rest%% *}
+    rest=${rest#* }
+    rest=${rest#* }
+    [ "${rest%% *}" = "$want" ] || continue
+    [ "$state" != Z ] && [ "$state" != X ] && return 0
   done
   return 1
 }
 
-# signal_list <signal> <list of "pgid start" lines>: prints how many groups still have live members.
-signal_list() {
+# live_groups <list of "pgid start" lines>: prints how many listed groups
+# still match (ID-9) and have a member that is not a zombie.
+live_groups() {
   alive=0
-  sig=$1
+  procs=$(cat /proc/[0-9]*/stat 2>/dev/null)
   while IFS=' ' read -r p s _; do
     [ -n "$p" ] || continue
     matches "$p" "$s" || continue
-    pgid_probe=$p
-    has_live_member || continue
-    [ "$sig" = 0 ] || kill "-$sig" "-$p" 2>/dev/null
-    alive=$((alive + 1))
+    saved_ifs=$IFS
+    IFS=$NL
+    set -f
+    # shellcheck disable=SC2086
+    has_live_member "$p" $procs && alive=$((alive + 1))
+    IFS=$saved_ifs
+    set +f
   done <<LIST
-$2
+$1
 LIST
   echo "$alive"
 }
 
-# stop_list <list>: SIGTERM, then SIGKILL after the grace if members remain.
+# signal_matching <signal> <list>: the signal to each listed group whose identity still matches (ID-9).
+signal_matching() {
+  while IFS=' ' read -r p s _; do
+    [ -n "$p" ] || continue
+    matches "$p" "$s" && kill "-$1" "-$p" 2>/dev/null
+  done <<LIST
+$2
+LIST
+}
+
+any_present() { # <list>: some listed group still has a process (zombies included)
+  while IFS=' ' read -r p _ _; do
+    [ -n "$p" ] || continue
+    kill -0 "-$p" 2>/dev/null && return 0
+  done <<LIST
+$1
+LIST
+  return 1
+}
+
+# stop_list <list>: SIGTERM, then SIGKILL once GUARDIAN_GRACE has passed on
+# the clock if a member remains. A group left with zombies only is finished
+# (seen by a scan every 2 s: scanning /proc is the expensive part).
 stop_list() {
-  [ "$(signal_list TERM "$1")" -gt 0 ] || return 0
-  waited=0
-  while [ "$waited" -lt "$grace_tenths" ]; do
+  signal_matching TERM "$1"
+  any_present "$1" || return 0
+  uptime_ms
+  kill_at=$((now + grace_tenths * 100))
+  polls=0
+  while :; do
     sleep 0.1
-    waited=$((waited + 1))
-    [ "$(signal_list 0 "$1")" -gt 0 ] || return 0
+    polls=$((polls + 1))
+    any_present "$1" || return 0
+    if [ $((polls % 20)) = 0 ]; then [ "$(live_groups "$1")" -gt 0 ] || return 0; fi
+    uptime_ms
+    [ "$now" -lt "$kill_at" ] || break
   done
-  signal_list KILL "$1" >/dev/null
+  signal_matching KILL "$1"
 }
 
 uptime_ms() { # -> now: milliseconds of /proc/uptime
@@ -176,7 +214,7 @@ while :; do
     handle "$line"
   done
   deadman
-  if [ -n "$groups" ]; then sleep 0.5; else sleep 2; fi
+  if [ -n "$groups" ]; then sleep 0.5; else sleep 1; fi
 done
 
 [ -n "$groups" ] || exit 0

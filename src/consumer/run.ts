@@ -209,7 +209,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
-  const argv = spec.argv as [string, ...string[]];
+  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find.
+  const argv = (ticket.program === undefined ? spec.argv : [ticket.program, ...(spec.argv ?? []).slice(1)]) as [string, ...string[]];
   let command: RunningCommand | undefined;
   let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;
@@ -278,6 +279,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       await ticket.stdin?.close().catch(() => undefined);
     }
     control.stop();
+    control.settle();
     if (control.superseded) return superseded(owner);
     if (!result.groupStopped) {
       const reason = `process group ${result.group?.pgid ?? '?'} could not be proven stopped after its leader exited (EXEC-11)`;
@@ -407,6 +409,7 @@ export class ClaimedJob {
     if (this.settled) throw new FsjobError('USAGE', `job ${this.id} was already completed, failed or released`);
     this.settled = true;
     this.control.stop();
+    this.control.settle(); // LEASE-6: a handler that ran past a lapsed lease is a counted failure
     clearTimeout(this.timer);
   }
 

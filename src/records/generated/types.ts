@@ -455,16 +455,16 @@ export interface ValidateReport {
 /** A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs. */
 export type ArgvTemplate = string[];
 
-/** Describes an implementation to the conformance runner (MANIFEST-1, section 16). Relative paths are relative to the manifest's directory. */
+/** Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory. */
 export interface ConformanceManifest {
   /** Name of the implementation: 1 to 128 bytes without control characters. */
   name: string;
-  /** argv templates of the roles: produce and consume are required. */
+  /** argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume. */
   roles: {
     /** Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key. */
-    produce: ArgvTemplate;
+    produce?: ArgvTemplate;
     /** Process runnable jobs in {queue} until none remains, then exit 0. */
-    consume: ArgvTemplate;
+    consume?: ArgvTemplate;
     /** Create the queue {queue}. */
     init?: ArgvTemplate;
     /** Request graceful cancellation of job {id}. */
@@ -477,6 +477,15 @@ export interface ConformanceManifest {
     validate?: ArgvTemplate;
     /** Extension members (VER-2). */
     [key: `x-${string}`]: JsonValue;
+  };
+  /** The profile claimed (MANIFEST-3, spec section 15): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
+  profile?: {
+    /** Features of the producer level: dedupe. */
+    producer?: ("dedupe")[];
+    /** Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy. */
+    consumer?: ("lanes" | "preemption" | "payload" | "workers" | "policy")[];
+    /** The validator level has no features: an empty array claims it. */
+    validator?: JsonValue[];
   };
   /** Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL. */
   env?: {

@@ -5723,7 +5723,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.manifest = validate48;
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, section 16). Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles: produce and consume are required.","type":"object","required":["produce","consume"],"properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec section 15): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe.","type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":["dedupe"]}},"consumer":{"description":"Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":5,"items":{"enum":["lanes","preemption","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
 const schema101 = {"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}};
 const pattern48 = new RegExp("^[^\\u0000]+$", "u");
 const pattern49 = new RegExp("\\{queue\\}", "u");
@@ -5731,6 +5731,7 @@ const pattern50 = new RegExp("\\{request\\}", "u");
 const pattern57 = new RegExp("\\{id\\}", "u");
 const pattern66 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 const pattern67 = new RegExp("^[^\\u0000]*$", "u");
+const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/manifest.schema.json" */;
@@ -5765,7 +5766,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "name") || (key0 === "roles")) || (key0 === "env")) || (key0 === "timeout_s")) || (pattern8.test(key0)))){
+if(!((((((key0 === "name") || (key0 === "roles")) || (key0 === "profile")) || (key0 === "env")) || (key0 === "timeout_s")) || (pattern8.test(key0)))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err2];
@@ -5834,8 +5835,9 @@ errors++;
 if(data.roles !== undefined){
 let data1 = data.roles;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.produce === undefined){
-const err8 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "produce"},message:"must have required property '"+"produce"+"'",schema:schema100.properties.roles.required,parentSchema:schema100.properties.roles,data:data1};
+for(const key1 in data1){
+if(!((((((((key1 === "produce") || (key1 === "consume")) || (key1 === "init")) || (key1 === "cancel")) || (key1 === "cancel_force")) || (key1 === "recover")) || (key1 === "validate")) || (pattern8.test(key1)))){
+const err8 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5844,8 +5846,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data1.consume === undefined){
-const err9 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/required",keyword:"required",params:{missingProperty: "consume"},message:"must have required property '"+"consume"+"'",schema:schema100.properties.roles.required,parentSchema:schema100.properties.roles,data:data1};
+}
+if(data1.produce !== undefined){
+let data2 = data1.produce;
+if(!(Array.isArray(data2))){
+const err9 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.produce.type,parentSchema:schema100.properties.roles.properties.produce,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5854,9 +5859,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-for(const key1 in data1){
-if(!((((((((key1 === "produce") || (key1 === "consume")) || (key1 === "init")) || (key1 === "cancel")) || (key1 === "cancel_force")) || (key1 === "recover")) || (key1 === "validate")) || (pattern8.test(key1)))){
-const err10 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.roles,data:data1};
+if(Array.isArray(data2)){
+if(data2.length > 256){
+const err10 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5865,11 +5870,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data1.produce !== undefined){
-let data2 = data1.produce;
-if(!(Array.isArray(data2))){
-const err11 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.produce.type,parentSchema:schema100.properties.roles.properties.produce,data:data2};
+if(data2.length < 1){
+const err11 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5878,9 +5880,12 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(Array.isArray(data2)){
-if(data2.length > 256){
-const err12 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data2};
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 4096){
+const err12 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5889,8 +5894,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data2.length < 1){
-const err13 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data2};
+if(func1(data3) < 1){
+const err13 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5899,12 +5904,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 4096){
-const err14 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data3};
+if(!pattern48.test(data3)){
+const err14 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5913,8 +5914,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err15 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data3};
+if(Buffer.byteLength(data3, "utf8") > 4096){
+const err15 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5923,34 +5924,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern48.test(data3)){
-const err16 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data3};
+}
+else {
+const err16 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
-}
-errors++;
-}
-if(Buffer.byteLength(data3, "utf8") > 4096){
-const err17 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data3};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/roles/produce/" + i0,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data3};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
 }
 errors++;
 }
@@ -5964,23 +5945,23 @@ let data4 = data2[i1];
 const _errs14 = errors;
 if(typeof data4 === "string"){
 if(!pattern49.test(data4)){
-const err19 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
+const err17 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err17];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err17);
 }
 errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
+const err18 = {instancePath:instancePath+"/roles/produce/" + i1,schemaPath:"#/properties/roles/properties/produce/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[0].contains,data:data4};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err18];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -5990,12 +5971,12 @@ break;
 }
 }
 if(!valid6){
-const err21 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[0].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[0],data:data2};
+const err19 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[0].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[0],data:data2};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err19];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -6019,23 +6000,23 @@ let data5 = data2[i2];
 const _errs18 = errors;
 if(typeof data5 === "string"){
 if(!pattern50.test(data5)){
-const err22 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{request\\}"},message:"must match pattern \""+"\\{request\\}"+"\"",schema:"\\{request\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
+const err20 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{request\\}"},message:"must match pattern \""+"\\{request\\}"+"\"",schema:"\\{request\\}",parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err20];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err20);
 }
 errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
+const err21 = {instancePath:instancePath+"/roles/produce/" + i2,schemaPath:"#/properties/roles/properties/produce/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.produce.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.produce.allOf[1].contains,data:data5};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err21];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -6045,12 +6026,12 @@ break;
 }
 }
 if(!valid7){
-const err24 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[1].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[1],data:data2};
+const err22 = {instancePath:instancePath+"/roles/produce",schemaPath:"#/properties/roles/properties/produce/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.produce.allOf[1].contains,parentSchema:schema100.properties.roles.properties.produce.allOf[1],data:data2};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err22];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -6070,7 +6051,28 @@ vErrors = null;
 if(data1.consume !== undefined){
 let data6 = data1.consume;
 if(!(Array.isArray(data6))){
-const err25 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.consume.type,parentSchema:schema100.properties.roles.properties.consume,data:data6};
+const err23 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.consume.type,parentSchema:schema100.properties.roles.properties.consume,data:data6};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(Array.isArray(data6)){
+if(data6.length > 256){
+const err24 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data6};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data6.length < 1){
+const err25 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6079,9 +6081,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(Array.isArray(data6)){
-if(data6.length > 256){
-const err26 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data6};
+const len3 = data6.length;
+for(let i3=0; i3<len3; i3++){
+let data7 = data6[i3];
+if(typeof data7 === "string"){
+if(func1(data7) > 4096){
+const err26 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6090,8 +6095,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data6.length < 1){
-const err27 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data6};
+if(func1(data7) < 1){
+const err27 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6100,12 +6105,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-const len3 = data6.length;
-for(let i3=0; i3<len3; i3++){
-let data7 = data6[i3];
-if(typeof data7 === "string"){
-if(func1(data7) > 4096){
-const err28 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data7};
+if(!pattern48.test(data7)){
+const err28 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6114,8 +6115,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(func1(data7) < 1){
-const err29 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data7};
+if(Buffer.byteLength(data7, "utf8") > 4096){
+const err29 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6124,34 +6125,14 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern48.test(data7)){
-const err30 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data7};
+}
+else {
+const err30 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data7};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
-}
-errors++;
-}
-if(Buffer.byteLength(data7, "utf8") > 4096){
-const err31 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data7};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/roles/consume/" + i3,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data7};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
 }
 errors++;
 }
@@ -6165,23 +6146,23 @@ let data8 = data6[i4];
 const _errs27 = errors;
 if(typeof data8 === "string"){
 if(!pattern49.test(data8)){
-const err33 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
+const err31 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err31];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err31);
 }
 errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.consume.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
+const err32 = {instancePath:instancePath+"/roles/consume/" + i4,schemaPath:"#/properties/roles/properties/consume/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.consume.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.consume.allOf[0].contains,data:data8};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err32];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err32);
 }
 errors++;
 }
@@ -6191,12 +6172,12 @@ break;
 }
 }
 if(!valid12){
-const err35 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.consume.allOf[0].contains,parentSchema:schema100.properties.roles.properties.consume.allOf[0],data:data6};
+const err33 = {instancePath:instancePath+"/roles/consume",schemaPath:"#/properties/roles/properties/consume/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.consume.allOf[0].contains,parentSchema:schema100.properties.roles.properties.consume.allOf[0],data:data6};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err33];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err33);
 }
 errors++;
 }
@@ -6216,7 +6197,28 @@ vErrors = null;
 if(data1.init !== undefined){
 let data9 = data1.init;
 if(!(Array.isArray(data9))){
-const err36 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.init.type,parentSchema:schema100.properties.roles.properties.init,data:data9};
+const err34 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.init.type,parentSchema:schema100.properties.roles.properties.init,data:data9};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(Array.isArray(data9)){
+if(data9.length > 256){
+const err35 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data9};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data9.length < 1){
+const err36 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6225,9 +6227,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(Array.isArray(data9)){
-if(data9.length > 256){
-const err37 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data9};
+const len5 = data9.length;
+for(let i5=0; i5<len5; i5++){
+let data10 = data9[i5];
+if(typeof data10 === "string"){
+if(func1(data10) > 4096){
+const err37 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6236,8 +6241,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data9.length < 1){
-const err38 = {instancePath:instancePath+"/roles/init",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data9};
+if(func1(data10) < 1){
+const err38 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6246,12 +6251,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-const len5 = data9.length;
-for(let i5=0; i5<len5; i5++){
-let data10 = data9[i5];
-if(typeof data10 === "string"){
-if(func1(data10) > 4096){
-const err39 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data10};
+if(!pattern48.test(data10)){
+const err39 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6260,8 +6261,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(func1(data10) < 1){
-const err40 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data10};
+if(Buffer.byteLength(data10, "utf8") > 4096){
+const err40 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6270,34 +6271,14 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern48.test(data10)){
-const err41 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data10};
+}
+else {
+const err41 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data10};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
-}
-errors++;
-}
-if(Buffer.byteLength(data10, "utf8") > 4096){
-const err42 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data10};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/roles/init/" + i5,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data10};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -6311,23 +6292,23 @@ let data11 = data9[i6];
 const _errs36 = errors;
 if(typeof data11 === "string"){
 if(!pattern49.test(data11)){
-const err44 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
+const err42 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err42];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err42);
 }
 errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.init.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
+const err43 = {instancePath:instancePath+"/roles/init/" + i6,schemaPath:"#/properties/roles/properties/init/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.init.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.init.allOf[0].contains,data:data11};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err43];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err43);
 }
 errors++;
 }
@@ -6337,12 +6318,12 @@ break;
 }
 }
 if(!valid17){
-const err46 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.init.allOf[0].contains,parentSchema:schema100.properties.roles.properties.init.allOf[0],data:data9};
+const err44 = {instancePath:instancePath+"/roles/init",schemaPath:"#/properties/roles/properties/init/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.init.allOf[0].contains,parentSchema:schema100.properties.roles.properties.init.allOf[0],data:data9};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err44];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -6362,7 +6343,28 @@ vErrors = null;
 if(data1.cancel !== undefined){
 let data12 = data1.cancel;
 if(!(Array.isArray(data12))){
-const err47 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel.type,parentSchema:schema100.properties.roles.properties.cancel,data:data12};
+const err45 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel.type,parentSchema:schema100.properties.roles.properties.cancel,data:data12};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(Array.isArray(data12)){
+if(data12.length > 256){
+const err46 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data12};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data12.length < 1){
+const err47 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data12};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -6371,9 +6373,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(Array.isArray(data12)){
-if(data12.length > 256){
-const err48 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data12};
+const len7 = data12.length;
+for(let i7=0; i7<len7; i7++){
+let data13 = data12[i7];
+if(typeof data13 === "string"){
+if(func1(data13) > 4096){
+const err48 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -6382,8 +6387,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data12.length < 1){
-const err49 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data12};
+if(func1(data13) < 1){
+const err49 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6392,12 +6397,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-const len7 = data12.length;
-for(let i7=0; i7<len7; i7++){
-let data13 = data12[i7];
-if(typeof data13 === "string"){
-if(func1(data13) > 4096){
-const err50 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data13};
+if(!pattern48.test(data13)){
+const err50 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6406,8 +6407,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(func1(data13) < 1){
-const err51 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data13};
+if(Buffer.byteLength(data13, "utf8") > 4096){
+const err51 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -6416,34 +6417,14 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!pattern48.test(data13)){
-const err52 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data13};
+}
+else {
+const err52 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data13};
 if(vErrors === null){
 vErrors = [err52];
 }
 else {
 vErrors.push(err52);
-}
-errors++;
-}
-if(Buffer.byteLength(data13, "utf8") > 4096){
-const err53 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data13};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-else {
-const err54 = {instancePath:instancePath+"/roles/cancel/" + i7,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data13};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
 }
 errors++;
 }
@@ -6457,23 +6438,23 @@ let data14 = data12[i8];
 const _errs45 = errors;
 if(typeof data14 === "string"){
 if(!pattern49.test(data14)){
-const err55 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
+const err53 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err53];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err53);
 }
 errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
+const err54 = {instancePath:instancePath+"/roles/cancel/" + i8,schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[0].contains,data:data14};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err54];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err54);
 }
 errors++;
 }
@@ -6483,12 +6464,12 @@ break;
 }
 }
 if(!valid22){
-const err57 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[0],data:data12};
+const err55 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[0],data:data12};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err55];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err55);
 }
 errors++;
 }
@@ -6512,23 +6493,23 @@ let data15 = data12[i9];
 const _errs49 = errors;
 if(typeof data15 === "string"){
 if(!pattern57.test(data15)){
-const err58 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
+const err56 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err56];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err56);
 }
 errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
+const err57 = {instancePath:instancePath+"/roles/cancel/" + i9,schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel.allOf[1].contains,data:data15};
 if(vErrors === null){
-vErrors = [err59];
+vErrors = [err57];
 }
 else {
-vErrors.push(err59);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -6538,12 +6519,12 @@ break;
 }
 }
 if(!valid23){
-const err60 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[1],data:data12};
+const err58 = {instancePath:instancePath+"/roles/cancel",schemaPath:"#/properties/roles/properties/cancel/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel.allOf[1],data:data12};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err58];
 }
 else {
-vErrors.push(err60);
+vErrors.push(err58);
 }
 errors++;
 }
@@ -6563,7 +6544,28 @@ vErrors = null;
 if(data1.cancel_force !== undefined){
 let data16 = data1.cancel_force;
 if(!(Array.isArray(data16))){
-const err61 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel_force.type,parentSchema:schema100.properties.roles.properties.cancel_force,data:data16};
+const err59 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.cancel_force.type,parentSchema:schema100.properties.roles.properties.cancel_force,data:data16};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(Array.isArray(data16)){
+if(data16.length > 256){
+const err60 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data16};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data16.length < 1){
+const err61 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data16};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -6572,9 +6574,12 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(Array.isArray(data16)){
-if(data16.length > 256){
-const err62 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data16};
+const len10 = data16.length;
+for(let i10=0; i10<len10; i10++){
+let data17 = data16[i10];
+if(typeof data17 === "string"){
+if(func1(data17) > 4096){
+const err62 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -6583,8 +6588,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data16.length < 1){
-const err63 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data16};
+if(func1(data17) < 1){
+const err63 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -6593,12 +6598,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-const len10 = data16.length;
-for(let i10=0; i10<len10; i10++){
-let data17 = data16[i10];
-if(typeof data17 === "string"){
-if(func1(data17) > 4096){
-const err64 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data17};
+if(!pattern48.test(data17)){
+const err64 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -6607,8 +6608,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(func1(data17) < 1){
-const err65 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data17};
+if(Buffer.byteLength(data17, "utf8") > 4096){
+const err65 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -6617,34 +6618,14 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(!pattern48.test(data17)){
-const err66 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data17};
+}
+else {
+const err66 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data17};
 if(vErrors === null){
 vErrors = [err66];
 }
 else {
 vErrors.push(err66);
-}
-errors++;
-}
-if(Buffer.byteLength(data17, "utf8") > 4096){
-const err67 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data17};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/roles/cancel_force/" + i10,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data17};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
 }
 errors++;
 }
@@ -6658,23 +6639,23 @@ let data18 = data16[i11];
 const _errs58 = errors;
 if(typeof data18 === "string"){
 if(!pattern49.test(data18)){
-const err69 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
+const err67 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err67];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err67);
 }
 errors++;
 }
 }
 else {
-const err70 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
+const err68 = {instancePath:instancePath+"/roles/cancel_force/" + i11,schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,data:data18};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err68];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -6684,12 +6665,12 @@ break;
 }
 }
 if(!valid28){
-const err71 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0],data:data16};
+const err69 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[0].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[0],data:data16};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err69];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -6713,23 +6694,23 @@ let data19 = data16[i12];
 const _errs62 = errors;
 if(typeof data19 === "string"){
 if(!pattern57.test(data19)){
-const err72 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
+const err70 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err70];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err70);
 }
 errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
+const err71 = {instancePath:instancePath+"/roles/cancel_force/" + i12,schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,data:data19};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err71];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -6739,12 +6720,12 @@ break;
 }
 }
 if(!valid29){
-const err74 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1],data:data16};
+const err72 = {instancePath:instancePath+"/roles/cancel_force",schemaPath:"#/properties/roles/properties/cancel_force/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.cancel_force.allOf[1].contains,parentSchema:schema100.properties.roles.properties.cancel_force.allOf[1],data:data16};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err72];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err72);
 }
 errors++;
 }
@@ -6764,7 +6745,28 @@ vErrors = null;
 if(data1.recover !== undefined){
 let data20 = data1.recover;
 if(!(Array.isArray(data20))){
-const err75 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.recover.type,parentSchema:schema100.properties.roles.properties.recover,data:data20};
+const err73 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.recover.type,parentSchema:schema100.properties.roles.properties.recover,data:data20};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(Array.isArray(data20)){
+if(data20.length > 256){
+const err74 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data20};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(data20.length < 1){
+const err75 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data20};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -6773,9 +6775,12 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(Array.isArray(data20)){
-if(data20.length > 256){
-const err76 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data20};
+const len13 = data20.length;
+for(let i13=0; i13<len13; i13++){
+let data21 = data20[i13];
+if(typeof data21 === "string"){
+if(func1(data21) > 4096){
+const err76 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -6784,8 +6789,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(data20.length < 1){
-const err77 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data20};
+if(func1(data21) < 1){
+const err77 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -6794,12 +6799,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-const len13 = data20.length;
-for(let i13=0; i13<len13; i13++){
-let data21 = data20[i13];
-if(typeof data21 === "string"){
-if(func1(data21) > 4096){
-const err78 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data21};
+if(!pattern48.test(data21)){
+const err78 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -6808,8 +6809,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(func1(data21) < 1){
-const err79 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data21};
+if(Buffer.byteLength(data21, "utf8") > 4096){
+const err79 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -6818,34 +6819,14 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(!pattern48.test(data21)){
-const err80 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data21};
+}
+else {
+const err80 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err80];
 }
 else {
 vErrors.push(err80);
-}
-errors++;
-}
-if(Buffer.byteLength(data21, "utf8") > 4096){
-const err81 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data21};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data21};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
 }
 errors++;
 }
@@ -6859,23 +6840,23 @@ let data22 = data20[i14];
 const _errs71 = errors;
 if(typeof data22 === "string"){
 if(!pattern49.test(data22)){
-const err83 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
+const err81 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err81];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err81);
 }
 errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
+const err82 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err82];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -6885,12 +6866,12 @@ break;
 }
 }
 if(!valid34){
-const err85 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema100.properties.roles.properties.recover.allOf[0],data:data20};
+const err83 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema100.properties.roles.properties.recover.allOf[0],data:data20};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err83];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -6910,7 +6891,28 @@ vErrors = null;
 if(data1.validate !== undefined){
 let data23 = data1.validate;
 if(!(Array.isArray(data23))){
-const err86 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.validate.type,parentSchema:schema100.properties.roles.properties.validate,data:data23};
+const err84 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.validate.type,parentSchema:schema100.properties.roles.properties.validate,data:data23};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if(Array.isArray(data23)){
+if(data23.length > 256){
+const err85 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data23};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(data23.length < 1){
+const err86 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data23};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -6919,9 +6921,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(Array.isArray(data23)){
-if(data23.length > 256){
-const err87 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data23};
+const len15 = data23.length;
+for(let i15=0; i15<len15; i15++){
+let data24 = data23[i15];
+if(typeof data24 === "string"){
+if(func1(data24) > 4096){
+const err87 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -6930,8 +6935,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data23.length < 1){
-const err88 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data23};
+if(func1(data24) < 1){
+const err88 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -6940,12 +6945,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-const len15 = data23.length;
-for(let i15=0; i15<len15; i15++){
-let data24 = data23[i15];
-if(typeof data24 === "string"){
-if(func1(data24) > 4096){
-const err89 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data24};
+if(!pattern48.test(data24)){
+const err89 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -6954,8 +6955,8 @@ vErrors.push(err89);
 }
 errors++;
 }
-if(func1(data24) < 1){
-const err90 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data24};
+if(Buffer.byteLength(data24, "utf8") > 4096){
+const err90 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -6964,34 +6965,14 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(!pattern48.test(data24)){
-const err91 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data24};
+}
+else {
+const err91 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data24};
 if(vErrors === null){
 vErrors = [err91];
 }
 else {
 vErrors.push(err91);
-}
-errors++;
-}
-if(Buffer.byteLength(data24, "utf8") > 4096){
-const err92 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
 }
 errors++;
 }
@@ -7005,23 +6986,23 @@ let data25 = data23[i16];
 const _errs80 = errors;
 if(typeof data25 === "string"){
 if(!pattern49.test(data25)){
-const err94 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
+const err92 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err92];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err92);
 }
 errors++;
 }
 }
 else {
-const err95 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
+const err93 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err93];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err93);
 }
 errors++;
 }
@@ -7031,12 +7012,12 @@ break;
 }
 }
 if(!valid39){
-const err96 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema100.properties.roles.properties.validate.allOf[0],data:data23};
+const err94 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema100.properties.roles.properties.validate.allOf[0],data:data23};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err94];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err94);
 }
 errors++;
 }
@@ -7055,7 +7036,32 @@ vErrors = null;
 }
 }
 else {
-const err97 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.roles.type,parentSchema:schema100.properties.roles,data:data1};
+const err95 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.roles.type,parentSchema:schema100.properties.roles,data:data1};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+if(data.profile !== undefined){
+let data27 = data.profile;
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(Object.keys(data27).length < 1){
+const err96 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100.properties.profile,data:data27};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+for(const key3 in data27){
+if(!(((key3 === "producer") || (key3 === "consumer")) || (key3 === "validator"))){
+const err97 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.profile,data:data27};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7065,11 +7071,11 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data.env !== undefined){
-let data27 = data.env;
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(Object.keys(data27).length > 256){
-const err98 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema100.properties.env,data:data27};
+if(data27.producer !== undefined){
+let data28 = data27.producer;
+if(Array.isArray(data28)){
+if(data28.length > 1){
+const err98 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items",schema:1,parentSchema:schema100.properties.profile.properties.producer,data:data28};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -7078,11 +7084,11 @@ vErrors.push(err98);
 }
 errors++;
 }
-for(const key3 in data27){
-const _errs85 = errors;
-if(typeof key3 === "string"){
-if(!pattern66.test(key3)){
-const err99 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema100.properties.env.propertyNames,data:key3,propertyName:key3};
+const len17 = data28.length;
+for(let i17=0; i17<len17; i17++){
+let data29 = data28[i17];
+if(!(data29 === "dedupe")){
+const err99 = {instancePath:instancePath+"/profile/producer/" + i17,schemaPath:"#/properties/profile/properties/producer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.producer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.producer.items.enum,parentSchema:schema100.properties.profile.properties.producer.items,data:data29};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -7092,9 +7098,14 @@ vErrors.push(err99);
 errors++;
 }
 }
-var valid42 = _errs85 === errors;
-if(!valid42){
-const err100 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema100.properties.env.propertyNames,parentSchema:schema100.properties.env,data:data27};
+let i18 = data28.length;
+let j0;
+if(i18 > 1){
+outer0:
+for(;i18--;){
+for(j0 = i18; j0--;){
+if(func0(data28[i18], data28[j0])){
+const err100 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/uniqueItems",keyword:"uniqueItems",params:{i: i18, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i18+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.producer,data:data28};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -7102,13 +7113,14 @@ else {
 vErrors.push(err100);
 }
 errors++;
+break outer0;
 }
 }
-for(const key4 in data27){
-let data28 = data27[key4];
-if(typeof data28 === "string"){
-if(func1(data28) > 32768){
-const err101 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data28};
+}
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.producer.type,parentSchema:schema100.properties.profile.properties.producer,data:data28};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -7117,8 +7129,12 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(!pattern67.test(data28)){
-const err102 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema100.properties.env.additionalProperties,data:data28};
+}
+if(data27.consumer !== undefined){
+let data30 = data27.consumer;
+if(Array.isArray(data30)){
+if(data30.length > 5){
+const err102 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items",schema:5,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -7127,8 +7143,11 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(Buffer.byteLength(data28, "utf8") > 32768){
-const err103 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data28};
+const len18 = data30.length;
+for(let i19=0; i19<len18; i19++){
+let data31 = data30[i19];
+if(!(((((data31 === "lanes") || (data31 === "preemption")) || (data31 === "payload")) || (data31 === "workers")) || (data31 === "policy"))){
+const err103 = {instancePath:instancePath+"/profile/consumer/" + i19,schemaPath:"#/properties/profile/properties/consumer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.consumer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.consumer.items.enum,parentSchema:schema100.properties.profile.properties.consumer.items,data:data31};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -7138,8 +7157,14 @@ vErrors.push(err103);
 errors++;
 }
 }
-else {
-const err104 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.env.additionalProperties.type,parentSchema:schema100.properties.env.additionalProperties,data:data28};
+let i20 = data30.length;
+let j1;
+if(i20 > 1){
+outer1:
+for(;i20--;){
+for(j1 = i20; j1--;){
+if(func0(data30[i20], data30[j1])){
+const err104 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/uniqueItems",keyword:"uniqueItems",params:{i: i20, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i20+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -7147,11 +7172,14 @@ else {
 vErrors.push(err104);
 }
 errors++;
+break outer1;
+}
+}
 }
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.env.type,parentSchema:schema100.properties.env,data:data27};
+const err105 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.consumer.type,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -7161,10 +7189,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data.timeout_s !== undefined){
-let data29 = data.timeout_s;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err106 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.timeout_s.type,parentSchema:schema100.properties.timeout_s,data:data29};
+if(data27.validator !== undefined){
+let data32 = data27.validator;
+if(Array.isArray(data32)){
+if(data32.length > 0){
+const err106 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema100.properties.profile.properties.validator,data:data32};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -7173,9 +7202,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 > 3600 || isNaN(data29)){
-const err107 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema100.properties.timeout_s,data:data29};
+}
+else {
+const err107 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.validator.type,parentSchema:schema100.properties.profile.properties.validator,data:data32};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -7184,8 +7213,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data29 < 1 || isNaN(data29)){
-const err108 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.timeout_s,data:data29};
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.profile.type,parentSchema:schema100.properties.profile,data:data27};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -7195,15 +7226,145 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-}
-else {
-const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+if(data.env !== undefined){
+let data33 = data.env;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(Object.keys(data33).length > 256){
+const err109 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema100.properties.env,data:data33};
 if(vErrors === null){
 vErrors = [err109];
 }
 else {
 vErrors.push(err109);
+}
+errors++;
+}
+for(const key4 in data33){
+const _errs96 = errors;
+if(typeof key4 === "string"){
+if(!pattern66.test(key4)){
+const err110 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema100.properties.env.propertyNames,data:key4,propertyName:key4};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+var valid49 = _errs96 === errors;
+if(!valid49){
+const err111 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema100.properties.env.propertyNames,parentSchema:schema100.properties.env,data:data33};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+for(const key5 in data33){
+let data34 = data33[key5];
+if(typeof data34 === "string"){
+if(func1(data34) > 32768){
+const err112 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if(!pattern67.test(data34)){
+const err113 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema100.properties.env.additionalProperties,data:data34};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if(Buffer.byteLength(data34, "utf8") > 32768){
+const err114 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.env.additionalProperties.type,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.env.type,parentSchema:schema100.properties.env,data:data33};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data.timeout_s !== undefined){
+let data35 = data.timeout_s;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err117 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.timeout_s.type,parentSchema:schema100.properties.timeout_s,data:data35};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 3600 || isNaN(data35)){
+const err118 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema100.properties.timeout_s,data:data35};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(data35 < 1 || isNaN(data35)){
+const err119 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.timeout_s,data:data35};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err120 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
 }
 errors++;
 }

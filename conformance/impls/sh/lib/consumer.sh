@@ -677,7 +677,7 @@ guardian_main() { # CONSUMER_PID CONSUMER_START
       _gm_deadman
       sleep 0.5
     else
-      sleep 2
+      sleep 1
     fi
   done
   [ -n "$_gm_list" ] || return 0

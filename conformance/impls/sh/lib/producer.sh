@@ -386,8 +386,11 @@ cmd_produce() {
     sync -- "$_pr_stage/spec.json" "$_pr_stage" || { _pr_stage_cleanup; return 1; }
   fi
   # ENQ step 5: the dedupe hold.
+  _pr_hold_mono=
   if [ "$RQ_dedupe" != null ]; then
     hold_open dedupe "$RQ_dedupe_key" || { _pr_stage_cleanup; return 1; }
+    mono_ms
+    _pr_hold_mono=$MONO_MS
     hold_take "$_pr_id" null
     case $? in
       0) ;;
@@ -404,6 +407,12 @@ cmd_produce() {
   if ! create_excl "$_pr_ready"; then
     _pr_ready=
     log "cannot create the ready entry"
+    _pr_stage_cleanup
+    return 1
+  fi
+  # DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for others.
+  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -gt "$DEDUPE_STAGE_MAX" ]; then
+    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
     _pr_stage_cleanup
     return 1
   fi

@@ -427,6 +427,13 @@ run_command() {
       *) _rc_nap=$CONTROL_POLL_MAX ;;
     esac
   done
+  # LEASE-6: the group may have ended while this process was stopped (its
+  # guardian stopped it at the deadline, LEASE-5): a lapsed lease is a
+  # counted failure whatever the command's status says.
+  if [ -z "$_rc_stop" ] && mono_ms && [ $((MONO_MS - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
+    log "$_rc_jd: the lease lapsed while the command ran; a counted failure (LEASE-6)"
+    _rc_stop=fenced
+  fi
   # Its status, once: jobs also reaps it if it is still a zombie.
   _rc_i=0
   while _rc_poll; do
