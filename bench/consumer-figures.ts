@@ -11,12 +11,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from '../test/support/enqueue.ts';
 import { cleanupAll } from '../test/support/helpers.ts';
 import { publishRecord } from '../src/fs/safefs.ts';
+import { FSJOB_BIN } from './lib/fsjob.ts';
 
-const BIN = fileURLToPath(new URL('../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 const jobs = Number(process.argv[2] ?? 1000);
 const samples = Number(process.argv[3] ?? 20);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

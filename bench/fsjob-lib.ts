@@ -37,11 +37,11 @@ const { enqueue, openQueue, waitFor } = await import('../src/producer/index.ts')
 
 const HANDLER = 'bench';
 
-interface BenchPayload {
+type BenchPayload = {
   created_us: number;
   seq: number;
   pad: string;
-}
+};
 
 function payload(seq: number): BenchPayload {
   // About as many bytes as the SQLite baseline's payload.

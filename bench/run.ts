@@ -19,9 +19,10 @@
  * medians over rounds and ratios within the run. A missing peer is skipped
  * with a line saying why.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { dirqSystems, floorSystems, sizes, sqliteSystems } from './lib/baselines.ts';
 import { commandJobs, commandPeerSystems, spawnSystems } from './lib/commands.ts';
 import { floorBinary, probeDisk, runFloor } from './lib/floor.ts';
@@ -259,11 +260,13 @@ async function main(): Promise<void> {
   const previous = existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : '';
   const kept = /<!-- analysis -->[\s\S]*?<!-- \/analysis -->/.exec(previous)?.[0] ?? '';
   const md = renderReport(results, path.basename(svgPath), kept);
-  writeFileSync(mdPath, md.endsWith('\n') ? md : `${md}\n`);
-  writeFileSync(svgPath, renderSvg(results));
+  // Each result file is replaced whole (write-file-atomic): a bench stopped while writing keeps the
+  // previous report, and with it the hand-written analysis above.
+  await writeFileAtomic(mdPath, md.endsWith('\n') ? md : `${md}\n`);
+  await writeFileAtomic(svgPath, renderSvg(results));
   const raw = path.join(args.out, 'raw');
   mkdirSync(raw, { recursive: true });
-  writeFileSync(
+  await writeFileAtomic(
     path.join(raw, `${base}.json`),
     JSON.stringify({ ...results, throughput: strip(results.throughput), commands: strip(results.commands), depth: strip(results.depth), validate: strip(results.validate), afterDeletes: strip(results.afterDeletes) }, null, 1),
   );

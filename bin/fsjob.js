@@ -1,15 +1,24 @@
 #!/usr/bin/env node
-// The fsjob command. Everything runs inside this process (no second node
-// process), so the pid a user sees is the pid doing the work: `kill -9 <pid>`
-// really kills the worker. The CLI comes from a bundle compiled from the
-// sources on first use (bin/compiled.js), else from the sources through tsx.
-import { compiledMain } from './compiled.js';
+// The fsjob command in a checkout of this repository (`node bin/fsjob.js`).
+// It runs the built command, dist/bin/fsjob.js, when dist/ is built from the
+// sources as they are now (a stat of each input, about a millisecond: see
+// tools/build/inputs.mjs). Otherwise it runs the sources themselves through
+// tsx, correct but slow (a second or more per start), and says so:
+// `npm run build` (or `npm test`, which builds first) makes starts fast again.
+// FSJOB_TSX=1 asks for the sources without the note. FSJOB_DIST_KEY=<key>
+// vouches for a dist/ whose .source-key is <key>: the test support sets it
+// once it has built dist/, so a source edited while the tests run does not
+// switch the rest of the run to tsx. The installed package has no such
+// choice: its bin is dist/bin/fsjob.js.
+import { builtKey, distIsCurrent } from '../tools/build/inputs.mjs';
 
-const argv = process.argv.slice(2);
-let main = await compiledMain(argv);
-if (main === undefined) {
+const vouched = process.env.FSJOB_DIST_KEY;
+const useDist = process.env.FSJOB_TSX !== '1' && ((vouched !== undefined && vouched !== '' && vouched === builtKey()) || distIsCurrent());
+if (useDist) {
+  await import('../dist/bin/fsjob.js');
+} else {
+  if (process.env.FSJOB_TSX !== '1') process.stderr.write('fsjob: dist/ is not built from these sources; running them through tsx, slowly (npm run build)\n');
   const { register } = await import('tsx/esm/api');
   register();
-  ({ main } = await import('../src/cli/main.ts'));
+  await import('./fsjob.ts');
 }
-process.exitCode = await main(argv);

@@ -50,7 +50,7 @@ async function sqliteLoads(): Promise<string | null> {
     new mod.default(':memory:').close();
     return null;
   } catch (error) {
-    return `better-sqlite3 does not load (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); run npm ci`;
+    return `better-sqlite3 does not load (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); run node bench/setup.mjs (npm run bench does)`;
   }
 }
 

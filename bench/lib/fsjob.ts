@@ -11,9 +11,12 @@ import { latencySample, runCycle, type Ctx, type Sample, type System } from './h
 import { Peer, REPO_DIR, run, tsNode } from './proc.ts';
 import { percentile } from './stats.ts';
 import type { Sizes } from './baselines.ts';
+import { ensureDist } from '../../tools/build/build.ts';
 
 export const FSJOB_DURABILITY = 'fsync per step (spec sections 4, 6.2, 7.3, 8.8)';
+/** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
 export const FSJOB_BIN = path.join(REPO_DIR, 'bin', 'fsjob.js');
+await ensureDist({ types: false });
 
 /** Whether the reference producer and consumer are in this tree (they are merged from their branches). */
 export async function fsjobMissing(): Promise<string | null> {

@@ -4,11 +4,15 @@
  * outputs and the start log must show. The same plans, with the reference on
  * one side, are the interoperability cases (interop.ts).
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CONTROL_LATENCY, DEFAULT_COMMAND_PATH } from '../../src/base/constants.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { describeExit } from '../runner/process.ts';
+import { readRecord } from '../../src/records/codec.ts';
+import { claimRecord, deadOwner, endRecord, execRecord } from '../runner/fixtures.ts';
+import { plantRecord, reopen } from '../runner/stage.ts';
+import { attemptPlans, parseEnv, stdinCheckPlans, timeoutGracePlans } from './behaviour-edges.ts';
 import { expectOutput, expectReceipt, logged, runBatch, sh, type JobPlan } from './jobs.ts';
 
 const ok = { exit: 0, signal: null };
@@ -59,14 +63,6 @@ function binary(): Buffer {
 
 const ENV_NAMES = ['CASE_VAR', 'FSJOB_ATTEMPT', 'FSJOB_JOB_ID', 'FSJOB_QUEUE', 'HOME', 'PATH'];
 
-function parseEnv(text: string): Map<string, string> {
-  const env = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(line.slice(0, eq))) env.set(line.slice(0, eq), line.slice(eq + 1));
-  }
-  return env;
-}
 
 export const environmentPlans: JobPlan[] = [
   {
@@ -124,6 +120,28 @@ export const cwdPlans: JobPlan[] = [
     expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-5', 'CLAIM-6', 'EXEC-10'], { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', starts: 0 }),
   },
   {
+    tag: 'cwd-via-symlink',
+    clauses: ['EXEC-5', 'SEC-8'],
+    // Outside by its name, inside once the link is resolved: still inside (EXEC-5 judges the resolved path too).
+    request: ({ log, work, queue }) => {
+      const link = path.join(work, 'link-into-queue');
+      rmSync(link, { force: true });
+      symlinkSync(path.join(queue, 'jobs'), link);
+      return { argv: logged(log, 'cwd-via-symlink'), cwd: link };
+    },
+    expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-5', 'SEC-8'], { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', starts: 0 }),
+  },
+  {
+    tag: 'cwd-not-directory',
+    clauses: ['EXEC-5'],
+    request: ({ log, work }) => {
+      const file = path.join(work, 'cwd-is-a-file');
+      writeFileSync(file, '');
+      return { argv: logged(log, 'cwd-not-directory'), cwd: file };
+    },
+    expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-5', 'CLAIM-6'], { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', starts: 0 }),
+  },
+  {
     tag: 'cwd-in-queue',
     clauses: ['EXEC-5', 'SEC-8'],
     request: ({ log, queue }) => ({ argv: logged(log, 'cwd-in-queue'), cwd: path.join(queue, 'jobs') }),
@@ -143,6 +161,16 @@ export const exitPlans: JobPlan[] = [
     clauses: ['EXEC-10'],
     request: ({ log, work }) => ({ argv: logged(log, 'exit-3', 'exit 3'), cwd: work }),
     expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-10'], { outcome: 'failed', exit_code: 3, attempts: 1, status: { exit: 3, signal: null }, starts: 1 }),
+  },
+  {
+    tag: 'argv-verbatim',
+    clauses: ['EXEC-4'],
+    // Each argument reaches the program as it is: no word splitting, globbing, expansion or quoting.
+    request: ({ work }) => ({ argv: ['printf', '[%s]', 'a b', '$HOME', '*', '', "it's", 'x\ny', '--'], cwd: work }),
+    expect: async (view, ctx) => {
+      expectReceipt(view, ctx, ['EXEC-4'], { outcome: 'succeeded', exit_code: 0 });
+      await expectOutput(view, ctx, ['EXEC-4'], 'stdout', "[a b][$HOME][*][][it's][x\ny][--]");
+    },
   },
   {
     tag: 'not-found',
@@ -177,14 +205,15 @@ export const outputPlans: JobPlan[] = [
     expect: async (view, ctx) => {
       const receipt = expectReceipt(view, ctx, ['EXEC-1'], { outcome: 'succeeded', exit_code: 0 });
       if (receipt === undefined) return;
+      // What the owner kept (EXEC-1) first, then how the receipt describes it (RCPT-5).
+      await expectOutput(view, ctx, ['EXEC-1', 'RCPT-5'], 'stdout', 'a'.repeat(1000));
+      await expectOutput(view, ctx, ['EXEC-1', 'RCPT-5'], 'stderr', 'err');
       const want = { stdout: { bytes_total: 5000, bytes_kept: 1000, truncated: true }, stderr: { bytes_total: 3, bytes_kept: 3, truncated: false } };
       for (const stream of ['stdout', 'stderr'] as const) {
         const got = receipt[stream];
         const w = want[stream];
-        ctx.check(got !== null && got.bytes_total === w.bytes_total && got.bytes_kept === w.bytes_kept && got.truncated === w.truncated, ['EXEC-1', 'RCPT-5'], `${stream} summary is ${JSON.stringify(got)}; expected ${JSON.stringify(w)}`, () => view.evidence());
+        ctx.check(got !== null && got.bytes_total === w.bytes_total && got.bytes_kept === w.bytes_kept && got.truncated === w.truncated, ['RCPT-5', 'EXEC-1'], `${stream} summary is ${JSON.stringify(got)}; expected ${JSON.stringify(w)}`, () => view.evidence());
       }
-      await expectOutput(view, ctx, ['EXEC-1', 'RCPT-5'], 'stdout', 'a'.repeat(1000));
-      await expectOutput(view, ctx, ['EXEC-1', 'RCPT-5'], 'stderr', 'err');
     },
   },
   {
@@ -240,6 +269,21 @@ export const deadlinePlans: JobPlan[] = [
     expect: (view, ctx) => void expectReceipt(view, ctx, ['CLAIM-6', 'EXEC-10'], { outcome: 'expired', exit_code: 124, starts: 0 }),
   },
   {
+    tag: 'deadline-after-execution',
+    clauses: ['CLAIM-6', 'STATUS-1'],
+    // Past its queue deadline, but an execution exists: a job that started once never expires (CLAIM-6 step 3).
+    request: ({ log, work }) => ({ argv: logged(log, 'deadline-after-execution'), cwd: work, queue_deadline_ms: 1, max_attempts: 2 }),
+    after: async (env, id) => {
+      const queue = await reopen(env.queue);
+      const dir = path.join(env.queue, 'jobs', id);
+      const dead = await deadOwner();
+      await plantRecord(queue, dir, 'claim.1.json', 'claim', claimRecord(id, 1, dead));
+      await plantRecord(queue, dir, 'exec.1.json', 'exec', execRecord(id, 1, dead));
+      await plantRecord(queue, dir, 'end.1.json', 'end', endRecord(id, 1));
+    },
+    expect: (view, ctx) => void expectReceipt(view, ctx, ['CLAIM-6', 'STATUS-1'], { outcome: 'succeeded', exit_code: 0, attempts: 2, starts: 1 }),
+  },
+  {
     tag: 'deadline-ahead',
     clauses: ['STATUS-1', 'CLAIM-6'],
     request: ({ log, work }) => ({ argv: logged(log, 'deadline-ahead'), cwd: work, queue_deadline_ms: 600_000 }),
@@ -247,7 +291,31 @@ export const deadlinePlans: JobPlan[] = [
   },
 ];
 
+const RETRY_DELAY_MS = 1500;
+
 export const retryPlans: JobPlan[] = [
+  {
+    tag: 'retry-delay',
+    clauses: ['RETRY-3'],
+    request: ({ log, work }) => ({
+      argv: logged(log, 'retry-delay', '[ -e "$3" ] || { : > "$3"; exit 5; }', path.join(work, 'retry-delay-once')),
+      cwd: work,
+      max_attempts: 2,
+      retry_delay_ms: RETRY_DELAY_MS,
+    }),
+    expect: async (view, ctx) => {
+      expectReceipt(view, ctx, ['RETRY-3'], { outcome: 'succeeded', exit_code: 0, attempts: 2, starts: 2 });
+      const end = await readRecord(path.join(view.queue, 'jobs', view.id, 'end.1.json'), 'end', { expectedJobId: view.id, allowMissing: true });
+      const exec2 = await readRecord(path.join(view.queue, 'jobs', view.id, 'exec.2.json'), 'exec', { expectedJobId: view.id, allowMissing: true });
+      if (end === undefined || !end.ok) {
+        ctx.fail(['RETRY-3'], 'the failed first attempt (attempts left) must end with a valid end.1.json', view.evidence());
+        return;
+      }
+      const e = end.value;
+      ctx.check(e.reason === 'failed' && e.counted && Math.abs(e.retry_at_ms - (e.ended_ms + RETRY_DELAY_MS)) <= 1000, ['RETRY-3'], `end.1.json must say failed, counted, retry_at_ms = now + retry_delay_ms (${RETRY_DELAY_MS}); it says ${e.reason}, counted ${e.counted}, retry_at_ms ended_ms + ${e.retry_at_ms - e.ended_ms}`, () => view.evidence());
+      if (exec2?.ok === true) ctx.check(exec2.value.recorded_ms >= e.retry_at_ms, ['STATUS-1', 'RETRY-3'], `attempt 2 started at ${exec2.value.recorded_ms}, before retry_at_ms ${e.retry_at_ms}: until then the job is retrying, not queued, and is not runnable`, () => view.evidence());
+    },
+  },
   {
     tag: 'retry-then-succeed',
     clauses: ['RETRY-1', 'RETRY-3'],
@@ -347,14 +415,14 @@ function batchCase(name: string, clauses: string[], plans: JobPlan[], extra: Par
 export const behaviourCases: ConformanceCase[] = [
   batchCase('behaviour/fifo-order', ['CLAIM-1', 'CLAIM-2', 'LAYOUT-7'], fifoPlans),
   batchCase('behaviour/priority-order', ['CLAIM-1', 'CLAIM-2', 'LAYOUT-7'], priorityPlans),
-  batchCase('behaviour/stdin', ['EXEC-7'], stdinPlans),
-  batchCase('behaviour/environment', ['EXEC-6'], environmentPlans),
-  batchCase('behaviour/cwd', ['EXEC-5', 'CLAIM-6', 'SEC-8'], cwdPlans),
+  batchCase('behaviour/stdin', ['EXEC-7', 'CLAIM-6'], [...stdinPlans, ...stdinCheckPlans]),
+  batchCase('behaviour/environment', ['EXEC-6', 'RETRY-1'], [...environmentPlans, ...attemptPlans]),
+  batchCase('behaviour/cwd', ['EXEC-5', 'CLAIM-6', 'SEC-8', 'RCPT-4'], cwdPlans),
   batchCase('behaviour/exit-codes', ['EXEC-4', 'EXEC-10'], exitPlans),
   batchCase('behaviour/output-bounds', ['EXEC-1', 'RCPT-5', 'I4'], outputPlans),
-  batchCase('behaviour/timeouts', ['EXEC-8', 'EXEC-10', 'EXEC-11'], timeoutPlans),
+  batchCase('behaviour/timeouts', ['EXEC-8', 'EXEC-10', 'EXEC-11'], [...timeoutPlans, ...timeoutGracePlans]),
   batchCase('behaviour/queue-deadline', ['STATUS-1', 'CLAIM-6', 'EXEC-10'], deadlinePlans),
-  batchCase('behaviour/retries', ['RETRY-1', 'RETRY-2', 'RETRY-3'], retryPlans),
+  batchCase('behaviour/retries', ['RETRY-1', 'RETRY-2', 'RETRY-3', 'STATUS-1'], retryPlans),
   batchCase('behaviour/cancel-before-start', ['CANCEL-1', 'CANCEL-2', 'CLAIM-6', 'EXEC-10'], cancelPlans, { roles: ['cancel'] }),
 ];
 

@@ -1,132 +1,130 @@
 /**
  * Consumer cases that need more than one batch: cancelling a running job,
- * lanes under two consumers, and four consumers racing over 200 jobs.
+ * and four consumers racing over 200 jobs (lanes: scheduling.ts).
  */
+import { existsSync } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTROL_LATENCY } from '../../src/base/constants.ts';
-import { readRecord, type JobRequest } from '../../src/records/codec.ts';
+import { CANCEL_GRACE, CONTROL_LATENCY } from '../../src/base/constants.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
-import { describeExit, roleEnv, sleep } from '../runner/process.ts';
+import type { Failure } from '../runner/report.ts';
+import { describeExit, roleEnv } from '../runner/process.ts';
 import { roleArgv } from '../runner/manifest.ts';
 import { auditCalls } from '../runner/audit.ts';
 import { runWithCrash, type CrashRunResult } from '../crash/run.ts';
 import { interposerPath } from '../crash/interposer.ts';
 import { reopen, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
+import { bound, groupLives, killGroupNow, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
+import { consumerExit, startRunning } from './running.ts';
 
-/** Polls until `test` holds or `ms` passed; resolves to whether it held. */
-async function waitFor(test: () => Promise<boolean>, ms: number, every = 50): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await test()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(every);
+/**
+ * CANCEL-3 with a command that logs the SIGTERM it gets and ignores it (a
+ * probe): a graceful cancel must reach it as SIGTERM within CONTROL_LATENCY
+ * and as SIGKILL only after CANCEL_GRACE; a forced one as SIGKILL within
+ * CONTROL_LATENCY, never SIGTERM first, also during a graceful grace. The
+ * request counts from the moment the runner first sees the cancel record
+ * (it polls while the cancel role runs), the reaction from the probe's own
+ * log and from the runner's look at the group in /proc.
+ */
+interface CancelFlow {
+  label: string;
+  /** Cancel roles used, in order; the second comes once the first was acted on. */
+  steps: ('cancel' | 'cancel_force')[];
+}
+
+async function cancelFlow(ctx: CaseContext, flow: CancelFlow): Promise<Failure[]> {
+  const failures: Failure[] = [];
+  const fail = (clauses: string[], message: string, evidence: string[]): void => void failures.push({ clauses, message, evidence });
+  const queue = await ctx.newQueue(flow.label);
+  const work = await ctx.subdir(`${flow.label}/work`);
+  const log = path.join(work, 'probe.log');
+  // max_attempts 3: a cancelled job is never retried (CANCEL-3), attempts left or not.
+  const run = await startRunning(ctx, queue, { argv: probe(log, 'run', { onTerm: 'ignore' }), cwd: work, timeout_ms: 300_000, kill_grace_ms: 1000, max_attempts: 3 }, 'run', log);
+  if (run === undefined) return failures;
+  const latency = CONTROL_LATENCY + SCHEDULING_TOLERANCE_MS;
+  const evidence = async (): Promise<string[]> => [...(await readProbeLog(log)).lines.slice(0, 8).map((l) => `probe: ${l}`), ...listing(await ctx.snapshot(queue), new Set([run.id]))];
+  try {
+    let forced = false;
+    // After a timing failure the runner kills the command itself: what follows would be its consequence.
+    let cleanedUp = false;
+    for (const [index, role] of flow.steps.entries()) {
+      const record = path.join(run.jobDir, role === 'cancel' ? 'cancel.json' : 'cancel-force.json');
+      let seen: number | undefined;
+      const asking = ctx.role(role, { queue, id: run.id });
+      let asked = false;
+      void asking.then(() => (asked = true));
+      await waitFor(() => {
+        if (seen === undefined && existsSync(record)) seen = Date.now();
+        return asked;
+      }, 600_000, 10);
+      const result = await asking;
+      seen ??= existsSync(record) ? Date.now() : undefined;
+      if (existsSync(path.join(run.jobDir, 'claim.2.json'))) {
+        fail(['CANCEL-2', 'CLAIM-3'], `${role} took claim.2.json of a job whose claim 1 is open with a live owner: a canceller claims only a job without an open claim; the owner acts on the request`, [describeExit(result), ...(await evidence())]);
+        return failures;
+      }
+      if (result.code !== 0 || seen === undefined) {
+        fail(['CANCEL-1'], `${role} of a running job must succeed and publish ${path.basename(record)}`, [describeExit(result), ...(await evidence())]);
+        return failures;
+      }
+      if (role === 'cancel_force') {
+        forced = true;
+        const gone = await waitFor(() => !groupLives(run.pgid), latency, 20);
+        const took = Date.now() - seen;
+        if (!gone) {
+          fail(['CANCEL-3'], `the command (group ${run.pgid}, ignoring SIGTERM) still ran ${took} ms after cancel-force.json appeared${index > 0 ? ', during the grace of a graceful cancel' : ''}: a forced cancel kills the group at once, within ${bound('CONTROL_LATENCY', CONTROL_LATENCY)}`, await evidence());
+          killGroupNow(run.pgid);
+          cleanedUp = true;
+          break;
+        } else if (index === 0 && (await readProbeLog(log)).terms('run').length > 0) {
+          fail(['CANCEL-3'], 'a forced cancel sent SIGTERM before SIGKILL: force is SIGKILL at once', await evidence());
+        }
+        continue;
+      }
+      // Graceful: SIGTERM within CONTROL_LATENCY ...
+      const termed = await waitFor(async () => (await readProbeLog(log)).terms('run').length > 0 || !groupLives(run.pgid), latency, 20);
+      const term = (await readProbeLog(log)).terms('run')[0];
+      if (!termed || term === undefined) {
+        fail(['CANCEL-3'], groupLives(run.pgid) ? `the command got no SIGTERM within ${bound('CONTROL_LATENCY', CONTROL_LATENCY)} of cancel.json` : 'a graceful cancel killed the command without a SIGTERM first', await evidence());
+        killGroupNow(run.pgid);
+        return failures;
+      }
+      if (term - seen > latency) fail(['CANCEL-3'], `the command got its SIGTERM ${term - seen} ms after cancel.json appeared: the owner acts on a cancel record within ${bound('CONTROL_LATENCY', CONTROL_LATENCY)}`, await evidence());
+      if (flow.steps[index + 1] === 'cancel_force') continue;
+      // ... and SIGKILL only after CANCEL_GRACE (the probe ignores SIGTERM).
+      const early = await waitFor(() => !groupLives(run.pgid), Math.max(0, term + CANCEL_GRACE - SCHEDULING_TOLERANCE_MS - Date.now()), 50);
+      if (early) fail(['CANCEL-3'], `the command was killed ${Date.now() - term} ms after its SIGTERM: a graceful cancel sends SIGKILL only after CANCEL_GRACE (${CANCEL_GRACE} ms, less ${SCHEDULING_TOLERANCE_MS} ms tolerance)`, await evidence());
+      else if (!(await waitFor(() => !groupLives(run.pgid), Math.max(0, term + CANCEL_GRACE + SCHEDULING_TOLERANCE_MS - Date.now()), 50))) {
+        fail(['CANCEL-3'], `the command (ignoring SIGTERM) still ran ${Date.now() - term} ms after its SIGTERM: SIGKILL is due after ${bound('CANCEL_GRACE', CANCEL_GRACE)}`, await evidence());
+        killGroupNow(run.pgid);
+        cleanedUp = true;
+      }
+    }
+    const done = await consumerExit(ctx, run.consumer, ['CANCEL-3']);
+    if (cleanedUp) return failures;
+    const snapshot = await ctx.snapshot(queue);
+    const job = snapshot.jobs.get(run.id);
+    const after = [describeExit(done), ...listing(snapshot, new Set([run.id]))];
+    const want = forced ? { outcome: 'force_stopped', exit_code: 137 } : { outcome: 'cancelled', exit_code: 130 };
+    if (job?.receipt?.outcome !== want.outcome || job.receipt.exit_code !== want.exit_code) fail(['CANCEL-3', 'EXEC-10'], `a ${forced ? 'forced' : 'graceful'} cancel of a running job ends ${want.outcome} (${want.exit_code}); got ${job?.receipt === undefined ? 'no receipt' : `${job.receipt.outcome} (${job.receipt.exit_code})`}`, after);
+    if (job?.ends.includes(1) === true) fail(['CANCEL-3', 'RETRY-3'], 'the cancelled attempt ended with an end record (a retry): a cancelled job is never retried, attempts left or not', after);
+    failures.push(...(await checkInvariants(snapshot, { accepted: [run.id] })));
+    return failures;
+  } finally {
+    run.consumer.kill();
+    if (groupLives(run.pgid)) killGroupNow(run.pgid);
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return readFile(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** Slack for a loaded machine on top of the spec's CONTROL_LATENCY. */
-const SLACK_MS = 4000;
-
-function cancelRunning(role: 'cancel' | 'cancel_force'): (ctx: CaseContext) => Promise<void> {
+function cancelCase(flows: CancelFlow[]): (ctx: CaseContext) => Promise<void> {
   return async (ctx) => {
-    const force = role === 'cancel_force';
-    const queue = await ctx.newQueue('cancel');
-    const work = await ctx.subdir('cancel/work');
-    const log = path.join(work, 'starts.log');
-    // The forced case ignores SIGTERM, so only SIGKILL stops it in time.
-    const script = `${force ? "trap '' TERM; " : ''}sleep 30; printf 'late %s\\n' "$1" >> "$2"`;
-    const request: JobRequest = { argv: logged(log, 'run', script), cwd: work, timeout_ms: 120_000 };
-    const id = await ctx.produceOk(queue, request, ['CANCEL-1']);
-    if (id === undefined) return;
-    const consumer = ctx.startRole('consume', { queue });
-    try {
-      const started = await waitFor(async () => (await readStarts(log)).length > 0, 20_000);
-      if (!started) {
-        ctx.fail(['CANCEL-3', 'MANIFEST-1'], 'the job did not start within 20 s, so it could not be cancelled while running', listing(await ctx.snapshot(queue)));
-        return;
-      }
-      const asked = Date.now();
-      const cancel = await ctx.role(role, { queue, id });
-      ctx.check(cancel.code === 0, ['CANCEL-1'], `${role} of a running job must succeed`, [describeExit(cancel)]);
-      const receipt = path.join(queue, 'jobs', id, 'receipt.json');
-      const finished = await waitFor(() => exists(receipt), CONTROL_LATENCY + 10_000 + SLACK_MS);
-      const took = Date.now() - asked;
-      const done = await consumer.done;
-      const snapshot = await ctx.snapshot(queue);
-      const evidence = [describeExit(done), ...listing(snapshot)];
-      if (!ctx.check(finished, ['CANCEL-3'], `no receipt ${took} ms after the ${role} request`, evidence)) return;
-      // sleep dies at the first SIGTERM (graceful) or SIGKILL (force): acting on the request is the only wait.
-      // Measured between the records' own times, so a slow-starting cancel role does not count against the owner.
-      const got = snapshot.jobs.get(id)?.receipt;
-      const request = await readRecord(path.join(queue, 'jobs', id, force ? 'cancel-force.json' : 'cancel.json'), 'cancel', { expectedJobId: id });
-      if (request.ok && got !== undefined) {
-        const latency = got.finished_ms - request.value.requested_ms;
-        ctx.check(latency <= CONTROL_LATENCY + SLACK_MS, ['CANCEL-3'], `the owner must act on a cancel record within CONTROL_LATENCY (${CONTROL_LATENCY} ms); the receipt was published ${latency} ms after the request`, evidence);
-      } else {
-        ctx.fail(['CANCEL-1'], `${force ? 'cancel-force.json' : 'cancel.json'} must be a valid cancel record: ${request.ok ? '' : request.findings[0]?.message}`, evidence);
-      }
-      const want = force ? { outcome: 'force_stopped', exit_code: 137 } : { outcome: 'cancelled', exit_code: 130 };
-      ctx.check(got?.outcome === want.outcome && got.exit_code === want.exit_code, ['CANCEL-3', 'EXEC-10'], `a ${force ? 'forced' : 'graceful'} cancel of a running job ends ${want.outcome} (${want.exit_code}); got ${got?.outcome} (${got?.exit_code})`, evidence);
-      const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n');
-      ctx.check(!lines.includes('late run'), ['CANCEL-3', 'EXEC-11'], 'the cancelled command kept running', evidence);
-      ctx.check(done.code === 0, ['MANIFEST-1'], 'consume must exit 0 once nothing is runnable', evidence);
-      for (const failure of await checkInvariants(snapshot, { accepted: [id] })) ctx.failures.push(failure);
-    } finally {
-      consumer.kill();
-    }
+    const usable = flows.filter((flow) => flow.steps.every((role) => ctx.impl.roles[role] !== undefined));
+    if (usable.length < flows.length) ctx.note(`${flows.length - usable.length} flow(s) need a cancel role ${ctx.impl.name} lacks`);
+    const results = await Promise.all(usable.map((flow) => cancelFlow(ctx, flow)));
+    for (const failures of results) ctx.failures.push(...failures);
   };
-}
-
-async function lanesCase(ctx: CaseContext): Promise<void> {
-  const queue = await ctx.newQueue('lanes');
-  const work = await ctx.subdir('lanes/work');
-  const log = path.join(work, 'starts.log');
-  const body = `sleep 0.4; printf 'end %s\\n' "$1" >> "$2"`;
-  const laneTags = ['lane-1', 'lane-2', 'lane-3', 'lane-4'];
-  const ids = new Map<string, string>();
-  for (const tag of laneTags) {
-    const id = await ctx.produceOk(queue, { argv: logged(log, tag, body), cwd: work, lane: 'the lane' }, ['LANE-1']);
-    if (id !== undefined) ids.set(tag, id);
-  }
-  for (const tag of ['free-1', 'free-2']) {
-    const id = await ctx.produceOk(queue, { argv: logged(log, tag, body), cwd: work }, ['LANE-1']);
-    if (id !== undefined) ids.set(tag, id);
-  }
-  const runs = await Promise.all([ctx.role('consume', { queue }), ctx.role('consume', { queue })]);
-  // A consumer may leave a job it found lane-busy: one more drain finishes it.
-  const last = await ctx.role('consume', { queue });
-  const snapshot = await ctx.snapshot(queue);
-  for (const result of [...runs, last]) ctx.check(result.code === 0, ['MANIFEST-1'], 'consume must exit 0', [describeExit(result)]);
-  const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
-  let running: string | undefined;
-  for (const line of lines) {
-    const [what, tag] = line.split(' ');
-    if (tag === undefined || !laneTags.includes(tag)) continue;
-    if (what === 'start') {
-      if (running !== undefined) {
-        ctx.fail(['LANE-1', 'LANE-2'], `${tag} started while ${running} of the same lane was still running`, lines);
-        break;
-      }
-      running = tag;
-    } else if (what === 'end' && running === tag) {
-      running = undefined;
-    }
-  }
-  const counts = countBy(await readStarts(log));
-  for (const [tag, id] of ids) {
-    const receipt = snapshot.jobs.get(id)?.receipt;
-    ctx.check(receipt?.outcome === 'succeeded' && counts.get(tag) === 1, ['LANE-2', 'I3'], `${tag} must run once and succeed after the drains; started ${counts.get(tag) ?? 0} times, receipt ${receipt?.outcome ?? 'none'}`, listing(snapshot, new Set([id])));
-  }
-  for (const failure of await checkInvariants(snapshot, { accepted: [...ids.values()] })) ctx.failures.push(failure);
 }
 
 const RACE_JOBS = 200;
@@ -182,8 +180,17 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
 }
 
 export const consumerCases: ConformanceCase[] = [
-  { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'EXEC-10', 'EXEC-11'], level: 'consumer', strength: 'MUST', roles: ['cancel'], run: cancelRunning('cancel') },
-  { name: 'consumer/cancel-force-running', clauses: ['CANCEL-3', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel_force'], run: cancelRunning('cancel_force') },
-  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], heavy: true, run: lanesCase },
+  { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel'], heavy: true, run: cancelCase([{ label: 'graceful', steps: ['cancel'] }]) },
+  {
+    name: 'consumer/cancel-force-running',
+    clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'],
+    level: 'consumer',
+    strength: 'MUST',
+    roles: ['cancel_force'],
+    run: cancelCase([
+      { label: 'force', steps: ['cancel_force'] },
+      { label: 'force-in-grace', steps: ['cancel', 'cancel_force'] },
+    ]),
+  },
   { name: 'consumer/concurrency', clauses: ['CLAIM-5', 'I2', 'I3'], level: 'consumer', strength: 'MUST', heavy: true, run: concurrencyCase },
 ];

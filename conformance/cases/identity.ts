@@ -69,7 +69,7 @@ async function expectLeftAlone(ctx: CaseContext, s: Setup, runs: ProcessResult[]
 }
 
 /** A live process now holding `pid`, recycled through /proc/sys/kernel/ns_last_pid; undefined if the pid could not be had back. */
-async function reusePid(): Promise<{ dead: Identity; newcomer: { pid: number; start: string; stop: () => void } } | undefined> {
+export async function reusePid(): Promise<{ dead: Identity; newcomer: { pid: number; start: string; stop: () => void } } | undefined> {
   for (let attempt = 1; attempt <= 20; attempt++) {
     const victim = await sleeper();
     const dead = await ownerOf(victim.pid, victim.start);
@@ -121,7 +121,7 @@ async function liveOwnerCase(ctx: CaseContext): Promise<void> {
     await plantClaim(s.root, s.victim, await ownerOf(owner.pid, owner.start), Date.now() - 3_600_000, LEASE_MIN);
     const runs = await recoverAndConsume(ctx, s.root);
     // An old claimed_ms and the shortest lease: a same-host owner is judged by its process, never by its lease.
-    await expectLeftAlone(ctx, s, runs, ['ID-6', 'CLAIM-3', 'I5'], `the owner (pid ${owner.pid}, start ${owner.start}) is alive`);
+    await expectLeftAlone(ctx, s, runs, ['CLAIM-3', 'ID-6', 'I5'], `the owner (pid ${owner.pid}, start ${owner.start}) is alive`);
     const info = await processStart(owner.pid);
     ctx.check(info !== null && info.start === owner.start && info.state !== 'Z', ['ID-9', 'I5'], 'the live owner must not be signalled');
   } finally {
@@ -179,7 +179,7 @@ async function foreignLiveCase(ctx: CaseContext): Promise<void> {
 
 export const identityCases: ConformanceCase[] = [
   { name: 'identity/reused-pid', clauses: ['ID-6', 'I5', 'RECOV-1'], level: 'consumer', strength: 'MUST', root: true, exclusive: true, run: reusedPidCase },
-  { name: 'identity/live-owner', clauses: ['ID-6', 'CLAIM-3', 'I5'], level: 'consumer', strength: 'MUST', run: liveOwnerCase },
+  { name: 'identity/live-owner', clauses: ['CLAIM-3', 'ID-6', 'I5'], level: 'consumer', strength: 'MUST', run: liveOwnerCase },
   { name: 'identity/foreign-expired', clauses: ['ID-7', 'LEASE-3', 'RECOV-1'], level: 'consumer', strength: 'MUST', run: foreignExpiredCase },
   { name: 'identity/foreign-live', clauses: ['ID-7', 'LEASE-3', 'CLAIM-3'], level: 'consumer', strength: 'MUST', run: foreignLiveCase },
   { name: 'identity/foreign-guardian-window', clauses: ['LEASE-3', 'ID-7', 'WORKER-2'], level: 'consumer', strength: 'MUST', run: foreignGuardianWindowCase },

@@ -44,6 +44,8 @@ export interface JobView {
   tag: string;
   id: string;
   queue: string;
+  /** The batch's start log (outside the queue), which probes also write to. */
+  log: string;
   job: JobSnapshot | undefined;
   receipt: ReceiptRecord | undefined;
   snapshot: QueueSnapshot;
@@ -67,6 +69,8 @@ export interface JobPlan {
   request: (env: PlanEnv) => JobRequest;
   /** Runs once the job is produced (cancel it, ...). */
   after?: (env: PlanEnv, id: string, producer: Manifest) => Promise<void>;
+  /** `after` damages the job's stdin on purpose (EXEC-7): I1's stdin check skips it. */
+  damagesStdin?: boolean;
   expect: (view: JobView, ctx: CaseContext) => Promise<void> | void;
 }
 
@@ -119,6 +123,7 @@ export async function runBatch(ctx: CaseContext, label: string, plans: readonly 
       tag: plan.tag,
       id,
       queue,
+      log: env.log,
       job,
       receipt: job?.receipt,
       snapshot,
@@ -138,7 +143,8 @@ export async function runBatch(ctx: CaseContext, label: string, plans: readonly 
     }
     await plan.expect(view, ctx);
   }
-  for (const failure of await checkInvariants(snapshot, { accepted: [...ids.values()], starts: new Map([...ids].map(([tag, id]) => [id, counts.get(tag) ?? 0])) })) {
+  const damagedStdin = new Set(usable.filter((plan) => plan.damagesStdin === true).flatMap((plan) => ids.get(plan.tag) ?? []));
+  for (const failure of await checkInvariants(snapshot, { accepted: [...ids.values()], starts: new Map([...ids].map(([tag, id]) => [id, counts.get(tag) ?? 0])), damagedStdin })) {
     ctx.failures.push(failure);
   }
 }
@@ -153,6 +159,9 @@ export interface ReceiptWant {
   starts?: number;
 }
 
+/** The clause that fixes a receipt field (section 5.8). */
+const FIELD_CLAUSE: Record<string, string | undefined> = { exit_code: 'EXEC-10', reason: 'RCPT-4', attempts: 'RETRY-1' };
+
 /** Checks the receipt's fields against `want`; one failure listing every mismatch. Returns the receipt when present. */
 export function expectReceipt(view: JobView, ctx: CaseContext, clauses: string[], want: ReceiptWant): ReceiptRecord | undefined {
   const receipt = view.receipt;
@@ -162,12 +171,22 @@ export function expectReceipt(view: JobView, ctx: CaseContext, clauses: string[]
     return undefined;
   }
   const wrong: string[] = [];
+  const keys: string[] = [];
   for (const key of ['outcome', 'exit_code', 'reason', 'attempts', 'status'] as const) {
     if (want[key] === undefined) continue;
-    if (!isDeepStrictEqual(receipt[key], want[key])) wrong.push(`${key} is ${JSON.stringify(receipt[key])}, expected ${JSON.stringify(want[key])}`);
+    if (!isDeepStrictEqual(receipt[key], want[key])) {
+      wrong.push(`${key} is ${JSON.stringify(receipt[key])}, expected ${JSON.stringify(want[key])}`);
+      keys.push(key);
+    }
   }
-  if (want.starts !== undefined && view.starts !== want.starts) wrong.push(`the command started ${view.starts} times, expected ${want.starts}`);
-  if (wrong.length > 0) ctx.fail(clauses, `plan ${view.tag}: ${wrong.join('; ')}`, view.evidence());
+  if (want.starts !== undefined && view.starts !== want.starts) {
+    wrong.push(`the command started ${view.starts} times, expected ${want.starts}`);
+    keys.push('starts');
+  }
+  // With the right outcome, a wrong field is that field's clause first.
+  const field = keys.length === 1 ? FIELD_CLAUSE[keys[0] as string] : undefined;
+  const named = field === undefined ? clauses : [field, ...clauses.filter((c) => c !== field)];
+  if (wrong.length > 0) ctx.fail(named, `plan ${view.tag}: ${wrong.join('; ')}`, view.evidence());
   return receipt;
 }
 

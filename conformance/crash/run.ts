@@ -22,6 +22,14 @@ export interface CrashRunOptions {
   pause?: PausePoint;
   /** Record what every counted call did (result.trace), for the power-loss mode. */
   trace?: boolean;
+  /**
+   * Write the injector's variables (LD_PRELOAD, UV_USE_IO_URING and the
+   * FSJOB_CRASH_* of this run) to this file, as NAME=value words on one line,
+   * before the program starts: a process whose environment was scrubbed (a
+   * consumer's command, EXEC-6) can re-enter the run with `env $(cat FILE) ...`.
+   * The values hold no blanks (interposer.ts refuses such paths).
+   */
+  envFile?: string;
 }
 
 /**
@@ -159,18 +167,6 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   const logFile = path.join(work, 'calls.log');
   const traceFile = path.join(work, 'trace');
   const traceData = path.join(work, 'trace.data');
-  try {
-    await writeFile(counterFile, Buffer.alloc(COUNTER_BYTES));
-    await writeFile(logFile, '');
-    if (options.trace === true) {
-      await writeFile(traceFile, '');
-      await writeFile(traceData, '');
-    }
-  } catch (error) {
-    await rm(work, { recursive: true, force: true });
-    throw error;
-  }
-
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   for (const name of Object.values(CRASH_ENV)) delete env[name];
   const inherited = env.LD_PRELOAD;
@@ -189,6 +185,23 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   if (options.trace === true) {
     env[CRASH_ENV.trace] = traceFile;
     env[CRASH_ENV.traceData] = traceData;
+  }
+  try {
+    await writeFile(counterFile, Buffer.alloc(COUNTER_BYTES));
+    await writeFile(logFile, '');
+    if (options.trace === true) {
+      await writeFile(traceFile, '');
+      await writeFile(traceData, '');
+    }
+    if (options.envFile !== undefined) {
+      const names = ['LD_PRELOAD', 'UV_USE_IO_URING', ...Object.values(CRASH_ENV)];
+      const words = names.filter((name) => env[name] !== undefined).map((name) => `${name}=${env[name] as string}`);
+      if (words.some((word) => /\s/.test(word))) throw new Error(`runWithCrash: an injector variable holds a blank and cannot go to ${options.envFile}: ${words.join(' ')}`);
+      await writeFile(options.envFile, `${words.join(' ')}\n`, { mode: 0o600 });
+    }
+  } catch (error) {
+    await rm(work, { recursive: true, force: true });
+    throw error;
   }
 
   const readCounter = (): number => Number(readFileSync(counterFile).readBigUInt64LE(0));

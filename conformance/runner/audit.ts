@@ -75,6 +75,35 @@ function classify(root: string, file: string): Target | undefined {
   return { kind: 'free', name };
 }
 
+const O_CREAT = 0o100;
+const O_EXCL = 0o200;
+
+/**
+ * PUB-1, PUB-7: a temporary file of a record, a data file (stdout.<g>,
+ * stderr.<g>, ready entries) or a file of a staged job (tmp/<id>/spec.json,
+ * stdin) is created with O_CREAT|O_EXCL, so nothing that exists (a planted
+ * file, a symlink) is ever opened for writing. Opens whose flags the
+ * injector did not see are not judged.
+ */
+function createdShared(root: string, call: CountedCall): { clauses: string[]; message: string } | undefined {
+  if (callFamily(call.op) !== 'open' || call.flags === undefined || (call.flags & O_CREAT) === 0 || (call.flags & O_EXCL) !== 0) return undefined;
+  const rel = path.relative(root, call.path);
+  const parts = rel.split('/');
+  const name = parts.at(-1) ?? '';
+  const how = `was opened with O_CREAT but without O_EXCL (flags 0${call.flags.toString(8)}), so an existing file or symlink at that name would be written`;
+  if (parts[0] === 'tmp') {
+    if (parts.length === 3 && isJobId(parts[1] ?? '') && (name === 'spec.json' || name === 'stdin')) return { clauses: ['PUB-7', 'ENQ-3'], message: `the staged ${rel} ${how}; a staged job's files are created exclusively` };
+    return undefined;
+  }
+  if (name.startsWith('.')) return { clauses: ['PUB-1', 'PUB-3'], message: `the temporary file ${rel} ${how}; a record's temporary file is created with O_CREAT|O_EXCL|O_NOFOLLOW` };
+  if (parts[0] === 'ready' && parts.length === 2) return { clauses: ['PUB-7', 'ENQ-2'], message: `the ready entry ${rel} ${how}; ready entries are created exclusively` };
+  if (parts[0] === 'jobs' && parts.length === 3) {
+    const kind = classifyJobEntry(name).kind;
+    if (kind === 'stdout' || kind === 'stderr') return { clauses: ['PUB-7', 'EXEC-1'], message: `the output file ${rel} ${how}; output files are created exclusively` };
+  }
+  return undefined;
+}
+
 export interface AuditFinding extends Failure {
   k: number;
 }
@@ -92,6 +121,8 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
   const lastSync = new Map<string, CountedCall>();
   const receiptLinked = new Map<string, CountedCall>();
   const reported = new Set<string>();
+  /** Ready entries created so far (names). */
+  const readyMade = new Set<string>();
   const once = (key: string): boolean => {
     if (reported.has(key)) return false;
     reported.add(key);
@@ -100,6 +131,12 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
 
   for (const call of [...calls].sort((a, b) => a.k - b.k)) {
     const family = callFamily(call.op);
+    const exclusive = createdShared(root, call);
+    if (exclusive !== undefined && once(`excl ${call.path}`)) report(call, exclusive.clauses, exclusive.message);
+    if (family === 'open' || family === 'mknod' || family === 'link') {
+      const made = family === 'link' ? call.path2 : call.path;
+      if (made !== undefined && path.dirname(made) === path.join(root, 'ready')) readyMade.add(path.basename(made));
+    }
     const target = classify(root, call.path);
     if (family === 'open' || family === 'write' || family === 'truncate' || family === 'fallocate' || family === 'mktemp') {
       lastWrite.set(call.path, call);
@@ -124,7 +161,7 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
     }
     if (family === 'mkdir') {
       if (target?.kind === 'job-dir' && once(`mkdir ${call.path}`)) {
-        report(call, ['ENQ-5', 'ENQ-3', 'I1'], `the job directory ${rel(call.path)} was created in place in jobs/; a job appears only by the rename of its complete staging directory`);
+        report(call, ['ENQ-3', 'ENQ-5', 'I1'], `the job directory ${rel(call.path)} was created in place in jobs/; a job is published by one rename of its complete staging directory tmp/<id>/`);
       }
       continue;
     }
@@ -133,6 +170,15 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
         report(call, target.name === 'receipt.json' ? ['RCPT-6', 'I3'] : ['PUB-3', 'I2'], `the write-once record ${rel(call.path)} was removed while its job exists`);
       }
       continue;
+    }
+    if (family === 'rename' && call.path2 !== undefined && classify(root, call.path2)?.kind === 'job-dir') {
+      const id = path.basename(call.path2);
+      if (call.path !== path.join(root, 'tmp', id) && once(`staging ${call.path2}`)) {
+        report(call, ['LAYOUT-3', 'ENQ-3', 'I1'], `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is staged in tmp/${id}/ of its own queue and nowhere else`);
+      }
+      if (![...readyMade].some((name) => name.endsWith(`-${id}`)) && once(`ready ${call.path2}`)) {
+        report(call, ['ENQ-2', 'READY-1', 'I1'], `${rel(call.path2)} was published before its ready entry ready/<P>-${id} was created; the entry is created first, so a published job always has one`);
+      }
     }
     if (family === 'link' || family === 'rename') {
       const dest = call.path2;

@@ -19,9 +19,12 @@ import { startRolePaused, type CrashRun, type PausedRoleOptions, type PausePoint
 import { listing, snapshotQueue, type QueueSnapshot } from './inspect.ts';
 
 export type CrashMode = 'none' | 'quick' | 'full';
+/** Power-loss states (cases/power.ts): none, the quick sample, or every crash point. */
+export type PowerMode = 'none' | 'quick' | 'full';
 
 export interface RunSettings {
   crash: CrashMode;
+  power: PowerMode;
   /** Every vector instead of one per rule. */
   allVectors: boolean;
   keep: boolean;
@@ -50,6 +53,8 @@ export interface ConformanceCase {
   root?: boolean;
   /** Only with --crash quick or full. */
   crash?: boolean;
+  /** Only with --crash power or power-full. */
+  power?: boolean;
   /** Takes the whole pool: timing or pid-sensitive. */
   exclusive?: boolean;
   /** Long-running: started first so that it does not become the tail of the run. */

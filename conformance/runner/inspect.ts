@@ -227,6 +227,16 @@ export interface InvariantInput {
   requireReceipts?: boolean;
   /** Clauses to cite for an invalid record (PUB-3 after a crash: a torn record became visible). */
   invalidClauses?: string[];
+  /** Jobs whose stdin a case damaged on purpose (EXEC-7): not an I1 failure of the implementation. */
+  damagedStdin?: ReadonlySet<string>;
+  /**
+   * A state a power loss left (cases/power.ts): a record of generation g
+   * without claim g (or a gap in the claims) means claim g was not durable
+   * before what depended on it (PUB-5, named first); output files of a
+   * generation whose claim was lost are data files a power loss may leave
+   * (DUR-5) and recovery must cope with, not a broken invariant.
+   */
+  powerLoss?: boolean;
 }
 
 /** Checks I1 to I4 and the record layer on a snapshot; returns failures (empty when all hold). */
@@ -250,7 +260,7 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
     if (job.spec === undefined) {
       const why = job.entries.some((e) => e.name === 'spec.json') ? findingText(job.specFindings) : 'spec.json is missing';
       fail(['I1', 'ENQ-3', 'ENQ-5'], `job ${job.id} is visible in jobs/ without a complete valid spec: ${why}`, job.id);
-    } else if (job.spec.stdin !== null) {
+    } else if (job.spec.stdin !== null && input.damagedStdin?.has(job.id) !== true) {
       const stdin = job.entries.find((e) => e.name === 'stdin');
       if (stdin === undefined || stdin.kind !== 'file') {
         fail(['I1', 'ENQ-5'], `job ${job.id}: spec.stdin is not null but there is no regular stdin file`, job.id);
@@ -264,11 +274,12 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
     // I2: generations.
     const top = job.claims.at(-1) ?? 0;
     for (let g = 1; g <= top; g++) {
-      if (!job.claims.includes(g)) fail(['I2', 'CLAIM-5'], `job ${job.id}: claim generations ${job.claims.join(',')} skip ${g}`, job.id);
+      if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'I2', 'CLAIM-5'], `job ${job.id}: claim generations ${job.claims.join(',')} skip ${g}`, job.id);
     }
     for (const [kind, gens] of [['exec', job.execs], ['end', job.ends], ['state', job.states], ['stdout', job.stdouts], ['stderr', job.stderrs]] as const) {
+      if (input.powerLoss === true && (kind === 'stdout' || kind === 'stderr')) continue;
       for (const g of gens) {
-        if (!job.claims.includes(g)) fail(['I2', 'CLAIM-5', 'CLAIM-7'], `job ${job.id}: ${kind} of generation ${g} exists without claim.${g}.json`, job.id);
+        if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'I2', 'CLAIM-5', 'CLAIM-7'], `job ${job.id}: ${kind} of generation ${g} exists without claim.${g}.json`, job.id);
       }
     }
     if (job.spec !== undefined && input.starts !== undefined) {

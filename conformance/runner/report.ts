@@ -51,7 +51,7 @@ export interface Report {
   fsjob: string;
   tool: string;
   implementation: { name: string; manifest: string };
-  options: { role: string; crash: string; only: string[] };
+  options: { role: string; crash: string; power: string; only: string[] };
   started_ms: number;
   finished_ms: number;
   summary: { passed: number; failed: number; skipped: number; must_failed: number; crash_points: number };
@@ -80,7 +80,7 @@ export function summarize(results: readonly CaseResult[], crashPoints: number): 
 
 export function buildReport(input: {
   implementation: { name: string; manifest: string };
-  options: { role: string; crash: string; only: string[] };
+  options: { role: string; crash: string; power: string; only: string[] };
   startedMs: number;
   finishedMs: number;
   results: readonly CaseResult[];

@@ -7,7 +7,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ALL_CASES } from '../cases/index.ts';
-import { CaseContext, type ConformanceCase, type CrashMode, type RunSettings, Skip } from './case.ts';
+import { CaseContext, type ConformanceCase, type CrashMode, type PowerMode, type RunSettings, Skip } from './case.ts';
 import { loadManifest, REFERENCE_MANIFEST, type Manifest } from './manifest.ts';
 import { Pool } from './pool.ts';
 import { buildReport, type CaseResult, type Report } from './report.ts';
@@ -22,6 +22,8 @@ export interface RunOptions {
   impl?: string;
   role?: RoleFilter;
   crash?: CrashMode;
+  /** Power-loss states (--crash power: quick, --crash power-full: full). */
+  power?: PowerMode;
   /** Clause ids (or I1..I8): run only cases that check one of them. */
   only?: string[];
   /** Case names (exact, or a prefix ending in "/"): run only these. */
@@ -59,6 +61,7 @@ export function selectCases(cases: readonly ConformanceCase[], manifest: Manifes
     if (names !== undefined && !names.some((name) => (name.endsWith('/') ? c.name.startsWith(name) : c.name === name))) continue;
     if (role !== 'all' && c.level !== role) continue;
     if (c.crash === true && crash === 'none') continue;
+    if (c.power === true && (options.power ?? 'none') === 'none') continue;
     const missing = (c.roles ?? []).filter((r) => manifest.roles[r] === undefined);
     const { levels, features } = manifest.profile;
     const unclaimedFeatures = (c.features ?? []).filter((f) => !features.has(f));
@@ -78,7 +81,7 @@ export async function runConformance(options: RunOptions = {}): Promise<RunOutco
   const reference = loadManifest(REFERENCE_MANIFEST);
   options.onStart?.(manifest);
   const startedMs = Date.now();
-  const settings: RunSettings = { crash: options.crash ?? 'none', allVectors: options.allVectors === true, keep: options.keep === true, ...(options.progress === undefined ? {} : { progress: options.progress }) };
+  const settings: RunSettings = { crash: options.crash ?? 'none', power: options.power ?? 'none', allVectors: options.allVectors === true, keep: options.keep === true, ...(options.progress === undefined ? {} : { progress: options.progress }) };
   const pool = options.pool ?? new Pool(options.parallel ?? DEFAULT_PARALLEL);
   const { run, skipped } = selectCases(ALL_CASES, manifest, options);
   const results: CaseResult[] = [];
@@ -134,7 +137,7 @@ export async function runConformance(options: RunOptions = {}): Promise<RunOutco
   results.sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
   const report = buildReport({
     implementation: { name: manifest.name, manifest: manifest.file },
-    options: { role: options.role ?? 'all', crash: settings.crash, only: options.only ?? [] },
+    options: { role: options.role ?? 'all', crash: settings.crash, power: settings.power, only: options.only ?? [] },
     startedMs,
     finishedMs: Date.now(),
     results,

@@ -2,10 +2,12 @@
  * Every number of the spec's table (spec/fsjob-v1.md section 0), in one place,
  * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
  */
+/** The protocol version this implementation writes and reads (VER-1, VER-4). */
 export const PROTOCOL_VERSION = '1.1';
 export const PROTOCOL_MAJOR = 1;
 export const PROTOCOL_MINOR = 1;
 
+/** RECORD_MAX: the largest record file, in bytes (REC-2). */
 export const RECORD_MAX = 1_048_576;
 export const STDIN_MAX = 67_108_864;
 export const OUTPUT_DEFAULT = 1_048_576;
@@ -33,6 +35,7 @@ export const QUEUE_DEADLINE_MAX = 2_592_000_000;
 export const ATTEMPTS_MAX = 100;
 export const NEST_MAX = 128;
 export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
+/** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
 export const REQUEST_MAX = 100_663_296;
 
 /** How many hold numbers takeHold tries for one key before giving up (not a spec number). */

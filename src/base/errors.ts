@@ -3,6 +3,7 @@
  * branch on `code` (a closed set), never on the message; the structured fields
  * say where (path, jobId) and which spec clause was at stake.
  */
+/** Every code an FsjobError can have, each with what it means (the set is closed: a new code is a new version). */
 export const ERROR_CODES = [
   'USAGE', // a caller passed something that is not a valid request
   'NOT_A_QUEUE', // the directory is not an fsjob queue (no valid fsjob.json)
@@ -25,10 +26,14 @@ export const ERROR_CODES = [
   'IO', // the filesystem failed (ENOSPC, EACCES, EROFS, EMFILE, ...): see errno
 ] as const;
 
+/** The code of an FsjobError: one of ERROR_CODES. */
 export type FsjobErrorCode = (typeof ERROR_CODES)[number];
 
+/** Where an error happened and why: the structured fields of an FsjobError. */
 export interface FsjobErrorFields {
+  /** The file or directory at fault. */
   path?: string;
+  /** The job at stake. */
   jobId?: string;
   /** The spec clause id this error enforces, e.g. "SEC-2". */
   clause?: string;
@@ -37,11 +42,22 @@ export interface FsjobErrorFields {
   cause?: unknown;
 }
 
+/**
+ * What every fsjob function throws (or rejects with) when it refuses or
+ * fails: branch on `code`, never on `message`.
+ *
+ *   try { await enqueue(queue, request); }
+ *   catch (error) { if (isFsjobError(error, 'DEDUPE_HELD')) console.log('held by', error.jobId); }
+ */
 export class FsjobError extends Error {
   readonly code: FsjobErrorCode;
+  /** The file or directory at fault. */
   readonly path: string | undefined;
+  /** The job at stake. */
   readonly jobId: string | undefined;
+  /** The spec clause this error enforces, e.g. "SEC-2". */
   readonly clause: string | undefined;
+  /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   readonly errno: string | undefined;
 
   constructor(code: FsjobErrorCode, message: string, fields: FsjobErrorFields = {}) {
@@ -54,18 +70,20 @@ export class FsjobError extends Error {
     this.errno = fields.errno;
   }
 
+  /** The error as data, in the records' snake_case (fsjob --json, schemas/output/error.schema.json). */
   toJSON(): Record<string, unknown> {
     return {
       code: this.code,
       message: this.message,
       ...(this.path === undefined ? {} : { path: this.path }),
-      ...(this.jobId === undefined ? {} : { jobId: this.jobId }),
+      ...(this.jobId === undefined ? {} : { job_id: this.jobId }),
       ...(this.clause === undefined ? {} : { clause: this.clause }),
       ...(this.errno === undefined ? {} : { errno: this.errno }),
     };
   }
 }
 
+/** True when `value` is an FsjobError, and when `code` is given, one with that code. */
 export function isFsjobError(value: unknown, code?: FsjobErrorCode): value is FsjobError {
   return value instanceof FsjobError && (code === undefined || value.code === code);
 }

@@ -10,6 +10,8 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** Raw bytes to standard output (a job's output need not be UTF-8); resolves once written. */
   stdoutBytes?: (bytes: Uint8Array) => Promise<void>;
+  /** True once standard output's reader went away (EPIPE): a command may stop producing output. */
+  stdoutClosed?: () => boolean;
 }
 
 export interface FsjobCommand {
@@ -17,6 +19,8 @@ export interface FsjobCommand {
   command: string;
   describe: string;
   builder: (yargs: Argv) => Argv;
+  /** The command is about the spec itself (validate, conformance): its messages keep clause ids without --verbose. */
+  citesClauses?: boolean;
   /** Runs the command with yargs' parsed arguments; resolves to the exit status. */
   run: (args: Record<string, unknown>, io: CliIo) => Promise<number>;
 }

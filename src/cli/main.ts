@@ -4,10 +4,12 @@
  * Commands hold no logic of their own: they call library functions.
  */
 import yargs from 'yargs';
-import { FsjobError, errnoOf, isFsjobError } from '../base/errors.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
+import { processIo } from './io.ts';
+import { plainIo, withoutClauseIds } from './messages.ts';
 
 /**
  * Every subcommand, one per line, loaded on demand: a command's module pulls in
@@ -22,6 +24,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   status: async () => (await import('./commands/status.ts')).statusCommand,
   wait: async () => (await import('./commands/wait.ts')).waitCommand,
   cancel: async () => (await import('./commands/cancel.ts')).cancelCommand,
+  retry: async () => (await import('./commands/retry.ts')).retryCommand,
   logs: async () => (await import('./commands/logs.ts')).logsCommand,
   gc: async () => (await import('./commands/gc.ts')).gcCommand,
   work: async () => (await import('./commands/work.ts')).workCommand,
@@ -30,7 +33,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   validate: async () => (await import('./commands/validate.ts')).validateCommand,
 };
 
-/** Every command name; bin/compiled.js serves only these from its bundle. */
+/** Every command name. */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 /** The command modules argv needs: the one it names, else all of them (for help and suggestions). */
@@ -39,21 +42,6 @@ export async function commandsFor(argv: readonly string[]): Promise<FsjobCommand
   const named = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
   return Promise.all(named.map((name) => (COMMANDS[name] as () => Promise<FsjobCommand>)()));
 }
-
-const processIo: CliIo = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  stdoutBytes: (bytes) =>
-    new Promise<void>((resolve, reject) => {
-      // The write callback reports a reader that went away (fsjob logs ... | head);
-      // without a listener the stream's 'error' event would crash the process.
-      if (process.stdout.listenerCount('error') === 0) process.stdout.on('error', () => undefined);
-      process.stdout.write(bytes, (error) => {
-        if (error === null || error === undefined) resolve();
-        else reject(new FsjobError('IO', `standard output was closed (${errnoOf(error) ?? 'EIO'}); stopped writing`, { errno: errnoOf(error) ?? 'EIO' }));
-      });
-    }),
-};
 
 /** Options whose value may be "-" (standard input). */
 const DASH_VALUED = new Set(['--stdin', '--batch', '--request']);
@@ -76,15 +64,30 @@ export function joinDashValues(argv: readonly string[]): string[] {
   return out;
 }
 
+/** Whether argv asks for JSON (before any "--": the job's own arguments are not ours). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--json' || arg === '--json=true');
+}
+
+function wantsVerbose(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--verbose' || arg === '-v');
+}
+
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   let status: number = EXIT.OK;
+  const json = wantsJson(argv);
+  const verbose = wantsVerbose(argv);
+  let citesClauses = false;
   const cli = yargs(joinDashValues(argv))
     .scriptName('fsjob')
     .usage('$0 <command> [options]\n\nfsjob hands durable jobs from one program to another through a directory (spec/fsjob-v1.md).')
     .version(fsjobVersion())
     .help()
     .alias('help', 'h')
+    .option('verbose', { alias: 'v', describe: 'Cite the spec clause behind each message (e.g. EXEC-5)', type: 'boolean', global: true })
     .strict()
     .recommendCommands()
     .demandCommand(1, 'name a command')
@@ -93,9 +96,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .example('$0 validate q/jobs/*/*.json', 'check every record of every job in queue q')
     .example('$0 validate --help', 'what validate checks, with more examples')
     .epilog(
-      'Every command takes --queue DIR (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default). ' +
+      'Every command takes --queue DIR or -q DIR (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default), and --json for machine-readable output (schemas/output/). ' +
         "Exit status: 0 success, 1 failure or findings, 2 usage error or invalid request, 3 dedupe key held, 4 no such job, 75 a wait timed out; fsjob wait exits with the job's own exit code. " +
-        'Clause ids such as REC-1 refer to spec/fsjob-v1.md.',
+        'With --verbose, messages cite the clause of spec/fsjob-v1.md they enforce (REC-1, EXEC-5, ...).',
     )
     // Keep "007" a string: positionals are file names, ids and command arguments.
     .parserConfiguration({ 'parse-positional-numbers': false })
@@ -108,17 +111,29 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     });
   for (const command of await commandsFor(argv)) {
     cli.command(command.command, command.describe, command.builder, async (args) => {
-      status = await command.run(args as Record<string, unknown>, io);
+      citesClauses = command.citesClauses === true;
+      status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
     });
   }
   try {
     await cli.parseAsync();
     return status;
   } catch (error) {
-    if (isFsjobError(error)) {
-      const hint = error.code === 'USAGE' ? ' (see fsjob --help)' : '';
-      io.stderr(`fsjob: ${error.message}${hint}\n`);
-      return exitStatusOf(error.code);
+    // The reader of standard output went away (fsjob logs ID | head): what it
+    // wanted it has; stopping there is not a failure, and says nothing.
+    if (io.stdoutClosed?.() === true && isFsjobError(error, 'IO')) return status;
+    const known = isFsjobError(error) ? error : undefined;
+    const exit = known === undefined ? EXIT.FAILURE : exitStatusOf(known.code);
+    if (json) {
+      // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).
+      const body = known === undefined ? { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) } : known.toJSON();
+      io.stdout(`${JSON.stringify({ error: { ...body, exit_status: exit } })}\n`);
+    }
+    if (known !== undefined) {
+      const hint = known.code === 'USAGE' ? ' (see fsjob --help)' : '';
+      const text = verbose || citesClauses ? known.message : withoutClauseIds(known.message);
+      io.stderr(`fsjob: ${text}${hint}\n`);
+      return exit;
     }
     io.stderr(`fsjob: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return EXIT.FAILURE;

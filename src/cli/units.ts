@@ -11,45 +11,89 @@ const MS_PER_UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_60
 const BYTES = /^([0-9]+)([kKmMgG]i?[bB]?|[bB])?$/;
 const BYTES_PER_UNIT: Record<string, number> = { k: 1024, m: 1024 ** 2, g: 1024 ** 3, b: 1 };
 
+/** Inclusive bounds of a flag's value, in the flag's own unit (ms, bytes, a count). */
+export interface Bounds {
+  min?: number;
+  max?: number;
+}
+
+/** "7d", "5m", "1.5s", "250ms": the shortest exact way to write a duration. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return ms >= 1000 && (ms * 10) % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+/** "64M", "1M", "64k", "1000": the shortest exact way to write a byte count. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['k', 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return String(bytes);
+}
+
+/** USAGE naming the flag, what was typed and the limit in the flag's own terms ("at most 7d"). */
+function checkBounds(value: number, typed: string, flag: string, bounds: Bounds, format: (n: number) => string): number {
+  if (bounds.max !== undefined && value > bounds.max) {
+    throw new FsjobError('USAGE', `--${flag} ${typed} is too large: at most ${format(bounds.max)}`);
+  }
+  if (bounds.min !== undefined && value < bounds.min) {
+    throw new FsjobError('USAGE', `--${flag} ${typed} is too small: at least ${format(bounds.min)}`);
+  }
+  return value;
+}
+
 /** A duration in whole milliseconds; a bare number is seconds. */
-export function parseDuration(text: unknown, flag: string): number {
+export function parseDuration(text: unknown, flag: string, bounds: Bounds = {}): number {
   const value = String(text).trim();
   const match = DURATION.exec(value);
   if (match === null) {
     throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a duration; write seconds (30, 1.5) or a number with a unit: 250ms, 30s, 10m, 2h, 7d`);
   }
   const ms = Math.round(Number(match[1]) * (MS_PER_UNIT[match[2] ?? 's'] ?? 1000));
-  if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--${flag} ${value} is too large`);
-  return ms;
+  if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--${flag} ${value} is too large${bounds.max === undefined ? '' : `: at most ${formatDuration(bounds.max)}`}`);
+  return checkBounds(ms, value, flag, bounds, formatDuration);
 }
 
 /** A byte count: a number, optionally with k, M or G (powers of 1024). */
-export function parseBytes(text: unknown, flag: string): number {
+export function parseBytes(text: unknown, flag: string, bounds: Bounds = {}): number {
   const value = String(text).trim();
   const match = BYTES.exec(value);
   if (match === null) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a byte count; write 1048576, 64k or 1M`);
   const unit = (match[2] ?? 'b').charAt(0).toLowerCase();
   const bytes = Number(match[1]) * (BYTES_PER_UNIT[unit] ?? 1);
-  if (!Number.isSafeInteger(bytes)) throw new FsjobError('USAGE', `--${flag} ${value} is too large`);
-  return bytes;
+  if (!Number.isSafeInteger(bytes)) throw new FsjobError('USAGE', `--${flag} ${value} is too large${bounds.max === undefined ? '' : `: at most ${formatBytes(bounds.max)}`}`);
+  return checkBounds(bytes, value, flag, bounds, formatBytes);
 }
 
 /** An integer option (yargs gives numbers or strings); USAGE for anything else. */
-export function parseInteger(value: unknown, flag: string): number {
+export function parseInteger(value: unknown, flag: string, bounds: Bounds = {}): number {
   const number = typeof value === 'number' ? value : Number(String(value).trim());
   if (!Number.isSafeInteger(number)) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(String(value))} is not an integer`);
-  return number;
+  return checkBounds(number, String(value), flag, bounds, String);
 }
 
-/** Repeated K=V options as a map; the first "=" separates, so values may contain "=". */
-export function parsePairs(values: unknown, flag: string): Record<string, string> | undefined {
+/**
+ * Repeated K=V options as a map; the first "=" separates, so values may
+ * contain "=". With `fromEnvironment`, a bare NAME takes its value from that
+ * environment (as `docker run -e NAME` and `systemd-run -E NAME` do) and must
+ * be set there.
+ */
+export function parsePairs(values: unknown, flag: string, fromEnvironment?: NodeJS.ProcessEnv): Record<string, string> | undefined {
   if (values === undefined) return undefined;
   const list = Array.isArray(values) ? values : [values];
   const pairs: [string, string][] = [];
   for (const item of list) {
     const text = String(item);
     const eq = text.indexOf('=');
-    if (eq <= 0) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(text)} must look like NAME=VALUE`);
+    if (eq === -1 && fromEnvironment !== undefined && text !== '') {
+      const value = fromEnvironment[text];
+      if (value === undefined) throw new FsjobError('USAGE', `--${flag} ${text}: ${text} is not set in this environment; set it, or give --${flag} ${text}=VALUE`);
+      pairs.push([text, value]);
+      continue;
+    }
+    if (eq <= 0) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(text)} must look like NAME=VALUE${fromEnvironment === undefined ? '' : ' or NAME (its value from this environment)'}`);
     pairs.push([text.slice(0, eq), text.slice(eq + 1)]);
   }
   const names = new Set<string>();

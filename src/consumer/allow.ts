@@ -28,6 +28,10 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 
+/**
+ * An allowlist pattern as a regular expression over the whole of argv[0]
+ * (the table above). Throws USAGE (EXEC-9) for a malformed pattern.
+ */
 export function globToRegExp(pattern: string): RegExp {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
@@ -79,6 +83,10 @@ export function trustedPath(env: NodeJS.ProcessEnv = process.env): string {
 
 export type PolicyVerdict = { ok: true; program: string } | { ok: false; why: string };
 
+/**
+ * The allowlist of a consumer (EXEC-9, `ConsumerOptions.allow`): glob patterns that
+ * a command job's argv[0] must match, compiled once.
+ */
 export class AllowList {
   readonly patterns: readonly string[];
   private readonly bare: RegExp[];

@@ -11,6 +11,7 @@ import { GIVE_BACK_DELAY } from './owner.ts';
 import { ClaimedJob } from './run.ts';
 import { claimNextIn } from './select.ts';
 
+/** Options of `claimNext`: the consumer options, and which payload handlers the caller runs. */
 export interface ClaimNextOptions extends ConsumerOptions {
   /** Handler names this caller runs; payload jobs of other handlers are skipped (CLAIM-2). @default any */
   handlers?: readonly string[];

@@ -15,7 +15,7 @@ import { GEN_MAX, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
 import { openBounded, type SafeHandle } from '../fs/safefs.ts';
 import { publishClaim, type ReceiptFields } from '../model/generation.ts';
 import { laneHeld, takeHold } from '../model/holds.ts';
-import { stopGroup } from '../model/identity.ts';
+import { stopGroup } from '../model/groups.ts';
 import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
 import { removeReadyEntry } from '../model/ready.ts';

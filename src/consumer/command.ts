@@ -16,7 +16,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { SafeHandle } from '../fs/safefs.ts';
 import { once } from 'node:events';
-import { processStart, selfIdentity, stopGroup, type ProcessGroup } from '../model/identity.ts';
+import { processStart, selfIdentity, type ProcessGroup } from '../model/identity.ts';
+import { stopGroup } from '../model/groups.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';

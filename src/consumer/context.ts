@@ -11,11 +11,12 @@ import type { Finding } from '../records/findings.ts';
 import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
-import { readRecord, type ReceiptRecord, type SpecRecord } from '../records/codec.ts';
+import { readRecord, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
 import type { SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
 
+/** Options every consumer entry point takes (`Worker`, `claimNext`, `recover`), each with its default. */
 export interface ConsumerOptions {
   /**
    * Lease of every claim and of the worker registration (LEASE-1, WORKER-1),
@@ -37,7 +38,8 @@ export interface ConsumerOptions {
   maxOutputBytes?: number;
   /**
    * How long a shutdown waits for running attempts to end on their own
-   * before stopping them (WORKER-3).
+   * before stopping them (WORKER-3): 0 or more ms, or Infinity to wait for
+   * them however long they take.
    * @default CANCEL_GRACE (10000 ms)
    */
   shutdownGraceMs?: number;
@@ -49,8 +51,7 @@ export interface ConsumerOptions {
   onEvent?: (event: ConsumerEvent) => void;
 }
 
-export type ReceiptOutcome = ReceiptRecord['outcome'];
-export type ReceiptReason = ReceiptRecord['reason'];
+export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 
 /** What a consumer reports as it goes. `queue` is the queue root. */
 export type ConsumerEvent =
@@ -62,6 +63,8 @@ export type ConsumerEvent =
   | { type: 'unproven'; queue: string; job_id: string; gen: number; clause: string; reason: string }
   | { type: 'skipped'; queue: string; job_id: string; reason: string }
   | { type: 'guardian'; state: 'down' | 'restarted' }
+  /** WORKER-3: 'draining' when a shutdown starts with attempts running; 'stopping' when the grace ended with some still running. */
+  | { type: 'shutdown'; phase: 'draining' | 'stopping'; reason: string; running: number; grace_ms: number }
   | { type: 'error'; queue: string; job_id: string | null; error: FsjobError };
 
 /** The normalised options every module below works with. */
@@ -90,6 +93,10 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
   if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0) {
     throw new FsjobError('USAGE', `max output ${maxOutputBytes} is not a byte count (EXEC-1)`, { clause: 'EXEC-1' });
   }
+  const shutdownGraceMs = options.shutdownGraceMs ?? CANCEL_GRACE;
+  if (!(shutdownGraceMs >= 0) || (!Number.isSafeInteger(shutdownGraceMs) && shutdownGraceMs !== Number.POSITIVE_INFINITY)) {
+    throw new FsjobError('USAGE', `shutdown grace ${shutdownGraceMs} ms is not a duration (WORKER-3)`, { clause: 'WORKER-3' });
+  }
   const onEvent = options.onEvent;
   const clock = options.clock ?? systemClock;
   return {
@@ -97,7 +104,7 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
     fs: options.fs,
     leaseMs,
     maxOutputBytes: Math.min(maxOutputBytes, OUTPUT_MAX),
-    shutdownGraceMs: options.shutdownGraceMs ?? CANCEL_GRACE,
+    shutdownGraceMs,
     allow: options.allow === undefined ? null : new AllowList(options.allow),
     workerId,
     self: await selfIdentity(),

@@ -16,13 +16,28 @@
  * session, so a signal aimed at the consumer's terminal group leaves it alive
  * to do its job.
  */
-import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { GUARDIAN_GRACE } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
-import { srcPath } from '../base/source-dir.ts';
 
-const GUARDIAN_SCRIPT = srcPath('consumer', 'guardian.sh');
+declare const __FSJOB_GUARDIAN_SCRIPT: string | undefined;
+
+/**
+ * The text of guardian.sh. The build (tools/build/build.ts) writes it into the
+ * compiled module, so dist/ and any bundle of it carry the script instead of
+ * looking for a file beside the code; run from the sources, it is read from
+ * guardian.sh here.
+ */
+const GUARDIAN_SCRIPT: string =
+  typeof __FSJOB_GUARDIAN_SCRIPT === 'string' ? __FSJOB_GUARDIAN_SCRIPT : readFileSync(new URL('./guardian.sh', import.meta.url), 'utf8');
+
+/**
+ * What a process listing shows as the guardian's name ($0). The script
+ * itself travels in the environment, not on the command line, so that `ps`
+ * shows one short line: /bin/sh -c eval "$FSJOB_GUARDIAN_SCRIPT" fsjob-guardian.
+ */
+export const GUARDIAN_NAME = 'fsjob-guardian';
 
 export interface GuardedGroup {
   pgid: number;
@@ -48,6 +63,10 @@ export function leaseDeadline(sinceRenewalMs: number, leaseMs: number): number |
   return now === undefined ? undefined : Math.max(0, Math.round(now - sinceRenewalMs + leaseMs));
 }
 
+/**
+ * A worker's guardian process (WORKER-2): announce each command group before it
+ * starts (`track`), retire it when done (`untrack`); if this process dies, the guardian stops what is left.
+ */
 export class Guardian {
   private child: ChildProcess | undefined;
   private exited = false;
@@ -55,10 +74,10 @@ export class Guardian {
 
   /** Starts the guardian process; the worker must not start commands before this resolves. */
   async start(): Promise<void> {
-    const child = spawn('/bin/sh', [GUARDIAN_SCRIPT], {
+    const child = spawn('/bin/sh', ['-c', 'eval "$FSJOB_GUARDIAN_SCRIPT"', GUARDIAN_NAME], {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin', FSJOB_GUARDIAN_GRACE_TENTHS: String(GUARDIAN_GRACE / 100) },
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', FSJOB_GUARDIAN_SCRIPT: GUARDIAN_SCRIPT, FSJOB_GUARDIAN_GRACE_TENTHS: String(GUARDIAN_GRACE / 100) },
     });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);

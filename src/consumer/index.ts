@@ -45,5 +45,9 @@ export { recover, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';
 export { ClaimedJob, type Handler, type HandlerContext, type RunOutcome } from './run.ts';
 export type { ConsumerOptions, ConsumerEvent } from './context.ts';
+export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
+/** Every record type (section 5) and the request form (section 5.2), as the schemas define them. */
+export type * from '../records/generated/types.ts';
+export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 export { AllowList, globToRegExp } from './allow.ts';
 export { Guardian } from './guardian.ts';

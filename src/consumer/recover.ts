@@ -32,6 +32,7 @@ import { makeContext, openWith, type ConsumerOptions, type Context } from './con
 import { rebuildReady } from './select.ts';
 import { WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
+/** What `recover` did (section 11), and what it left alone and why. */
 export interface RecoverReport {
   queue: string;
   /** Claims of dead owners that were broken (a new generation claimed). */
@@ -51,6 +52,13 @@ export interface RecoverReport {
   skipped: { path: string; job_id: string | null; reason: string }[];
 }
 
+/**
+ * One recovery pass over a queue (section 11): break the claims of owners
+ * proven dead whose executions are proven stopped, finishing or requeuing
+ * their jobs (RECOV-1), rebuild the ready index (READY-4), remove stale temp
+ * files (TEMP-1), registrations of dead workers (WORKER-1) and released
+ * holds (GC-2). What cannot be proven is reported and left alone.
+ */
 export async function recover(queue: string | Queue, options: ConsumerOptions = {}): Promise<RecoverReport> {
   const ctx = await makeContext(options, null);
   const q = await openWith(queue, ctx);

@@ -324,6 +324,10 @@ export interface HandlerContext {
   heartbeat(progress?: string | null): Promise<void>;
 }
 
+/**
+ * A payload handler (PAYLOAD-1): resolves to the result (any JSON value, at most
+ * 262144 bytes serialized) or throws to fail the attempt. Registered with `Worker.handle`.
+ */
 export type Handler = (ctx: HandlerContext) => unknown;
 
 const RESULT_MAX_BYTES = 262_144;

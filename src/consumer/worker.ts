@@ -35,8 +35,10 @@ import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 
+/** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
 
+/** Options of a Worker: the queues it serves, how many jobs at once, and for how long. */
 export interface WorkerOptions extends ConsumerOptions {
   /** Queue roots (or opened queues) to serve, round-robin. */
   queues: readonly (string | Queue)[];
@@ -56,6 +58,7 @@ export interface WorkerOptions extends ConsumerOptions {
   guardian?: Guardian;
 }
 
+/** What a Worker did, when `run()` resolves. */
 export interface WorkerSummary {
   workerId: string;
   /** Claims taken (each is one generation of one job). */
@@ -84,6 +87,14 @@ const CONCURRENCY_MAX = 1024;
 const FAILURE_LIMIT = 3;
 const FAILURE_PAUSE = 600_000;
 
+/**
+ * A long-running consumer (section 8.10): registers itself (WORKER-1), starts
+ * a guardian (WORKER-2), claims jobs from its queues round-robin and runs up
+ * to `concurrency` at once, command jobs as process groups and payload jobs
+ * through the handlers given to `handle()`, and publishes exactly one receipt
+ * per job. `run()` resolves with a summary when the mode says it is done;
+ * `stop()` ends it gracefully (WORKER-3).
+ */
 export class Worker {
   readonly id: string;
   private readonly options: WorkerOptions;
@@ -99,6 +110,11 @@ export class Worker {
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;
+  /** Why stop() was called ("SIGTERM"), for the shutdown events. */
+  private stopReason = 'stop requested';
+  /** Ends the shutdown grace early (a second stop(), stopNow()). */
+  private endGrace: (() => void) | undefined;
+  private graceEnded = false;
   /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
   private fatal: FsjobError | undefined;
   private woken = false;
@@ -131,9 +147,22 @@ export class Worker {
     return this;
   }
 
-  /** WORKER-3: stop claiming and shut down gracefully; run() resolves when done. Idempotent. */
-  stop(): void {
+  /**
+   * WORKER-3: stop claiming and shut down gracefully; run() resolves when
+   * done. Running attempts get the shutdown grace to end on their own.
+   * `reason` is what the shutdown events say ("SIGTERM"). Idempotent.
+   */
+  stop(reason?: string): void {
+    if (!this.stopping && reason !== undefined) this.stopReason = reason;
     this.stopping = true;
+    this.wake();
+  }
+
+  /** WORKER-3 without the grace: stop claiming, and stop running attempts at once (SIGTERM, then SIGKILL after their kill_grace_ms). */
+  stopNow(): void {
+    this.stopping = true;
+    this.graceEnded = true;
+    this.endGrace?.();
     this.wake();
   }
 
@@ -409,10 +438,21 @@ export class Worker {
     if (this.inFlight.size > 0) {
       await this.renewRegistrations(); // mode "stopping"
       const all = (): Promise<unknown> => Promise.allSettled([...this.inFlight.values()].map((entry) => entry.job.done));
+      const graceMs = this.graceEnded || this.fatal !== undefined ? 0 : ctx.shutdownGraceMs;
+      ctx.emit({ type: 'shutdown', phase: 'draining', reason: this.stopReason, running: this.inFlight.size, grace_ms: graceMs });
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([all(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ctx.shutdownGraceMs)))]);
+      const grace = new Promise<void>((resolve) => {
+        this.endGrace = resolve;
+        // An unbounded grace (Infinity) waits for the attempts alone; setTimeout cannot take it.
+        if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([all(), grace]);
       clearTimeout(timer);
-      for (const entry of this.inFlight.values()) entry.job.stop('shutdown');
+      this.endGrace = undefined;
+      if (this.inFlight.size > 0) {
+        ctx.emit({ type: 'shutdown', phase: 'stopping', reason: this.graceEnded ? `${this.stopReason}, then asked again` : `${this.stopReason}, and the grace ran out`, running: this.inFlight.size, grace_ms: graceMs });
+        for (const entry of this.inFlight.values()) entry.job.stop('shutdown');
+      }
       await all();
     }
     for (const slot of this.slots) {

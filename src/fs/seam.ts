@@ -14,7 +14,11 @@
  * process still overlap their fsyncs (which this disk rewards).
  *
  * The methods stay async so a seam and the default are used the same way,
- * and a thrown errno reaches callers as a rejection, as before.
+ * and a thrown errno reaches callers as a rejection, as before. The calls
+ * that only look (lstat, an open for reading, fstat, read, close, readdir)
+ * are synchronous in the seam too (`reads`): src/fs/steps.ts has one
+ * implementation of every read, which the validator also runs for a whole
+ * queue, where a promise per call would cost more than the call.
  */
 import type { Dirent, Stats } from 'node:fs';
 import { closeSync, fchmodSync, fstatSync, fsync, linkSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
@@ -31,16 +35,42 @@ export interface SafeHandle {
   close(): Promise<void>;
 }
 
-/** The filesystem calls safefs makes; node:fs/promises satisfies it, so a test seam can spread it. */
+/** The synchronous calls every read makes (the node:fs functions of the same names). */
+export interface ReadCalls {
+  lstat(path: string): Stats;
+  open(path: string, flags: number): number;
+  fstat(fd: number): Stats;
+  read(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
+  close(fd: number): void;
+  readdir(path: string, options: { withFileTypes: true }): Dirent[];
+  readdir(path: string): string[];
+}
+
+function readdirCall(path: string, options: { withFileTypes: true }): Dirent[];
+function readdirCall(path: string): string[];
+function readdirCall(path: string, options?: { withFileTypes: true }): Dirent[] | string[] {
+  return options === undefined ? readdirSync(path) : readdirSync(path, options);
+}
+
+/** The real ones. A test seam spreads them and replaces one. */
+export const realReads: ReadCalls = {
+  lstat: (path) => lstatSync(path),
+  open: (path, flags) => openSync(path, flags),
+  fstat: (fd) => fstatSync(fd),
+  read: (fd, buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
+  close: (fd) => closeSync(fd),
+  readdir: readdirCall,
+};
+
+/** The filesystem calls safefs makes that change something; node:fs/promises satisfies it, so a test seam can spread it. */
 export interface SafeFsSeam {
-  lstat(path: string): Promise<Stats>;
+  /** The calls of every read; @default realReads */
+  reads?: ReadCalls;
   open(path: string, flags: number, mode?: number): Promise<SafeHandle>;
   link(existing: string, target: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   mkdir(path: string, options: { mode: number }): Promise<unknown>;
-  readdir(path: string, options: { withFileTypes: true }): Promise<Dirent[]>;
-  readdir(path: string): Promise<string[]>;
   rm(path: string, options: { recursive: true; force: true; maxRetries: number }): Promise<void>;
 }
 
@@ -96,20 +126,17 @@ class DirectHandle implements SafeHandle {
   }
 }
 
-async function readdirDirect(path: string, options: { withFileTypes: true }): Promise<Dirent[]>;
-async function readdirDirect(path: string): Promise<string[]>;
-async function readdirDirect(path: string, options?: { withFileTypes: true }): Promise<Dirent[] | string[]> {
-  return options === undefined ? readdirSync(path) : readdirSync(path, options);
+/** A descriptor opened by a synchronous call, as a handle its taker closes. */
+export function directHandle(fd: number): SafeHandle {
+  return new DirectHandle(fd);
 }
 
 export const directFs: SafeFsSeam = {
-  lstat: async (path) => lstatSync(path),
   open: async (path, flags, mode) => new DirectHandle(openSync(path, flags, mode)),
   link: async (existing, target) => linkSync(existing, target),
   rename: async (from, to) => renameSync(from, to),
   unlink: async (path) => unlinkSync(path),
   mkdir: async (path, options) => mkdirSync(path, options),
-  readdir: readdirDirect,
   // Removal of whole trees is rare (gc, recovery) and may be large: keep it off the event loop.
   rm: (path, options) => rm(path, options),
 };

@@ -18,7 +18,7 @@ import type { Clock } from '../base/clock.ts';
 import { GEN_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { clipUtf8 } from '../base/text.ts';
-import { createExclusive, publishRecord, statEntry, type SafeHandle } from '../fs/safefs.ts';
+import type { Dir, SafeHandle } from '../fs/safefs.ts';
 import {
   encodeRecord,
   type ClaimRecord,
@@ -33,7 +33,7 @@ import {
   type StateRecord,
 } from '../records/codec.ts';
 import { genRecordName, outputName } from './layout.ts';
-import type { Queue } from './queue.ts';
+import { jobDir, type Queue } from './queue.ts';
 import { removeReadyEntry } from './ready.ts';
 
 export type EndReason = EndRecord['reason'];
@@ -81,7 +81,7 @@ export async function publishClaim(queue: Queue, id: string, gen: number, claima
   };
   try {
     // CLAIM-5: the commit point of the claim.
-    await publishRecord(queue.paths.job(id), genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link', queue.fsOptions);
+    await jobDir(queue, id).publish(genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link');
     return true;
   } catch (error) {
     if (isFsjobError(error, 'EXISTS')) return false;
@@ -94,6 +94,8 @@ export class Generation {
   readonly id: string;
   readonly gen: number;
   readonly dir: string;
+  /** The job directory's handle: every write of this generation goes through it. */
+  readonly handle: Dir;
   readonly claimedMs: number;
   readonly clock: Clock;
   /** The identity a receipt names in `by`. */
@@ -104,7 +106,8 @@ export class Generation {
     this.queue = queue;
     this.id = id;
     this.gen = gen;
-    this.dir = queue.paths.job(id);
+    this.handle = jobDir(queue, id);
+    this.dir = this.handle.path;
     this.claimedMs = claimedMs;
     this.clock = clock;
     this.by = by;
@@ -114,7 +117,7 @@ export class Generation {
   async superseded(): Promise<boolean> {
     if (this.lost) return true;
     if (this.gen >= GEN_MAX) return false;
-    const next = await statEntry(this.path(genRecordName('claim', this.gen + 1)), this.queue.fsOptions);
+    const next = await this.handle.stat(genRecordName('claim', this.gen + 1));
     if (next !== undefined) this.lost = true;
     return this.lost;
   }
@@ -131,7 +134,7 @@ export class Generation {
   }
 
   path(name: string): string {
-    return this.queue.paths.jobFile(this.id, name);
+    return this.handle.entry(name);
   }
 
   private expect() {
@@ -141,9 +144,9 @@ export class Generation {
   /** EXEC-1: stdout.<g> and stderr.<g>, created exclusively. */
   async createOutputs(): Promise<{ stdout: SafeHandle; stderr: SafeHandle }> {
     await this.guard();
-    const stdout = await createExclusive(this.dir, outputName('stdout', this.gen), undefined, this.queue.fsOptions);
+    const stdout = await this.handle.create(outputName('stdout', this.gen));
     try {
-      const stderr = await createExclusive(this.dir, outputName('stderr', this.gen), undefined, this.queue.fsOptions);
+      const stderr = await this.handle.create(outputName('stderr', this.gen));
       return { stdout, stderr };
     } catch (error) {
       await stdout.close().catch(() => undefined);
@@ -163,7 +166,7 @@ export class Generation {
       group,
       recorded_ms: this.clock.nowMs(),
     };
-    await publishRecord(this.dir, genRecordName('exec', this.gen), encodeRecord('exec', record, this.expect()), 'link', this.queue.fsOptions);
+    await this.handle.publish(genRecordName('exec', this.gen), encodeRecord('exec', record, this.expect()), 'link');
   }
 
   /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
@@ -171,7 +174,7 @@ export class Generation {
     await this.guard();
     const now = atMs ?? this.clock.nowMs();
     const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
-    await publishRecord(this.dir, genRecordName('state', this.gen), encodeRecord('state', record, this.expect()), 'rename', this.queue.fsOptions);
+    await this.handle.publish(genRecordName('state', this.gen), encodeRecord('state', record, this.expect()), 'rename');
     return now;
   }
 
@@ -190,7 +193,7 @@ export class Generation {
       status,
       ended_ms: endedMs,
     };
-    await publishRecord(this.dir, genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link', this.queue.fsOptions);
+    await this.handle.publish(genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link');
     return record;
   }
 
@@ -221,7 +224,7 @@ export class Generation {
       by: this.by,
     };
     try {
-      await publishRecord(this.dir, 'receipt.json', encodeRecord('receipt', record, { expectedJobId: this.id }), 'link', this.queue.fsOptions);
+      await this.handle.publish('receipt.json', encodeRecord('receipt', record, { expectedJobId: this.id }), 'link');
     } catch (error) {
       if (isFsjobError(error, 'EXISTS')) return undefined;
       throw error;

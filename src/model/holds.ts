@@ -9,7 +9,7 @@
  * backwards: a hold is released by its job finishing, never by deletion.
  */
 import { keyHash } from './layout.ts';
-import { checkDirInside, ensurePrivateDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
+import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
 import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
@@ -98,6 +98,11 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
   const clock = options.clock ?? systemClock;
   const dir = holdDir(queue, kind, key);
   await ensurePrivateDir(dir, queue.fsOptions);
+  // PUB-5: a hold is durable only if its key directory's entry is, so the
+  // parent (dedupe/, lanes/) is fsynced before the hold is published; also
+  // when another process created the directory, which may have died before
+  // its own fsync. A power loss would otherwise drop the whole key.
+  await fsyncDir(path.dirname(dir), queue.fsOptions);
   const owner = await selfIdentity();
   const tries = options.tries ?? DEDUPE_TRIES;
   for (let attempt = 0; attempt < tries; attempt++) {
@@ -153,8 +158,8 @@ async function pruneBelow(queue: Queue, dir: string, n: number): Promise<void> {
  */
 export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
   const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
-  if (await exists(queue, queue.paths.job(hold.job_id))) return unfinished();
-  if (await exists(queue, queue.paths.staging(hold.job_id))) {
+  if (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) return unfinished();
+  if (await dirPresent(queue.paths.staging(hold.job_id), queue.fsOptions)) {
     // DEDUPE-3: a staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) after
     // it was taken, on any host (its producer never publishes later, DEDUPE-5),
     // and no longer once a same-host producer is proven dead.
@@ -167,7 +172,7 @@ export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { cloc
   // The producer may have renamed tmp/<id> to jobs/<id> between the two looks
   // above (ENQ-3 moves it one way only, atomically): look at jobs/ once more,
   // or a job published at that instant would not hold its key.
-  return (await exists(queue, queue.paths.job(hold.job_id))) && unfinished();
+  return (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) && unfinished();
 }
 
 /**
@@ -176,7 +181,7 @@ export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { cloc
  * generation recorded an execution not proven stopped.
  */
 export async function laneHeld(queue: Queue, hold: HoldRecord, options: Pick<StatusOptions, 'clock' | 'leases'> = {}): Promise<boolean> {
-  if (hold.gen === null || !(await exists(queue, queue.paths.job(hold.job_id)))) return false;
+  if (hold.gen === null || !(await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions))) return false;
   const files = await listJob(queue, hold.job_id);
   if (files.receipt) return false;
   if (hold.gen === files.gen && !files.ends.has(hold.gen)) {
@@ -185,14 +190,4 @@ export async function laneHeld(queue: Queue, hold: HoldRecord, options: Pick<Sta
   }
   const execution = await executionState(queue, files, hold.gen, options);
   return execution === 'running' || execution === 'unknown';
-}
-
-async function exists(queue: Queue, target: string): Promise<boolean> {
-  try {
-    await checkDirInside(target, queue.fsOptions);
-    return true;
-  } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return false;
-    throw error;
-  }
 }

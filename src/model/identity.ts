@@ -14,18 +14,11 @@
  *   `unknown`, never `dead`.
  * - ID-7 a FOREIGN owner is judged only by its lease, plus GUARDIAN_LIMIT and
  *   LEASE_SKEW (LEASE-3, foreignLeaseGraceMs).
- * - ID-8 a process group is `stopped` only on proof: no member left (ESRCH),
- *   a leader pid now carrying another start, or zombie-only membership seen
- *   by two consecutive scans. A foreign group is `unknown`.
- * - ID-9 a group is signalled only while its identity still matches.
+ * - ID-8/ID-9 the process group of an execution: src/model/groups.ts.
  *
- * Residual limits: `start` has clock-tick resolution (10 ms), so a pid reused
+ * Residual limit: `start` has clock-tick resolution (10 ms), so a pid reused
  * within the same tick as the original's start is indistinguishable (it needs
- * the whole pid space to wrap within one tick). A leaderless group is accepted
- * as the recorded one if it has live members; Linux never reuses a pid number
- * while a group of that id has members, so this can only be wrong if the
- * recorded group died, the number was reused as a new group's leader, and
- * that leader exited leaving members, all between two observations.
+ * the whole pid space to wrap within one tick).
  */
 import type * as nodeFs from 'node:fs/promises';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
@@ -33,8 +26,6 @@ import { execFile } from 'node:child_process';
 import { hostname as osHostname } from 'node:os';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
-import { systemClock } from '../base/clock.ts';
-import type { Clock } from '../base/clock.ts';
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../base/constants.ts';
 
 /**
@@ -50,8 +41,6 @@ export function foreignLeaseGraceMs(leaseMs: number): number {
 /** "<host>/<boot_id>": makes this process act as another host (tests only). */
 export const HOST_OVERRIDE_ENV = 'FSJOB_HOST_OVERRIDE';
 const HOST_MAX_BYTES = 255;
-const POLL_MS = 50;
-const KILL_WAIT_MS = 2000;
 
 /** ID-1: the record type is the one source of truth (schemas/common.schema.json). */
 export type { Identity } from '../records/generated/types.ts';
@@ -106,7 +95,7 @@ export interface IdentityOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-interface System {
+export interface System {
   fs: Pick<typeof nodeFs, 'readFile' | 'readlink' | 'readdir'>;
   kill: (pid: number, signal: NodeJS.Signals | 0) => void;
   exec: (file: string, args: string[]) => Promise<ExecResult>;
@@ -136,7 +125,7 @@ const procFs = {
   readdir: async (path: string) => readdirSync(path),
 } as unknown as System['fs'];
 
-function systemOf(options: IdentityOptions = {}): System {
+export function systemOf(options: IdentityOptions = {}): System {
   return {
     fs: options.fs ?? procFs,
     kill: options.kill ?? ((pid, signal) => void process.kill(pid, signal)),
@@ -150,7 +139,7 @@ function unsupported(platform: string): FsjobError {
   return new FsjobError('USAGE', `fsjob supports Linux and macOS, not ${platform}; run it on one of those`);
 }
 
-function isDeadState(state: string): boolean {
+export function isDeadState(state: string): boolean {
   return state === 'Z' || state === 'X' || state === 'x';
 }
 
@@ -161,7 +150,7 @@ function requirePid(pid: number): void {
   }
 }
 
-function requirePgid(pgid: number): void {
+export function requirePgid(pgid: number): void {
   // kill(-0) would hit our own group and kill(-1) every process we may signal.
   if (!Number.isSafeInteger(pgid) || pgid < 2) {
     throw new FsjobError('USAGE', `pgid ${pgid} is not a usable process group id (must be an integer >= 2)`);
@@ -223,7 +212,7 @@ function pidExists(system: System, pid: number): boolean {
   }
 }
 
-async function readProcStat(system: System, pid: number): Promise<ProcStatFields | null> {
+export async function readProcStat(system: System, pid: number): Promise<ProcStatFields | null> {
   const path = `/proc/${pid}/stat`;
   let text: string;
   try {
@@ -380,168 +369,4 @@ export async function judgeOwner(
     };
   }
   return { verdict: 'alive', basis: 'process', reason: `pid ${owner.pid} is running with the recorded start` };
-}
-
-type GroupProbe = 'present' | 'absent' | 'unknown';
-
-/** kill(-pgid, 0): ESRCH proves no process at all is left in the group. */
-function probeGroup(system: System, pgid: number): GroupProbe {
-  try {
-    system.kill(-pgid, 0);
-    return 'present';
-  } catch (error) {
-    const errno = errnoOf(error);
-    if (errno === 'ESRCH') return 'absent';
-    return errno === 'EPERM' ? 'present' : 'unknown';
-  }
-}
-
-/** States of every process whose group is pgid, or undefined when they cannot all be seen. */
-async function memberStates(system: System, pgid: number): Promise<string[] | undefined> {
-  if (system.platform === 'darwin') {
-    const { status, stdout } = await system.exec('ps', ['-A', '-o', 'pgid=', '-o', 'stat=']);
-    if (status !== 0) return undefined;
-    const states: string[] = [];
-    for (const line of stdout.split('\n')) {
-      const [group, stat] = line.trim().split(/\s+/);
-      if (Number(group) === pgid && stat !== undefined) states.push(stat.slice(0, 1));
-    }
-    return states;
-  }
-  let names: string[];
-  try {
-    names = await system.fs.readdir('/proc');
-  } catch {
-    return undefined;
-  }
-  const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
-  const seen = await Promise.all(
-    pids.map(async (pid): Promise<ProcStatFields | null | 'unreadable'> => {
-      try {
-        return await readProcStat(system, pid);
-      } catch {
-        return 'unreadable';
-      }
-    }),
-  );
-  if (seen.includes('unreadable')) return undefined;
-  const states: string[] = [];
-  for (const fields of seen) {
-    if (fields !== null && fields !== 'unreadable' && fields.pgrp === pgid) states.push(fields.state);
-  }
-  return states;
-}
-
-type Leader = ProcessStart | null | 'unreadable';
-
-async function leaderOf(system: System, pgid: number): Promise<Leader> {
-  try {
-    return await processStart(pgid, { ...system });
-  } catch {
-    return 'unreadable';
-  }
-}
-
-/** ID-8: is the recorded process group still running? */
-export async function groupState(group: ProcessGroup, options: IdentityOptions = {}): Promise<GroupState> {
-  requirePgid(group.pgid);
-  const system = systemOf(options);
-  if (!(await isLocal(group, options))) return 'unknown';
-  const leader = await leaderOf(system, group.pgid);
-  if (leader === 'unreadable') return 'unknown';
-  // Linux never reuses a pid number while a group of that id has members, so
-  // a leader pid with another start proves the recorded group is gone.
-  if (leader !== null && leader.start !== group.start) return 'stopped';
-  const probe = probeGroup(system, group.pgid);
-  if (probe !== 'present') return probe === 'absent' ? 'stopped' : 'unknown';
-  if (leader !== null && !isDeadState(leader.state)) return 'running';
-  // Leader gone or a zombie: decide from the members. A single /proc scan is
-  // not atomic (a fork can land behind the cursor), so a zombie-only verdict
-  // must be seen twice in a row.
-  for (let scan = 0; scan < 2; scan++) {
-    const states = await memberStates(system, group.pgid);
-    if (states === undefined) return 'unknown';
-    if (states.some((state) => !isDeadState(state))) return 'running';
-    // kill(-pgid) saw someone, the scan saw no one: members hidden from us.
-    if (states.length === 0 && probeGroup(system, group.pgid) !== 'absent') return 'unknown';
-  }
-  return 'stopped';
-}
-
-/**
- * ID-9: signal the recorded group, only while its identity still matches:
- * the leader is present with the recorded start, or the group is leaderless
- * with live members. 'refused' when it does not match, is foreign, or EPERM.
- */
-export async function signalGroup(
-  group: ProcessGroup,
-  signal: NodeJS.Signals,
-  options: IdentityOptions = {},
-): Promise<SignalOutcome> {
-  requirePgid(group.pgid);
-  const system = systemOf(options);
-  if (!(await isLocal(group, options))) return 'refused';
-  const leader = await leaderOf(system, group.pgid);
-  if (leader === 'unreadable') return 'refused';
-  if (leader !== null && leader.start !== group.start) return 'refused';
-  // A zombie leader (its parent has not reaped it yet) runs nothing: judge by
-  // the members, as groupState does, so a group of zombies is 'stopped'.
-  if (leader === null || isDeadState(leader.state)) {
-    const states = await memberStates(system, group.pgid);
-    if (states === undefined) return 'refused';
-    if (!states.some((state) => !isDeadState(state))) {
-      return (await groupState(group, options)) === 'stopped' ? 'stopped' : 'refused';
-    }
-  }
-  try {
-    system.kill(-group.pgid, signal);
-    return 'signalled';
-  } catch (error) {
-    const errno = errnoOf(error);
-    if (errno === 'ESRCH') return 'stopped';
-    if (errno === 'EPERM') return 'refused';
-    throw wrapIo(error, `process group ${group.pgid}`, `sending ${signal} to`);
-  }
-}
-
-async function waitUntilStopped(
-  group: ProcessGroup,
-  waitMs: number,
-  clock: Clock,
-  options: IdentityOptions,
-): Promise<boolean> {
-  const deadline = clock.nowMs() + waitMs;
-  for (;;) {
-    if ((await groupState(group, options)) === 'stopped') return true;
-    if (clock.nowMs() >= deadline) return false;
-    await clock.sleep(POLL_MS);
-  }
-}
-
-/** After a refused signal the group may still be provably gone. */
-async function stoppedOrUnproven(group: ProcessGroup, options: IdentityOptions): Promise<'stopped' | 'unproven'> {
-  return (await groupState(group, options)) === 'stopped' ? 'stopped' : 'unproven';
-}
-
-/**
- * Stop the recorded group: SIGTERM, wait up to graceMs (polling every 50 ms),
- * SIGKILL, wait up to 2 s. 'unproven' means it could not be shown stopped
- * (foreign, unreadable, EPERM, or survived SIGKILL, e.g. stuck in D state).
- */
-export async function stopGroup(
-  group: ProcessGroup,
-  timing: { graceMs: number; clock?: Clock },
-  options: IdentityOptions = {},
-): Promise<'stopped' | 'unproven'> {
-  const clock = timing.clock ?? systemClock;
-  const initial = await groupState(group, options);
-  if (initial !== 'running') return initial === 'stopped' ? 'stopped' : 'unproven';
-  const term = await signalGroup(group, 'SIGTERM', options);
-  if (term === 'stopped') return 'stopped';
-  if (term === 'refused') return stoppedOrUnproven(group, options);
-  if (await waitUntilStopped(group, timing.graceMs, clock, options)) return 'stopped';
-  const kill = await signalGroup(group, 'SIGKILL', options);
-  if (kill === 'stopped') return 'stopped';
-  if (kill === 'refused') return stoppedOrUnproven(group, options);
-  return (await waitUntilStopped(group, KILL_WAIT_MS, clock, options)) ? 'stopped' : 'unproven';
 }

@@ -14,11 +14,12 @@
  * `damaged`: nobody acts on it and validate reports it.
  */
 import { classifyJobEntry, genRecordName, type JobEntry } from './layout.ts';
-import { listDir, type DirEntry } from '../fs/safefs.ts';
-import { readRecord, type ClaimRecord, type EndRecord, type Inspection, type ReceiptRecord, type SpecRecord, type StateRecord } from '../records/codec.ts';
+import type { Dir, DirEntry } from '../fs/safefs.ts';
+import { readRecordIn, type ClaimRecord, type EndRecord, type Inspection, type ReceiptRecord, type SpecRecord, type StateRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
-import { groupState, isLocal, judgeOwner, type OwnerJudgement } from './identity.ts';
-import type { Queue } from './queue.ts';
+import { isLocal, judgeOwner, type OwnerJudgement } from './identity.ts';
+import { groupState } from './groups.ts';
+import { jobDir, type Queue } from './queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import type { LeaseWatch } from './lease-watch.ts';
@@ -34,16 +35,33 @@ export type JobStatus =
   | 'queued'
   | 'damaged';
 
-/** One listing of a job directory, classified by LAYOUT-5/LAYOUT-6. */
-export interface JobFiles {
+/** The entries of one generation g, by what their names say. */
+export interface GenEntries {
+  claim?: DirEntry;
+  exec?: DirEntry;
+  state?: DirEntry;
+  end?: DirEntry;
+  stdout?: DirEntry;
+  stderr?: DirEntry;
+}
+
+/**
+ * One listing of a job directory, classified by LAYOUT-5/LAYOUT-6: the one
+ * reading of what a job directory holds, for the reference (listJob) and the
+ * validator (validator/job-scan.ts) alike.
+ */
+export interface JobListing {
   readonly id: string;
-  readonly dir: string;
   readonly entries: readonly DirEntry[];
   readonly spec: boolean;
   readonly stdin: boolean;
   readonly receipt: boolean;
   readonly cancel: boolean;
   readonly cancelForce: boolean;
+  /** The entries at the job-wide names, when present. */
+  readonly named: { readonly spec?: DirEntry; readonly stdin?: DirEntry; readonly receipt?: DirEntry; readonly cancel?: DirEntry; readonly cancelForce?: DirEntry };
+  /** Every generation named in the directory, with its entries. */
+  readonly gens: ReadonlyMap<number, Readonly<GenEntries>>;
   /** Generations present, ascending, per record kind. */
   readonly claims: readonly number[];
   readonly execs: ReadonlySet<number>;
@@ -59,11 +77,18 @@ export interface JobFiles {
   readonly hazards: readonly DirEntry[];
 }
 
-export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
-  const dir = queue.paths.job(id);
-  const entries = await listDir(dir, queue.fsOptions);
-  const gens = { claim: [] as number[], exec: new Set<number>(), end: new Set<number>(), state: new Set<number>(), stdout: new Set<number>(), stderr: new Set<number>() };
-  const flags = { spec: false, stdin: false, receipt: false, cancel: false, cancelForce: false };
+/** A job directory as the reference reads it: the listing and the handle its records are read through. */
+export interface JobFiles extends JobListing {
+  readonly dir: string;
+  /** The job directory's handle: every record of the job is read through it. */
+  readonly handle: Dir;
+}
+
+/** LAYOUT-5/LAYOUT-6 over one listing (no system call). */
+export function classifyJob(id: string, entries: readonly DirEntry[]): JobListing {
+  const gens = new Map<number, GenEntries>();
+  const sets = { claim: [] as number[], exec: new Set<number>(), end: new Set<number>(), state: new Set<number>(), stdout: new Set<number>(), stderr: new Set<number>() };
+  const named: { spec?: DirEntry; stdin?: DirEntry; receipt?: DirEntry; cancel?: DirEntry; cancelForce?: DirEntry } = {};
   const temps: DirEntry[] = [];
   const unknown: DirEntry[] = [];
   const hazards: DirEntry[] = [];
@@ -80,42 +105,58 @@ export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
     if (entry.kind !== 'file') hazards.push(entry);
     switch (kind.kind) {
       case 'spec':
-        flags.spec = true;
-        break;
       case 'stdin':
-        flags.stdin = true;
-        break;
       case 'receipt':
-        flags.receipt = true;
+        named[kind.kind] = entry;
         break;
       case 'cancel':
-        if (kind.force) flags.cancelForce = true;
-        else flags.cancel = true;
+        if (kind.force) named.cancelForce = entry;
+        else named.cancel = entry;
         break;
-      case 'claim':
-        gens.claim.push(kind.gen);
-        break;
-      default:
-        gens[kind.kind].add(kind.gen);
+      default: {
+        let slots = gens.get(kind.gen);
+        if (slots === undefined) {
+          slots = {};
+          gens.set(kind.gen, slots);
+        }
+        slots[kind.kind] = entry;
+        if (kind.kind === 'claim') sets.claim.push(kind.gen);
+        else sets[kind.kind].add(kind.gen);
+      }
     }
   }
-  gens.claim.sort((a, b) => a - b);
+  sets.claim.sort((a, b) => a - b);
   return {
     id,
-    dir,
     entries,
-    ...flags,
-    claims: gens.claim,
-    execs: gens.exec,
-    ends: gens.end,
-    states: gens.state,
-    stdouts: gens.stdout,
-    stderrs: gens.stderr,
-    gen: gens.claim.at(-1) ?? 0,
+    spec: named.spec !== undefined,
+    stdin: named.stdin !== undefined,
+    receipt: named.receipt !== undefined,
+    cancel: named.cancel !== undefined,
+    cancelForce: named.cancelForce !== undefined,
+    named,
+    gens,
+    claims: sets.claim,
+    execs: sets.exec,
+    ends: sets.end,
+    states: sets.state,
+    stdouts: sets.stdout,
+    stderrs: sets.stderr,
+    gen: sets.claim.at(-1) ?? 0,
     temps,
     unknown,
     hazards,
   };
+}
+
+export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
+  const handle = jobDir(queue, id);
+  return { ...classifyJob(id, await handle.list()), dir: handle.path, handle };
+}
+
+/** LEASE-3: the time of the last renewal of a claim: claimed_ms or a later heartbeat of a valid state record. */
+export function renewedAt(claim: ClaimRecord, state: StateRecord | undefined): number {
+  return state !== undefined && state.heartbeat_ms > claim.claimed_ms ? state.heartbeat_ms : claim.claimed_ms;
 }
 
 /** Reads a generation record of a job, with the expectations its name sets (REC-7). */
@@ -125,15 +166,11 @@ export function readGenRecord<K extends 'claim' | 'exec' | 'state' | 'end'>(
   kind: K,
   gen: number,
 ): Promise<Inspection<import('../records/codec.ts').RecordByType[K]>> {
-  return readRecord(queue.paths.jobFile(files.id, genRecordName(kind, gen)), kind, {
-    ...queue.fsOptions,
-    expectedJobId: files.id,
-    expectedGen: gen,
-  }) as Promise<Inspection<import('../records/codec.ts').RecordByType[K]>>;
+  return readRecordIn(files.handle, genRecordName(kind, gen), kind, { expectedJobId: files.id, expectedGen: gen }) as Promise<Inspection<import('../records/codec.ts').RecordByType[K]>>;
 }
 
 export function readJobRecord<K extends 'spec' | 'receipt'>(queue: Queue, files: JobFiles, kind: K) {
-  return readRecord(queue.paths.jobFile(files.id, `${kind}.json`), kind, { ...queue.fsOptions, expectedJobId: files.id });
+  return readRecordIn(files.handle, `${kind}.json`, kind, { expectedJobId: files.id });
 }
 
 /**
@@ -159,13 +196,9 @@ export async function attemptsUsed(queue: Queue, files: JobFiles): Promise<numbe
  * invalid (SEC-10: the renewal cannot be read).
  */
 export async function lastRenewalMs(queue: Queue, files: JobFiles, claim: ClaimRecord): Promise<number | undefined> {
-  let last = claim.claimed_ms;
-  if (files.states.has(claim.gen)) {
-    const state: Inspection<StateRecord> = await readGenRecord(queue, files, 'state', claim.gen);
-    if (!state.ok) return undefined;
-    if (state.value.heartbeat_ms > last) last = state.value.heartbeat_ms;
-  }
-  return last;
+  if (!files.states.has(claim.gen)) return claim.claimed_ms;
+  const state: Inspection<StateRecord> = await readGenRecord(queue, files, 'state', claim.gen);
+  return state.ok ? renewedAt(claim, state.value) : undefined;
 }
 
 /**

@@ -9,24 +9,35 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import os from 'node:os';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { QUEUE_DIRS, QueuePaths } from './layout.ts';
-import { checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
+import { QUEUE_DIRS, QueuePaths, assertJobId, type QueueDir } from './layout.ts';
+import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
 import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 
+/** An opened queue (`openQueue`, `initQueue`): its root checked (SEC-1), its queue record read. */
 export interface Queue {
   /** Absolute path of the queue root. */
   readonly root: string;
+  /** The absolute paths of its directories (section 2). */
   readonly paths: QueuePaths;
+  /** Its fsjob.json. */
   readonly record: QueueRecord;
   /** Options every safefs call inside this queue passes: every parent is checked from the root. */
   readonly fsOptions: SafeFsOptions & { root: string };
+  /** A handle of each directory of LAYOUT-1 (src/fs/dir.ts: names relative to it, checked per call). */
+  readonly dirs: { readonly [K in QueueDir]: Dir };
 }
 
+/** The handle of jobs/<id>/ (LAYOUT-4: the id is checked first). */
+export function jobDir(queue: Queue, id: string): Dir {
+  return queue.dirs.jobs.child(assertJobId(id));
+}
+
+/** Options of `openQueue` and `initQueue`: seams for tests (the filesystem and the clock). */
 export interface QueueOptions {
   fs?: SafeFsOptions['fs'];
   clock?: Clock;
@@ -47,7 +58,8 @@ export function defaultQueuePath(env: NodeJS.ProcessEnv = process.env): string {
 /** Opens an existing queue, refusing anything SEC-1 or LAYOUT-2 rejects. */
 export async function openQueue(root: string, options: QueueOptions = {}): Promise<Queue> {
   const absolute = path.resolve(root);
-  const fsOptions = { root: absolute, ...(options.fs === undefined ? {} : { fs: options.fs }) };
+  // The queue's own verdicts on its directories (SEC-2: what is checked when, src/fs/chain.ts).
+  const fsOptions = { root: absolute, trust: new AncestorTrust(), ...(options.fs === undefined ? {} : { fs: options.fs }) };
   try {
     await checkQueueRoot(absolute, fsOptions);
   } catch (error) {
@@ -89,17 +101,31 @@ export async function openQueue(root: string, options: QueueOptions = {}): Promi
       throw error;
     }
   }
-  return { root: absolute, paths, record: inspection.value, fsOptions };
+  const rootDir = new Dir(absolute, fsOptions);
+  const dirs = Object.fromEntries(QUEUE_DIRS.map((name) => [name, rootDir.child(name)])) as { [K in QueueDir]: Dir };
+  return { root: absolute, paths, record: inspection.value, fsOptions, dirs };
 }
 
-/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent). */
+async function isDirectory(dir: string): Promise<boolean> {
+  return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
+}
+
+/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent); `created` says which. */
 export async function initQueue(root: string, options: QueueOptions = {}): Promise<{ queue: Queue; created: boolean }> {
   const absolute = path.resolve(root);
   const clock = options.clock ?? systemClock;
   const base = options.fs === undefined ? {} : { fs: options.fs };
   // Parents outside the queue (say ~/.local/state/fsjob) are ordinary directories.
   await mkdir(path.dirname(absolute), { recursive: true, mode: 0o700 });
-  await ensurePrivateDir(absolute, base);
+  await ensurePrivateDir(absolute, base).catch(async (error: unknown) => {
+    // mkdir says ENOENT in a parent that exists but takes no new entries (/proc, /sys):
+    // "the parent does not exist" would send the operator looking for the wrong thing.
+    if (!isFsjobError(error, 'NOT_FOUND') || !(await isDirectory(path.dirname(absolute)))) throw error;
+    throw new FsjobError('IO', `cannot create ${absolute}: ${path.dirname(absolute)} exists but does not take new directories (mkdir failed with ENOENT); choose a queue path on an ordinary filesystem`, {
+      path: absolute,
+      errno: 'ENOENT',
+    });
+  });
   await checkQueueRoot(absolute, base);
   const fsOptions = { ...base, root: absolute };
   const paths = new QueuePaths(absolute);

@@ -16,9 +16,9 @@
  */
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { isFsjobError } from '../base/errors.ts';
-import { createExclusive, entryPresent, listDir, removeTree, statEntry, type EntryKind } from '../fs/safefs.ts';
+import type { EntryKind } from '../fs/safefs.ts';
 import { isJobId, parseReadyEntry, readyEntryName } from './layout.ts';
-import type { Queue } from './queue.ts';
+import { jobDir, type Queue } from './queue.ts';
 
 export interface ReadyEntry {
   name: string;
@@ -30,7 +30,7 @@ export interface ReadyEntry {
 /** CLAIM-1: the entries whose names parse, in claim order (ascending byte order of names). */
 export async function listReady(queue: Queue): Promise<ReadyEntry[]> {
   const entries: ReadyEntry[] = [];
-  for (const entry of await listDir(queue.paths.dir('ready'), queue.fsOptions)) {
+  for (const entry of await queue.dirs.ready.list()) {
     const parsed = parseReadyEntry(entry.name);
     if (parsed !== undefined) entries.push({ name: entry.name, kind: entry.kind, ...parsed });
   }
@@ -42,7 +42,7 @@ export async function listReady(queue: Queue): Promise<ReadyEntry[]> {
  * fsynced (a lost entry is rebuilt, READY-4). Throws EXISTS when it is there.
  */
 export async function createReadyEntry(queue: Queue, priority: number, id: string): Promise<void> {
-  const handle = await createExclusive(queue.paths.dir('ready'), readyEntryName(priority, id), undefined, queue.fsOptions);
+  const handle = await queue.dirs.ready.create(readyEntryName(priority, id));
   await handle.close().catch(() => undefined);
 }
 
@@ -52,20 +52,19 @@ export async function createReadyEntry(queue: Queue, priority: number, id: strin
  */
 export async function removeReadyEntry(queue: Queue, id: string, priority?: number): Promise<void> {
   if (priority !== undefined) {
-    await removeTree(queue.paths.ready(priority, id), queue.fsOptions);
+    await queue.dirs.ready.remove(readyEntryName(priority, id));
     return;
   }
   for (const entry of await listReady(queue)) {
-    if (entry.id === id) await removeTree(`${queue.paths.dir('ready')}/${entry.name}`, queue.fsOptions);
+    if (entry.id === id) await queue.dirs.ready.remove(entry.name);
   }
 }
 
 /** READY-3 for an entry whose job directory does not exist: removed once older than TEMP_MAX_AGE; true when removed. */
 export async function removeStaleReadyEntry(queue: Queue, name: string, nowMs: number): Promise<boolean> {
-  const entryPath = `${queue.paths.dir('ready')}/${name}`;
-  const info = await statEntry(entryPath, queue.fsOptions);
+  const info = await queue.dirs.ready.stat(name);
   if (info === undefined || nowMs - info.mtimeMs <= TEMP_MAX_AGE) return false;
-  return removeTree(entryPath, queue.fsOptions);
+  return queue.dirs.ready.remove(name);
 }
 
 /**
@@ -84,11 +83,11 @@ export async function staleReadyEntries(queue: Queue, nowMs: number, finished: R
       stale.push(entry.name);
       continue;
     }
-    const job = await statEntry(queue.paths.job(entry.id), queue.fsOptions);
+    const job = await queue.dirs.jobs.stat(entry.id);
     if (job === undefined) {
-      const info = await statEntry(`${queue.paths.dir('ready')}/${entry.name}`, queue.fsOptions);
+      const info = await queue.dirs.ready.stat(entry.name);
       if (info !== undefined && nowMs - info.mtimeMs > TEMP_MAX_AGE) stale.push(entry.name);
-    } else if (job.kind === 'dir' && (await entryPresent(queue.paths.jobFile(entry.id, 'receipt.json'), queue.fsOptions))) {
+    } else if (job.kind === 'dir' && (await jobDir(queue, entry.id).present('receipt.json'))) {
       stale.push(entry.name);
     }
   }
@@ -114,14 +113,13 @@ export type PriorityOf = (id: string) => Promise<number | undefined>;
  */
 export async function rebuildReady(queue: Queue, priorityOf: PriorityOf): Promise<string[]> {
   const present = new Set((await listReady(queue)).map((entry) => entry.id));
-  const jobsDir = queue.paths.dir('jobs');
   // LAYOUT-4: anything else in jobs/ is foreign: never opened.
-  const candidates = (await listDir(jobsDir, queue.fsOptions)).filter((entry) => entry.kind === 'dir' && isJobId(entry.name) && !present.has(entry.name)).map((entry) => entry.name);
+  const candidates = (await queue.dirs.jobs.list()).filter((entry) => entry.kind === 'dir' && isJobId(entry.name) && !present.has(entry.name)).map((entry) => entry.name);
   const rebuilt: string[] = [];
   for (let start = 0; start < candidates.length; start += REBUILD_BATCH) {
     const batch = candidates.slice(start, start + REBUILD_BATCH);
     // A failed lstat reads as "no receipt": the job then gets the full look below.
-    const finished = await Promise.all(batch.map((id) => entryPresent(`${jobsDir}/${id}/receipt.json`, queue.fsOptions).catch(() => false)));
+    const finished = await Promise.all(batch.map((id) => jobDir(queue, id).present('receipt.json').catch(() => false)));
     for (const [index, id] of batch.entries()) {
       if (finished[index] !== true && (await rebuildEntry(queue, id, priorityOf))) rebuilt.push(id);
     }
@@ -133,7 +131,7 @@ export async function rebuildReady(queue: Queue, priorityOf: PriorityOf): Promis
 async function rebuildEntry(queue: Queue, id: string, priorityOf: PriorityOf): Promise<boolean> {
   // The receipt is looked for again with the directory's full checks: a job that is not a real directory of ours gets nothing.
   try {
-    const receipt = await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions);
+    const receipt = await jobDir(queue, id).stat('receipt.json');
     if (receipt !== undefined) return false;
   } catch {
     return false;

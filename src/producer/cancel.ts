@@ -31,6 +31,7 @@ async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: '
   };
 }
 
+/** Options of `cancel` (section 8.6). */
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
   force?: boolean;
@@ -40,6 +41,7 @@ export interface CancelOptions {
   clock?: Clock;
 }
 
+/** What `cancel` did: which request record stands and who acts on it next. */
 export interface CancelResult {
   id: string;
   /** The request record that now stands. */

@@ -5,13 +5,12 @@
  * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
  */
 import { createHash } from 'node:crypto';
-import type { SafeHandle } from '../fs/safefs.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
-import { checkDirInside, createExclusive, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
-import { encodeRecord, type SpecRecord } from '../records/codec.ts';
+import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
+import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { DEDUPE_STAGE_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
@@ -21,11 +20,13 @@ import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
+/** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
   /** @default systemClock: the id's time and created_ms. */
   clock?: Clock;
 }
 
+/** A published job: `enqueue` resolves to it once the job is durable (ENQ-4). */
 export interface Enqueued {
   id: string;
   /** The spec record as published in jobs/<id>/spec.json. */
@@ -83,24 +84,6 @@ async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uin
   return { synced };
 }
 
-async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
-    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-    offset += bytesWritten;
-  }
-}
-
-async function dirExists(queue: Queue, dir: string): Promise<boolean> {
-  try {
-    await checkDirInside(dir, queue.fsOptions);
-    return true;
-  } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return false;
-    throw error;
-  }
-}
 
 function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): FsjobError {
   const dir = holdDir(queue, 'dedupe', key);
@@ -203,7 +186,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   try {
     await renameNoReplace(staging, jobDir, queue.fsOptions);
   } catch (error) {
-    const published = !(await dirExists(queue, staging).catch(() => true)) && (await dirExists(queue, jobDir).catch(() => false));
+    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(jobDir, queue.fsOptions).catch(() => false));
     if (!published) {
       await unstage(queue, staging, `${readyDir}/${readyName}`);
       throw error;
@@ -243,15 +226,17 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  * and the other safefs refusals for an unsafe queue; IO (with errno) when the
  * filesystem fails, after removing what was staged (ENQ-6).
  */
-export async function enqueue(queue: Queue, request: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);
   return publishJob(queue, normalized, options);
 }
 
+/** One line of `enqueueBatch`: the id of the job it published, or the error that refused it. */
 export type BatchResult = { line: number; id: string } | { line: number; error: FsjobError };
 
+/** Options of `enqueueBatch`: those of `enqueue`, less `stdin` and `source` (each line is its own request). */
 export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
   /** Called with each result as soon as it is known (the CLI prints ids as they are accepted). */
   onResult?: (result: BatchResult) => void;

@@ -3,12 +3,11 @@
  * here writes. Status is always derived from which records exist (STATUS-1),
  * never from state.<g>.json or the ready index.
  */
-import * as nodeFs from 'node:fs/promises';
 import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { isJobId } from '../model/layout.ts';
 import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
-import { listDir } from '../fs/safefs.ts';
+import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
@@ -18,6 +17,7 @@ import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 
+/** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
 export interface GenerationView {
   gen: number;
   claim: ClaimRecord | null;
@@ -31,6 +31,7 @@ export interface GenerationView {
   findings: Finding[];
 }
 
+/** One job in full, as `jobStatus` reads it: its spec, status (STATUS-1), generations and receipt. */
 export interface JobReport {
   id: string;
   dir: string;
@@ -55,21 +56,16 @@ export interface JobReport {
   findings: Finding[];
 }
 
+/** Options of the read-only calls (`jobStatus`, `listJobs`, `liveWorkers`). */
 export interface ReadOptions {
   /** @default systemClock */
   clock?: Clock;
 }
 
-type Lstat = (target: string) => Promise<{ size: number; isFile(): boolean }>;
-
-function lstatOf(queue: Queue): Lstat {
-  return (queue.fsOptions.fs ?? nodeFs).lstat as Lstat;
-}
-
 async function sizeOf(queue: Queue, target: string): Promise<number | null> {
   try {
-    const stats = await lstatOf(queue)(target);
-    return stats.isFile() ? stats.size : null;
+    const stats = await statEntry(target, queue.fsOptions);
+    return stats?.kind === 'file' ? stats.size : null;
   } catch {
     return null;
   }
@@ -136,6 +132,7 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
   };
 }
 
+/** One line of `listJobs`: a job, its status and its outcome so far. */
 export interface JobSummary {
   id: string;
   status: JobStatus;
@@ -146,17 +143,46 @@ export interface JobSummary {
   createdMs: number | null;
   /** What the job runs: argv joined, or `handler:<name>`. */
   what: string | null;
+  /** The command of a command job (null for a payload job or an unreadable spec). */
+  argv: string[] | null;
+  /** The handler of a payload job. */
+  handler: string | null;
   outcome: ReceiptRecord['outcome'] | null;
   exitCode: number | null;
+  /** The worker whose open claim runs the job now (running or claimed), from the claim record; null otherwise. */
+  workerId: string | null;
 }
 
+/** How a finished job ended: the `outcome` of its receipt. */
+export type Outcome = ReceiptRecord['outcome'];
+
+/** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
   /** At most this many jobs, newest first. @default Infinity */
   limit?: number;
   /** Only jobs in one of these statuses. @default every status */
   statuses?: readonly JobStatus[];
+  /** Only finished jobs with one of these outcomes (with `statuses`: jobs matching either). @default no outcome filter */
+  outcomes?: readonly Outcome[];
+  /**
+   * Count every job of the queue by status and by outcome, and the open
+   * claims of each worker (JobList.counts). Costs one look at every job,
+   * whatever the limit. @default false
+   */
+  counts?: boolean;
 }
 
+/** What `listJobs` counts with `counts: true`. */
+export interface JobCounts {
+  /** Jobs per derived status (STATUS-1); statuses no job has are absent. */
+  statuses: Partial<Record<JobStatus, number>>;
+  /** Finished jobs per receipt outcome. */
+  outcomes: Partial<Record<Outcome, number>>;
+  /** Open claims (running or claimed jobs) per worker id: what each worker runs right now. */
+  workers: Record<string, number>;
+}
+
+/** The jobs of a queue as `listJobs` returns them. */
 export interface JobList {
   /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
   jobs: JobSummary[];
@@ -166,12 +192,13 @@ export interface JobList {
   more: boolean;
   /** Names in jobs/ that are not job ids or not directories: foreign, never opened (LAYOUT-4). */
   foreign: string[];
+  /** With the `counts` option. */
+  counts?: JobCounts;
 }
 
 async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
   try {
-    await lstatOf(queue)(queue.paths.jobFile(id, 'receipt.json'));
-    return true;
+    return (await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions)) !== undefined;
   } catch {
     return false; // absent, or unreadable: examine the job in full
   }
@@ -188,7 +215,7 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc while we listed
     // SEC-5, SEC-6: a job directory readers refuse is one damaged job, not a listing that fails.
     if (REFUSED_DIR.some((code) => isFsjobError(error, code))) {
-      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, outcome: null, exitCode: null };
+      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, argv: null, handler: null, outcome: null, exitCode: null, workerId: null };
     }
     throw error;
   }
@@ -206,8 +233,11 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     lane: spec?.lane ?? null,
     createdMs: spec?.created_ms ?? null,
     what: spec === undefined ? null : spec.argv !== undefined ? spec.argv.join(' ') : `handler:${spec.handler ?? '?'}`,
+    argv: spec?.argv === undefined ? null : [...spec.argv],
+    handler: spec?.handler ?? null,
     outcome: view.receipt?.outcome ?? null,
     exitCode: view.receipt?.exit_code ?? null,
+    workerId: (view.status === 'running' || view.status === 'claimed') && view.claim !== undefined ? view.claim.worker_id : null,
   };
 }
 
@@ -215,11 +245,17 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
  * The jobs of a queue, newest first. jobs/ is listed once; each job is then
  * examined until `limit` jobs matched, so a small limit stays fast on a big
  * queue. A filter without `finished` skips finished jobs after a single lstat
- * of their receipt.
+ * of their receipt. With `counts`, every job is examined and counted.
  */
 export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  const wanted = options.statuses === undefined ? undefined : new Set(options.statuses);
+  const wantedStatuses = options.statuses === undefined ? undefined : new Set<string>(options.statuses);
+  const wantedOutcomes = options.outcomes === undefined ? undefined : new Set<string>(options.outcomes);
+  const filtered = wantedStatuses !== undefined || wantedOutcomes !== undefined;
+  const matches = (job: JobSummary): boolean =>
+    !filtered || wantedStatuses?.has(job.status) === true || (job.outcome !== null && wantedOutcomes?.has(job.outcome) === true);
+  // Only a filter that can match a finished job needs finished jobs examined.
+  const finishedMayMatch = !filtered || wantedOutcomes !== undefined || wantedStatuses?.has('finished') === true || wantedStatuses?.has('damaged') === true;
   const entries = await listDir(queue.paths.dir('jobs'), queue.fsOptions);
   const foreign: string[] = [];
   const ids: string[] = [];
@@ -228,18 +264,29 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     else if (!entry.name.startsWith('.')) foreign.push(entry.name);
   }
   ids.reverse();
+  const counts: JobCounts | undefined = options.counts === true ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
   const jobs: JobSummary[] = [];
   let examined = 0;
   for (const id of ids) {
-    if (jobs.length >= limit) break;
-    examined += 1;
-    if (wanted !== undefined && !wanted.has('finished') && !wanted.has('damaged') && (await hasReceipt(queue, id))) continue;
+    const full = jobs.length >= limit;
+    if (full && counts === undefined) break;
+    if (!full) examined += 1;
+    if (counts === undefined && !finishedMayMatch && (await hasReceipt(queue, id))) continue;
     const summary = await summarize(queue, id, options.clock);
-    if (summary !== undefined && (wanted === undefined || wanted.has(summary.status))) jobs.push(summary);
+    if (summary === undefined) continue;
+    if (counts !== undefined) count(counts, summary);
+    if (!full && matches(summary)) jobs.push(summary);
   }
-  return { jobs, total: ids.length, more: examined < ids.length, foreign };
+  return { jobs, total: ids.length, more: examined < ids.length && jobs.length >= limit, foreign, ...(counts === undefined ? {} : { counts }) };
 }
 
+function count(counts: JobCounts, job: JobSummary): void {
+  counts.statuses[job.status] = (counts.statuses[job.status] ?? 0) + 1;
+  if (job.outcome !== null) counts.outcomes[job.outcome] = (counts.outcomes[job.outcome] ?? 0) + 1;
+  if (job.workerId !== null) counts.workers[job.workerId] = (counts.workers[job.workerId] ?? 0) + 1;
+}
+
+/** A registered worker (`workers/<w>.json`, WORKER-1) and whether it is alive. */
 export interface WorkerView {
   workerId: string;
   /** The registration, or null when it is invalid (see findings). */

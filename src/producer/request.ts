@@ -16,6 +16,7 @@ import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEF
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
 
+/** A request checked and with every default filled (SPEC-2): what `enqueue` publishes. */
 export interface NormalizedRequest {
   /** Every member SPEC-2 requires, defaults filled, in the order of the table of section 5.2. */
   fields: SpecFields;
@@ -23,6 +24,7 @@ export interface NormalizedRequest {
   stdin: Buffer | null;
 }
 
+/** Where the defaults of a request come from (section 5.2). */
 export interface NormalizeOptions {
   /** The producer's working directory: the default `cwd` (section 5.2). Defaults to process.cwd(). */
   cwd?: string;

@@ -104,6 +104,7 @@ async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | unde
   });
 }
 
+/** Options of `waitFor`. */
 export interface WaitOptions {
   /** Give up after this long with TIMEOUT. @default no limit */
   timeoutMs?: number;
@@ -150,6 +151,7 @@ export async function waitFor(queue: Queue, id: string, options: WaitOptions = {
   }
 }
 
+/** Options of `readLogs`. */
 export interface LogOptions {
   /** @default 'stdout' */
   stream?: 'stdout' | 'stderr';
@@ -158,12 +160,32 @@ export interface LogOptions {
   signal?: AbortSignal;
   /** @default WAIT_POLL_MS */
   pollMs?: number;
+  /**
+   * Also yield a chunk with `dropped` where the consumer discarded bytes of a
+   * finished job's output (the receipt says `truncated`). @default false
+   */
+  gaps?: boolean;
 }
 
+/** Bytes of a job's output, as `readLogs` yields them. */
 export interface LogChunk {
   /** The generation whose stdout.<g> / stderr.<g> these bytes come from. */
   gen: number;
   bytes: Buffer;
+  /**
+   * Only on a gap chunk (empty `bytes`, `gaps` option): how many bytes the
+   * consumer discarded at this place in the stream, null when the total is
+   * unknown (RCPT-5: the owner died, or EXEC-12 stopped waiting for the pipe).
+   */
+  dropped?: number | null;
+}
+
+/** Where a finished stream's bytes were dropped (EXEC-1): after the kept bytes; none when not truncated. */
+function gapOf(receipt: ReceiptRecord | undefined, stream: 'stdout' | 'stderr', gen: number): { at: number; dropped: number | null } | undefined {
+  const summary = receipt?.[stream];
+  if (summary === null || summary === undefined || summary.gen !== gen || !summary.truncated) return undefined;
+  const dropped = summary.bytes_total === null ? null : summary.bytes_total - summary.bytes_kept;
+  return { at: summary.bytes_kept, dropped };
 }
 
 /** The generation whose output to show: the one the receipt reports (RCPT-5), else the latest with an output file. */
@@ -208,6 +230,13 @@ export async function* readLogs(queue: Queue, id: string, options: LogOptions = 
         }
         const bytes = await readBounded(queue.paths.jobFile(id, `${stream}.${target}`), OUTPUT_MAX, queue.fsOptions);
         if (bytes.length < offset) offset = 0; // never happens to an append-only file; start over if it does
+        const receipt = finished && options.gaps === true ? await readJobRecord(queue, files, 'receipt') : undefined;
+        const gap = receipt?.ok === true ? gapOf(receipt.value, stream, target) : undefined;
+        if (gap !== undefined && gap.at >= offset && gap.at <= bytes.length) {
+          if (gap.at > offset) yield { gen: target, bytes: bytes.subarray(offset, gap.at) };
+          yield { gen: target, bytes: Buffer.alloc(0), dropped: gap.dropped };
+          offset = gap.at;
+        }
         if (bytes.length > offset) {
           yield { gen: target, bytes: bytes.subarray(offset) };
           offset = bytes.length;

@@ -20,7 +20,8 @@ import { type Finding, type FindingCode, hasErrors, makeFinding } from './findin
 import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
-import { type ReadBoundedOptions, readBounded } from '../fs/safefs.ts';
+import { basename, dirname } from 'node:path';
+import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
 import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
@@ -28,11 +29,18 @@ export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
 export type * from './generated/types.ts';
+import type { ReceiptRecord } from './generated/types.ts';
+
+/** How a job finished (section 8.8, RCPT-4): the `outcome` of its receipt. */
+export type ReceiptOutcome = ReceiptRecord['outcome'];
+/** Why a job was rejected or lost (RCPT-4), or null for every other outcome: the `reason` of its receipt. */
+export type ReceiptReason = ReceiptRecord['reason'];
 
 /** The protocol version this reader implements (VER-1). */
 import { PROTOCOL_MAJOR as READER_MAJOR, PROTOCOL_MINOR as READER_MINOR, PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
+/** Options of `checkRecord` and `inspectRecord`: what the file name fixes (REC-7) and where the record came from. */
 export interface CheckOptions extends RecordExpectations {
   /** The path findings name; "-" when omitted. */
   path?: string;
@@ -200,7 +208,8 @@ const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
   FOREIGN_OWNER: 'RECORD_OWNER',
 };
 
-export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root'> {
+/** Options of `readRecord`: those of `checkRecord`, plus the queue root its parents are checked from (SEC-2). */
+export interface ReadRecordOptions extends CheckOptions, Pick<ReadBoundedOptions, 'fs' | 'root' | 'trust'> {
   /** Resolve to undefined instead of throwing NOT_FOUND when the file does not exist. */
   allowMissing?: boolean;
 }
@@ -223,26 +232,41 @@ export async function readRecord<T extends DocumentType>(
   type: T,
   options: ReadRecordOptions = {},
 ): Promise<Inspection<DocumentByType[T]> | undefined> {
-  const { allowMissing, fs, root, ...check } = options;
+  const { fs, root, trust, ...check } = options;
+  const dir = new Dir(dirname(path), { ...(fs === undefined ? {} : { fs }), ...(root === undefined ? {} : { root }), ...(trust === undefined ? {} : { trust }) });
+  return readRecordIn(dir, basename(path), type, { ...check, path: check.path ?? path });
+}
+
+/** readRecord of the entry `name` of a directory handle (a job directory, LAYOUT-5). */
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing: true },
+): Promise<Inspection<DocumentByType[T]> | undefined>;
+export async function readRecordIn<T extends DocumentType>(dir: Dir, name: string, type: T, options?: CheckOptions & { allowMissing?: boolean }): Promise<Inspection<DocumentByType[T]>>;
+export async function readRecordIn<T extends DocumentType>(
+  dir: Dir,
+  name: string,
+  type: T,
+  options: CheckOptions & { allowMissing?: boolean } = {},
+): Promise<Inspection<DocumentByType[T]> | undefined> {
+  const { allowMissing, ...check } = options;
   let bytes: Buffer | undefined;
   try {
-    bytes = await readBounded(path, maxBytesOf(type), {
-      allowMissing: allowMissing === true,
-      ...(fs === undefined ? {} : { fs }),
-      ...(root === undefined ? {} : { root }),
-    });
+    bytes = await dir.read(name, maxBytesOf(type), { allowMissing: allowMissing === true });
   } catch (error) {
     const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;
     // safefs messages read "<what is wrong>; <what to do>": keep the first half.
     const what = error.message.split('; ')[0] ?? error.message;
     const finding = makeFinding(code, what, {
-      path: check.path ?? path,
+      path: check.path ?? dir.entry(name),
       jobId: check.expectedJobId ?? null,
       clause: error.clause,
     });
     return { ok: false, findings: [finding] };
   }
   if (bytes === undefined) return undefined;
-  return inspectRecord(type, bytes, { ...check, path: check.path ?? path });
+  return inspectRecord(type, bytes, { ...check, path: check.path ?? dir.entry(name) });
 }

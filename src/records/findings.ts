@@ -22,6 +22,7 @@ export interface FindingSpec {
 
 const spec = (severity: Severity, clause: string, fix: string): FindingSpec => ({ severity, clause, fix });
 
+/** Every finding code a validator reports, with its severity, the clause it cites and what to do about it. */
 export const FINDING_CODES = {
   // Reading the file (REC-4 steps 1 and 2).
   RECORD_SYMLINK: spec('error', 'SEC-2', 'remove the link; fsjob never follows one inside a queue'),
@@ -106,8 +107,13 @@ export const FINDING_CODES = {
   WORKER_STALE: spec('info', 'WORKER-1', 'the worker is gone; fsjob recover removes its registration'),
 } as const satisfies Record<string, FindingSpec>;
 
+/** A finding code: a key of FINDING_CODES. */
 export type FindingCode = keyof typeof FINDING_CODES;
 
+/**
+ * One problem (or note) found in a record, a file or a queue (CONF-3): data, never an exception.
+ * The `--json` report lists these (schemas/report.schema.json).
+ */
 export interface Finding {
   code: FindingCode;
   severity: Severity;
@@ -130,6 +136,7 @@ export interface FindingContext {
   severity?: Severity | undefined;
 }
 
+/** True when `value` is a finding code of FINDING_CODES. */
 export function isFindingCode(value: string): value is FindingCode {
   return Object.hasOwn(FINDING_CODES, value);
 }
@@ -149,6 +156,7 @@ export function makeFinding(code: FindingCode, what: string, context: FindingCon
   return finding;
 }
 
+/** True when a finding of severity `error` is among them. */
 export function hasErrors(findings: readonly Finding[]): boolean {
   return findings.some((finding) => finding.severity === 'error');
 }

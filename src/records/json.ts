@@ -26,6 +26,7 @@ export const FREE_JSON_MEMBERS: ReadonlySet<string> = new Set(['payload', 'resul
 export type { JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/** The finding code a parse failure becomes. */
 export type ParseFailureCode =
   | 'RECORD_EMPTY'
   | 'RECORD_BAD_UTF8'
@@ -38,6 +39,7 @@ export type ParseFailureCode =
   | 'RECORD_DUPLICATE_KEY'
   | 'RECORD_NOT_COMPACT';
 
+/** Why bytes are not a record (REC-1) or a request (REQ-1), and where. */
 export interface ParseFailure {
   code: ParseFailureCode;
   /** What is wrong, for people. */
@@ -48,6 +50,7 @@ export interface ParseFailure {
   field?: string;
 }
 
+/** What `parseRecordBytes` answers: the JSON object, or why there is none. */
 export type ParseResult = { ok: true; value: JsonObject } | { ok: false; failure: ParseFailure };
 
 /** 'record': REC-1 compact form and framing. 'request': RFC 8259 text, whitespace allowed (REQ-1). */

@@ -31,6 +31,7 @@ export interface RecordExpectations {
   expectedWorkerId?: string | undefined;
 }
 
+/** What a file name says about the record it holds (LAYOUT-5): its type and what REC-7 fixes. */
 export interface RecordName {
   type: RecordType;
   expectations: RecordExpectations;

@@ -1,59 +1,84 @@
 /**
- * The JSON Schemas of schemas/ (REC-5), compiled once with ajv's 2020-12
- * build and reused. Validation problems come back from ajv as data; this
- * module turns them into findings (src/records/findings.ts) that name the
- * member, the rule and the clause.
+ * The JSON Schemas of schemas/ (REC-5), compiled ahead of time and loaded
+ * with this module. Validation problems come back from the validators as
+ * data; this module turns them into findings (src/records/findings.ts) that
+ * name the member, the rule and the clause.
  *
  * Two keywords are fsjob's own (see schemas/common.schema.json): maxBytes
  * bounds a string's UTF-8 length and maxJsonBytes a value's compact
  * serialization. JSON Schema's maxLength counts code points, not the bytes
  * the spec bounds.
+ *
+ * Nothing here reads a file: the compiled validators and the schema
+ * documents are one generated module (generated/validators.js, from
+ * tools/gen/validators.ts), imported like any other, so the library works
+ * the same from the sources, from dist/ and from a bundle.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { createRequire } from 'node:module';
+import { documents as generatedDocuments, validators as generatedValidators } from './generated/validators.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
-import { srcPath } from '../base/source-dir.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
+/** A record type of REC-3: the `type` member of every record. */
 export type RecordType = (typeof RECORD_TYPES)[number];
 /** What checkRecord can check: a record type, or the request form (section 5.2). */
 export type DocumentType = RecordType | 'request';
+/** Every type `checkRecord` can check: the record types of REC-3, then `request`. */
 export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];
 
+/** The base of every schema's `$id`: `${SCHEMA_BASE}spec.schema.json`. */
 export const SCHEMA_BASE = 'https://fsjob.dev/schemas/v1/';
-export const SCHEMAS_DIR = `${srcPath('..', 'schemas')}/`;
 
+/** True when `value` is a record type of REC-3. */
 export function isRecordType(value: string): value is RecordType {
   return (RECORD_TYPES as readonly string[]).includes(value);
 }
 
+/** True when `value` names a type `checkRecord` can check. */
 export function isDocumentType(value: string): value is DocumentType {
   return (DOCUMENT_TYPES as readonly string[]).includes(value);
 }
 
+/** A JSON Schema document of schemas/ (2020-12), as parsed JSON. */
 export type SchemaDocument = Record<string, unknown> & { $id: string };
+
+/**
+ * One problem a compiled validator found (ajv's error object, as its
+ * `verbose` option makes it): the rule (`keyword`, `schemaPath`), where in the
+ * value (`instancePath`, a JSON pointer) and the offending `data`.
+ */
+export interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  /** The keyword's value in the schema. */
+  schema?: unknown;
+  /** The schema object holding the keyword. */
+  parentSchema?: Record<string, unknown>;
+  /** The value that failed the keyword. */
+  data?: unknown;
+}
+
+/** A compiled schema: true when the value is valid; otherwise `errors` says why. */
+export interface CompiledValidator {
+  (value: unknown): boolean;
+  errors?: SchemaError[] | null;
+}
 
 let documents: Map<string, SchemaDocument> | undefined;
 
-/** Every schema of schemas/, by file name without ".schema.json" (read once). */
+/** Every schema of schemas/, by file name without ".schema.json". */
 export function schemaDocuments(): ReadonlyMap<string, SchemaDocument> {
-  if (documents === undefined) {
-    const loaded = new Map<string, SchemaDocument>();
-    for (const file of readdirSync(SCHEMAS_DIR).sort()) {
-      if (!file.endsWith('.schema.json')) continue;
-      const document = JSON.parse(readFileSync(`${SCHEMAS_DIR}${file}`, 'utf8')) as SchemaDocument;
-      loaded.set(file.slice(0, -'.schema.json'.length), document);
-    }
-    documents = loaded;
-  }
+  documents ??= new Map(Object.entries(generatedDocuments));
   return documents;
 }
 
+/** The schema document of schemas/<name>.schema.json; throws for an unknown name. */
 export function schemaDocument(name: string): SchemaDocument {
   const document = schemaDocuments().get(name);
-  if (document === undefined) throw new Error(`no schema ${name}.schema.json in ${SCHEMAS_DIR}`);
+  if (document === undefined) throw new Error(`no schema ${name}.schema.json`);
   return document;
 }
 
@@ -61,27 +86,20 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
-const validators = new Map<string, ValidateFunction>();
-let generated: Record<string, ValidateFunction> | undefined;
-
 /**
  * The compiled validator of schemas/<name>.schema.json. Compiling the schemas
  * with ajv costs every process start most of a second, so they are compiled
- * ahead of time into generated/validators.cjs (npm run gen:validators; a
- * test fails when that file is stale) and loaded from there.
+ * ahead of time (npm run gen:validators; a test fails when the generated
+ * module is stale).
  */
-export function validatorFor(name: string): ValidateFunction {
-  const cached = validators.get(name);
-  if (cached !== undefined) return cached;
-  generated ??= createRequire(srcPath('records', 'schemas.ts'))('./generated/validators.cjs') as Record<string, ValidateFunction>;
-  const compiled = generated[name];
+export function validatorFor(name: string): CompiledValidator {
+  const compiled = Object.hasOwn(generatedValidators, name) ? (generatedValidators as Readonly<Record<string, CompiledValidator>>)[name] : undefined;
   if (compiled === undefined) throw new Error(`no schema ${name}.schema.json`);
-  validators.set(name, compiled);
   return compiled;
 }
 
 /** Validate a value against schemas/<name>.schema.json; ajv's errors, or [] when valid. */
-export function schemaErrors(name: string, value: unknown): ErrorObject[] {
+export function schemaErrors(name: string, value: unknown): SchemaError[] {
   const validate = validatorFor(name);
   return validate(value) ? [] : [...(validate.errors ?? [])];
 }
@@ -144,7 +162,7 @@ function quoteAll(values: unknown): string {
   return Array.isArray(values) ? values.map((value) => JSON.stringify(value)).join(', ') : JSON.stringify(values);
 }
 
-function describeKeyword(error: ErrorObject): string {
+function describeKeyword(error: SchemaError): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'type':
@@ -173,7 +191,7 @@ function describeKeyword(error: ErrorObject): string {
  * description ("SPEC-1: exactly one of ...").
  */
 export function schemaFindings(
-  errors: readonly ErrorObject[],
+  errors: readonly SchemaError[],
   schemaName: string,
   context: Omit<FindingContext, 'field' | 'clause'>,
 ): Finding[] {

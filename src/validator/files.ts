@@ -10,6 +10,7 @@ import { type DocumentType, type RecordExpectations, type ValidateReport, readRe
 import type { SafeFsSeam } from '../fs/safefs.ts';
 import { buildReport } from './report.ts';
 
+/** A record file to check, and the type its name (or --type) gives it. */
 export interface FileTarget {
   /** The path as the user gave it; findings name it so. */
   path: string;
@@ -18,11 +19,13 @@ export interface FileTarget {
   expectations: RecordExpectations;
 }
 
+/** A checked record file: its findings and whether it is valid (no error). */
 export interface FileResult extends FileTarget {
   findings: Finding[];
   valid: boolean;
 }
 
+/** What `validateFiles` returns: the report and each file's result. */
 export interface FilesValidation {
   report: ValidateReport;
   files: FileResult[];
@@ -60,6 +63,7 @@ export async function planTargets(paths: readonly string[], type?: DocumentType)
   return targets;
 }
 
+/** Options of `validateFiles`. */
 export interface ValidateFilesOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;

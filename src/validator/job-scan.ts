@@ -12,13 +12,13 @@
  */
 import { createHash } from 'node:crypto';
 import { isFsjobError } from '../base/errors.ts';
-import { classifyJobEntry, genRecordName } from '../model/layout.ts';
+import { classifyJob, renewedAt, type GenEntries } from '../model/job.ts';
+import { genRecordName } from '../model/layout.ts';
 import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../records/codec.ts';
 import { type DirEntry, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
 import { GEN_MAX, OUTPUT_MAX, STDIN_MAX } from '../base/constants.ts';
 import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
 
-type GenKind = 'claim' | 'exec' | 'state' | 'end' | 'stdout' | 'stderr';
 type Stream = 'stdout' | 'stderr';
 
 /** What the queue-wide checks need to know about a job. Plain data (it may cross a worker boundary). */
@@ -54,15 +54,6 @@ export interface JobScan {
 export interface JobScanFindings {
   list: Sink['findings'];
   files: number;
-}
-
-interface GenSlots {
-  claim?: DirEntry;
-  exec?: DirEntry;
-  state?: DirEntry;
-  end?: DirEntry;
-  stdout?: DirEntry;
-  stderr?: DirEntry;
 }
 
 interface GenRecords {
@@ -114,7 +105,7 @@ export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
 }
 
 class JobAudit {
-  private readonly gens = new Map<number, GenSlots>();
+  private gens: ReadonlyMap<number, Readonly<GenEntries>> = new Map();
   private readonly records = new Map<number, GenRecords>();
   private readonly outputs = { stdout: new Map<number, OutputFile>(), stderr: new Map<number, OutputFile>() };
   private specEntry: DirEntry | undefined;
@@ -142,15 +133,6 @@ class JobAudit {
     return `${this.shownDir}/${name}`;
   }
 
-  private slots(gen: number): GenSlots {
-    let slots = this.gens.get(gen);
-    if (slots === undefined) {
-      slots = {};
-      this.gens.set(gen, slots);
-    }
-    return slots;
-  }
-
   private recordsOf(gen: number): GenRecords {
     let records = this.records.get(gen);
     if (records === undefined) {
@@ -175,43 +157,32 @@ class JobAudit {
     return this.summary();
   }
 
-  /** LAYOUT-5/LAYOUT-6: sort the entries by what their names say; temporary and unknown names are checked here. */
+  /** LAYOUT-5/LAYOUT-6 (model/job.ts classifyJob); temporary and unknown names are checked here, in listing order. */
   private classify(entries: readonly DirEntry[]): void {
+    const listing = classifyJob(this.id, entries);
+    const temps = new Set(listing.temps);
+    const unknown = new Set(listing.unknown);
     for (const entry of entries) {
-      const kind = classifyJobEntry(entry.name);
-      switch (kind.kind) {
-        case 'temp':
-          checkTemp(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry.kind, this.id);
-          break;
-        case 'unknown': {
-          const shown = this.shown(entry.name);
-          this.sink.add('JOB_UNKNOWN_ENTRY', `${shown} is not a name LAYOUT-5 defines`, shown, this.id);
-          if (checkKind(this.sink, shown, entry.kind, 'any', this.id)) {
-            const stats = lstatIfExistsSync(this.path(entry.name));
-            if (stats !== undefined) {
-              this.sink.files += 1;
-              checkStats(this.sink, this.env, shown, stats, this.id);
-            }
+      if (temps.has(entry)) {
+        checkTemp(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry.kind, this.id);
+      } else if (unknown.has(entry)) {
+        const shown = this.shown(entry.name);
+        this.sink.add('JOB_UNKNOWN_ENTRY', `${shown} is not a name LAYOUT-5 defines`, shown, this.id);
+        if (checkKind(this.sink, shown, entry.kind, 'any', this.id)) {
+          const stats = lstatIfExistsSync(this.path(entry.name));
+          if (stats !== undefined) {
+            this.sink.files += 1;
+            checkStats(this.sink, this.env, shown, stats, this.id);
           }
-          break;
         }
-        case 'spec':
-          this.specEntry = entry;
-          break;
-        case 'stdin':
-          this.stdinEntry = entry;
-          break;
-        case 'receipt':
-          this.receiptEntry = entry;
-          break;
-        case 'cancel':
-          if (kind.force) this.cancelForceEntry = entry;
-          else this.cancelEntry = entry;
-          break;
-        default:
-          this.slots(kind.gen)[kind.kind] = entry;
       }
     }
+    this.specEntry = listing.named.spec;
+    this.stdinEntry = listing.named.stdin;
+    this.receiptEntry = listing.named.receipt;
+    this.cancelEntry = listing.named.cancel;
+    this.cancelForceEntry = listing.named.cancelForce;
+    this.gens = listing.gens;
   }
 
   private readJobRecord<T extends 'spec' | 'cancel' | 'receipt'>(entry: DirEntry, type: T, more: { expectedForce?: boolean } = {}) {
@@ -226,7 +197,7 @@ class JobAudit {
       this.spec = this.readJobRecord(this.specEntry, 'spec');
     }
     for (const gen of this.genOrder()) {
-      const slots = this.gens.get(gen) as GenSlots;
+      const slots = this.gens.get(gen) as GenEntries;
       for (const kind of ['claim', 'exec', 'state', 'end'] as const) {
         const entry = slots[kind];
         if (entry === undefined) continue;
@@ -365,7 +336,7 @@ class JobAudit {
 
     // LAYOUT-5: every generation record belongs to a claim of that generation.
     for (const gen of order) {
-      const slots = this.gens.get(gen) as GenSlots;
+      const slots = this.gens.get(gen) as GenEntries;
       if (slots.claim !== undefined) continue;
       for (const kind of ['exec', 'state', 'end', 'stdout', 'stderr'] as const) {
         const entry = slots[kind];
@@ -379,7 +350,7 @@ class JobAudit {
     let used = 0;
     let executions = 0;
     for (const gen of order) {
-      const slots = this.gens.get(gen) as GenSlots;
+      const slots = this.gens.get(gen) as GenEntries;
       if (slots.exec === undefined) continue;
       executions += 1;
       const shown = this.shown(slots.exec.name);
@@ -509,13 +480,12 @@ class JobAudit {
     const records = this.records.get(top);
     const claim = records?.claim;
     if (claim === undefined) return summary; // unreadable claim: reported, and nobody can judge it
-    const heartbeat = records?.state?.heartbeat_ms ?? 0;
     const exec: OpenClaim['exec'] =
       slots.exec === undefined ? { kind: 'none' } : records?.exec === undefined ? { kind: 'invalid' } : { kind: 'recorded', group: records.exec.group };
     summary.open = {
       gen: top,
       claim,
-      lastRenewalMs: Math.max(claim.claimed_ms, heartbeat),
+      lastRenewalMs: renewedAt(claim, records?.state),
       exec,
       claimPath: this.shown(genRecordName('claim', top)),
       execPath: this.shown(genRecordName('exec', top)),

@@ -8,7 +8,8 @@
  * A validator only looks: nothing is signalled.
  */
 import * as nodeFs from 'node:fs/promises';
-import { foreignLeaseGraceMs, groupState, isLocal, judgeOwner, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../model/identity.ts';
+import { foreignLeaseGraceMs, isLocal, judgeOwner, type IdentityOptions, type LeaseFacts, type OwnerJudgement } from '../model/identity.ts';
+import { groupState } from '../model/groups.ts';
 import type { Group, Identity } from '../records/codec.ts';
 
 export type ExecutionVerdict = 'running' | 'stopped' | 'unknown';

@@ -19,21 +19,21 @@
  */
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts';
+import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
-import { QUEUE_DIRS, QUEUE_RECORD, isJobId, keyHash, parseReadyEntry, readyEntryName } from '../model/layout.ts';
-import type { HoldRecord, QueueRecord } from '../records/codec.ts';
+import { QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import type { QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { srcPath } from '../base/source-dir.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
-import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
+import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
+import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
 import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
+/** Options of `auditQueue`. */
 export interface QueueAuditOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
@@ -49,8 +49,8 @@ export interface QueueAuditOptions {
 /** Below this many jobs, starting worker threads costs more than it saves. */
 export const PARALLEL_MIN_JOBS = 20_000;
 const MAX_THREADS = 4;
-const WORKER_BATCH = 256;
 
+/** What `auditQueue` found in one queue. */
 export interface QueueAudit {
   /** The queue root as given. */
   target: string;
@@ -64,15 +64,6 @@ export interface QueueAudit {
 export function holdsQueueRecord(dir: string): boolean {
   return lstatIfExistsSync(join(dir, QUEUE_RECORD)) !== undefined;
 }
-
-interface Hold {
-  n: number;
-  record: HoldRecord | undefined;
-  path: string;
-}
-
-/** Per-key holds: the highest number and its record, when it was valid. */
-type HoldIndex = Map<string, Hold>;
 
 /**
  * Audit the queue at `target`. Throws NOT_A_QUEUE (no such directory, no
@@ -114,6 +105,10 @@ class QueueAuditRun {
     return join(this.env.shownRoot, ...parts);
   }
 
+  private keyContext(): KeyCheckContext {
+    return { summaries: this.summaries, jobSink: (id) => this.jobSink(id), shown: (...parts) => this.shown(...parts) };
+  }
+
   private jobSink(id: string): Sink {
     let sink = this.jobSinks.get(id);
     if (sink === undefined) {
@@ -139,8 +134,8 @@ class QueueAuditRun {
     const lanes = this.readHolds('lanes');
     const running = await this.checkOpenClaims();
     this.checkIndex();
-    this.checkDedupe(dedupe);
-    this.checkLanes(lanes, running);
+    checkDedupe(this.keyContext(), dedupe);
+    checkLanes(this.keyContext(), lanes, running);
     await this.checkWorkers();
     return this.result();
   }
@@ -234,13 +229,15 @@ class QueueAuditRun {
   private async scanJobs(ids: readonly string[]): Promise<void> {
     const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
     const progress = this.progressTicker(ids.length);
-    if (threads <= 1) {
+    const entry = threads > 1 ? scanWorkerEntry() : undefined;
+    if (entry === undefined) {
       for (const [index, id] of ids.entries()) {
         this.record(id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      await this.scanInWorkers(ids, threads, progress);
+      const results = await scanInWorkers(entry, this.env, ids, threads, progress);
+      for (const [index, id] of ids.entries()) this.record(id, results[index]);
     }
     if (ids.length > 0) progress(ids.length, true);
   }
@@ -269,53 +266,6 @@ class QueueAuditRun {
         progress(checked, total);
       }
     };
-  }
-
-  /**
-   * The same scan in worker threads, batch by batch, for big queues: the
-   * audit is bound by system calls and record checks, which parallelize.
-   * Results are kept in id order, exactly as the inline scan gives them.
-   */
-  private async scanInWorkers(ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<void> {
-    const init: ScanWorkerInit = { shownRoot: this.env.shownRoot, root: this.env.root, uid: this.env.uid, nowMs: this.env.nowMs };
-    const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
-    let next = 0;
-    let done = 0;
-    let failure: ScanBatchResult | undefined;
-    const runWorker = (): Promise<void> =>
-      new Promise<void>((resolve, reject) => {
-        const worker = new Worker(srcPath('validator', 'scan-worker-entry.mjs'), { workerData: init });
-        let start = 0;
-        const send = (): void => {
-          if (next >= ids.length || failure !== undefined) {
-            worker.postMessage(null);
-            return;
-          }
-          start = next;
-          next = Math.min(ids.length, next + WORKER_BATCH);
-          worker.postMessage(ids.slice(start, next));
-        };
-        worker.on('message', (result: ScanBatchResult) => {
-          if (!result.ok) {
-            failure = result;
-            worker.postMessage(null);
-            return;
-          }
-          for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
-          done += result.scans.length;
-          progress(done);
-          send();
-        });
-        worker.once('error', reject);
-        worker.once('exit', () => resolve());
-        send();
-      });
-    await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / WORKER_BATCH)) }, runWorker));
-    if (failure !== undefined && !failure.ok) {
-      const { code, message, path, errno } = failure.error;
-      throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
-    }
-    for (const [index, id] of ids.entries()) this.record(id, results[index]);
   }
 
   /** tmp/: staging directories are private to their producer (ENQ-5): only their age and hazards are judged (TEMP-1). */
@@ -494,67 +444,6 @@ class QueueAuditRun {
     return running;
   }
 
-  /** DEDUPE-1: one unfinished job per key. DEDUPE-2: it holds the key's highest hold. */
-  private checkDedupe(holds: HoldIndex): void {
-    const byKey = new Map<string, string[]>();
-    for (const [id, summary] of this.summaries) {
-      const key = summary.spec?.dedupe;
-      if (summary.finished || key === undefined || key === null) continue;
-      const list = byKey.get(key) ?? [];
-      list.push(id);
-      byKey.set(key, list);
-    }
-    for (const [key, ids] of byKey) {
-      const hash = keyHash(key);
-      const top = holds.get(hash);
-      for (const id of ids) {
-        const sink = this.jobSink(id);
-        const shown = this.shown('jobs', id);
-        if (ids.length > 1) {
-          const others = ids.filter((other) => other !== id);
-          sink.add('DEDUPE_CONFLICT', `job ${id} and ${others.length} other unfinished job${others.length === 1 ? '' : 's'} (${others.slice(0, 3).join(', ')}) share the dedupe key ${JSON.stringify(key)}`, shown, id);
-        }
-        if (top === undefined) {
-          const where = this.shown('dedupe', hash);
-          sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but ${where}/ holds no hold`, where, id);
-        } else if (top.record !== undefined && top.record.job_id !== id && ids.length === 1) {
-          sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but the highest hold ${top.path} names job ${top.record.job_id}`, top.path, id);
-        }
-      }
-    }
-  }
-
-  /** LANE-1: one running job per lane. LANE-2: a running job holds its lane's highest hold. */
-  private checkLanes(holds: HoldIndex, running: ReadonlySet<string>): void {
-    const byLane = new Map<string, string[]>();
-    for (const id of running) {
-      const lane = this.summaries.get(id)?.spec?.lane;
-      if (lane === undefined || lane === null) continue;
-      const list = byLane.get(lane) ?? [];
-      list.push(id);
-      byLane.set(lane, list);
-    }
-    for (const [lane, ids] of byLane) {
-      const hash = keyHash(lane);
-      const top = holds.get(hash);
-      for (const id of ids.sort()) {
-        const sink = this.jobSink(id);
-        const open = this.summaries.get(id)?.open;
-        const shown = open?.execPath ?? this.shown('jobs', id);
-        if (ids.length > 1) {
-          const others = ids.filter((other) => other !== id);
-          sink.add('LANE_CONFLICT', `job ${id} runs in lane ${JSON.stringify(lane)} while ${others.slice(0, 3).join(', ')} ${others.length === 1 ? 'does' : 'do'} too`, shown, id);
-        }
-        if (top === undefined) {
-          const where = this.shown('lanes', hash);
-          sink.add('LANE_UNHELD', `job ${id} runs in lane ${JSON.stringify(lane)} but ${where}/ holds no hold`, where, id);
-        } else if (top.record !== undefined && (top.record.job_id !== id || top.record.gen !== open?.gen) && ids.length === 1) {
-          sink.add('LANE_UNHELD', `job ${id} runs generation ${open?.gen ?? '?'} in lane ${JSON.stringify(lane)} but the highest hold ${top.path} names job ${top.record.job_id} generation ${String(top.record.gen)}`, top.path, id);
-        }
-      }
-    }
-  }
-
   /** workers/<w>.json: names (LAYOUT-9), records, and registrations whose owner is dead (WORKER-1). */
   private async checkWorkers(): Promise<void> {
     const sink = this.queueSink;
@@ -579,6 +468,3 @@ class QueueAuditRun {
   }
 }
 
-function isErrorCode(code: string): code is FsjobErrorCode {
-  return (ERROR_CODES as readonly string[]).includes(code);
-}

@@ -19,6 +19,7 @@ export interface FileOutcome {
 /** REPORT-1: a report lists at most this many findings. */
 export const FINDINGS_MAX = 1_000_000;
 
+/** What `buildReport` makes a report from. */
 export interface ReportInput {
   targets: string[];
   findings: Finding[];
@@ -28,6 +29,7 @@ export interface ReportInput {
   finishedMs: number;
 }
 
+/** The JSON report of REPORT-1 (schemas/report.schema.json) for the findings of one validation. */
 export function buildReport(input: ReportInput): ValidateReport {
   const count = (severity: Finding['severity']): number => input.findings.filter((finding) => finding.severity === severity).length;
   return {

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { enqueue } from '../../src/producer/index.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import type { ExecRecord } from '../../src/records/codec.ts';
 import { cleanupAll } from '../support/helpers.ts';
 import { receiptOf, waitFor } from '../support/consumer.ts';

@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { isFsjobError } from '../../src/base/errors.ts';
 import { FINDING_CODES, type Finding } from '../../src/records/findings.ts';
+import type { JobRequest } from '../../src/producer/index.ts';
 import { inspectRecord, recordNameOf, type RecordType } from '../../src/records/codec.ts';
 import { openQueue, initQueue } from '../../src/model/queue.ts';
 import { enqueue, jobStatus, listJobs, normalizeRequest, parseRequest } from '../../src/producer/index.ts';
@@ -56,7 +57,7 @@ async function buildTemplate(): Promise<void> {
   template = join(dir, 'template');
   const { queue } = await initQueue(template);
   const cwd = tmpdir();
-  const add = async (request: Record<string, unknown>): Promise<string> => (await enqueue(queue, request, { cwd })).id;
+  const add = async (request: JobRequest): Promise<string> => (await enqueue(queue, request, { cwd })).id;
   await add({ handler: 'echo', payload: { n: 1 }, lane: 'fuzz-lane' });
   const worker = new Worker({ queues: [queue], mode: 'drain', commands: false, pollMs: 50 });
   worker.handle('echo', (ctx) => ctx.payload);

@@ -102,7 +102,7 @@ args('status, wait, cancel and logs refuse every hostile id with USAGE (exit 2, 
   const tried: string[] = [];
   for (const id of HOSTILE_IDS) {
     for (const command of [['status'], ['wait', '--timeout', '1'], ['cancel'], ['logs']]) {
-      const run = await runFsjob([...command, '--queue', w.root, id], w.root);
+      const run = await runFsjob([...command, '--verbose', '--queue', w.root, id], w.root);
       assert.is(run.status, 2, `fsjob ${command[0]} ${JSON.stringify(id)}: ${run.stderr}`);
       assert.match(run.stderr, /LAYOUT-4/);
       tried.push(`${command[0]} ${JSON.stringify(id)}`);
@@ -177,7 +177,7 @@ names('foreign names in jobs/, ready/, workers/, lanes/ and dedupe/ are reported
   for (const { path, code } of planted) {
     assert.ok(findings.some((finding) => finding.path === path && finding.code === code), `${code} at ${path}: ${findings.map((f) => `${f.code} ${f.path}`).join(', ')}`);
   }
-  for (const args of [['status', '--queue', q], ['recover', '--queue', q], ['gc', '--queue', q], ['work', '--drain', '--queue', q], ['status', '--queue', q]]) {
+  for (const args of [['status', '--queue', q], ['recover', '--queue', q], ['gc', '--all', '--queue', q], ['work', '--drain', '--queue', q], ['status', '--queue', q]]) {
     const run = await runFsjob(args, q);
     assert.is(run.status, 0, `${args.join(' ')}: ${run.stderr}`);
   }
@@ -237,7 +237,7 @@ inside('claim, receipt, worker and hold records naming another place are reporte
     const found = await findingsAt(q, path);
     assert.ok(found.some((finding) => finding.severity === 'error'), `${path}: ${found.map((f) => f.code).join(',')}`);
   }
-  for (const args of [['status', '--queue', q], ['status', '--queue', q, w.finished], ['recover', '--queue', q], ['cancel', '--queue', q, w.finished], ['gc', '--queue', q], ['work', '--drain', '--queue', q], ['enqueue', '--queue', q, '--dedupe', 'ids-key', '--', 'true']]) {
+  for (const args of [['status', '--queue', q], ['status', '--queue', q, w.finished], ['recover', '--queue', q], ['cancel', '--queue', q, w.finished], ['gc', '--all', '--queue', q], ['work', '--drain', '--queue', q], ['enqueue', '--queue', q, '--dedupe', 'ids-key', '--', 'true']]) {
     const run = await runFsjob(args, q);
     assert.ok([0, 1, 3].includes(run.status) && !/\n\s+at /.test(run.stderr), `${args.join(' ')}: ${run.status} ${run.stderr}`);
   }

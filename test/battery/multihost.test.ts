@@ -33,6 +33,7 @@ import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../src/base/constants.ts';
 import { encodeRecord, type ClaimRecord, type ExecRecord, type StateRecord } from '../../src/records/codec.ts';
 import { batteryDir, childrenOf, isDead, notable, readJobs, readStartLog, removeBatteryDirs, runFsjob, startFsjob, validateQueue, type FsjobProcess, type JobOnDisk } from '../support/battery.ts';
 import { readJson, waitFor, delay } from '../support/consumer.ts';
+import { GUARDIAN_NAME } from '../../src/consumer/guardian.ts';
 
 const WAIT = 60_000;
 const host = (name: string): NodeJS.ProcessEnv => ({ FSJOB_HOST_OVERRIDE: `${name}/boot-${name}` });
@@ -76,7 +77,7 @@ async function hostRuns(queue: Queue, name: string, lease: number, ids: string[]
 
 /** A host crash: its guardian, its worker and its command groups, all SIGKILLed. */
 async function crash(worker: FsjobProcess, groups: number[]): Promise<void> {
-  const guardians = childrenOf(worker.pid, 'guardian.sh');
+  const guardians = childrenOf(worker.pid, GUARDIAN_NAME);
   assert.is(guardians.length, 1, 'the worker has its guardian');
   for (const pid of guardians) process.kill(pid, 'SIGKILL');
   worker.child.kill('SIGKILL');
@@ -173,9 +174,9 @@ hosts('before their leases expire, validate, recover and another host\'s worker 
     runFsjob(['work', '--queue', queue.root, '--drain', '--json', '--lease', '3'], host('host-b')),
   ]);
   // The lease of host-a1 is an hour: however slow this machine, nothing may touch its job.
-  const report = JSON.parse(recovered.stdout) as { claimsBroken: { job_id: string }[]; unproven: unknown[] };
+  const report = JSON.parse(recovered.stdout) as { claims_broken: { job_id: string }[]; unproven: unknown[] };
   assert.is(recovered.code, 0, recovered.stderr);
-  assert.equal(report.claimsBroken.filter((c) => c.job_id === unexpired || c.job_id === live), []);
+  assert.equal(report.claims_broken.filter((c) => c.job_id === unexpired || c.job_id === live), []);
   assert.equal(report.unproven, []);
   assert.is(worker.code, 0, worker.stderr);
   assert.is(validated.code, 0, notable(validated.report));

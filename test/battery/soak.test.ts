@@ -92,7 +92,7 @@ chaos(`producers and workers for ${SECONDS} s under SIGKILL/SIGTERM chaos, then 
     `\n  soak: ${SECONDS} s of chaos, ${kills} kills survived ${JSON.stringify(run.kills)}, ${run.workersStarted} worker processes started; ` +
       `${run.accepted.size} jobs accepted of ${run.requested} requested, ${jobs.length} in jobs/, ${totalStarts} starts; ` +
       `receipts ${JSON.stringify(tally(jobs.map((job) => `${job.receipt?.outcome}${job.receipt?.reason ? `:${job.receipt.reason}` : ''}`)))}; ` +
-      `${broken} claims of dead owners broken (${run.recover.report.claimsBroken.length} by the final recover); validate: ${validated.report.summary.warnings} warnings, ${validated.report.summary.infos} infos; ` +
+      `${broken} claims of dead owners broken (${run.recover.report.claims_broken.length} by the final recover); validate: ${validated.report.summary.warnings} warnings, ${validated.report.summary.infos} infos; ` +
       `${((finished - t0) / 1000).toFixed(1)} s in all`,
   );
 });

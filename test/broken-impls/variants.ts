@@ -174,7 +174,9 @@ export interface VariantRun extends Verdict {
 /** Runs the variant's cases in its crash mode (the quick run by default) and judges the result. */
 export async function runVariant(variant: Variant, options: Pick<RunOptions, 'pool' | 'parallel' | 'keep'> = {}): Promise<VariantRun> {
   const began = Date.now();
-  const { results } = await runConformance({ impl: variant.manifest, cases: variant.cases, crash: variant.crash as CrashMode, ...options });
+  // "power" is the power-loss sample (--crash power): no kill points.
+  const modes = variant.crash === 'power' ? { crash: 'none' as CrashMode, power: 'quick' as const } : { crash: variant.crash as CrashMode };
+  const { results } = await runConformance({ impl: variant.manifest, cases: variant.cases, ...modes, ...options });
   const verdict = judge(variant, results);
   return { ...verdict, variant, seconds: (Date.now() - began) / 1000, results };
 }

@@ -142,9 +142,28 @@ audit('outputs written after the receipt, or not fsynced before it, are RCPT-2',
   assert.equal(clausesOf([...base.slice(0, 2), call(3, 'fsync', `${J}/stdout.1`), ...base.slice(2).map((c) => ({ ...c, k: c.k + 1 })), call(7, 'write', `${J}/stdout.1`)]), [['RCPT-2', 'I4']]);
 });
 
-audit('a job directory made in jobs/ instead of renamed there is ENQ-5', () => {
-  assert.equal(clausesOf([call(1, 'mkdir', J)]), [['ENQ-5', 'ENQ-3', 'I1']]);
-  assert.equal(clausesOf([call(1, 'mkdir', `/q/tmp/${ID}`), call(2, 'renameat2', `/q/tmp/${ID}`, J)]), []);
+audit('a job directory made in jobs/ instead of renamed there is ENQ-3', () => {
+  assert.equal(clausesOf([call(1, 'mkdir', J)]), [['ENQ-3', 'ENQ-5', 'I1']]);
+  assert.equal(clausesOf([call(1, 'mkdir', `/q/tmp/${ID}`), call(2, 'openat', `/q/ready/1000-${ID}`), call(3, 'renameat2', `/q/tmp/${ID}`, J)]), []);
+});
+
+audit('a job published before its ready entry exists is ENQ-2', () => {
+  assert.equal(clausesOf([call(1, 'mkdir', `/q/tmp/${ID}`), call(2, 'renameat2', `/q/tmp/${ID}`, J), call(3, 'openat', `/q/ready/1000-${ID}`)]), [['ENQ-2', 'READY-1', 'I1']]);
+});
+
+audit('a job renamed into jobs/ from anywhere but tmp/<id> is LAYOUT-3', () => {
+  assert.equal(clausesOf([call(1, 'openat', `/q/ready/1000-${ID}`), call(2, 'renameat2', `/elsewhere/${ID}`, J)]), [['LAYOUT-3', 'ENQ-3', 'I1']]);
+});
+
+audit('a temporary, output or staged file created without O_EXCL is PUB-1 or PUB-7', () => {
+  const open = (k: number, p: string, flags: number): CountedCall => ({ ...call(k, 'openat', p), flags });
+  const TRUNC = 0o1101;
+  const EXCL = 0o301;
+  assert.equal(clausesOf([open(1, `${J}/.claim.1.json.a`, TRUNC)]), [['PUB-1', 'PUB-3']]);
+  assert.equal(clausesOf([open(1, `${J}/stdout.1`, TRUNC)]), [['PUB-7', 'EXEC-1']]);
+  assert.equal(clausesOf([open(1, `/q/tmp/${ID}/spec.json`, TRUNC)]), [['PUB-7', 'ENQ-3']]);
+  assert.equal(clausesOf([open(1, `/q/ready/1000-${ID}`, TRUNC)]), [['PUB-7', 'ENQ-2']]);
+  assert.equal(clausesOf([open(1, `${J}/.claim.1.json.a`, EXCL), open(2, `${J}/stdout.1`, EXCL), open(3, `/q/tmp/${ID}/spec.json`, EXCL), open(4, `/q/tmp/.scratch/pipe`, TRUNC)]), []);
 });
 
 audit('removing a receipt is RCPT-6; staging in tmp/ is never audited', () => {
@@ -195,7 +214,7 @@ reports('a report matches schemas/conformance-report.schema.json and prints its 
     { name: 'behaviour/stdin', clauses: ['EXEC-7'], level: 'consumer', strength: 'MUST', status: 'ok', durationMs: 3, failures: [] },
     { name: 'consumer/cancel-running', clauses: ['CANCEL-3'], level: 'consumer', strength: 'MUST', status: 'skip', durationMs: 0, note: 'no cancel role', failures: [] },
   ];
-  const report = buildReport({ implementation: { name: 'x', manifest: '/m.json' }, options: { role: 'all', crash: 'quick', only: [] }, startedMs: 1, finishedMs: 2, results, crashPoints: 12 });
+  const report = buildReport({ implementation: { name: 'x', manifest: '/m.json' }, options: { role: 'all', crash: 'quick', power: 'quick', only: [] }, startedMs: 1, finishedMs: 2, results, crashPoints: 12 });
   assert.equal(schemaErrors('conformance-report', report), []);
   assert.equal(report.summary, { passed: 1, failed: 1, skipped: 1, must_failed: 1, crash_points: 12 });
   const text = formatCase(results[0] as CaseResult).join('\n');

@@ -7,11 +7,12 @@ import { explain, mustFailures } from '../support/conformance.ts';
 const SH = fileURLToPath(new URL('../../conformance/impls/sh/manifest.json', import.meta.url));
 const sh = suite('fsjob conformance: the POSIX sh implementation');
 
-sh('passes every MUST case, with a quick crash sweep', async () => {
-  const { results, report } = await runConformance({ impl: SH, crash: 'quick' });
+sh('passes every MUST case, with a quick crash sweep and the quick power-loss sample', async () => {
+  const { results, report } = await runConformance({ impl: SH, crash: 'quick', power: 'quick' });
   const failed = mustFailures(results);
   assert.is(failed.length, 0, `MUST failures:\n${explain(failed)}`);
   assert.ok(report.summary.crash_points > 0, 'crash points were checked');
+  assert.equal(results.filter((r) => r.name.startsWith('power/') && r.status === 'ok').map((r) => r.name).sort(), ['power/cancel', 'power/consume', 'power/produce'], 'the power-loss cases ran and passed');
   assert.ok(results.some((r) => r.name.startsWith('interop/') && r.status === 'ok'), 'interoperability with the reference was checked');
 });
 

@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCommand, type CommandSpec, type RecordedGroup } from '../../src/consumer/command.ts';
-import { groupState, processStart, selfIdentity } from '../../src/model/identity.ts';
+import { processStart, selfIdentity } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 
 async function outputs(dir: string) {
   const stdout = await open(join(dir, 'stdout.1'), 'wx', 0o600);

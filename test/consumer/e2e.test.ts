@@ -8,17 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { deadIdentity, endOf, fileExists, publishClaim, readJson, readyEntries, receiptOf, waitFor } from '../support/consumer.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
 import { cleanupAll, freshDir, withWatchdog } from '../support/helpers.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import type { RecoverReport } from '../../src/consumer/index.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 
 interface Proc {
   child: ChildProcess;
@@ -98,10 +98,10 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
 
   const recovered = fsjob(['recover', '--queue', q.root, '--json']);
   assert.is(await finished(recovered, 60_000), 0, recovered.stderr());
-  const report = JSON.parse(recovered.stdout()) as RecoverReport;
+  const report = JSON.parse(recovered.stdout()) as Pick<RecoverReport, 'receipts' | 'requeued'> & { workers_removed: string[] };
   assert.equal(report.receipts.map((r) => [r.job_id, r.outcome, r.exit_code]), [[once1, 'lost', 125]]);
   assert.equal(report.requeued.map((r) => r.job_id), [twice]);
-  assert.is(report.workersRemoved.length, 1, 'the dead worker registration is stale');
+  assert.is(report.workers_removed.length, 1, 'the dead worker registration is stale');
   const lost = receiptOf(q, once1);
   assert.is(lost.reason, 'owner_lost');
   assert.is(lost.stdout?.bytes_total, null);

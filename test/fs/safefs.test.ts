@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as fsp from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, fstatSync, lstatSync, readdirSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { checkDirInside, checkQueueRoot, createExclusive, ensurePrivateDir, fsyncDir, isTempName, listDir, publishRecord, readBounded, removeTree, renameNoReplace } from '../../src/fs/safefs.ts';
-import type { SafeFsSeam } from '../../src/fs/safefs.ts';
+import { realReads, type ReadCalls, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import { NOBODY, cleanupAll, dotFiles, freshDir, mkfifo, rejectsWith, withWatchdog } from '../support/helpers.ts';
 import { RECORD_MAX, STDIN_MAX } from '../../src/base/constants.ts';
 
@@ -259,7 +259,7 @@ reading('a FIFO behind a regular-looking lstat is caught by fstat, without block
     });
   const seam: SafeFsSeam = {
     ...fsp,
-    lstat: (async (p: string) => (p === path ? disguise(await fsp.lstat(p)) : fsp.lstat(p))) as SafeFsSeam['lstat'],
+    reads: { ...realReads, lstat: (p: string) => (p === path ? disguise(lstatSync(p)) : lstatSync(p)) },
   };
   const unblock = (): void => {
     void fsp.open(path, constants.O_WRONLY | constants.O_NONBLOCK).then((h) => h.close()).catch(() => undefined);
@@ -278,13 +278,13 @@ reading('a file replaced between lstat and open (other dev/ino) is re-examined, 
   let lies = 1;
   const seam: SafeFsSeam = {
     ...fsp,
-    lstat: (async (p: string) => (p === path && lies-- > 0 ? old : fsp.lstat(p))) as SafeFsSeam['lstat'],
+    reads: { ...realReads, lstat: (p: string) => (p === path && lies-- > 0 ? old : lstatSync(p)) },
   };
   assert.is((await readBounded(path, 100, { fs: seam })).toString(), 'new');
   // A file that keeps changing identity is reported, not read.
   const alwaysOld: SafeFsSeam = {
     ...fsp,
-    lstat: (async (p: string) => (p === path ? old : fsp.lstat(p))) as SafeFsSeam['lstat'],
+    reads: { ...realReads, lstat: (p: string) => (p === path ? old : lstatSync(p)) },
   };
   await rejectsWith(readBounded(path, 100, { fs: alwaysOld }), 'IO', { errno: 'EAGAIN' });
 });
@@ -323,13 +323,7 @@ reading('catches a file that grows after fstat by reading at most bound+1 bytes'
   const shrink = <T extends { size: number }>(stats: T): T => Object.assign(Object.create(Object.getPrototypeOf(stats)), stats, { size: 10 });
   const seam: SafeFsSeam = {
     ...fsp,
-    lstat: (async (p: string) => shrink(await fsp.lstat(p))) as SafeFsSeam['lstat'],
-    open: (async (p: string, flags: number, mode?: number) => {
-      const handle = await fsp.open(p, flags, mode);
-      const realStat = handle.stat.bind(handle);
-      handle.stat = (async () => shrink(await realStat())) as FileHandle['stat'];
-      return handle;
-    }) as SafeFsSeam['open'],
+    reads: { ...realReads, lstat: (p: string) => shrink(lstatSync(p)), fstat: (fd: number) => shrink(fstatSync(fd)) },
   };
   await rejectsWith(readBounded(path, 100, { fs: seam }), 'TOO_LARGE', { clause: 'SEC-4' });
 });
@@ -613,7 +607,7 @@ listing('falls back to lstat when d_type is unknown', async () => {
   };
   const seam: SafeFsSeam = {
     ...fsp,
-    readdir: (async () => ['f', 'l', 'vanished'].map(unknown)) as unknown as SafeFsSeam['readdir'],
+    reads: { ...realReads, readdir: (() => ['f', 'l', 'vanished'].map(unknown)) as unknown as ReadCalls['readdir'] },
   };
   assert.equal(await listDir(root, { fs: seam }), [
     { name: 'f', kind: 'file' },
@@ -626,10 +620,13 @@ listing("survives Node's own lstat fallback failing on an entry that vanished", 
   await fsp.writeFile(join(root, 'stays'), '', { mode: 0o600 });
   const seam: SafeFsSeam = {
     ...fsp,
-    readdir: (async (p: string, options?: { withFileTypes?: boolean }) => {
-      if (options?.withFileTypes === true) throw errnoError('ENOENT');
-      return [...(await fsp.readdir(p)), 'gone'];
-    }) as unknown as SafeFsSeam['readdir'],
+    reads: {
+      ...realReads,
+      readdir: ((p: string, options?: { withFileTypes?: boolean }) => {
+        if (options?.withFileTypes === true) throw errnoError('ENOENT');
+        return [...readdirSync(p), 'gone'];
+      }) as unknown as ReadCalls['readdir'],
+    },
   };
   assert.equal(await listDir(root, { fs: seam }), [{ name: 'stays', kind: 'file' }]);
   await rejectsWith(listDir(join(root, 'missing')), 'NOT_FOUND');

@@ -5,20 +5,8 @@ import { spawn, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  HOST_OVERRIDE_ENV,
-  foreignLeaseGraceMs,
-  groupState,
-  isLocal,
-  judgeOwner,
-  normalizeLstart,
-  parseBoottime,
-  parseProcStat,
-  processStart,
-  selfIdentity,
-  signalGroup,
-  stopGroup,
-} from '../../src/model/identity.ts';
+import { HOST_OVERRIDE_ENV, foreignLeaseGraceMs, isLocal, judgeOwner, normalizeLstart, parseBoottime, parseProcStat, processStart, selfIdentity } from '../../src/model/identity.ts';
+import { groupState, signalGroup, stopGroup } from '../../src/model/groups.ts';
 import type { Identity, IdentityOptions, ProcessGroup } from '../../src/model/identity.ts';
 import type { Clock } from '../../src/base/clock.ts';
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../src/base/constants.ts';

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue } from '../../src/producer/index.ts';
@@ -9,8 +8,9 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { checkRecord, type ReceiptRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { entries, writeClaim, writeOutput, writeReceipt } from '../support/producer.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 // Generous: other suites may load the machine; a healthy run takes about a second.
 const WATCHDOG_MS = 90_000;
 
@@ -90,10 +90,12 @@ cli('init, enqueue with every option, --json, and status as a table, as JSON and
   const [table, json, one] = await Promise.all([run(['status', '-q', root]), run(['status', '-q', root, '--json']), run(['status', '-q', root, plainId, '--json'])]);
   assert.is(table.status, 0, table.stderr);
   const lines = table.stdout.split('\n');
-  assert.match(lines[0] ?? '', /^ID +STATUS +ATTEMPTS +LANE +AGE +RESULT +COMMAND$/);
+  assert.is(lines[0], '3 jobs: 2 queued, 1 finished (1 failed)', 'counts by status and outcome first');
+  assert.match(lines[2] ?? '', /^ID +STATUS +ATTEMPTS +LANE +AGE +RESULT +COMMAND$/);
   assert.ok(lines.some((line) => line.startsWith(plainId) && line.includes('finished') && line.includes('failed (exit 7)')), table.stdout);
   assert.ok(lines.some((line) => line.startsWith(spec.id) && / queued +0\/3 +web /.test(line)), table.stdout);
-  assert.ok(table.stdout.includes('3 of 3 jobs') && table.stdout.includes('no workers registered'), table.stdout);
+  assert.ok(table.stdout.includes('no workers registered'), table.stdout);
+  assert.ok(lines.some((line) => line.startsWith(spec.id) && line.endsWith(`sh -c 'echo "$A" 007' 007`)), `the command shell-quoted: ${table.stdout}`);
   const listed = JSON.parse(json.stdout) as { jobs: { id: string; status: string }[]; total: number; workers: unknown[] };
   assert.equal([listed.total, listed.jobs.map((job) => job.status).sort(), listed.workers], [3, ['finished', 'queued', 'queued'], []]);
   const detail = JSON.parse(one.stdout) as { status: string; receipt: ReceiptRecord; attempts: number };
@@ -187,8 +189,10 @@ cli('logs prints the output bytes exactly; gc removes only finished jobs', async
   assert.equal([out.status, [...out.bytes]], [0, [...binary]], 'bytes, not text');
   assert.equal([err.status, err.stdout], [0, 'warn\n']);
   assert.equal([follow.status, [...follow.bytes]], [0, [...binary]], 'follow ends at once for a finished job');
-  const [dry, recent] = await Promise.all([run(['gc', '-q', root, '--dry-run', '--json']), run(['gc', '-q', root, '--older-than', '7d'])]);
-  assert.equal((JSON.parse(dry.stdout) as { jobs: string[] }).jobs, [done.id]);
+  const [bare, dry, recent] = await Promise.all([run(['gc', '-q', root]), run(['gc', '-q', root, '--dry-run', '--all', '--json']), run(['gc', '-q', root, '--older-than', '7d'])]);
+  assert.equal([bare.status, bare.stdout], [2, ''], 'gc without ids, --keep, --older-than or --all removes nothing and says why');
+  assert.match(bare.stderr, /--all/);
+  assert.equal((JSON.parse(dry.stdout) as { jobs: string[]; dry_run: boolean }).jobs, [done.id]);
   assert.ok(recent.stdout.includes('removed 0 finished jobs'), recent.stdout);
   assert.is((await entries(queue.paths.dir('jobs'))).length, 2);
   const removed = await run(['gc', '-q', root, '--keep', '0']);

@@ -4,7 +4,7 @@ import * as nodeFs from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { enqueue, newJobId } from '../../src/producer/index.ts';
+import { enqueue, newJobId, type JobRequest } from '../../src/producer/index.ts';
 import { checkRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { listDir, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
@@ -161,7 +161,8 @@ refused('an invalid request is refused before anything is written (ENQ-1)', asyn
     'argv',
     null,
   ];
-  for (const request of invalid) await rejectsWith(enqueue(queue, request), 'USAGE');
+  // Not JobRequests: what an untyped caller (JSON from elsewhere) can pass; the run-time check refuses each.
+  for (const request of invalid) await rejectsWith(enqueue(queue, request as JobRequest), 'USAGE');
   await rejectsWith(enqueue(queue, Buffer.from('{"argv":["x"],"argv":["y"]}')), 'USAGE', { clause: 'REQ-1' });
   await rejectsWith(enqueue(queue, Buffer.from('\ufeff{"argv":["x"]}')), 'USAGE');
   await rejectsWith(enqueue(queue, { fsjob: '2.0', argv: ['x'] }), 'UNSUPPORTED_VERSION');
@@ -173,7 +174,9 @@ refused('an invalid request is refused before anything is written (ENQ-1)', asyn
 
 refused('a request of a newer minor is accepted and its unknown members are not copied (VER-3, VER-4)', async () => {
   const queue = await freshQueue();
-  const { spec } = await enqueue(queue, { fsjob: '1.7', argv: ['x'], future_member: 1, 'x-note': 'n' });
+  // A 1.7 member is no member of this version's JobRequest: the value arrives untyped, as from a newer producer's file.
+  const newer: unknown = { fsjob: '1.7', argv: ['x'], future_member: 1, 'x-note': 'n' };
+  const { spec } = await enqueue(queue, newer as JobRequest);
   assert.is('future_member' in spec, false);
   assert.is('x-note' in spec, false);
   assert.is(spec.fsjob, '1.1');
@@ -226,7 +229,7 @@ refused('a symlink planted at tmp/<id> just before the mkdir is refused, not fol
 
 refused('ENOSPC at any mutating call leaves no staging and no ready entry, and is IO with errno ENOSPC (ENQ-6)', async () => {
   const base = await freshQueue();
-  const request = { argv: ['x'], stdin_text: 'input', dedupe: 'report' };
+  const request: JobRequest = { argv: ['x'], stdin_text: 'input', dedupe: 'report' };
   let succeeded = false;
   let failures = 0;
   for (let k = 1; k < 60 && !succeeded; k++) {

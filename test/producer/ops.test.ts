@@ -97,7 +97,20 @@ status('listJobs lists newest first, honours limit and the status filter, and le
   const all = await listJobs(queue);
   assert.equal(all.jobs.map((job) => job.id), [...ids].reverse());
   assert.equal([all.total, all.more, all.foreign], [5, false, ['not-a-job']]);
-  assert.equal(all.jobs[0], { id: ids[4], status: 'queued', attempts: 0, maxAttempts: 1, lane: 'web', createdMs: all.jobs[0]?.createdMs, what: 'job 4', outcome: null, exitCode: null });
+  assert.equal(all.jobs[0], {
+    id: ids[4],
+    status: 'queued',
+    attempts: 0,
+    maxAttempts: 1,
+    lane: 'web',
+    createdMs: all.jobs[0]?.createdMs,
+    what: 'job 4',
+    argv: ['job', '4'],
+    handler: null,
+    outcome: null,
+    exitCode: null,
+    workerId: null,
+  });
   assert.equal([all.jobs[1]?.outcome, all.jobs[1]?.exitCode], ['failed', 9]);
   const two = await listJobs(queue, { limit: 2 });
   assert.equal([two.jobs.map((job) => job.id), two.more], [[ids[4], ids[3]], true]);
@@ -105,6 +118,9 @@ status('listJobs lists newest first, honours limit and the status filter, and le
   assert.equal(queued.jobs.map((job) => job.id), [ids[4], ids[2], ids[1]]);
   const finished = await listJobs(queue, { statuses: ['finished'], limit: 1 });
   assert.equal(finished.jobs.map((job) => job.id), [ids[3]]);
+  const failedOrQueued = await listJobs(queue, { statuses: ['queued'], outcomes: ['failed'], limit: 2, counts: true });
+  assert.equal(failedOrQueued.jobs.map((job) => job.id), [ids[4], ids[3]], 'a status or an outcome matches');
+  assert.equal(failedOrQueued.counts, { statuses: { queued: 3, finished: 2 }, outcomes: { succeeded: 1, failed: 1 }, workers: {} }, 'counts cover every job, whatever the limit');
 });
 
 status('liveWorkers judges each registration by its owner: a dead owner is stale (WORKER-1)', async () => {

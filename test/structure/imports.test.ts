@@ -6,7 +6,8 @@
  *   base < fs < records < model < producer | consumer | validator < cli
  *
  * The three roles never import each other. Only the CLI reaches outside src/
- * (conformance/, for `fsjob conformance`).
+ * (conformance/, for `fsjob conformance`). src/index.ts, the package's `fsjob`
+ * entry point, is the producer and the consumer together.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -26,6 +27,7 @@ const BELOW: Readonly<Record<string, readonly string[]>> = {
   consumer: ['base', 'fs', 'records', 'model'],
   validator: ['base', 'fs', 'records', 'model'],
   cli: ['base', 'fs', 'records', 'model', 'producer', 'consumer', 'validator'],
+  'index.ts': ['producer', 'consumer'],
 };
 
 function modules(dir: string): string[] {

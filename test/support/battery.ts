@@ -16,12 +16,12 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { processStart } from '../../src/model/identity.ts';
 import { parseReadyEntry } from '../../src/model/layout.ts';
 import type { EndRecord, ExecRecord, JobRequest, ReceiptRecord, SpecRecord } from '../../src/records/codec.ts';
+import { FSJOB_BIN } from './cli.ts';
 
-export const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+export const BIN = FSJOB_BIN;
 
 /**
  * A private directory for a battery queue. On /dev/shm (tmpfs) when there is
@@ -100,7 +100,7 @@ export async function isDead(pid: number): Promise<boolean> {
   return info === null || info.state === 'Z' || info.state === 'X';
 }
 
-/** Pids whose parent is `ppid` and whose command line contains `marker` (a worker's guardian: "guardian.sh"). */
+/** Pids whose parent is `ppid` and whose command line contains `marker` (a worker's guardian: GUARDIAN_NAME, "fsjob-guardian"). */
 export function childrenOf(ppid: number, marker: string): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {

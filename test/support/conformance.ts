@@ -4,6 +4,8 @@
  */
 import { formatCase } from '../../conformance/runner/report.ts';
 import type { CaseResult } from '../../conformance/runner/report.ts';
+// The reference's manifest starts bin/fsjob.js: a current dist/ keeps that fast (see cli.ts).
+import './cli.ts';
 
 export function mustFailures(results: readonly CaseResult[]): CaseResult[] {
   return results.filter((result) => result.status === 'fail' && result.strength === 'MUST');

@@ -10,14 +10,16 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { recover, Worker } from '../../src/consumer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
 import { freshDir } from './helpers.ts';
 
-export const FSJOB_BIN = resolve(import.meta.dirname, '../../bin/fsjob.js');
+import { FSJOB_BIN } from './cli.ts';
+
+export { FSJOB_BIN };
 
 /** A tmpfs of `bytes` mounted on a fresh private directory; null (with a printed reason) where mounting is not allowed. */
 export async function mountTmpfs(bytes: number, label = 'fsjob-tmpfs'): Promise<{ dir: string; unmount: () => void } | null> {

@@ -10,6 +10,8 @@ import { execFileSync } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { FsjobError } from '../../src/base/errors.ts';
 import type { FsjobErrorCode } from '../../src/base/errors.ts';
+// Every test that starts `fsjob` gets a current dist/ (see cli.ts).
+import './cli.ts';
 
 /** A fresh private (0700, ours) directory; removed by `cleanupAll`. */
 const created: string[] = [];

@@ -59,14 +59,14 @@ const publish = (queue: Queue, id: string, name: string, bytes: Buffer): Promise
   publishRecord(queue.paths.job(id), name, bytes, 'link', queue.fsOptions);
 
 /** Claim generation `gen` of a job as this process (a consumer would). */
-export async function writeClaim(queue: Queue, id: string, gen: number, owner?: Identity): Promise<ClaimRecord> {
+export async function writeClaim(queue: Queue, id: string, gen: number, owner?: Identity, workerId: string | null = null): Promise<ClaimRecord> {
   const claim: ClaimRecord = {
     fsjob: '1.0',
     type: 'claim',
     job_id: id,
     gen,
     owner: owner ?? (await selfIdentity()),
-    worker_id: null,
+    worker_id: workerId,
     claimed_ms: Date.now(),
     lease_ms: 30_000,
   };

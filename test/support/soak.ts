@@ -19,6 +19,7 @@ import { once } from 'node:events';
 import type { JobRequest } from '../../src/records/codec.ts';
 import { batteryRequest, childrenOf, isDead, rng, runFsjob, startFsjob, type FsjobProcess } from './battery.ts';
 import { delay, waitFor } from './consumer.ts';
+import { GUARDIAN_NAME } from '../../src/consumer/guardian.ts';
 
 export interface SoakOptions {
   root: string;
@@ -42,7 +43,7 @@ export interface SoakReport {
   refused: string[];
   kills: Record<ChaosAction, number>;
   workersStarted: number;
-  recover: { code: number | null; report: { claimsBroken: unknown[]; receipts: unknown[]; requeued: unknown[]; unproven: unknown[]; skipped: unknown[] } };
+  recover: { code: number | null; report: { claims_broken: unknown[]; receipts: unknown[]; requeued: unknown[]; unproven: unknown[]; skipped: unknown[] } };
   finalDrain: { code: number | null; stderr: string }[];
 }
 
@@ -70,7 +71,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   async function run(): Promise<SoakReport> {
   for (let i = 0; i < (options.workers ?? 3); i++) workers.push(startWorker());
   // The chaos clock starts once the first workers are up (have their guardian): on a busy machine loading takes a while.
-  await waitFor('the first workers to start', () => workers.every((w) => childrenOf(w.pid, 'guardian.sh').length > 0), 120_000);
+  await waitFor('the first workers to start', () => workers.every((w) => childrenOf(w.pid, GUARDIAN_NAME).length > 0), 120_000);
   endAt = Date.now() + options.seconds * 1000;
 
   const accepted = new Set<string>();
@@ -98,7 +99,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     while (Date.now() < endAt) {
       await delay(500 + random() * 1500);
       // Victims are workers that are up (they have a guardian): a worker still loading has no work to lose.
-      const up = workers.map((worker, index) => ({ index, guardians: childrenOf(worker.pid, 'guardian.sh') })).filter((w) => w.guardians.length > 0);
+      const up = workers.map((worker, index) => ({ index, guardians: childrenOf(worker.pid, GUARDIAN_NAME) })).filter((w) => w.guardians.length > 0);
       if (up.length === 0) continue;
       const { index, guardians } = up[Math.floor(random() * up.length)] as (typeof up)[number];
       const victim = workers[index] as FsjobProcess;

@@ -19,18 +19,18 @@ import { once } from 'node:events';
 import { chmodSync, chownSync, closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.ts';
-import { groupState } from '../../src/model/identity.ts';
+import { groupState } from '../../src/model/groups.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Finding } from '../../src/records/findings.ts';
-import { cancel, enqueue } from '../../src/producer/index.ts';
+import { cancel, enqueue, type JobRequest } from '../../src/producer/index.ts';
 import { Worker } from '../../src/consumer/index.ts';
 import { NOBODY, freshDir, mkfifo, withWatchdog } from './helpers.ts';
 import { waitFor } from './consumer.ts';
+import { FSJOB_BIN } from './cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 /** A command that takes longer than this hangs: the walker fails (never a pass/fail timing). */
 export const COMMAND_WATCHDOG_MS = 60_000;
 
@@ -96,7 +96,7 @@ export async function buildHostileFixture(): Promise<HostileFixture> {
   const live = join(dir, 'live');
   const { queue } = await initQueue(live);
   const cwd = tmpdir();
-  const add = async (request: Record<string, unknown>): Promise<string> => (await enqueue(queue, request, { cwd })).id;
+  const add = async (request: JobRequest): Promise<string> => (await enqueue(queue, request, { cwd })).id;
 
   const finished = await add({ argv: ['sh', '-c', 'echo out; echo err >&2'], lane: 'deploy' });
   const retried = await add({ argv: ['sh', '-c', 'exit 3'], max_attempts: 2 });
@@ -383,7 +383,7 @@ export async function runVariant(fixture: HostileFixture, index: number, rel: st
       ['recover', ...q],
       ['cancel', ...q, target],
       ['work', '--drain', ...q],
-      ['gc', ...q],
+      ['gc', '--all', ...q],
       ['enqueue', ...q, '--', 'true'],
     ]) {
       runs.push(await runFsjob(args, root));

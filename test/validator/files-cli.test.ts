@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, readdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ValidateReport, VectorCase, VectorFile } from '../../src/records/codec.ts';
 import { schemaErrors } from '../../src/records/schemas.ts';
 import { cleanupAll, freshDir, mkfifo } from '../support/helpers.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 const VECTORS = new URL('../../conformance/vectors/', import.meta.url);
 // Only a hang guard (a blocked read never exits): node + tsx start-up alone took over 5 s on the shared 2-core machine.
 const WATCHDOG_MS = 60_000;

@@ -10,7 +10,6 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main } from '../../src/cli/main.ts';
@@ -20,8 +19,9 @@ import { schemaErrors } from '../../src/records/schemas.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import { cleanupAll, freshDir, mkfifo } from '../support/helpers.ts';
 import { cancel, claim, enqueue, exec, killChildren, liveGroup, newQueue, publishHold, registerWorker, runJob, snapshot } from '../support/validate-queue.ts';
+import { FSJOB_BIN } from '../support/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
+const BIN = FSJOB_BIN;
 // Generous: a loaded 2-core machine takes seconds to start node with tsx; a blocked read would never finish at all.
 const WATCHDOG_MS = 60_000;
 

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enqueue as produce, cancel } from '../../src/producer/index.ts';
+import { enqueue as produce, cancel, type JobRequest } from '../../src/producer/index.ts';
 import { Worker, recover } from '../../src/consumer/index.ts';
 import { main } from '../../src/cli/main.ts';
 import type { Queue } from '../../src/model/queue.ts';
@@ -38,7 +38,7 @@ real.after(async () => {
 real('succeeded, failed after a retry, timed out, truncated, cancelled, expired, rejected, lane, dedupe, stdin and payload jobs, and a queued one: no error, no warning', async () => {
   const queue = await newQueue('real');
   const cwd = tmpdir();
-  const requests: unknown[] = [
+  const requests: JobRequest[] = [
     { argv: ['sh', '-c', 'echo out; echo err >&2'] },
     { argv: ['sh', '-c', 'exit 3'], max_attempts: 2 },
     { argv: ['sleep', '5'], timeout_ms: 300, kill_grace_ms: 100 },

@@ -1,13 +1,13 @@
 /**
  * The schema compiler: ajv with every schema of schemas/ and fsjob's own
  * keywords. Only gen-validators.ts (which writes the compiled validators out
- * as src/records/generated/validators.cjs) and the tests compile schemas; fsjob itself
+ * as src/records/generated/validators.js) and the tests compile schemas; fsjob itself
  * loads the generated code (schemas.ts), so a start never loads ajv's
  * compiler (~75 ms).
  */
 import ajv2020 from 'ajv/dist/2020.js';
 import { type KeywordCxt, _ } from 'ajv/dist/2020.js';
-import { schemaDocuments } from '../../src/records/schemas.ts';
+import { readSchemaDocuments } from './schema-files.ts';
 
 // CommonJS interop: the default import is module.exports, whose `default` is the class.
 const Ajv2020 = ajv2020.default;
@@ -44,6 +44,6 @@ export function createAjv(options: { source?: boolean } = {}): Ajv2020 {
     metaSchema: { type: 'integer', minimum: 0 },
     code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(JSON.stringify(${cxt.data}) ?? "", "utf8") > ${cxt.schema as number}`),
   });
-  for (const document of schemaDocuments().values()) ajv.addSchema(document);
+  for (const document of readSchemaDocuments().values()) ajv.addSchema(document);
   return ajv;
 }

@@ -20,7 +20,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type SchemaDocument, schemaDocuments } from '../../src/records/schemas.ts';
+import type { SchemaDocument } from '../../src/records/schemas.ts';
+import { readSchemaDocuments } from './schema-files.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -224,7 +225,7 @@ class Generator {
 }
 
 /** The text of src/records/generated/types.ts for the schemas now in schemas/. */
-export function generateTypes(docs: ReadonlyMap<string, SchemaDocument> = schemaDocuments()): string {
+export function generateTypes(docs: ReadonlyMap<string, SchemaDocument> = readSchemaDocuments()): string {
   return new Generator(docs).generate();
 }
 

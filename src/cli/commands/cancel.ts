@@ -3,6 +3,8 @@ import type { CancelResult } from '../../producer/index.ts';
 import { CONTROL_LATENCY } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { cancelJson } from '../json-out.ts';
+import { withoutClauseIds } from '../messages.ts';
 import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
 
 function describe(result: CancelResult): string {
@@ -26,7 +28,7 @@ export const cancelCommand: FsjobCommand = {
   describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
   builder: (yargs) =>
     withQueue(yargs)
-      .positional('id', { describe: 'The job id', type: 'string' })
+      .positional('id', { describe: 'The job id, or a unique prefix of it', type: 'string' })
       .option('force', { describe: 'Kill a running job at once (SIGKILL) instead of SIGTERM and a grace', type: 'boolean', default: false })
       .option('reason', { describe: 'Why, for the record (at most 1024 bytes)', type: 'string' })
       .option('json', { describe: 'Print the result as JSON', type: 'boolean', default: false })
@@ -37,8 +39,9 @@ export const cancelCommand: FsjobCommand = {
     const queue = await openQueueOf(args);
     const reason = args['reason'] as string | undefined;
     const { cancel } = await producer();
-    const result = await cancel(queue, jobIdOf(args), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
-    io.stdout(args['json'] === true ? jsonText(result) : `${describe(result)}\n`);
+    const result = await cancel(queue, await jobIdOf(args, queue), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
+    if (args['json'] === true) io.stdout(jsonText(cancelJson(result)));
+    else io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);
     return EXIT.OK;
   },
 };

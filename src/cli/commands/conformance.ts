@@ -1,15 +1,32 @@
 /**
- * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE] [--only CLAUSE...] [--json] [--keep]`:
+<<<<<<< HEAD
+ * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE] [--only CLAUSE...] [--json] [--output FILE] [--keep]`:
+=======
+ * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE...] [--only CLAUSE...] [--json] [--keep]`:
+>>>>>>> main
  * run the conformance suite (conformance/runner) against an implementation
  * described by a manifest (spec section 16), the reference by default.
  */
 import type { RoleFilter } from '../../../conformance/runner/run.ts';
-import type { CrashMode } from '../../../conformance/runner/case.ts';
+import type { CrashMode, PowerMode } from '../../../conformance/runner/case.ts';
+import { FsjobError } from '../../base/errors.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { writeReportFile } from '../report-file.ts';
+
+/** --crash takes a kill mode (quick, full), a power-loss mode (power, power-full), or one of each. */
+export function crashModes(values: readonly string[]): { crash: CrashMode; power: PowerMode } {
+  const kill = values.filter((v) => v === 'quick' || v === 'full');
+  const power = values.filter((v) => v === 'power' || v === 'power-full');
+  if (kill.length > 1 || power.length > 1 || (values.includes('none') && values.length > 1)) {
+    throw new FsjobError('USAGE', `--crash ${values.join(' ')}: give none, or at most one of quick/full and one of power/power-full`);
+  }
+  return { crash: (kill[0] ?? 'none') as CrashMode, power: power[0] === undefined ? 'none' : power[0] === 'power' ? 'quick' : 'full' };
+}
 
 export const conformanceCommand: FsjobCommand = {
   command: 'conformance',
+  citesClauses: true,
   describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
   builder: (yargs) =>
     yargs
@@ -24,10 +41,11 @@ export const conformanceCommand: FsjobCommand = {
         type: 'string',
       })
       .option('crash', {
-        describe: 'Crash injection: none; quick (about 12 kill points per scenario); full (every mutating filesystem call)',
-        choices: ['none', 'quick', 'full'],
-        default: 'none',
-        type: 'string',
+        describe: 'Crash injection: none; kills: quick (about 12 kill points per scenario), full (every mutating filesystem call); power losses: power (a sample of the states a power loss leaves), power-full (every crash point); one of each may be given (--crash quick power)',
+        choices: ['none', 'quick', 'full', 'power', 'power-full'],
+        default: ['none'],
+        type: 'array',
+        string: true,
       })
       .option('only', {
         describe: 'Run only the cases that check one of these clause ids (CLAIM-5, SEC-2, I3, ...)',
@@ -43,6 +61,11 @@ export const conformanceCommand: FsjobCommand = {
         describe: 'Write the report as JSON (schemas/conformance-report.schema.json) instead of text',
         type: 'boolean',
         default: false,
+      })
+      .option('output', {
+        describe: 'Also write the JSON report to FILE, complete or not at all (for CI: the file is whole or absent)',
+        type: 'string',
+        requiresArg: true,
       })
       .option('keep', {
         describe: 'Keep every case\'s queues and logs in the temporary directory and print where',
@@ -61,7 +84,9 @@ export const conformanceCommand: FsjobCommand = {
       })
       .example('$0 conformance', 'test the reference implementation')
       .example('$0 conformance --impl conformance/impls/sh/manifest.json --crash quick', 'test the POSIX sh implementation with a quick crash sweep')
+      .example('$0 conformance --impl m.json --crash quick power', 'kills at a spread of calls, and the states a power loss leaves')
       .example('$0 conformance --impl m.json --only CLAIM-5 I2', 'only the cases about exclusive claims')
+      .example('$0 conformance --impl m.json --output conformance.json', 'progress as text, the JSON report in conformance.json')
       .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
   run: async (args, io) => {
     // Loaded here, not at startup: every other fsjob command would pay for the whole suite.
@@ -76,7 +101,7 @@ export const conformanceCommand: FsjobCommand = {
     const outcome = await runConformance({
       ...(typeof args['impl'] === 'string' ? { impl: args['impl'] } : {}),
       role: args['role'] as RoleFilter,
-      crash: args['crash'] as CrashMode,
+      ...crashModes((args['crash'] as string[] | undefined) ?? ['none']),
       only: (args['only'] as string[] | undefined) ?? [],
       cases: (args['case'] as string[] | undefined) ?? [],
       keep: args['keep'] === true,
@@ -95,6 +120,7 @@ export const conformanceCommand: FsjobCommand = {
     });
     clearLine();
     const summary = summarize(outcome.results, outcome.report.summary.crash_points);
+    if (typeof args['output'] === 'string') await writeReportFile(args['output'], `${JSON.stringify(outcome.report, null, 2)}\n`);
     if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);
     else {
       if (args['keep'] === true) io.stdout(`files kept in ${outcome.workdir}\n`);

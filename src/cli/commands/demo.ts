@@ -6,16 +6,17 @@
  * prints the status table, and says what to try next. Nothing here is special:
  * it calls the same producer and consumer libraries the other commands use.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { JobRequest } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { jobsTable } from './status.ts';
 
 interface DemoJob {
   label: string;
-  request: Record<string, unknown>;
+  request: JobRequest;
   /** Cancel it this long after it starts. */
   cancelAfterMs?: number;
 }
@@ -41,83 +42,117 @@ export const demoCommand: FsjobCommand = {
   describe: 'Watch jobs flow through a fresh queue: enqueue, run, time out, cancel, retry, status',
   builder: (yargs) =>
     yargs
-      .option('queue', { alias: 'q', type: 'string', describe: 'Create the demo queue here (default: a new temporary directory)' })
-      .example('$0 demo', 'run the quickstart in a temporary directory')
-      .epilog('The queue is kept afterwards so you can explore it with the commands the demo prints.'),
+      .option('queue', { alias: 'q', type: 'string', describe: 'Create the demo queue here and keep it (default: a new temporary directory, removed at the end)' })
+      .option('keep', { describe: 'Keep the temporary directory and its queue to explore them afterwards', type: 'boolean', default: false })
+      .option('json', { describe: 'Print the queue and each job with its outcome as JSON instead of the narration', type: 'boolean', default: false })
+      .example('$0 demo', 'run the quickstart in a temporary directory, then remove it')
+      .example('$0 demo --keep', 'the same, keeping the queue for fsjob status, logs and validate')
+      .epilog('Without --keep or --queue, nothing is left behind: the temporary directory is removed when the demo ends, also when it fails or is interrupted (SIGINT, SIGTERM).'),
   run: async (args, io) => {
-    const { initQueue, enqueue, cancel, listJobs, readLogs } = await import('../../producer/index.ts');
-    const { Worker } = await import('../../consumer/index.ts');
     const scratch = await mkdtemp(path.join(tmpdir(), 'fsjob-demo-'));
-    const root = typeof args['queue'] === 'string' ? path.resolve(args['queue']) : path.join(scratch, 'queue');
-    const { queue } = await initQueue(root);
-    io.stdout(`queue: ${queue.root}\n\nenqueued:\n`);
-
-    const jobs = demoJobs(scratch);
-    const labels = new Map<string, string>();
-    const cancelAfter = new Map<string, number>();
-    for (const job of jobs) {
-      const { id } = await enqueue(queue, job.request, { cwd: scratch });
-      labels.set(id, job.label);
-      if (job.cancelAfterMs !== undefined) cancelAfter.set(id, job.cancelAfterMs);
-      io.stdout(`  ${id}  ${job.label}\n`);
+    const keep = args['keep'] === true;
+    const json = args['json'] === true;
+    const out = json ? { ...io, stdout: () => undefined } : io;
+    try {
+      const result = await runDemo(scratch, typeof args['queue'] === 'string' ? path.resolve(args['queue']) : path.join(scratch, 'queue'), keep || typeof args['queue'] === 'string', out);
+      if (json) io.stdout(`${JSON.stringify({ queue: result.queue, kept: result.kept, jobs: result.jobs })}\n`);
+      return EXIT.OK;
+    } finally {
+      if (!keep) await rm(scratch, { recursive: true, force: true });
     }
-
-    io.stdout('\nworker (3 at a time, until the queue is drained):\n');
-    const started = Date.now();
-    const stamp = (): string => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
-    const pending: Promise<unknown>[] = [];
-    const worker = new Worker({
-      queues: [queue],
-      concurrency: 3,
-      mode: 'drain',
-      onEvent: (event) => {
-        if (event.type === 'started') {
-          io.stdout(`  ${stamp()}  started   ${event.job_id}  attempt ${event.attempt}  (${labels.get(event.job_id) ?? ''})\n`);
-          const delay = cancelAfter.get(event.job_id);
-          if (delay !== undefined) {
-            cancelAfter.delete(event.job_id);
-            pending.push(
-              new Promise((resolve) => setTimeout(resolve, delay)).then(async () => {
-                await cancel(queue, event.job_id, { reason: 'the demo cancels it' });
-                io.stdout(`  ${stamp()}  cancel    ${event.job_id}  requested\n`);
-              }),
-            );
-          }
-        } else if (event.type === 'finished') {
-          io.stdout(`  ${stamp()}  finished  ${event.job_id}  ${event.outcome}, exit code ${event.exit_code}\n`);
-        } else if (event.type === 'ended') {
-          io.stdout(`  ${stamp()}  ended     ${event.job_id}  ${event.reason}: queued again for a retry\n`);
-        }
-      },
-    });
-    await worker.run();
-    await Promise.all(pending);
-
-    const list = await listJobs(queue, {});
-    io.stdout(`\nstatus:\n${jobsTable(list.jobs, Date.now())}`);
-
-    const first = [...labels.keys()][0] as string;
-    const stdinJob = [...labels.entries()].find(([, label]) => label === 'reads its stdin')?.[0] ?? first;
-    for (const id of [first, stdinJob]) {
-      let text = '';
-      for await (const chunk of readLogs(queue, id, {})) text += chunk.bytes.toString('utf8');
-      io.stdout(`\nfsjob logs ${id}:\n  ${text.trimEnd()}\n`);
-    }
-
-    const q = `--queue ${queue.root}`;
-    io.stdout(
-      [
-        '',
-        'try next:',
-        `  fsjob status ${q} ${first}      # one job in full: every generation, the receipt`,
-        `  fsjob validate ${q}             # audit the queue: exit 0 only when clean`,
-        `  fsjob enqueue ${q} --timeout 600 -- sleep 60`,
-        `  fsjob work ${q} & sleep 2; kill -9 $!     # kill a worker mid-job...`,
-        `  fsjob recover ${q}              # ...and recover it: exactly one receipt`,
-        `  rm -rf ${scratch}               # when you are done`,
-        '',
-      ].join('\n'),
-    );
-    return EXIT.OK;
   },
 };
+
+interface DemoResult {
+  queue: string;
+  /** Whether the queue is still there afterwards. */
+  kept: boolean;
+  jobs: { job_id: string; label: string; outcome: string | null; exit_code: number | null }[];
+}
+
+async function runDemo(scratch: string, root: string, kept: boolean, io: Parameters<FsjobCommand['run']>[1]): Promise<DemoResult> {
+  const { initQueue, enqueue, cancel, listJobs, readLogs } = await import('../../producer/index.ts');
+  const { Worker } = await import('../../consumer/index.ts');
+  const { queue } = await initQueue(root);
+  io.stdout(`queue: ${queue.root}\n\nenqueued:\n`);
+
+  const jobs = demoJobs(scratch);
+  const labels = new Map<string, string>();
+  const cancelAfter = new Map<string, number>();
+  for (const job of jobs) {
+    const { id } = await enqueue(queue, job.request, { cwd: scratch });
+    labels.set(id, job.label);
+    if (job.cancelAfterMs !== undefined) cancelAfter.set(id, job.cancelAfterMs);
+    io.stdout(`  ${id}  ${job.label}\n`);
+  }
+
+  io.stdout('\nworker (3 at a time, until the queue is drained):\n');
+  const started = Date.now();
+  const stamp = (): string => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+  const pending: Promise<unknown>[] = [];
+  const worker = new Worker({
+    queues: [queue],
+    concurrency: 3,
+    mode: 'drain',
+    onEvent: (event) => {
+      if (event.type === 'started') {
+        io.stdout(`  ${stamp()}  started   ${event.job_id}  attempt ${event.attempt}  (${labels.get(event.job_id) ?? ''})\n`);
+        const delay = cancelAfter.get(event.job_id);
+        if (delay !== undefined) {
+          cancelAfter.delete(event.job_id);
+          pending.push(
+            new Promise((resolve) => setTimeout(resolve, delay)).then(async () => {
+              await cancel(queue, event.job_id, { reason: 'the demo cancels it' });
+              io.stdout(`  ${stamp()}  cancel    ${event.job_id}  requested\n`);
+            }),
+          );
+        }
+      } else if (event.type === 'finished') {
+        io.stdout(`  ${stamp()}  finished  ${event.job_id}  ${event.outcome}, exit code ${event.exit_code}\n`);
+      } else if (event.type === 'ended') {
+        io.stdout(`  ${stamp()}  ended     ${event.job_id}  ${event.reason}: queued again for a retry\n`);
+      }
+    },
+  });
+  // Interrupted, the demo still ends cleanly (WORKER-3) and removes what it made.
+  const interrupt = (): void => worker.stopNow();
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    await worker.run();
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  }
+  await Promise.all(pending);
+
+  const list = await listJobs(queue, {});
+  io.stdout(`\nstatus:\n${jobsTable(list.jobs, Date.now())}`);
+
+  const first = [...labels.keys()][0] as string;
+  const stdinJob = [...labels.entries()].find(([, label]) => label === 'reads its stdin')?.[0] ?? first;
+  for (const id of [first, stdinJob]) {
+    let text = '';
+    for await (const chunk of readLogs(queue, id, {})) text += chunk.bytes.toString('utf8');
+    io.stdout(`\nfsjob logs ${id}:\n  ${text.trimEnd()}\n`);
+  }
+
+  const q = kept ? `-q ${queue.root}` : '-q DIR';
+  io.stdout(
+    [
+      '',
+      kept ? `the queue is kept: ${queue.root}` : 'the demo queue was removed (fsjob demo --keep keeps it to explore)',
+      'try next:',
+      ...(kept ? [`  fsjob status ${q} ${first.slice(20, 28)}      # one job in full, by a short id`, `  fsjob validate ${q}             # audit the queue: exit 0 only when clean`] : [`  fsjob init ${q}                 # a queue of your own`]),
+      `  fsjob enqueue ${q} --env PATH --timeout 10m -- make test`,
+      `  fsjob work ${q} --shutdown-grace 10m &      # a worker; SIGTERM lets running jobs finish`,
+      `  fsjob status ${q} --status failed           # what failed; fsjob retry ID runs one again`,
+      '',
+    ].join('\n'),
+  );
+  return {
+    queue: queue.root,
+    kept,
+    jobs: list.jobs.map((job) => ({ job_id: job.id, label: labels.get(job.id) ?? '', outcome: job.outcome, exit_code: job.exitCode })),
+  };
+}

@@ -3,17 +3,17 @@
  * `--request FILE` (the conformance `produce` role) and `--batch FILE|-`.
  * Flags become a request (REQ-1); src/producer does everything else.
  */
-import { stat } from 'node:fs/promises';
+import { access, constants as fsConstants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
-import { STDIN_MAX } from '../../base/constants.ts';
+import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, OUTPUT_MAX, QUEUE_DEADLINE_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
 import type { JobRequest } from '../../records/codec.ts';
 import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
 import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { parseBytes, parseDuration, parseInteger, parsePairs } from '../units.ts';
+import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
 const JOB_FLAGS = [
@@ -34,6 +34,37 @@ const JOB_FLAGS = [
   'handler',
   'payload',
 ] as const;
+
+/** The limits of section 5.2, per flag, so that a refusal names the flag and says "at most 7d". */
+const LIMITS: Record<string, Bounds> = {
+  timeout: { min: 1, max: TIMEOUT_MAX },
+  'kill-grace': { min: 0, max: 300_000 },
+  'queue-deadline': { min: 1, max: QUEUE_DEADLINE_MAX },
+  'max-attempts': { min: 1, max: ATTEMPTS_MAX },
+  'retry-delay': { min: 0, max: 86_400_000 },
+  priority: { min: -1000, max: 1000 },
+  'max-output': { min: 0, max: OUTPUT_MAX },
+};
+
+/** Request members and the flag that sets each, to name the flag when the schema refuses a value. */
+const FLAG_OF: Record<string, string> = {
+  argv: 'the command', cwd: '--cwd', env: '--env', timeout_ms: '--timeout', kill_grace_ms: '--kill-grace', queue_deadline_ms: '--queue-deadline',
+  max_attempts: '--max-attempts', retry_delay_ms: '--retry-delay', priority: '--priority', lane: '--lane', dedupe: '--dedupe',
+  max_output_bytes: '--max-output', labels: '--label', handler: '--handler', payload: '--payload',
+};
+
+/**
+ * The producer names the request member it refused ("the request is not a
+ * valid request (...) at /env/FSJOB_X: ..."); the operator typed a flag.
+ */
+function inFlagTerms(error: unknown): unknown {
+  if (!isFsjobError(error, 'USAGE')) return error;
+  const match = /^the request is not a valid request \([^)]*\) at \/([a-z_]+)(\S*): (.*)$/s.exec(error.message);
+  const flag = match === null ? undefined : FLAG_OF[match[1] as string];
+  if (match === null || flag === undefined) return error;
+  const where = match[2] === '' ? '' : ` (${decodeURIComponent(match[2] as string).slice(1)})`;
+  return new FsjobError('USAGE', `${flag}${where}: ${match[3] as string}`, { ...(error.clause === undefined ? {} : { clause: error.clause }) });
+}
 
 /** The command: positionals before `--` and everything after it (yargs puts those in `_`). */
 function commandOf(args: Record<string, unknown>): string[] {
@@ -60,22 +91,23 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
     if (argv.length === 0) throw new FsjobError('USAGE', 'name the command to run after --, for example: fsjob enqueue -- make test (or use --handler, --request or --batch)');
     request.argv = argv as JobRequest['argv'];
   }
-  const duration = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseDuration(args[flag], flag));
+  const duration = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseDuration(args[flag], flag, LIMITS[flag]));
+  const integer = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseInteger(args[flag], flag, LIMITS[flag]));
   const set = <K extends keyof JobRequest>(key: K, value: JobRequest[K] | undefined): void => {
     if (value !== undefined) request[key] = value;
   };
   if (typeof args['cwd'] === 'string') request.cwd = path.resolve(args['cwd']);
-  set('env', parsePairs(args['env'], 'env'));
+  set('env', parsePairs(args['env'], 'env', process.env));
   set('timeout_ms', duration('timeout'));
   set('kill_grace_ms', duration('kill-grace'));
   set('queue_deadline_ms', duration('queue-deadline'));
-  set('max_attempts', args['max-attempts'] === undefined ? undefined : parseInteger(args['max-attempts'], 'max-attempts'));
+  set('max_attempts', integer('max-attempts'));
   set('retry_delay_ms', duration('retry-delay'));
-  set('priority', args['priority'] === undefined ? undefined : parseInteger(args['priority'], 'priority'));
+  set('priority', integer('priority'));
   set('lane', args['lane'] as string | undefined);
   set('dedupe', args['dedupe'] as string | undefined);
   if (args['preemptible'] === true) request.preemptible = true;
-  set('max_output_bytes', args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output'));
+  set('max_output_bytes', args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', LIMITS['max-output']));
   set('labels', parsePairs(args['label'], 'label'));
   return request;
 }
@@ -89,6 +121,45 @@ async function warnAboutCwd(cwd: string | undefined, root: string, io: Parameter
     const why = inside ? 'lies inside the queue' : 'is not a directory here';
     io.stderr(`fsjob: warning: the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes\n`);
   }
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where execvp(3) would find `name` on `searchPath` (an empty entry is the working directory), or undefined. */
+async function findOnPath(name: string, searchPath: string, cwd: string): Promise<string | undefined> {
+  for (const dir of searchPath.split(':')) {
+    const file = path.resolve(cwd, dir === '' ? '.' : dir, name);
+    if (await isExecutable(file)) return file;
+  }
+  return undefined;
+}
+
+/**
+ * EXEC-4, EXEC-6: the job runs argv[0] on the PATH of its own environment
+ * (/usr/local/bin:/usr/bin:/bin unless --env PATH), not this shell's. A name
+ * that is not there fails at run time with exit 127, so say so now. The job
+ * is accepted either way: the consumer's machine may differ from this one.
+ */
+async function warnAboutCommand(argv0: string, env: Record<string, string>, cwd: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
+  if (argv0.includes('/')) {
+    if (!(await isExecutable(path.resolve(cwd, argv0)))) {
+      io.stderr(`fsjob: warning: ${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes\n`);
+    }
+    return;
+  }
+  const jobPath = env['PATH'] ?? DEFAULT_COMMAND_PATH;
+  if ((await findOnPath(argv0, jobPath, cwd)) !== undefined) return;
+  const here = await findOnPath(argv0, process.env['PATH'] ?? '', cwd);
+  const hint = here === undefined ? '' : `; it is ${here} in this shell: give that path, or pass this shell's PATH with --env PATH`;
+  io.stderr(`fsjob: warning: ${argv0} is not on the job's PATH (${jobPath}), so the job will fail with exit 127${hint}\n`);
 }
 
 function printBatchResult(result: BatchResult, json: boolean, io: Parameters<FsjobCommand['run']>[1]): void {
@@ -109,18 +180,18 @@ export const enqueueCommand: FsjobCommand = {
     withQueue(yargs)
       .positional('cmd', { describe: 'The command and its arguments; put them after -- so their options are not read as fsjob options', type: 'string', array: true })
       .option('timeout', { describe: 'Run time limit of one attempt: seconds or 30s, 10m, 2h, 7d (default 1h, max 7d)', type: 'string' })
-      .option('queue-deadline', { describe: 'The job must start within this long of being enqueued, else it expires (exit 124)', type: 'string' })
+      .option('queue-deadline', { describe: 'The job must start within this long of being enqueued, else it expires (exit 124); at most 30d', type: 'string' })
       .option('max-attempts', { describe: 'Attempts the job may use, 1 to 100 (default 1: never started twice)', type: 'number' })
-      .option('retry-delay', { describe: 'Wait before a retry (default 0)', type: 'string' })
+      .option('retry-delay', { describe: 'Wait before a retry (default 0, at most 1d)', type: 'string' })
       .option('lane', { describe: 'At most one job of a lane runs at a time', type: 'string' })
       .option('dedupe', { describe: 'At most one unfinished job per key: a second one is refused with exit 3', type: 'string' })
       .option('priority', { describe: 'Higher runs first, -1000 to 1000 (default 0); negative values as --priority=-5', type: 'number' })
       .option('stdin', { describe: "The job's standard input: a file, or - for this command's standard input (at most 64 MiB)", type: 'string' })
-      .option('env', { describe: 'Extra environment NAME=VALUE (repeatable); the command gets only PATH, HOME, FSJOB_* and these', type: 'string', array: true })
+      .option('env', { describe: "Extra environment NAME=VALUE, or NAME to pass this shell's value (repeatable); the command gets only PATH (/usr/local/bin:/usr/bin:/bin unless --env PATH), HOME, FSJOB_* and these", type: 'string' })
       .option('cwd', { describe: 'Working directory of the command (default: the current directory)', type: 'string' })
-      .option('label', { describe: 'Informational label NAME=VALUE (repeatable)', type: 'string', array: true })
+      .option('label', { describe: 'Informational label NAME=VALUE (repeatable)', type: 'string' })
       .option('max-output', { describe: 'Bytes kept per output stream: 1048576, 64k, 1M (default 1M, max 64M)', type: 'string' })
-      .option('kill-grace', { describe: 'TERM-to-KILL grace after the timeout (default 5s)', type: 'string' })
+      .option('kill-grace', { describe: 'TERM-to-KILL grace after the timeout (default 5s, at most 5m)', type: 'string' })
       .option('preemptible', { describe: 'May be stopped (and rerun) for a waiting job of its lane', type: 'boolean' })
       .option('handler', { describe: 'A payload job for the in-process handler NAME instead of a command', type: 'string' })
       .option('payload', { describe: "The handler's input as JSON (default null)", type: 'string' })
@@ -129,6 +200,7 @@ export const enqueueCommand: FsjobCommand = {
       .option('json', { describe: 'Print the spec record (with --batch: one JSON result per line) instead of the id', type: 'boolean', default: false })
       .conflicts('request', 'batch')
       .example('$0 enqueue -- make -C site publish', 'run a command; prints the job id')
+      .example('$0 enqueue --env PATH --env AWS_PROFILE -- ./deploy.sh', "pass this shell's PATH and AWS_PROFILE to the job")
       .example("id=$($0 enqueue --timeout 10m --max-attempts 3 --retry-delay 30s -- ./deploy.sh) && $0 wait $id", 'enqueue, then wait for the outcome')
       .example('$0 enqueue --dedupe nightly-report -- ./report.sh || [ $? -eq 3 ]', 'at most one unfinished report; exit 3 means one is queued already')
       .example('printf "%s\\n" \'{"argv":["echo","a"]}\' \'{"argv":["echo","b"]}\' | $0 enqueue --batch -', 'one job per JSON line')
@@ -158,9 +230,12 @@ export const enqueueCommand: FsjobCommand = {
     try {
       enqueued = await enqueueOne(queue, args, requestFile, argv);
     } catch (error) {
-      throw asInvalidRequest(error);
+      throw asInvalidRequest(requestFile === undefined ? inFlagTerms(error) : error);
     }
-    if (enqueued.spec.argv !== undefined && requestFile === undefined) await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
+    if (enqueued.spec.argv !== undefined && requestFile === undefined) {
+      await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
+      await warnAboutCommand(enqueued.spec.argv[0], enqueued.spec.env, enqueued.spec.cwd, io);
+    }
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
   },

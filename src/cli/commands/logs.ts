@@ -1,33 +1,115 @@
-/** `fsjob logs ID [--stderr] [--follow]`: a job's captured output (EXEC-1, RCPT-5). */
-import type { FsjobCommand } from '../command.ts';
+/** `fsjob logs ID... [--stderr] [--follow] [--raw] [--json]`: a job's captured output (EXEC-1, RCPT-5). */
+import { FsjobError } from '../../base/errors.ts';
+import type { Queue } from '../../model/queue.ts';
+import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdOf, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { jobIdsOf, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { noticeUnserved } from '../service-notice.ts';
+
+type Stream = 'stdout' | 'stderr';
+
+/** The line that stands where the consumer dropped bytes (EXEC-1: the receipt says truncated). */
+export function truncationMarker(dropped: number | null): string {
+  return dropped === null ? '[truncated: bytes dropped, how many is unknown]' : `[truncated: ${dropped} bytes dropped]`;
+}
+
+/** Everything `logs --json` says about one job's stream (schemas/output/logs.schema.json). */
+async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Record<string, unknown>> {
+  const { readLogs, jobStatus } = await producer();
+  const parts: Buffer[] = [];
+  let gen: number | null = null;
+  let dropped: number | null = 0;
+  let truncated = false;
+  for await (const chunk of readLogs(queue, id, { stream, gaps: true })) {
+    gen = chunk.gen;
+    if (chunk.dropped !== undefined) {
+      truncated = true;
+      dropped = chunk.dropped;
+    } else parts.push(chunk.bytes);
+  }
+  const bytes = Buffer.concat(parts);
+  const report = await jobStatus(queue, id);
+  const text = new TextDecoder('utf-8', { fatal: true });
+  let utf8: string | null;
+  try {
+    utf8 = text.decode(bytes);
+  } catch {
+    utf8 = null;
+  }
+  return {
+    job_id: id,
+    stream,
+    gen,
+    status: report.status,
+    finished: report.receipt !== null,
+    bytes_kept: bytes.length,
+    truncated,
+    dropped: truncated ? dropped : 0,
+    // A job's output need not be UTF-8: base64 carries any bytes, text only when it decodes.
+    text: utf8,
+    base64: bytes.toString('base64'),
+  };
+}
+
+async function printLogs(queue: Queue, id: string, stream: Stream, follow: boolean, raw: boolean, io: CliIo): Promise<void> {
+  const { readLogs } = await producer();
+  const write = io.stdoutBytes ?? ((bytes: Uint8Array) => io.stdout(Buffer.from(bytes).toString('utf8')));
+  let gen: number | undefined;
+  let last = 0x0a;
+  for await (const chunk of readLogs(queue, id, { stream, follow, gaps: true })) {
+    if (follow && gen !== undefined && chunk.gen !== gen) io.stderr(`fsjob: output of generation ${chunk.gen} (a new attempt) follows\n`);
+    gen = chunk.gen;
+    if (chunk.dropped !== undefined) {
+      const marker = truncationMarker(chunk.dropped);
+      // --raw keeps standard output exactly the kept bytes; the marker is then a message.
+      if (raw) io.stderr(`fsjob: ${id} ${stream}: ${marker}\n`);
+      else await write(Buffer.from(`${last === 0x0a ? '' : '\n'}${marker}\n`));
+      last = 0x0a;
+      continue;
+    }
+    if (chunk.bytes.length > 0) last = chunk.bytes[chunk.bytes.length - 1] as number;
+    await write(chunk.bytes);
+  }
+}
 
 export const logsCommand: FsjobCommand = {
-  command: 'logs <id>',
+  command: 'logs <ids..>',
   describe: "Print a job's captured standard output (or error)",
   builder: (yargs) =>
     withQueue(yargs)
-      .positional('id', { describe: 'The job id', type: 'string' })
+      .positional('ids', { describe: 'Job ids, or unique prefixes of them', type: 'string' })
       .option('stderr', { describe: 'Standard error instead of standard output', type: 'boolean', default: false })
-      .option('follow', { alias: 'f', describe: 'Keep printing new output until the job finishes', type: 'boolean', default: false })
+      .option('follow', { alias: 'f', describe: 'Keep printing new output until the job finishes (one id)', type: 'boolean', default: false })
+      .option('raw', { describe: 'Exactly the kept bytes: the truncation marker goes to stderr instead', type: 'boolean', default: false })
+      .option('json', { describe: 'One JSON object per job: the bytes (text and base64), whether and how much was dropped', type: 'boolean', default: false })
       .example('$0 logs $id', 'the output of the attempt the receipt reports, or of the latest attempt')
       .example('$0 logs -f --stderr $id', 'follow standard error until the job has a receipt')
+      .example('$0 logs $a $b', 'two jobs, each under a ==> id <== header')
       .epilog(
-        'Only the first max_output_bytes of each stream are kept (the receipt says when output was truncated). ' +
-          'When --follow moves to a retry, a line on stderr names the new generation. Exit status: 0, 1 the output cannot be read, 4 no such job.',
+        "A consumer keeps max_output_bytes of each stream (the job's output_keep says which: the head, the tail, or both ends); " +
+          'where it dropped bytes, logs prints a line "[truncated: N bytes dropped]" (with --raw: on stderr). ' +
+          'When --follow moves to a retry, a line on stderr names the new generation; while the job waits with no live worker serving the queue, a line on stderr says so. ' +
+          'Exit status: 0, 1 the output cannot be read, 4 no such job.',
       ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const id = jobIdOf(args);
-    const { readLogs } = await producer();
-    const write = io.stdoutBytes ?? ((bytes: Uint8Array) => io.stdout(Buffer.from(bytes).toString('utf8')));
-    let gen: number | undefined;
+    const ids = await jobIdsOf(args, queue);
+    const stream: Stream = args['stderr'] === true ? 'stderr' : 'stdout';
     const follow = args['follow'] === true;
-    for await (const chunk of readLogs(queue, id, { stream: args['stderr'] === true ? 'stderr' : 'stdout', follow })) {
-      if (follow && gen !== undefined && chunk.gen !== gen) io.stderr(`fsjob: output of generation ${chunk.gen} (a new attempt) follows\n`);
-      gen = chunk.gen;
-      await write(chunk.bytes);
+    if (follow && ids.length > 1) throw new FsjobError('USAGE', `logs --follow takes one job id, not ${ids.length}`);
+    if (follow && args['json'] === true) throw new FsjobError('USAGE', 'logs --json prints what is kept so far; it does not --follow');
+    if (args['json'] === true) {
+      for (const id of ids) io.stdout(`${JSON.stringify(await logsJson(queue, id, stream))}\n`);
+      return EXIT.OK;
+    }
+    const stopNotice = follow ? noticeUnserved(queue, ids, io) : () => undefined;
+    try {
+      for (const [index, id] of ids.entries()) {
+        if (ids.length > 1) io.stdout(`${index === 0 ? '' : '\n'}==> ${id} <==\n`);
+        await printLogs(queue, id, stream, follow, args['raw'] === true, io);
+      }
+    } finally {
+      stopNotice();
     }
     return EXIT.OK;
   },

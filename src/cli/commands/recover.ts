@@ -2,13 +2,14 @@
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { withoutClauseIds } from '../messages.ts';
+import { jsonText, queuePathOf, withQueue } from '../queue-arg.ts';
 
 export const recoverCommand: FsjobCommand = {
   command: 'recover',
   describe: 'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
   builder: (yargs) =>
-    yargs
-      .option('queue', { describe: 'Queue directory (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default)', type: 'string' })
+    withQueue(yargs)
       .option('json', { describe: 'Write the report as JSON', type: 'boolean', default: false })
       .example('$0 recover --queue /srv/q', 'after a crash: finish or requeue what the dead worker held')
       .epilog(
@@ -20,14 +21,34 @@ export const recoverCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const { recover } = await import('../../consumer/recover.ts');
-    const { defaultQueuePath } = await import('../../model/queue.ts');
-    const queue = (args['queue'] as string | undefined) ?? defaultQueuePath();
-    const report = await recover(queue);
-    if (args['json'] === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-    else io.stdout(reportText(report));
+    const report = await recover(await queuePathOf(args));
+    if (args['json'] === true) io.stdout(jsonText(reportJson(report)));
+    else {
+      const text = reportText(report);
+      io.stdout(args['verbose'] === true ? text : withoutClauseIds(text));
+    }
     return report.unproven.length === 0 ? EXIT.OK : EXIT.FAILURE;
   },
 };
+
+type Report = import('../../consumer/recover.ts').RecoverReport;
+
+/** The report in the records' snake_case (schemas/output/recover.schema.json). */
+function reportJson(report: Report): Record<string, unknown> {
+  return {
+    queue: report.queue,
+    claims_broken: report.claimsBroken,
+    receipts: report.receipts,
+    requeued: report.requeued,
+    ready_rebuilt: report.readyRebuilt,
+    ready_removed: report.readyRemoved,
+    temp_removed: report.tempRemoved,
+    workers_removed: report.workersRemoved,
+    holds_removed: report.holdsRemoved,
+    unproven: report.unproven,
+    skipped: report.skipped,
+  };
+}
 
 function reportText(report: import('../../consumer/recover.ts').RecoverReport): string {
   const lines = [`recovered ${report.queue}`];

@@ -1,13 +1,19 @@
 /** `fsjob status [ID]`: a table of jobs and workers, or one job in full (STATUS-1, WORKER-1). */
 import type { JobStatus } from '../../model/job.ts';
-import type { JobReport, JobSummary, WorkerView } from '../../producer/index.ts';
+import type { JobCounts, JobList, JobReport, JobSummary, Outcome, WorkerView } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { withoutClauseIds } from '../messages.ts';
 import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { formatAge, parseInteger } from '../units.ts';
+import { shellQuote } from '../shell-quote.ts';
+import { formatAge, formatBytes, formatDuration, parseInteger } from '../units.ts';
+import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
 const STATUSES: readonly JobStatus[] = ['queued', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
+const OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'timed_out', 'expired', 'cancelled', 'force_stopped', 'lost', 'rejected'];
 const DEFAULT_LIMIT = 20;
+/** A COMMAND cell longer than this is cut (the whole command: fsjob status ID). */
+const COMMAND_WIDTH = 60;
 
 export function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
@@ -19,10 +25,16 @@ function resultOf(job: JobSummary): string {
   return `${job.outcome} (exit ${job.exitCode ?? '?'})`;
 }
 
+/** What a job runs, as a shell would read it back: `sh -c 'echo hi'`. */
+export function commandCell(job: Pick<JobSummary, 'argv' | 'handler'>, width = COMMAND_WIDTH): string {
+  const text = job.argv !== null ? shellQuote(job.argv) : job.handler !== null ? `handler:${job.handler}` : '?';
+  return text.length > width ? `${text.slice(0, width - 3)}...` : text;
+}
+
 export function jobsTable(jobs: JobSummary[], now: number): string {
   const rows = [['ID', 'STATUS', 'ATTEMPTS', 'LANE', 'AGE', 'RESULT', 'COMMAND']];
   for (const job of jobs) {
-    const what = job.what === null ? '?' : job.what.length > 48 ? `${job.what.slice(0, 45)}...` : job.what;
+    const what = commandCell(job);
     rows.push([
       job.id,
       job.status,
@@ -36,16 +48,28 @@ export function jobsTable(jobs: JobSummary[], now: number): string {
   return table(rows);
 }
 
-function workersText(workers: WorkerView[], now: number): string {
+/** "12 jobs: 3 queued, 1 running, 8 finished (5 succeeded, 2 failed, 1 lost)". */
+export function countsLine(counts: JobCounts, total: number): string {
+  const parts = (map: Partial<Record<string, number>>, order: readonly string[]): string[] => order.filter((name) => (map[name] ?? 0) > 0).map((name) => `${map[name] ?? 0} ${name}`);
+  const statuses = parts(counts.statuses, STATUSES);
+  const outcomes = parts(counts.outcomes, OUTCOMES);
+  const finishedAt = statuses.findIndex((part) => part.endsWith(' finished'));
+  if (finishedAt !== -1 && outcomes.length > 0) statuses[finishedAt] += ` (${outcomes.join(', ')})`;
+  return `${total} job${total === 1 ? '' : 's'}${statuses.length === 0 ? '' : `: ${statuses.join(', ')}`}\n`;
+}
+
+function workersText(workers: WorkerView[], now: number, counts: JobCounts | undefined): string {
   if (workers.length === 0) return 'no workers registered\n';
   const rows = [['WORKER', 'OWNER', 'MODE', 'JOBS', 'HEARTBEAT', 'STATE']];
   for (const view of workers) {
     const record = view.record;
+    // JOBS from the open claims that name the worker (current), not from its registration (renewed every lease/3).
+    const running = counts === undefined ? record?.jobs.length : (counts.workers[view.workerId] ?? 0);
     rows.push([
       view.workerId,
       record === null ? '?' : `pid ${record.owner.pid} on ${record.owner.host}`,
       record?.mode ?? '?',
-      record === null ? '?' : `${record.jobs.length}/${record.concurrency}`,
+      record === null ? '?' : `${running ?? 0}/${record.concurrency}`,
       record === null ? '?' : `${formatAge(now - record.heartbeat_ms)} ago`,
       record === null ? 'invalid registration' : view.stale ? `stale: ${view.reason}` : view.verdict,
     ]);
@@ -69,11 +93,12 @@ function detail(report: JobReport, now: number): string {
   add('status', status);
   if (spec === null) add('spec', 'missing or invalid (see findings)');
   else {
-    add('command', spec.argv !== undefined ? JSON.stringify(spec.argv) : `handler ${spec.handler ?? '?'} with payload ${JSON.stringify(spec.payload).slice(0, 200)}`);
+    add('command', spec.argv !== undefined ? shellQuote(spec.argv) : `handler ${spec.handler ?? '?'} with payload ${JSON.stringify(spec.payload).slice(0, 200)}`);
     add('cwd', spec.cwd);
     add('created', when(spec.created_ms, now));
     add('attempts', `${report.attempts} of ${spec.max_attempts}`);
-    add('limits', `timeout ${spec.timeout_ms} ms, queue deadline ${spec.queue_deadline_ms ?? 'none'}, retry delay ${spec.retry_delay_ms} ms, output ${spec.max_output_bytes} bytes`);
+    const deadline = spec.queue_deadline_ms === null ? 'none' : formatDuration(spec.queue_deadline_ms);
+    add('limits', `timeout ${formatDuration(spec.timeout_ms)}, kill grace ${formatDuration(spec.kill_grace_ms)}, queue deadline ${deadline}, retry delay ${formatDuration(spec.retry_delay_ms)}, output ${formatBytes(spec.max_output_bytes)} bytes per stream`);
     add('keys', `priority ${spec.priority}, lane ${spec.lane ?? '-'}, dedupe ${spec.dedupe ?? '-'}${spec.preemptible ? ', preemptible' : ''}`);
     if (spec.stdin !== null) add('stdin', `${spec.stdin.bytes} bytes, sha256 ${spec.stdin.sha256}`);
     const labels = Object.entries(spec.labels);
@@ -109,38 +134,63 @@ export const statusCommand: FsjobCommand = {
   describe: 'Show the jobs of a queue and its workers, or everything about one job',
   builder: (yargs) =>
     withQueue(yargs)
-      .positional('id', { describe: 'A job id: show that job in full', type: 'string' })
+      .positional('id', { describe: 'A job id or a unique prefix of one: show that job in full', type: 'string' })
       .option('limit', { describe: `Show at most N jobs, newest first (default ${DEFAULT_LIMIT}; 0 for all)`, type: 'number' })
-      .option('status', { describe: 'Only jobs in these statuses', choices: STATUSES, type: 'string', array: true })
+      .option('status', { describe: 'Only jobs in these statuses or finished with these outcomes', choices: [...STATUSES, ...OUTCOMES.filter((outcome) => outcome !== 'expired')], type: 'string', array: true })
       .option('json', { describe: 'Print the data as JSON', type: 'boolean', default: false })
-      .example('$0 status', 'the 20 newest jobs and the registered workers')
-      .example('$0 status --status queued running --limit 0', 'every queued or running job')
-      .example('$0 status 1764476044123456789-3fa2c1d09b8e7f64', 'one job: spec, every generation, receipt, outputs')
+      .example('$0 status', 'counts, the 20 newest jobs and the registered workers')
+      .example('$0 status --status failed lost --limit 0', 'every job that failed or was lost')
+      .example('$0 status --status queued running', 'what waits and what runs')
+      .example('$0 status 3fa2c1d0', 'one job in full, by a unique part of its id: spec, every generation, receipt, outputs')
       .example('$0 status --json | jq ".jobs[] | select(.status==\\"orphaned\\")"', 'machine-readable')
-      .epilog('Statuses are derived from the records on disk (STATUS-1). Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.'),
+      .epilog(
+        'Statuses are derived from the records on disk (STATUS-1): queued, delayed, retrying, claimed, running, cancelling, expired, orphaned, finished, damaged; ' +
+          'a finished job has an outcome: succeeded, failed, timed_out, expired, cancelled, force_stopped, lost, rejected. ' +
+          'The counts at the top cover every job of the queue; the JOBS column of a worker counts the open claims that name it. ' +
+          'Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.',
+      ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
     const { jobStatus, listJobs, liveWorkers } = await producer();
     const json = args['json'] === true;
     const now = Date.now();
     if (args['id'] !== undefined) {
-      const report = await jobStatus(queue, jobIdOf(args));
-      io.stdout(json ? jsonText(report) : detail(report, now));
+      const report = await jobStatus(queue, await jobIdOf(args, queue));
+      if (json) io.stdout(jsonText(jobReportJson(report)));
+      else io.stdout(args['verbose'] === true ? detail(report, now) : withoutClauseIds(detail(report, now)));
       return EXIT.OK;
     }
     const limitArg = args['limit'] === undefined ? DEFAULT_LIMIT : parseInteger(args['limit'], 'limit');
     const limit = limitArg <= 0 ? Number.POSITIVE_INFINITY : limitArg;
-    const statuses = args['status'] as JobStatus[] | undefined;
-    const list = await listJobs(queue, { limit, ...(statuses === undefined ? {} : { statuses }) });
+    const wanted = (args['status'] as string[] | undefined) ?? [];
+    const statuses = wanted.filter((name): name is JobStatus => (STATUSES as readonly string[]).includes(name));
+    const outcomes = wanted.filter((name): name is Outcome => (OUTCOMES as readonly string[]).includes(name));
+    const list: JobList = await listJobs(queue, {
+      limit,
+      counts: true,
+      ...(wanted.length === 0 ? {} : { statuses, outcomes }),
+    });
     const workers = await liveWorkers(queue);
     if (json) {
-      io.stdout(jsonText({ queue: queue.root, ...list, workers }));
+      io.stdout(
+        jsonText({
+          queue: queue.root,
+          total: list.total,
+          counts: { statuses: list.counts?.statuses ?? {}, outcomes: list.counts?.outcomes ?? {} },
+          jobs: list.jobs.map(jobSummaryJson),
+          more: list.more,
+          foreign: list.foreign,
+          workers: workers.map((view) => workerViewJson(view, list.counts?.workers[view.workerId] ?? 0)),
+        }),
+      );
       return EXIT.OK;
     }
-    io.stdout(list.jobs.length === 0 ? 'no jobs\n' : jobsTable(list.jobs, now));
-    const shown = `${list.jobs.length} of ${list.total} job${list.total === 1 ? '' : 's'}`;
-    io.stdout(`${list.more ? `showing ${shown}; --limit 0 shows all` : `${shown}${statuses === undefined ? '' : ' matched'}`}${list.foreign.length > 0 ? `; ${list.foreign.length} foreign name(s) in jobs/ left alone` : ''}\n\n`);
-    io.stdout(workersText(workers, now));
+    if (list.counts !== undefined) io.stdout(`${countsLine(list.counts, list.total)}\n`);
+    io.stdout(list.jobs.length === 0 ? (wanted.length === 0 ? 'no jobs\n' : `no job is ${wanted.join(' or ')}\n`) : jobsTable(list.jobs, now));
+    const shown = `${list.jobs.length} job${list.jobs.length === 1 ? '' : 's'}${wanted.length === 0 ? '' : ` ${wanted.join(' or ')}`}`;
+    const notes = [...(list.more ? [`showing the newest ${shown}; --limit 0 shows all`] : wanted.length > 0 ? [shown] : []), ...(list.foreign.length > 0 ? [`${list.foreign.length} foreign name(s) in jobs/ left alone`] : [])];
+    io.stdout(`${notes.length === 0 ? '' : `${notes.join('; ')}\n`}\n`);
+    io.stdout(workersText(workers, now, list.counts));
     return EXIT.OK;
   },
 };

@@ -1,7 +1,7 @@
 /**
- * `fsjob validate [QUEUE|FILE]... [--queue DIR] [--type T] [--json] [--strict]`:
+ * `fsjob validate [QUEUE|FILE]... [--queue DIR] [--type T] [--json] [--strict] [--output FILE]`:
  * audit whole queues (CONF-3) and check record files (REC-4), and report
- * every finding. Never writes anything.
+ * every finding. Writes nothing but the --output file, which is never inside a queue.
  */
 import { lstat, stat } from 'node:fs/promises';
 import { FsjobError, errnoOf, isFsjobError } from '../../base/errors.ts';
@@ -12,6 +12,7 @@ import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/q
 import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
 import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { writeReportFile } from '../report-file.ts';
 
 type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
 
@@ -49,6 +50,7 @@ function progressReporter(io: CliIo, target: string): ((checked: number, total: 
 
 export const validateCommand: FsjobCommand = {
   command: 'validate [targets..]',
+  citesClauses: true,
   describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
   builder: (yargs) =>
     yargs
@@ -57,6 +59,7 @@ export const validateCommand: FsjobCommand = {
         type: 'string',
       })
       .option('queue', {
+        alias: 'q',
         describe: 'Audit the queue at this root (repeatable; default when nothing is named: $FSJOB_QUEUE)',
         type: 'string',
       })
@@ -75,9 +78,15 @@ export const validateCommand: FsjobCommand = {
         type: 'boolean',
         default: false,
       })
+      .option('output', {
+        describe: 'Also write the JSON report to FILE, complete or not at all (never inside an audited queue)',
+        type: 'string',
+        requiresArg: true,
+      })
       .example('$0 validate /srv/q', 'audit the whole queue /srv/q: every record, file, name, mode, claim and index entry')
       .example('$0 validate --queue /srv/q --strict', 'the same, failing on warnings (orphans, stale temp files) too')
       .example('$0 validate --json /srv/q | jq .summary', 'machine-readable report')
+      .example('$0 validate /srv/q --output audit.json', 'findings as text, and the JSON report in audit.json for a CI step')
       .example('$0 validate q/jobs/*/spec.json', 'check the spec of every job in queue q')
       .example('$0 validate --type request batch-line.json', 'check a request before enqueueing it')
       .epilog(
@@ -136,8 +145,12 @@ export const validateCommand: FsjobCommand = {
       startedMs,
       finishedMs: Date.now(),
     });
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    if (typeof args['output'] === 'string') {
+      await writeReportFile(args['output'], json, targets.filter((target) => target.kind === 'queue').map((target) => target.path));
+    }
     if (args['json'] === true) {
-      io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      io.stdout(json);
     } else if (audits.length === 0) {
       io.stdout(formatHuman(files, report));
     } else {

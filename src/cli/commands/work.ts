@@ -1,32 +1,38 @@
 /** `fsjob work`: run a consumer (src/consumer Worker) over one or more queues. */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { FsjobError } from '../../base/errors.ts';
+import { LEASE_MAX, LEASE_MIN, OUTPUT_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
+import { formatDuration, parseBytes, parseDuration, parseInteger } from '../units.ts';
 
 const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.config/systemd/user/fsjob-work.service):
 
   [Unit]
   Description=fsjob worker
   [Service]
-  ExecStart=/usr/bin/env fsjob work --queue %h/.local/state/fsjob/default --concurrency 2
+  Type=exec
+  ExecStart=/usr/bin/env fsjob work --queue %h/.local/state/fsjob/default --concurrency 2 --shutdown-grace 10m
   Restart=on-failure
   RestartSec=2
-  # SIGTERM to the worker alone: it stops its own commands (WORKER-3) ...
+  # SIGTERM to the worker alone: it claims nothing more and lets running jobs finish
+  # (--shutdown-grace). The default KillMode=control-group would SIGTERM the jobs too.
   KillMode=mixed
-  # ... within CANCEL_GRACE (10 s) plus each job's kill grace: give it longer.
-  TimeoutStopSec=30
+  # Longer than --shutdown-grace plus the longest kill grace (5s by default); after it,
+  # systemd SIGKILLs everything left and the next worker recovers those jobs.
+  TimeoutStopSec=11min
   [Install]
   WantedBy=default.target
 
-then: systemctl --user enable --now fsjob-work. If the worker is killed, its guardian stops its
-commands within 10 s (WORKER-2) and the restarted worker recovers the orphaned jobs (RECOV-2).`;
+then: systemctl --user enable --now fsjob-work. systemctl restart waits for the running jobs
+(up to the grace) before the new worker starts. If the worker is killed, its guardian stops
+its commands within 10 s (WORKER-2) and the next worker recovers the orphaned jobs (RECOV-2).`;
 
 export const workCommand: FsjobCommand = {
   command: 'work',
-  describe: 'Claim and run jobs: until stopped (SIGTERM/SIGINT), until the queue is drained (--drain), or one job (--once)',
+  describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
   builder: (yargs) =>
     yargs
       .option('queue', {
+        alias: 'q',
         describe: 'Queue directory to serve; repeat to serve several round-robin (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default)',
         type: 'string',
         array: true,
@@ -40,56 +46,78 @@ export const workCommand: FsjobCommand = {
         type: 'string',
         array: true,
       })
-      .option('max-output', { describe: 'Bytes kept per output stream at most; a job keeps min(its max_output_bytes, this)', type: 'number' })
-      .option('lease', { describe: 'Lease of claims and of the worker registration, in seconds (3 to 3600)', type: 'number', default: 30 })
-      .option('json', { describe: 'Progress as JSON lines on stderr and the summary as JSON on stdout', type: 'boolean', default: false })
+      .option('max-output', { describe: 'Bytes kept per output stream at most (1048576, 64k, 1M; at most 64M); a job keeps min(its max_output_bytes, this)', type: 'string' })
+      .option('lease', { describe: 'Lease of claims and of the worker registration: seconds or 30s, 2m (3s to 1h)', type: 'string', default: '30' })
+      .option('shutdown-grace', {
+        describe: 'On SIGTERM, SIGINT or SIGHUP: claim nothing more and give running jobs this long to finish (10s, 10m, 2h; at most 7d) before stopping them; a second signal stops them at once',
+        type: 'string',
+        default: '10s',
+      })
+      .option('json', { describe: 'Progress as JSON lines on stderr (each with time_ms) and the summary as JSON on stdout', type: 'boolean', default: false })
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
-      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM or SIGINT; 1 when the queue cannot be used.`),
+      .example('$0 work -q /srv/q --shutdown-grace 30m', 'a restart (SIGTERM) lets running jobs finish for up to 30 minutes first')
+      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used.`),
   run: async (args, io) => {
-    const { Worker } = await import('../../consumer/worker.ts');
-    const { defaultQueuePath } = await import('../../model/queue.ts');
     const json = args['json'] === true;
-    const queues = (args['queue'] as string[] | undefined) ?? [defaultQueuePath()];
-    const concurrency = args['concurrency'] as number;
-    const lease = args['lease'] as number;
-    if (!Number.isFinite(lease)) throw new FsjobError('USAGE', '--lease takes a number of seconds');
-    const maxOutput = args['max-output'] as number | undefined;
-    if (maxOutput !== undefined && (!Number.isSafeInteger(maxOutput) || maxOutput < 0)) throw new FsjobError('USAGE', '--max-output takes a byte count');
+    const queues = (args['queue'] as string[] | undefined) ?? [await defaultQueue()];
+    const concurrency = parseInteger(args['concurrency'], 'concurrency', { min: 1, max: 1024 });
+    const leaseMs = parseDuration(args['lease'], 'lease', { min: LEASE_MIN, max: LEASE_MAX });
+    const shutdownGraceMs = parseDuration(args['shutdown-grace'], 'shutdown-grace', { min: 0, max: TIMEOUT_MAX });
+    const maxOutput = args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', { min: 0, max: OUTPUT_MAX });
     const allow = args['allow'] as string[] | undefined;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
+    const { Worker } = await import('../../consumer/worker.ts');
+    const log = (line: string, fields: Record<string, unknown>): void => {
+      if (json) io.stderr(`${JSON.stringify({ time_ms: Date.now(), ...fields })}\n`);
+      else io.stderr(`fsjob work: ${line}\n`);
+    };
     const worker = new Worker({
       queues,
       concurrency,
       mode,
-      leaseMs: Math.round(lease * 1000),
+      leaseMs,
+      shutdownGraceMs,
       ...(allow === undefined ? {} : { allow }),
       ...(maxOutput === undefined ? {} : { maxOutputBytes: maxOutput }),
       onEvent: (event) => {
-        if (json) {
-          io.stderr(`${JSON.stringify(event.type === 'error' ? { ...event, error: event.error.toJSON() } : event)}\n`);
-          return;
-        }
         const line = describe(event);
-        if (line !== null) io.stderr(`fsjob work: ${line}\n`);
+        if (json) log('', event.type === 'error' ? { ...event, error: event.error.toJSON() } : event);
+        else if (line !== null) log(line, {});
       },
     });
-    // WORKER-3. The handlers stay installed until the worker is done, so a second
-    // signal (a supervisor repeating itself) cannot kill the shutdown half-way.
-    const stop = (): void => worker.stop();
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    // WORKER-3, and SIGHUP as SIGTERM (WORKER-6): a closed terminal or a
+    // supervisor's hangup must not turn running jobs into losses. The handlers
+    // stay installed until the worker is done: a second signal ends the grace
+    // and stops the running jobs at once, through the same clean shutdown.
+    let signals = 0;
+    const onSignal = (name: NodeJS.Signals): void => {
+      signals += 1;
+      if (signals === 1) {
+        log(`${name}: stopping; no new claims`, { type: 'signal', signal: name, action: 'drain' });
+        worker.stop(name);
+      } else {
+        log(`${name} again: stopping the running jobs now`, { type: 'signal', signal: name, action: 'stop_now' });
+        worker.stopNow();
+      }
+    };
+    const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((name) => [name, () => onSignal(name)] as const);
+    for (const [name, handler] of handlers) process.on(name, handler);
     try {
-      if (!json) io.stderr(`fsjob work: worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode\n`);
+      log(`worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode`, { type: 'serving', worker_id: worker.id, pid: process.pid, queues, mode });
       const summary = await worker.run();
-      io.stdout(json ? `${JSON.stringify(summary)}\n` : summaryText(summary));
+      io.stdout(json ? `${JSON.stringify(summaryJson(summary))}\n` : summaryText(summary));
       return EXIT.OK;
     } finally {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
+      for (const [name, handler] of handlers) process.off(name, handler);
     }
   },
 };
+
+async function defaultQueue(): Promise<string> {
+  const { defaultQueuePath } = await import('../../model/queue.ts');
+  return defaultQueuePath();
+}
 
 type Event = import('../../consumer/context.ts').ConsumerEvent;
 
@@ -111,9 +139,28 @@ function describe(event: Event): string | null {
       return `skipped ${event.job_id}: ${event.reason}`;
     case 'guardian':
       return event.state === 'down' ? 'the guardian died; no command job is claimed until it is back (WORKER-2)' : 'the guardian is back';
+    case 'shutdown':
+      return event.phase === 'draining'
+        ? `${event.reason}: ${plural(event.running, 'running job')} get${event.running === 1 ? 's' : ''} up to ${formatDuration(event.grace_ms)} to finish (--shutdown-grace), then ${event.running === 1 ? 'it is' : 'they are'} stopped (WORKER-3)`
+        : `${event.reason}: stopping ${plural(event.running, 'running job')} (SIGTERM, then SIGKILL after its kill grace); ${event.running === 1 ? 'it ends' : 'each ends'} with reason shutdown: requeued if an attempt remains, else lost (WORKER-3)`;
     case 'error':
       return `error${event.job_id === null ? '' : ` on ${event.job_id}`}: ${event.error.message}`;
   }
+}
+
+const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** The summary in the records' snake_case (schemas/output/work.schema.json). */
+function summaryJson(summary: import('../../consumer/worker.ts').WorkerSummary): Record<string, unknown> {
+  return {
+    worker_id: summary.workerId,
+    claimed: summary.claimed,
+    finished: summary.finished,
+    ended: summary.ended,
+    superseded: summary.superseded,
+    unproven: summary.unproven,
+    errors: summary.errors,
+  };
 }
 
 function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary): string {

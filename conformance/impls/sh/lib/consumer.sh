@@ -388,6 +388,7 @@ consume_pass() {
     fi
     [ -d "$_cp_jd" ] || continue
     job_scan "$_cp_jd"
+    _cp_top=$J_G _cp_exec=$J_EXEC
     if [ "$J_RECEIPT" = 1 ]; then
       ready_remove "$_cp_id"
       continue
@@ -446,8 +447,12 @@ consume_pass() {
         continue
       fi
     fi
+    # The checks above may have scanned other jobs (preempt_waiter runs
+    # job_scan on each waiter): restore this job's own scan. Never scan it
+    # again here: a claim taken meanwhile would make this consumer claim
+    # over it instead of losing the link (CLAIM-5).
+    J_G=$_cp_top J_EXEC=$_cp_exec
     if [ "$_cp_orphan" = 1 ]; then
-      job_scan "$_cp_jd"
       orphan_stoppable "$_cp_jd" "$_cp_id" || { SKIP_IDS="$SKIP_IDS $_cp_id"; continue; }
     fi
     _cp_g=$((J_G + 1))

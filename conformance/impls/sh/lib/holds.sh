@@ -119,7 +119,10 @@ hold_take() {
     now_ms
     rec_hold "$HOLD_KIND" "$HOLD_KEY_JSON" "$1" "$2" "$NOW_MS"
     _ht_next=$((HOLD_N + 1))
-    pub_link "$HOLD_DIR" "$_ht_next.json" "$REC"
+    # PUB-5: the hold is durable only if its key directory's entry is: the
+    # parent (dedupe/, lanes/) is fsynced in the same sync(1) as the hold's
+    # temporary file, before the link (also when another process made it).
+    pub_link "$HOLD_DIR" "$_ht_next.json" "$REC" "${HOLD_DIR%/*}"
     case $? in
       0)
         # Holds below the highest never matter again (LANE-3, GC-2).

@@ -91,9 +91,11 @@ owner_verdict() {
 }
 
 # group_members PGID: GM_LIVE = members of process group PGID that are not
-# zombies, GM_ALL = all members, from one read of /proc/*/stat.
+# zombies, GM_ALL = all members, from one read of /proc/*/stat. The group is
+# kept in _gm_group: `set --` below replaces the positional parameters.
 group_members() {
   GM_LIVE=0 GM_ALL=0
+  _gm_group=$1
   _gm_all=$(cat /proc/[0-9]*/stat 2>/dev/null)
   set -f
   _gm_ifs=$IFS
@@ -104,14 +106,14 @@ group_members() {
   set +f
   for _gm_l do
     case $_gm_l in
-      *") "*" $1 "*) ;;
+      *") "*" $_gm_group "*) ;;
       *) continue ;;
     esac
     _gm_r=${_gm_l##*) }
     _gm_s=${_gm_r%% *}
     _gm_r=${_gm_r#* }
     _gm_r=${_gm_r#* }
-    [ "${_gm_r%% *}" = "$1" ] || continue
+    [ "${_gm_r%% *}" = "$_gm_group" ] || continue
     GM_ALL=$((GM_ALL + 1))
     case $_gm_s in
       Z|X) ;;

@@ -1,0 +1,144 @@
+/**
+ * What a power-loss state owes to what the implementation had already told
+ * the world before the power went (the "stdout" of ALICE's traces, the
+ * oracle of CrashMonkey's checker): read from the traced run outside the
+ * queue, and checked on each state.
+ *
+ * - A producer that exited 0 reported its job accepted: the job directory
+ *   is durable (ENQ-4).
+ * - A command that started had its execution recorded durably first:
+ *   exec.<g>.json of its generation survives (PUB-5: a step another durable
+ *   step depends on comes after the directory fsync; EXEC-3: the commit
+ *   point of the attempt), or recovery runs it again.
+ * - A role that exited 0 reported success: every record it had published by
+ *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost).
+ */
+import path from 'node:path';
+import type { TraceRecord } from '../crash/trace.ts';
+import { buildState, listState, type Listed, type Model, type Snapshot } from '../crash/power-model.ts';
+import type { Failure } from '../runner/report.ts';
+
+export interface Observations {
+  /** Each role's exit status as the scenario script wrote it (tag: A, B, C, consume, cancel), at call k. */
+  exits: { tag: string; k: number; status: number }[];
+  /** Each command start, at the call k that wrote its line. */
+  starts: { k: number; id: string }[];
+}
+
+/** Reads the scenario's observations from the trace: writes to work/rc.<tag> and work/starts.log. */
+export function observe(records: readonly TraceRecord[], work: string): Observations {
+  const exits: Observations['exits'] = [];
+  const starts: Observations['starts'] = [];
+  for (const record of records) {
+    if (record.family !== 'write' || record.ret <= 0 || record.data === undefined || path.dirname(record.path) !== work) continue;
+    const name = path.basename(record.path);
+    const text = record.data.toString('utf8');
+    if (name === 'starts.log') {
+      for (const line of text.split('\n')) if (line.startsWith('start ')) starts.push({ k: record.k, id: line.slice('start '.length) });
+    } else if (name.startsWith('rc.')) {
+      const status = Number(text.trim());
+      if (Number.isInteger(status)) exits.push({ tag: name.slice(3), k: record.k, status });
+    }
+  }
+  return { exits, starts };
+}
+
+/** Starts per job id up to call c. */
+export function startsBy(observations: Observations, c: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const start of observations.starts) if (start.k <= c) counts.set(start.id, (counts.get(start.id) ?? 0) + 1);
+  return counts;
+}
+
+/** Whether a name in the queue is a record whose survival a success report promises. */
+function promised(rel: string): 'link' | 'rename' | undefined {
+  const parts = rel.split('/');
+  const name = parts.at(-1) ?? '';
+  if (name.startsWith('.')) return undefined;
+  if (rel === 'fsjob.json') return 'link';
+  if (parts[0] === 'jobs' && parts.length === 3) {
+    if (/^state\.[1-9][0-9]*\.json$/.test(name)) return 'rename';
+    if (/^(claim|exec|end)\.[1-9][0-9]*\.json$|^receipt\.json$|^cancel(-force)?\.json$/.test(name)) return 'link';
+    return undefined; // spec.json and stdin come with the job directory (I1 checks them); outputs with the receipt (I4)
+  }
+  if ((parts[0] === 'dedupe' || parts[0] === 'lanes') && parts.length === 3 && name.endsWith('.json')) return 'link';
+  if (parts[0] === 'workers' && parts.length === 2 && name.endsWith('.json')) return 'rename';
+  return undefined;
+}
+
+export function byPath(state: Snapshot): Map<string, Listed> {
+  return new Map(listState(state).map((item) => [item.rel, item]));
+}
+
+/** What the queue really held after call k (nothing lost), by path; memoised per k. */
+export function realStates(model: Model): (k: number) => Map<string, Listed> {
+  const cache = new Map<number, Map<string, Listed>>();
+  return (k) => {
+    let known = cache.get(k);
+    if (known === undefined) {
+      known = byPath(buildState(model, k, () => true));
+      cache.set(k, known);
+    }
+    return known;
+  };
+}
+
+export interface ObligationInput {
+  /** realStates(model). */
+  realAt: (k: number) => Map<string, Listed>;
+  /** The state, and the crash point it was built for. */
+  state: Snapshot;
+  c: number;
+  observations: Observations;
+  /** The id each produce printed, by tag. */
+  ids: ReadonlyMap<string, string>;
+  /** Whether `tag` names a produce (its exit 0 reports a job accepted). */
+  isProduce: (tag: string) => boolean;
+}
+
+/** The promises broken in one state, most specific clause first, in a fixed order. */
+export function brokenPromises(input: ObligationInput): Failure[] {
+  const failures: Failure[] = [];
+  const { state, c, observations } = input;
+  const have = byPath(state);
+  const real = input.realAt(c);
+
+  for (const exit of observations.exits) {
+    if (exit.k > c || exit.status !== 0 || !input.isProduce(exit.tag)) continue;
+    const id = input.ids.get(exit.tag);
+    if (id !== undefined && !have.has(`jobs/${id}`)) {
+      failures.push({ clauses: ['ENQ-4', 'I1'], message: `the producer of request ${exit.tag} exited 0 at call ${exit.k}, reporting job ${id} accepted, but after the power loss jobs/${id} does not exist: jobs/ was not fsynced after the publishing rename`, evidence: [] });
+    }
+  }
+
+  const starts = startsBy(observations, c);
+  for (const [id, n] of starts) {
+    const execs = [...have.keys()].filter((rel) => rel.startsWith(`jobs/${id}/exec.`) && rel.endsWith('.json')).length;
+    if (execs < n) {
+      const first = observations.starts.find((s) => s.id === id && s.k <= c);
+      failures.push({ clauses: ['PUB-5', 'EXEC-3', 'I2'], message: `job ${id}'s command started (call ${first?.k ?? '?'}; ${n} start${n === 1 ? '' : 's'} by call ${c}), but after the power loss the job has ${execs} exec record${execs === 1 ? '' : 's'}: the execution was released before its record was durable, so a recoverer may run it again`, evidence: [] });
+    }
+  }
+
+  const seen = new Set<string>();
+  for (const exit of observations.exits) {
+    if (exit.k > c || exit.status !== 0) continue;
+    const then = input.realAt(exit.k);
+    for (const [rel, item] of then) {
+      const how = promised(rel);
+      if (how === undefined || seen.has(rel)) continue;
+      const now = real.get(rel);
+      if (now === undefined || !now.data.equals(item.data)) continue; // changed or removed later, by the run itself
+      seen.add(rel);
+      const left = have.get(rel);
+      const job = /^jobs\/([^/]+)\//.exec(rel)?.[1];
+      if (job !== undefined && !have.has(`jobs/${job}`)) continue; // the whole job is gone: ENQ-4 above, or I1
+      if (left === undefined) {
+        failures.push({ clauses: how === 'link' ? ['PUB-5'] : ['PUB-4', 'PUB-5'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss it does not exist: its directory was not fsynced after the ${how}`, evidence: [] });
+      } else if (!left.data.equals(item.data)) {
+        failures.push({ clauses: ['PUB-2', 'I1'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss it holds ${left.data.length} bytes, not the ${item.data.length} published: the file was not fsynced before the ${how}`, evidence: [] });
+      }
+    }
+  }
+  return failures;
+}

@@ -1,0 +1,27 @@
+/** `fsjob retry ID`: enqueue a new job from a finished job's spec, labelled retry-of=ID. */
+import type { FsjobCommand } from '../command.ts';
+import { EXIT } from '../exit.ts';
+import { jobIdOf, openQueueOf, withQueue } from '../queue-arg.ts';
+
+export const retryCommand: FsjobCommand = {
+  command: 'retry <id>',
+  describe: 'Enqueue a finished job again as a new job (same command, stdin and options), labelled retry-of=ID; prints the new id',
+  builder: (yargs) =>
+    withQueue(yargs)
+      .positional('id', { describe: 'The finished job to repeat: its id or a unique prefix', type: 'string' })
+      .option('json', { describe: 'Print the new spec record instead of the id', type: 'boolean', default: false })
+      .example('$0 retry 3fa2c1d0', 'run a failed job again; prints the new job id')
+      .example('for id in $($0 status --status failed --json | jq -r ".jobs[].id"); do $0 retry $id; done', 'retry every failed job')
+      .epilog(
+        'A finished job keeps its receipt forever (RCPT-6); a retry is a new job: new id, new attempts, the same dedupe key (exit 3 while another unfinished job holds it). ' +
+          'Exit status: 0 enqueued, 1 its spec or stdin cannot be copied, 2 the job is not finished, 3 dedupe key held, 4 no such job.',
+      ),
+  run: async (args, io) => {
+    const queue = await openQueueOf(args);
+    const id = await jobIdOf(args, queue);
+    const { retry } = await import('../../producer/retry.ts');
+    const enqueued = await retry(queue, id);
+    io.stdout(args['json'] === true ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
+    return EXIT.OK;
+  },
+};

@@ -1,0 +1,65 @@
+/**
+ * `wait` and `logs --follow` on a job nobody will run would block forever in
+ * silence. While they wait, this looks every few seconds at the queue's
+ * worker registrations (WORKER-1) and the job's status, and says once when
+ * the job waits with no live worker serving the queue, and once when one
+ * shows up again. It only reads, and what it says is advice: a one-shot
+ * consumer (fsjob-sh consume, a cron job) serves a queue without
+ * registering, and claims decide, not registrations.
+ */
+import type { CliIo } from './command.ts';
+import type { Queue } from '../model/queue.ts';
+
+/** First look after this long: a job that finishes at once needs no advice. */
+const FIRST_LOOK_MS = 1500;
+const LOOK_EVERY_MS = 5000;
+/** Statuses in which a job needs a consumer to move on (STATUS-1). */
+const WAITING = new Set(['queued', 'retrying', 'cancelling', 'expired', 'orphaned', 'delayed']);
+
+/** Starts watching; the returned function stops it. */
+export function noticeUnserved(queue: Queue, ids: readonly string[], io: CliIo): () => void {
+  let served: boolean | undefined;
+  let busy = false;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const look = async (): Promise<void> => {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      const { liveWorkers } = await import('../producer/inspect.ts');
+      const { listJob, deriveStatus } = await import('../model/job.ts');
+      let waiting = false;
+      for (const id of ids) {
+        const files = await listJob(queue, id).catch(() => undefined);
+        if (files === undefined) continue;
+        if (WAITING.has((await deriveStatus(queue, files)).status)) waiting = true;
+      }
+      const live = (await liveWorkers(queue)).filter((view) => view.record !== null && view.verdict !== 'dead' && view.record.mode !== 'stopping');
+      const now = live.length > 0 || !waiting;
+      if (stopped) return;
+      if (!now && served !== false) {
+        io.stderr(`fsjob: no live worker serves ${queue.root}, so the job waits until one does (start one: fsjob work -q ${queue.root}); a one-shot consumer runs it without registering\n`);
+      } else if (now && served === false && live.length > 0) {
+        io.stderr(`fsjob: worker ${live[0]?.workerId ?? '?'} now serves ${queue.root}\n`);
+      }
+      served = now;
+    } catch {
+      // Advice only: a queue that cannot be read is reported by the wait itself.
+    } finally {
+      busy = false;
+    }
+  };
+  const schedule = (ms: number): void => {
+    timer = setTimeout(() => {
+      void look().finally(() => {
+        if (!stopped) schedule(LOOK_EVERY_MS);
+      });
+    }, ms);
+    timer.unref();
+  };
+  schedule(FIRST_LOOK_MS);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

@@ -1,0 +1,347 @@
+/**
+ * Writing a queue: the one primitive that publishes a record
+ * (`publishRecord`, PUB-1..PUB-6), the one that creates a data file
+ * exclusively (`createExclusive`, PUB-7), and the directory steps around
+ * them: a private directory (SEC-5), a directory fsync (PUB-5), a staged
+ * directory moved into place without replacing anything (ENQ-3, GC-1), and a
+ * removal that never follows a link (READY-2, TEMP-1, GC-1).
+ */
+import type { Stats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { FsjobError, errnoOf } from '../base/errors.ts';
+import {
+  CREATE_EXCLUSIVE_FLAGS,
+  DIR_SYNC_FLAGS,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  describeKind,
+  notFound,
+  notRegular,
+  octal,
+  recordExists,
+  refuseUnsafe,
+  symlinkRefused,
+  validateEntryName,
+} from './checks.ts';
+import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
+import { wrapIo } from './io-error.ts';
+import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
+
+export type Placement = 'link' | 'rename';
+
+function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
+  return options?.fs ?? directFs;
+}
+
+async function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
+  return lstatOrMissing(readsOf(options.fs), path);
+}
+
+/**
+ * mkdir 0700 (chmod explicitly, so umask cannot widen or narrow it), or when
+ * it exists verify it is a private directory of ours (SEC-2/3/5/6). Without
+ * `root` the parent is not checked: that is how a queue root itself is made
+ * (its parent lies outside the queue). Returns true when it was created.
+ */
+export async function ensurePrivateDir(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  const fs = seamOf(options);
+  if (options.root !== undefined && resolve(path) !== resolve(options.root)) await checkDirInside(dirname(path), options);
+  try {
+    await fs.mkdir(path, { mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT') throw notFound(dirname(path));
+    if (errno !== 'EEXIST') throw wrapIo(error, path, 'mkdir of');
+    const stats = await lstatOf(options, path);
+    if (stats === undefined) throw notFound(path);
+    refuseUnsafe(path, stats, 'dir');
+    return false;
+  }
+  // fchmod through an O_NOFOLLOW handle: a chmod by name would follow a link
+  // planted between mkdir and here.
+  await withDirHandle(options, path, (handle) => handle.chmod(PRIVATE_DIR_MODE), 'chmod of');
+  const stats = await lstatOf(options, path);
+  if (stats === undefined) throw notFound(path);
+  refuseUnsafe(path, stats, 'dir');
+  return true;
+}
+
+async function withDirHandle(options: SafeFsOptions, dir: string, use: (handle: SafeHandle) => Promise<void>, doing: string, clause?: string): Promise<void> {
+  let handle: SafeHandle;
+  try {
+    handle = await seamOf(options).open(dir, DIR_SYNC_FLAGS);
+  } catch (error) {
+    const errno = errnoOf(error);
+    // Linux answers O_DIRECTORY|O_NOFOLLOW on a symlink with ENOTDIR, not
+    // ELOOP, so lstat to tell a link from a file.
+    if (errno === 'ELOOP' || errno === 'ENOTDIR') {
+      const stats = await lstatOf(options, dir);
+      if (stats === undefined) throw notFound(dir);
+      if (stats.isSymbolicLink()) throw symlinkRefused(dir);
+      throw notRegular(dir, describeKind(stats), 'dir');
+    }
+    if (errno === 'ENOENT') throw notFound(dir);
+    throw wrapIo(error, dir, `opening directory for ${doing}`, clause);
+  }
+  try {
+    await use(handle);
+  } catch (error) {
+    throw wrapIo(error, dir, doing, clause);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** PUB-5: fsync a directory so a link/rename/unlink in it is durable. */
+export async function fsyncDir(dir: string, options: SafeFsOptions = {}): Promise<void> {
+  await withDirHandle(options, dir, (handle) => handle.sync(), 'fsync of directory', 'PUB-5');
+}
+
+/** Every byte of `bytes` at offset 0 on, through as many writes as it takes. */
+export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
+    // A zero-byte write would loop forever; the kernel reports ENOSPC instead
+    // in practice, but a seam might not.
+    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    offset += bytesWritten;
+  }
+}
+
+/** Refuse a symlink or non-regular entry at a record's name before placing it. */
+async function refuseBadTarget(options: SafeFsOptions, target: string): Promise<Stats | undefined> {
+  const stats = await lstatOf(options, target);
+  if (stats === undefined) return undefined;
+  if (stats.isSymbolicLink()) throw symlinkRefused(target);
+  if (!stats.isFile()) throw notRegular(target, describeKind(stats), 'file');
+  return stats;
+}
+
+/**
+ * Publish a record durably and atomically:
+ * PUB-1 write to `.<name>.<16 hex>` in the same directory (exclusive, 0600);
+ * PUB-2 write every byte and fsync it;
+ * PUB-3 'link' placement: link(temp, target), EXISTS if the name is taken;
+ * PUB-4 'rename' placement: rename(temp, target) replaces a previous version;
+ * PUB-6 unlink the temp name after a link; on any failure before the commit
+ *       point the temp file is removed and the target is untouched;
+ * PUB-5 fsync the directory. The link/rename is the commit point: an error
+ *       with clause PUB-5 means the record IS in place but its durability is
+ *       unproven (the directory fsync failed).
+ * Returns the target path.
+ */
+export async function publishRecord(dir: string, name: string, data: string | Buffer, placement: Placement, options: SafeFsOptions = {}): Promise<string> {
+  return publishIn(new DirRef(dir, options), name, data, placement);
+}
+
+/** publishRecord in a directory handle's directory. */
+export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement): Promise<string> {
+  validateEntryName(name, true);
+  const { options } = ref;
+  const fs = seamOf(options);
+  await ref.check();
+  const dir = ref.path;
+  const target = ref.entry(name);
+  const existing = await refuseBadTarget(options, target);
+  if (existing !== undefined && placement === 'link') throw recordExists(target);
+
+  const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}`);
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let tempExists = false;
+  try {
+    let handle: SafeHandle;
+    try {
+      handle = await fs.open(temp, CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE);
+    } catch (error) {
+      throw wrapIo(error, temp, 'creating temp file', 'PUB-1');
+    }
+    tempExists = true;
+    try {
+      await handle.chmod(PRIVATE_FILE_MODE).catch((error: unknown) => {
+        throw wrapIo(error, temp, 'chmod of temp file', 'SEC-5');
+      });
+      await writeAll(handle, bytes).catch((error: unknown) => {
+        throw wrapIo(error, temp, 'writing temp file', 'PUB-2');
+      });
+      await handle.sync().catch((error: unknown) => {
+        throw wrapIo(error, temp, 'fsync of temp file', 'PUB-2');
+      });
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+
+    if (placement === 'link') {
+      try {
+        await fs.link(temp, target);
+      } catch (error) {
+        if (errnoOf(error) === 'EEXIST') {
+          await refuseBadTarget(options, target);
+          throw recordExists(target);
+        }
+        throw wrapIo(error, target, 'linking record into place', 'PUB-3');
+      }
+      // Committed. A leftover temp name is harmless garbage (GC removes dot
+      // files), so failing to unlink it must not make the caller believe the
+      // publish failed.
+      tempExists = false;
+      await fs.unlink(temp).catch(() => undefined);
+    } else {
+      try {
+        await fs.rename(temp, target);
+      } catch (error) {
+        const errno = errnoOf(error);
+        if (errno === 'EISDIR' || errno === 'ENOTEMPTY' || errno === 'EEXIST') {
+          throw notRegular(target, 'a directory', 'file');
+        }
+        throw wrapIo(error, target, 'renaming record into place', 'PUB-4');
+      }
+      tempExists = false;
+    }
+  } finally {
+    if (tempExists) await fs.unlink(temp).catch(() => undefined);
+  }
+  await fsyncDir(dir, options);
+  return target;
+}
+
+/**
+ * PUB-7: create a data file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), chmod it
+ * to `mode` explicitly and hand back the open handle; the caller writes,
+ * fsyncs and closes it. A symlink at the name is SYMLINK_REFUSED, anything
+ * else there is EXISTS.
+ */
+export async function createExclusive(dir: string, name: string, mode: number = PRIVATE_FILE_MODE, options: SafeFsOptions = {}): Promise<SafeHandle> {
+  return createIn(new DirRef(dir, options), name, mode);
+}
+
+/** createExclusive in a directory handle's directory. */
+export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE_FILE_MODE): Promise<SafeHandle> {
+  validateEntryName(name, false);
+  const path = ref.entry(name);
+  if (mode !== (mode & 0o700)) {
+    throw new FsjobError('USAGE', `mode ${octal(mode)} for ${name} must grant nothing beyond the owner (SEC-5)`, { path, clause: 'SEC-5' });
+  }
+  const { options } = ref;
+  const fs = seamOf(options);
+  await ref.check();
+  let handle: SafeHandle;
+  try {
+    handle = await fs.open(path, CREATE_EXCLUSIVE_FLAGS, mode);
+  } catch (error) {
+    if (errnoOf(error) === 'EEXIST') {
+      const stats = await lstatOf(options, path);
+      if (stats?.isSymbolicLink() === true) throw symlinkRefused(path);
+      throw new FsjobError('EXISTS', `${path} already exists; data files are created exclusively (PUB-7)`, {
+        path,
+        clause: 'PUB-7',
+      });
+    }
+    throw wrapIo(error, path, 'creating', 'PUB-7');
+  }
+  try {
+    await handle.chmod(mode);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.unlink(path).catch(() => undefined);
+    throw wrapIo(error, path, 'chmod of', 'SEC-5');
+  }
+  return handle;
+}
+
+/**
+ * Move a staged directory into place without replacing anything. Linux
+ * rename() silently replaces an EMPTY directory, so dst is lstat-ed first and
+ * an existing entry is EXISTS. Residual race: an empty directory created at
+ * dst between that lstat and the rename would be replaced. Staged names carry
+ * 64 random bits, so only a writer deliberately reusing the same id (who
+ * already has our uid, see SEC-5/6) can hit it. Both parents are fsynced.
+ */
+export async function renameNoReplace(src: string, dst: string, options: SafeFsOptions = {}): Promise<void> {
+  const fs = seamOf(options);
+  await checkDirInside(dirname(src), options);
+  await checkDirInside(dirname(dst), options);
+  const staged = await lstatOf(options, src);
+  if (staged === undefined) throw notFound(src);
+  refuseUnsafe(src, staged, 'dir');
+  const taken = (): FsjobError =>
+    new FsjobError('EXISTS', `${dst} already exists; a staged directory never replaces one. Pick a new id.`, {
+      path: dst,
+    });
+  const occupant = await lstatOf(options, dst);
+  if (occupant?.isSymbolicLink() === true) throw symlinkRefused(dst);
+  if (occupant !== undefined) throw taken();
+  try {
+    await fs.rename(src, dst);
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'EEXIST' || errno === 'ENOTEMPTY' || errno === 'ENOTDIR') throw taken();
+    if (errno === 'ENOENT') throw notFound(src);
+    throw wrapIo(error, dst, `renaming ${src} to`);
+  }
+  // Both parents at once (their fsyncs overlap on the disk); a failure of
+  // dst's is the one that matters (ENQ-4), so it is the one reported.
+  const syncs = [fsyncDir(dirname(dst), options)];
+  if (dirname(dst) !== dirname(src)) syncs.push(fsyncDir(dirname(src), options));
+  await settleAll(syncs);
+}
+
+/**
+ * A promise whose outcome a caller collects later (with settleAll) while it
+ * awaits other steps meanwhile: marked as handled now, so a failure that
+ * comes first is not an unhandled rejection (which ends the process).
+ */
+export function later<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/**
+ * Waits for every promise to settle, then throws the first rejection in
+ * array order: concurrent durability steps are all finished (or failed)
+ * before a caller reacts to one of them.
+ */
+export async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(promises);
+  for (const result of results) if (result.status === 'rejected') throw result.reason;
+}
+
+/**
+ * Remove a file or a whole tree for garbage collection. Never follows a
+ * symlink: a link anywhere in the tree (or at `path` itself) is unlinked, its
+ * target is untouched (Node's fs.rm lstats every entry and unlinks
+ * non-directories; test/fs/safefs.test.ts pins this). FIFOs are unlinked, never
+ * opened. Returns false when there was nothing to remove.
+ */
+export async function removeTree(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  if (basename(path) === '' || resolve(path) === '/') {
+    throw new FsjobError('USAGE', `refusing to remove ${JSON.stringify(path)}: not an entry inside a queue`, { path });
+  }
+  return removeIn(new DirRef(dirname(path), options), basename(path));
+}
+
+/** removeTree of the entry `name` of a directory handle's directory. */
+export async function removeIn(ref: DirRef, name: string): Promise<boolean> {
+  const path = ref.entry(name);
+  const { options } = ref;
+  const fs = seamOf(options);
+  await ref.check();
+  const stats = await lstatOf(options, path);
+  if (stats === undefined) return false;
+  try {
+    // Most removals are one file (a ready entry, a temp name): a plain unlink,
+    // which never follows a link either.
+    if (!stats.isDirectory()) {
+      await fs.unlink(path).catch((error: unknown) => {
+        if (errnoOf(error) !== 'ENOENT') throw error;
+      });
+      return true;
+    }
+    await fs.rm(path, { recursive: true, force: true, maxRetries: 0 });
+  } catch (error) {
+    throw wrapIo(error, path, 'removing');
+  }
+  return true;
+}

@@ -1,0 +1,67 @@
+/**
+ * `fsjob retry ID`: a new job from a finished job's spec. A finished job is
+ * never run again (its receipt is final, RCPT-6); what an operator means by
+ * "retry" is a second job that does the same thing, enqueued like any other
+ * (ENQ-1..6), that says where it came from: the label `retry-of` names the
+ * job it repeats. Everything the spec decides is copied (command or handler
+ * and payload, cwd, env, limits, lane, dedupe key, priority, labels) and
+ * so is the stdin file, byte for byte; what belongs to the old job (its id,
+ * created_ms, producer, a past not-before instant) is not.
+ */
+import { createHash } from 'node:crypto';
+import { STDIN_MAX } from '../base/constants.ts';
+import { FsjobError } from '../base/errors.ts';
+import { readBounded } from '../fs/safefs.ts';
+import type { Queue } from '../model/queue.ts';
+import type { JobRequest, SpecRecord } from '../records/codec.ts';
+import { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
+import { findJob, readSpec } from './jobs.ts';
+
+/** The label a retried job carries: the id of the job it repeats. */
+export const RETRY_OF_LABEL = 'retry-of';
+
+/** The request that publishes `spec` again (section 5.2: the spec without the members a producer sets). */
+export function requestOf(spec: SpecRecord, retryOf: string): JobRequest {
+  const { fsjob: _version, type: _type, id: _id, created_ms: _created, producer: _producer, stdin: _stdin, ...fields } = spec;
+  const request = { ...fields, labels: { ...spec.labels, [RETRY_OF_LABEL]: retryOf } } as JobRequest & { payload?: unknown };
+  if (spec.argv !== undefined) delete request.payload;
+  return request;
+}
+
+/** Options of `retry`. */
+export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
+  /** Retry a job that is not finished yet (a second, concurrent run of the same thing). @default false: refused */
+  unfinished?: boolean;
+}
+
+/**
+ * Enqueues a copy of job `id` (which must be finished, unless `unfinished`)
+ * labelled `retry-of=<id>`; resolves like enqueue. NOT_FOUND for no such
+ * job, USAGE for an unfinished one, INVALID_RECORD when its spec or stdin
+ * cannot be read back, DEDUPE_HELD when its dedupe key is held by another
+ * unfinished job.
+ */
+export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
+  const files = await findJob(queue, id);
+  if (!files.receipt && options.unfinished !== true) {
+    throw new FsjobError('USAGE', `job ${id} is not finished; a retry is a new job doing the same thing, so it waits until this one has its receipt (fsjob wait ${id})`, { jobId: id });
+  }
+  const spec = await readSpec(queue, files);
+  if (spec === undefined) {
+    throw new FsjobError('INVALID_RECORD', `job ${id} has no valid spec.json to copy (fsjob validate shows why)`, { jobId: id, path: queue.paths.jobFile(id, 'spec.json') });
+  }
+  let stdin: Buffer | undefined;
+  if (spec.stdin !== null) {
+    // SEC-2..SEC-4 as every read of a queue file; the bytes must still be the ones the spec names.
+    stdin = await readBounded(queue.paths.jobFile(id, 'stdin'), STDIN_MAX, queue.fsOptions);
+    if (stdin.length !== spec.stdin.bytes || createHash('sha256').update(stdin).digest('hex') !== spec.stdin.sha256) {
+      throw new FsjobError('INVALID_RECORD', `the stdin file of job ${id} no longer matches its spec (size or sha256), so it cannot be copied`, { jobId: id, path: queue.paths.jobFile(id, 'stdin') });
+    }
+  }
+  return enqueue(queue, requestOf(spec, id), {
+    cwd: spec.cwd,
+    source: `the retry of ${id}`,
+    ...(stdin === undefined ? {} : { stdin }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * The queue-wide checks of dedupe keys and lanes (DEDUPE-1, DEDUPE-2,
+ * LANE-1, LANE-2): the unfinished jobs of a key and the running jobs of a
+ * lane against the highest hold of that key (queue.ts reads the holds).
+ */
+import { keyHash } from '../model/layout.ts';
+import type { HoldRecord } from '../records/codec.ts';
+import type { Sink } from './entries.ts';
+import type { JobSummary } from './job-scan.ts';
+
+export interface Hold {
+  n: number;
+  record: HoldRecord | undefined;
+  path: string;
+}
+
+/** Per-key holds: the highest number and its record, when it was valid. */
+export type HoldIndex = Map<string, Hold>;
+
+/** What the checks need of the audit. */
+export interface KeyCheckContext {
+  summaries: ReadonlyMap<string, JobSummary>;
+  jobSink(id: string): Sink;
+  shown(...parts: string[]): string;
+}
+
+/** DEDUPE-1: one unfinished job per key. DEDUPE-2: it holds the key's highest hold. */
+export function checkDedupe(ctx: KeyCheckContext, holds: HoldIndex): void {
+  const byKey = new Map<string, string[]>();
+  for (const [id, summary] of ctx.summaries) {
+    const key = summary.spec?.dedupe;
+    if (summary.finished || key === undefined || key === null) continue;
+    const list = byKey.get(key) ?? [];
+    list.push(id);
+    byKey.set(key, list);
+  }
+  for (const [key, ids] of byKey) {
+    const hash = keyHash(key);
+    const top = holds.get(hash);
+    for (const id of ids) {
+      const sink = ctx.jobSink(id);
+      const shown = ctx.shown('jobs', id);
+      if (ids.length > 1) {
+        const others = ids.filter((other) => other !== id);
+        sink.add('DEDUPE_CONFLICT', `job ${id} and ${others.length} other unfinished job${others.length === 1 ? '' : 's'} (${others.slice(0, 3).join(', ')}) share the dedupe key ${JSON.stringify(key)}`, shown, id);
+      }
+      if (top === undefined) {
+        const where = ctx.shown('dedupe', hash);
+        sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but ${where}/ holds no hold`, where, id);
+      } else if (top.record !== undefined && top.record.job_id !== id && ids.length === 1) {
+        sink.add('DEDUPE_UNHELD', `job ${id} is unfinished with dedupe key ${JSON.stringify(key)} but the highest hold ${top.path} names job ${top.record.job_id}`, top.path, id);
+      }
+    }
+  }
+}
+
+/** LANE-1: one running job per lane. LANE-2: a running job holds its lane's highest hold. */
+export function checkLanes(ctx: KeyCheckContext, holds: HoldIndex, running: ReadonlySet<string>): void {
+  const byLane = new Map<string, string[]>();
+  for (const id of running) {
+    const lane = ctx.summaries.get(id)?.spec?.lane;
+    if (lane === undefined || lane === null) continue;
+    const list = byLane.get(lane) ?? [];
+    list.push(id);
+    byLane.set(lane, list);
+  }
+  for (const [lane, ids] of byLane) {
+    const hash = keyHash(lane);
+    const top = holds.get(hash);
+    for (const id of ids.sort()) {
+      const sink = ctx.jobSink(id);
+      const open = ctx.summaries.get(id)?.open;
+      const shown = open?.execPath ?? ctx.shown('jobs', id);
+      if (ids.length > 1) {
+        const others = ids.filter((other) => other !== id);
+        sink.add('LANE_CONFLICT', `job ${id} runs in lane ${JSON.stringify(lane)} while ${others.slice(0, 3).join(', ')} ${others.length === 1 ? 'does' : 'do'} too`, shown, id);
+      }
+      if (top === undefined) {
+        const where = ctx.shown('lanes', hash);
+        sink.add('LANE_UNHELD', `job ${id} runs in lane ${JSON.stringify(lane)} but ${where}/ holds no hold`, where, id);
+      } else if (top.record !== undefined && (top.record.job_id !== id || top.record.gen !== open?.gen) && ids.length === 1) {
+        sink.add('LANE_UNHELD', `job ${id} runs generation ${open?.gen ?? '?'} in lane ${JSON.stringify(lane)} but the highest hold ${top.path} names job ${top.record.job_id} generation ${String(top.record.gen)}`, top.path, id);
+      }
+    }
+  }
+}

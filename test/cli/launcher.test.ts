@@ -1,0 +1,91 @@
+/**
+ * bin/fsjob.js, the command in a checkout: it runs dist/bin/fsjob.js when
+ * dist/ is built from the sources as they are, and the sources through tsx
+ * (saying so) when it is not. Checked on a copy of the checkout's layout
+ * (bin/, tools/build/, package.json copied; src/ and conformance/ linked;
+ * dist/ copied with one module marked), so that making its dist/ stale
+ * leaves this checkout's alone.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
+import fse from 'fs-extra';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cleanupAll, freshDir } from '../support/helpers.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NOTE = 'fsjob: dist/ is not built from these sources; running them through tsx';
+
+/** A tree laid out like the checkout whose dist/ answers --version with "from-dist". */
+async function copyOfCheckout(): Promise<string> {
+  const dir = await freshDir('launcher');
+  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build/inputs.mjs', 'tools/build/build.ts', 'package.json']) {
+    await fse.copy(join(ROOT, file), join(dir, file));
+  }
+  for (const name of ['src', 'conformance', 'node_modules']) await symlink(join(ROOT, name), join(dir, name));
+  await fse.copy(join(ROOT, 'dist'), join(dir, 'dist'));
+  const version = join(dir, 'dist', 'src', 'base', 'version.js');
+  const text = await readFile(version, 'utf8');
+  assert.ok(text.includes('"0.1.0"') || /return "[^"]+"/.test(text), 'dist/src/base/version.js returns the version written in at build time');
+  await writeFile(version, text.replace(/return "[^"]+";/, 'return "from-dist";'));
+  await markCurrent(dir);
+  return dir;
+}
+
+/** Writes the copy's own source key into its dist/, as a build there would. */
+async function markCurrent(dir: string): Promise<void> {
+  const key = execFileSync(process.execPath, ['--input-type=module', '-e', `import { sourceKey } from ${JSON.stringify(join(dir, 'tools/build/inputs.mjs'))}; process.stdout.write(sourceKey());`], { encoding: 'utf8' });
+  await writeFile(join(dir, 'dist', '.source-key'), key);
+}
+
+function version(dir: string, env: NodeJS.ProcessEnv = {}): { stdout: string; stderr: string; status: number | null } {
+  const run = spawnSync(process.execPath, [join(dir, 'bin', 'fsjob.js'), '--version'], { encoding: 'utf8', env: { ...process.env, FSJOB_TSX: '', FSJOB_DIST_KEY: '', ...env }, timeout: 120_000 });
+  return { stdout: run.stdout.trim(), stderr: run.stderr, status: run.status };
+}
+
+const launcher = suite('bin/fsjob.js in a checkout');
+launcher.after(cleanupAll);
+
+launcher('a current dist/ is what runs, without a word on stderr', async () => {
+  const dir = await copyOfCheckout();
+  const run = version(dir);
+  assert.equal(run, { stdout: 'from-dist', stderr: '', status: 0 });
+});
+
+launcher('a stale dist/ is not run: the sources run through tsx, and stderr says why', async () => {
+  const dir = await copyOfCheckout();
+  await writeFile(join(dir, 'dist', '.source-key'), 'built-from-other-sources');
+  const run = version(dir);
+  assert.is(run.status, 0);
+  assert.is(run.stdout, JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).version, 'the version the sources read from package.json');
+  assert.match(run.stderr, NOTE);
+});
+
+launcher('a source changed after the build makes dist/ stale (inputs are statted, not trusted)', async () => {
+  const dir = await copyOfCheckout();
+  // bin/fsjob.ts is an input of the build; rewriting it (same bytes) changes its change time.
+  await writeFile(join(dir, 'bin', 'fsjob.ts'), await readFile(join(dir, 'bin', 'fsjob.ts')));
+  const run = version(dir);
+  assert.is.not(run.stdout, 'from-dist');
+  assert.match(run.stderr, NOTE);
+});
+
+launcher('FSJOB_DIST_KEY vouches for the dist/ built with that key, however the sources changed since', async () => {
+  const dir = await copyOfCheckout();
+  const key = await readFile(join(dir, 'dist', '.source-key'), 'utf8');
+  await writeFile(join(dir, 'bin', 'fsjob.ts'), await readFile(join(dir, 'bin', 'fsjob.ts')));
+  assert.equal(version(dir, { FSJOB_DIST_KEY: key }), { stdout: 'from-dist', stderr: '', status: 0 });
+  assert.is.not(version(dir, { FSJOB_DIST_KEY: 'another-build' }).stdout, 'from-dist', 'a key of another build vouches for nothing');
+});
+
+launcher('FSJOB_TSX=1 runs the sources even with a current dist/, and says nothing', async () => {
+  const dir = await copyOfCheckout();
+  const run = version(dir, { FSJOB_TSX: '1' });
+  assert.is(run.status, 0);
+  assert.is.not(run.stdout, 'from-dist');
+  assert.is(run.stderr, '');
+});
+
+launcher.run();

@@ -1,0 +1,204 @@
+/**
+ * The build: dist/ from the sources (`npm run build`; `prepare` runs it, so
+ * `npm ci` in this repository and `npm pack` both produce it).
+ *
+ *   node --import tsx tools/build/build.ts          JavaScript and .d.ts files
+ *   node --import tsx tools/build/build.ts --js     JavaScript only (what `npm test` and bin/fsjob.js need; ~1 s)
+ *   node --import tsx tools/build/build.ts --if-stale [--js]   nothing when dist/ is current
+ *
+ * dist/ mirrors the repository: dist/src/ (the library and the CLI),
+ * dist/conformance/ (the suite `fsjob conformance` runs: runner, cases, the
+ * crash injector's C sources, the vectors, the reference's manifest) and
+ * dist/bin/fsjob.js (the command; the manifest names it as ../../../bin/fsjob.js
+ * from its own directory, in the checkout and in dist/ alike). So every file
+ * a module finds beside itself through import.meta.url is at the same
+ * relative place in both.
+ *
+ * JavaScript: esbuild transpiles each module on its own (no bundling: the
+ * package's modules stay modules, and a user's bundler sees them one by
+ * one), rewriting the `.ts` of relative imports to `.js`. esbuild is what
+ * tsx runs the sources with, so the sources in tests and dist/ in use are
+ * the same transform. Two values are written in at build time, so that
+ * nothing in dist/ needs a file beside it that a bundle would lose: the
+ * package version (src/base/version.ts) and the guardian script
+ * (src/consumer/guardian.ts). Declarations: tsc, with the same rewrite.
+ *
+ * dist/ is replaced whole: built aside, then renamed into place, so a
+ * process starting meanwhile sees the old dist/ or the new one.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build, type Plugin } from 'esbuild';
+// fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
+import fse from 'fs-extra';
+import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
+
+const run = promisify(execFile);
+
+/** Files copied into dist/ as they are (relative to the root): what modules read beside themselves at run time. */
+const ASSETS: readonly RegExp[] = [
+  /^src\/records\/generated\/validators\.(js|d\.ts)$/,
+  /^conformance\/vectors\/[^/]+\.json$/,
+  /^conformance\/crash\/[^/]+\.[ch]$/,
+  /^conformance\/impls\/reference\/manifest\.json$/,
+];
+
+/** Sources that are never part of dist/: the loader shim only the sources need, and the guardian script (written into guardian.js). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/];
+
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...(await walk(rel)));
+    else if (entry.isFile()) out.push(rel);
+  }
+  return out;
+}
+
+/** Every input file, sorted into modules to compile and assets to copy; anything else under an input directory is an error (decide where it goes). */
+async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
+  const modules: string[] = [];
+  const assets: string[] = [];
+  const files = [...(await Promise.all(INPUT_DIRS.map(walk))).flat(), ...INPUT_FILES];
+  for (const file of files) {
+    if (ASSETS.some((pattern) => pattern.test(file))) assets.push(file);
+    else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && (file.startsWith('src/') || file.startsWith('conformance/') || file === 'bin/fsjob.ts')) modules.push(file);
+    else if (!LEFT_OUT.some((pattern) => pattern.test(file)) && !file.endsWith('.md') && !file.startsWith('tools/') && file !== 'package.json') {
+      throw new Error(`tools/build/build.ts: ${file} is neither compiled nor copied into dist/; add it to ASSETS or LEFT_OUT`);
+    }
+  }
+  return { modules: modules.sort(), assets: assets.sort() };
+}
+
+/** Relative `.ts` imports become `.js`; every import stays an import (nothing is bundled). */
+const keepImports: Plugin = {
+  name: 'keep-imports',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === 'entry-point') return undefined;
+      const relative = args.path.startsWith('./') || args.path.startsWith('../');
+      return { path: relative ? args.path.replace(/\.ts$/, '.js') : args.path, external: true };
+    });
+  },
+};
+
+async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const guardian = await readFile(path.join(ROOT, 'src', 'consumer', 'guardian.sh'), 'utf8');
+  await build({
+    entryPoints: modules.map((file) => path.join(ROOT, file)),
+    outdir: out,
+    outbase: ROOT,
+    bundle: true,
+    plugins: [keepImports],
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    define: { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian) },
+    logLevel: 'warning',
+  });
+  await chmod(path.join(out, 'bin', 'fsjob.js'), 0o755);
+}
+
+/** `.d.ts` files name their imports as the sources do (./x.ts); a consumer's TypeScript resolves ./x.js. */
+function rewriteDeclaration(text: string): string {
+  return text.replace(/(from\s+|import\()(['"])(\.\.?\/[^'"]*)\.ts\2/g, (_whole, lead: string, quote: string, base: string) => `${lead}${quote}${base}.js${quote}`);
+}
+
+async function rewriteDeclarations(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) await rewriteDeclarations(at);
+    else if (entry.name.endsWith('.d.ts')) await writeFile(at, rewriteDeclaration(await readFile(at, 'utf8')));
+  }
+}
+
+async function buildDeclarations(out: string): Promise<void> {
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    await run(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`tsc (declarations) failed:\n${stdout}${stderr}`);
+  }
+}
+
+/** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
+async function keepDeclarations(from: string, out: string): Promise<void> {
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(out, entry.name);
+    if (entry.isDirectory()) await keepDeclarations(source, target);
+    else if (entry.name.endsWith('.d.ts')) await fse.copy(source, target);
+  }
+}
+
+export interface BuildOptions {
+  /** Also emit the .d.ts files (tsc; tens of seconds). Default true. */
+  types?: boolean;
+  /** Say what was done on stdout. */
+  log?: (line: string) => void;
+}
+
+/** Builds dist/ from the sources as they are now; resolves once dist/ is in place. */
+export async function buildDist(options: BuildOptions = {}): Promise<void> {
+  const types = options.types ?? true;
+  const key = sourceKey(); // before reading anything: a change made during the build leaves dist/ stale, not wrongly current
+  const started = Date.now();
+  const { modules, assets } = await inputs();
+  const staging = path.join(ROOT, `.dist-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await mkdir(staging);
+    await buildJavaScript(staging, modules);
+    for (const asset of assets) {
+      await fse.copy(path.join(ROOT, asset), path.join(staging, asset));
+    }
+    let typesKey: string | undefined;
+    if (types) {
+      await buildDeclarations(staging);
+      typesKey = key;
+    } else if (builtKey(TYPES_KEY) === key) {
+      await keepDeclarations(DIST, staging);
+      typesKey = key;
+    }
+    if (typesKey !== undefined) {
+      await rewriteDeclarations(staging);
+      await writeFile(path.join(staging, TYPES_KEY), typesKey);
+    }
+    await writeFile(path.join(staging, JS_KEY), key);
+    const old = `${staging}-old`;
+    await rename(DIST, old).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    await rename(staging, DIST).catch((error: NodeJS.ErrnoException) => {
+      // Another build put its dist/ in place meanwhile: it is built from the same sources.
+      if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+    });
+    await rm(old, { recursive: true, force: true });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  options.log?.(`built dist/ (${modules.length} modules, ${assets.length} files${types ? ', declarations' : ''}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Builds dist/ unless it is current (its JavaScript, and its declarations when `types`). */
+export async function ensureDist(options: BuildOptions = {}): Promise<boolean> {
+  const key = sourceKey();
+  const current = builtKey(JS_KEY) === key && (options.types !== true || builtKey(TYPES_KEY) === key);
+  if (current) return false;
+  await buildDist(options);
+  return true;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const types = !process.argv.includes('--js');
+  const log = (line: string): void => void process.stdout.write(`${line}\n`);
+  if (process.argv.includes('--if-stale')) {
+    if (!(await ensureDist({ types, log }))) log('dist/ is current');
+  } else await buildDist({ types, log });
+}
