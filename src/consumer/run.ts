@@ -13,7 +13,8 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../base/constants.ts';
+import { CANCEL_GRACE } from '../base/constants.ts';
+import { commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -51,41 +52,6 @@ function asFsjobError(error: unknown): FsjobError {
   return new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
-
-/**
- * EXEC-6: the consumer's home directory: its own HOME when that is an
- * absolute path, else the home of its effective uid in the user database,
- * else "/".
- */
-export function consumerHome(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env['HOME'];
-  if (home !== undefined && home.startsWith('/')) return home;
-  try {
-    const fromDb = os.userInfo().homedir;
-    if (fromDb.startsWith('/')) return fromDb;
-  } catch {
-    // no entry in the user database
-  }
-  return '/';
-}
-
-/** EXEC-6: exactly this environment, nothing of the consumer's own. */
-export function commandEnv(spec: SpecRecord, queueRoot: string, attempt: number): Record<string, string> {
-  return {
-    PATH: spec.env['PATH'] ?? DEFAULT_COMMAND_PATH,
-    HOME: spec.env['HOME'] ?? consumerHome(),
-    ...spec.env,
-    FSJOB_JOB_ID: spec.id,
-    FSJOB_ATTEMPT: String(attempt),
-    FSJOB_QUEUE: queueRoot,
-  };
-}
-
-/** EXEC-10: 128 + the signal number, for a signal fsjob did not send. */
-export function signalExitCode(signal: string): number {
-  const number = (os.constants.signals as Record<string, number | undefined>)[signal];
-  return number === undefined ? 255 : Math.min(255, 128 + number);
-}
 
 /** End the generation without an execution (EXEC-3: publication failed, or the attempt could not start). */
 async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
