@@ -23,6 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { PROTOCOL_VERSION } from '../src/base/constants.ts';
 import { selfIdentity } from '../src/model/identity.ts';
 import { QUEUE_DIRS } from '../src/model/layout.ts';
+import type { OutputSummary } from '../src/records/codec.ts';
+import { claimRecord, execRecord, receiptRecord, specRecord } from '../conformance/runner/fixtures.ts';
 
 const FORMAT = 'v1'; // bump when the layout written below changes
 
@@ -46,27 +48,16 @@ async function buildQueue(dir: string, jobs: number): Promise<string> {
     const put = (name: string, text: string): void => writeFileSync(join(job, name), text, { mode: 0o600 });
     const record = (value: object): string => `${JSON.stringify(value)}\n`;
     const stdout = `job ${i} done\n`;
-    put(
-      'spec.json',
-      record({
-        fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: now, argv: ['make', '-C', 'site', `target-${i}`], cwd: '/srv/site', env: { LANG: 'C.UTF-8' },
-        stdin: null, timeout_ms: 600_000, kill_grace_ms: 5000, queue_deadline_ms: null, max_attempts: 1, retry_delay_ms: 0, priority: 0,
-        lane: null, dedupe: null, preemptible: false, max_output_bytes: 1_048_576, labels: { team: 'web' }, producer: me,
-      }),
-    );
-    put('claim.1.json', record({ fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen: 1, owner: me, worker_id: null, claimed_ms: now, lease_ms: 30_000 }));
-    put('exec.1.json', record({ fsjob: PROTOCOL_VERSION, type: 'exec', job_id: id, gen: 1, attempt: 1, group, recorded_ms: now }));
+    // The sample-record factory (conformance/runner/fixtures.ts); JSON.stringify is compact form, and fast for 100,000 jobs.
+    const { spec } = specRecord(id, { argv: ['make', '-C', 'site', `target-${i}`], cwd: '/srv/site', env: { LANG: 'C.UTF-8' }, timeout_ms: 600_000, labels: { team: 'web' } }, me, now);
+    put('spec.json', record(spec));
+    put('claim.1.json', record(claimRecord(id, 1, me, now)));
+    put('exec.1.json', record(execRecord(id, 1, me, { group, recorded_ms: now })));
     put('stdout.1', stdout);
     put('stderr.1', '');
-    const summary = (text: string, sha: string): object => ({ gen: 1, bytes_total: text.length, bytes_kept: text.length, truncated: false, sha256: sha });
-    put(
-      'receipt.json',
-      record({
-        fsjob: PROTOCOL_VERSION, type: 'receipt', job_id: id, gen: 1, outcome: 'succeeded', exit_code: 0, reason: null, message: null, attempts: 1,
-        status: { exit: 0, signal: null }, started_ms: now, finished_ms: now,
-        stdout: summary(stdout, createHash('sha256').update(stdout).digest('hex')), stderr: summary('', emptySha), result: null, by: me,
-      }),
-    );
+    const summary = (text: string, sha: string): OutputSummary => ({ gen: 1, bytes_total: text.length, bytes_kept: text.length, truncated: false, sha256: sha });
+    const stdoutSummary = summary(stdout, createHash('sha256').update(stdout).digest('hex'));
+    put('receipt.json', record(receiptRecord(id, 1, me, { started_ms: now, finished_ms: now, stdout: stdoutSummary, stderr: summary('', emptySha) })));
     if ((i + 1) % 20_000 === 0) process.stderr.write(`  built ${i + 1} of ${jobs} jobs (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
   writeFileSync(marker, '');

@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
 import { initQueue } from '../../src/model/queue.ts';
-import { encodeRecord, type SpecRecord } from '../../src/records/codec.ts';
+import { encodeRecord } from '../../src/records/codec.ts';
+import { claimRecord, execRecord, receiptRecord, specRecord } from '../../conformance/runner/fixtures.ts';
 import { BENCH_DIR, run, runJson } from './proc.ts';
 
 export const PLACEHOLDER_ID = '1111111111111111111-aaaaaaaaaaaaaaaa';
@@ -25,60 +25,17 @@ export async function writeTemplates(dir: string, kind: JobKind): Promise<void> 
   const id = PLACEHOLDER_ID;
   const ms = Date.now() - 3_600_000;
   const job = 'handler' in kind ? { handler: kind.handler, payload: { n: 1 } } : { argv: kind.argv };
-  const spec: SpecRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'spec',
-    id,
-    created_ms: ms,
-    ...job,
-    cwd: os.tmpdir(),
-    env: {},
-    stdin: null,
-    timeout_ms: 3_600_000,
-    kill_grace_ms: 5000,
-    queue_deadline_ms: null,
-    max_attempts: 1,
-    retry_delay_ms: 0,
-    priority: 0,
-    lane: null,
-    dedupe: null,
-    preemptible: false,
-    max_output_bytes: 1_048_576,
-    labels: {},
-    producer: who,
-  };
+  // The sample-record factory of conformance/runner/fixtures.ts: the reference producer's defaults, valid records.
+  const { spec } = specRecord(id, { ...job, cwd: os.tmpdir() }, who, ms);
   const write = (name: string, bytes: Buffer) => writeFileSync(path.join(dir, name), bytes);
   write('spec.json', encodeRecord('spec', spec, { expectedJobId: id }));
-  write(
-    'claim.1.json',
-    encodeRecord('claim', { fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen: 1, owner: who, worker_id: null, claimed_ms: ms + 1, lease_ms: 30_000 }),
-  );
-  write('exec.1.json', encodeRecord('exec', { fsjob: PROTOCOL_VERSION, type: 'exec', job_id: id, gen: 1, attempt: 1, group: null, recorded_ms: ms + 2 }));
+  write('claim.1.json', encodeRecord('claim', claimRecord(id, 1, who, ms + 1)));
+  write('exec.1.json', encodeRecord('exec', execRecord(id, 1, who, { group: null, recorded_ms: ms + 2 })));
   // Every recorded execution has its output files, payload jobs too (EXEC-1, RCPT-5): empty here.
   write('stdout.1', Buffer.alloc(0));
   write('stderr.1', Buffer.alloc(0));
   const output = (gen: number) => ({ gen, bytes_total: 0, bytes_kept: 0, truncated: false, sha256: EMPTY_SHA256 });
-  write(
-    'receipt.json',
-    encodeRecord('receipt', {
-      fsjob: PROTOCOL_VERSION,
-      type: 'receipt',
-      job_id: id,
-      gen: 1,
-      outcome: 'succeeded',
-      exit_code: 0,
-      reason: null,
-      message: null,
-      attempts: 1,
-      status: { exit: 0, signal: null },
-      started_ms: ms + 2,
-      finished_ms: ms + 3,
-      stdout: output(1),
-      stderr: output(1),
-      result: null,
-      by: who,
-    }),
-  );
+  write('receipt.json', encodeRecord('receipt', receiptRecord(id, 1, who, { started_ms: ms + 2, finished_ms: ms + 3, stdout: output(1), stderr: output(1) })));
 }
 
 let fillBinary: string | undefined;

@@ -28,7 +28,8 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { claimRecord, deadOwner, foreignOwner, stateRecord } from '../runner/fixtures.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
-import { newJobId, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged, sh } from './jobs.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */

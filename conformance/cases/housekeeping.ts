@@ -23,7 +23,8 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { hygieneFailures } from '../runner/hygiene.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
-import { fingerprint, newJobId, reopen, stageJob } from '../runner/stage.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { fingerprint, reopen, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
 /** Two hours before now: older than TEMP_MAX_AGE (one hour) with a margin no clock step reaches. */

@@ -15,7 +15,8 @@ import { describeExit, type ProcessResult } from '../runner/process.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import type { HoldRecord } from '../../src/records/codec.ts';
 import { claimRecord, deadOwner, endRecord, execRecord, ownerOf, receiptRecord, sleeper } from '../runner/fixtures.ts';
-import { newJobId, plantBytes, plantRecord, reopen, sha256Hex, stageJob } from '../runner/stage.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { plantBytes, plantRecord, reopen, sha256Hex, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
 const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'];

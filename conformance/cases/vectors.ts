@@ -27,7 +27,8 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';
-import { createQueue, newJobId, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { createQueue, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
 const VECTORS = fileURLToPath(new URL('../vectors/', import.meta.url));

@@ -6,50 +6,20 @@
  * these instead of a producer, so the state is the same for every
  * implementation and costs milliseconds.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
 import { dedupeHeld, takeHold } from '../../src/model/holds.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { readyEntryName } from '../../src/model/layout.ts';
 import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/records/codec.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/fs/safefs.ts';
-import { normalizeChecked } from '../../src/producer/request.ts';
-
-let lastNs = 0n;
-
-/** A job id (LAYOUT-4): nanoseconds since the epoch, strictly increasing within this process, and 64 random bits. */
-export function newJobId(): string {
-  let ns = BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
-  if (ns <= lastNs) ns = lastNs + 1n;
-  lastNs = ns;
-  return `${ns.toString().padStart(19, '0')}-${randomBytes(8).toString('hex')}`;
-}
+import { newJobId } from '../../src/producer/id.ts';
+import { specRecord } from './fixtures.ts';
 
 export function sha256Hex(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/**
- * The spec a producer writes for a request (SPEC-2: every field, defaults
- * filled) and its stdin bytes, with the reference producer's defaults: staging is setup, not the
- * thing under test (cases/producer.ts checks a producer's spec against
- * literal expected values of its own).
- */
-function specOf(request: JobRequest, id: string, producer: Identity, createdMs: number): { spec: SpecRecord; stdin: Buffer | null } {
-  const { fields, stdin } = normalizeChecked(request);
-  const spec = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'spec',
-    id,
-    created_ms: createdMs,
-    ...fields,
-    stdin: stdin === null ? null : { bytes: stdin.length, sha256: sha256Hex(stdin) },
-    producer,
-  } as SpecRecord;
-  return { spec, stdin };
 }
 
 export async function createQueue(root: string): Promise<Queue> {
@@ -75,7 +45,7 @@ export interface Staged {
 export async function stageJob(queue: Queue, request: JobRequest, options: StageOptions = {}): Promise<Staged> {
   const id = newJobId();
   const producer = await selfIdentity();
-  const { spec, stdin } = specOf(request, id, producer, options.createdMs ?? Date.now());
+  const { spec, stdin } = specRecord(id, request, producer, options.createdMs ?? Date.now());
   const staging = queue.paths.staging(id);
   await ensurePrivateDir(staging, queue.fsOptions);
   if (stdin !== null) await writeData(staging, 'stdin', stdin, queue);

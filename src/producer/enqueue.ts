@@ -4,21 +4,20 @@
  * only after jobs/ is fsynced (ENQ-4). A failure before the rename removes
  * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
  */
-import { createHash } from 'node:crypto';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
-import { DEDUPE_STAGE_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
+import { DEDUPE_STAGE_MAX } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
-import { normalizeChecked, normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
+import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -33,17 +32,6 @@ export interface Enqueued {
   spec: SpecRecord;
 }
 
-function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** The spec record in the order of the table of section 5.2, every member present (SPEC-2). */
-function buildSpec(id: string, createdMs: number, normalized: NormalizedRequest, producer: SpecRecord['producer']): SpecRecord {
-  const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
-  const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
-  const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: sha256Hex(normalized.stdin) };
-  return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
-}
 
 /** VER-4 through encodeRecord: the record is checked against its schema before a byte is written. */
 function encodeSpec(spec: SpecRecord, source: string): Buffer {
@@ -111,7 +99,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const source = options.source ?? 'the request';
   const producer = await selfIdentity();
   const { id, ms } = newJobIdStamp(clock);
-  const spec = buildSpec(id, ms, normalized, producer);
+  const spec = specFromRequest(id, ms, normalized, producer);
   const specBytes = encodeSpec(spec, source);
 
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job

@@ -7,11 +7,12 @@
  * precisely what the validator reports. Nothing here touches the disk:
  * ENQ-1 refuses an invalid request before anything is written.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
@@ -143,4 +144,17 @@ export function normalizeChecked(request: JobRequest, options: NormalizeOptions 
     labels: copyMap(request.labels),
   };
   return { fields, stdin };
+}
+
+/**
+ * The spec record of a normalized request (SPEC-2: every member present, in
+ * the order of the table of section 5.2): what enqueue publishes, and what
+ * every sample job of the tests, the benchmarks and conformance staging is
+ * made from (conformance/runner/fixtures.ts), so the defaults live here only.
+ */
+export function specFromRequest(id: string, createdMs: number, normalized: NormalizedRequest, producer: SpecRecord['producer']): SpecRecord {
+  const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
+  const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
+  const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: createHash('sha256').update(normalized.stdin).digest('hex') };
+  return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
 }

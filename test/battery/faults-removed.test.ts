@@ -34,7 +34,7 @@ async function startedGroup(execPath: string): Promise<NonNullable<ExecRecord['g
 const removed = suite('a directory removed underneath a running worker');
 removed.after(cleanupAll);
 
-removed('the queue root removed: the worker stops its command, exits 1 naming the queue, and recreates nothing', async () => {
+removed('the queue root removed: the worker stops its command, exits 1 naming the queue, and recreates nothing (WORKER-4)', async () => {
   const { queue, cwd } = await queueAndCwd('fsjob-rmroot');
   const job = await enqueue(queue, { argv: ['sleep', '60'] }, { cwd });
   const { done } = fsjobSpawn(['work', '--queue', queue.root, '--lease', '3']);

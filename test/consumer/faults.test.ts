@@ -60,6 +60,34 @@ faults('a claim that cannot be published leaves the job untouched for the next c
   assert.is(receiptOf(q, id).outcome, 'succeeded');
 });
 
+faults('a receipt the filesystem refused is published on a later try, and the command is not run again meanwhile (RCPT-7)', async () => {
+  const q = await freshQueue();
+  const dir = await freshDir('fault');
+  const log = join(dir, 'log');
+  const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
+  let refused = 0;
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    link: async (from, to) => {
+      if (String(to).endsWith('/receipt.json') && refused < 2) {
+        refused += 1;
+        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      }
+      return nodeFs.link(from, to);
+    },
+  };
+  const { events } = await drain(q, { fs });
+  assert.is(refused, 2, 'the first two tries were refused');
+  const r = receiptOf(q, id);
+  assert.is(r.outcome, 'succeeded');
+  assert.is(r.gen, 1, 'published by the same owner, in its own generation');
+  assert.is(fileExists(q.paths.jobFile(id, 'end.1.json')), false, 'no end record: the outcome is the receipt');
+  assert.is(fileExists(q.paths.jobFile(id, 'claim.2.json')), false, 'never claimed again');
+  assert.is(readFileSync(log, 'utf8'), 'ran\n', 'the command ran exactly once');
+  const errors = events.filter((e) => e.type === 'error');
+  assert.is(errors.length, 1, 'the first refusal is reported, once');
+});
+
 faults.run();
 
 const guardian = suite('the guardian (WORKER-2)');

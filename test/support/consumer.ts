@@ -56,39 +56,27 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
-import { encodeRecord, type CancelRecord, type ClaimRecord, type ExecRecord, type Group } from '../../src/records/codec.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { encodeRecord, type Group } from '../../src/records/codec.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
-import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { LEASE_DEFAULT } from '../../src/base/constants.ts';
+import { cancelRecord, claimRecord, deadOwner, execRecord } from '../../conformance/runner/fixtures.ts';
 
 /** The identity of a process that has exited: its pid is free (or reused), so its owner is dead. */
-export async function deadIdentity(): Promise<Identity> {
-  const child = spawn('sleep', ['100']);
-  await once(child, 'spawn');
-  const pid = child.pid as number;
-  const info = await processStart(pid);
-  const self = await selfIdentity();
-  child.kill('SIGKILL');
-  await once(child, 'exit');
-  return { ...self, pid, start: (info as { start: string }).start };
-}
+export const deadIdentity = deadOwner;
 
 /** Publishes claim.<gen>.json for `owner` through the core primitive (as another consumer would). */
-export async function publishClaim(queue: Queue, id: string, gen: number, owner: Identity, claimedMs = Date.now(), leaseMs = 30_000): Promise<void> {
-  const record: ClaimRecord = { fsjob: PROTOCOL_VERSION, type: 'claim', job_id: id, gen, owner, worker_id: null, claimed_ms: claimedMs, lease_ms: leaseMs };
-  await publishRecord(queue.paths.job(id), `claim.${gen}.json`, encodeRecord('claim', record), 'link', queue.fsOptions);
+export async function publishClaim(queue: Queue, id: string, gen: number, owner: Identity, claimedMs = Date.now(), leaseMs = LEASE_DEFAULT): Promise<void> {
+  await publishRecord(queue.paths.job(id), `claim.${gen}.json`, encodeRecord('claim', claimRecord(id, gen, owner, claimedMs, leaseMs)), 'link', queue.fsOptions);
 }
 
 export async function publishExec(queue: Queue, id: string, gen: number, attempt: number, group: Group | null): Promise<void> {
-  const record: ExecRecord = { fsjob: PROTOCOL_VERSION, type: 'exec', job_id: id, gen, attempt, group, recorded_ms: Date.now() };
+  const record = execRecord(id, gen, await selfIdentity(), { attempt, group });
   await publishRecord(queue.paths.job(id), `exec.${gen}.json`, encodeRecord('exec', record), 'link', queue.fsOptions);
 }
 
 export async function publishCancel(queue: Queue, id: string, force: boolean): Promise<void> {
-  const record: CancelRecord = { fsjob: PROTOCOL_VERSION, type: 'cancel', job_id: id, force, requested_ms: Date.now(), by: await selfIdentity(), reason: null };
-  await publishRecord(queue.paths.job(id), force ? 'cancel-force.json' : 'cancel.json', encodeRecord('cancel', record), 'link', queue.fsOptions);
+  await publishRecord(queue.paths.job(id), force ? 'cancel-force.json' : 'cancel.json', encodeRecord('cancel', cancelRecord(id, force, await selfIdentity())), 'link', queue.fsOptions);
 }
 
 /** Starts a serving worker in this process; returns it and the promise of its summary. */

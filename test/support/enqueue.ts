@@ -5,15 +5,14 @@
  * directory fsynced, the ready entry, then renameNoReplace into jobs/).
  * No dedupe keys. The real producer (src/producer) may replace it.
  */
-import { createHash } from 'node:crypto';
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
-import { encodeRecord, type JsonValue, type SpecRecord } from '../../src/records/codec.ts';
+import { encodeRecord, type JobRequest, type JsonValue, type SpecRecord } from '../../src/records/codec.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, renameNoReplace } from '../../src/fs/safefs.ts';
 import { readyEntryName } from '../../src/model/layout.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { specRecord } from '../../conformance/runner/fixtures.ts';
 import { freshDir } from './helpers.ts';
 
 export interface TestRequest {
@@ -37,14 +36,8 @@ export interface TestRequest {
   created_ms?: number;
 }
 
-let lastNs = 0n;
-/** LAYOUT-4 ids, strictly increasing within this process so FIFO order is enqueue order. */
-export function newJobId(): string {
-  let ns = BigInt(Date.now()) * 1_000_000n;
-  if (ns <= lastNs) ns = lastNs + 1n;
-  lastNs = ns;
-  return `${ns.toString().padStart(19, '0')}-${randomBytes(8).toString('hex')}`;
-}
+/** LAYOUT-4 ids, strictly increasing within this process so FIFO order is enqueue order (the producer's own). */
+export { newJobId };
 
 async function writeExclusive(dir: string, name: string, bytes: Buffer, queue: Queue): Promise<void> {
   const handle = await createExclusive(dir, name, undefined, queue.fsOptions);
@@ -70,31 +63,12 @@ export async function publishStaged(queue: Queue, id: string, specBytes: Buffer,
   return id;
 }
 
+/** The spec the reference producer would write for this request (conformance/runner/fixtures.ts); cwd defaults to the temporary directory, outside any queue. */
 export async function buildSpec(id: string, request: TestRequest): Promise<SpecRecord> {
-  const stdin = request.stdin === undefined ? undefined : Buffer.from(request.stdin);
-  const spec: SpecRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'spec',
-    id,
-    created_ms: request.created_ms ?? Date.now(),
-    ...(request.handler !== undefined ? { handler: request.handler, payload: request.payload ?? null } : { argv: request.argv ?? ['true'] }),
-    cwd: request.cwd ?? tmpdir(),
-    env: request.env ?? {},
-    stdin: stdin === undefined ? null : { bytes: stdin.length, sha256: createHash('sha256').update(stdin).digest('hex') },
-    timeout_ms: request.timeout_ms ?? TIMEOUT_DEFAULT,
-    kill_grace_ms: request.kill_grace_ms ?? KILL_GRACE_DEFAULT,
-    queue_deadline_ms: request.queue_deadline_ms ?? null,
-    max_attempts: request.max_attempts ?? 1,
-    retry_delay_ms: request.retry_delay_ms ?? 0,
-    priority: request.priority ?? 0,
-    lane: request.lane ?? null,
-    dedupe: null,
-    preemptible: request.preemptible ?? false,
-    max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
-    labels: request.labels ?? {},
-    producer: await selfIdentity(),
-  };
-  return spec;
+  const { created_ms: createdMs, stdin, ...rest } = request;
+  const job: JobRequest = rest.handler !== undefined ? { ...rest, payload: rest.payload ?? null } : { ...rest, argv: rest.argv ?? ['true'] };
+  const asked: JobRequest = { ...job, cwd: request.cwd ?? tmpdir(), ...(stdin === undefined ? {} : { stdin_base64: Buffer.from(stdin).toString('base64') }) };
+  return specRecord(id, asked, await selfIdentity(), createdMs ?? Date.now()).spec;
 }
 
 /** Enqueue one job (section 6.2); resolves to its id. */

@@ -7,12 +7,13 @@
 import * as nodeFs from 'node:fs/promises';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import type { FileHandle } from 'node:fs/promises';
 import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { publishRecord, createExclusive, type SafeFsSeam, type SafeHandle } from '../../src/fs/safefs.ts';
-import { encodeRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord } from '../../src/records/codec.ts';
+import { encodeRecord, type ClaimRecord, type ReceiptRecord } from '../../src/records/codec.ts';
 import { genRecordName } from '../../src/model/layout.ts';
+import { LEASE_DEFAULT } from '../../src/base/constants.ts';
+import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord } from '../../conformance/runner/fixtures.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { freshDir } from './helpers.ts';
 
@@ -49,48 +50,25 @@ export async function modeOf(path: string): Promise<number> {
 }
 
 /** The identity of a process that has exited: its pid names nobody (or somebody else). */
-export async function deadIdentity(): Promise<Identity> {
-  const child = spawnSync('sh', ['-c', 'echo $$']);
-  const pid = Number(String(child.stdout).trim());
-  return { ...(await selfIdentity()), pid, start: '1' };
-}
+export const deadIdentity = deadOwner;
 
 const publish = (queue: Queue, id: string, name: string, bytes: Buffer): Promise<string> =>
   publishRecord(queue.paths.job(id), name, bytes, 'link', queue.fsOptions);
 
 /** Claim generation `gen` of a job as this process (a consumer would). */
 export async function writeClaim(queue: Queue, id: string, gen: number, owner?: Identity, workerId: string | null = null): Promise<ClaimRecord> {
-  const claim: ClaimRecord = {
-    fsjob: '1.0',
-    type: 'claim',
-    job_id: id,
-    gen,
-    owner: owner ?? (await selfIdentity()),
-    worker_id: workerId,
-    claimed_ms: Date.now(),
-    lease_ms: 30_000,
-  };
+  const claim = claimRecord(id, gen, owner ?? (await selfIdentity()), Date.now(), LEASE_DEFAULT, { worker_id: workerId });
   await publish(queue, id, genRecordName('claim', gen), encodeRecord('claim', claim));
   return claim;
 }
 
 export async function writeExec(queue: Queue, id: string, gen: number, attempt: number): Promise<void> {
-  const exec: ExecRecord = { fsjob: '1.0', type: 'exec', job_id: id, gen, attempt, group: null, recorded_ms: Date.now() };
+  const exec = execRecord(id, gen, await selfIdentity(), { attempt, group: null });
   await publish(queue, id, genRecordName('exec', gen), encodeRecord('exec', exec));
 }
 
 export async function writeEnd(queue: Queue, id: string, gen: number, exit = 1): Promise<void> {
-  const end: EndRecord = {
-    fsjob: '1.0',
-    type: 'end',
-    job_id: id,
-    gen,
-    reason: 'failed',
-    counted: true,
-    retry_at_ms: Date.now(),
-    status: { exit, signal: null },
-    ended_ms: Date.now(),
-  };
+  const end = endRecord(id, gen, { status: { exit, signal: null } });
   await publish(queue, id, genRecordName('end', gen), encodeRecord('end', end));
 }
 
@@ -105,25 +83,7 @@ export async function writeOutput(queue: Queue, id: string, stream: 'stdout' | '
 /** A receipt as a consumer would publish it; claims generation `gen` first unless it exists. */
 export async function writeReceipt(queue: Queue, id: string, fields: Partial<ReceiptRecord> & { gen?: number } = {}): Promise<ReceiptRecord> {
   const gen = fields.gen ?? 1;
-  const receipt: ReceiptRecord = {
-    fsjob: '1.0',
-    type: 'receipt',
-    job_id: id,
-    gen,
-    outcome: 'succeeded',
-    exit_code: 0,
-    reason: null,
-    message: null,
-    attempts: 1,
-    status: { exit: 0, signal: null },
-    started_ms: Date.now() - 10,
-    finished_ms: Date.now(),
-    stdout: null,
-    stderr: null,
-    result: null,
-    by: await selfIdentity(),
-    ...fields,
-  };
+  const receipt = receiptRecord(id, gen, await selfIdentity(), { stdout: null, stderr: null, ...fields });
   const names = await readdir(queue.paths.job(id));
   if (!names.includes(genRecordName('claim', gen))) await writeClaim(queue, id, gen);
   await publish(queue, id, 'receipt.json', encodeRecord('receipt', receipt));

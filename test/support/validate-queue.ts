@@ -5,12 +5,14 @@
  * end and receipt records by publishRecord link; outputs created
  * exclusively. A test then plants one hazard and checks the finding.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { PROTOCOL_VERSION, OUTCOME_EXIT } from '../../src/base/constants.ts';
+import { LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { cancelRecord, claimRecord, deadOwner, endRecord, execRecord, receiptRecord, specRecord, stateRecord } from '../../conformance/runner/fixtures.ts';
 import type { Finding, FindingCode } from '../../src/records/findings.ts';
 import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { genRecordName, keyHash, outputName, readyEntryName } from '../../src/model/layout.ts';
@@ -32,12 +34,8 @@ import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, removeTree,
 import { auditQueue, type QueueAudit, type QueueAuditOptions } from '../../src/validator/queue.ts';
 import { freshDir } from './helpers.ts';
 
-let sequence = 0n;
-/** LAYOUT-4: 19 digits of nanoseconds, "-", 16 random hex digits; strictly increasing within this process. */
-export function newJobId(): string {
-  const ns = BigInt(Date.now()) * 1_000_000n + (sequence += 1n);
-  return `${ns.toString().padStart(19, '0')}-${randomBytes(8).toString('hex')}`;
-}
+/** LAYOUT-4: strictly increasing within this process (the producer's own ids). */
+export { newJobId };
 
 export async function newQueue(label = 'vq'): Promise<Queue> {
   const dir = await freshDir(label);
@@ -50,30 +48,9 @@ export type SpecFields = Partial<Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'pro
 export async function enqueue(queue: Queue, fields: SpecFields = {}): Promise<{ id: string; spec: SpecRecord }> {
   const id = newJobId();
   const { stdinBytes, ...rest } = fields;
-  const spec: SpecRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'spec',
-    id,
-    created_ms: Date.now(),
-    ...(rest.handler === undefined ? { argv: ['true'] } : {}),
-    cwd: '/',
-    env: {},
-    stdin: stdinBytes === undefined ? null : { bytes: stdinBytes.length, sha256: sha256(stdinBytes) },
-    timeout_ms: 3_600_000,
-    kill_grace_ms: 5000,
-    queue_deadline_ms: null,
-    max_attempts: 1,
-    retry_delay_ms: 0,
-    priority: 0,
-    lane: null,
-    dedupe: null,
-    preemptible: false,
-    max_output_bytes: 1_048_576,
-    labels: {},
-    producer: await selfIdentity(),
-    ...rest,
-  } as SpecRecord;
-  if (spec.handler !== undefined && spec.payload === undefined) spec.payload = null;
+  // The producer's defaults (conformance/runner/fixtures.ts), then the fields this test sets: any spec member, planted as it is.
+  const base = specRecord(id, rest.handler === undefined ? { argv: ['true'], cwd: '/' } : { handler: rest.handler, cwd: '/' }, await selfIdentity()).spec;
+  const spec = { ...base, stdin: stdinBytes === undefined ? null : { bytes: stdinBytes.length, sha256: sha256(stdinBytes) }, ...rest } as SpecRecord;
   const opts = queue.fsOptions;
   const staging = queue.paths.staging(id);
   await ensurePrivateDir(staging, opts);
@@ -105,17 +82,7 @@ export function sha256(bytes: Buffer | string): string {
 
 /** CLAIM-5: publish claim.<g>.json by link. */
 export async function claim(queue: Queue, id: string, gen: number, fields: Partial<ClaimRecord> = {}): Promise<ClaimRecord> {
-  const record: ClaimRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'claim',
-    job_id: id,
-    gen,
-    owner: await selfIdentity(),
-    worker_id: null,
-    claimed_ms: Date.now(),
-    lease_ms: 30_000,
-    ...fields,
-  };
+  const record = claimRecord(id, gen, await selfIdentity(), Date.now(), LEASE_DEFAULT, fields);
   await publishRecord(queue.paths.job(id), genRecordName('claim', gen), encodeRecord('claim', record), 'link', queue.fsOptions);
   return record;
 }
@@ -133,65 +100,29 @@ export async function exec(
     await writeNew(dir, outputName('stdout', gen), Buffer.from(stdout), queue);
     await writeNew(dir, outputName('stderr', gen), Buffer.from(stderr), queue);
   }
-  const self = await selfIdentity();
-  const record: ExecRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'exec',
-    job_id: id,
-    gen,
-    attempt: 1,
-    group: { pgid: self.pid, start: self.start, boot_id: self.boot_id, pid_ns: self.pid_ns },
-    recorded_ms: Date.now(),
-    ...rest,
-  };
+  const record = execRecord(id, gen, await selfIdentity(), rest);
   await publishRecord(dir, genRecordName('exec', gen), encodeRecord('exec', record), 'link', queue.fsOptions);
   return record;
 }
 
 export async function state(queue: Queue, id: string, gen: number, fields: Partial<StateRecord> = {}): Promise<void> {
-  const record: StateRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'state',
-    job_id: id,
-    gen,
-    phase: 'running',
-    heartbeat_ms: Date.now(),
-    attempt: 1,
-    stdout_bytes: 0,
-    stderr_bytes: 0,
-    progress: null,
-    ...fields,
-  };
+  const record = stateRecord(id, gen, { phase: 'running', attempt: 1, ...fields });
   await publishRecord(queue.paths.job(id), genRecordName('state', gen), encodeRecord('state', record), 'rename', queue.fsOptions);
 }
 
 export async function end(queue: Queue, id: string, gen: number, fields: Partial<EndRecord> = {}): Promise<void> {
   const reason = fields.reason ?? 'failed';
-  const record: EndRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'end',
-    job_id: id,
-    gen,
+  const record = endRecord(id, gen, {
     reason,
     counted: reason === 'failed' || reason === 'timed_out' || reason === 'shutdown',
-    retry_at_ms: Date.now(),
     status: reason === 'failed' ? { exit: 1, signal: null } : null,
-    ended_ms: Date.now(),
     ...fields,
-  };
+  });
   await publishRecord(queue.paths.job(id), genRecordName('end', gen), encodeRecord('end', record), 'link', queue.fsOptions);
 }
 
 export async function cancel(queue: Queue, id: string, force = false): Promise<void> {
-  const record = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'cancel' as const,
-    job_id: id,
-    force,
-    requested_ms: Date.now(),
-    by: await selfIdentity(),
-    reason: null,
-  };
+  const record = cancelRecord(id, force, await selfIdentity());
   await publishRecord(queue.paths.job(id), force ? 'cancel-force.json' : 'cancel.json', encodeRecord('cancel', record), 'link', queue.fsOptions);
 }
 
@@ -211,26 +142,18 @@ export async function receipt(
   const { outputsOf = gen, ...rest } = fields;
   const outcome = rest.outcome ?? 'succeeded';
   const exitCode = outcome === 'succeeded' ? 0 : outcome === 'failed' ? 1 : OUTCOME_EXIT[outcome];
-  const record: ReceiptRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'receipt',
-    job_id: id,
-    gen,
+  const record = receiptRecord(id, gen, await selfIdentity(), {
     outcome,
     exit_code: exitCode,
     reason: outcome === 'lost' ? 'owner_lost' : outcome === 'rejected' ? 'invalid_spec' : null,
-    message: null,
     attempts: outputsOf === null ? 0 : 1,
     status: outputsOf === null ? null : { exit: exitCode, signal: null },
     started_ms: outputsOf === null ? null : Date.now(),
-    finished_ms: Date.now(),
     // Described from disk unless the caller says what the receipt claims (given fields win below).
     stdout: outputsOf === null || 'stdout' in rest ? null : await outputSummary(queue, id, 'stdout', outputsOf),
     stderr: outputsOf === null || 'stderr' in rest ? null : await outputSummary(queue, id, 'stderr', outputsOf),
-    result: null,
-    by: await selfIdentity(),
     ...rest,
-  };
+  });
   await publishRecord(queue.paths.job(id), 'receipt.json', encodeRecord('receipt', record, { expectedJobId: id }), 'link', queue.fsOptions);
   await removeReady(queue, id);
   return record;
@@ -361,12 +284,7 @@ export async function liveGroup(): Promise<{ child: ChildProcess; group: Group; 
 }
 
 /** The identity of a process that existed and is now dead and reaped. */
-export async function deadIdentity(): Promise<Identity> {
-  const { child, owner } = await liveGroup();
-  child.kill('SIGKILL');
-  await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
-  return owner;
-}
+export const deadIdentity = deadOwner;
 
 export async function killChildren(): Promise<void> {
   for (const child of children.splice(0)) {
