@@ -14,9 +14,11 @@
  * - consumer/role-contracts (MANIFEST-4): consume leaves a far retry; cancel
  *   of a finished job fails;
  * - behaviour/home-fallback (EXEC-6): HOME from the user database;
+ * - behaviour/cwd-lexical (EXEC-5): a cwd inside the queue as written is
+ *   rejected though a link resolves it outside;
  * - recovery/ready-rebuild-invalid (READY-5): priority 0 for an invalid spec.
  */
-import { readFile, utimes, writeFile } from 'node:fs/promises';
+import { readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { GEN_MAX, PROTOCOL_VERSION } from '../../src/base/constants.ts';
@@ -288,6 +290,24 @@ async function homeFallbackCase(ctx: CaseContext): Promise<void> {
   ctx.check(home === expected, ['EXEC-6'], `with HOME not absolute in the consumer's environment the command's HOME is the user database's home (${expected}); got ${JSON.stringify(home)}`, [describeExit(run)]);
 }
 
+async function cwdLexicalCase(ctx: CaseContext): Promise<void> {
+  const f = await fresh(ctx, 'lexical');
+  const outside = await ctx.subdir('lexical/outside');
+  // Inside the queue as written, outside once the link is resolved: EXEC-5 judges both ways.
+  await symlink(outside, path.join(f.root, 'cwd-link'));
+  const job = await stageJob(f.queue, { argv: logged(f.log, 'lexical'), cwd: path.join(f.root, 'cwd-link') });
+  const run = await ctx.consumeOk(f.root, ['EXEC-5']);
+  const snapshot = await ctx.snapshot(f.root);
+  const receipt = snapshot.jobs.get(job.id)?.receipt;
+  const starts = countBy(await readStarts(f.log)).get('lexical') ?? 0;
+  ctx.check(
+    receipt?.outcome === 'rejected' && receipt.reason === 'cwd_unusable' && starts === 0,
+    ['EXEC-5', 'SEC-8'],
+    `a cwd inside the queue root as written (${path.join(f.root, 'cwd-link')}), though a link resolves it outside, must be rejected cwd_unusable; got ${receipt?.outcome ?? 'no receipt'} ${receipt?.reason ?? ''}, ${starts} starts`,
+    [describeExit(run), ...listing(snapshot, new Set([job.id]))],
+  );
+}
+
 async function readyRebuildCase(ctx: CaseContext): Promise<void> {
   const f = await fresh(ctx, 'rebuild');
   const job = await stageJob(f.queue, { argv: logged(f.log, 'invalid'), cwd: f.work, priority: 7 }, { ready: false });
@@ -307,6 +327,7 @@ export const decisionCases: ConformanceCase[] = [
   { name: 'behaviour/cancel-trap-exit0', clauses: ['EXEC-14', 'CANCEL-3', 'EXEC-10'], level: 'consumer', strength: 'MUST', run: cancelTrapCase },
   { name: 'consumer/role-contracts', clauses: ['MANIFEST-4', 'CANCEL-1'], level: 'consumer', strength: 'MUST', run: roleContractsCase },
   { name: 'behaviour/home-fallback', clauses: ['EXEC-6'], level: 'consumer', strength: 'MUST', run: homeFallbackCase },
+  { name: 'behaviour/cwd-lexical', clauses: ['EXEC-5', 'SEC-8'], level: 'consumer', strength: 'MUST', run: cwdLexicalCase },
   { name: 'recovery/ready-rebuild-invalid', clauses: ['READY-5', 'READY-4'], level: 'consumer', strength: 'MUST', roles: ['recover'], run: readyRebuildCase },
   { name: 'recovery/staging-of-published', clauses: ['TEMP-2', 'TEMP-1'], level: 'consumer', strength: 'MUST', roles: ['recover'], run: stagingOfPublishedCase },
 ];

@@ -232,19 +232,24 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
   return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered, ...(program === undefined ? {} : { program }) } };
 }
 
-/** EXEC-5: null when usable, else what is wrong. The directory lies outside the queue (SEC-8). */
+/**
+ * EXEC-5: null when usable, else what is wrong. The directory lies outside the
+ * queue (SEC-8) both as written (lexically normalised, no link resolved: a
+ * link inside the queue must not lead out of it either) and once resolved.
+ */
 export async function cwdUnusable(cwd: string, queueRoot: string): Promise<string | null> {
   if (!path.isAbsolute(cwd)) return 'is not an absolute path';
+  const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
+  // path.resolve normalises "." and ".." without touching the filesystem.
+  if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue as written';
   try {
     const info = await stat(cwd);
     if (!info.isDirectory()) return 'is not a directory';
   } catch {
     return 'does not exist or cannot be examined';
   }
-  const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
-  if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue';
   try {
-    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue';
+    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue once its links are resolved';
   } catch {
     return 'cannot be resolved';
   }

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, enqueueRaw, freshQueue } from '../support/enqueue.ts';
 import { deadIdentity, drain, endOf, fileExists, jobFiles, publishCancel, publishClaim, publishExec, readyEntries, receiptOf, serve, waitFor } from '../support/consumer.ts';
@@ -151,13 +151,17 @@ outcomes("a policy judges the program the consumer's own PATH finds, never the j
   assert.not.ok(fileExists(join(dir, 'preloaded')));
 });
 
-outcomes('a missing cwd, or one inside the queue, is rejected cwd_unusable (EXEC-5)', async () => {
+outcomes('a missing cwd, or one inside the queue as written or resolved, is rejected cwd_unusable (EXEC-5)', async () => {
   const q = await freshQueue();
   const missing = await enqueue(q, { argv: ['true'], cwd: '/nonexistent/fsjob/dir' });
   mkdirSync(join(q.root, 'tmp', 'inside'), { mode: 0o700 });
   const inside = await enqueue(q, { argv: ['true'], cwd: join(q.root, 'tmp', 'inside') });
+  // A link inside the queue to a directory outside it: inside as written, outside resolved.
+  const outside = await freshDir('outside');
+  symlinkSync(outside, join(q.root, 'tmp', 'out-link'));
+  const lexical = await enqueue(q, { argv: ['true'], cwd: join(q.root, 'tmp', 'out-link') });
   await drain(q);
-  for (const id of [missing, inside]) {
+  for (const id of [missing, inside, lexical]) {
     assert.is(receiptOf(q, id).outcome, 'rejected');
     assert.is(receiptOf(q, id).reason, 'cwd_unusable');
     assert.not.ok(jobFiles(q, id).includes('exec.1.json'));

@@ -172,7 +172,13 @@ decide() {
   fi
   # 6. working directory (EXEC-5) and stdin (EXEC-7).
   _dc_why=
-  if [ ! -d "$S_cwd" ]; then
+  lexical_path "$S_cwd"
+  case $LEX_PATH in
+    "$Q_LEX"|"$Q_LEX"/*|"$Q"|"$Q"/*) _dc_why="cwd $S_cwd lies inside the queue as written (EXEC-5)" ;;
+  esac
+  if [ -n "$_dc_why" ]; then
+    :
+  elif [ ! -d "$S_cwd" ]; then
     _dc_why="cwd $S_cwd is not a directory"
   elif cd -P -- "$S_cwd" 2>/dev/null; then
     # cd -P leaves the physical path in PWD: no fork for pwd -P.

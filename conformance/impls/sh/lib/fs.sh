@@ -348,8 +348,30 @@ ready_prefix() {
   while [ ${#P} -lt 4 ]; do P=0$P; done
 }
 
+# lexical_path PATH: LEX_PATH = the absolute PATH with "." and ".." removed
+# and no link resolved (EXEC-5's lexical half).
+lexical_path() {
+  LEX_PATH=
+  _lp_ifs=$IFS
+  IFS=/
+  set -f
+  # shellcheck disable=SC2086
+  set -- $1
+  set +f
+  IFS=$_lp_ifs
+  for _lp_c do
+    case $_lp_c in
+      ''|.) ;;
+      ..) LEX_PATH=${LEX_PATH%/*} ;;
+      *) LEX_PATH=$LEX_PATH/$_lp_c ;;
+    esac
+  done
+  [ -n "$LEX_PATH" ] || LEX_PATH=/
+}
+
 # queue_open ROOT: check the queue root (SEC-1, LAYOUT-2) and its queue
-# record; sets Q (physical path), Q_UID.
+# record; sets Q (physical path), Q_LEX (the root as given, absolute and
+# normalised lexically: EXEC-5 judges a cwd against both), Q_UID.
 queue_open() {
   case $1 in
     '') log "no queue given"; return 2 ;;
@@ -357,6 +379,11 @@ queue_open() {
   if [ -L "$1" ]; then log "$1: the queue root is a symlink (SEC-1)"; return 1; fi
   if [ ! -d "$1" ]; then log "$1: not a directory"; return 1; fi
   Q=$(cd -P -- "$1" && pwd -P) || { log "$1: cannot enter the queue root"; return 1; }
+  case $1 in
+    /*) lexical_path "$1" ;;
+    *) lexical_path "$PWD/$1" ;;
+  esac
+  Q_LEX=$LEX_PATH
   [ -n "${Q_UID:-}" ] || Q_UID=$(id -u)
   fs_stat "$Q" || { log "$Q: cannot stat"; return 1; }
   fs_trusted || { log "$Q: $FS_WHY (SEC-1)"; return 1; }
