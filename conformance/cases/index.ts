@@ -15,6 +15,7 @@ import { interopCases } from './interop.ts';
 import { decisionCases } from './decisions.ts';
 import { fencingCases } from './fencing.ts';
 import { hazardCases } from './hazards.ts';
+import { operationsCases } from './operations.ts';
 import { ownershipCases } from './ownership.ts';
 import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
@@ -24,4 +25,4 @@ import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];

@@ -32,6 +32,10 @@ export const GEN_MAX = 10_000;
 export const TIMEOUT_MAX = 604_800_000;
 export const TIMEOUT_DEFAULT = 3_600_000;
 export const QUEUE_DEADLINE_MAX = 2_592_000_000;
+/** (1.1) How far ahead a drain (the consume role) waits for a retry or a delayed start (spec/tools.md MANIFEST-4). */
+export const CONSUME_RETRY_WAIT = 60_000;
+/** (1.1) How long after created_ms a not_before_ms may lie (DELAY-1). */
+export const DELAY_MAX = 31_536_000_000;
 export const ATTEMPTS_MAX = 100;
 export const NEST_MAX = 128;
 export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
@@ -58,6 +62,3 @@ export const OUTCOME_EXIT = {
   cancelled: 130,
   force_stopped: 137,
 } as const;
-
-/** tools.md MANIFEST-4: a draining consumer waits for retries due within this long, no longer. */
-export const CONSUME_RETRY_WAIT = 60_000;

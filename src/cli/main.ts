@@ -27,6 +27,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   retry: async () => (await import('./commands/retry.ts')).retryCommand,
   logs: async () => (await import('./commands/logs.ts')).logsCommand,
   gc: async () => (await import('./commands/gc.ts')).gcCommand,
+  pause: async () => (await import('./commands/pause.ts')).pauseCommand,
+  resume: async () => (await import('./commands/pause.ts')).resumeCommand,
   work: async () => (await import('./commands/work.ts')).workCommand,
   recover: async () => (await import('./commands/recover.ts')).recoverCommand,
   conformance: async () => (await import('./commands/conformance.ts')).conformanceCommand,

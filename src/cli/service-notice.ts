@@ -16,9 +16,15 @@ const LOOK_EVERY_MS = 5000;
 /** Statuses in which a job needs a consumer to move on (STATUS-1). */
 const WAITING = new Set(['queued', 'retrying', 'cancelling', 'expired', 'orphaned', 'delayed']);
 
+async function pausedNow(queue: Queue): Promise<boolean> {
+  const { isPaused } = await import('../model/pause.ts');
+  return isPaused(queue);
+}
+
 /** Starts watching; the returned function stops it. */
 export function noticeUnserved(queue: Queue, ids: readonly string[], io: CliIo): () => void {
   let served: boolean | undefined;
+  let paused = false;
   let busy = false;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -35,8 +41,14 @@ export function noticeUnserved(queue: Queue, ids: readonly string[], io: CliIo):
         if (WAITING.has((await deriveStatus(queue, files)).status)) waiting = true;
       }
       const live = (await liveWorkers(queue)).filter((view) => view.record !== null && view.verdict !== 'dead' && view.record.mode !== 'stopping');
-      const now = live.length > 0 || !waiting;
+      const isPaused = waiting && (await pausedNow(queue));
       if (stopped) return;
+      if (isPaused !== paused) {
+        if (isPaused) io.stderr(`fsjob: ${queue.root} is paused, so the job waits until fsjob resume -q ${queue.root}\n`);
+        else if (paused) io.stderr(`fsjob: ${queue.root} is resumed\n`);
+        paused = isPaused;
+      }
+      const now = live.length > 0 || !waiting;
       if (!now && served !== false) {
         io.stderr(`fsjob: no live worker serves ${queue.root}, so the job waits until one does (start one: fsjob work -q ${queue.root}); a one-shot consumer runs it without registering\n`);
       } else if (now && served === false && live.length > 0) {

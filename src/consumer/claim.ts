@@ -22,6 +22,7 @@ import { removeReadyEntry } from '../model/ready.ts';
 import type { EndRecord, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { Context, SpecView } from './context.ts';
 import { deadOutputSummary, GIVE_BACK_DELAY, Ownership } from './owner.ts';
+import { outputKeepOf } from '../model/output-keep.ts';
 
 /** What the claimer may do with a job once it owns it. */
 export interface ClaimPolicy {
@@ -174,8 +175,8 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
         message: `attempt ${used} of ${spec.max_attempts} died with its owner; no attempt remains`,
         attempts: used,
         started_ms: started,
-        stdout: last > 0 ? await deadOutputSummary(queue, owner.id, 'stdout', last, bound) : null,
-        stderr: last > 0 ? await deadOutputSummary(queue, owner.id, 'stderr', last, bound) : null,
+        stdout: last > 0 ? await deadOutputSummary(queue, owner.id, 'stdout', last, bound, outputKeepOf(spec)) : null,
+        stderr: last > 0 ? await deadOutputSummary(queue, owner.id, 'stderr', last, bound, outputKeepOf(spec)) : null,
       },
       spec,
     );

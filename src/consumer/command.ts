@@ -23,6 +23,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { CANCEL_GRACE, DRAIN_LIMIT } from '../base/constants.ts';
 import { OutputCapture, type OutputSummary } from './output.ts';
+import type { OutputKeep } from '../model/output-keep.ts';
 import type { Guardian } from './guardian.ts';
 
 /**
@@ -51,6 +52,8 @@ export interface CommandSpec {
   stdout: SafeHandle;
   stderr: SafeHandle;
   maxOutputBytes: number;
+  /** Which bytes of a longer stream are kept (EXEC-17). @default 'head' */
+  outputKeep?: OutputKeep;
   timeoutMs: number;
   killGraceMs: number;
 }
@@ -122,8 +125,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 
 export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCommand {
   const clock = hooks.clock ?? systemClock;
-  const stdoutCapture = new OutputCapture(spec.stdout, spec.maxOutputBytes);
-  const stderrCapture = new OutputCapture(spec.stderr, spec.maxOutputBytes);
+  const stdoutCapture = new OutputCapture(spec.stdout, spec.maxOutputBytes, spec.outputKeep);
+  const stderrCapture = new OutputCapture(spec.stderr, spec.maxOutputBytes, spec.outputKeep);
   let child: ChildProcess | undefined;
   let group: RecordedGroup | null = null;
   let released = false;

@@ -63,6 +63,9 @@ export type ConsumerEvent =
   | { type: 'unproven'; queue: string; job_id: string; gen: number; clause: string; reason: string }
   | { type: 'skipped'; queue: string; job_id: string; reason: string }
   | { type: 'guardian'; state: 'down' | 'restarted' }
+  /** PAUSE-1: the queue's pause.json appeared (nothing is claimed there) or went away. */
+  | { type: 'paused'; queue: string }
+  | { type: 'resumed'; queue: string }
   /** WORKER-3: 'draining' when a shutdown starts with attempts running; 'stopping' when the grace ended with some still running. */
   | { type: 'shutdown'; phase: 'draining' | 'stopping'; reason: string; running: number; grace_ms: number }
   | { type: 'error'; queue: string; job_id: string | null; error: FsjobError };

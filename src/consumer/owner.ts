@@ -10,6 +10,7 @@ import { OUTPUT_MAX } from '../base/constants.ts';
 import { openBounded, type SafeHandle } from '../fs/safefs.ts';
 import { Generation, type EndReason, type ReceiptFields } from '../model/generation.ts';
 import { outputName } from '../model/layout.ts';
+import { headPart, type OutputKeep } from '../model/output-keep.ts';
 import type { Queue } from '../model/queue.ts';
 import type { EndRecord, ExecStatus, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { Context } from './context.ts';
@@ -54,11 +55,19 @@ export class Ownership extends Generation {
 /**
  * RCPT-5 for a generation whose owner died (RECOV-1 step 3): the file as it
  * is, `bytes_total` null because nobody counted the stream. Whether bytes were
- * discarded is unknown too; `truncated` says whether the file reached the
- * job's max_output_bytes, when that is above 0 (RCPT-8). Null when the file is missing or refused
+ * discarded is unknown too; `truncated` says whether the file holds exactly
+ * the head part of the job's max_output_bytes (RCPT-8, EXEC-17: all of it
+ * for head, half for head_tail, never for tail). Null when the file is missing or refused
  * (a symlink, a FIFO, too large).
  */
-export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdout' | 'stderr', gen: number, bound: number): Promise<OutputSummary | null> {
+export async function deadOutputSummary(
+  queue: Queue,
+  id: string,
+  stream: 'stdout' | 'stderr',
+  gen: number,
+  bound: number,
+  keep: OutputKeep = 'head',
+): Promise<OutputSummary | null> {
   let opened: { handle: SafeHandle; size: number };
   try {
     opened = await openBounded(queue.paths.jobFile(id, outputName(stream, gen)), OUTPUT_MAX, queue.fsOptions);
@@ -79,9 +88,9 @@ export async function deadOutputSummary(queue: Queue, id: string, stream: 'stdou
     }
     // RCPT-2: the receipt describes the file, so the file is made durable first.
     await handle.sync();
-    // RCPT-8: whether bytes were discarded is unknown; true exactly when the file reached a bound above 0.
-    const limit = Math.min(bound, OUTPUT_MAX);
-    return { gen, bytes_total: null, bytes_kept: kept, truncated: limit > 0 && kept === limit, sha256: hash.digest('hex') };
+    // RCPT-8: a dead owner wrote at most the head part (EXEC-17); a full head part says bytes were likely dropped.
+    const head = headPart(Math.min(bound, OUTPUT_MAX), keep);
+    return { gen, bytes_total: null, bytes_kept: kept, truncated: head > 0 && kept === head, sha256: hash.digest('hex') };
   } finally {
     await handle.close().catch(() => undefined);
   }

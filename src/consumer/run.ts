@@ -25,6 +25,7 @@ import type { Guardian } from './guardian.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
+import { outputKeepOf } from '../model/output-keep.ts';
 
 /** How a run ended, as far as the queue is concerned. */
 export type RunOutcome =
@@ -217,6 +218,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           stdout: outputs.stdout,
           stderr: outputs.stderr,
           maxOutputBytes: Math.min(spec.max_output_bytes, ctx.maxOutputBytes),
+          outputKeep: outputKeepOf(spec),
           timeoutMs: spec.timeout_ms,
           killGraceMs: spec.kill_grace_ms,
         },

@@ -12,6 +12,7 @@
 import { FsjobError } from '../base/errors.ts';
 import { CLAIMABLE, deriveStatus, listJob } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
+import { isPaused } from '../model/pause.ts';
 import { listReady, rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
@@ -35,6 +36,10 @@ export interface SelectResult {
    * (LEASE-3), or null: a draining consumer waits for it (MANIFEST-4).
    */
   watchMs: number | null;
+  /** The earliest not_before_ms of a delayed job this consumer could run (DELAY-1), or null. */
+  notBeforeMs: number | null;
+  /** The queue is paused (PAUSE-1): nothing was looked at, nothing claimed. */
+  paused: boolean;
 }
 
 function wrap(error: unknown): FsjobError {
@@ -43,8 +48,12 @@ function wrap(error: unknown): FsjobError {
 
 /** CLAIM-1/2: claim the first job in order that this consumer can make progress on. */
 export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void): Promise<SelectResult> {
+  // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
+  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true };
   let retryAtMs: number | null = null;
   let watchMs: number | null = null;
+  let notBeforeMs: number | null = null;
+  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false });
   for (const entry of await listReady(queue)) {
     if (filter.skip(entry.id)) continue;
     const id = entry.id;
@@ -64,13 +73,19 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       }
       const watch = view.owner?.watchRemainingMs;
       if (watch !== undefined) watchMs = watchMs === null ? watch : Math.min(watchMs, watch);
+      if (view.status === 'delayed') {
+        // DELAY-1: not claimable before not_before_ms; the caller decides whether to wait for it.
+        const at = view.notBeforeMs ?? 0;
+        notBeforeMs = notBeforeMs === null ? at : Math.min(notBeforeMs, at);
+        continue;
+      }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
       if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       const result = await claimJob(ctx, queue, id, spec, files, view, policy);
       switch (result.kind) {
         case 'decided':
         case 'run':
-          return { result, retryAtMs, watchMs };
+          return done(result);
         case 'unproven':
           ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
           avoid(id, 30_000);
@@ -88,7 +103,7 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       avoid(id, 5_000);
     }
   }
-  return { result: null, retryAtMs, watchMs };
+  return done(null);
 }
 
 /** READY-4 for this consumer: entries named from the specs it caches. */

@@ -75,6 +75,8 @@ export interface WorkerSummary {
 interface QueueSlot {
   queue: Queue;
   watchers: FSWatcher[];
+  /** Whether the last scan found the queue paused (PAUSE-1). */
+  paused: boolean;
 }
 
 interface InFlight {
@@ -178,7 +180,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [] });
+    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [], paused: false });
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
@@ -229,6 +231,7 @@ export class Worker {
       let claimedNow = 0;
       let retryAtMs: number | null = null;
       let watchMs: number | null = null;
+      let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -248,8 +251,10 @@ export class Worker {
           exhausted.add(index);
           continue;
         }
+        this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
         if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
+        if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
         if (selected.result === null) {
           exhausted.add(index);
           continue;
@@ -261,12 +266,14 @@ export class Worker {
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable now and nothing running here: only retries due
-          // soon and foreign claims being watched (LEASE-3) can still bring
-          // work (MANIFEST-4); a retry further away than CONSUME_RETRY_WAIT is
-          // left for later.
-          const untilRetry = retryAtMs === null ? null : retryAtMs - ctx.clock.nowMs();
-          const waits = [untilRetry !== null && untilRetry <= CONSUME_RETRY_WAIT ? untilRetry : null, watchMs].filter((ms): ms is number => ms !== null);
+          // Nothing claimable now and nothing running here: only retries and
+          // delayed starts due within CONSUME_RETRY_WAIT, and foreign claims
+          // being watched (LEASE-3), can still bring work (MANIFEST-4); a retry
+          // or a start further away is left for later, and a paused queue
+          // brings none (PAUSE-1).
+          const now = ctx.clock.nowMs();
+          const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
+          const waits = [near(retryAtMs), near(notBeforeMs), watchMs].filter((ms): ms is number => ms !== null);
           if (waits.length === 0) return;
           await this.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
           continue;
@@ -336,6 +343,13 @@ export class Worker {
         this.inFlight.delete(k);
         this.wake();
       });
+  }
+
+  /** PAUSE-1: say once when a served queue is paused, and once when it is resumed. */
+  private notePause(slot: QueueSlot, paused: boolean, ctx: Context): void {
+    if (paused === slot.paused) return;
+    slot.paused = paused;
+    ctx.emit(paused ? { type: 'paused', queue: slot.queue.root } : { type: 'resumed', queue: slot.queue.root });
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {

@@ -31,6 +31,7 @@ export type JobStatus =
   | 'orphaned'
   | 'cancelling'
   | 'expired'
+  | 'delayed'
   | 'retrying'
   | 'queued'
   | 'damaged';
@@ -228,6 +229,8 @@ export interface JobStatusView {
   receipt?: ReceiptRecord;
   /** The end record of the current generation, when there is one. */
   end?: EndRecord;
+  /** When a `delayed` job becomes claimable (its spec's not_before_ms, DELAY-1). */
+  notBeforeMs?: number;
   /** Why the job is damaged, or problems met while deriving the status. */
   findings: Finding[];
 }
@@ -272,6 +275,9 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   if (spec !== undefined && spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
     return { status: 'expired', gen, ...withEnd, findings: [] };
   }
+  // DELAY-1 (1.1): not claimed before not_before_ms, judged by this reader's clock.
+  const notBefore = spec?.not_before_ms ?? null;
+  if (notBefore !== null && now < notBefore) return { status: 'delayed', gen, ...withEnd, notBeforeMs: notBefore, findings: [] };
   // RETRY-4: due by the wall clock, or by the retry delay watched on the monotonic clock.
   if (end !== undefined && end.retry_at_ms > now && options.leases?.retryDue(`${queue.root}\0${files.id}\0${gen}`, end, now) !== true) {
     return { status: 'retrying', gen, end, findings: [] };

@@ -14,6 +14,8 @@ const READY_ENTRY = /^([0-9]{4})-([0-9]{19}-[0-9a-f]{16})$/;
 export const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'] as const;
 export type QueueDir = (typeof QUEUE_DIRS)[number];
 export const QUEUE_RECORD = 'fsjob.json';
+/** (1.1) The root entry that pauses the queue while it exists (PAUSE-1). */
+export const PAUSE_RECORD = 'pause.json';
 
 export function isJobId(value: unknown): value is string {
   return typeof value === 'string' && JOB_ID_PATTERN.test(value);
@@ -109,6 +111,10 @@ export class QueuePaths {
 
   queueRecord(): string {
     return path.join(this.root, QUEUE_RECORD);
+  }
+
+  pauseRecord(): string {
+    return path.join(this.root, PAUSE_RECORD);
   }
 
   job(id: string): string {

@@ -10,7 +10,7 @@ import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
-import { DEDUPE_STAGE_MAX } from '../base/constants.ts';
+import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
 import type { Queue } from '../model/queue.ts';
@@ -32,6 +32,18 @@ export interface Enqueued {
   spec: SpecRecord;
 }
 
+
+/** DELAY-1: a delayed start at most DELAY_MAX after created_ms, and (SHOULD) before the queue deadline makes the job expire. */
+function checkDelay(spec: SpecRecord, source: string): void {
+  const notBefore = spec.not_before_ms;
+  if (notBefore === undefined || notBefore === null) return;
+  if (notBefore > spec.created_ms + DELAY_MAX) {
+    throw new FsjobError('USAGE', `${source}: not_before_ms ${notBefore} lies more than DELAY_MAX (${DELAY_MAX} ms, 365 days) after the job's creation (DELAY-1)`, { clause: 'DELAY-1' });
+  }
+  if (spec.queue_deadline_ms !== null && notBefore >= spec.created_ms + spec.queue_deadline_ms) {
+    throw new FsjobError('USAGE', `${source}: not_before_ms lies at or after the queue deadline (created_ms + queue_deadline_ms), so the job would expire before it may start (DELAY-1)`, { clause: 'DELAY-1' });
+  }
+}
 
 /** VER-4 through encodeRecord: the record is checked against its schema before a byte is written. */
 function encodeSpec(spec: SpecRecord, source: string): Buffer {
@@ -100,6 +112,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const producer = await selfIdentity();
   const { id, ms } = newJobIdStamp(clock);
   const spec = specFromRequest(id, ms, normalized, producer);
+  checkDelay(spec, source);
   const specBytes = encodeSpec(spec, source);
 
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job

@@ -9,6 +9,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { OUTPUT_MAX } from '../base/constants.ts';
 import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
+import { gapOffset, outputKeepOf, type OutputKeep } from '../model/output-keep.ts';
 import { readBounded } from '../fs/safefs.ts';
 import { readRecord, type ReceiptRecord } from '../records/codec.ts';
 import type { Queue } from '../model/queue.ts';
@@ -180,12 +181,12 @@ export interface LogChunk {
   dropped?: number | null;
 }
 
-/** Where a finished stream's bytes were dropped (EXEC-1): after the kept bytes; none when not truncated. */
-function gapOf(receipt: ReceiptRecord | undefined, stream: 'stdout' | 'stderr', gen: number): { at: number; dropped: number | null } | undefined {
+/** Where a finished stream's bytes were dropped (EXEC-17: after, before or amid the kept bytes, by output_keep); none when not truncated. */
+function gapOf(receipt: ReceiptRecord | undefined, keep: OutputKeep, stream: 'stdout' | 'stderr', gen: number): { at: number; dropped: number | null } | undefined {
   const summary = receipt?.[stream];
   if (summary === null || summary === undefined || summary.gen !== gen || !summary.truncated) return undefined;
   const dropped = summary.bytes_total === null ? null : summary.bytes_total - summary.bytes_kept;
-  return { at: summary.bytes_kept, dropped };
+  return { at: gapOffset(keep, summary.bytes_kept), dropped };
 }
 
 /** The generation whose output to show: the one the receipt reports (RCPT-5), else the latest with an output file. */
@@ -231,7 +232,9 @@ export async function* readLogs(queue: Queue, id: string, options: LogOptions = 
         const bytes = await readBounded(queue.paths.jobFile(id, `${stream}.${target}`), OUTPUT_MAX, queue.fsOptions);
         if (bytes.length < offset) offset = 0; // never happens to an append-only file; start over if it does
         const receipt = finished && options.gaps === true ? await readJobRecord(queue, files, 'receipt') : undefined;
-        const gap = receipt?.ok === true ? gapOf(receipt.value, stream, target) : undefined;
+        const spec = receipt?.ok === true ? await readJobRecord(queue, files, 'spec') : undefined;
+        const keep = outputKeepOf(spec?.ok === true ? spec.value : undefined);
+        const gap = receipt?.ok === true ? gapOf(receipt.value, keep, stream, target) : undefined;
         if (gap !== undefined && gap.at >= offset && gap.at <= bytes.length) {
           if (gap.at > offset) yield { gen: target, bytes: bytes.subarray(offset, gap.at) };
           yield { gen: target, bytes: Buffer.alloc(0), dropped: gap.dropped };

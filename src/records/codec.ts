@@ -118,7 +118,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
 
   const notes: Finding[] = [];
   if (minor > READER_MINOR) {
-    notes.push(makeFinding('RECORD_NEWER_MINOR', `the record is fsjob ${String(version)}, newer than this reader's ${PROTOCOL_VERSION}`, { path, jobId, field: '/fsjob' }));
+    notes.push(makeFinding('RECORD_NEWER_MINOR', `the record is fsjob ${String(version)}, newer than this reader's ${READER_MAJOR}.${READER_MINOR}`, { path, jobId, field: '/fsjob' }));
   }
   return { ok: true, value: value as unknown as DocumentByType[T], findings: notes };
 }

@@ -70,6 +70,7 @@ export function recordNameOf(path: string): RecordName | undefined {
   });
 
   if (base === 'fsjob.json') return { type: 'queue', expectations: {} };
+  if (base === 'pause.json') return { type: 'pause', expectations: {} };
   if (base === 'spec.json') return job('spec');
   if (base === 'receipt.json') return job('receipt');
   if (base === 'cancel.json') return job('cancel', { expectedForce: false });

@@ -18,7 +18,7 @@ import { documents as generatedDocuments, validators as generatedValidators } fr
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
-export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold'] as const;
+export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause'] as const;
 /** A record type of REC-3: the `type` member of every record. */
 export type RecordType = (typeof RECORD_TYPES)[number];
 /** What checkRecord can check: a record type, or the request form (section 5.2). */

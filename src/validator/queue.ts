@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
-import { QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
+import { PAUSE_RECORD, QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
 import type { QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
@@ -168,13 +168,18 @@ class QueueAuditRun {
     return true;
   }
 
-  /** LAYOUT-1: exactly fsjob.json and the six directories (temporary names aside). */
+  /** LAYOUT-1: exactly fsjob.json, the six directories and, while paused, pause.json (temporary names aside). */
   private checkRoot(entries: readonly DirEntry[]): void {
     const sink = this.queueSink;
     const expected = new Set<string>(QUEUE_DIRS);
     for (const entry of entries) {
       const shown = this.shown(entry.name);
       if (entry.name === 'fsjob.json') continue;
+      if (entry.name === PAUSE_RECORD) {
+        // PAUSE-1 (1.1): the queue is paused; the record is checked like any other (an invalid one still pauses).
+        readRecordEntry<'pause'>(sink, this.env, this.abs(entry.name), shown, entry, 'pause', {}, null);
+        continue;
+      }
       if (entry.name.startsWith('.')) {
         checkTemp(sink, this.env, this.abs(entry.name), shown, entry.kind, null);
         continue;

@@ -168,6 +168,57 @@ day('wait and logs --follow say when no live worker serves the queue, and when o
   assert.is(followed.stdout, 'served\n');
 });
 
+day('a delayed start (--delay, --at), output_keep in logs, and pause/resume with a live worker', async () => {
+  const { dir, queue, q, run } = await setup();
+  const [delayed, past, garbage, tail, both] = await Promise.all([
+    run(['enqueue', ...q, '--delay', '1h', '--', 'echo', 'later']),
+    run(['enqueue', ...q, '--at', '2001-01-01T00:00Z', '--', 'true']),
+    run(['enqueue', ...q, '--at', 'soonish', '--', 'true']),
+    run(['enqueue', ...q, '--output-keep', 'tail', '--max-output', '20', '--', 'seq', '1', '100']),
+    run(['enqueue', ...q, '--output-keep', 'head_tail', '--max-output', '20', '--', 'seq', '1', '100']),
+  ]);
+  assert.is(delayed.status, 0, delayed.stderr);
+  const delayedId = delayed.stdout.trim();
+  const delayedSpec = await spec(queue, delayedId);
+  assert.equal([delayedSpec.fsjob, typeof delayedSpec.not_before_ms], ['1.1', 'number'], 'a spec with not_before_ms says 1.1 (SPEC-2)');
+  assert.equal([past.status, garbage.status], [2, 2]);
+  assert.match(past.stderr, /--at 2001-01-01T00:00Z is in the past/);
+  assert.match(garbage.stderr, /--at "soonish" is not a time/);
+  const drained = await run(['work', ...q, '--drain']);
+  assert.is(drained.status, 0, drained.stderr);
+  assert.not.ok(existsSync(queue.paths.jobFile(delayedId, 'claim.1.json')), 'a job delayed by an hour is not claimed (DELAY-1)');
+  const [table, detail, tailLogs, bothLogs, raw] = await Promise.all([
+    run(['status', ...q]),
+    run(['status', ...q, delayedId]),
+    run(['logs', ...q, tail.stdout.trim()]),
+    run(['logs', ...q, both.stdout.trim()]),
+    run(['logs', ...q, '--raw', tail.stdout.trim()]),
+  ]);
+  assert.match(table.stdout, /^3 jobs: 1 delayed, 2 finished \(2 succeeded\)$/m);
+  assert.match(detail.stdout, /^starts +not before \S+ \(in (59|60)m\)$/m);
+  assert.is(tailLogs.stdout, '[truncated: 272 bytes dropped]\n\n95\n96\n97\n98\n99\n100\n', 'the marker stands before the kept tail');
+  assert.is(bothLogs.stdout, '1\n2\n3\n4\n5\n[truncated: 272 bytes dropped]\n98\n99\n100\n', 'and between the two halves');
+  assert.equal([raw.stdout, raw.stderr.trim()], ['\n95\n96\n97\n98\n99\n100\n', `fsjob: ${tail.stdout.trim()} stdout: [truncated: 272 bytes dropped]`], '--raw: exactly the kept bytes');
+
+  const worker = startFsjob(['work', ...q], { cwd: dir });
+  await worker.waitForStderr('serving', 'its first line');
+  const paused = await run(['pause', ...q, '--reason', 'maintenance']);
+  assert.is(paused.status, 0, paused.stderr);
+  await worker.waitForStderr('is paused (pause.json exists): claiming nothing there', 'the paused line');
+  const waiting = await enqueue(queue, { argv: ['echo', 'after the pause'] });
+  const [pausedTable, oneShot] = await Promise.all([run(['status', ...q]), run(['work', ...q, '--drain'])]);
+  assert.match(pausedTable.stdout, /^PAUSED since \S+ \(\d+s ago, by pid \d+ on .+\): maintenance; no job is claimed until fsjob resume$/m);
+  assert.is(oneShot.status, 0, oneShot.stderr);
+  assert.not.ok(existsSync(queue.paths.jobFile(waiting.id, 'claim.1.json')), 'nothing is claimed from a paused queue (PAUSE-1)');
+  const resumed = await run(['resume', ...q]);
+  assert.is(resumed.status, 0, resumed.stderr);
+  const waited = await run(['wait', ...q, '--timeout', '60s', waiting.id]);
+  assert.is(waited.status, 0, `the live worker runs it once resumed: ${waited.stdout} ${waited.stderr}`);
+  await worker.waitForStderr('is resumed: claiming again', 'the resumed line');
+  worker.child.kill('SIGTERM');
+  assert.is((await worker.result).status, 0);
+});
+
 day('the demo removes its temporary directory (--keep keeps it: test/cli/json-output.test.ts)', async () => {
   const dir = await freshDir('fsjob-demo-test');
   const before = (await readdir(tmpdir())).filter((name) => name.startsWith('fsjob-demo-'));

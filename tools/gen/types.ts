@@ -39,12 +39,13 @@ const TOP_LEVEL: readonly (readonly [string, string])[] = [
   ['receipt', 'ReceiptRecord'],
   ['worker', 'WorkerRecord'],
   ['hold', 'HoldRecord'],
+  ['pause', 'PauseRecord'],
   ['request', 'JobRequest'],
   ['report', 'ValidateReport'],
   ['manifest', 'ConformanceManifest'],
   ['vector-case', 'VectorFile'],
 ];
-const RECORD_COUNT = 10;
+const RECORD_COUNT = 11;
 /** Definitions whose plain Pascal-case name would mislead. */
 const DEF_NAMES: Record<string, string> = {
   'report#finding': 'ReportFinding',

@@ -6,7 +6,7 @@
 import { access, constants as fsConstants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
-import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, OUTPUT_MAX, QUEUE_DEADLINE_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
+import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
 import type { JobRequest } from '../../records/codec.ts';
 import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
@@ -33,6 +33,9 @@ const JOB_FLAGS = [
   'preemptible',
   'handler',
   'payload',
+  'delay',
+  'at',
+  'output-keep',
 ] as const;
 
 /** The limits of section 5.2, per flag, so that a refusal names the flag and says "at most 7d". */
@@ -50,7 +53,7 @@ const LIMITS: Record<string, Bounds> = {
 const FLAG_OF: Record<string, string> = {
   argv: 'the command', cwd: '--cwd', env: '--env', timeout_ms: '--timeout', kill_grace_ms: '--kill-grace', queue_deadline_ms: '--queue-deadline',
   max_attempts: '--max-attempts', retry_delay_ms: '--retry-delay', priority: '--priority', lane: '--lane', dedupe: '--dedupe',
-  max_output_bytes: '--max-output', labels: '--label', handler: '--handler', payload: '--payload',
+  max_output_bytes: '--max-output', labels: '--label', handler: '--handler', payload: '--payload', output_keep: '--output-keep', not_before_ms: '--delay/--at',
 };
 
 /**
@@ -109,7 +112,29 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
   if (args['preemptible'] === true) request.preemptible = true;
   set('max_output_bytes', args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', LIMITS['max-output']));
   set('labels', parsePairs(args['label'], 'label'));
+  set('output_keep', args['output-keep'] as JobRequest['output_keep']);
+  set('not_before_ms', notBeforeOf(args));
   return request;
+}
+
+/** --delay D or --at TIME as the instant the job may start (DELAY-1); undefined for neither. */
+function notBeforeOf(args: Record<string, unknown>): number | undefined {
+  const delay = args['delay'];
+  const at = args['at'];
+  if (delay !== undefined && at !== undefined) throw new FsjobError('USAGE', 'give --delay or --at, not both');
+  if (delay !== undefined) {
+    const ms = parseDuration(delay, 'delay', { min: 0, max: DELAY_MAX });
+    return ms === 0 ? undefined : Date.now() + ms;
+  }
+  if (at === undefined) return undefined;
+  const text = String(at).trim();
+  // ISO 8601 ("2026-12-01T18:30", "2026-12-01 18:30:00Z"; local time without a zone) or @<seconds since the epoch>.
+  const ms = text.startsWith('@') && /^@[0-9]+$/.test(text) ? Number(text.slice(1)) * 1000 : Date.parse(text.replace(' ', 'T'));
+  if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--at ${JSON.stringify(text)} is not a time; write 2026-12-01T18:30 (local), 2026-12-01T18:30Z, or @1796000000 (seconds since the epoch)`);
+  const now = Date.now();
+  if (ms <= now) throw new FsjobError('USAGE', `--at ${text} is in the past (${new Date(ms).toISOString()}); a job may start at once without it`);
+  if (ms - now > DELAY_MAX) throw new FsjobError('USAGE', `--at ${text} is too far ahead: at most 365d from now`);
+  return ms;
 }
 
 /** The job is accepted either way; a consumer will reject it (EXEC-5), so say so now. */
@@ -191,6 +216,9 @@ export const enqueueCommand: FsjobCommand = {
       .option('cwd', { describe: 'Working directory of the command (default: the current directory)', type: 'string' })
       .option('label', { describe: 'Informational label NAME=VALUE (repeatable)', type: 'string' })
       .option('max-output', { describe: 'Bytes kept per output stream: 1048576, 64k, 1M (default 1M, max 64M)', type: 'string' })
+      .option('output-keep', { describe: 'Of a longer stream keep the head (default), the tail (where errors usually are) or head_tail (both halves)', choices: ['head', 'tail', 'head_tail'], type: 'string' })
+      .option('delay', { describe: 'Do not start before this long from now: 30s, 10m, 2h, 7d (at most 365d)', type: 'string' })
+      .option('at', { describe: 'Do not start before this time: 2026-12-01T18:30 (local), 2026-12-01T18:30Z, or @SECONDS since the epoch', type: 'string' })
       .option('kill-grace', { describe: 'TERM-to-KILL grace after the timeout (default 5s, at most 5m)', type: 'string' })
       .option('preemptible', { describe: 'May be stopped (and rerun) for a waiting job of its lane', type: 'boolean' })
       .option('handler', { describe: 'A payload job for the in-process handler NAME instead of a command', type: 'string' })
@@ -201,6 +229,7 @@ export const enqueueCommand: FsjobCommand = {
       .conflicts('request', 'batch')
       .example('$0 enqueue -- make -C site publish', 'run a command; prints the job id')
       .example('$0 enqueue --env PATH --env AWS_PROFILE -- ./deploy.sh', "pass this shell's PATH and AWS_PROFILE to the job")
+      .example('$0 enqueue --at 2026-12-01T02:00 --output-keep tail -- ./nightly.sh', 'run at 2 am or later; keep the end of its output')
       .example("id=$($0 enqueue --timeout 10m --max-attempts 3 --retry-delay 30s -- ./deploy.sh) && $0 wait $id", 'enqueue, then wait for the outcome')
       .example('$0 enqueue --dedupe nightly-report -- ./report.sh || [ $? -eq 3 ]', 'at most one unfinished report; exit 3 means one is queued already')
       .example('printf "%s\\n" \'{"argv":["echo","a"]}\' \'{"argv":["echo","b"]}\' | $0 enqueue --batch -', 'one job per JSON line')

@@ -9,7 +9,7 @@ import { shellQuote } from '../shell-quote.ts';
 import { formatAge, formatBytes, formatDuration, parseInteger } from '../units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
-const STATUSES: readonly JobStatus[] = ['queued', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
+const STATUSES: readonly JobStatus[] = ['queued', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
 const OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'timed_out', 'expired', 'cancelled', 'force_stopped', 'lost', 'rejected'];
 const DEFAULT_LIMIT = 20;
 /** A COMMAND cell longer than this is cut (the whole command: fsjob status ID). */
@@ -58,6 +58,13 @@ export function countsLine(counts: JobCounts, total: number): string {
   return `${total} job${total === 1 ? '' : 's'}${statuses.length === 0 ? '' : `: ${statuses.join(', ')}`}\n`;
 }
 
+/** PAUSE-1: the first line of fsjob status on a paused queue. */
+function pausedLine(record: import('../../records/codec.ts').PauseRecord | null, now: number): string {
+  if (record === null) return 'PAUSED (pause.json is there but unreadable): no job is claimed until fsjob resume';
+  const why = record.reason === null ? '' : `: ${record.reason}`;
+  return `PAUSED since ${new Date(record.paused_ms).toISOString()} (${formatAge(now - record.paused_ms)} ago, by pid ${record.by.pid} on ${record.by.host})${why}; no job is claimed until fsjob resume`;
+}
+
 function workersText(workers: WorkerView[], now: number, counts: JobCounts | undefined): string {
   if (workers.length === 0) return 'no workers registered\n';
   const rows = [['WORKER', 'OWNER', 'MODE', 'JOBS', 'HEARTBEAT', 'STATE']];
@@ -100,6 +107,9 @@ function detail(report: JobReport, now: number): string {
     const deadline = spec.queue_deadline_ms === null ? 'none' : formatDuration(spec.queue_deadline_ms);
     add('limits', `timeout ${formatDuration(spec.timeout_ms)}, kill grace ${formatDuration(spec.kill_grace_ms)}, queue deadline ${deadline}, retry delay ${formatDuration(spec.retry_delay_ms)}, output ${formatBytes(spec.max_output_bytes)} bytes per stream`);
     add('keys', `priority ${spec.priority}, lane ${spec.lane ?? '-'}, dedupe ${spec.dedupe ?? '-'}${spec.preemptible ? ', preemptible' : ''}`);
+    if (spec.output_keep !== undefined && spec.output_keep !== 'head') add('keeps', `the ${spec.output_keep === 'tail' ? 'tail' : 'head and the tail'} of longer output (output_keep ${spec.output_keep})`);
+    const notBefore = spec.not_before_ms ?? null;
+    if (notBefore !== null) add('starts', `not before ${new Date(notBefore).toISOString()} (${notBefore > now ? `in ${formatAge(notBefore - now)}` : `${formatAge(now - notBefore)} ago`})`);
     if (spec.stdin !== null) add('stdin', `${spec.stdin.bytes} bytes, sha256 ${spec.stdin.sha256}`);
     const labels = Object.entries(spec.labels);
     if (labels.length > 0) add('labels', labels.map(([name, value]) => `${name}=${value}`).join(' '));
@@ -171,10 +181,14 @@ export const statusCommand: FsjobCommand = {
       ...(wanted.length === 0 ? {} : { statuses, outcomes }),
     });
     const workers = await liveWorkers(queue);
+    const { pauseState } = await import('../../model/pause.ts');
+    const pause = await pauseState(queue);
     if (json) {
       io.stdout(
         jsonText({
           queue: queue.root,
+          paused: pause.paused,
+          pause: pause.paused ? pause.record : null,
           total: list.total,
           counts: { statuses: list.counts?.statuses ?? {}, outcomes: list.counts?.outcomes ?? {} },
           jobs: list.jobs.map(jobSummaryJson),
@@ -185,6 +199,7 @@ export const statusCommand: FsjobCommand = {
       );
       return EXIT.OK;
     }
+    if (pause.paused) io.stdout(`${pausedLine(pause.record, now)}\n`);
     if (list.counts !== undefined) io.stdout(`${countsLine(list.counts, list.total)}\n`);
     io.stdout(list.jobs.length === 0 ? (wanted.length === 0 ? 'no jobs\n' : `no job is ${wanted.join(' or ')}\n`) : jobsTable(list.jobs, now));
     const shown = `${list.jobs.length} job${list.jobs.length === 1 ? '' : 's'}${wanted.length === 0 ? '' : ` ${wanted.join(' or ')}`}`;

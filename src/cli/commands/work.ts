@@ -139,6 +139,10 @@ function describe(event: Event): string | null {
       return `skipped ${event.job_id}: ${event.reason}`;
     case 'guardian':
       return event.state === 'down' ? 'the guardian died; no command job is claimed until it is back (WORKER-2)' : 'the guardian is back';
+    case 'paused':
+      return `${event.queue} is paused (pause.json exists): claiming nothing there until fsjob resume (PAUSE-1)`;
+    case 'resumed':
+      return `${event.queue} is resumed: claiming again`;
     case 'shutdown':
       return event.phase === 'draining'
         ? `${event.reason}: ${plural(event.running, 'running job')} get${event.running === 1 ? 's' : ''} up to ${formatDuration(event.grace_ms)} to finish (--shutdown-grace), then ${event.running === 1 ? 'it is' : 'they are'} stopped (WORKER-3)`

@@ -151,6 +151,10 @@ export interface SpecRecord {
   preemptible: boolean;
   /** Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864). */
   max_output_bytes: number;
+  /** (1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half). */
+  output_keep?: "head" | "tail" | "head_tail";
+  /** (1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay. */
+  not_before_ms?: number | null;
   /** Informational labels. */
   labels: Labels;
   /** Identity of the process that published the job. */
@@ -359,6 +363,22 @@ export interface HoldRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
+/** pause.json in the queue root (section 5.11, 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume. */
+export interface PauseRecord {
+  /** Protocol version (REC-3, VER-1): "1.1" or later (the record is new in 1.1). */
+  fsjob: string;
+  /** Record type (REC-3): "pause". */
+  type: "pause";
+  /** When the queue was paused. */
+  paused_ms: number;
+  /** Identity of the process that paused the queue. */
+  by: Identity;
+  /** Why, for people (at most 1024 bytes), or null. */
+  reason: string | null;
+  /** Extension members (VER-2). */
+  [key: `x-${string}`]: JsonValue;
+}
+
 /** The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens. */
 export interface JobRequest {
   /** Protocol version the request was written for (VER-1); absent means "1.0". */
@@ -397,6 +417,10 @@ export interface JobRequest {
   preemptible?: boolean;
   /** Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864). */
   max_output_bytes?: number;
+  /** (1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half). */
+  output_keep?: "head" | "tail" | "head_tail";
+  /** (1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay. */
+  not_before_ms?: number | null;
   /** Informational labels. */
   labels?: Labels;
   /** Extension members (VER-2). */
@@ -522,7 +546,7 @@ export interface VectorFile {
   /** What the file covers. */
   description: string;
   /** Record type every case is checked as (or "request" for the request form). */
-  record_type: "queue" | "spec" | "claim" | "exec" | "state" | "end" | "cancel" | "receipt" | "worker" | "hold" | "request";
+  record_type: "queue" | "spec" | "claim" | "exec" | "state" | "end" | "cancel" | "receipt" | "worker" | "hold" | "pause" | "request";
   /** The cases: 1 to 10000. */
   tests: VectorCase[];
 }
@@ -539,6 +563,7 @@ export interface RecordByType {
   receipt: ReceiptRecord;
   worker: WorkerRecord;
   hold: HoldRecord;
+  pause: PauseRecord;
 }
 
 /** What checkRecord can check: every record type, and the request form. */

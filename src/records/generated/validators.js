@@ -7440,13 +7440,780 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.1 queue record","description":"fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/pause.schema.json","title":"fsjob 1.1 pause record","description":"pause.json in the queue root (section 5.11, 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume.","type":"object","maxProperties":64,"required":["fsjob","type","paused_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" or later (the record is new in 1.1).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"const":"1.0"}},"type":{"description":"Record type (REC-3): \"pause\".","const":"pause"},"paused_ms":{"description":"When the queue was paused.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that paused the queue.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate50.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length > 32){
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.host === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.boot_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "boot_id"},message:"must have required property '"+"boot_id"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pid_ns === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pid_ns"},message:"must have required property '"+"pid_ns"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.pid === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pid"},message:"must have required property '"+"pid"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.start === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.uid === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema36.required,parentSchema:schema36,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.host !== undefined){
+let data0 = data.host;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err7 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters",schema:255,parentSchema:schema36.properties.host,data:data0};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err8 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36.properties.host,data:data0};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err9 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema36.properties.host,data:data0};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(Buffer.byteLength(data0, "utf8") > 255){
+const err10 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:255,parentSchema:schema36.properties.host,data:data0};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.host.type,parentSchema:schema36.properties.host,data:data0};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.boot_id !== undefined){
+let data1 = data.boot_id;
+if(typeof data1 !== "string"){
+const err12 = {instancePath:instancePath+"/boot_id",schemaPath:"#/properties/boot_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.boot_id.type,parentSchema:schema36.properties.boot_id,data:data1};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err13 = {instancePath:instancePath+"/boot_id",schemaPath:"#/$defs/proc_text/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema37,data:data1};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err14 = {instancePath:instancePath+"/boot_id",schemaPath:"#/$defs/proc_text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37,data:data1};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err15 = {instancePath:instancePath+"/boot_id",schemaPath:"#/$defs/proc_text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema37,data:data1};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(Buffer.byteLength(data1, "utf8") > 128){
+const err16 = {instancePath:instancePath+"/boot_id",schemaPath:"#/$defs/proc_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema37,data:data1};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.pid_ns !== undefined){
+let data2 = data.pid_ns;
+if(typeof data2 !== "string"){
+const err17 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/properties/pid_ns/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.pid_ns.type,parentSchema:schema36.properties.pid_ns,data:data2};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 128){
+const err18 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/$defs/proc_text/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema37,data:data2};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err19 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/$defs/proc_text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37,data:data2};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err20 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/$defs/proc_text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema37,data:data2};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(Buffer.byteLength(data2, "utf8") > 128){
+const err21 = {instancePath:instancePath+"/pid_ns",schemaPath:"#/$defs/proc_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema37,data:data2};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.pid !== undefined){
+let data3 = data.pid;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err22 = {instancePath:instancePath+"/pid",schemaPath:"#/properties/pid/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.pid.type,parentSchema:schema36.properties.pid,data:data3};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 4194304 || isNaN(data3)){
+const err23 = {instancePath:instancePath+"/pid",schemaPath:"#/$defs/pid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4194304},message:"must be <= 4194304",schema:4194304,parentSchema:schema39,data:data3};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err24 = {instancePath:instancePath+"/pid",schemaPath:"#/$defs/pid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema39,data:data3};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data.start !== undefined){
+let data4 = data.start;
+if(typeof data4 !== "string"){
+const err25 = {instancePath:instancePath+"/start",schemaPath:"#/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.start.type,parentSchema:schema36.properties.start,data:data4};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err26 = {instancePath:instancePath+"/start",schemaPath:"#/$defs/proc_text/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema37,data:data4};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err27 = {instancePath:instancePath+"/start",schemaPath:"#/$defs/proc_text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37,data:data4};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!pattern4.test(data4)){
+const err28 = {instancePath:instancePath+"/start",schemaPath:"#/$defs/proc_text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^[^\\u0000-\\u001f\\u007f]+$",parentSchema:schema37,data:data4};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(Buffer.byteLength(data4, "utf8") > 128){
+const err29 = {instancePath:instancePath+"/start",schemaPath:"#/$defs/proc_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema37,data:data4};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data.uid !== undefined){
+let data5 = data.uid;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err30 = {instancePath:instancePath+"/uid",schemaPath:"#/properties/uid/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.uid.type,parentSchema:schema36.properties.uid,data:data5};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 4294967294 || isNaN(data5)){
+const err31 = {instancePath:instancePath+"/uid",schemaPath:"#/properties/uid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967294},message:"must be <= 4294967294",schema:4294967294,parentSchema:schema36.properties.uid,data:data5};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err32 = {instancePath:instancePath+"/uid",schemaPath:"#/properties/uid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.uid,data:data5};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+var props0 = {};
+if(props0 !== true){props0.host = true;}
+if(props0 !== true){props0.boot_id = true;}
+if(props0 !== true){props0.pid_ns = true;}
+if(props0 !== true){props0.pid = true;}
+if(props0 !== true){props0.start = true;}
+if(props0 !== true){props0.uid = true;}
+for(const key0 in data){
+if(pattern8.test(key0)){
+if(props0 !== true){props0[key0] = true;}
+}
+}
+}
+validate50.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate50.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://fsjob.dev/schemas/v1/queue.schema.json" */;
+/*# sourceURL="https://fsjob.dev/schemas/v1/pause.schema.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate49.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs1 = errors;
+let valid0 = true;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.fsjob !== undefined){
+let data0 = data.fsjob;
+if(!((data0 === "1.0") || (data0 === "1.1"))){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs2 === errors;
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.by !== undefined){
+let data1 = data.by;
+if(!(validate50(data1, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+errors = vErrors.length;
+}
+else {
+var props0 = validate50.evaluated.props;
+}
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(props0 !== true){
+for(const key0 in data1){
+if(!props0 || !props0[key0]){
+const err1 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110.then.properties.by,data:data1};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+var _valid0 = _errs5 === errors;
+valid0 = _valid0;
+if(valid0){
+var props1 = {};
+if(props1 !== true){props1.by = true;}
+if(props1 !== true){props1.fsjob = true;}
+}
+ifClause0 = "then";
+}
+else {
+const _errs8 = errors;
+var _valid0 = _errs8 === errors;
+valid0 = _valid0;
+if(valid0){
+if(props1 !== true){
+props1 = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid0){
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema110.if,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length > 64){
+const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.fsjob === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema110.required,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.type === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema110.required,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.paused_ms === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paused_ms"},message:"must have required property '"+"paused_ms"+"'",schema:schema110.required,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.by === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema110.required,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.reason === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema110.required,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(props1 !== true){
+props1 = props1 || {};
+if(props1 !== true){props1.fsjob = true;}
+if(props1 !== true){props1.type = true;}
+if(props1 !== true){props1.paused_ms = true;}
+if(props1 !== true){props1.by = true;}
+if(props1 !== true){props1.reason = true;}
+}
+if(data.fsjob !== undefined){
+let data2 = data.fsjob;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fsjob.type,parentSchema:schema110.properties.fsjob,data:data2};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 8){
+const err10 = {instancePath:instancePath+"/fsjob",schemaPath:"common.schema.json#/$defs/version/maxLength",keyword:"maxLength",params:{limit: 8},message:"must NOT have more than 8 characters",schema:8,parentSchema:schema41,data:data2};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!pattern9.test(data2)){
+const err11 = {instancePath:instancePath+"/fsjob",schemaPath:"common.schema.json#/$defs/version/pattern",keyword:"pattern",params:{pattern: "^1\\.(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^1\\.(0|[1-9][0-9]{0,5})$"+"\"",schema:"^1\\.(0|[1-9][0-9]{0,5})$",parentSchema:schema41,data:data2};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+const _errs13 = errors;
+const _errs14 = errors;
+if("1.0" !== data2){
+const err12 = {};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var valid6 = _errs14 === errors;
+if(valid6){
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema110.properties.fsjob.not,parentSchema:schema110.properties.fsjob,data:data2};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.type !== undefined){
+let data3 = data.type;
+if("pause" !== data3){
+const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pause"},message:"must be equal to constant",schema:"pause",parentSchema:schema110.properties.type,data:data3};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.paused_ms !== undefined){
+let data4 = data.paused_ms;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/paused_ms",schemaPath:"#/properties/paused_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.paused_ms.type,parentSchema:schema110.properties.paused_ms,data:data4};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/paused_ms",schemaPath:"common.schema.json#/$defs/instant/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema43,data:data4};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/paused_ms",schemaPath:"common.schema.json#/$defs/instant/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43,data:data4};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.by !== undefined){
+let data5 = data.by;
+if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+const err18 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.by.type,parentSchema:schema110.properties.by,data:data5};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(validate50(data5, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+errors = vErrors.length;
+}
+}
+if(data.reason !== undefined){
+let data6 = data.reason;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err19 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema110.properties.reason.type},message:"must be string,null",schema:schema110.properties.reason.type,parentSchema:schema110.properties.reason,data:data6};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(func1(data6) > 1024){
+const err20 = {instancePath:instancePath+"/reason",schemaPath:"common.schema.json#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema44,data:data6};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(Buffer.byteLength(data6, "utf8") > 1024){
+const err21 = {instancePath:instancePath+"/reason",schemaPath:"common.schema.json#/$defs/text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:1024,parentSchema:schema44,data:data6};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+for(const key1 in data){
+if(pattern8.test(key1)){
+if(props1 !== true){props1[key1] = true;}
+}
+}
+if(props1 !== true){
+for(const key2 in data){
+if(!props1 || !props1[key2]){
+const err22 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+const schema121 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.1 queue record","description":"fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://fsjob.dev/schemas/v1/queue.schema.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7490,7 +8257,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema110.if,parentSchema:schema110,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema121.if,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7501,7 +8268,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema110,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7511,7 +8278,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7521,7 +8288,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7531,7 +8298,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.queue_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7541,7 +8308,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.created_ms === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7560,7 +8327,7 @@ if(props0 !== true){props0.created_ms = true;}
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fsjob.type,parentSchema:schema110.properties.fsjob,data:data1};
+const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.fsjob.type,parentSchema:schema121.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7595,7 +8362,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("queue" !== data2){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema110.properties.type,data:data2};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema121.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7608,7 +8375,7 @@ errors++;
 if(data.queue_id !== undefined){
 let data3 = data.queue_id;
 if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.queue_id.type,parentSchema:schema110.properties.queue_id,data:data3};
+const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.queue_id.type,parentSchema:schema121.properties.queue_id,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7653,7 +8420,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data4 = data.created_ms;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.created_ms.type,parentSchema:schema110.properties.created_ms,data:data4};
+const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema121.properties.created_ms.type,parentSchema:schema121.properties.created_ms,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7693,7 +8460,7 @@ if(props0 !== true){props0[key0] = true;}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110,data};
+const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7706,7 +8473,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.type,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7715,19 +8482,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.1 receipt record","description":"jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
-const schema134 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.1 receipt record","description":"jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
+const schema145 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7938,20 +8705,20 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate51.errors = vErrors;
+validate55.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate55.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema120 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
-const schema122 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
-const pattern74 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema131 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema133 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
+const pattern81 = new RegExp("^[0-9a-f]{64}$", "u");
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7960,7 +8727,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema120,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7970,7 +8737,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.gen === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema120.required,parentSchema:schema120,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema131.required,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7980,7 +8747,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.bytes_total === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema120.required,parentSchema:schema120,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema131.required,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7990,7 +8757,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.bytes_kept === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema120.required,parentSchema:schema120,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema131.required,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8000,7 +8767,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.truncated === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema120.required,parentSchema:schema120,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema131.required,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8010,7 +8777,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.sha256 === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema120.required,parentSchema:schema120,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema131.required,parentSchema:schema131,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8022,7 +8789,7 @@ errors++;
 if(data.gen !== undefined){
 let data0 = data.gen;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.properties.gen.type,parentSchema:schema120.properties.gen,data:data0};
+const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.properties.gen.type,parentSchema:schema131.properties.gen,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8057,7 +8824,7 @@ errors++;
 if(data.bytes_total !== undefined){
 let data1 = data.bytes_total;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema120.properties.bytes_total.type},message:"must be integer,null",schema:schema120.properties.bytes_total.type,parentSchema:schema120.properties.bytes_total,data:data1};
+const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema131.properties.bytes_total.type},message:"must be integer,null",schema:schema131.properties.bytes_total.type,parentSchema:schema131.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8068,7 +8835,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema120.properties.bytes_total,data:data1};
+const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema131.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8078,7 +8845,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data1 < 0 || isNaN(data1)){
-const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120.properties.bytes_total,data:data1};
+const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema131.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8092,7 +8859,7 @@ errors++;
 if(data.bytes_kept !== undefined){
 let data2 = data.bytes_kept;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.properties.bytes_kept.type,parentSchema:schema120.properties.bytes_kept,data:data2};
+const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.properties.bytes_kept.type,parentSchema:schema131.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8103,7 +8870,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 67108864 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema120.properties.bytes_kept,data:data2};
+const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema131.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8113,7 +8880,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data2 < 0 || isNaN(data2)){
-const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120.properties.bytes_kept,data:data2};
+const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema131.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8127,7 +8894,7 @@ errors++;
 if(data.truncated !== undefined){
 let data3 = data.truncated;
 if(typeof data3 !== "boolean"){
-const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema120.properties.truncated.type,parentSchema:schema120.properties.truncated,data:data3};
+const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema131.properties.truncated.type,parentSchema:schema131.properties.truncated,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8140,7 +8907,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data4 = data.sha256;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.properties.sha256.type,parentSchema:schema120.properties.sha256,data:data4};
+const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.sha256.type,parentSchema:schema131.properties.sha256,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8151,7 +8918,7 @@ errors++;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 64){
-const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema122,data:data4};
+const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema133,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8161,7 +8928,7 @@ vErrors.push(err17);
 errors++;
 }
 if(func1(data4) < 64){
-const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema122,data:data4};
+const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema133,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8170,8 +8937,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern74.test(data4)){
-const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema122,data:data4};
+if(!pattern81.test(data4)){
+const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema133,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8194,17 +8961,17 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate53.errors = vErrors;
+validate57.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate57.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8585,18 +9352,18 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate56.errors = vErrors;
+validate60.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate56.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate60.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/receipt.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8636,7 +9403,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data1 = data.exit_code;
 if(0 !== data1){
-const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema116.allOf[0].then.properties.exit_code,data:data1};
+const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema127.allOf[0].then.properties.exit_code,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8656,7 +9423,7 @@ if(props0 !== true){props0.outcome = true;}
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[0].if,parentSchema:schema116.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[0].if,parentSchema:schema127.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8699,7 +9466,7 @@ if(data.exit_code !== undefined){
 let data3 = data.exit_code;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.allOf[1].then.properties.exit_code,data:data3};
+const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema127.allOf[1].then.properties.exit_code,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8720,7 +9487,7 @@ if(props1 !== true){props1.outcome = true;}
 }
 }
 if(!valid4){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[1].if,parentSchema:schema116.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[1].if,parentSchema:schema127.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8772,7 +9539,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data5 = data.exit_code;
 if(124 !== data5){
-const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema116.allOf[2].then.properties.exit_code,data:data5};
+const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema127.allOf[2].then.properties.exit_code,data:data5};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8792,7 +9559,7 @@ if(props2 !== true){props2.outcome = true;}
 }
 }
 if(!valid7){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[2].if,parentSchema:schema116.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[2].if,parentSchema:schema127.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8843,7 +9610,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data7 = data.exit_code;
 if(125 !== data7){
-const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema116.allOf[3].then.properties.exit_code,data:data7};
+const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema127.allOf[3].then.properties.exit_code,data:data7};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8863,7 +9630,7 @@ if(props3 !== true){props3.outcome = true;}
 }
 }
 if(!valid10){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[3].if,parentSchema:schema116.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[3].if,parentSchema:schema127.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8914,7 +9681,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data9 = data.exit_code;
 if(126 !== data9){
-const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema116.allOf[4].then.properties.exit_code,data:data9};
+const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema127.allOf[4].then.properties.exit_code,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8934,7 +9701,7 @@ if(props4 !== true){props4.outcome = true;}
 }
 }
 if(!valid13){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[4].if,parentSchema:schema116.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[4].if,parentSchema:schema127.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8985,7 +9752,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data11 = data.exit_code;
 if(130 !== data11){
-const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema116.allOf[5].then.properties.exit_code,data:data11};
+const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema127.allOf[5].then.properties.exit_code,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9005,7 +9772,7 @@ if(props5 !== true){props5.outcome = true;}
 }
 }
 if(!valid16){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[5].if,parentSchema:schema116.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[5].if,parentSchema:schema127.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9056,7 +9823,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data13 = data.exit_code;
 if(137 !== data13){
-const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema116.allOf[6].then.properties.exit_code,data:data13};
+const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema127.allOf[6].then.properties.exit_code,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9076,7 +9843,7 @@ if(props6 !== true){props6.outcome = true;}
 }
 }
 if(!valid19){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[6].if,parentSchema:schema116.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[6].if,parentSchema:schema127.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9129,7 +9896,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data15 = data.reason;
 if(typeof data15 !== "string"){
-const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.allOf[7].then.properties.reason.type,parentSchema:schema116.allOf[7].then.properties.reason,data:data15};
+const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.allOf[7].then.properties.reason.type,parentSchema:schema127.allOf[7].then.properties.reason,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9155,7 +9922,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data16 = data.reason;
 if(data16 !== null){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema116.allOf[7].else.properties.reason.type,parentSchema:schema116.allOf[7].else.properties.reason,data:data16};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema127.allOf[7].else.properties.reason.type,parentSchema:schema127.allOf[7].else.properties.reason,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9177,7 +9944,7 @@ if(props7 !== true){props7.reason = true;}
 ifClause0 = "else";
 }
 if(!valid22){
-const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema116.allOf[7].if,parentSchema:schema116.allOf[7],data};
+const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema127.allOf[7].if,parentSchema:schema127.allOf[7],data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9233,18 +10000,18 @@ const _errs57 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
 let data18 = data.status;
-if(!(validate51(data18, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate55(data18, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 else {
-var props8 = validate51.evaluated.props;
+var props8 = validate55.evaluated.props;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(props8 !== true){
 for(const key0 in data18){
 if(!props8 || !props8[key0]){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.status,data:data18};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.status,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9259,18 +10026,18 @@ errors++;
 }
 if(data.stdout !== undefined){
 let data19 = data.stdout;
-if(!(validate53(data19, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate57(data19, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 else {
-var props9 = validate53.evaluated.props;
+var props9 = validate57.evaluated.props;
 }
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(props9 !== true){
 for(const key1 in data19){
 if(!props9 || !props9[key1]){
-const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.stdout,data:data19};
+const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.stdout,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9285,18 +10052,18 @@ errors++;
 }
 if(data.stderr !== undefined){
 let data20 = data.stderr;
-if(!(validate53(data20, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate57(data20, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 else {
-var props10 = validate53.evaluated.props;
+var props10 = validate57.evaluated.props;
 }
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(props10 !== true){
 for(const key2 in data20){
 if(!props10 || !props10[key2]){
-const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.stderr,data:data20};
+const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.stderr,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9311,18 +10078,18 @@ errors++;
 }
 if(data.by !== undefined){
 let data21 = data.by;
-if(!(validate56(data21, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate60(data21, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 else {
-var props11 = validate56.evaluated.props;
+var props11 = validate60.evaluated.props;
 }
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 if(props11 !== true){
 for(const key3 in data21){
 if(!props11 || !props11[key3]){
-const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116.then.properties.by,data:data21};
+const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.by,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9361,7 +10128,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid26){
-const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema116.if,parentSchema:schema116,data};
+const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema127.if,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9372,7 +10139,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema116,data};
+const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9382,7 +10149,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data.fsjob === undefined){
-const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9392,7 +10159,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data.type === undefined){
-const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9402,7 +10169,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data.job_id === undefined){
-const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9412,7 +10179,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data.gen === undefined){
-const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9422,7 +10189,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data.outcome === undefined){
-const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9432,7 +10199,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data.exit_code === undefined){
-const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9442,7 +10209,7 @@ vErrors.push(err37);
 errors++;
 }
 if(data.reason === undefined){
-const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9452,7 +10219,7 @@ vErrors.push(err38);
 errors++;
 }
 if(data.message === undefined){
-const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9462,7 +10229,7 @@ vErrors.push(err39);
 errors++;
 }
 if(data.attempts === undefined){
-const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9472,7 +10239,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data.status === undefined){
-const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9482,7 +10249,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data.started_ms === undefined){
-const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9492,7 +10259,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9502,7 +10269,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data.stdout === undefined){
-const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9512,7 +10279,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data.stderr === undefined){
-const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9522,7 +10289,7 @@ vErrors.push(err45);
 errors++;
 }
 if(data.result === undefined){
-const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9532,7 +10299,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data.by === undefined){
-const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema127.required,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9563,7 +10330,7 @@ if(props0 !== true){props0.by = true;}
 if(data.fsjob !== undefined){
 let data22 = data.fsjob;
 if(typeof data22 !== "string"){
-const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.fsjob.type,parentSchema:schema116.properties.fsjob,data:data22};
+const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.properties.fsjob.type,parentSchema:schema127.properties.fsjob,data:data22};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9598,7 +10365,7 @@ errors++;
 if(data.type !== undefined){
 let data23 = data.type;
 if("receipt" !== data23){
-const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema116.properties.type,data:data23};
+const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema127.properties.type,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9611,7 +10378,7 @@ errors++;
 if(data.job_id !== undefined){
 let data24 = data.job_id;
 if(typeof data24 !== "string"){
-const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.job_id.type,parentSchema:schema116.properties.job_id,data:data24};
+const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.properties.job_id.type,parentSchema:schema127.properties.job_id,data:data24};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9656,7 +10423,7 @@ errors++;
 if(data.gen !== undefined){
 let data25 = data.gen;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.gen.type,parentSchema:schema116.properties.gen,data:data25};
+const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.gen.type,parentSchema:schema127.properties.gen,data:data25};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9691,7 +10458,7 @@ errors++;
 if(data.outcome !== undefined){
 let data26 = data.outcome;
 if(!((((((((data26 === "succeeded") || (data26 === "failed")) || (data26 === "timed_out")) || (data26 === "expired")) || (data26 === "cancelled")) || (data26 === "force_stopped")) || (data26 === "lost")) || (data26 === "rejected"))){
-const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema116.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.outcome.enum,parentSchema:schema116.properties.outcome,data:data26};
+const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema127.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema127.properties.outcome.enum,parentSchema:schema127.properties.outcome,data:data26};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9704,7 +10471,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data27 = data.exit_code;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.exit_code.type,parentSchema:schema116.properties.exit_code,data:data27};
+const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.exit_code.type,parentSchema:schema127.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9715,7 +10482,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 255 || isNaN(data27)){
-const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema116.properties.exit_code,data:data27};
+const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema127.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9725,7 +10492,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data27 < 0 || isNaN(data27)){
-const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.exit_code,data:data27};
+const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema127.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9739,7 +10506,7 @@ errors++;
 if(data.reason !== undefined){
 let data28 = data.reason;
 if(!((((((((((data28 === null) || (data28 === "invalid_spec")) || (data28 === "unsupported_version")) || (data28 === "not_allowed")) || (data28 === "cwd_unusable")) || (data28 === "stdin_unusable")) || (data28 === "owner_lost")) || (data28 === "shutdown")) || (data28 === "claim_limit")) || (data28 === "no_handler"))){
-const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema116.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.reason.enum,parentSchema:schema116.properties.reason,data:data28};
+const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema127.properties.reason.enum,parentSchema:schema127.properties.reason,data:data28};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9752,7 +10519,7 @@ errors++;
 if(data.message !== undefined){
 let data29 = data.message;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema116.properties.message.type},message:"must be string,null",schema:schema116.properties.message.type,parentSchema:schema116.properties.message,data:data29};
+const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema127.properties.message.type},message:"must be string,null",schema:schema127.properties.message.type,parentSchema:schema127.properties.message,data:data29};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9787,7 +10554,7 @@ errors++;
 if(data.attempts !== undefined){
 let data30 = data.attempts;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.attempts.type,parentSchema:schema116.properties.attempts,data:data30};
+const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.attempts.type,parentSchema:schema127.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9798,7 +10565,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 > 100 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema116.properties.attempts,data:data30};
+const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema127.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9808,7 +10575,7 @@ vErrors.push(err68);
 errors++;
 }
 if(data30 < 0 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema116.properties.attempts,data:data30};
+const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema127.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9822,7 +10589,7 @@ errors++;
 if(data.status !== undefined){
 let data31 = data.status;
 if((!(data31 && typeof data31 == "object" && !Array.isArray(data31))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema116.properties.status.type},message:"must be object,null",schema:schema116.properties.status.type,parentSchema:schema116.properties.status,data:data31};
+const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema127.properties.status.type},message:"must be object,null",schema:schema127.properties.status.type,parentSchema:schema127.properties.status,data:data31};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9831,15 +10598,15 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(!(validate51(data31, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate55(data31, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
 if(data.started_ms !== undefined){
 let data32 = data.started_ms;
 if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema116.properties.started_ms.type},message:"must be integer,null",schema:schema116.properties.started_ms.type,parentSchema:schema116.properties.started_ms,data:data32};
+const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema127.properties.started_ms.type},message:"must be integer,null",schema:schema127.properties.started_ms.type,parentSchema:schema127.properties.started_ms,data:data32};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9874,7 +10641,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data33 = data.finished_ms;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.finished_ms.type,parentSchema:schema116.properties.finished_ms,data:data33};
+const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.finished_ms.type,parentSchema:schema127.properties.finished_ms,data:data33};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9909,7 +10676,7 @@ errors++;
 if(data.stdout !== undefined){
 let data34 = data.stdout;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema116.properties.stdout.type},message:"must be object,null",schema:schema116.properties.stdout.type,parentSchema:schema116.properties.stdout,data:data34};
+const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema127.properties.stdout.type},message:"must be object,null",schema:schema127.properties.stdout.type,parentSchema:schema127.properties.stdout,data:data34};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9918,15 +10685,15 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!(validate53(data34, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate57(data34, {instancePath:instancePath+"/stdout",parentData:data,parentDataProperty:"stdout",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
 if(data.stderr !== undefined){
 let data35 = data.stderr;
 if((!(data35 && typeof data35 == "object" && !Array.isArray(data35))) && (data35 !== null)){
-const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema116.properties.stderr.type},message:"must be object,null",schema:schema116.properties.stderr.type,parentSchema:schema116.properties.stderr,data:data35};
+const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema127.properties.stderr.type},message:"must be object,null",schema:schema127.properties.stderr.type,parentSchema:schema127.properties.stderr,data:data35};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9935,15 +10702,15 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(!(validate53(data35, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate57(data35, {instancePath:instancePath+"/stderr",parentData:data,parentDataProperty:"stderr",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
 if(data.result !== undefined){
 let data36 = data.result;
 if(Buffer.byteLength(JSON.stringify(data36) ?? "", "utf8") > 262144){
-const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema116.properties.result,data:data36};
+const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema127.properties.result,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9956,7 +10723,7 @@ errors++;
 if(data.by !== undefined){
 let data37 = data.by;
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.by.type,parentSchema:schema116.properties.by,data:data37};
+const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.properties.by.type,parentSchema:schema127.properties.by,data:data37};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -9965,8 +10732,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(!(validate56(data37, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate60(data37, {instancePath:instancePath+"/by",parentData:data,parentDataProperty:"by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -9978,7 +10745,7 @@ if(props0 !== true){props0[key4] = true;}
 if(props0 !== true){
 for(const key5 in data){
 if(!props0 || !props0[key5]){
-const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema116,data};
+const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -9991,7 +10758,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.type,parentSchema:schema127,data};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10000,23 +10767,23 @@ vErrors.push(err82);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, section 17): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
-const schema140 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema145 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
-const pattern85 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
-const pattern87 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
-const pattern88 = new RegExp("^(/[^/]*)*$", "u");
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, section 17): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
+const schema151 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema156 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
+const pattern92 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
+const pattern94 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
+const pattern95 = new RegExp("^(/[^/]*)*$", "u");
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10025,7 +10792,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.code === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10035,7 +10802,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.severity === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10045,7 +10812,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.path === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10055,7 +10822,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.job_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10065,7 +10832,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.clause === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10075,7 +10842,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.message === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10086,7 +10853,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "code") || (key0 === "severity")) || (key0 === "path")) || (key0 === "job_id")) || (key0 === "clause")) || (key0 === "message")) || (key0 === "field"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema145,data};
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10099,8 +10866,8 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(typeof data0 === "string"){
-if(!pattern85.test(data0)){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema145.properties.code,data:data0};
+if(!pattern92.test(data0)){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema156.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10111,7 +10878,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.code.type,parentSchema:schema145.properties.code,data:data0};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.code.type,parentSchema:schema156.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10124,7 +10891,7 @@ errors++;
 if(data.severity !== undefined){
 let data1 = data.severity;
 if(!(((data1 === "error") || (data1 === "warning")) || (data1 === "info"))){
-const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema145.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema145.properties.severity.enum,parentSchema:schema145.properties.severity,data:data1};
+const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema156.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema156.properties.severity.enum,parentSchema:schema156.properties.severity,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10138,7 +10905,7 @@ if(data.path !== undefined){
 let data2 = data.path;
 if(typeof data2 === "string"){
 if(func1(data2) > 4096){
-const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.path,data:data2};
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema156.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10148,7 +10915,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func1(data2) < 1){
-const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema145.properties.path,data:data2};
+const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema156.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10158,7 +10925,7 @@ vErrors.push(err11);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 4096){
-const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.path,data:data2};
+const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema156.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10169,7 +10936,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.path.type,parentSchema:schema145.properties.path,data:data2};
+const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.path.type,parentSchema:schema156.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10182,7 +10949,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema145.properties.job_id.type},message:"must be string,null",schema:schema145.properties.job_id.type,parentSchema:schema145.properties.job_id,data:data3};
+const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema156.properties.job_id.type},message:"must be string,null",schema:schema156.properties.job_id.type,parentSchema:schema156.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10228,7 +10995,7 @@ if(data.clause !== undefined){
 let data4 = data.clause;
 if(typeof data4 === "string"){
 if(func1(data4) > 16){
-const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema145.properties.clause,data:data4};
+const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema156.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10237,8 +11004,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern87.test(data4)){
-const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema145.properties.clause,data:data4};
+if(!pattern94.test(data4)){
+const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema156.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10249,7 +11016,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.clause.type,parentSchema:schema145.properties.clause,data:data4};
+const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.clause.type,parentSchema:schema156.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10263,7 +11030,7 @@ if(data.message !== undefined){
 let data5 = data.message;
 if(typeof data5 === "string"){
 if(func1(data5) > 4096){
-const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.message,data:data5};
+const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema156.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10273,7 +11040,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func1(data5) < 1){
-const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema145.properties.message,data:data5};
+const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema156.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10283,7 +11050,7 @@ vErrors.push(err22);
 errors++;
 }
 if(Buffer.byteLength(data5, "utf8") > 4096){
-const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.message,data:data5};
+const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema156.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10294,7 +11061,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.message.type,parentSchema:schema145.properties.message,data:data5};
+const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.message.type,parentSchema:schema156.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10308,7 +11075,7 @@ if(data.field !== undefined){
 let data6 = data.field;
 if(typeof data6 === "string"){
 if(func1(data6) > 4096){
-const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema145.properties.field,data:data6};
+const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema156.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10317,8 +11084,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern88.test(data6)){
-const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema145.properties.field,data:data6};
+if(!pattern95.test(data6)){
+const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema156.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10328,7 +11095,7 @@ vErrors.push(err26);
 errors++;
 }
 if(Buffer.byteLength(data6, "utf8") > 4096){
-const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema145.properties.field,data:data6};
+const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema156.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10339,7 +11106,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.field.type,parentSchema:schema145.properties.field,data:data6};
+const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.field.type,parentSchema:schema156.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10350,17 +11117,17 @@ errors++;
 }
 }
 }
-validate63.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/report.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10369,7 +11136,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fsjob === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10379,7 +11146,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.tool === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10389,7 +11156,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.version === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10399,7 +11166,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.targets === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10409,7 +11176,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.started_ms === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10419,7 +11186,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10429,7 +11196,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.summary === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10439,7 +11206,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.findings === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema136.required,parentSchema:schema136,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema147.required,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10450,7 +11217,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((((((key0 === "fsjob") || (key0 === "tool")) || (key0 === "version")) || (key0 === "targets")) || (key0 === "started_ms")) || (key0 === "finished_ms")) || (key0 === "summary")) || (key0 === "findings"))){
-const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema136,data};
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10463,7 +11230,7 @@ errors++;
 if(data.fsjob !== undefined){
 let data0 = data.fsjob;
 if(typeof data0 !== "string"){
-const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.fsjob.type,parentSchema:schema136.properties.fsjob,data:data0};
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.fsjob.type,parentSchema:schema147.properties.fsjob,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10499,7 +11266,7 @@ if(data.tool !== undefined){
 let data1 = data.tool;
 if(typeof data1 === "string"){
 if(func1(data1) > 128){
-const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema136.properties.tool,data:data1};
+const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema147.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10509,7 +11276,7 @@ vErrors.push(err12);
 errors++;
 }
 if(func1(data1) < 1){
-const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.tool,data:data1};
+const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema147.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10519,7 +11286,7 @@ vErrors.push(err13);
 errors++;
 }
 if(Buffer.byteLength(data1, "utf8") > 128){
-const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema136.properties.tool,data:data1};
+const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema147.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10530,7 +11297,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.tool.type,parentSchema:schema136.properties.tool,data:data1};
+const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.tool.type,parentSchema:schema147.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10544,7 +11311,7 @@ if(data.version !== undefined){
 let data2 = data.version;
 if(typeof data2 === "string"){
 if(func1(data2) > 64){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema136.properties.version,data:data2};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema147.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10554,7 +11321,7 @@ vErrors.push(err16);
 errors++;
 }
 if(func1(data2) < 1){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.version,data:data2};
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema147.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10564,7 +11331,7 @@ vErrors.push(err17);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 64){
-const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema136.properties.version,data:data2};
+const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema147.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10575,7 +11342,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.version.type,parentSchema:schema136.properties.version,data:data2};
+const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.version.type,parentSchema:schema147.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10589,7 +11356,7 @@ if(data.targets !== undefined){
 let data3 = data.targets;
 if(Array.isArray(data3)){
 if(data3.length > 100000){
-const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema136.properties.targets,data:data3};
+const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema147.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10599,7 +11366,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.length < 1){
-const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema136.properties.targets,data:data3};
+const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema147.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10613,7 +11380,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 === "string"){
 if(func1(data4) > 4096){
-const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema136.properties.targets.items,data:data4};
+const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema147.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10623,7 +11390,7 @@ vErrors.push(err22);
 errors++;
 }
 if(func1(data4) < 1){
-const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema136.properties.targets.items,data:data4};
+const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema147.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10633,7 +11400,7 @@ vErrors.push(err23);
 errors++;
 }
 if(Buffer.byteLength(data4, "utf8") > 4096){
-const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema136.properties.targets.items,data:data4};
+const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema147.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10644,7 +11411,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.targets.items.type,parentSchema:schema136.properties.targets.items,data:data4};
+const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.targets.items.type,parentSchema:schema147.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10656,7 +11423,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.targets.type,parentSchema:schema136.properties.targets,data:data3};
+const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema147.properties.targets.type,parentSchema:schema147.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10669,7 +11436,7 @@ errors++;
 if(data.started_ms !== undefined){
 let data5 = data.started_ms;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.started_ms.type,parentSchema:schema136.properties.started_ms,data:data5};
+const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.started_ms.type,parentSchema:schema147.properties.started_ms,data:data5};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10704,7 +11471,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data6 = data.finished_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.finished_ms.type,parentSchema:schema136.properties.finished_ms,data:data6};
+const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.finished_ms.type,parentSchema:schema147.properties.finished_ms,data:data6};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10740,7 +11507,7 @@ if(data.summary !== undefined){
 let data7 = data.summary;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.errors === undefined){
-const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
+const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema147.properties.summary.required,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10750,7 +11517,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data7.warnings === undefined){
-const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
+const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema147.properties.summary.required,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10760,7 +11527,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data7.infos === undefined){
-const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
+const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema147.properties.summary.required,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10770,7 +11537,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data7.files === undefined){
-const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
+const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema147.properties.summary.required,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10780,7 +11547,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data7.jobs === undefined){
-const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema136.properties.summary.required,parentSchema:schema136.properties.summary,data:data7};
+const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema147.properties.summary.required,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10791,7 +11558,7 @@ errors++;
 }
 for(const key1 in data7){
 if(!(((((key1 === "errors") || (key1 === "warnings")) || (key1 === "infos")) || (key1 === "files")) || (key1 === "jobs"))){
-const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema136.properties.summary,data:data7};
+const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10804,7 +11571,7 @@ errors++;
 if(data7.errors !== undefined){
 let data8 = data7.errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.errors.type,parentSchema:schema136.properties.summary.properties.errors,data:data8};
+const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.summary.properties.errors.type,parentSchema:schema147.properties.summary.properties.errors,data:data8};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10815,7 +11582,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data8};
+const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data8};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10825,7 +11592,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data8};
+const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data8};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10839,7 +11606,7 @@ errors++;
 if(data7.warnings !== undefined){
 let data9 = data7.warnings;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.warnings.type,parentSchema:schema136.properties.summary.properties.warnings,data:data9};
+const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.summary.properties.warnings.type,parentSchema:schema147.properties.summary.properties.warnings,data:data9};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10850,7 +11617,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data9};
+const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data9};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10860,7 +11627,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data9};
+const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data9};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10874,7 +11641,7 @@ errors++;
 if(data7.infos !== undefined){
 let data10 = data7.infos;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.infos.type,parentSchema:schema136.properties.summary.properties.infos,data:data10};
+const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.summary.properties.infos.type,parentSchema:schema147.properties.summary.properties.infos,data:data10};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10885,7 +11652,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data10};
+const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data10};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10895,7 +11662,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data10 < 0 || isNaN(data10)){
-const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data10};
+const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data10};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10909,7 +11676,7 @@ errors++;
 if(data7.files !== undefined){
 let data11 = data7.files;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.files.type,parentSchema:schema136.properties.summary.properties.files,data:data11};
+const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.summary.properties.files.type,parentSchema:schema147.properties.summary.properties.files,data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10920,7 +11687,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data11};
+const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10930,7 +11697,7 @@ vErrors.push(err49);
 errors++;
 }
 if(data11 < 0 || isNaN(data11)){
-const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data11};
+const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10944,7 +11711,7 @@ errors++;
 if(data7.jobs !== undefined){
 let data12 = data7.jobs;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.summary.properties.jobs.type,parentSchema:schema136.properties.summary.properties.jobs,data:data12};
+const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.summary.properties.jobs.type,parentSchema:schema147.properties.summary.properties.jobs,data:data12};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10955,7 +11722,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data12};
+const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data12};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10965,7 +11732,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data12 < 0 || isNaN(data12)){
-const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data12};
+const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data12};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10978,7 +11745,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.summary.type,parentSchema:schema136.properties.summary,data:data7};
+const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.summary.type,parentSchema:schema147.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10992,7 +11759,7 @@ if(data.findings !== undefined){
 let data13 = data.findings;
 if(Array.isArray(data13)){
 if(data13.length > 1000000){
-const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema136.properties.findings,data:data13};
+const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema147.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11005,7 +11772,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.findings.items.type,parentSchema:schema136.properties.findings.items,data:data14};
+const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.findings.items.type,parentSchema:schema147.properties.findings.items,data:data14};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11014,14 +11781,14 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!(validate63(data14, {instancePath:instancePath+"/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate67(data14, {instancePath:instancePath+"/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.findings.type,parentSchema:schema136.properties.findings,data:data13};
+const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema147.properties.findings.type,parentSchema:schema147.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -11033,7 +11800,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.type,parentSchema:schema136,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.type,parentSchema:schema147,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -11042,30 +11809,30 @@ vErrors.push(err58);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.1 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
-const schema150 = {"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
-const schema151 = {"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
-const schema153 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
-const schema154 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
-const schema155 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema163 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
-const pattern92 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern93 = new RegExp("^/[^\\u0000]*$", "u");
-const pattern94 = new RegExp("^FSJOB_", "u");
-const pattern97 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
-const pattern100 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.1 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
+const schema161 = {"description":"A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
+const schema162 = {"description":"Handler name of a payload job (section 5.2): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
+const schema164 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
+const schema165 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
+const schema166 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema175 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
+const pattern99 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern100 = new RegExp("^/[^\\u0000]*$", "u");
+const pattern101 = new RegExp("^FSJOB_", "u");
+const pattern104 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
+const pattern107 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/request.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11078,7 +11845,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema147.allOf[0].oneOf[0].required,parentSchema:schema147.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema158.allOf[0].oneOf[0].required,parentSchema:schema158.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11096,7 +11863,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema147.allOf[0].oneOf[1].required,parentSchema:schema147.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema158.allOf[0].oneOf[1].required,parentSchema:schema158.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11118,7 +11885,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema147.allOf[0].oneOf,parentSchema:schema147.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema158.allOf[0].oneOf,parentSchema:schema158.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11183,7 +11950,7 @@ errors++;
 }
 var valid3 = _errs10 === errors;
 if(valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema147.allOf[1].then.not,parentSchema:schema147.allOf[1].then,data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema158.allOf[1].then.not,parentSchema:schema158.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11207,7 +11974,7 @@ var _valid1 = _errs8 === errors;
 valid2 = _valid1;
 }
 if(!valid2){
-const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema147.allOf[1].if,parentSchema:schema147.allOf[1],data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema158.allOf[1].if,parentSchema:schema158.allOf[1],data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11233,7 +12000,7 @@ errors++;
 }
 var valid4 = _errs13 === errors;
 if(valid4){
-const err8 = {instancePath,schemaPath:"#/allOf/2/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema147.allOf[2].not,parentSchema:schema147.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema158.allOf[2].not,parentSchema:schema158.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11290,7 +12057,7 @@ var props0 = true;
 }
 }
 if(!valid5){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema147.if,parentSchema:schema147,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema158.if,parentSchema:schema158,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11301,7 +12068,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err11 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema147,data};
+const err11 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema158,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11330,12 +12097,14 @@ if(props0 !== true){props0.lane = true;}
 if(props0 !== true){props0.dedupe = true;}
 if(props0 !== true){props0.preemptible = true;}
 if(props0 !== true){props0.max_output_bytes = true;}
+if(props0 !== true){props0.output_keep = true;}
+if(props0 !== true){props0.not_before_ms = true;}
 if(props0 !== true){props0.labels = true;}
 }
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err12 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.fsjob.type,parentSchema:schema147.properties.fsjob,data:data1};
+const err12 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.fsjob.type,parentSchema:schema158.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11370,7 +12139,7 @@ errors++;
 if(data.argv !== undefined){
 let data2 = data.argv;
 if(!(Array.isArray(data2))){
-const err15 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema147.properties.argv.type,parentSchema:schema147.properties.argv,data:data2};
+const err15 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema158.properties.argv.type,parentSchema:schema158.properties.argv,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11381,7 +12150,7 @@ errors++;
 }
 if(Array.isArray(data2)){
 if(data2.length > 4096){
-const err16 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema150,data:data2};
+const err16 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema161,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11391,7 +12160,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data2.length < 1){
-const err17 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema150,data:data2};
+const err17 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema161,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11405,7 +12174,7 @@ if(len0 > 0){
 let data3 = data2[0];
 if(typeof data3 === "string"){
 if(func1(data3) > 4096){
-const err18 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema150.prefixItems[0],data:data3};
+const err18 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema161.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11415,7 +12184,7 @@ vErrors.push(err18);
 errors++;
 }
 if(func1(data3) < 1){
-const err19 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema150.prefixItems[0],data:data3};
+const err19 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema161.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11425,7 +12194,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!pattern48.test(data3)){
-const err20 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema150.prefixItems[0],data:data3};
+const err20 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema161.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11435,7 +12204,7 @@ vErrors.push(err20);
 errors++;
 }
 if(Buffer.byteLength(data3, "utf8") > 4096){
-const err21 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema150.prefixItems[0],data:data3};
+const err21 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema161.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11446,7 +12215,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.prefixItems[0].type,parentSchema:schema150.prefixItems[0],data:data3};
+const err22 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.prefixItems[0].type,parentSchema:schema161.prefixItems[0],data:data3};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11464,7 +12233,7 @@ let data4 = data2[i0];
 const _errs27 = errors;
 if(typeof data4 === "string"){
 if(func1(data4) > 131072){
-const err23 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema150.items,data:data4};
+const err23 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema161.items,data:data4};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11474,7 +12243,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!pattern67.test(data4)){
-const err24 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.items,data:data4};
+const err24 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema161.items,data:data4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11484,7 +12253,7 @@ vErrors.push(err24);
 errors++;
 }
 if(Buffer.byteLength(data4, "utf8") > 131072){
-const err25 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema150.items,data:data4};
+const err25 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema161.items,data:data4};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11495,7 +12264,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.items.type,parentSchema:schema150.items,data:data4};
+const err26 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.items.type,parentSchema:schema161.items,data:data4};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11512,7 +12281,7 @@ var valid12 = _errs27 === errors;
 if(data.handler !== undefined){
 let data5 = data.handler;
 if(typeof data5 !== "string"){
-const err27 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.handler.type,parentSchema:schema147.properties.handler,data:data5};
+const err27 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.handler.type,parentSchema:schema158.properties.handler,data:data5};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11523,7 +12292,7 @@ errors++;
 }
 if(typeof data5 === "string"){
 if(func1(data5) > 64){
-const err28 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data5};
+const err28 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema162,data:data5};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11532,8 +12301,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!pattern92.test(data5)){
-const err29 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data5};
+if(!pattern99.test(data5)){
+const err29 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema162,data:data5};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11547,7 +12316,7 @@ errors++;
 if(data.cwd !== undefined){
 let data7 = data.cwd;
 if(typeof data7 !== "string"){
-const err30 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.cwd.type,parentSchema:schema147.properties.cwd,data:data7};
+const err30 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.cwd.type,parentSchema:schema158.properties.cwd,data:data7};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11558,7 +12327,7 @@ errors++;
 }
 if(typeof data7 === "string"){
 if(func1(data7) > 4096){
-const err31 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema153,data:data7};
+const err31 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema164,data:data7};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11568,7 +12337,7 @@ vErrors.push(err31);
 errors++;
 }
 if(func1(data7) < 1){
-const err32 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153,data:data7};
+const err32 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema164,data:data7};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11577,8 +12346,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern93.test(data7)){
-const err33 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema153,data:data7};
+if(!pattern100.test(data7)){
+const err33 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema164,data:data7};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11588,7 +12357,7 @@ vErrors.push(err33);
 errors++;
 }
 if(Buffer.byteLength(data7, "utf8") > 4096){
-const err34 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema153,data:data7};
+const err34 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema164,data:data7};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11602,7 +12371,7 @@ errors++;
 if(data.env !== undefined){
 let data8 = data.env;
 if(!(data8 && typeof data8 == "object" && !Array.isArray(data8))){
-const err35 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.env.type,parentSchema:schema147.properties.env,data:data8};
+const err35 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.env.type,parentSchema:schema158.properties.env,data:data8};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11613,7 +12382,7 @@ errors++;
 }
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(Object.keys(data8).length > 256){
-const err36 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema154,data:data8};
+const err36 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema165,data:data8};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11627,7 +12396,7 @@ const _errs39 = errors;
 const _errs40 = errors;
 const _errs41 = errors;
 if(typeof key0 === "string"){
-if(!pattern94.test(key0)){
+if(!pattern101.test(key0)){
 const err37 = {};
 if(vErrors === null){
 vErrors = [err37];
@@ -11640,7 +12409,7 @@ errors++;
 }
 var valid18 = _errs41 === errors;
 if(valid18){
-const err38 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema154.propertyNames.not,parentSchema:schema154.propertyNames,data:key0,propertyName:key0};
+const err38 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema165.propertyNames.not,parentSchema:schema165.propertyNames,data:key0,propertyName:key0};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11662,7 +12431,7 @@ vErrors = null;
 }
 if(typeof key0 === "string"){
 if(!pattern66.test(key0)){
-const err39 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema154.propertyNames,data:key0,propertyName:key0};
+const err39 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema165.propertyNames,data:key0,propertyName:key0};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11674,7 +12443,7 @@ errors++;
 }
 var valid17 = _errs39 === errors;
 if(!valid17){
-const err40 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid",schema:schema154.propertyNames,parentSchema:schema154,data:data8};
+const err40 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid",schema:schema165.propertyNames,parentSchema:schema165,data:data8};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11688,7 +12457,7 @@ for(const key1 in data8){
 let data9 = data8[key1];
 if(typeof data9 === "string"){
 if(func1(data9) > 32768){
-const err41 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema154.additionalProperties,data:data9};
+const err41 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema165.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11698,7 +12467,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!pattern67.test(data9)){
-const err42 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema154.additionalProperties,data:data9};
+const err42 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema165.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11708,7 +12477,7 @@ vErrors.push(err42);
 errors++;
 }
 if(Buffer.byteLength(data9, "utf8") > 32768){
-const err43 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema154.additionalProperties,data:data9};
+const err43 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema165.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11719,7 +12488,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.additionalProperties.type,parentSchema:schema154.additionalProperties,data:data9};
+const err44 = {instancePath:instancePath+"/env/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.additionalProperties.type,parentSchema:schema165.additionalProperties,data:data9};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11735,7 +12504,7 @@ if(data.stdin_text !== undefined){
 let data10 = data.stdin_text;
 if(typeof data10 === "string"){
 if(func1(data10) > 67108864){
-const err45 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema147.properties.stdin_text,data:data10};
+const err45 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema158.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11745,7 +12514,7 @@ vErrors.push(err45);
 errors++;
 }
 if(Buffer.byteLength(data10, "utf8") > 67108864){
-const err46 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema147.properties.stdin_text,data:data10};
+const err46 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema158.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11756,7 +12525,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.stdin_text.type,parentSchema:schema147.properties.stdin_text,data:data10};
+const err47 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.stdin_text.type,parentSchema:schema158.properties.stdin_text,data:data10};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11770,7 +12539,7 @@ if(data.stdin_base64 !== undefined){
 let data11 = data.stdin_base64;
 if(typeof data11 === "string"){
 if(func1(data11) > 89478488){
-const err48 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema147.properties.stdin_base64,data:data11};
+const err48 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema158.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11779,8 +12548,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!pattern97.test(data11)){
-const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema147.properties.stdin_base64,data:data11};
+if(!pattern104.test(data11)){
+const err49 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema158.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11791,7 +12560,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.stdin_base64.type,parentSchema:schema147.properties.stdin_base64,data:data11};
+const err50 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.stdin_base64.type,parentSchema:schema158.properties.stdin_base64,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11804,7 +12573,7 @@ errors++;
 if(data.timeout_ms !== undefined){
 let data12 = data.timeout_ms;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err51 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.timeout_ms.type,parentSchema:schema147.properties.timeout_ms,data:data12};
+const err51 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.timeout_ms.type,parentSchema:schema158.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11815,7 +12584,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-const err52 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data12};
+const err52 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data12};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11825,7 +12594,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data12 < 0 || isNaN(data12)){
-const err53 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data12};
+const err53 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data12};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11837,7 +12606,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 604800000 || isNaN(data12)){
-const err54 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema147.properties.timeout_ms,data:data12};
+const err54 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema158.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11847,7 +12616,7 @@ vErrors.push(err54);
 errors++;
 }
 if(data12 < 1 || isNaN(data12)){
-const err55 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema147.properties.timeout_ms,data:data12};
+const err55 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema158.properties.timeout_ms,data:data12};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11861,7 +12630,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data13 = data.kill_grace_ms;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err56 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.kill_grace_ms.type,parentSchema:schema147.properties.kill_grace_ms,data:data13};
+const err56 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.kill_grace_ms.type,parentSchema:schema158.properties.kill_grace_ms,data:data13};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11872,7 +12641,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
-const err57 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data13};
+const err57 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -11882,7 +12651,7 @@ vErrors.push(err57);
 errors++;
 }
 if(data13 < 0 || isNaN(data13)){
-const err58 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data13};
+const err58 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data13};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -11894,7 +12663,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 300000 || isNaN(data13)){
-const err59 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema147.properties.kill_grace_ms,data:data13};
+const err59 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema158.properties.kill_grace_ms,data:data13};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -11908,7 +12677,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data14 = data.queue_deadline_ms;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err60 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema147.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema147.properties.queue_deadline_ms.type,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
+const err60 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema158.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema158.properties.queue_deadline_ms.type,parentSchema:schema158.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -11919,7 +12688,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-const err61 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data14};
+const err61 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data14};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -11929,7 +12698,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data14 < 0 || isNaN(data14)){
-const err62 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data14};
+const err62 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data14};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -11941,7 +12710,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 2592000000 || isNaN(data14)){
-const err63 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
+const err63 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema158.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -11951,7 +12720,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data14 < 1 || isNaN(data14)){
-const err64 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema147.properties.queue_deadline_ms,data:data14};
+const err64 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema158.properties.queue_deadline_ms,data:data14};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -11965,7 +12734,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data15 = data.max_attempts;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err65 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.max_attempts.type,parentSchema:schema147.properties.max_attempts,data:data15};
+const err65 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.max_attempts.type,parentSchema:schema158.properties.max_attempts,data:data15};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -12000,7 +12769,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data16 = data.retry_delay_ms;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err68 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.retry_delay_ms.type,parentSchema:schema147.properties.retry_delay_ms,data:data16};
+const err68 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.retry_delay_ms.type,parentSchema:schema158.properties.retry_delay_ms,data:data16};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12011,7 +12780,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-const err69 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data16};
+const err69 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data16};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12021,7 +12790,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data16 < 0 || isNaN(data16)){
-const err70 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data16};
+const err70 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data16};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12033,7 +12802,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 86400000 || isNaN(data16)){
-const err71 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema147.properties.retry_delay_ms,data:data16};
+const err71 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema158.properties.retry_delay_ms,data:data16};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12047,7 +12816,7 @@ errors++;
 if(data.priority !== undefined){
 let data17 = data.priority;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err72 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.priority.type,parentSchema:schema147.properties.priority,data:data17};
+const err72 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.priority.type,parentSchema:schema158.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12058,7 +12827,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 1000 || isNaN(data17)){
-const err73 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema147.properties.priority,data:data17};
+const err73 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema158.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12068,7 +12837,7 @@ vErrors.push(err73);
 errors++;
 }
 if(data17 < -1000 || isNaN(data17)){
-const err74 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema147.properties.priority,data:data17};
+const err74 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema158.properties.priority,data:data17};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12082,7 +12851,7 @@ errors++;
 if(data.lane !== undefined){
 let data18 = data.lane;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err75 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema147.properties.lane.type},message:"must be string,null",schema:schema147.properties.lane.type,parentSchema:schema147.properties.lane,data:data18};
+const err75 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema158.properties.lane.type},message:"must be string,null",schema:schema158.properties.lane.type,parentSchema:schema158.properties.lane,data:data18};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12137,7 +12906,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data19 = data.dedupe;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err80 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema147.properties.dedupe.type},message:"must be string,null",schema:schema147.properties.dedupe.type,parentSchema:schema147.properties.dedupe,data:data19};
+const err80 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema158.properties.dedupe.type},message:"must be string,null",schema:schema158.properties.dedupe.type,parentSchema:schema158.properties.dedupe,data:data19};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12192,7 +12961,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data20 = data.preemptible;
 if(typeof data20 !== "boolean"){
-const err85 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema147.properties.preemptible.type,parentSchema:schema147.properties.preemptible,data:data20};
+const err85 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema158.properties.preemptible.type,parentSchema:schema158.properties.preemptible,data:data20};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12205,7 +12974,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data21 = data.max_output_bytes;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err86 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.max_output_bytes.type,parentSchema:schema147.properties.max_output_bytes,data:data21};
+const err86 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.max_output_bytes.type,parentSchema:schema158.properties.max_output_bytes,data:data21};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12216,7 +12985,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 9007199254740991 || isNaN(data21)){
-const err87 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data21};
+const err87 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data21};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12226,7 +12995,7 @@ vErrors.push(err87);
 errors++;
 }
 if(data21 < 0 || isNaN(data21)){
-const err88 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data21};
+const err88 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data21};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12238,7 +13007,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 67108864 || isNaN(data21)){
-const err89 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema147.properties.max_output_bytes,data:data21};
+const err89 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema158.properties.max_output_bytes,data:data21};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12249,10 +13018,10 @@ errors++;
 }
 }
 }
-if(data.labels !== undefined){
-let data22 = data.labels;
-if(!(data22 && typeof data22 == "object" && !Array.isArray(data22))){
-const err90 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.labels.type,parentSchema:schema147.properties.labels,data:data22};
+if(data.output_keep !== undefined){
+let data22 = data.output_keep;
+if(!(((data22 === "head") || (data22 === "tail")) || (data22 === "head_tail"))){
+const err90 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema158.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema158.properties.output_keep.enum,parentSchema:schema158.properties.output_keep,data:data22};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12261,9 +13030,11 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(Object.keys(data22).length > 64){
-const err91 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema163,data:data22};
+}
+if(data.not_before_ms !== undefined){
+let data23 = data.not_before_ms;
+if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
+const err91 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema158.properties.not_before_ms.type},message:"must be integer,null",schema:schema158.properties.not_before_ms.type,parentSchema:schema158.properties.not_before_ms,data:data23};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12272,11 +13043,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-for(const key2 in data22){
-const _errs81 = errors;
-if(typeof key2 === "string"){
-if(!pattern100.test(key2)){
-const err92 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema163.propertyNames,data:key2,propertyName:key2};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 9007199254740991 || isNaN(data23)){
+const err92 = {instancePath:instancePath+"/not_before_ms",schemaPath:"common.schema.json#/$defs/instant/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema43,data:data23};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12285,10 +13054,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-var valid29 = _errs81 === errors;
-if(!valid29){
-const err93 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema163.propertyNames,parentSchema:schema163,data:data22};
+if(data23 < 0 || isNaN(data23)){
+const err93 = {instancePath:instancePath+"/not_before_ms",schemaPath:"common.schema.json#/$defs/instant/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43,data:data23};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -12298,11 +13065,11 @@ vErrors.push(err93);
 errors++;
 }
 }
-for(const key3 in data22){
-let data23 = data22[key3];
-if(typeof data23 === "string"){
-if(func1(data23) > 256){
-const err94 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema163.additionalProperties,data:data23};
+}
+if(data.labels !== undefined){
+let data24 = data.labels;
+if(!(data24 && typeof data24 == "object" && !Array.isArray(data24))){
+const err94 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.labels.type,parentSchema:schema158.properties.labels,data:data24};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -12311,8 +13078,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(Buffer.byteLength(data23, "utf8") > 256){
-const err95 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema163.additionalProperties,data:data23};
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(Object.keys(data24).length > 64){
+const err95 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema175,data:data24};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -12321,14 +13089,63 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.additionalProperties.type,parentSchema:schema163.additionalProperties,data:data23};
+for(const key2 in data24){
+const _errs85 = errors;
+if(typeof key2 === "string"){
+if(!pattern107.test(key2)){
+const err96 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema175.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err96];
 }
 else {
 vErrors.push(err96);
+}
+errors++;
+}
+}
+var valid30 = _errs85 === errors;
+if(!valid30){
+const err97 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema175.propertyNames,parentSchema:schema175,data:data24};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+for(const key3 in data24){
+let data25 = data24[key3];
+if(typeof data25 === "string"){
+if(func1(data25) > 256){
+const err98 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema175.additionalProperties,data:data25};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+if(Buffer.byteLength(data25, "utf8") > 256){
+const err99 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema175.additionalProperties,data:data25};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/labels/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.additionalProperties.type,parentSchema:schema175.additionalProperties,data:data25};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
@@ -12343,12 +13160,12 @@ if(props0 !== true){props0[key4] = true;}
 if(props0 !== true){
 for(const key5 in data){
 if(!props0 || !props0[key5]){
-const err97 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema147,data};
+const err101 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema158,data};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err101];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -12356,28 +13173,28 @@ errors++;
 }
 }
 else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.type,parentSchema:schema147,data};
+const err102 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.type,parentSchema:schema158,data};
 if(vErrors === null){
-vErrors = [err98];
+vErrors = [err102];
 }
 else {
-vErrors.push(err98);
+vErrors.push(err102);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.1 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
-const schema167 = {"description":"Describes the job's `stdin` file (section 5.2).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.1 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
+const schema179 = {"description":"Describes the job's `stdin` file (section 5.2).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12386,7 +13203,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema167,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12396,7 +13213,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.bytes === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12406,7 +13223,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.sha256 === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12418,7 +13235,7 @@ errors++;
 if(data.bytes !== undefined){
 let data0 = data.bytes;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema167.properties.bytes.type,parentSchema:schema167.properties.bytes,data:data0};
+const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.properties.bytes.type,parentSchema:schema179.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12429,7 +13246,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 67108864 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema167.properties.bytes,data:data0};
+const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema179.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12439,7 +13256,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data0 < 0 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema167.properties.bytes,data:data0};
+const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12453,7 +13270,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data1 = data.sha256;
 if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.sha256.type,parentSchema:schema167.properties.sha256,data:data1};
+const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.sha256.type,parentSchema:schema179.properties.sha256,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12464,7 +13281,7 @@ errors++;
 }
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema122,data:data1};
+const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema133,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12474,7 +13291,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func1(data1) < 64){
-const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema122,data:data1};
+const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema133,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12483,8 +13300,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern74.test(data1)){
-const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema122,data:data1};
+if(!pattern81.test(data1)){
+const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema133,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12504,17 +13321,17 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate67.errors = vErrors;
+validate71.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate71.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12895,18 +13712,18 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate69.errors = vErrors;
+validate73.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate69.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate73.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/spec.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12919,7 +13736,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema165.allOf[0].oneOf[0].required,parentSchema:schema165.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema177.allOf[0].oneOf[0].required,parentSchema:schema177.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12937,7 +13754,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema165.allOf[0].oneOf[1].required,parentSchema:schema165.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema177.allOf[0].oneOf[1].required,parentSchema:schema177.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12959,7 +13776,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema165.allOf[0].oneOf,parentSchema:schema165.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema177.allOf[0].oneOf,parentSchema:schema177.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13010,7 +13827,7 @@ if(_valid1){
 const _errs8 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.payload === undefined){
-const err4 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema165.allOf[1].then.required,parentSchema:schema165.allOf[1].then,data};
+const err4 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema177.allOf[1].then.required,parentSchema:schema177.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13043,7 +13860,7 @@ errors++;
 }
 var valid3 = _errs11 === errors;
 if(valid3){
-const err6 = {instancePath,schemaPath:"#/allOf/1/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema165.allOf[1].else.not,parentSchema:schema165.allOf[1].else,data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema177.allOf[1].else.not,parentSchema:schema177.allOf[1].else,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13068,7 +13885,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err7 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema165.allOf[1].if,parentSchema:schema165.allOf[1],data};
+const err7 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema177.allOf[1].if,parentSchema:schema177.allOf[1],data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13111,18 +13928,18 @@ const _errs16 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.stdin !== undefined){
 let data1 = data.stdin;
-if(!(validate67(data1, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate71(data1, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate67.evaluated.props;
+var props0 = validate71.evaluated.props;
 }
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err9 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165.then.properties.stdin,data:data1};
+const err9 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema177.then.properties.stdin,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13137,18 +13954,18 @@ errors++;
 }
 if(data.producer !== undefined){
 let data2 = data.producer;
-if(!(validate69(data2, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate73(data2, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate69.evaluated.props;
+var props1 = validate73.evaluated.props;
 }
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(props1 !== true){
 for(const key1 in data2){
 if(!props1 || !props1[key1]){
-const err10 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165.then.properties.producer,data:data2};
+const err10 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema177.then.properties.producer,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13184,7 +14001,7 @@ props2 = true;
 ifClause1 = "else";
 }
 if(!valid4){
-const err11 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema165.if,parentSchema:schema165,data};
+const err11 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema177.if,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13195,7 +14012,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err12 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema165,data};
+const err12 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13205,7 +14022,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.fsjob === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13215,7 +14032,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.type === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13225,7 +14042,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.id === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13235,7 +14052,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.created_ms === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13245,7 +14062,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.cwd === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13255,7 +14072,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.env === undefined){
-const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13265,7 +14082,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data.stdin === undefined){
-const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13275,7 +14092,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data.timeout_ms === undefined){
-const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13285,7 +14102,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data.kill_grace_ms === undefined){
-const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13295,7 +14112,7 @@ vErrors.push(err21);
 errors++;
 }
 if(data.queue_deadline_ms === undefined){
-const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13305,7 +14122,7 @@ vErrors.push(err22);
 errors++;
 }
 if(data.max_attempts === undefined){
-const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13315,7 +14132,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data.retry_delay_ms === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13325,7 +14142,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.priority === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13335,7 +14152,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.lane === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13345,7 +14162,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.dedupe === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13355,7 +14172,7 @@ vErrors.push(err27);
 errors++;
 }
 if(data.preemptible === undefined){
-const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13365,7 +14182,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data.max_output_bytes === undefined){
-const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13375,7 +14192,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data.labels === undefined){
-const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13385,7 +14202,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data.producer === undefined){
-const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema177.required,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13416,13 +14233,15 @@ if(props2 !== true){props2.lane = true;}
 if(props2 !== true){props2.dedupe = true;}
 if(props2 !== true){props2.preemptible = true;}
 if(props2 !== true){props2.max_output_bytes = true;}
+if(props2 !== true){props2.output_keep = true;}
+if(props2 !== true){props2.not_before_ms = true;}
 if(props2 !== true){props2.labels = true;}
 if(props2 !== true){props2.producer = true;}
 }
 if(data.fsjob !== undefined){
 let data3 = data.fsjob;
 if(typeof data3 !== "string"){
-const err32 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.fsjob.type,parentSchema:schema165.properties.fsjob,data:data3};
+const err32 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.fsjob.type,parentSchema:schema177.properties.fsjob,data:data3};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13457,7 +14276,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if("spec" !== data4){
-const err35 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema165.properties.type,data:data4};
+const err35 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema177.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13470,7 +14289,7 @@ errors++;
 if(data.id !== undefined){
 let data5 = data.id;
 if(typeof data5 !== "string"){
-const err36 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.id.type,parentSchema:schema165.properties.id,data:data5};
+const err36 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.id.type,parentSchema:schema177.properties.id,data:data5};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13515,7 +14334,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data6 = data.created_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err40 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.created_ms.type,parentSchema:schema165.properties.created_ms,data:data6};
+const err40 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.created_ms.type,parentSchema:schema177.properties.created_ms,data:data6};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13550,7 +14369,7 @@ errors++;
 if(data.argv !== undefined){
 let data7 = data.argv;
 if(!(Array.isArray(data7))){
-const err43 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.argv.type,parentSchema:schema165.properties.argv,data:data7};
+const err43 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.argv.type,parentSchema:schema177.properties.argv,data:data7};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13561,7 +14380,7 @@ errors++;
 }
 if(Array.isArray(data7)){
 if(data7.length > 4096){
-const err44 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema150,data:data7};
+const err44 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema161,data:data7};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13571,7 +14390,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data7.length < 1){
-const err45 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema150,data:data7};
+const err45 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema161,data:data7};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13585,7 +14404,7 @@ if(len0 > 0){
 let data8 = data7[0];
 if(typeof data8 === "string"){
 if(func1(data8) > 4096){
-const err46 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema150.prefixItems[0],data:data8};
+const err46 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema161.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13595,7 +14414,7 @@ vErrors.push(err46);
 errors++;
 }
 if(func1(data8) < 1){
-const err47 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema150.prefixItems[0],data:data8};
+const err47 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema161.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13605,7 +14424,7 @@ vErrors.push(err47);
 errors++;
 }
 if(!pattern48.test(data8)){
-const err48 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema150.prefixItems[0],data:data8};
+const err48 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema161.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13615,7 +14434,7 @@ vErrors.push(err48);
 errors++;
 }
 if(Buffer.byteLength(data8, "utf8") > 4096){
-const err49 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema150.prefixItems[0],data:data8};
+const err49 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema161.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13626,7 +14445,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.prefixItems[0].type,parentSchema:schema150.prefixItems[0],data:data8};
+const err50 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.prefixItems[0].type,parentSchema:schema161.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13644,7 +14463,7 @@ let data9 = data7[i0];
 const _errs37 = errors;
 if(typeof data9 === "string"){
 if(func1(data9) > 131072){
-const err51 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema150.items,data:data9};
+const err51 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema161.items,data:data9};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13654,7 +14473,7 @@ vErrors.push(err51);
 errors++;
 }
 if(!pattern67.test(data9)){
-const err52 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema150.items,data:data9};
+const err52 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema161.items,data:data9};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13664,7 +14483,7 @@ vErrors.push(err52);
 errors++;
 }
 if(Buffer.byteLength(data9, "utf8") > 131072){
-const err53 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema150.items,data:data9};
+const err53 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema161.items,data:data9};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13675,7 +14494,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.items.type,parentSchema:schema150.items,data:data9};
+const err54 = {instancePath:instancePath+"/argv/" + i0,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.items.type,parentSchema:schema161.items,data:data9};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13692,7 +14511,7 @@ var valid14 = _errs37 === errors;
 if(data.handler !== undefined){
 let data10 = data.handler;
 if(typeof data10 !== "string"){
-const err55 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.handler.type,parentSchema:schema165.properties.handler,data:data10};
+const err55 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.handler.type,parentSchema:schema177.properties.handler,data:data10};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13703,7 +14522,7 @@ errors++;
 }
 if(typeof data10 === "string"){
 if(func1(data10) > 64){
-const err56 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data10};
+const err56 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema162,data:data10};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13712,8 +14531,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!pattern92.test(data10)){
-const err57 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data10};
+if(!pattern99.test(data10)){
+const err57 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema162,data:data10};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13727,7 +14546,7 @@ errors++;
 if(data.cwd !== undefined){
 let data12 = data.cwd;
 if(typeof data12 !== "string"){
-const err58 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.cwd.type,parentSchema:schema165.properties.cwd,data:data12};
+const err58 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.cwd.type,parentSchema:schema177.properties.cwd,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13738,7 +14557,7 @@ errors++;
 }
 if(typeof data12 === "string"){
 if(func1(data12) > 4096){
-const err59 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema153,data:data12};
+const err59 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema164,data:data12};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13748,7 +14567,7 @@ vErrors.push(err59);
 errors++;
 }
 if(func1(data12) < 1){
-const err60 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153,data:data12};
+const err60 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema164,data:data12};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13757,8 +14576,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!pattern93.test(data12)){
-const err61 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema153,data:data12};
+if(!pattern100.test(data12)){
+const err61 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema164,data:data12};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13768,7 +14587,7 @@ vErrors.push(err61);
 errors++;
 }
 if(Buffer.byteLength(data12, "utf8") > 4096){
-const err62 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema153,data:data12};
+const err62 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema164,data:data12};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13782,7 +14601,7 @@ errors++;
 if(data.env !== undefined){
 let data13 = data.env;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err63 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.env.type,parentSchema:schema165.properties.env,data:data13};
+const err63 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.env.type,parentSchema:schema177.properties.env,data:data13};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13793,7 +14612,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length > 256){
-const err64 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema154,data:data13};
+const err64 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema165,data:data13};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13807,7 +14626,7 @@ const _errs49 = errors;
 const _errs50 = errors;
 const _errs51 = errors;
 if(typeof key2 === "string"){
-if(!pattern94.test(key2)){
+if(!pattern101.test(key2)){
 const err65 = {};
 if(vErrors === null){
 vErrors = [err65];
@@ -13820,7 +14639,7 @@ errors++;
 }
 var valid20 = _errs51 === errors;
 if(valid20){
-const err66 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema154.propertyNames.not,parentSchema:schema154.propertyNames,data:key2,propertyName:key2};
+const err66 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema165.propertyNames.not,parentSchema:schema165.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13842,7 +14661,7 @@ vErrors = null;
 }
 if(typeof key2 === "string"){
 if(!pattern66.test(key2)){
-const err67 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema154.propertyNames,data:key2,propertyName:key2};
+const err67 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema165.propertyNames,data:key2,propertyName:key2};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13854,7 +14673,7 @@ errors++;
 }
 var valid19 = _errs49 === errors;
 if(!valid19){
-const err68 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema154.propertyNames,parentSchema:schema154,data:data13};
+const err68 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid",schema:schema165.propertyNames,parentSchema:schema165,data:data13};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13868,7 +14687,7 @@ for(const key3 in data13){
 let data14 = data13[key3];
 if(typeof data14 === "string"){
 if(func1(data14) > 32768){
-const err69 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema154.additionalProperties,data:data14};
+const err69 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema165.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13878,7 +14697,7 @@ vErrors.push(err69);
 errors++;
 }
 if(!pattern67.test(data14)){
-const err70 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema154.additionalProperties,data:data14};
+const err70 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema165.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13888,7 +14707,7 @@ vErrors.push(err70);
 errors++;
 }
 if(Buffer.byteLength(data14, "utf8") > 32768){
-const err71 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema154.additionalProperties,data:data14};
+const err71 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema165.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -13899,7 +14718,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.additionalProperties.type,parentSchema:schema154.additionalProperties,data:data14};
+const err72 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.additionalProperties.type,parentSchema:schema165.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13914,7 +14733,7 @@ errors++;
 if(data.stdin !== undefined){
 let data15 = data.stdin;
 if((!(data15 && typeof data15 == "object" && !Array.isArray(data15))) && (data15 !== null)){
-const err73 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema165.properties.stdin.type},message:"must be object,null",schema:schema165.properties.stdin.type,parentSchema:schema165.properties.stdin,data:data15};
+const err73 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema177.properties.stdin.type},message:"must be object,null",schema:schema177.properties.stdin.type,parentSchema:schema177.properties.stdin,data:data15};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -13923,15 +14742,15 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!(validate67(data15, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate71(data15, {instancePath:instancePath+"/stdin",parentData:data,parentDataProperty:"stdin",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 }
 if(data.timeout_ms !== undefined){
 let data16 = data.timeout_ms;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err74 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.timeout_ms.type,parentSchema:schema165.properties.timeout_ms,data:data16};
+const err74 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.timeout_ms.type,parentSchema:schema177.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -13942,7 +14761,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-const err75 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data16};
+const err75 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data16};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -13952,7 +14771,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data16 < 0 || isNaN(data16)){
-const err76 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data16};
+const err76 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data16};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13964,7 +14783,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 604800000 || isNaN(data16)){
-const err77 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema165.properties.timeout_ms,data:data16};
+const err77 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema177.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -13974,7 +14793,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data16 < 1 || isNaN(data16)){
-const err78 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.timeout_ms,data:data16};
+const err78 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema177.properties.timeout_ms,data:data16};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -13988,7 +14807,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data17 = data.kill_grace_ms;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err79 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.kill_grace_ms.type,parentSchema:schema165.properties.kill_grace_ms,data:data17};
+const err79 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.kill_grace_ms.type,parentSchema:schema177.properties.kill_grace_ms,data:data17};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -13999,7 +14818,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-const err80 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data17};
+const err80 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data17};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14009,7 +14828,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data17 < 0 || isNaN(data17)){
-const err81 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data17};
+const err81 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data17};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14021,7 +14840,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 300000 || isNaN(data17)){
-const err82 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema165.properties.kill_grace_ms,data:data17};
+const err82 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema177.properties.kill_grace_ms,data:data17};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -14035,7 +14854,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data18 = data.queue_deadline_ms;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err83 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema165.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema165.properties.queue_deadline_ms.type,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
+const err83 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema177.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema177.properties.queue_deadline_ms.type,parentSchema:schema177.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -14046,7 +14865,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
-const err84 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data18};
+const err84 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data18};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14056,7 +14875,7 @@ vErrors.push(err84);
 errors++;
 }
 if(data18 < 0 || isNaN(data18)){
-const err85 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data18};
+const err85 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data18};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -14068,7 +14887,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 2592000000 || isNaN(data18)){
-const err86 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
+const err86 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema177.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -14078,7 +14897,7 @@ vErrors.push(err86);
 errors++;
 }
 if(data18 < 1 || isNaN(data18)){
-const err87 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.queue_deadline_ms,data:data18};
+const err87 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema177.properties.queue_deadline_ms,data:data18};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -14092,7 +14911,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data19 = data.max_attempts;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err88 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.max_attempts.type,parentSchema:schema165.properties.max_attempts,data:data19};
+const err88 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.max_attempts.type,parentSchema:schema177.properties.max_attempts,data:data19};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -14127,7 +14946,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data20 = data.retry_delay_ms;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err91 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.retry_delay_ms.type,parentSchema:schema165.properties.retry_delay_ms,data:data20};
+const err91 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.retry_delay_ms.type,parentSchema:schema177.properties.retry_delay_ms,data:data20};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -14138,7 +14957,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 9007199254740991 || isNaN(data20)){
-const err92 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema155,data:data20};
+const err92 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema166,data:data20};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -14148,7 +14967,7 @@ vErrors.push(err92);
 errors++;
 }
 if(data20 < 0 || isNaN(data20)){
-const err93 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema155,data:data20};
+const err93 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166,data:data20};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -14160,7 +14979,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 > 86400000 || isNaN(data20)){
-const err94 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema165.properties.retry_delay_ms,data:data20};
+const err94 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema177.properties.retry_delay_ms,data:data20};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -14174,7 +14993,7 @@ errors++;
 if(data.priority !== undefined){
 let data21 = data.priority;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err95 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.priority.type,parentSchema:schema165.properties.priority,data:data21};
+const err95 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.priority.type,parentSchema:schema177.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -14185,7 +15004,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 1000 || isNaN(data21)){
-const err96 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema165.properties.priority,data:data21};
+const err96 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema177.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -14195,7 +15014,7 @@ vErrors.push(err96);
 errors++;
 }
 if(data21 < -1000 || isNaN(data21)){
-const err97 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema165.properties.priority,data:data21};
+const err97 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema177.properties.priority,data:data21};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -14209,7 +15028,7 @@ errors++;
 if(data.lane !== undefined){
 let data22 = data.lane;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err98 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema165.properties.lane.type},message:"must be string,null",schema:schema165.properties.lane.type,parentSchema:schema165.properties.lane,data:data22};
+const err98 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema177.properties.lane.type},message:"must be string,null",schema:schema177.properties.lane.type,parentSchema:schema177.properties.lane,data:data22};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -14264,7 +15083,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data23 = data.dedupe;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err103 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema165.properties.dedupe.type},message:"must be string,null",schema:schema165.properties.dedupe.type,parentSchema:schema165.properties.dedupe,data:data23};
+const err103 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema177.properties.dedupe.type},message:"must be string,null",schema:schema177.properties.dedupe.type,parentSchema:schema177.properties.dedupe,data:data23};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -14319,7 +15138,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data24 = data.preemptible;
 if(typeof data24 !== "boolean"){
-const err108 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.preemptible.type,parentSchema:schema165.properties.preemptible,data:data24};
+const err108 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.preemptible.type,parentSchema:schema177.properties.preemptible,data:data24};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -14332,7 +15151,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data25 = data.max_output_bytes;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err109 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.max_output_bytes.type,parentSchema:schema165.properties.max_output_bytes,data:data25};
+const err109 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.max_output_bytes.type,parentSchema:schema177.properties.max_output_bytes,data:data25};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -14343,7 +15162,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 9007199254740991 || isNaN(data25)){
-const err110 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data25};
+const err110 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data25};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -14353,7 +15172,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data25 < 0 || isNaN(data25)){
-const err111 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data25};
+const err111 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data25};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -14365,7 +15184,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 67108864 || isNaN(data25)){
-const err112 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema165.properties.max_output_bytes,data:data25};
+const err112 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema177.properties.max_output_bytes,data:data25};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -14376,10 +15195,10 @@ errors++;
 }
 }
 }
-if(data.labels !== undefined){
-let data26 = data.labels;
-if(!(data26 && typeof data26 == "object" && !Array.isArray(data26))){
-const err113 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.labels.type,parentSchema:schema165.properties.labels,data:data26};
+if(data.output_keep !== undefined){
+let data26 = data.output_keep;
+if(!(((data26 === "head") || (data26 === "tail")) || (data26 === "head_tail"))){
+const err113 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema177.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.output_keep.enum,parentSchema:schema177.properties.output_keep,data:data26};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -14388,9 +15207,11 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(Object.keys(data26).length > 64){
-const err114 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema163,data:data26};
+}
+if(data.not_before_ms !== undefined){
+let data27 = data.not_before_ms;
+if((!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))) && (data27 !== null)){
+const err114 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema177.properties.not_before_ms.type},message:"must be integer,null",schema:schema177.properties.not_before_ms.type,parentSchema:schema177.properties.not_before_ms,data:data27};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -14399,11 +15220,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-for(const key4 in data26){
-const _errs88 = errors;
-if(typeof key4 === "string"){
-if(!pattern100.test(key4)){
-const err115 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema163.propertyNames,data:key4,propertyName:key4};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 9007199254740991 || isNaN(data27)){
+const err115 = {instancePath:instancePath+"/not_before_ms",schemaPath:"common.schema.json#/$defs/instant/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -14412,10 +15231,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-var valid31 = _errs88 === errors;
-if(!valid31){
-const err116 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema163.propertyNames,parentSchema:schema163,data:data26};
+if(data27 < 0 || isNaN(data27)){
+const err116 = {instancePath:instancePath+"/not_before_ms",schemaPath:"common.schema.json#/$defs/instant/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43,data:data27};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -14425,11 +15242,11 @@ vErrors.push(err116);
 errors++;
 }
 }
-for(const key5 in data26){
-let data27 = data26[key5];
-if(typeof data27 === "string"){
-if(func1(data27) > 256){
-const err117 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema163.additionalProperties,data:data27};
+}
+if(data.labels !== undefined){
+let data28 = data.labels;
+if(!(data28 && typeof data28 == "object" && !Array.isArray(data28))){
+const err117 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.labels.type,parentSchema:schema177.properties.labels,data:data28};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -14438,8 +15255,9 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(Buffer.byteLength(data27, "utf8") > 256){
-const err118 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema163.additionalProperties,data:data27};
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(Object.keys(data28).length > 64){
+const err118 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema175,data:data28};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -14448,9 +15266,11 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-else {
-const err119 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.additionalProperties.type,parentSchema:schema163.additionalProperties,data:data27};
+for(const key4 in data28){
+const _errs92 = errors;
+if(typeof key4 === "string"){
+if(!pattern107.test(key4)){
+const err119 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema175.propertyNames,data:key4,propertyName:key4};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -14460,12 +15280,9 @@ vErrors.push(err119);
 errors++;
 }
 }
-}
-}
-if(data.producer !== undefined){
-let data28 = data.producer;
-if(!(data28 && typeof data28 == "object" && !Array.isArray(data28))){
-const err120 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.producer.type,parentSchema:schema165.properties.producer,data:data28};
+var valid32 = _errs92 === errors;
+if(!valid32){
+const err120 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema175.propertyNames,parentSchema:schema175,data:data28};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -14474,8 +15291,58 @@ vErrors.push(err120);
 }
 errors++;
 }
-if(!(validate69(data28, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+}
+for(const key5 in data28){
+let data29 = data28[key5];
+if(typeof data29 === "string"){
+if(func1(data29) > 256){
+const err121 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema175.additionalProperties,data:data29};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if(Buffer.byteLength(data29, "utf8") > 256){
+const err122 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema175.additionalProperties,data:data29};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/labels/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.additionalProperties.type,parentSchema:schema175.additionalProperties,data:data29};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+}
+if(data.producer !== undefined){
+let data30 = data.producer;
+if(!(data30 && typeof data30 == "object" && !Array.isArray(data30))){
+const err124 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.producer.type,parentSchema:schema177.properties.producer,data:data30};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+if(!(validate73(data30, {instancePath:instancePath+"/producer",parentData:data,parentDataProperty:"producer",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }
@@ -14487,12 +15354,12 @@ if(props2 !== true){props2[key6] = true;}
 if(props2 !== true){
 for(const key7 in data){
 if(!props2 || !props2[key7]){
-const err121 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key7},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema165,data};
+const err125 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key7},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema177,data};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err125];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err125);
 }
 errors++;
 }
@@ -14500,28 +15367,28 @@ errors++;
 }
 }
 else {
-const err122 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.type,parentSchema:schema165,data};
+const err126 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.type,parentSchema:schema177,data};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err126];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err126);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.1 state record","description":"jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.1 state record","description":"jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/state.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14565,7 +15432,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema192.if,parentSchema:schema192,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema205.if,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14576,7 +15443,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema192,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14586,7 +15453,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14596,7 +15463,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14606,7 +15473,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.job_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14616,7 +15483,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.gen === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14626,7 +15493,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.phase === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14636,7 +15503,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14646,7 +15513,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.attempt === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14656,7 +15523,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.stdout_bytes === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14666,7 +15533,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.stderr_bytes === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14676,7 +15543,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.progress === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema205.required,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14701,7 +15568,7 @@ if(props0 !== true){props0.progress = true;}
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.fsjob.type,parentSchema:schema192.properties.fsjob,data:data1};
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.fsjob.type,parentSchema:schema205.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14736,7 +15603,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("state" !== data2){
-const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema192.properties.type,data:data2};
+const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema205.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14749,7 +15616,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if(typeof data3 !== "string"){
-const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.job_id.type,parentSchema:schema192.properties.job_id,data:data3};
+const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.job_id.type,parentSchema:schema205.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14794,7 +15661,7 @@ errors++;
 if(data.gen !== undefined){
 let data4 = data.gen;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.gen.type,parentSchema:schema192.properties.gen,data:data4};
+const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.gen.type,parentSchema:schema205.properties.gen,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14829,7 +15696,7 @@ errors++;
 if(data.phase !== undefined){
 let data5 = data.phase;
 if(!(((((data5 === "claimed") || (data5 === "starting")) || (data5 === "running")) || (data5 === "stopping")) || (data5 === "finishing"))){
-const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema192.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema192.properties.phase.enum,parentSchema:schema192.properties.phase,data:data5};
+const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema205.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema205.properties.phase.enum,parentSchema:schema205.properties.phase,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14842,7 +15709,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data6 = data.heartbeat_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.heartbeat_ms.type,parentSchema:schema192.properties.heartbeat_ms,data:data6};
+const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.heartbeat_ms.type,parentSchema:schema205.properties.heartbeat_ms,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14877,7 +15744,7 @@ errors++;
 if(data.attempt !== undefined){
 let data7 = data.attempt;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema192.properties.attempt.type},message:"must be integer,null",schema:schema192.properties.attempt.type,parentSchema:schema192.properties.attempt,data:data7};
+const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema205.properties.attempt.type},message:"must be integer,null",schema:schema205.properties.attempt.type,parentSchema:schema205.properties.attempt,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14912,7 +15779,7 @@ errors++;
 if(data.stdout_bytes !== undefined){
 let data8 = data.stdout_bytes;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.stdout_bytes.type,parentSchema:schema192.properties.stdout_bytes,data:data8};
+const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.stdout_bytes.type,parentSchema:schema205.properties.stdout_bytes,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14923,7 +15790,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data8};
+const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14933,7 +15800,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data8};
+const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14947,7 +15814,7 @@ errors++;
 if(data.stderr_bytes !== undefined){
 let data9 = data.stderr_bytes;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.stderr_bytes.type,parentSchema:schema192.properties.stderr_bytes,data:data9};
+const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.stderr_bytes.type,parentSchema:schema205.properties.stderr_bytes,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14958,7 +15825,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema140,data:data9};
+const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema151,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14968,7 +15835,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema140,data:data9};
+const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema151,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14982,7 +15849,7 @@ errors++;
 if(data.progress !== undefined){
 let data10 = data.progress;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema192.properties.progress.type},message:"must be string,null",schema:schema192.properties.progress.type,parentSchema:schema192.properties.progress,data:data10};
+const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema205.properties.progress.type},message:"must be string,null",schema:schema205.properties.progress.type,parentSchema:schema205.properties.progress,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15022,7 +15889,7 @@ if(props0 !== true){props0[key0] = true;}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192,data};
+const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15035,7 +15902,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.type,parentSchema:schema192,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.type,parentSchema:schema205,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15044,21 +15911,21 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
-const schema204 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
-const pattern127 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
+const schema216 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","pause","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
+const schema217 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
+const pattern134 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/vector-case.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15067,7 +15934,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.description === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema203.required,parentSchema:schema203,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema216.required,parentSchema:schema216,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15077,7 +15944,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.record_type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema203.required,parentSchema:schema203,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema216.required,parentSchema:schema216,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -15087,7 +15954,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.tests === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema203.required,parentSchema:schema203,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema216.required,parentSchema:schema216,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15098,7 +15965,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "description") || (key0 === "record_type")) || (key0 === "tests"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema203,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema216,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -15112,7 +15979,7 @@ if(data.description !== undefined){
 let data0 = data.description;
 if(typeof data0 === "string"){
 if(func1(data0) > 1024){
-const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema203.properties.description,data:data0};
+const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema216.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15122,7 +15989,7 @@ vErrors.push(err4);
 errors++;
 }
 if(func1(data0) < 1){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema203.properties.description,data:data0};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema216.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15133,7 +16000,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema203.properties.description.type,parentSchema:schema203.properties.description,data:data0};
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema216.properties.description.type,parentSchema:schema216.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15145,8 +16012,8 @@ errors++;
 }
 if(data.record_type !== undefined){
 let data1 = data.record_type;
-if(!(((((((((((data1 === "queue") || (data1 === "spec")) || (data1 === "claim")) || (data1 === "exec")) || (data1 === "state")) || (data1 === "end")) || (data1 === "cancel")) || (data1 === "receipt")) || (data1 === "worker")) || (data1 === "hold")) || (data1 === "request"))){
-const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema203.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema203.properties.record_type.enum,parentSchema:schema203.properties.record_type,data:data1};
+if(!((((((((((((data1 === "queue") || (data1 === "spec")) || (data1 === "claim")) || (data1 === "exec")) || (data1 === "state")) || (data1 === "end")) || (data1 === "cancel")) || (data1 === "receipt")) || (data1 === "worker")) || (data1 === "hold")) || (data1 === "pause")) || (data1 === "request"))){
+const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema216.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema216.properties.record_type.enum,parentSchema:schema216.properties.record_type,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15160,7 +16027,7 @@ if(data.tests !== undefined){
 let data2 = data.tests;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema203.properties.tests,data:data2};
+const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema216.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15170,7 +16037,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data2.length < 1){
-const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema203.properties.tests,data:data2};
+const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema216.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15183,7 +16050,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema203.properties.tests.items.type,parentSchema:schema203.properties.tests.items,data:data3};
+const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema216.properties.tests.items.type,parentSchema:schema216.properties.tests.items,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15198,7 +16065,7 @@ let passing0 = null;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.data === undefined){
-const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema204.oneOf[0].required,parentSchema:schema204.oneOf[0],data:data3};
+const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema217.oneOf[0].required,parentSchema:schema217.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15216,7 +16083,7 @@ passing0 = 0;
 const _errs11 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw === undefined){
-const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema204.oneOf[1].required,parentSchema:schema204.oneOf[1],data:data3};
+const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema217.oneOf[1].required,parentSchema:schema217.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15239,7 +16106,7 @@ passing0 = 1;
 const _errs12 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw_base64 === undefined){
-const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema204.oneOf[2].required,parentSchema:schema204.oneOf[2],data:data3};
+const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema217.oneOf[2].required,parentSchema:schema217.oneOf[2],data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15262,7 +16129,7 @@ passing0 = 2;
 }
 }
 if(!valid4){
-const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema204.oneOf,parentSchema:schema204,data:data3};
+const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema217.oneOf,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15328,7 +16195,7 @@ errors++;
 }
 var valid7 = _errs18 === errors;
 if(valid7){
-const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema204.then.not,parentSchema:schema204.then,data:data3};
+const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema217.then.not,parentSchema:schema217.then,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15352,7 +16219,7 @@ var _valid1 = _errs16 === errors;
 valid5 = _valid1;
 }
 if(!valid5){
-const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema204.if,parentSchema:schema204,data:data3};
+const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema217.if,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15363,7 +16230,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.description === undefined){
-const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
+const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema217.required,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15373,7 +16240,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data3.clause === undefined){
-const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
+const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema217.required,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15383,7 +16250,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.valid === undefined){
-const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema204.required,parentSchema:schema204,data:data3};
+const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema217.required,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15394,7 +16261,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "description") || (key1 === "clause")) || (key1 === "data")) || (key1 === "raw")) || (key1 === "raw_base64")) || (key1 === "file_name")) || (key1 === "valid")) || (key1 === "finding"))){
-const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema204,data:data3};
+const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema217,data:data3};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15408,7 +16275,7 @@ if(data3.description !== undefined){
 let data5 = data3.description;
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema204.properties.description,data:data5};
+const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema217.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15418,7 +16285,7 @@ vErrors.push(err23);
 errors++;
 }
 if(func1(data5) < 1){
-const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema204.properties.description,data:data5};
+const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema217.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15429,7 +16296,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.description.type,parentSchema:schema204.properties.description,data:data5};
+const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.description.type,parentSchema:schema217.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15442,8 +16309,8 @@ errors++;
 if(data3.clause !== undefined){
 let data6 = data3.clause;
 if(typeof data6 === "string"){
-if(!pattern87.test(data6)){
-const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema204.properties.clause,data:data6};
+if(!pattern94.test(data6)){
+const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema217.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15454,7 +16321,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.clause.type,parentSchema:schema204.properties.clause,data:data6};
+const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.clause.type,parentSchema:schema217.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15468,7 +16335,7 @@ if(data3.raw !== undefined){
 let data7 = data3.raw;
 if(typeof data7 === "string"){
 if(func1(data7) > 2097152){
-const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema204.properties.raw,data:data7};
+const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema217.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15479,7 +16346,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.raw.type,parentSchema:schema204.properties.raw,data:data7};
+const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.raw.type,parentSchema:schema217.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15493,7 +16360,7 @@ if(data3.raw_base64 !== undefined){
 let data8 = data3.raw_base64;
 if(typeof data8 === "string"){
 if(func1(data8) > 2796204){
-const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema204.properties.raw_base64,data:data8};
+const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema217.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15502,8 +16369,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern97.test(data8)){
-const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema204.properties.raw_base64,data:data8};
+if(!pattern104.test(data8)){
+const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema217.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15514,7 +16381,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.raw_base64.type,parentSchema:schema204.properties.raw_base64,data:data8};
+const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.raw_base64.type,parentSchema:schema217.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15528,7 +16395,7 @@ if(data3.file_name !== undefined){
 let data9 = data3.file_name;
 if(typeof data9 === "string"){
 if(func1(data9) > 1024){
-const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema204.properties.file_name,data:data9};
+const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema217.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15538,7 +16405,7 @@ vErrors.push(err33);
 errors++;
 }
 if(func1(data9) < 1){
-const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema204.properties.file_name,data:data9};
+const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema217.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15547,8 +16414,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern127.test(data9)){
-const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema204.properties.file_name,data:data9};
+if(!pattern134.test(data9)){
+const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema217.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15559,7 +16426,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.file_name.type,parentSchema:schema204.properties.file_name,data:data9};
+const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.file_name.type,parentSchema:schema217.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15572,7 +16439,7 @@ errors++;
 if(data3.valid !== undefined){
 let data10 = data3.valid;
 if(typeof data10 !== "boolean"){
-const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema204.properties.valid.type,parentSchema:schema204.properties.valid,data:data10};
+const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema217.properties.valid.type,parentSchema:schema217.properties.valid,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15585,8 +16452,8 @@ errors++;
 if(data3.finding !== undefined){
 let data11 = data3.finding;
 if(typeof data11 === "string"){
-if(!pattern85.test(data11)){
-const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema204.properties.finding,data:data11};
+if(!pattern92.test(data11)){
+const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema217.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15597,7 +16464,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema204.properties.finding.type,parentSchema:schema204.properties.finding,data:data11};
+const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema217.properties.finding.type,parentSchema:schema217.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15611,7 +16478,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema203.properties.tests.type,parentSchema:schema203.properties.tests,data:data2};
+const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema216.properties.tests.type,parentSchema:schema216.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15623,7 +16490,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema203.type,parentSchema:schema203,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema216.type,parentSchema:schema216,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15632,18 +16499,18 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.1 worker record","description":"workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.1 worker record","description":"workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16024,18 +16891,18 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate76.errors = vErrors;
+validate80.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate76.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate80.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema212 = {"description":"A job and the generation a worker holds it under (section 5.9).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema225 = {"description":"A job and the generation a worker holds it under (section 5.9).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16044,7 +16911,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema212,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16054,7 +16921,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.job_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema212.required,parentSchema:schema212,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16064,7 +16931,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.gen === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema212.required,parentSchema:schema212,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16076,7 +16943,7 @@ errors++;
 if(data.job_id !== undefined){
 let data0 = data.job_id;
 if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema212.properties.job_id.type,parentSchema:schema212.properties.job_id,data:data0};
+const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema225.properties.job_id.type,parentSchema:schema225.properties.job_id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16121,7 +16988,7 @@ errors++;
 if(data.gen !== undefined){
 let data1 = data.gen;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema212.properties.gen.type,parentSchema:schema212.properties.gen,data:data1};
+const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema225.properties.gen.type,parentSchema:schema225.properties.gen,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16162,18 +17029,18 @@ if(props0 !== true){props0[key0] = true;}
 }
 }
 }
-validate78.errors = vErrors;
+validate82.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate82.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/worker.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16214,18 +17081,18 @@ const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.owner !== undefined){
 let data1 = data.owner;
-if(!(validate76(data1, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate80(data1, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate76.evaluated.props;
+var props0 = validate80.evaluated.props;
 }
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205.then.properties.owner,data:data1};
+const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema218.then.properties.owner,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16244,18 +17111,18 @@ if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
-if(!(validate78(data3, {instancePath:instancePath+"/jobs/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate82(data3, {instancePath:instancePath+"/jobs/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate78.evaluated.props;
+var props1 = validate82.evaluated.props;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(props1 !== true){
 for(const key1 in data3){
 if(!props1 || !props1[key1]){
-const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205.then.properties.jobs.items,data:data3};
+const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema218.then.properties.jobs.items,data:data3};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16293,7 +17160,7 @@ props2 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema205.if,parentSchema:schema205,data};
+const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema218.if,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16304,7 +17171,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema205,data};
+const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16314,7 +17181,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fsjob === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16324,7 +17191,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.type === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16334,7 +17201,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.worker_id === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16344,7 +17211,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.owner === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16354,7 +17221,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.started_ms === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16364,7 +17231,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16374,7 +17241,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.lease_ms === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16384,7 +17251,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.concurrency === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16394,7 +17261,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.mode === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16404,7 +17271,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.jobs === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16414,7 +17281,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.handlers === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema205.required,parentSchema:schema205,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema218.required,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16440,7 +17307,7 @@ if(props2 !== true){props2.handlers = true;}
 if(data.fsjob !== undefined){
 let data4 = data.fsjob;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.fsjob.type,parentSchema:schema205.properties.fsjob,data:data4};
+const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema218.properties.fsjob.type,parentSchema:schema218.properties.fsjob,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16475,7 +17342,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("worker" !== data5){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema205.properties.type,data:data5};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema218.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16488,7 +17355,7 @@ errors++;
 if(data.worker_id !== undefined){
 let data6 = data.worker_id;
 if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.worker_id.type,parentSchema:schema205.properties.worker_id,data:data6};
+const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema218.properties.worker_id.type,parentSchema:schema218.properties.worker_id,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16533,7 +17400,7 @@ errors++;
 if(data.owner !== undefined){
 let data7 = data.owner;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.properties.owner.type,parentSchema:schema205.properties.owner,data:data7};
+const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema218.properties.owner.type,parentSchema:schema218.properties.owner,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16542,15 +17409,15 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(validate76(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate80(data7, {instancePath:instancePath+"/owner",parentData:data,parentDataProperty:"owner",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
 if(data.started_ms !== undefined){
 let data8 = data.started_ms;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.started_ms.type,parentSchema:schema205.properties.started_ms,data:data8};
+const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema218.properties.started_ms.type,parentSchema:schema218.properties.started_ms,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -16585,7 +17452,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data9 = data.heartbeat_ms;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.heartbeat_ms.type,parentSchema:schema205.properties.heartbeat_ms,data:data9};
+const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema218.properties.heartbeat_ms.type,parentSchema:schema218.properties.heartbeat_ms,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -16620,7 +17487,7 @@ errors++;
 if(data.lease_ms !== undefined){
 let data10 = data.lease_ms;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.lease_ms.type,parentSchema:schema205.properties.lease_ms,data:data10};
+const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema218.properties.lease_ms.type,parentSchema:schema218.properties.lease_ms,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16655,7 +17522,7 @@ errors++;
 if(data.concurrency !== undefined){
 let data11 = data.concurrency;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema205.properties.concurrency.type,parentSchema:schema205.properties.concurrency,data:data11};
+const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema218.properties.concurrency.type,parentSchema:schema218.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16666,7 +17533,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 1024 || isNaN(data11)){
-const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema205.properties.concurrency,data:data11};
+const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema218.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16676,7 +17543,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data11 < 1 || isNaN(data11)){
-const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema205.properties.concurrency,data:data11};
+const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema218.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16690,7 +17557,7 @@ errors++;
 if(data.mode !== undefined){
 let data12 = data.mode;
 if(!(((data12 === "serving") || (data12 === "draining")) || (data12 === "stopping"))){
-const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema205.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema205.properties.mode.enum,parentSchema:schema205.properties.mode,data:data12};
+const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema218.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema218.properties.mode.enum,parentSchema:schema218.properties.mode,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16704,7 +17571,7 @@ if(data.jobs !== undefined){
 let data13 = data.jobs;
 if(Array.isArray(data13)){
 if(data13.length > 1024){
-const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema205.properties.jobs,data:data13};
+const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema218.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -16717,7 +17584,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.properties.jobs.items.type,parentSchema:schema205.properties.jobs.items,data:data14};
+const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema218.properties.jobs.items.type,parentSchema:schema218.properties.jobs.items,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16726,14 +17593,14 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(validate78(data14, {instancePath:instancePath+"/jobs/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate82(data14, {instancePath:instancePath+"/jobs/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema205.properties.jobs.type,parentSchema:schema205.properties.jobs,data:data13};
+const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema218.properties.jobs.type,parentSchema:schema218.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16747,7 +17614,7 @@ if(data.handlers !== undefined){
 let data15 = data.handlers;
 if(Array.isArray(data15)){
 if(data15.length > 256){
-const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema205.properties.handlers,data:data15};
+const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema218.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16760,7 +17627,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema205.properties.handlers.items.type,parentSchema:schema205.properties.handlers.items,data:data16};
+const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema218.properties.handlers.items.type,parentSchema:schema218.properties.handlers.items,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16771,7 +17638,7 @@ errors++;
 }
 if(typeof data16 === "string"){
 if(func1(data16) > 64){
-const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema151,data:data16};
+const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema162,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -16780,8 +17647,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!pattern92.test(data16)){
-const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema151,data:data16};
+if(!pattern99.test(data16)){
+const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema162,data:data16};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16803,7 +17670,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema205.properties.handlers,data:data15};
+const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema218.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -16818,7 +17685,7 @@ indices0[item0] = i3;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema205.properties.handlers.type,parentSchema:schema205.properties.handlers,data:data15};
+const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema218.properties.handlers.type,parentSchema:schema218.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16836,7 +17703,7 @@ if(props2 !== true){props2[key2] = true;}
 if(props2 !== true){
 for(const key3 in data){
 if(!props2 || !props2[key3]){
-const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema205,data};
+const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16849,7 +17716,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema205.type,parentSchema:schema205,data};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema218.type,parentSchema:schema218,data};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16858,10 +17725,10 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validators = {
   "cancel": validate22,
@@ -16871,14 +17738,15 @@ export const validators = {
   "exec": validate40,
   "hold": validate44,
   "manifest": validate48,
-  "queue": validate49,
-  "receipt": validate50,
-  "report": validate62,
-  "request": validate65,
-  "spec": validate66,
-  "state": validate73,
-  "vector-case": validate74,
-  "worker": validate75,
+  "pause": validate49,
+  "queue": validate53,
+  "receipt": validate54,
+  "report": validate66,
+  "request": validate69,
+  "spec": validate70,
+  "state": validate77,
+  "vector-case": validate78,
+  "worker": validate79,
 };
 
 export const documents = {
@@ -16890,12 +17758,13 @@ export const documents = {
   "exec": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/exec.schema.json","title":"fsjob 1.1 exec record","description":"jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","attempt","group","recorded_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"exec\".","const":"exec"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"attempt":{"description":"Attempt number of this execution (RETRY-1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"group":{"description":"The recorded process group, or null for a payload job run inside the owner's process (PAYLOAD-1).","type":["object","null"],"$ref":"common.schema.json#/$defs/group"},"recorded_ms":{"description":"When the execution was recorded.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"group":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/group","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "hold": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/hold.schema.json","title":"fsjob 1.1 hold record","description":"dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2).","type":"object","maxProperties":64,"required":["fsjob","type","kind","key","job_id","gen","owner","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"hold\".","const":"hold"},"kind":{"description":"dedupe or lane; equals the directory the hold is under (REC-7).","enum":["dedupe","lane"]},"key":{"description":"The key; its SHA-256 is <h> in the path (LAYOUT-8, REC-7).","type":"string","$ref":"common.schema.json#/$defs/key"},"job_id":{"description":"The job holding the key.","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Lane holds: the holder's claim generation; dedupe holds: null.","type":["integer","null"],"$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the process that published the hold.","type":"object","$ref":"common.schema.json#/$defs/identity"},"created_ms":{"description":"When the hold was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"LANE-2, DEDUPE-2: a lane hold names a generation; a dedupe hold has gen null.","if":{"properties":{"kind":{"const":"lane"}}},"then":{"properties":{"gen":{"type":"integer"}}},"else":{"properties":{"gen":{"type":"null"}}}}]},
   "manifest": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec section 15): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe.","type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":["dedupe"]}},"consumer":{"description":"Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":5,"items":{"enum":["lanes","preemption","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}},
+  "pause": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/pause.schema.json","title":"fsjob 1.1 pause record","description":"pause.json in the queue root (section 5.11, 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume.","type":"object","maxProperties":64,"required":["fsjob","type","paused_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" or later (the record is new in 1.1).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"const":"1.0"}},"type":{"description":"Record type (REC-3): \"pause\".","const":"pause"},"paused_ms":{"description":"When the queue was paused.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that paused the queue.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "queue": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.1 queue record","description":"fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "receipt": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.1 receipt record","description":"jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]},
   "report": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, section 17): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id of spec/fsjob-v1.md at stake, for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}},
-  "request": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.1 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]},
-  "spec": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.1 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]},
+  "request": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.1 job request","description":"The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2)."},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]},
+  "spec": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.1 spec record","description":"jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (section 9.3), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (section 9.4), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (section 9.5).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]},
   "state": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.1 state record","description":"jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
-  "vector-case": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}},
+  "vector-case": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","pause","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}},
   "worker": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.1 worker record","description":"workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" for this document (\"1.0\" records stay valid, VER-5).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
 };

@@ -1,2 +1,2 @@
 # BROKEN (EXEC-1): outputs are not bounded
-/^run_command() {/,/^}/s/^    head -c "\$S_maxout"$/    cat/
+/^_rc_keep() {/,/^}/s/^  head -c "\$_rc_head"$/  cat/

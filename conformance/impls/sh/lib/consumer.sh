@@ -26,6 +26,7 @@ spec_load() {
   S_timeout=$R_timeout_ms S_grace=$R_kill_grace_ms S_deadline=$R_queue_deadline_ms
   S_created=$R_created_ms S_maxatt=$R_max_attempts S_retry=$R_retry_delay_ms
   S_prio=$R_priority S_lane=$R_lane S_preempt=$R_preemptible S_maxout=$R_max_output_bytes
+  S_keep=${R_output_keep:-head} S_notbefore=$R_not_before_ms
   S_ID=$2
   return 0
 }
@@ -89,9 +90,15 @@ lost_outputs() {
       if [ "$FS_SIZE" = 0 ]; then SHA=$SHA_EMPTY; else sha256_of "$1/$_lo_s.$2" || SHA=; fi
       if [ -n "$SHA" ]; then
         # Whether bytes were discarded is unknown: true exactly when the file
-        # reached a bound above 0 (RCPT-8).
+        # holds the head part of the bound (RCPT-8, EXEC-17): all of it for
+        # head, half for head_tail, never for tail (nothing was written yet).
+        case ${S_keep:-head} in
+          tail) _lo_h=0 ;;
+          head_tail) _lo_h=$((${S_maxout:-0} / 2)) ;;
+          *) _lo_h=${S_maxout:-0} ;;
+        esac
         _lo_t=false
-        [ "${S_maxout:-0}" -gt 0 ] && [ "$FS_SIZE" = "$S_maxout" ] && _lo_t=true
+        [ "$_lo_h" -gt 0 ] && [ "$FS_SIZE" = "$_lo_h" ] && _lo_t=true
         output_json "$2" null "$FS_SIZE" "$_lo_t" "$SHA"
         _lo_j=$OUTPUT_JSON
       fi
@@ -376,9 +383,16 @@ preempt_waiter() {
 
 # consume_pass: consider ready entries in order; claim and handle the first
 # job this consumer can make progress on. PASS_DID=1 when it handled one;
-# PASS_NEXT = the earliest retry_at_ms of a retrying job it could run.
+# PASS_NEXT = the earliest retry_at_ms of a retrying job (or not_before_ms
+# of a delayed one) it could run; PASS_PAUSED=1 when the queue is paused.
 consume_pass() {
-  PASS_DID=0 PASS_NEXT= WATCH_NEXT=
+  PASS_DID=0 PASS_NEXT= WATCH_NEXT= PASS_PAUSED=0
+  # PAUSE-1: while an entry named pause.json exists, claim nothing.
+  if [ -e "$Q/pause.json" ] || [ -L "$Q/pause.json" ]; then
+    log "$Q is paused (pause.json); claiming nothing (PAUSE-1)"
+    PASS_PAUSED=1
+    return 0
+  fi
   for _cp_e in "$Q"/ready/*; do
     [ -z "$SHUTDOWN_AT" ] || return 0
     _cp_n=${_cp_e##*/}
@@ -438,6 +452,12 @@ consume_pass() {
         _cp_waiting=cancelling
       elif [ "$S_OK" = 1 ] && [ -n "$S_deadline" ] && [ -z "$J_EXECS" ] && [ "$NOW_MS" -gt $((S_created + S_deadline)) ]; then
         _cp_waiting=expired
+      elif [ "$S_OK" = 1 ] && [ -n "$S_notbefore" ] && [ "$NOW_MS" -lt "$S_notbefore" ]; then
+        # DELAY-1: delayed; not claimable before not_before_ms.
+        if [ -z "$PASS_NEXT" ] || [ "$S_notbefore" -lt "$PASS_NEXT" ]; then
+          PASS_NEXT=$S_notbefore
+        fi
+        continue
       elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && ! retry_due "$_cp_id.$J_G" "$R_ended_ms" "$R_retry_at_ms"; then
         if [ -z "$PASS_NEXT" ] || [ "$R_retry_at_ms" -lt "$PASS_NEXT" ]; then
           PASS_NEXT=$R_retry_at_ms
@@ -502,6 +522,7 @@ cmd_consume() {
   while [ -z "$SHUTDOWN_AT" ]; do
     consume_pass
     [ "$CONSUME_FAILED" = 0 ] || break
+    [ "$PASS_PAUSED" = 1 ] && break
     [ "$PASS_DID" = 1 ] && continue
     if [ -n "$WATCH_NEXT" ]; then
       # A foreign claim that missed a renewal is being watched (LEASE-3):

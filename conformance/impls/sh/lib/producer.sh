@@ -146,6 +146,11 @@ _rq_cb() {
     retry_delay_ms) _rq_int "$1" "$5" 0 86400000 && RQ_RETRY=$_rq_n ;;
     priority) _rq_int "$1" "$5" -1000 1000 && RQ_PRIORITY=$_rq_n ;;
     max_output_bytes) _rq_int "$1" "$5" 0 "$OUTPUT_MAX" && RQ_MAXOUT=$_rq_n ;;
+    output_keep)
+      _rr_scalar "$1" "$5" 'enum:head tail head_tail' || _rq_bad "output_keep must be head, tail or head_tail"
+      RQ_KEEP=$5 ;;
+    not_before_ms)
+      if [ "$1" = z ]; then RQ_NOTBEFORE=null; else _rq_int "$1" "$5" 0 "$INSTANT_MAX" && RQ_NOTBEFORE=$_rq_n; fi ;;
     lane|dedupe)
       if [ "$1" = z ]; then
         eval "RQ_$3=null RQ_${3}_key="
@@ -205,6 +210,7 @@ _rq_reset() {
   RQ_TIMEOUT=3600000 RQ_GRACE=5000 RQ_DEADLINE=null RQ_ATTEMPTS=1 RQ_RETRY=0
   RQ_PRIORITY=0 RQ_lane=null RQ_lane_key= RQ_dedupe=null RQ_dedupe_key=
   RQ_PREEMPT=false RQ_MAXOUT=1048576 RQ_LABELS= RQ_N=0 RQ_FSJOB= RQ_UNKNOWN=
+  RQ_KEEP=head RQ_NOTBEFORE=null
 }
 
 # request_read FILE: validate a request file and fill every default (ENQ-1,
@@ -316,6 +322,15 @@ cmd_produce() {
   _pr_id=$_pr_ns-$RAND
   is_job_id "$_pr_id" || { log "cannot form a job id from the clock"; return 1; }
   _pr_created=${_pr_ns%??????}
+  # DELAY-1: a delayed start at most DELAY_MAX (365 days) after created_ms.
+  if [ "$RQ_NOTBEFORE" != null ] && [ "$RQ_NOTBEFORE" -gt $((_pr_created + 31536000000)) ]; then
+    log "invalid request: not_before_ms lies more than DELAY_MAX (31536000000 ms) after the job's creation (DELAY-1)"
+    return 1
+  fi
+  if [ "$RQ_NOTBEFORE" != null ] && [ "$RQ_DEADLINE" != null ] && [ "$RQ_NOTBEFORE" -ge $((_pr_created + RQ_DEADLINE)) ]; then
+    log "invalid request: not_before_ms is not before the queue deadline; the job would expire before it may start (DELAY-1)"
+    return 1
+  fi
   _pr_stage=$Q/tmp/$_pr_id
   mkdir -m 700 -- "$_pr_stage" || { _pr_stage=; log "cannot create $Q/tmp/$_pr_id"; return 1; }
   # ENQ step 3: stdin.
@@ -348,8 +363,14 @@ cmd_produce() {
   else
     _pr_cmd="\"handler\":\"$RQ_HANDLER\",\"payload\":"
   fi
+  # SPEC-2 (1.1): output_keep and not_before_ms only when they say something;
+  # a spec that carries one is a 1.1 record (VER-4).
+  _pr_new=
+  if [ "$RQ_KEEP" != head ]; then _pr_new="$_pr_new,\"output_keep\":\"$RQ_KEEP\""; fi
+  if [ "$RQ_NOTBEFORE" != null ]; then _pr_new="$_pr_new,\"not_before_ms\":$RQ_NOTBEFORE"; fi
   _pr_head="{$F10,\"type\":\"spec\",\"id\":\"$_pr_id\",\"created_ms\":$_pr_created,$_pr_cmd"
-  _pr_tail=",\"cwd\":$RQ_CWD,\"env\":{$RQ_ENV},\"stdin\":$_pr_stdin,\"timeout_ms\":$RQ_TIMEOUT,\"kill_grace_ms\":$RQ_GRACE,\"queue_deadline_ms\":$RQ_DEADLINE,\"max_attempts\":$RQ_ATTEMPTS,\"retry_delay_ms\":$RQ_RETRY,\"priority\":$RQ_PRIORITY,\"lane\":$RQ_lane,\"dedupe\":$RQ_dedupe,\"preemptible\":$RQ_PREEMPT,\"max_output_bytes\":$RQ_MAXOUT,\"labels\":{$RQ_LABELS},\"producer\":$ID_JSON}"
+  [ -z "$_pr_new" ] || _pr_head="{\"fsjob\":\"1.1\"${_pr_head#"{$F10"}"
+  _pr_tail=",\"cwd\":$RQ_CWD,\"env\":{$RQ_ENV},\"stdin\":$_pr_stdin,\"timeout_ms\":$RQ_TIMEOUT,\"kill_grace_ms\":$RQ_GRACE,\"queue_deadline_ms\":$RQ_DEADLINE,\"max_attempts\":$RQ_ATTEMPTS,\"retry_delay_ms\":$RQ_RETRY,\"priority\":$RQ_PRIORITY,\"lane\":$RQ_lane,\"dedupe\":$RQ_dedupe,\"preemptible\":$RQ_PREEMPT,\"max_output_bytes\":$RQ_MAXOUT$_pr_new,\"labels\":{$RQ_LABELS},\"producer\":$ID_JSON}"
   set -C
   if [ "$RQ_HAS_ARGV" = 1 ]; then
     printf '%s%s\n' "$_pr_head" "$_pr_tail" 2>/dev/null > "$_pr_stage/spec.json"

@@ -47,19 +47,21 @@ _rr_ftype() {
     spec.lane|spec.dedupe) _rr_t=nkey ;;
     spec.preemptible|end.counted|cancel.force) _rr_t=bool ;;
     spec.max_output_bytes) _rr_t=int:0:$OUTPUT_MAX ;;
+    spec.output_keep) _rr_t='enum:head tail head_tail' ;;
+    spec.not_before_ms) _rr_t=ninst ;;
     spec.labels) _rr_t=labels ;;
-    spec.producer|claim.owner|cancel.by|receipt.by|hold.owner|worker.owner) _rr_t=ident ;;
+    spec.producer|claim.owner|cancel.by|receipt.by|hold.owner|worker.owner|pause.by) _rr_t=ident ;;
     claim.gen|exec.gen|state.gen|end.gen|receipt.gen) _rr_t=gen ;;
     hold.gen) _rr_t=ngen ;;
     claim.worker_id) _rr_t=nhex16 ;;
     claim.claimed_ms|exec.recorded_ms|state.heartbeat_ms|end.retry_at_ms|end.ended_ms) _rr_t=inst ;;
-    cancel.requested_ms|receipt.finished_ms|worker.started_ms|worker.heartbeat_ms) _rr_t=inst ;;
+    cancel.requested_ms|receipt.finished_ms|worker.started_ms|worker.heartbeat_ms|pause.paused_ms) _rr_t=inst ;;
     claim.lease_ms|worker.lease_ms) _rr_t=int:3000:3600000 ;;
     exec.group) _rr_t=group ;;
     state.phase) _rr_t='enum:claimed starting running stopping finishing' ;;
     state.attempt) _rr_t=nint:1:100 ;;
     state.stdout_bytes|state.stderr_bytes) _rr_t=inst ;;
-    state.progress|cancel.reason|receipt.message) _rr_t=ntext ;;
+    state.progress|cancel.reason|receipt.message|pause.reason) _rr_t=ntext ;;
     end.reason) _rr_t='enum:failed timed_out lane_busy preempted shutdown released' ;;
     end.status|receipt.status) _rr_t=status ;;
     receipt.outcome) _rr_t='enum:succeeded failed timed_out expired cancelled force_stopped lost rejected' ;;
@@ -92,6 +94,7 @@ _rr_required() {
     receipt) _rr_req='job_id gen outcome exit_code reason message attempts status started_ms finished_ms stdout stderr result by' ;;
     hold) _rr_req='kind key job_id gen owner created_ms' ;;
     worker) _rr_req='worker_id owner started_ms heartbeat_ms lease_ms concurrency mode jobs handlers' ;;
+    pause) _rr_req='paused_ms by reason' ;;
     *) _rr_req= ;;
   esac
 }
@@ -364,7 +367,8 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
     return 1
   fi
   _rr_type=$2 _rr_seen='|' _rr_unknown= _rr_err= _rr_t1=skip _rr_k1= _rr_n1=0
-  [ "$2" = spec ] && S_ID=
+  # The two optional spec members of 1.1 (SPEC-2): absent means head and null.
+  [ "$2" = spec ] && S_ID= R_output_keep= R_not_before_ms=
   R_fsjob= R_type= R_fsjob_ok=0
   JW_INTONLY=1
   if ! jw_walk "$FS_LINE" _rr_cb; then
@@ -386,7 +390,7 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
     REC_ERR="type '$R_type' stored as a $2 record (REC-3)"
     return 1
   fi
-  # Minors 0 and 1 are this reader's: closed to unknown members (VER-2).
+  # VER-2: minors this reader knows (1.0, 1.1) are closed to unknown members.
   if [ -n "$_rr_unknown" ] && [ "$_rr_minor" -le 1 ]; then
     REC_ERR="members the schema does not define:$_rr_unknown (VER-2)"
     return 1

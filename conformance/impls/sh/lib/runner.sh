@@ -224,10 +224,10 @@ run_command() {
   done
   # The scratch pipes are reused from job to job; recreate them if a
   # garbage collector removed them.
-  if [ ! -p "$_rc_pfx.o" ] || [ ! -p "$_rc_pfx.e" ] || [ ! -p "$_rc_pfx.r" ]; then
-    rm -f -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"
+  if [ ! -p "$_rc_pfx.o" ] || [ ! -p "$_rc_pfx.e" ] || [ ! -p "$_rc_pfx.r" ] || [ ! -p "$_rc_pfx.oc" ] || [ ! -p "$_rc_pfx.ec" ]; then
+    rm -f -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r" "$_rc_pfx.oc" "$_rc_pfx.ec"
     mkdir -p -m 700 -- "$SCRATCH" 2>/dev/null
-    if ! mkfifo -m 600 -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r"; then
+    if ! mkfifo -m 600 -- "$_rc_pfx.o" "$_rc_pfx.e" "$_rc_pfx.r" "$_rc_pfx.oc" "$_rc_pfx.ec"; then
       _rc_abort_start "cannot create pipes"
       return 1
     fi
@@ -237,23 +237,27 @@ run_command() {
   if ! command exec 5>"$_rc_err"; then set +C; _rc_abort_start "cannot create $_rc_err"; return 1; fi
   set +C
   _rc_ok_rest= _rc_er_rest=
-  # The readers keep the first N bytes of each stream and count the rest,
-  # so a command that writes more never blocks (EXEC-1). They ignore the
-  # signals a terminal or a runner sends to this shell's process group.
+  # EXEC-17: the head part goes to the file as it arrives, the last
+  # _rc_tail bytes of the rest are appended at end of file.
+  case ${S_keep:-head} in
+    tail) _rc_head=0 ;;
+    head_tail) _rc_head=$((S_maxout / 2)) ;;
+    *) _rc_head=$S_maxout ;;
+  esac
+  _rc_tail=$((S_maxout - _rc_head))
+  # The readers keep those bytes of each stream and count the rest, so a
+  # command that writes more never blocks (EXEC-1). They ignore the signals
+  # a terminal or a runner sends to this shell's process group.
   (
     trap '' INT TERM HUP
     exec 4>&- 5>&- 6>&- 7<&- 9>&-
-    head -c "$S_maxout"
-    _n=$(wc -c)
-    printf 'co %s\n' "$_n" >&3
+    _rc_keep co "$_rc_pfx.oc"
   ) < "$_rc_pfx.o" >&4 2>/dev/null &
   _rc_ro=$!
   (
     trap '' INT TERM HUP
     exec 4>&- 5>&- 6>&- 7<&- 9>&-
-    head -c "$S_maxout"
-    _n=$(wc -c)
-    printf 'ce %s\n' "$_n" >&3
+    _rc_keep ce "$_rc_pfx.ec"
   ) < "$_rc_pfx.e" >&5 2>/dev/null &
   _rc_re=$!
   exec 4>&- 5>&-
@@ -525,6 +529,23 @@ run_command() {
       if [ "$RUN_EXIT" = 0 ]; then RUN_OUTCOME=succeeded; else RUN_OUTCOME=failed; fi ;;
   esac
   return 0
+}
+
+# _rc_keep TAG FIFO: the reader of one stream (standard input) into its
+# output file (standard output): the first _rc_head bytes as they come, then
+# the last _rc_tail bytes of the rest once the stream ends (EXEC-17), counted
+# through FIFO by a wc beside the tee. Reports "TAG <bytes discarded>" on fd 3.
+_rc_keep() {
+  head -c "$_rc_head"
+  if [ "$_rc_tail" -gt 0 ]; then
+    exec 8>&1
+    _n=$(wc -c < "$2" & tee "$2" | tail -c "$_rc_tail" >&8; wait)
+    exec 8>&-
+    if [ "${_n:-0}" -gt "$_rc_tail" ]; then _n=$((_n - _rc_tail)); else _n=0; fi
+  else
+    _n=$(wc -c)
+  fi
+  printf '%s %s\n' "$1" "$_n" >&3
 }
 
 # _rc_output_json SHA KEPT REST: OUTPUT_JSON for RCPT-5.
