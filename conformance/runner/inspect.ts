@@ -10,6 +10,15 @@
  * - I4 a receipt's output summaries describe the files exactly;
  * - and every record anywhere in the queue passes the record layer (REC-4);
  *   temporary files and staging directories are allowed.
+ *
+ * This is a reader of the disk of its own, on purpose, beside the reference's
+ * one (src/model/job.ts classifyJob): the suite judges other implementations
+ * and the reference alike, so a bug in how the reference lists, orders or
+ * judges a job directory must not blind the judge. What it shares with src/
+ * is only what the spec fixes to the letter: entry names (model/layout.ts,
+ * section 4's closed list) and the record layer (records/codec.ts: REC-4 and
+ * the schemas, which are normative); it walks with lstat and never follows a
+ * link or opens a FIFO, without the fs layer's seam, trust cache or policy.
  */
 import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir } from 'node:fs/promises';
