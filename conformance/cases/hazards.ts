@@ -14,9 +14,11 @@
  * - producer/spec-over-record-max (ENQ-7): a valid request whose spec would
  *   exceed RECORD_MAX is refused with nothing written;
  * - producer/dedupe-foreign-stage (DEDUPE-3): a foreign producer's hold of
- *   a job still in tmp/ counts for DEDUPE_STAGE_MAX + LEASE_SKEW, no longer.
+ *   a job still in tmp/ counts for DEDUPE_STAGE_MAX + LEASE_SKEW, no longer;
+ * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its hold's
+ *   link for longer than DEDUPE_STAGE_MAX publishes nothing afterwards.
  */
-import { chmod, link, readFile, rename, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, link, readdir, readFile, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEDUPE_STAGE_MAX, DRAIN_LIMIT, LEASE_MIN, LEASE_SKEW, PROTOCOL_VERSION, RECORD_MAX } from '../../src/base/constants.ts';
 import { ensurePrivateDir } from '../../src/fs/safefs.ts';
@@ -31,6 +33,9 @@ import { describeExit, type ProcessResult } from '../runner/process.ts';
 import { newJobId } from '../../src/producer/id.ts';
 import { plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged, sh } from './jobs.ts';
+import { interposerPath } from '../crash/interposer.ts';
+import { writeRequest } from '../runner/stage.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
@@ -223,6 +228,41 @@ async function dedupeForeignStageCase(ctx: CaseContext): Promise<void> {
   ctx.check(b.result.code === 0 && b.id !== undefined, ['DEDUPE-3', 'DEDUPE-2'], `a foreign producer's hold of a job staged (tmp/${old}/) more than DEDUPE_STAGE_MAX + LEASE_SKEW ago no longer counts: the enqueue is accepted; ${describeExit(b.result)}`);
 }
 
+/**
+ * DEDUPE-5 needs DEDUPE_STAGE_MAX to pass between the producer's clock
+ * reading for its hold and its publishing rename. Nothing outside the
+ * producer can move its monotonic clock, so the case stops it (SIGSTOP, the
+ * interposer's pause point) just before it links the hold, after it read the
+ * clock for the hold's created_ms, and waits the spec's number out: one
+ * minute of sleep, no CPU; the case starts first (heavy).
+ */
+const STOPPED_MS = DEDUPE_STAGE_MAX + 1000;
+
+async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
+  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to stop the producer at its dedupe hold');
+  const f = await fresh(ctx, 'bound');
+  const request = await writeRequest(path.join(ctx.dir, 'requests'), 'late', { argv: logged(f.log, 'late'), cwd: f.work, dedupe: 'late key' });
+  // The role's own time limit runs while it is stopped: extend it by the stop.
+  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'link', path: 'dedupe/*/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
+  const call = await run.paused;
+  if (call === undefined) {
+    const result = await run.result;
+    ctx.fail(['DEDUPE-2'], `produce of a request with a dedupe key ended without linking a hold under dedupe/ (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
+    return;
+  }
+  const staged = (await readdir(path.join(f.root, 'tmp'))).filter((name) => JOB_ID_PATTERN.test(name));
+  await new Promise((resolve) => setTimeout(resolve, STOPPED_MS));
+  run.resume();
+  const result = await run.result;
+  const snapshot = await ctx.snapshot(f.root);
+  const published = [...snapshot.jobs.keys()];
+  const evidence = [`produce: ${result.timedOut ? 'killed after its time limit; ' : ''}exit ${result.exitCode}${result.signal === null ? '' : ` signal ${result.signal}`}; stderr: ${result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`, ...listing(snapshot)];
+  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the link of its dedupe hold (${call.path2 ?? call.path}) is past DEDUPE_STAGE_MAX when it resumes: it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
+  const left = snapshot.tmp.map((e) => e.name).filter((name) => staged.includes(name));
+  const ready = snapshot.ready.map((e) => e.name).filter((name) => staged.some((id) => name.endsWith(id)));
+  ctx.check(left.length === 0 && ready.length === 0, ['ENQ-6', 'DEDUPE-5'], `the refused job's staging and ready entry must be removed (ENQ-6); left: ${[...left.map((n) => `tmp/${n}`), ...ready.map((n) => `ready/${n}`)].join(' ')}`, evidence);
+}
+
 export const hazardCases: ConformanceCase[] = [
   { name: 'hostile/hazard-table', clauses: ['SEC-10', 'REC-9', 'EXEC-7', 'SEC-9', 'STATUS-1', 'CLAIM-6', 'LEASE-3', 'READY-1', 'SEC-5'], level: 'consumer', strength: 'MUST', run: hazardTableCase },
   { name: 'hostile/damaged-layout', clauses: ['LAYOUT-10', 'SEC-2'], level: 'consumer', strength: 'MUST', run: damagedLayoutCase },
@@ -230,4 +270,5 @@ export const hazardCases: ConformanceCase[] = [
   { name: 'consumer/escaped-output', clauses: ['EXEC-12', 'EXEC-16', 'EXEC-11', 'RCPT-5'], level: 'consumer', strength: 'MUST', run: escapedOutputCase },
   { name: 'producer/spec-over-record-max', clauses: ['ENQ-7', 'REC-2', 'ENQ-1'], level: 'producer', strength: 'MUST', run: specOverRecordMaxCase },
   { name: 'producer/dedupe-foreign-stage', clauses: ['DEDUPE-3', 'DEDUPE-1', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeForeignStageCase },
+  { name: 'producer/dedupe-stage-bound', clauses: ['DEDUPE-5', 'DEDUPE-3', 'DEDUPE-2', 'ENQ-6'], level: 'producer', strength: 'MUST', features: ['dedupe'], heavy: true, run: dedupeStageBoundCase },
 ];
