@@ -117,7 +117,7 @@ export const cwdPlans: JobPlan[] = [
     tag: 'cwd-missing',
     clauses: ['EXEC-5', 'CLAIM-6'],
     request: ({ log, work }) => ({ argv: logged(log, 'cwd-missing'), cwd: path.join(work, 'no-such-directory') }),
-    expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-5', 'CLAIM-6', 'EXEC-10'], { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', starts: 0 }),
+    expect: (view, ctx) => void expectReceipt(view, ctx, ['EXEC-5', 'CLAIM-6', 'EXEC-10'], { outcome: 'rejected', exit_code: 126, reason: 'cwd_unusable', starts: 0, noOutputs: true }),
   },
   {
     tag: 'cwd-via-symlink',
@@ -266,7 +266,7 @@ export const deadlinePlans: JobPlan[] = [
     tag: 'deadline-expired',
     clauses: ['STATUS-1', 'CLAIM-6', 'EXEC-10'],
     request: ({ log, work }) => ({ argv: logged(log, 'deadline-expired'), cwd: work, queue_deadline_ms: 1 }),
-    expect: (view, ctx) => void expectReceipt(view, ctx, ['CLAIM-6', 'EXEC-10'], { outcome: 'expired', exit_code: 124, starts: 0 }),
+    expect: (view, ctx) => void expectReceipt(view, ctx, ['CLAIM-6', 'EXEC-10'], { outcome: 'expired', exit_code: 124, starts: 0, noOutputs: true }),
   },
   {
     tag: 'deadline-after-execution',

@@ -180,7 +180,7 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
 }
 
 export const consumerCases: ConformanceCase[] = [
-  { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel'], heavy: true, run: cancelCase([{ label: 'graceful', steps: ['cancel'] }]) },
+  { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel'], idle: true, run: cancelCase([{ label: 'graceful', steps: ['cancel'] }]) },
   {
     name: 'consumer/cancel-force-running',
     clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'],

@@ -168,6 +168,18 @@ export async function prepareRecover(ctx: CaseContext, dir: string): Promise<Pre
   return { ...base, argv, scriptArgv: argv, accepted: [staged.id], requests: [] };
 }
 
+/**
+ * A queue with one job that runs past RENEW_INTERVAL of the default lease
+ * (10 s; 12 s leaves 2 s for scheduling), so its owner renews the lease at
+ * least once: the audit sees how state.<g>.json is published (PUB-4).
+ */
+export async function prepareHeartbeat(ctx: CaseContext, dir: string): Promise<Prepared> {
+  const { queue, ...base } = await prepareBase(ctx, dir);
+  const staged = await stageJob(queue, { argv: sh('sleep 12'), cwd: base.work });
+  const argv = roleArgv(ctx.impl, 'consume', { queue: base.root });
+  return { ...base, argv, scriptArgv: argv, accepted: [staged.id], requests: [] };
+}
+
 /** What work/rc.<tag> and work/out.<tag> say a produce returned: the accepted ids, and the requests to produce again. */
 export async function producedIds(prepared: Prepared, acceptedBefore: (tag: string) => boolean = () => true): Promise<{ accepted: string[]; retry: Request[] }> {
   const accepted: string[] = [];
@@ -234,16 +246,16 @@ export async function scenarioChecks(scenario: ScenarioName, prepared: Prepared,
       continue;
     }
     if (receipt.outcome === 'succeeded') {
-      if (n !== 1) failures.push({ clauses: ['I2', 'RETRY-2'], message: `job ${job.id} succeeded but its command started ${n} times`, evidence: evidence() });
+      if (n !== 1) failures.push({ clauses: ['RETRY-2', 'I2'], message: `job ${job.id} succeeded but its command started ${n} times`, evidence: evidence() });
       if (job.spec?.stdin !== null && job.spec !== undefined) {
         const summary = receipt.stdout;
         const out = summary === null ? undefined : await readFile(path.join(job.dir, `stdout.${summary.gen}`)).catch(() => undefined);
-        if (out?.toString('utf8') !== STDIN_A) failures.push({ clauses: ['I1', 'EXEC-7', 'ENQ-5'], message: `job ${job.id} read ${JSON.stringify(out?.toString('latin1'))} from its stdin, the request said ${JSON.stringify(STDIN_A)}`, evidence: evidence() });
+        if (out?.toString('utf8') !== STDIN_A) failures.push({ clauses: ['ENQ-5', 'EXEC-7', 'I1'], message: `job ${job.id} read ${JSON.stringify(out?.toString('latin1'))} from its stdin, the request said ${JSON.stringify(STDIN_A)}`, evidence: evidence() });
       }
     } else if (receipt.outcome === 'lost') {
-      if (scenario === 'produce') failures.push({ clauses: ['I3', 'RECOV-3'], message: `job ${job.id} was lost although no consumer crashed`, evidence: evidence() });
+      if (scenario === 'produce') failures.push({ clauses: ['RECOV-3', 'I3'], message: `job ${job.id} was lost although no consumer crashed`, evidence: evidence() });
     } else {
-      failures.push({ clauses: ['I3', 'RECOV-3'], message: `job ${job.id} ended ${receipt.outcome} (${receipt.exit_code}); its command succeeds, so only succeeded or lost (an attempt died with its owner) can be right`, evidence: evidence() });
+      failures.push({ clauses: ['RECOV-3', 'I3'], message: `job ${job.id} ended ${receipt.outcome} (${receipt.exit_code}); its command succeeds, so only succeeded or lost (an attempt died with its owner) can be right`, evidence: evidence() });
     }
   }
   return failures;

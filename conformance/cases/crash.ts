@@ -28,7 +28,7 @@ import { roleEnv } from '../runner/process.ts';
 import { createQueue, writeRequest } from '../runner/stage.ts';
 import type { CrashPoint, Failure } from '../runner/report.ts';
 import { auditCalls } from '../runner/audit.ts';
-import { prepareRecover, producedIds, recoverAndDrain, SCENARIOS, scenarioChecks, type Prepared, type Scenario, type ScenarioName } from './crash-scenarios.ts';
+import { prepareHeartbeat, prepareRecover, producedIds, recoverAndDrain, SCENARIOS, scenarioChecks, type Prepared, type Scenario, type ScenarioName } from './crash-scenarios.ts';
 
 /**
  * What a kill can prove about each scenario. Not durability: a killed
@@ -205,6 +205,7 @@ const auditCase: ConformanceCase = {
   run: async (ctx) => {
     const runs: { name: string; prepare: (ctx: CaseContext, dir: string) => Promise<Prepared> }[] = SCENARIOS.filter((s) => s.roles.every((r) => ctx.impl.roles[r] !== undefined)).map((s) => ({ name: s.name, prepare: s.prepare }));
     if (ctx.impl.roles.recover !== undefined) runs.push({ name: 'recover', prepare: prepareRecover });
+    runs.push({ name: 'heartbeat', prepare: prepareHeartbeat });
     let total = 0;
     // Findings are collected per run and reported in run order, so the first failure does not depend on which run finished first.
     const perRun = await Promise.all(

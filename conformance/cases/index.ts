@@ -24,5 +24,6 @@ import { recoveryCases } from './recovery.ts';
 import { schedulingCases } from './scheduling.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
+import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...recoveryCases, ...vectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];

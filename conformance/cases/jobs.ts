@@ -157,6 +157,8 @@ export interface ReceiptWant {
   status?: ReceiptRecord['status'];
   /** Starts the command must have made. */
   starts?: number;
+  /** No execution was recorded: the receipt's stdout and stderr are null (RCPT-5). */
+  noOutputs?: boolean;
 }
 
 /** The clause that fixes a receipt field (section 5.8). */
@@ -187,6 +189,7 @@ export function expectReceipt(view: JobView, ctx: CaseContext, clauses: string[]
   const field = keys.length === 1 ? FIELD_CLAUSE[keys[0] as string] : undefined;
   const named = field === undefined ? clauses : [field, ...clauses.filter((c) => c !== field)];
   if (wrong.length > 0) ctx.fail(named, `plan ${view.tag}: ${wrong.join('; ')}`, view.evidence());
+  else if (want.noOutputs === true && (receipt.stdout !== null || receipt.stderr !== null)) ctx.fail(['RCPT-5', ...clauses], `plan ${view.tag}: no execution was recorded, so the receipt's stdout and stderr must be null; got ${JSON.stringify(receipt.stdout)}, ${JSON.stringify(receipt.stderr)}`, view.evidence());
   return receipt;
 }
 

@@ -232,7 +232,7 @@ async function shutdownCase(ctx: CaseContext): Promise<void> {
 }
 
 export const ownershipCases: ConformanceCase[] = [
-  { name: 'ownership/superseded', clauses: ['CLAIM-7', 'OWN-1', 'LEASE-1', 'ID-1', 'ID-2', 'ID-3', 'ID-4', 'EXEC-3', 'WORKER-1'], level: 'consumer', strength: 'MUST', heavy: true, run: supersededCase },
+  { name: 'ownership/superseded', clauses: ['CLAIM-7', 'OWN-1', 'LEASE-1', 'ID-1', 'ID-2', 'ID-3', 'ID-4', 'EXEC-3', 'WORKER-1'], level: 'consumer', strength: 'MUST', idle: true, run: supersededCase },
   { name: 'ownership/guardian', clauses: ['WORKER-2', 'RECOV-1', 'RETRY-2'], level: 'consumer', strength: 'MUST', heavy: true, run: guardianCase },
-  { name: 'ownership/shutdown', clauses: ['WORKER-3'], level: 'consumer', strength: 'MUST', heavy: true, run: shutdownCase },
+  { name: 'ownership/shutdown', clauses: ['WORKER-3'], level: 'consumer', strength: 'MUST', idle: true, run: shutdownCase },
 ];

@@ -7,15 +7,19 @@
  * - A producer that exited 0 reported its job accepted: the job directory
  *   is durable (ENQ-4).
  * - A command that started had its execution recorded durably first:
- *   exec.<g>.json of its generation survives (PUB-5: a step another durable
- *   step depends on comes after the directory fsync; EXEC-3: the commit
- *   point of the attempt), or recovery runs it again.
+ *   exec.<g>.json of its generation survives, or recovery runs it again.
+ *   The cause named first is PUB-5 when the record's directory was never
+ *   fsynced after its link (the publication itself is incomplete), EXEC-3
+ *   when it was, but only after the release (the order is wrong).
+ * - A published job brought its staged entries along: when jobs/<id>
+ *   survives, so do the spec record and stdin it held when it was renamed
+ *   there (DUR-4: ENQ steps 3 and 4 fsync them and tmp/<id>/ first).
  * - A role that exited 0 reported success: every record it had published by
  *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost).
  */
 import path from 'node:path';
 import type { TraceRecord } from '../crash/trace.ts';
-import { buildState, listState, type Listed, type Model, type Snapshot } from '../crash/power-model.ts';
+import { buildState, isDurable, listState, type Change, type Listed, type Model, type Snapshot } from '../crash/power-model.ts';
 import type { Failure } from '../runner/report.ts';
 
 export interface Observations {
@@ -84,6 +88,8 @@ export function realStates(model: Model): (k: number) => Map<string, Listed> {
 }
 
 export interface ObligationInput {
+  /** The replayed trace. */
+  model: Model;
   /** realStates(model). */
   realAt: (k: number) => Map<string, Listed>;
   /** The state, and the crash point it was built for. */
@@ -111,12 +117,20 @@ export function brokenPromises(input: ObligationInput): Failure[] {
     }
   }
 
+  failures.push(...stagedEntriesLost(input, have, real));
+
   const starts = startsBy(observations, c);
   for (const [id, n] of starts) {
     const execs = [...have.keys()].filter((rel) => rel.startsWith(`jobs/${id}/exec.`) && rel.endsWith('.json')).length;
     if (execs < n) {
       const first = observations.starts.find((s) => s.id === id && s.k <= c);
-      failures.push({ clauses: ['PUB-5', 'EXEC-3', 'I2'], message: `job ${id}'s command started (call ${first?.k ?? '?'}; ${n} start${n === 1 ? '' : 's'} by call ${c}), but after the power loss the job has ${execs} exec record${execs === 1 ? '' : 's'}: the execution was released before its record was durable, so a recoverer may run it again`, evidence: [] });
+      const said = `job ${id}'s command started (call ${first?.k ?? '?'}; ${n} start${n === 1 ? '' : 's'} by call ${c}), but after the power loss the job has ${execs} exec record${execs === 1 ? '' : 's'}`;
+      const late = execLinks(input.model, id, c).find((link) => link.durableFrom !== undefined);
+      if (late !== undefined) {
+        failures.push({ clauses: ['EXEC-3', 'PUB-5', 'I2'], message: `${said}: ${rel(input.model, late.record.path2)} (linked at call ${late.record.k}) was made durable only at call ${late.durableFrom}, after the release: the owner must fsync its directory before it releases the command, or a recoverer may run it again`, evidence: [] });
+      } else {
+        failures.push({ clauses: ['PUB-5', 'EXEC-3', 'I2'], message: `${said}: the directory of its exec record was never fsynced after the link, so the execution was released before its record was durable and a recoverer may run it again`, evidence: [] });
+      }
     }
   }
 
@@ -138,6 +152,43 @@ export function brokenPromises(input: ObligationInput): Failure[] {
       } else if (!left.data.equals(item.data)) {
         failures.push({ clauses: ['PUB-2', 'I1'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss it holds ${left.data.length} bytes, not the ${item.data.length} published: the file was not fsynced before the ${how}`, evidence: [] });
       }
+    }
+  }
+  return failures;
+}
+
+function rel(model: Model, file: string | undefined): string {
+  return file === undefined ? '?' : path.relative(model.root, file);
+}
+
+/** The links of job id's exec records made by call c and not yet durable there. */
+function execLinks(model: Model, id: string, c: number): Change[] {
+  return model.changes.filter((change) => change.type === 'add' && change.origin === 'link' && change.record.k <= c && !isDurable(change, c) && /^exec\.[1-9][0-9]*\.json$/.test(change.name ?? '') && rel(model, change.record.path2).startsWith(`jobs/${id}/`));
+}
+
+/**
+ * DUR-4's row for ENQ-3: a job directory that survives in jobs/ holds the
+ * spec record and stdin it held in the queue at the crash point (they were
+ * staged, and fsynced with tmp/<id>/, before the publishing rename). Only
+ * files the trace shows staged: a job planted by the suite is durable.
+ */
+function stagedEntriesLost(input: ObligationInput, have: Map<string, Listed>, real: Map<string, Listed>): Failure[] {
+  const staged = new Set<string>();
+  for (const change of input.model.changes) {
+    if (change.record.k > input.c || change.type !== 'add' || change.origin !== 'rename') continue;
+    const to = rel(input.model, change.record.path2);
+    if (/^jobs\/[^/]+$/.test(to) && rel(input.model, change.record.path).startsWith('tmp/')) staged.add(to);
+  }
+  const failures: Failure[] = [];
+  for (const job of staged) {
+    if (!have.has(job)) continue; // not published after the power loss: ENQ-4 above, or the job may be missing (DUR-5)
+    for (const name of ['spec.json', 'stdin']) {
+      const want = real.get(`${job}/${name}`);
+      if (want === undefined) continue;
+      const left = have.get(`${job}/${name}`);
+      if (left !== undefined && left.data.equals(want.data)) continue;
+      const what = left === undefined ? 'does not exist' : `holds ${left.data.length} of its ${want.data.length} bytes`;
+      failures.push({ clauses: ['DUR-4', 'ENQ-3', 'I1'], message: `${job} was published by its rename out of tmp/, but after the power loss ${job}/${name} ${what}: ${left === undefined ? 'the staging directory was not fsynced' : 'the staged file was not fsynced'} before the publishing rename (ENQ steps 3 and 4)`, evidence: [] });
     }
   }
   return failures;

@@ -42,8 +42,8 @@ import { brokenPromises, observe, realStates, startsBy, type Observations } from
 
 /** The clauses each scenario's power-loss case checks: durability first. */
 const POWER_CLAUSES: Record<ScenarioName, string[]> = {
-  produce: ['ENQ-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'READY-4', 'I1', 'I3', 'RECOV-3'],
-  consume: ['PUB-5', 'PUB-2', 'PUB-4', 'EXEC-3', 'RCPT-2', 'READY-4', 'I1', 'I2', 'I3', 'I4', 'RECOV-1', 'RECOV-3'],
+  produce: ['ENQ-4', 'DUR-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'READY-4', 'I1', 'I3', 'RECOV-3'],
+  consume: ['PUB-5', 'EXEC-3', 'PUB-2', 'PUB-4', 'RCPT-2', 'READY-4', 'I1', 'I2', 'I3', 'I4', 'RECOV-1', 'RECOV-3'],
   cancel: ['PUB-5', 'PUB-2', 'CANCEL-1', 'CANCEL-2', 'I2', 'I3', 'RECOV-3'],
 };
 
@@ -153,7 +153,7 @@ async function inspect(ctx: CaseContext, scenario: Scenario, traced: Traced, sta
   };
   const snapshot = await ctx.snapshot(root);
   const isProduce = (tag: string): boolean => traced.prepared.requests.some((r) => r.tag === tag);
-  push(brokenPromises({ realAt: traced.realAt, state: state.state, c: state.c, observations: traced.observations, ids: traced.ids, isProduce }), listing(snapshot));
+  push(brokenPromises({ model: traced.model, realAt: traced.realAt, state: state.state, c: state.c, observations: traced.observations, ids: traced.ids, isProduce }), listing(snapshot));
   // Accepted jobs that vanished are brokenPromises' (ENQ-4, named first), not checkInvariants'.
   push(await checkInvariants(snapshot, { starts: startsBy(traced.observations, state.c), invalidClauses: ['PUB-2', 'I1'], powerLoss: true }), []);
   return { root, found };

@@ -222,6 +222,16 @@ async function specCase(ctx: CaseContext): Promise<void> {
     ctx.fail([writerClause(finding, type), 'REC-4', 'VER-4'], `every record a producer writes is valid: ${bad.path}: ${finding === undefined ? 'invalid' : `${finding.code} (${finding.clause}): ${finding.message}`}`, evidence());
   }
   for (const failure of await hygieneFailures(queue, 'after two enqueues')) ctx.failures.push({ ...failure, evidence: evidence() });
+
+  // REC-2: a request whose every member is within its bounds can still make a spec over RECORD_MAX (nine arguments of 128 KiB); it is refused, and nothing stays.
+  const big = await ctx.newQueue('spec-too-large');
+  // Written here, not by writeRequest: a request may exceed RECORD_MAX (REQUEST_MAX bounds it), a record may not.
+  const bigRequest = path.join(work, 'too-large.json');
+  await writeFile(bigRequest, `${JSON.stringify({ argv: ['/bin/echo', ...Array.from({ length: 9 }, (_, i) => String.fromCharCode(97 + i).repeat(131072))], cwd: work })}\n`, { mode: 0o600 });
+  const refused = await ctx.role('produce', { queue: big, request: bigRequest });
+  const left = await ctx.snapshot(big);
+  const staying = [...left.jobs.keys(), ...left.tmp.filter((e) => !e.name.startsWith('.')).map((e) => `tmp/${e.name}`)];
+  ctx.check(refused.code !== 0 && staying.length === 0, ['REC-2', 'ENQ-1', 'ENQ-6'], `a request whose spec record would be larger than RECORD_MAX (1 MiB) must be refused and leave nothing; produce exited ${refused.code}${staying.length > 0 ? `, left ${staying.join(' ')}` : ''}`, [describeExit(refused)]);
 }
 
 /** The hold numbers of a key, ascending, and the job the highest names. */
@@ -334,7 +344,7 @@ async function dedupeCase(ctx: CaseContext): Promise<void> {
   const end = await ctx.snapshot(queue);
   for (const id of [first, otherKey, released.id]) {
     if (id === undefined) continue;
-    ctx.check(end.jobs.get(id)?.receipt?.outcome === 'succeeded', ['I3', 'DEDUPE-1'], `job ${id} must have finished`, listing(end, new Set([id])));
+    ctx.check(end.jobs.get(id)?.receipt?.outcome === 'succeeded', ['RCPT-3', 'DEDUPE-1', 'I3'], `job ${id} must have finished`, listing(end, new Set([id])));
   }
 }
 
@@ -393,7 +403,7 @@ export const producerCases: ConformanceCase[] = [
   { name: 'producer/init', clauses: ['INIT-1', 'INIT-2', 'LAYOUT-1', 'LAYOUT-2', 'PUB-8', 'SEC-1', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'VER-1'], level: 'producer', strength: 'MUST', roles: ['init'], run: initCase },
   {
     name: 'producer/spec-record',
-    clauses: ['ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'ENQ-6', 'SPEC-1', 'SPEC-2', 'REC-1', 'REC-3', 'REC-6', 'REC-7', 'REC-8', 'VER-4', 'LAYOUT-4', 'LAYOUT-7', 'LAYOUT-8', 'DEDUPE-2', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'PUB-7', 'PUB-8'],
+    clauses: ['ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'ENQ-6', 'SPEC-1', 'SPEC-2', 'REC-1', 'REC-2', 'REC-3', 'REC-6', 'REC-7', 'REC-8', 'VER-4', 'LAYOUT-4', 'LAYOUT-7', 'LAYOUT-8', 'DEDUPE-2', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'PUB-7', 'PUB-8'],
     level: 'producer',
     strength: 'MUST',
     run: specCase,

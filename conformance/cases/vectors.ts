@@ -18,7 +18,7 @@
  * ones of the same length, consistently, so each vector gets its own job.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readyEntryName } from '../../src/model/layout.ts';
@@ -27,6 +27,7 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';
+import type { Failure } from '../runner/report.ts';
 import { newJobId } from '../../src/producer/id.ts';
 import { createQueue, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
@@ -45,12 +46,18 @@ export function vectorBytes(test: VectorCase): Buffer {
   return Buffer.from(`${JSON.stringify(test.data)}\n`, 'utf8');
 }
 
-/** One vector per (verdict, finding, clause) unless every one is asked for. */
+/**
+ * The default selection, one vector per rule: every valid vector (each
+ * shows a different thing a reader must accept, and refusing any one of
+ * them is a failure of its own), and the first invalid vector of each
+ * (finding, clause), the check a reader makes; --all-vectors runs them all.
+ */
 export function selectVectors(file: VectorFile, all: boolean): VectorCase[] {
   if (all) return file.tests;
   const seen = new Set<string>();
   return file.tests.filter((test) => {
-    const key = `${test.valid}|${test.finding ?? ''}|${test.clause}`;
+    if (test.valid) return true;
+    const key = `${test.finding ?? ''}|${test.clause}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -117,6 +124,24 @@ async function specVectors(ctx: CaseContext): Promise<void> {
   ctx.note(`${planted.length} of ${file.tests.length} spec vectors, ${rejected} rejected`);
 }
 
+/**
+ * Runs `each` for every item through the case's pool (each item is one or
+ * two role processes in a queue of its own) and reports the failures in
+ * item order, so the first failure does not depend on which finished first.
+ */
+async function fanOut<T>(ctx: CaseContext, items: readonly T[], each: (item: T, index: number, fail: (clauses: string[], message: string, evidence: string[]) => void) => Promise<void>): Promise<void> {
+  const perItem = await Promise.all(
+    items.map((item, index) =>
+      ctx.pool.run(async () => {
+        const failures: Failure[] = [];
+        await each(item, index + 1, (clauses, message, evidence) => failures.push({ clauses, message, evidence }));
+        return failures;
+      }),
+    ),
+  );
+  for (const failures of perItem) ctx.failures.push(...failures);
+}
+
 async function requestVectors(ctx: CaseContext): Promise<void> {
   const file = loadVectors('request');
   const tests = selectVectors(file, ctx.settings.allVectors).filter((test) => {
@@ -125,9 +150,7 @@ async function requestVectors(ctx: CaseContext): Promise<void> {
     return parseRecordBytes(vectorBytes(test), 'record').ok;
   });
   const base = await ctx.subdir('vectors');
-  let index = 0;
-  for (const test of tests) {
-    index += 1;
+  await fanOut(ctx, tests, async (test, index, fail) => {
     const root = path.join(base, `q${index}`);
     await createQueue(root);
     const requestFile = path.join(base, `request-${index}.json`);
@@ -139,15 +162,17 @@ async function requestVectors(ctx: CaseContext): Promise<void> {
     if (test.valid) {
       const id = result.stdout.trim();
       const okId = result.code === 0 && jobs.length === 1 && jobs[0] === id;
-      ctx.check(okId, [test.clause, 'ENQ-1', 'REQ-1'], `a valid request must be accepted (exit 0, its id printed, the job in jobs/): ${test.description}`, evidence);
+      if (!okId) fail([test.clause, 'ENQ-1', 'REQ-1'], `a valid request must be accepted (exit 0, its id printed, the job in jobs/): ${test.description}`, evidence);
       if (okId) {
         const snapshot = await ctx.snapshot(root);
-        ctx.check(snapshot.jobs.get(id)?.spec !== undefined, ['SPEC-2', 'VER-4'], `the spec written for a valid request must be valid: ${snapshot.jobs.get(id)?.specFindings[0]?.message ?? ''}`, listing(snapshot));
+        if (snapshot.jobs.get(id)?.spec === undefined) fail(['SPEC-2', 'VER-4'], `the spec written for a valid request must be valid: ${snapshot.jobs.get(id)?.specFindings[0]?.message ?? ''}`, listing(snapshot));
       }
-    } else {
-      ctx.check(result.code !== 0 && result.code !== null && jobs.length === 0 && staged.length === 0, [test.clause, 'ENQ-1', 'I7'], `an invalid request must be refused (non-zero exit) before anything is written: ${test.description}`, evidence);
+    } else if (result.code === 0 || result.code === null) {
+      fail([test.clause, 'ENQ-1', 'I7'], `an invalid request must be refused (non-zero exit): ${test.description}`, evidence);
+    } else if (jobs.length > 0 || staged.length > 0) {
+      fail(['ENQ-1', 'ENQ-6', 'I7'], `an invalid request is refused before anything is written, yet something was left: ${test.description}`, evidence);
     }
-  }
+  });
   ctx.note(`${tests.length} of ${file.tests.length} request vectors`);
 }
 
@@ -155,12 +180,24 @@ async function queueVectors(ctx: CaseContext): Promise<void> {
   const file = loadVectors('queue');
   const tests = selectVectors(file, ctx.settings.allVectors);
   const base = await ctx.subdir('vectors');
-  let index = 0;
+  // LAYOUT-2 before any vector: a directory with every queue directory but no fsjob.json is not a queue.
+  const bare = path.join(base, 'no-record');
+  await createQueue(bare);
+  await unlink(path.join(bare, 'fsjob.json'));
+  const bareRequest = path.join(base, 'request-bare.json');
+  await writeFile(bareRequest, `${JSON.stringify({ argv: ['/bin/true'], cwd: base })}\n`, { mode: 0o600 });
+  const refused = await ctx.pool.run(() => ctx.role('produce', { queue: bare, request: bareRequest }));
+  const bareJobs = await entriesOf(path.join(bare, 'jobs'));
+  ctx.check(refused.code !== 0 && bareJobs.length === 0, ['LAYOUT-2', 'I7'], 'a directory without fsjob.json is not a queue: produce must refuse it and write nothing', [describeExit(refused), `jobs/: ${bareJobs.map((e) => e.name).join(' ') || '(empty)'}`]);
+  // Every vector goes through produce; consume (the costlier check: a second reader) sees the first valid vector of each clause and the first three invalid ones.
   let invalidSeen = 0;
-  for (const test of tests) {
-    index += 1;
-    // Every vector goes through produce; consume (the costlier check) sees the valid ones and the first three invalid ones.
-    const withConsume = test.valid || invalidSeen++ < 3;
+  const validClauses = new Set<string>();
+  const plans = tests.map((test) => {
+    const first = test.valid && !validClauses.has(test.clause);
+    if (test.valid) validClauses.add(test.clause);
+    return { test, withConsume: first || (!test.valid && invalidSeen++ < 3) };
+  });
+  await fanOut(ctx, plans, async ({ test, withConsume }, index, fail) => {
     const root = path.join(base, `q${index}`);
     const work = path.join(base, `work${index}`);
     await mkdir(work, { mode: 0o700 });
@@ -177,13 +214,14 @@ async function queueVectors(ctx: CaseContext): Promise<void> {
     const after = await readFile(path.join(root, 'fsjob.json')).catch(() => Buffer.alloc(0));
     const evidence = [label(test), describeExit(produce), ...(consume === undefined ? [] : [describeExit(consume)]), `starts: ${[...starts].map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}`];
     if (test.valid) {
-      ctx.check(produce.code === 0 && starts.get('victim') === 1 && starts.get('produced') === 1, [test.clause, 'VER-3', 'LAYOUT-2'], `a valid queue record must be accepted by produce and consume: ${test.description}`, evidence);
+      const ran = !withConsume || (starts.get('victim') === 1 && starts.get('produced') === 1);
+      if (!(produce.code === 0 && ran)) fail([test.clause, 'VER-3', 'LAYOUT-2'], `a valid queue record must be accepted by produce and consume: ${test.description}`, evidence);
     } else {
-      ctx.check(produce.code !== 0 && (starts.get('victim') ?? 0) === 0 && (starts.get('produced') ?? 0) === 0, [test.clause, 'LAYOUT-2', 'VER-1', 'I7'], `a queue whose fsjob.json is invalid must be refused as a whole (produce fails, nothing runs): ${test.description}`, evidence);
-      ctx.check(after.equals(bytes), ['LAYOUT-2', 'I7'], `the invalid fsjob.json must be left as it is: ${test.description}`, evidence);
+      if (!(produce.code !== 0 && (starts.get('victim') ?? 0) === 0 && (starts.get('produced') ?? 0) === 0)) fail([test.clause, 'LAYOUT-2', 'VER-1', 'I7'], `a queue whose fsjob.json is invalid must be refused as a whole (produce fails, nothing runs): ${test.description}`, evidence);
+      if (!after.equals(bytes)) fail(['LAYOUT-2', 'I7'], `the invalid fsjob.json must be left as it is: ${test.description}`, evidence);
     }
-  }
-  ctx.note(`${tests.length} of ${file.tests.length} queue vectors`);
+  });
+  ctx.note(`${tests.length} of ${file.tests.length} queue vectors, and a directory without fsjob.json`);
 }
 
 type Kind = 'claim' | 'exec' | 'end' | 'receipt';
@@ -243,12 +281,17 @@ function recordVectors(kind: Kind): (ctx: CaseContext) => Promise<void> {
   };
 }
 
+/** A vector case checks its own clauses and every clause its vectors exercise. */
+function withVectorClauses(type: string, clauses: string[]): string[] {
+  return [...new Set([...clauses, ...loadVectors(type).tests.map((test) => test.clause)])];
+}
+
 export const vectorCases: ConformanceCase[] = [
-  { name: 'vectors/spec', clauses: ['REC-4', 'CLAIM-6', 'VER-1', 'I7'], level: 'consumer', strength: 'MUST', run: specVectors },
-  { name: 'vectors/request', clauses: ['REQ-1', 'REQ-2', 'ENQ-1', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', run: requestVectors },
-  { name: 'vectors/queue', clauses: ['LAYOUT-2', 'VER-1', 'VER-3', 'I7'], level: 'producer', strength: 'MUST', heavy: true, run: queueVectors },
-  { name: 'vectors/claim', clauses: ['REC-4', 'CLAIM-3', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('claim') },
-  { name: 'vectors/exec', clauses: ['REC-4', 'RECOV-1', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('exec') },
-  { name: 'vectors/end', clauses: ['REC-4', 'RETRY-2', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('end') },
-  { name: 'vectors/receipt', clauses: ['REC-4', 'RCPT-6', 'I7'], level: 'consumer', strength: 'MUST', run: recordVectors('receipt') },
+  { name: 'vectors/spec', clauses: withVectorClauses('spec', ['REC-4', 'CLAIM-6', 'VER-1', 'I7']), level: 'consumer', strength: 'MUST', run: specVectors },
+  { name: 'vectors/request', clauses: withVectorClauses('request', ['REQ-1', 'REQ-2', 'ENQ-1', 'VER-1', 'VER-3', 'I7']), level: 'producer', strength: 'MUST', fansOut: true, run: requestVectors },
+  { name: 'vectors/queue', clauses: withVectorClauses('queue', ['LAYOUT-2', 'VER-1', 'VER-3', 'I7']), level: 'producer', strength: 'MUST', fansOut: true, run: queueVectors },
+  { name: 'vectors/claim', clauses: withVectorClauses('claim', ['REC-4', 'CLAIM-3', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('claim') },
+  { name: 'vectors/exec', clauses: withVectorClauses('exec', ['REC-4', 'RECOV-1', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('exec') },
+  { name: 'vectors/end', clauses: withVectorClauses('end', ['REC-4', 'RETRY-2', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('end') },
+  { name: 'vectors/receipt', clauses: withVectorClauses('receipt', ['REC-4', 'RCPT-6', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('receipt') },
 ];

@@ -61,6 +61,11 @@ export interface ConformanceCase {
   heavy?: boolean;
   /** Fans out its own work through ctx.pool and takes no unit itself. */
   fansOut?: boolean;
+  /**
+   * Waits on the spec's timers for most of its run (CANCEL_GRACE, RENEW_INTERVAL): it takes no unit, so
+   * ten seconds of sleep do not hold back CPU-bound cases; its bounds carry a scheduling tolerance.
+   */
+  idle?: boolean;
   run: (ctx: CaseContext) => Promise<void>;
 }
 

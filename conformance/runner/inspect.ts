@@ -259,42 +259,42 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
     failures.push({ clauses: [...new Set(clauses)], message: `invalid record ${bad.path}: ${findingText(bad.findings)}`, evidence: listing(snapshot, jobOfPath(bad.path)) });
   }
   for (const stray of snapshot.strayInJobs) {
-    fail(['I1', 'ENQ-3', 'LAYOUT-4'], `jobs/${stray.name} is not a job directory (${stray.kind})`);
+    fail(['ENQ-3', 'LAYOUT-4', 'I1'], `jobs/${stray.name} is not a job directory (${stray.kind})`);
   }
   for (const id of input.accepted ?? []) {
-    if (!snapshot.jobs.has(id)) fail(['I1', 'ENQ-4'], `job ${id} was reported accepted but jobs/${id} does not exist`);
+    if (!snapshot.jobs.has(id)) fail(['ENQ-4', 'I1'], `job ${id} was reported accepted but jobs/${id} does not exist`);
   }
   for (const job of snapshot.jobs.values()) {
     // I1: complete.
     if (job.spec === undefined) {
       const why = job.entries.some((e) => e.name === 'spec.json') ? findingText(job.specFindings) : 'spec.json is missing';
-      fail(['I1', 'ENQ-3', 'ENQ-5'], `job ${job.id} is visible in jobs/ without a complete valid spec: ${why}`, job.id);
+      fail(['ENQ-5', 'ENQ-3', 'I1'], `job ${job.id} is visible in jobs/ without a complete valid spec: ${why}`, job.id);
     } else if (job.spec.stdin !== null && input.damagedStdin?.has(job.id) !== true) {
       const stdin = job.entries.find((e) => e.name === 'stdin');
       if (stdin === undefined || stdin.kind !== 'file') {
-        fail(['I1', 'ENQ-5'], `job ${job.id}: spec.stdin is not null but there is no regular stdin file`, job.id);
+        fail(['ENQ-5', 'I1'], `job ${job.id}: spec.stdin is not null but there is no regular stdin file`, job.id);
       } else {
         const bytes = await readFile(path.join(job.dir, 'stdin'));
         if (bytes.length !== job.spec.stdin.bytes || sha256(bytes) !== job.spec.stdin.sha256) {
-          fail(['I1', 'ENQ-5'], `job ${job.id}: stdin is ${bytes.length} bytes with sha256 ${sha256(bytes)}, the spec says ${job.spec.stdin.bytes} bytes ${job.spec.stdin.sha256}`, job.id);
+          fail(['ENQ-5', 'I1'], `job ${job.id}: stdin is ${bytes.length} bytes with sha256 ${sha256(bytes)}, the spec says ${job.spec.stdin.bytes} bytes ${job.spec.stdin.sha256}`, job.id);
         }
       }
     }
     // I2: generations.
     const top = job.claims.at(-1) ?? 0;
     for (let g = 1; g <= top; g++) {
-      if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'I2', 'CLAIM-5'], `job ${job.id}: claim generations ${job.claims.join(',')} skip ${g}`, job.id);
+      if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'CLAIM-5', 'I2'], `job ${job.id}: claim generations ${job.claims.join(',')} skip ${g}`, job.id);
     }
     for (const [kind, gens] of [['exec', job.execs], ['end', job.ends], ['state', job.states], ['stdout', job.stdouts], ['stderr', job.stderrs]] as const) {
       if (input.powerLoss === true && (kind === 'stdout' || kind === 'stderr')) continue;
       for (const g of gens) {
-        if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'I2', 'CLAIM-5', 'CLAIM-7'], `job ${job.id}: ${kind} of generation ${g} exists without claim.${g}.json`, job.id);
+        if (!job.claims.includes(g)) fail([...(input.powerLoss === true ? ['PUB-5'] : []), 'CLAIM-5', 'CLAIM-7', 'I2'], `job ${job.id}: ${kind} of generation ${g} exists without claim.${g}.json`, job.id);
       }
     }
     if (job.spec !== undefined && input.starts !== undefined) {
       const started = input.starts.get(job.id) ?? 0;
       if (started > job.spec.max_attempts) {
-        fail(['I2', 'RETRY-2'], `job ${job.id} (max_attempts ${job.spec.max_attempts}) was started ${started} times`, job.id);
+        fail(['RETRY-2', 'I2'], `job ${job.id} (max_attempts ${job.spec.max_attempts}) was started ${started} times`, job.id);
       }
     }
     if (job.spec !== undefined && job.execs.length > 0) {
@@ -308,18 +308,18 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
         const end = await readRecord(path.join(job.dir, `end.${g}.json`), 'end', { expectedJobId: job.id, expectedGen: g });
         if (!end.ok || end.value.counted) counted += 1;
       }
-      if (counted > job.spec.max_attempts) fail(['I2', 'RETRY-2'], `job ${job.id} recorded ${counted} counted executions, max_attempts is ${job.spec.max_attempts}`, job.id);
+      if (counted > job.spec.max_attempts) fail(['RETRY-2', 'I2'], `job ${job.id} recorded ${counted} counted executions, max_attempts is ${job.spec.max_attempts}`, job.id);
     }
     // I3: one receipt.
     const receiptNamed = job.entries.filter((e) => e.name === 'receipt.json');
     if (input.requireReceipts === true && job.spec !== undefined && receiptNamed.length === 0) {
-      fail(['I3', 'RECOV-3', 'RCPT-3'], `job ${job.id} has no receipt after recovery and a drain`, job.id);
+      fail(['RECOV-3', 'RCPT-3', 'I3'], `job ${job.id} has no receipt after recovery and a drain`, job.id);
     }
     if (receiptNamed.length > 0 && job.receipt === undefined && job.receiptFindings.length === 0) {
-      fail(['I3', 'RCPT-3'], `job ${job.id}: receipt.json is not a readable record`, job.id);
+      fail(['RCPT-3', 'I3'], `job ${job.id}: receipt.json is not a readable record`, job.id);
     }
     const extraReceipts = job.entries.filter((e) => /^receipt/.test(e.name) && e.name !== 'receipt.json');
-    if (extraReceipts.length > 0) fail(['I3', 'RCPT-3', 'LAYOUT-5'], `job ${job.id} has other receipt-like names: ${extraReceipts.map((e) => e.name).join(' ')}`, job.id);
+    if (extraReceipts.length > 0) fail(['RCPT-3', 'LAYOUT-5', 'I3'], `job ${job.id} has other receipt-like names: ${extraReceipts.map((e) => e.name).join(' ')}`, job.id);
     // I4: outputs complete.
     if (job.receipt !== undefined) failures.push(...(await checkReceiptOutputs(snapshot, job)));
   }
@@ -346,7 +346,7 @@ export async function checkReceiptOutputs(snapshot: QueueSnapshot, job: JobSnaps
     const name = `${stream}.${summary.gen}`;
     const entry = job.entries.find((e) => e.name === name);
     const fail = (message: string): void => {
-      failures.push({ clauses: ['I4', 'RCPT-2', 'RCPT-5'], message: `job ${job.id}: ${message}`, evidence: [`receipt ${stream}: ${JSON.stringify(summary)}`, ...listing(snapshot, new Set([job.id]))] });
+      failures.push({ clauses: ['RCPT-2', 'RCPT-5', 'I4'], message: `job ${job.id}: ${message}`, evidence: [`receipt ${stream}: ${JSON.stringify(summary)}`, ...listing(snapshot, new Set([job.id]))] });
     };
     if (entry === undefined || entry.kind !== 'file') {
       fail(`the receipt describes ${name}, which is ${entry === undefined ? 'missing' : `a ${entry.kind}`}`);

@@ -124,10 +124,11 @@ export async function runConformance(options: RunOptions = {}): Promise<RunOutco
   };
 
   // The long poles first: a crash sweep or a 200-job race started last would be the whole tail.
-  const ordered = [...run.filter((c) => c.heavy === true || c.fansOut === true), ...run.filter((c) => c.heavy !== true && c.fansOut !== true)];
+  const first = (c: ConformanceCase): boolean => c.heavy === true || c.fansOut === true || c.idle === true;
+  const ordered = [...run.filter(first), ...run.filter((c) => !first(c))];
   await Promise.all(
     ordered.map((c) => {
-      if (c.fansOut === true) return runOne(c);
+      if (c.fansOut === true || c.idle === true) return runOne(c);
       return pool.run(() => runOne(c), c.exclusive === true ? pool.size : 1);
     }),
   );

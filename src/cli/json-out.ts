@@ -62,6 +62,7 @@ export function jobReportJson(report: JobReport): Record<string, unknown> {
     outputs: report.outputs,
     unknown: report.unknown,
     hazards: report.hazards,
+    pending: report.pending,
     findings: report.findings,
   };
 }

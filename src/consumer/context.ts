@@ -61,6 +61,10 @@ export type ConsumerEvent =
   | { type: 'ended'; queue: string; job_id: string; gen: number; reason: string; retry_at_ms: number }
   | { type: 'superseded'; queue: string; job_id: string; gen: number }
   | { type: 'unproven'; queue: string; job_id: string; gen: number; clause: string; reason: string }
+  /** A finishing step the system refused (RCPT-7, EXEC-11); it is tried again while the claim's lease holds. */
+  | { type: 'pending'; queue: string; job_id: string; gen: number; step: 'receipt' | 'end' | 'proof'; reason: string; error?: FsjobError }
+  /** The worker stopped trying to finish a job it claimed: the claim stays open for RECOV-1. */
+  | { type: 'left'; queue: string; job_id: string; gen: number; reason: string }
   | { type: 'skipped'; queue: string; job_id: string; reason: string }
   | { type: 'guardian'; state: 'down' | 'restarted' }
   /** PAUSE-1: the queue's pause.json appeared (nothing is claimed there) or went away. */

@@ -83,11 +83,6 @@ export class ControlLoop {
     return this.fenced;
   }
 
-  /** LEASE-6: no successful renewal for lease_ms of the monotonic clock. */
-  private lapsed(): boolean {
-    return this.sinceRenewal() >= this.owner.ctx.leaseMs;
-  }
-
   private fence(): void {
     if (this.superseded || this.fenced) return;
     this.fenced = true;
@@ -106,6 +101,11 @@ export class ControlLoop {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /** Whether lease_ms of the monotonic clock passed since the last successful renewal: nothing more may be published for this claim (RCPT-7, LEASE-2, LEASE-6). */
+  lapsed(): boolean {
+    return this.sinceRenewal() >= this.owner.ctx.leaseMs;
   }
 
   /** Renew the lease now (a payload handler's heartbeat()). */

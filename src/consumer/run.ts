@@ -25,6 +25,7 @@ import type { Guardian } from './guardian.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
+import { leaseWindow, persist, proveStoppedLater, type FinishWindow } from './finishing.ts';
 import { outputKeepOf } from '../model/output-keep.ts';
 
 /** How a run ended, as far as the queue is concerned. */
@@ -37,8 +38,8 @@ export type RunOutcome =
   | { kind: 'superseded' }
   /** The execution could not be proven stopped: nothing published (RECOV-1 would not break it either). */
   | { kind: 'unproven'; reason: string }
-  /** The attempt could not start (I/O, guardian down); the generation was given back if possible. */
-  | { kind: 'aborted'; error: FsjobError };
+  /** The attempt could not start (I/O, guardian down); the generation was given back unless `open` (RCPT-7 gave up). */
+  | { kind: 'aborted'; error: FsjobError; open: boolean };
 
 export interface RunningJob {
   readonly owner: Ownership;
@@ -58,11 +59,12 @@ function asFsjobError(error: unknown): FsjobError {
 async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
   if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
   try {
-    await owner.publishEnd('released', false, GIVE_BACK_DELAY, null);
+    await persist(owner, 'end', () => owner.publishEnd('released', false, GIVE_BACK_DELAY, null), leaseWindow(owner, () => false));
   } catch (second) {
     if (isFsjobError(second, 'SUPERSEDED')) return superseded(owner);
+    return { kind: 'aborted', error: asFsjobError(error), open: true };
   }
-  return { kind: 'aborted', error: asFsjobError(error) };
+  return { kind: 'aborted', error: asFsjobError(error), open: false };
 }
 
 function superseded(owner: Ownership): RunOutcome {
@@ -90,49 +92,22 @@ interface Ending {
   note?: string;
 }
 
-/** Pause between two tries of a receipt or end record the filesystem refused. */
-export const PUBLISH_RETRY_PAUSE = 500;
-
-/**
- * RCPT-7: a receipt or end record the filesystem refused (ENOSPC, EIO,
- * EMFILE: code IO) was not published, and the attempt's outcome exists only
- * in this owner. It tries again while its claim is current (guard() in every
- * publish, CLAIM-7) for up to lease_ms, unless `giveUp` says the consumer is
- * shutting down; then it leaves the claim open for recovery (RECOV-1). The
- * first failure is reported at once.
- */
-async function persist<T>(owner: Ownership, publish: () => Promise<T>, giveUp: () => boolean): Promise<T> {
-  const { ctx } = owner;
-  const deadline = ctx.clock.nowMs() + ctx.leaseMs;
-  for (let tries = 1; ; tries++) {
-    try {
-      return await publish();
-    } catch (error) {
-      // A job directory that is gone (ENOENT) can never take the record: no retry.
-      const gone = error instanceof FsjobError && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
-      if (!isFsjobError(error, 'IO') || gone || giveUp() || ctx.clock.nowMs() >= deadline) throw error;
-      if (tries === 1) ctx.emit({ type: 'error', queue: owner.queue.root, job_id: owner.id, error });
-      await ctx.clock.sleep(PUBLISH_RETRY_PAUSE);
-    }
-  }
-}
-
 /**
  * Publish what the attempt came to: the receipt (section 8.8) or an end
  * record (RETRY-3, PREEMPT-1, WORKER-3). The attempt counts from its exec
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
-async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, giveUp: () => boolean = () => false): Promise<RunOutcome> {
+async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, window: FinishWindow): Promise<RunOutcome> {
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
     const message = fields.message ?? e.note;
-    const published = await persist(owner, () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), giveUp);
+    const published = await persist(owner, 'receipt', () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), window);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
   const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
     kind: 'end',
-    end: await persist(owner, () => owner.publishEnd(reason, counted, retryDelayMs, e.status), giveUp),
+    end: await persist(owner, 'end', () => owner.publishEnd(reason, counted, retryDelayMs, e.status), window),
   });
   try {
     switch (e.stoppedBy) {
@@ -183,8 +158,11 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   let pending: StopReason | null = null;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
   let shuttingDown = false;
+  // Once the leader exited the attempt is over: the control loop only renews the lease while the generation is finished.
+  let exited = false;
   const stop = (reason: StopReason): void => {
     if (reason === 'shutdown') shuttingDown = true;
+    if (exited) return;
     if (reason !== 'timeout') phase = 'stopping';
     if (command === undefined) pending ??= reason;
     else command.stop(reason);
@@ -192,7 +170,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   const control = new ControlLoop(owner, {
     spec,
     attempt,
-    phase: () => phase,
+    phase: () => (exited ? 'finishing' : phase),
     bytes: () => command?.outputBytes() ?? { stdout: 0, stderr: 0 },
     progress: () => null,
     stop,
@@ -246,13 +224,30 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
     } finally {
       await ticket.stdin?.close().catch(() => undefined);
     }
-    control.stop();
-    control.settle();
+    exited = true;
+    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced.
+    const fenced = control.settle();
+    try {
+      return await finishCommand(result, fenced);
+    } finally {
+      control.stop();
+    }
+  })();
+
+  /** RCPT-7: the window closes on shutdown, on a superseded claim, or once the lease went lease_ms without a renewal. */
+  const window: FinishWindow = { closed: () => shuttingDown || control.superseded || control.lapsed() };
+
+  async function finishCommand(result: CommandResult, fenced: boolean): Promise<RunOutcome> {
     if (control.superseded) return superseded(owner);
     if (!result.groupStopped) {
       const reason = `process group ${result.group?.pgid ?? '?'} could not be proven stopped after its leader exited (EXEC-11)`;
-      ctx.emit({ type: 'unproven', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, clause: 'EXEC-11', reason });
-      return { kind: 'unproven', reason };
+      const group = result.group;
+      if (group === null || !(await proveStoppedLater(owner, group, spec.kill_grace_ms, window, reason))) {
+        if (control.superseded) return superseded(owner);
+        ctx.emit({ type: 'unproven', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, clause: 'EXEC-11', reason });
+        return { kind: 'unproven', reason };
+      }
+      deps.guardian?.untrack(group.pgid);
     }
     // A leader that was never released exited without running anything: there is no command status to report.
     const status: ExecStatus | null = !result.released
@@ -263,7 +258,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           ? { exit: null, signal: result.signal }
           : null;
     return conclude(owner, spec, attempt, {
-      stoppedBy: control.fenced ? 'fenced' : result.stoppedBy,
+      stoppedBy: fenced ? 'fenced' : result.stoppedBy,
       released: result.released,
       ok: result.exit === 0,
       failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),
@@ -273,8 +268,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       stderr: { gen: owner.gen, ...result.stderr },
       message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
       ...(result.drainCut ? { note: `a process outside the command's group kept an output open after the group ended; the output totals are unknown (EXEC-12, EXEC-16)` } : {}),
-    }, () => shuttingDown);
-  })();
+    }, window);
+  }
 
   return { owner, spec, stop: (reason) => stop(reason), done };
 }
@@ -404,7 +399,7 @@ export class ClaimedJob {
     if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
       throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
     }
-    const outcome = await conclude(this.owner, this.spec, this.attempt, ending, () => this.reason === 'shutdown');
+    const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
     if (outcome.kind === 'superseded') {
       throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
     }

@@ -15,13 +15,11 @@
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
  *   attempt remains), and the registration is removed.
- * - A queue removed (or replaced by another) underneath the worker is
- *   noticed at the next failed scan (WORKER-4, seed 000's abandoned-root check): the
- *   worker stops what runs there, recreates nothing, and run() rejects with
- *   NOT_A_QUEUE.
- * - Recovery limits (seed 004): a job whose attempt could not start, or
- *   whose orphaned execution cannot be proven stopped, is left alone for a
- *   while instead of being retried in a tight loop.
+ * - A queue removed (or replaced) underneath is noticed at the next failed scan
+ *   (WORKER-4, seed 000's abandoned-root check): the worker stops what runs
+ *   there, recreates nothing, and run() rejects with NOT_A_QUEUE.
+ * - Recovery limits (seed 004): a job whose attempt could not start, or whose
+ *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
@@ -34,6 +32,7 @@ import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOp
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
+import { ScanBackoff } from './scan-backoff.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -70,6 +69,8 @@ export interface WorkerSummary {
   superseded: number;
   unproven: number;
   errors: number;
+  /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
+  left: { queue: string; job_id: string; gen: number; reason: string }[];
 }
 
 interface QueueSlot {
@@ -126,6 +127,7 @@ export class Worker {
   private startedMs = 0;
   private registrationTimer: NodeJS.Timeout | undefined;
   private readonly summary: WorkerSummary;
+  private readonly scans = new ScanBackoff();
 
   constructor(options: WorkerOptions) {
     if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
@@ -139,7 +141,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0 };
+    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -207,6 +209,7 @@ export class Worker {
     else if (event.type === 'superseded') s.superseded += 1;
     else if (event.type === 'unproven') s.unproven += 1;
     else if (event.type === 'error') s.errors += 1;
+    else if (event.type === 'left') s.left.push({ queue: event.queue, job_id: event.job_id, gen: event.gen, reason: event.reason });
     user?.(event);
   }
 
@@ -231,6 +234,7 @@ export class Worker {
       let claimedNow = 0;
       let retryAtMs: number | null = null;
       let watchMs: number | null = null;
+      let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
@@ -242,7 +246,8 @@ export class Worker {
         try {
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
         } catch (error) {
-          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+          scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
           const gone = await this.abandoned(slot, ctx);
           if (gone !== undefined) {
             this.abandon(gone);
@@ -263,14 +268,21 @@ export class Worker {
         claimedNow += 1;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
+      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
+        if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
+          // A queue that could not be scanned is not drained: try again, then give up with the error.
+          if (this.scans.exhausted(ctx.clock.nowMs())) {
+            this.fatal ??= scanError;
+            return;
+          }
+          await this.sleep(this.scans.pause(this.pollMs));
+          continue;
+        }
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable now and nothing running here: only retries and
-          // delayed starts due within CONSUME_RETRY_WAIT, and foreign claims
-          // being watched (LEASE-3), can still bring work (MANIFEST-4); a retry
-          // or a start further away is left for later, and a paused queue
-          // brings none (PAUSE-1).
+          // Nothing claimable or running: only retries and delayed starts due within CONSUME_RETRY_WAIT and
+          // watched foreign claims (LEASE-3) can bring work (MANIFEST-4); a paused queue brings none (PAUSE-1).
           const now = ctx.clock.nowMs();
           const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
           const waits = [near(retryAtMs), near(notBeforeMs), watchMs].filter((ms): ms is number => ms !== null);
@@ -280,7 +292,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.pollMs);
+      await this.sleep(this.scans.pause(this.pollMs));
     }
   }
 
@@ -323,20 +335,27 @@ export class Worker {
     if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
+    const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
     job.done
       .then((outcome: RunOutcome) => {
         if (outcome.kind === 'aborted') {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
+          if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
           const count = (this.failures.get(k) ?? 0) + 1;
           this.failures.set(k, count);
           // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
           if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
         } else {
+          if (outcome.kind === 'unproven') left(outcome.reason);
           this.failures.delete(k);
         }
       })
       .catch((error: unknown) => {
-        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: error instanceof FsjobError ? error : new FsjobError('IO', String(error)) });
+        const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
+        // A job directory that is gone holds no claim to leave open.
+        const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
+        if (!gone) left(`its outcome could not be published: ${failure.message}`);
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
       })
       .finally(() => {

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { isJobId } from '../model/layout.ts';
-import { attemptsUsed, deriveStatus, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus } from '../model/job.ts';
+import { attemptsUsed, deriveStatus, executionState, lastRenewalMs, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus, type JobStatusView } from '../model/job.ts';
 import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
@@ -54,6 +54,14 @@ export interface JobReport {
   unknown: string[];
   hazards: string[];
   findings: Finding[];
+  /**
+   * What the live owner of a running job has not done yet although its
+   * command has ended (its process group is gone): publish the receipt or end
+   * record. Null otherwise. An owner whose writes are refused (a full disk, a
+   * read-only queue, no descriptor left) keeps trying while its lease holds
+   * (RCPT-7), so this says how long ago it last renewed.
+   */
+  pending: string | null;
 }
 
 /** Options of the read-only calls (`jobStatus`, `listJobs`, `liveWorkers`). */
@@ -129,7 +137,21 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
     unknown: files.unknown.map((entry) => entry.name),
     hazards: files.hazards.map((entry) => entry.name),
     findings,
+    pending: await pendingFinish(queue, files, view, options.clock ?? systemClock),
   };
+}
+
+/** JobReport.pending: the command of the current generation has ended, its owner is alive and has published nothing since. */
+async function pendingFinish(queue: Queue, files: JobFiles, view: JobStatusView, clock: Clock): Promise<string | null> {
+  if (view.status !== 'running' || view.owner?.verdict !== 'alive' || view.claim === undefined) return null;
+  if ((await executionState(queue, files, view.gen, { clock })) !== 'stopped') return null;
+  // An invalid state record hides the renewal (SEC-10): count from the claim then.
+  const ago = Math.max(0, clock.nowMs() - ((await lastRenewalMs(queue, files, view.claim)) ?? view.claim.claimed_ms));
+  return (
+    `the command has ended (its process group is gone) but its owner, alive, has not published the receipt or end record; ` +
+    `the lease was last renewed ${Math.round(ago / 1000)} s ago (lease ${view.claim.lease_ms / 1000} s): if that grows, the owner cannot write to the queue ` +
+    `and its log says why; it tries again while its lease holds (RCPT-7), then leaves the claim open for fsjob recover once it is gone`
+  );
 }
 
 /** One line of `listJobs`: a job, its status and its outcome so far. */

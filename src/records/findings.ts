@@ -54,6 +54,7 @@ export const FINDING_CODES = {
   QUEUE_RECORD_INVALID: spec('error', 'LAYOUT-2', 'other implementations refuse this directory; restore fsjob.json from a valid queue record (fsjob init never overwrites one)'),
   QUEUE_VERSION: spec('error', 'VER-1', 'nothing inside was checked; use a validator of that protocol major'),
   QUEUE_DIR_MISSING: spec('error', 'LAYOUT-1', 'run fsjob init on the queue to create the missing directory'),
+  QUEUE_TMP_OTHER_FS: spec('error', 'LAYOUT-3', 'every enqueue fails with EXDEV: unmount what is mounted over tmp/ (or move it back onto the filesystem of jobs/)'),
   ROOT_UNKNOWN_ENTRY: spec('warning', 'LAYOUT-1', 'nothing in fsjob reads it; move it out of the queue root'),
   // Names (LAYOUT-4..LAYOUT-9): unknown names are never opened, followed or deleted.
   JOB_BAD_ID: spec('warning', 'LAYOUT-4', 'readers treat it as foreign and never open it; move it out of jobs/'),

@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
+import { onDifferentMounts } from './mounts.ts';
 import { PAUSE_RECORD, QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
 import type { QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
@@ -172,6 +173,7 @@ class QueueAuditRun {
   private checkRoot(entries: readonly DirEntry[]): void {
     const sink = this.queueSink;
     const expected = new Set<string>(QUEUE_DIRS);
+    const devices = new Map<string, number>();
     for (const entry of entries) {
       const shown = this.shown(entry.name);
       if (entry.name === 'fsjob.json') continue;
@@ -190,9 +192,18 @@ class QueueAuditRun {
         continue;
       }
       if (checkKind(sink, shown, entry.kind, 'dir', null)) {
-        statEntry(sink, this.env, this.abs(entry.name), shown, null);
+        const stats = statEntry(sink, this.env, this.abs(entry.name), shown, null);
+        if (stats !== undefined) devices.set(entry.name, stats.dev);
         this.dirs.set(entry.name, entry);
       }
+    }
+    // LAYOUT-3: a job is published by renaming tmp/<id> to jobs/<id>, which only one filesystem can do.
+    const tmp = devices.get('tmp');
+    const jobs = devices.get('jobs');
+    if (tmp !== undefined && jobs !== undefined && tmp !== jobs) {
+      sink.add('QUEUE_TMP_OTHER_FS', `${this.shown('tmp')} is on another filesystem than ${this.shown('jobs')} (device ${tmp}, not ${jobs}): the rename that publishes a job cannot cross it`, this.shown('tmp'), null);
+    } else if (tmp !== undefined && jobs !== undefined && onDifferentMounts(this.abs('tmp'), this.abs('jobs')) === true) {
+      sink.add('QUEUE_TMP_OTHER_FS', `${this.shown('tmp')} and ${this.shown('jobs')} are on one filesystem but two mounts (a bind mount?): the rename that publishes a job cannot cross them`, this.shown('tmp'), null);
     }
     for (const name of QUEUE_DIRS) {
       if (!entries.some((entry) => entry.name === name)) {

@@ -63,7 +63,7 @@ space('enqueue on a full disk fails with IO/ENOSPC and leaves nothing; a running
     assertNoLeftovers(queue, [running.id]);
 
     writeFileSync(go, ''); // the job now writes into a full disk, and its receipt cannot be published
-    await waitFor('the receipt to fail', () => events.some((e) => e.type === 'error' && e.job_id === running.id && e.error.code === 'IO' && e.error.errno === 'ENOSPC'));
+    await waitFor('the receipt to fail', () => events.some((e) => (e.type === 'error' || e.type === 'pending') && e.job_id === running.id && e.error?.code === 'IO' && e.error.errno === 'ENOSPC'));
     assert.not.ok(existsSync(queue.paths.jobFile(running.id, 'receipt.json')));
 
     await freeUp(filler);

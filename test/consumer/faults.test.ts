@@ -84,8 +84,11 @@ faults('a receipt the filesystem refused is published on a later try, and the co
   assert.is(fileExists(q.paths.jobFile(id, 'end.1.json')), false, 'no end record: the outcome is the receipt');
   assert.is(fileExists(q.paths.jobFile(id, 'claim.2.json')), false, 'never claimed again');
   assert.is(readFileSync(log, 'utf8'), 'ran\n', 'the command ran exactly once');
-  const errors = events.filter((e) => e.type === 'error');
-  assert.is(errors.length, 1, 'the first refusal is reported, once');
+  // The first refusal is reported once, as what is pending and why (issue 19 point 10); the retries are silent.
+  const pending = events.filter((e) => e.type === 'pending');
+  assert.is(pending.length, 1, 'the first refusal is reported, once');
+  assert.ok(pending[0]?.type === 'pending' && pending[0].step === 'receipt' && pending[0].error?.errno === 'ENOSPC', 'it names the receipt and the refusal');
+  assert.is(events.filter((e) => e.type === 'error').length, 0, 'a refusal retried to success is not an error');
 });
 
 faults.run();

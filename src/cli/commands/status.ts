@@ -98,6 +98,7 @@ function detail(report: JobReport, now: number): string {
   if (report.receipt !== null) status += `: ${report.receipt.outcome}, exit code ${report.receipt.exit_code}${report.receipt.reason === null ? '' : ` (${report.receipt.reason})`}`;
   if (report.owner !== null) status += ` (owner ${report.owner.verdict}: ${report.owner.reason})`;
   add('status', status);
+  if (report.pending !== null) add('pending', report.pending);
   if (spec === null) add('spec', 'missing or invalid (see findings)');
   else {
     add('command', spec.argv !== undefined ? shellQuote(spec.argv) : `handler ${spec.handler ?? '?'} with payload ${JSON.stringify(spec.payload).slice(0, 200)}`);

@@ -57,7 +57,7 @@ export const workCommand: FsjobCommand = {
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
       .example('$0 work -q /srv/q --shutdown-grace 30m', 'a restart (SIGTERM) lets running jobs finish for up to 30 minutes first')
-      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used.`),
+      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used, or when the worker leaves a job it claimed unfinished (its receipt could not be written: the log says why; fsjob recover ends it once the worker is gone).`),
   run: async (args, io) => {
     const json = args['json'] === true;
     const queues = (args['queue'] as string[] | undefined) ?? [await defaultQueue()];
@@ -107,7 +107,7 @@ export const workCommand: FsjobCommand = {
       log(`worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode`, { type: 'serving', worker_id: worker.id, pid: process.pid, queues, mode });
       const summary = await worker.run();
       io.stdout(json ? `${JSON.stringify(summaryJson(summary))}\n` : summaryText(summary));
-      return EXIT.OK;
+      return summary.left.length === 0 ? EXIT.OK : EXIT.FAILURE;
     } finally {
       for (const [name, handler] of handlers) process.off(name, handler);
     }
@@ -135,6 +135,10 @@ function describe(event: Event): string | null {
       return `lost ${event.job_id}: claim ${event.gen} was superseded; its command was killed and nothing was published (OWN-1)`;
     case 'unproven':
       return `left alone ${event.job_id} (generation ${event.gen}): ${event.reason} (${event.clause})`;
+    case 'pending':
+      return `pending ${event.job_id} (generation ${event.gen}): ${PENDING_STEP[event.step]} was refused: ${event.reason}; trying again while the lease holds (RCPT-7)`;
+    case 'left':
+      return `unfinished ${event.job_id} (generation ${event.gen}): ${event.reason}; its claim stays open: once this worker is gone, fsjob recover ends it (RECOV-1)`;
     case 'skipped':
       return `skipped ${event.job_id}: ${event.reason}`;
     case 'guardian':
@@ -152,6 +156,8 @@ function describe(event: Event): string | null {
   }
 }
 
+const PENDING_STEP = { receipt: 'publishing its receipt', end: 'publishing its end record', proof: 'proving its process group stopped (EXEC-11)' } as const;
+
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** The summary in the records' snake_case (schemas/output/work.schema.json). */
@@ -164,6 +170,7 @@ function summaryJson(summary: import('../../consumer/worker.ts').WorkerSummary):
     superseded: summary.superseded,
     unproven: summary.unproven,
     errors: summary.errors,
+    left: summary.left,
   };
 }
 
@@ -177,5 +184,6 @@ function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary):
     ...(summary.superseded > 0 ? [`superseded: ${summary.superseded}`] : []),
     ...(summary.unproven > 0 ? [`left alone (unproven): ${summary.unproven}`] : []),
     ...(summary.errors > 0 ? [`errors: ${summary.errors}`] : []),
+    ...(summary.left.length > 0 ? [`unfinished (claims left open): ${summary.left.map((job) => job.job_id).join(', ')}`] : []),
   ].join('\n') + '\n';
 }
