@@ -434,10 +434,15 @@ static uint64_t count_call(const char *op, const char *path, const char *path2, 
   if (interrupted) die();
   if (paused) {
     /* The whole process stops (every thread), before the call: the driver
-     * sees paused_pid, waits for state T, lets others run, then SIGCONTs. */
+     * sees paused_pid, waits for state T, lets others run, then SIGCONTs.
+     * The stop is sent to this thread (tgkill): it still stops every thread
+     * of the process, and this one before it returns to the call. A stop
+     * sent to the process (kill) is taken by whichever thread the kernel
+     * picks (the main thread first), and a calling thread of a threaded
+     * program could perform its call before it noticed the group stop. */
     __atomic_store_n(&g_shared->paused_k, k, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_shared->paused_pid, (int64_t)pid, __ATOMIC_SEQ_CST);
-    syscall(SYS_kill, pid, SIGSTOP);
+    syscall(SYS_tgkill, pid, syscall(SYS_gettid), SIGSTOP);
   }
   return k;
 }

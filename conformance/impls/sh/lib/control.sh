@@ -184,3 +184,49 @@ cmd_check_request() {
   echo "invalid: $RQ_ERR"
   return 1
 }
+
+# cmd_wait ROOT ID [TIMEOUT_S]: wait for the job's receipt, read it as REC-4
+# says, print "ID OUTCOME (exit code N)" and exit with the job's exit code
+# (EXEC-10), as `fsjob wait` does; 75 when TIMEOUT_S seconds pass first.
+# The wait is bounded on /proc/uptime, not the wall clock (a clock step must
+# neither end it early nor stretch it).
+cmd_wait() {
+  queue_open "$1" || return 1
+  if ! is_job_id "$2"; then
+    log "$2: not a job id (LAYOUT-4)"
+    return 2
+  fi
+  case ${3-} in
+    '') _wt_end= ;;
+    *[!0-9]*) log "$3: the timeout is a whole number of seconds"; return 2 ;;
+    *) uptime_cs; _wt_end=$((UP_CS + $3 * 100)) ;;
+  esac
+  _wt_jd=$Q/jobs/$2
+  _wt_nap=0.05
+  while :; do
+    if [ -L "$_wt_jd" ]; then log "$_wt_jd: symlink refused (SEC-2)"; return 1; fi
+    if [ ! -d "$_wt_jd" ]; then log "$2: no such job"; return 1; fi
+    # REC-9: the name decides that the job is finished; its content is then read in full.
+    if [ -e "$_wt_jd/receipt.json" ] || [ -L "$_wt_jd/receipt.json" ]; then
+      if ! rec_read "$_wt_jd/receipt.json" receipt "$2"; then
+        log "$_wt_jd/receipt.json: the job is finished but its receipt is invalid: $REC_ERR (SEC-10)"
+        return 1
+      fi
+      printf '%s %s (exit code %s)\n' "$2" "$R_outcome" "$R_exit_code"
+      return "$R_exit_code"
+    fi
+    [ -z "$_wt_end" ] || uptime_cs
+    if [ -n "$_wt_end" ] && [ "$UP_CS" -ge "$_wt_end" ]; then
+      log "$2: no receipt after $3 s"
+      return 75
+    fi
+    sleep "$_wt_nap"
+    case $_wt_nap in 0.05) _wt_nap=0.2 ;; 0.2) _wt_nap=1 ;; esac
+  done
+}
+
+# uptime_cs: UP_CS = /proc/uptime in centiseconds (a monotonic clock read without a fork).
+uptime_cs() {
+  IFS=' .' read -r _uc_s _uc_c _uc_r < /proc/uptime
+  UP_CS=$((_uc_s * 100 + 1$_uc_c - 100))
+}

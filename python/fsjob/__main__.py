@@ -1,0 +1,7 @@
+"""``python3 -m fsjob``: see fsjob.cli."""
+
+import sys
+
+from .cli import run
+
+sys.exit(run())

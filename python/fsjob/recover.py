@@ -1,0 +1,128 @@
+"""One-shot recovery (spec sections 11 and 12): RECOV-1 over every open claim
+of a dead owner (a released end record, so that any consumer may run the job
+again), RECOV-4, READY-4, TEMP-1 with TEMP-2, and stale worker registrations
+(WORKER-1)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Callable, List
+
+from . import ready
+from .clock import now_ms
+from .constants import GEN_MAX, RECOVER_GRACE, TEMP_MAX_AGE
+from .decide import decide, finish_at_gen_max
+from .generation import Generation
+from .identity import judge_local, same_host, stop_group
+from .judge import Judge
+from .jobview import JobView
+from .names import RecordName, WORKER_ID, is_job_id
+from .queue import Queue
+from .records import read_record
+from .safefs import list_dir, lstat_or_none, remove_file, remove_tree
+
+
+class RecoverReport:
+    """What a recover pass did, and what it left alone (MANIFEST-4: exit 1 when it left a job it had to report)."""
+
+    def __init__(self) -> None:
+        self.recovered: List[str] = []
+        self.left_alone: List[str] = []
+        self.removed: List[str] = []
+
+
+def recover(queue: Queue, log: Callable[[str], None] = lambda text: None) -> RecoverReport:
+    """RECOV-1, RECOV-4, READY-4, TEMP-1, TEMP-2 and WORKER-1 over the whole queue."""
+    report = RecoverReport()
+    queue.require("jobs", "ready", "tmp")
+    judge = Judge()
+    ready.rebuild(queue.root, queue.uid)
+    for job_id in list_dir(queue.path("jobs")):
+        if not is_job_id(job_id):
+            continue
+        view = JobView(queue.root, job_id, queue.uid).refresh()
+        if not view.exists:
+            log(f"{view.dir}: {view.dir_problem}; left alone (SEC-10)")
+            continue
+        listing = view.listing
+        if listing.receipt or not listing.open:
+            continue
+        g = listing.top
+        verdict = judge.owner(view, g)
+        if verdict in ("unknown", "watching"):
+            why = "cannot be judged" if verdict == "unknown" else "is under LEASE-3's watch, which a one-shot run does not wait out"
+            report.left_alone.append(f"{view.dir}: the owner of claim {g} {why}; left alone (RECOV-1, LEASE-3)")
+            continue
+        if verdict != "dead":
+            continue
+        if g >= GEN_MAX:
+            if not finish_at_gen_max(queue.root, view, g):
+                report.left_alone.append(f"{view.dir}: generation {GEN_MAX} reached; cannot recover (CLAIM-4)")
+            continue
+        if g in listing.execs:
+            group = judge.group(view, g)
+            if group.state == "running" and group.pgid is not None and group.start is not None:
+                log(f"{view.dir}: stopping the orphaned group {group.pgid} of generation {g} (RECOV-1)")
+                group.state = stop_group(group.pgid, group.start, RECOVER_GRACE)
+            if group.state != "stopped":
+                report.left_alone.append(f"{view.dir}: UNPROVEN: the execution of generation {g} may still run; left alone (RECOV-1)")
+                continue
+        gen = Generation.claim(queue.root, job_id, g + 1)
+        if gen is None:
+            continue
+        decision = decide("recover", gen, view, judge, log=log)
+        report.recovered.append(f"{job_id}: generation {g} recovered as {g + 1}: {decision.outcome or decision.kind}")
+    _temp_gc(queue, report)
+    _stale_workers(queue, report)
+    for line in report.left_alone:
+        log(line)
+    return report
+
+
+def _stale(path: str, now: int) -> bool:
+    st = lstat_or_none(path)
+    return st is not None and not stat.S_ISLNK(st.st_mode) and now - st.st_mtime * 1000 > TEMP_MAX_AGE
+
+
+def _temp_gc(queue: Queue, report: RecoverReport) -> None:
+    """TEMP-1: stale temporary names anywhere; stale entries of tmp/, never one named after a published job (TEMP-2)."""
+    now = now_ms()
+    dirs = [queue.root] + [queue.path(name) for name in ("ready", "workers", "dedupe", "lanes", "jobs")]
+    for top in ("jobs", "dedupe", "lanes"):
+        for name in list_dir(queue.path(top)):
+            path = queue.path(top, name)
+            st = lstat_or_none(path)
+            if st is not None and stat.S_ISDIR(st.st_mode) and not name.startswith("."):
+                dirs.append(path)
+    for directory in dirs:
+        for name in list_dir(directory):
+            path = os.path.join(directory, name)
+            if name.startswith(".") and _stale(path, now):
+                remove_tree(path)
+                report.removed.append(path)
+    for name in list_dir(queue.path("tmp")):
+        path = queue.path("tmp", name)
+        job = name
+        if name.startswith(".gc-"):
+            job = name[4:].rsplit("-", 1)[0]
+        if is_job_id(job) and lstat_or_none(queue.path("jobs", job)) is not None:
+            continue  # TEMP-2: maybe the published job's own directory under its old name (DUR-3)
+        if _stale(path, now):
+            remove_tree(path)
+            report.removed.append(path)
+
+
+def _stale_workers(queue: Queue, report: RecoverReport) -> None:
+    """WORKER-1: a registration whose same-host owner is dead may be removed."""
+    for name in list_dir(queue.path("workers")):
+        if not name.endswith(".json") or WORKER_ID.match(name[:-5]) is None:
+            continue
+        path = queue.path("workers", name)
+        record = read_record(path, "worker", RecordName("worker", worker_id=name[:-5]), queue.uid, allow_missing=True)
+        if record is None or not record.ok:
+            continue
+        owner = record.value["owner"]
+        if same_host(owner["boot_id"], owner["pid_ns"]) and judge_local(owner["pid"], owner["start"]) == "dead":
+            remove_file(path)
+            report.removed.append(path)
