@@ -31,7 +31,8 @@ export function floorSystems(size: Sizes): System[] {
     durability: FLOOR_DURABILITY,
     refs: mode === 'enqueue' ? { floor: 'floor-enq', sqlite: 'sqlite-full-insert' } : { floor: 'floor-1t', sqlite: threads === 1 ? 'sqlite-full-c1' : 'sqlite-full-c2' },
     run: async (ctx: Ctx): Promise<Sample> => {
-      const r = await runFloor(ctx.fresh(id), size.floorJobs, threads, mode);
+      // Every thread gets several jobs, or 64 threads would measure their start-up.
+      const r = await runFloor(ctx.fresh(id), Math.max(size.floorJobs, threads * 8), threads, mode);
       const calls: Sample = {};
       for (const [kind, { n, ns }] of Object.entries(r.calls)) if (n > 0) calls[`_us_${kind}`] = ns / n / 1000;
       return { rate: r.jobs_per_s, p50_us: r.p50_ns / 1000, p99_us: r.p99_ns / 1000, ...calls };
@@ -41,6 +42,10 @@ export function floorSystems(size: Sizes): System[] {
     floor('floor-enq', 'floor: enqueue only (1 thread)', 1, 'enqueue'),
     floor('floor-1t', 'floor: full job sequence, 1 thread', 1, 'full'),
     floor('floor-2t', 'floor: full job sequence, 2 threads', 2, 'full'),
+    // Issue 16: concurrent fsyncs share the disk's cache flushes; SQLite's serialised commits cannot.
+    floor('floor-4t', 'floor: full job sequence, 4 threads', 4, 'full'),
+    floor('floor-16t', 'floor: full job sequence, 16 threads', 16, 'full'),
+    floor('floor-64t', 'floor: full job sequence, 64 threads', 64, 'full'),
   ];
 }
 

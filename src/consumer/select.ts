@@ -13,11 +13,12 @@ import { FsjobError } from '../base/errors.ts';
 import { CLAIMABLE, deriveStatus, listJob } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
 import { isPaused } from '../model/pause.ts';
-import { listReady, rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
+import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context } from './context.ts';
 import { mayStartNow } from './lanes.ts';
+import { ReadyView } from './ready-view.ts';
 
 export interface SelectFilter {
   /** Jobs this consumer owns right now (CLAIM-8) or keeps away from for a while. */
@@ -42,29 +43,39 @@ export interface SelectResult {
   paused: boolean;
 }
 
+/** How long a job held by another live owner is passed over without a look (its owner finishes or dies meanwhile). */
+const HELD_PAUSE_MS = 1_000;
+
 function wrap(error: unknown): FsjobError {
   return error instanceof FsjobError ? error : new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
-/** CLAIM-1/2: claim the first job in order that this consumer can make progress on. */
-export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void): Promise<SelectResult> {
+/**
+ * CLAIM-1/2: claim the first job in order that this consumer can make
+ * progress on. The order comes from `readyView` (a long-running consumer's view
+ * of ready/, listed afresh when due) or from a listing made now.
+ */
+export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void, readyView?: ReadyView): Promise<SelectResult> {
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
   if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true };
   let retryAtMs: number | null = null;
   let watchMs: number | null = null;
   let notBeforeMs: number | null = null;
   const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false });
-  for (const entry of await listReady(queue)) {
+  const ready = readyView ?? new ReadyView(queue);
+  await ready.current();
+  for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
     const id = entry.id;
     try {
       const spec = await ctx.specs.get(queue, id);
       if (spec === undefined) {
-        await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs());
+        if (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs())) ready.remove(entry.name);
         continue;
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
       const files = await listJob(queue, id);
+      if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
         const at = view.end?.retry_at_ms ?? 0;
@@ -77,6 +88,11 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
         // DELAY-1: not claimable before not_before_ms; the caller decides whether to wait for it.
         const at = view.notBeforeMs ?? 0;
         notBeforeMs = notBeforeMs === null ? at : Math.min(notBeforeMs, at);
+        continue;
+      }
+      if (view.status === 'running' || view.status === 'claimed') {
+        // Held by a live owner (CLAIM-3): looked at again after a pause, not at every claim of ours.
+        avoid(id, HELD_PAUSE_MS);
         continue;
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;

@@ -21,7 +21,7 @@
  * - Recovery limits (seed 004): a job whose attempt could not start, or whose
  *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
@@ -31,6 +31,8 @@ import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
+import { watchQueue } from './queue-watch.ts';
+import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
 
@@ -78,12 +80,16 @@ interface QueueSlot {
   watchers: FSWatcher[];
   /** Whether the last scan found the queue paused (PAUSE-1). */
   paused: boolean;
+  /** ready/ in claim order, kept current by watch events and listed afresh when due. */
+  view: ReadyView;
 }
 
 interface InFlight {
   slot: QueueSlot;
   job: RunningJob;
 }
+
+const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -182,14 +188,14 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push({ queue: await openWith(root, ctx), watchers: [], paused: false });
+    for (const root of this.options.queues) this.slots.push(slotOf(await openWith(root, ctx)));
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
-        this.watch(slot);
+        slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.wake()));
       }
       this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
       this.registrationTimer.unref();
@@ -204,7 +210,10 @@ export class Worker {
   private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
     const s = this.summary;
     if (event.type === 'claimed') s.claimed += 1;
-    else if (event.type === 'finished') s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
+    else if (event.type === 'finished') {
+      s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
+      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id); // READY-2 removed its entry
+    }
     else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
     else if (event.type === 'superseded') s.superseded += 1;
     else if (event.type === 'unproven') s.unproven += 1;
@@ -228,9 +237,11 @@ export class Worker {
 
   private async loop(ctx: Context): Promise<void> {
     let claims = 0;
+    let relisted = false; // see relistBeforeEnd
     for (;;) {
       if (this.stopping) return;
       await this.ensureGuardian();
+      const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
       let watchMs: number | null = null;
@@ -244,7 +255,7 @@ export class Worker {
         const slot = this.slots[index] as QueueSlot;
         let selected;
         try {
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms));
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
@@ -266,6 +277,7 @@ export class Worker {
         }
         claims += 1;
         claimedNow += 1;
+        relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
       this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
@@ -281,8 +293,8 @@ export class Worker {
           continue;
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          // Nothing claimable or running: only retries and delayed starts due within CONSUME_RETRY_WAIT and
-          // watched foreign claims (LEASE-3) can bring work (MANIFEST-4); a paused queue brings none (PAUSE-1).
+          if (!relisted && (relisted = relistBeforeEnd(this.slots.map((slot) => slot.view), roundMs))) continue;
+          // Idle: only retries and starts due within CONSUME_RETRY_WAIT, and watched claims (LEASE-3), bring work (MANIFEST-4, PAUSE-1).
           const now = ctx.clock.nowMs();
           const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
           const waits = [near(retryAtMs), near(notBeforeMs), watchMs].filter((ms): ms is number => ms !== null);
@@ -388,18 +400,6 @@ export class Worker {
       ctx.emit({ type: 'guardian', state: 'restarted' });
     } catch (error) {
       ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
-    }
-  }
-
-  private watch(slot: QueueSlot): void {
-    for (const dir of ['ready', 'jobs'] as const) {
-      try {
-        const watcher = watch(slot.queue.paths.dir(dir), { persistent: false }, () => this.wake());
-        watcher.on('error', () => undefined);
-        slot.watchers.push(watcher);
-      } catch {
-        // No inotify: the poll finds the work anyway.
-      }
     }
   }
 

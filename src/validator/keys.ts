@@ -2,11 +2,15 @@
  * The queue-wide checks of dedupe keys and lanes (DEDUPE-1, DEDUPE-2,
  * LANE-1, LANE-2): the unfinished jobs of a key and the running jobs of a
  * lane against the highest hold of that key (queue.ts reads the holds).
+ * The jobs were scanned before the holds were read: a job that would get a
+ * finding is read again first, and one whose state moved meanwhile is no
+ * evidence (doubt.ts, issue 19 point 8).
  */
 import { keyHash } from '../model/layout.ts';
 import type { HoldRecord } from '../records/codec.ts';
 import type { Sink } from './entries.ts';
 import type { JobSummary } from './job-scan.ts';
+import { finishedSince, movedSince } from './doubt.ts';
 
 export interface Hold {
   n: number;
@@ -19,6 +23,8 @@ export type HoldIndex = Map<string, Hold>;
 
 /** What the checks need of the audit. */
 export interface KeyCheckContext {
+  /** The queue root, to read a doubtful job again. */
+  root: string;
   summaries: ReadonlyMap<string, JobSummary>;
   jobSink(id: string): Sink;
   shown(...parts: string[]): string;
@@ -34,9 +40,11 @@ export function checkDedupe(ctx: KeyCheckContext, holds: HoldIndex): void {
     list.push(id);
     byKey.set(key, list);
   }
-  for (const [key, ids] of byKey) {
+  for (const [key, seen] of byKey) {
     const hash = keyHash(key);
     const top = holds.get(hash);
+    const doubt = seen.length > 1 || top === undefined || (top.record !== undefined && top.record.job_id !== seen[0]);
+    const ids = doubt ? seen.filter((id) => !finishedSince(ctx.root, ctx.summaries.get(id) as JobSummary)) : seen;
     for (const id of ids) {
       const sink = ctx.jobSink(id);
       const shown = ctx.shown('jobs', id);
@@ -64,9 +72,12 @@ export function checkLanes(ctx: KeyCheckContext, holds: HoldIndex, running: Read
     list.push(id);
     byLane.set(lane, list);
   }
-  for (const [lane, ids] of byLane) {
+  for (const [lane, seen] of byLane) {
     const hash = keyHash(lane);
     const top = holds.get(hash);
+    const first = ctx.summaries.get(seen[0] as string)?.open;
+    const doubt = seen.length > 1 || top === undefined || (top.record !== undefined && (top.record.job_id !== seen[0] || top.record.gen !== first?.gen));
+    const ids = doubt ? seen.filter((id) => !movedSince(ctx.root, ctx.summaries.get(id) as JobSummary)) : seen;
     for (const id of ids.sort()) {
       const sink = ctx.jobSink(id);
       const open = ctx.summaries.get(id)?.open;

@@ -23,6 +23,7 @@ import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import type { IdentityOptions } from '../model/identity.ts';
 import { onDifferentMounts } from './mounts.ts';
+import { finishedSince, jobPresentNow, readyEntryPresentNow } from './doubt.ts';
 import { PAUSE_RECORD, QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, readyEntryName } from '../model/layout.ts';
 import type { QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
@@ -107,7 +108,7 @@ class QueueAuditRun {
   }
 
   private keyContext(): KeyCheckContext {
-    return { summaries: this.summaries, jobSink: (id) => this.jobSink(id), shown: (...parts) => this.shown(...parts) };
+    return { root: this.env.root, summaries: this.summaries, jobSink: (id) => this.jobSink(id), shown: (...parts) => this.shown(...parts) };
   }
 
   private jobSink(id: string): Sink {
@@ -335,12 +336,15 @@ class QueueAuditRun {
       const entries = this.readyByJob.get(id) ?? [];
       if (summary.finished) {
         for (const entry of entries) {
+          // Doubt (doubt.ts): the owner removes the entry after the receipt (READY-2), maybe since the listing.
+          if (!readyEntryPresentNow(this.env.root, entry.name)) continue;
           const shown = this.shown('ready', entry.name);
           sink.add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
         }
         continue;
       }
       if (entries.length === 0) {
+        if (finishedSince(this.env.root, summary)) continue; // its receipt came after the scan, the entry's removal before the listing
         const shown = this.shown('ready', summary.spec === undefined ? `*-${id}` : readyEntryName(summary.spec.priority, id));
         sink.add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
         continue;
@@ -404,7 +408,9 @@ class QueueAuditRun {
       const record = hold.record;
       if (record === undefined) continue;
       // The highest hold is never removed (LANE-3), so it outlives a collected job; a job being staged (DEDUPE-3) is not missing.
-      if (!this.summaries.has(record.job_id) && !this.jobSinks.has(record.job_id) && !this.staging.has(record.job_id)) {
+      const known = this.summaries.has(record.job_id) || this.jobSinks.has(record.job_id) || this.staging.has(record.job_id);
+      // Doubt (doubt.ts): a job enqueued after jobs/ and tmp/ were listed has its hold already.
+      if (!known && !jobPresentNow(this.env.root, record.job_id)) {
         sink.add('HOLD_JOB_MISSING', `${hold.path} is the highest hold of its key and names job ${record.job_id}, which does not exist`, hold.path, null);
       }
     }

@@ -1,0 +1,216 @@
+/**
+ * A consumer's view of ready/ (section 6.3) in claim order, kept in memory
+ * so that a claim does not list and sort the whole index: over 100,000
+ * queued jobs a listing costs ~100 ms, and a claim listed it every time.
+ *
+ * The view is a hint about a hint (READY-1): every name it yields is verified
+ * against the job directory before anything is done to the job, exactly as a
+ * fresh listing's would be. It is kept current by
+ * - what this consumer learns itself: a receipt it published or found
+ *   (`remove`), an entry it rebuilt (`add`);
+ * - fs.watch events of ready/ (`changed`): one lstat of the named entry says
+ *   whether it came or went;
+ * - a full listing, the truth, when the view is older than its refresh
+ *   interval (`due`), when no watcher feeds it, and before a consumer
+ *   concludes that nothing is left (drain and once modes).
+ *
+ * Names are kept in a sorted array read from a head index, removals are
+ * tombstones (a name absent from `present`), compacted once they outnumber
+ * the live names; new names usually sort last (ids grow with time) and are
+ * appended, so a claim costs O(log n) at any depth.
+ */
+import { parseReadyEntry } from '../model/layout.ts';
+import type { Queue } from '../model/queue.ts';
+import { listReady, type ReadyEntry } from '../model/ready.ts';
+
+/** Shortest interval between two full listings while watchers feed the view. */
+export const VIEW_REFRESH_MIN_MS = 5_000;
+/** The interval is at least this many times the last listing's duration (a deep index is listed less often). */
+const REFRESH_COST_FACTOR = 50;
+const COMPACT_MIN = 1_024;
+
+export class ReadyView {
+  readonly queue: Queue;
+  private names: string[] = [];
+  private head = 0;
+  private readonly present = new Map<string, ReadyEntry>();
+  private readonly byId = new Map<string, string>();
+  /** Bumped whenever positions in `names` shift, so a walk re-finds its place. */
+  private version = 0;
+  private listedMs = Number.NEGATIVE_INFINITY;
+  private intervalMs = VIEW_REFRESH_MIN_MS;
+  private lost = true;
+  /** Watch results that arrived while a listing was under way: applied again after it. */
+  private during: [string, boolean][] | undefined;
+  /** Whether fs.watch feeds the view; without it every scan lists ready/. */
+  watched = false;
+
+  constructor(queue: Queue) {
+    this.queue = queue;
+  }
+
+  get size(): number {
+    return this.present.size;
+  }
+
+  /** True when the view must be listed afresh before it is used. */
+  due(nowMs: number = performance.now()): boolean {
+    return this.lost || !this.watched || nowMs - this.listedMs >= this.intervalMs;
+  }
+
+  /** When the last full listing started (performance.now()); -Infinity before the first. */
+  get listedAtMs(): number {
+    return this.listedMs;
+  }
+
+  /** Marks the view as possibly incomplete (a watch event without a name, an overflow): the next use lists ready/. */
+  invalidate(): void {
+    this.lost = true;
+  }
+
+  /** The full listing (CLAIM-1's order), which replaces the view. */
+  async refresh(): Promise<void> {
+    const started = performance.now();
+    // Marked before listing: an event that arrives during the listing is applied again after it
+    // (in order: every later change of a name brings its own event, whose lstat comes later).
+    this.lost = false;
+    this.during = [];
+    let entries: ReadyEntry[];
+    try {
+      entries = await listReady(this.queue);
+    } catch (error) {
+      this.during = undefined;
+      this.lost = true;
+      throw error;
+    }
+    const during = this.during;
+    this.during = undefined;
+    this.names = entries.map((entry) => entry.name);
+    this.head = 0;
+    this.present.clear();
+    this.byId.clear();
+    for (const entry of entries) {
+      this.present.set(entry.name, entry);
+      this.byId.set(entry.id, entry.name);
+    }
+    this.version += 1;
+    for (const [name, exists] of during) this.changed(name, exists);
+    const ended = performance.now();
+    this.listedMs = started;
+    this.intervalMs = Math.max(VIEW_REFRESH_MIN_MS, REFRESH_COST_FACTOR * (ended - started));
+  }
+
+  /** Lists ready/ when the view is due. */
+  async current(): Promise<void> {
+    if (this.due()) await this.refresh();
+  }
+
+  /** An entry that exists (or may): inserted in order. Names that are not ready entries are ignored. */
+  add(name: string): void {
+    if (this.present.has(name)) return;
+    const parsed = parseReadyEntry(name);
+    if (parsed === undefined) return;
+    this.present.set(name, { name, kind: 'file', ...parsed });
+    this.byId.set(parsed.id, name);
+    const names = this.names;
+    const last = names.length - 1;
+    if (last < this.head || (names[last] as string) < name) {
+      names.push(name);
+      return;
+    }
+    let low = this.head;
+    let high = names.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((names[mid] as string) < name) low = mid + 1;
+      else high = mid;
+    }
+    // A tombstone of the same name is reused: the name came back (READY-4 rebuilt it).
+    if (names[low] !== name) {
+      names.splice(low, 0, name);
+      this.version += 1;
+    }
+  }
+
+  /** An entry that is gone, or whose job is finished: it is no longer offered. */
+  remove(name: string): void {
+    const entry = this.present.get(name);
+    if (entry === undefined) return;
+    this.present.delete(name);
+    if (this.byId.get(entry.id) === name) this.byId.delete(entry.id);
+    const dead = this.names.length - this.head - this.present.size;
+    if (dead > COMPACT_MIN && dead > this.present.size) {
+      this.names = this.names.slice(this.head).filter((n) => this.present.has(n));
+      this.head = 0;
+      this.version += 1;
+    }
+  }
+
+  /** remove() by job id: the job's receipt is published or was found (READY-2, READY-3). */
+  finished(id: string): void {
+    const name = this.byId.get(id);
+    if (name !== undefined) this.remove(name);
+  }
+
+  /**
+   * A watch event for `name` in ready/: `exists` says what one lstat found
+   * (the caller looks, so that the view never trusts an event's kind).
+   */
+  changed(name: string, exists: boolean): void {
+    this.during?.push([name, exists]);
+    if (exists) this.add(name);
+    else this.remove(name);
+  }
+
+  /**
+   * The live entries in claim order, from the head. Safe against changes
+   * made while the caller awaits between two entries: a walk continues
+   * after the last name it was given.
+   */
+  *entries(): Generator<ReadyEntry> {
+    let index = this.head;
+    let version = this.version;
+    let last: string | undefined;
+    for (;;) {
+      if (version !== this.version) {
+        index = this.after(last);
+        version = this.version;
+      }
+      if (index >= this.names.length) return;
+      const name = this.names[index] as string;
+      index += 1;
+      const entry = this.present.get(name);
+      if (entry === undefined) {
+        // Tombstones at the head are dropped for good.
+        if (index - 1 === this.head) this.head = index;
+        continue;
+      }
+      last = name;
+      yield entry;
+    }
+  }
+
+  /** The index of the first name after `name` (all of them from the head when undefined). */
+  private after(name: string | undefined): number {
+    if (name === undefined) return this.head;
+    let low = this.head;
+    let high = this.names.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((this.names[mid] as string) <= name) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+/**
+ * Drain and once modes end only after a round over views listed in that
+ * round (a watch event may have been missed): marks the views listed before
+ * `roundMs` for listing and says whether there were any (then one more round).
+ */
+export function relistBeforeEnd(views: readonly ReadyView[], roundMs: number): boolean {
+  const unlisted = views.filter((view) => view.listedAtMs < roundMs);
+  for (const view of unlisted) view.invalidate();
+  return unlisted.length > 0;
+}
