@@ -91,8 +91,9 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
         continue;
       }
       if (view.status === 'running' || view.status === 'claimed') {
-        // Held by a live owner (CLAIM-3): looked at again after a pause, not at every claim of ours.
-        avoid(id, HELD_PAUSE_MS);
+        // Held by a live owner (CLAIM-3): looked at again after a pause, not at every claim of ours;
+        // a foreign claim under watch (LEASE-3) is looked at on every scan until the watch decides.
+        if (watch === undefined) avoid(id, HELD_PAUSE_MS);
         continue;
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
