@@ -1,7 +1,8 @@
 /**
  * fsjob for Python (python/, conformance/impls/python) in npm test:
  *
- * - its own unit tests (standard library unittest) and, when the interpreter
+ * - its own unit tests (standard library unittest), again under the oldest
+ *   Python it supports (3.9) when one is installed, and, when the interpreter
  *   has mypy, `mypy --strict` over the package, its tests and tools;
  * - the conformance suite against its manifest: every case of the profile it
  *   claims, the quick crash sweep, the quick power-loss sample and every
@@ -15,8 +16,8 @@
  * costs about as long as its longest part (the conformance run), not the sum.
  * Every part has a watchdog; none asserts a time.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -31,14 +32,30 @@ const WATCHDOG_MS = 900_000;
 
 const python = suite('fsjob for Python');
 
+/** A Python 3.9 interpreter: FSJOB_PYTHON39, else python3.9 on a system path, else one a version manager installed. */
+function python39(): string | undefined {
+  const named = process.env['FSJOB_PYTHON39'];
+  if (named !== undefined && named !== '') return named;
+  for (const candidate of ['/usr/bin/python3.9', '/usr/local/bin/python3.9']) if (existsSync(candidate)) return candidate;
+  const versions = path.join(homedir(), '.pyenv', 'versions');
+  const found = existsSync(versions) ? readdirSync(versions).filter((name) => /^3\.9\.[0-9]+$/.test(name)).sort() : [];
+  const last = found.at(-1);
+  return last === undefined ? undefined : path.join(versions, last, 'bin', 'python3');
+}
+
 let background: {
   unit: Promise<Run>;
+  unit39: Promise<Run | { skipped: string }>;
   mypy: Promise<Run | { skipped: string }>;
   conformance: ReturnType<typeof runConformance>;
 } | undefined;
 
 python.before(() => {
   const unit = run(PYTHON, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], { cwd: PYTHON_DIR, watchdogMs: WATCHDOG_MS });
+  const old = python39();
+  const unit39 = old === undefined || !existsSync(old)
+    ? Promise.resolve({ skipped: 'no Python 3.9 found (FSJOB_PYTHON39, /usr/bin/python3.9, ~/.pyenv/versions/3.9.*)' })
+    : run(old, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], { cwd: PYTHON_DIR, watchdogMs: WATCHDOG_MS });
   const mypy = run(PYTHON, ['-m', 'mypy', '--version'], { cwd: PYTHON_DIR, watchdogMs: 120_000 }).then((probe): Run | { skipped: string } | Promise<Run> =>
     probe.status !== 0
       ? { skipped: `${PYTHON} has no mypy (Debian: apt-get install python3-mypy): ${probe.stderr.trim().split('\n').pop() ?? ''}` }
@@ -46,8 +63,8 @@ python.before(() => {
   );
   const conformance = runConformance({ impl: PY_MANIFEST, crash: 'quick', power: 'quick', allVectors: true });
   // Awaited by their own tests below; an early rejection must not be reported as unhandled first.
-  for (const part of [unit, mypy, conformance]) part.catch(() => undefined);
-  background = { unit, mypy, conformance };
+  for (const part of [unit, unit39, mypy, conformance]) part.catch(() => undefined);
+  background = { unit, unit39, mypy, conformance };
 });
 
 async function inBase(scenario: (base: string) => Promise<void>): Promise<void> {
@@ -75,6 +92,16 @@ python('python3 -m unittest passes', async () => {
   const result = await (background as NonNullable<typeof background>).unit;
   const summary = result.stderr.trim().split('\n').slice(-3).join(' / ');
   assert.is(result.status, 0, `unittest failed (${summary}):\n${result.stderr.slice(-6000)}`);
+  assert.match(result.stderr, /Ran [1-9][0-9]* tests/);
+});
+
+python('the unit tests pass under Python 3.9, the oldest it supports (skipped, saying why, without one)', async () => {
+  const result = await (background as NonNullable<typeof background>).unit39;
+  if ('skipped' in result) {
+    console.log(`  skipped: ${result.skipped}`);
+    return;
+  }
+  assert.is(result.status, 0, `unittest under Python 3.9 failed:\n${result.stderr.slice(-6000)}`);
   assert.match(result.stderr, /Ran [1-9][0-9]* tests/);
 });
 
