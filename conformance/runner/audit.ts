@@ -16,6 +16,10 @@
  *   never written once the job is published.
  * - The outputs a receipt describes are fsynced before it is linked and never
  *   written after it (RCPT-2, I4).
+ * - Inside a published job only temporary names are removed: never a state
+ *   record, an output, spec.json, stdin or the job directory itself (PUB-10).
+ * - A mode is set only on what the run itself just created (PUB-8): never
+ *   chmod of a published record or an entry someone else made (PUB-11).
  *
  * Anything under tmp/ is staging or garbage collection and is not audited.
  * Calls are ordered by k, which is exact within one process; the checks that
@@ -75,6 +79,16 @@ function classify(root: string, file: string): Target | undefined {
   return { kind: 'free', name };
 }
 
+/**
+ * PUB-10: what no clause lets anyone remove while the job is in jobs/ (an
+ * attempt counts too: the audit sees calls before they return). Write-once
+ * records have their own clauses (PUB-3, RCPT-6); worker registrations and
+ * holds may go (WORKER-1, GC-2, LANE-3, DEDUPE-4).
+ */
+function unremovable(target: Target): boolean {
+  return target.kind === 'output' || target.kind === 'staged-in-job' || target.kind === 'job-dir' || (target.kind === 'mutable' && target.jobDir !== undefined);
+}
+
 const O_CREAT = 0o100;
 const O_EXCL = 0o200;
 
@@ -129,10 +143,20 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
     return true;
   };
 
+  /** Paths this run created itself (mkdir, mkdtemp, mkstemp, an open with O_CREAT): their mode may be set (PUB-8). */
+  const made = new Set<string>();
+
   for (const call of [...calls].sort((a, b) => a.k - b.k)) {
     const family = callFamily(call.op);
     const exclusive = createdShared(root, call);
     if (exclusive !== undefined && once(`excl ${call.path}`)) report(call, exclusive.clauses, exclusive.message);
+    if (family === 'mkdir' || family === 'mktemp' || (family === 'open' && ((call.flags ?? 0) & O_CREAT) !== 0)) made.add(call.path);
+    if (family === 'chmod') {
+      if (classify(root, call.path) !== undefined && !made.has(call.path) && once(`chmod ${call.path}`)) {
+        report(call, ['PUB-11'], `the mode of ${rel(call.path)} was changed, but this run did not create it; only a directory (or file) being created has its mode set (PUB-8), never a published record or an existing entry`);
+      }
+      continue;
+    }
     if (family === 'open' || family === 'mknod' || family === 'link') {
       const made = family === 'link' ? call.path2 : call.path;
       if (made !== undefined && path.dirname(made) === path.join(root, 'ready')) readyMade.add(path.basename(made));
@@ -168,6 +192,8 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
     if (family === 'unlink' || family === 'remove' || family === 'rmdir') {
       if (target?.kind === 'write-once' && target.jobDir !== undefined && once(`unlink ${call.path}`)) {
         report(call, target.name === 'receipt.json' ? ['RCPT-6', 'I3'] : ['PUB-3', 'I2'], `the write-once record ${rel(call.path)} was removed while its job exists`);
+      } else if (target !== undefined && unremovable(target) && once(`unlink ${call.path}`)) {
+        report(call, ['PUB-10', 'I1'], `${rel(call.path)} was removed in place; inside jobs/ only temporary names are ever removed, and a retired job leaves jobs/ by one rename into tmp/ (GC-1) before its tree is removed there`);
       }
       continue;
     }

@@ -171,6 +171,18 @@ audit('removing a receipt is RCPT-6; staging in tmp/ is never audited', () => {
   assert.equal(clausesOf([call(1, 'openat', `/q/tmp/${ID}/spec.json`), call(2, 'write', `/q/tmp/${ID}/spec.json`)]), []);
 });
 
+audit('a chmod of anything the run did not create is PUB-11; of its own new directory or temporary file it is fine', () => {
+  assert.equal(clausesOf([call(1, 'fchmodat', `${J}/claim.1.json`)]), [['PUB-11']]);
+  assert.equal(clausesOf([call(1, 'chmod', '/q/ready')]), [['PUB-11']]);
+  assert.equal(clausesOf([call(1, 'mkdir', '/q/lanes/ab'), call(2, 'chmod', '/q/lanes/ab'), { ...call(3, 'openat', `${J}/.claim.1.json.a`), flags: 0o301 }, call(4, 'fchmod', `${J}/.claim.1.json.a`)]), []);
+});
+
+audit('removing a state record, an output, the spec or the job directory in jobs/ is PUB-10; temporary names, ready entries, lower holds and registrations may go', () => {
+  for (const name of ['state.1.json', 'stdout.1', 'stderr.2', 'spec.json', 'stdin']) assert.equal(clausesOf([call(1, 'unlinkat', `${J}/${name}`)]), [['PUB-10', 'I1']], name);
+  assert.equal(clausesOf([call(1, 'rmdir', J)]), [['PUB-10', 'I1']]);
+  assert.equal(clausesOf([call(1, 'unlinkat', `${J}/.claim.1.json.a`), call(2, 'unlinkat', `/q/ready/1000-${ID}`), call(3, 'unlinkat', '/q/lanes/ab/1.json'), call(4, 'unlinkat', '/q/workers/0123456789abcdef.json'), call(5, 'rmdir', `/q/tmp/.gc-${ID}-1`)]), []);
+});
+
 audit.run();
 
 const catalog = suite('case catalog');
