@@ -272,8 +272,8 @@ async function priorityArrivalCase(ctx: CaseContext): Promise<void> {
 }
 
 export const schedulingCases: ConformanceCase[] = [
-  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2', 'LANE-3', 'LANE-4', 'CLAIM-2'], level: 'consumer', strength: 'MUST', run: lanesCase },
-  { name: 'scheduling/lane-held-by-orphan', clauses: ['LANE-2', 'LANE-1', 'RECOV-2'], level: 'consumer', strength: 'MUST', run: laneHeldByOrphanCase },
-  { name: 'scheduling/preemption', clauses: ['PREEMPT-1', 'PREEMPT-2', 'RETRY-1', 'CLAIM-2'], level: 'consumer', strength: 'MUST', heavy: true, run: preemptionCase },
+  { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2', 'LANE-3', 'LANE-4', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: lanesCase },
+  { name: 'scheduling/lane-held-by-orphan', clauses: ['LANE-2', 'LANE-1', 'RECOV-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneHeldByOrphanCase },
+  { name: 'scheduling/preemption', clauses: ['PREEMPT-1', 'PREEMPT-2', 'RETRY-1', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes', 'preemption'], heavy: true, run: preemptionCase },
   { name: 'scheduling/priority-arrival', clauses: ['CLAIM-2', 'CLAIM-1'], level: 'consumer', strength: 'MUST', run: priorityArrivalCase },
 ];

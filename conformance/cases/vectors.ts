@@ -288,7 +288,7 @@ function withVectorClauses(type: string, clauses: string[]): string[] {
 
 export const vectorCases: ConformanceCase[] = [
   { name: 'vectors/spec', clauses: withVectorClauses('spec', ['REC-4', 'CLAIM-6', 'VER-1', 'I7']), level: 'consumer', strength: 'MUST', run: specVectors },
-  { name: 'vectors/request', clauses: withVectorClauses('request', ['REQ-1', 'ENQ-1', 'VER-1', 'VER-3', 'I7']), level: 'producer', strength: 'MUST', fansOut: true, run: requestVectors },
+  { name: 'vectors/request', clauses: withVectorClauses('request', ['REQ-1', 'REQ-2', 'ENQ-1', 'VER-1', 'VER-3', 'I7']), level: 'producer', strength: 'MUST', fansOut: true, run: requestVectors },
   { name: 'vectors/queue', clauses: withVectorClauses('queue', ['LAYOUT-2', 'VER-1', 'VER-3', 'I7']), level: 'producer', strength: 'MUST', fansOut: true, run: queueVectors },
   { name: 'vectors/claim', clauses: withVectorClauses('claim', ['REC-4', 'CLAIM-3', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('claim') },
   { name: 'vectors/exec', clauses: withVectorClauses('exec', ['REC-4', 'RECOV-1', 'I7']), level: 'consumer', strength: 'MUST', run: recordVectors('exec') },

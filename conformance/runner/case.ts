@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { JOB_ID_PATTERN } from '../../src/records/names.ts';
 import type { JobRequest } from '../../src/records/codec.ts';
-import { hasRole, type Manifest, type Placeholders, type Role } from './manifest.ts';
+import { hasRole, type Feature, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import type { Pool } from './pool.ts';
 import { describeExit, runRole, startRole, type ProcessResult, type RoleRunOptions, type Spawned } from './process.ts';
 import type { CaseResult, CrashPoint, Failure, Level, Strength } from './report.ts';
@@ -40,6 +40,13 @@ export interface ConformanceCase {
   strength: Strength;
   /** Roles the case needs besides produce and consume; it is skipped without them. */
   roles?: Role[];
+  /** Optional features (section 15) the case needs; it is skipped when the manifest does not claim them (MANIFEST-3). */
+  features?: Feature[];
+  /**
+   * A case for a consumer that does NOT claim these features (CLAIM-11):
+   * it runs when at least one of them is unclaimed.
+   */
+  unclaimed?: Feature[];
   /** Needs the reference implementation as the other side (interoperability). */
   interop?: boolean;
   /** Needs root (chown, ns_last_pid). */
@@ -144,13 +151,25 @@ export class CaseContext {
     return root;
   }
 
-  /** Runs a role of `via` (default: the implementation under test). */
+  /** Runs a role of `via` (default: the implementation under test, or the reference for a level it does not claim). */
   role(role: Role, values: Placeholders, options: RoleRunOptions & { via?: Manifest } = {}): Promise<ProcessResult> {
-    return runRole(options.via ?? this.impl, role, values, this.withMarker(options));
+    return runRole(options.via ?? this.sideFor(role), role, values, this.withMarker(options));
   }
 
   startRole(role: Role, values: Placeholders, options: RoleRunOptions & { via?: Manifest } = {}): Spawned {
-    return startRole(options.via ?? this.impl, role, values, this.withMarker(options));
+    return startRole(options.via ?? this.sideFor(role), role, values, this.withMarker(options));
+  }
+
+  /**
+   * MANIFEST-3: who plays a role. The implementation, unless it does not
+   * claim the level the role belongs to (a producer-only implementation's
+   * jobs are consumed by the reference, and the other way round).
+   */
+  sideFor(role: Role): Manifest {
+    const { levels } = this.impl.profile;
+    if (role === 'produce' && !levels.has('producer')) return this.reference;
+    if (role === 'consume' && !levels.has('consumer')) return this.reference;
+    return this.impl;
   }
 
   /**
@@ -175,8 +194,9 @@ export class CaseContext {
   async produce(queue: string, request: JobRequest, options: { via?: Manifest; name?: string } = {}): Promise<Produced> {
     this.requests += 1;
     const requestFile = await writeRequest(path.join(this.dir, 'requests'), options.name ?? `r${this.requests}`, request);
-    if (options.via !== undefined && options.via.file === this.reference.file && !this.isReference) return this.produceInProcess(queue, request, requestFile);
-    const result = await this.role('produce', { queue, request: requestFile }, options.via === undefined ? {} : { via: options.via });
+    const via = options.via ?? this.sideFor('produce');
+    if (via.file === this.reference.file && !this.isReference) return this.produceInProcess(queue, request, requestFile);
+    const result = await this.role('produce', { queue, request: requestFile }, { via });
     const printed = result.stdout.trim();
     const id = result.code === 0 && JOB_ID_PATTERN.test(printed) ? printed : undefined;
     return id === undefined ? { result, requestFile } : { result, id, requestFile };

@@ -24,8 +24,23 @@ export type Role = (typeof ROLES)[number];
 /** MANIFEST-2: a role's time limit when the manifest gives none. */
 export const DEFAULT_TIMEOUT_S = 60;
 
+/** The optional features of section 15, by level. */
+export const PRODUCER_FEATURES = ['dedupe'] as const;
+export const CONSUMER_FEATURES = ['lanes', 'preemption', 'payload', 'workers', 'policy'] as const;
+export type Feature = (typeof PRODUCER_FEATURES)[number] | (typeof CONSUMER_FEATURES)[number];
+export type Level = 'producer' | 'consumer' | 'validator';
+
+/** What an implementation claims (MANIFEST-3): the levels, and the features of each. */
+export interface Profile {
+  levels: ReadonlySet<Level>;
+  features: ReadonlySet<Feature>;
+  /** Whether the manifest said so (1.1) or the 1.0 default applies. */
+  explicit: boolean;
+}
+
 export interface Manifest {
   name: string;
+  profile: Profile;
   /** Absolute path of the manifest file. */
   file: string;
   /** Its directory: relative paths and the roles' working directory. */
@@ -65,6 +80,20 @@ export function parseManifest(text: string, file: string): Manifest {
     });
   }
   const manifest = value as ConformanceManifest;
+  const profile = profileOf(manifest);
+  const needed: [Level, Role][] = [
+    ['producer', 'produce'],
+    ['consumer', 'consume'],
+    ['validator', 'validate'],
+  ];
+  for (const [level, role] of needed) {
+    if (profile.levels.has(level) && (manifest.roles as Partial<Record<Role, unknown>>)[role] === undefined) {
+      throw new FsjobError('USAGE', `${absolute} claims the ${level} level but has no ${role} role (MANIFEST-1, MANIFEST-3)`, { path: absolute, clause: 'MANIFEST-3' });
+    }
+  }
+  if (profile.features.has('preemption') && !profile.features.has('lanes')) {
+    throw new FsjobError('USAGE', `${absolute} claims preemption without lanes (spec section 15: preemption needs lanes)`, { path: absolute, clause: 'MANIFEST-3' });
+  }
   const dir = path.dirname(absolute);
   const roles: Partial<Record<Role, readonly string[]>> = {};
   for (const role of ROLES) {
@@ -73,12 +102,39 @@ export function parseManifest(text: string, file: string): Manifest {
   }
   return {
     name: manifest.name,
+    profile,
     file: absolute,
     dir,
     roles,
     env: { ...(manifest.env ?? {}) },
     timeoutMs: (manifest.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
   };
+}
+
+/**
+ * MANIFEST-3: the profile a manifest claims. Without `profile` (1.0): the
+ * producer and consumer levels with every feature but policy, and the
+ * validator level when there is a validate role.
+ */
+function profileOf(manifest: ConformanceManifest): Profile {
+  const claimed = manifest.profile;
+  if (claimed === undefined) {
+    const levels = new Set<Level>(['producer', 'consumer']);
+    if (manifest.roles.validate !== undefined) levels.add('validator');
+    return { levels, features: new Set<Feature>([...PRODUCER_FEATURES, ...CONSUMER_FEATURES.filter((f) => f !== 'policy')]), explicit: false };
+  }
+  const levels = new Set<Level>();
+  const features = new Set<Feature>();
+  if (claimed.producer !== undefined) {
+    levels.add('producer');
+    for (const f of claimed.producer) features.add(f);
+  }
+  if (claimed.consumer !== undefined) {
+    levels.add('consumer');
+    for (const f of claimed.consumer) features.add(f);
+  }
+  if (claimed.validator !== undefined) levels.add('validator');
+  return { levels, features, explicit: true };
 }
 
 export function loadManifest(file: string): Manifest {

@@ -63,7 +63,13 @@ export function selectCases(cases: readonly ConformanceCase[], manifest: Manifes
     if (c.crash === true && crash === 'none') continue;
     if (c.power === true && (options.power ?? 'none') === 'none') continue;
     const missing = (c.roles ?? []).filter((r) => manifest.roles[r] === undefined);
-    if (missing.length > 0) skipped.push({ c, reason: `${manifest.name} has no ${missing.join(', ')} role` });
+    const { levels, features } = manifest.profile;
+    const unclaimedFeatures = (c.features ?? []).filter((f) => !features.has(f));
+    const levelClaimed = c.level === 'validator' ? levels.has('validator') : levels.has(c.level as 'producer' | 'consumer');
+    if (!levelClaimed) skipped.push({ c, reason: `${manifest.name} does not claim the ${c.level} level (MANIFEST-3)` });
+    else if (unclaimedFeatures.length > 0) skipped.push({ c, reason: `${manifest.name} does not claim ${unclaimedFeatures.join(', ')} (MANIFEST-3)` });
+    else if (c.unclaimed !== undefined && c.unclaimed.every((f) => features.has(f))) skipped.push({ c, reason: `${manifest.name} claims ${c.unclaimed.join(', ')}: nothing to skip (CLAIM-11)` });
+    else if (missing.length > 0) skipped.push({ c, reason: `${manifest.name} has no ${missing.join(', ')} role` });
     else if (c.root === true && process.geteuid?.() !== 0) skipped.push({ c, reason: 'needs root (chown, ns_last_pid)' });
     else run.push(c);
   }

@@ -104,7 +104,8 @@ export function compact(value: unknown): Buffer {
 export async function writeRequest(dir: string, name: string, request: JobRequest): Promise<string> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${name}.json`);
-  await writeFile(file, serializeRecord(request), { mode: 0o600 });
+  // Compact form as a record's (MANIFEST-2), but bounded by REQUEST_MAX, not RECORD_MAX (REQ-1).
+  await writeFile(file, `${JSON.stringify(request)}\n`, { mode: 0o600 });
   return file;
 }
 

@@ -8,9 +8,6 @@ Times are milliseconds and sizes bytes, as in the spec.
 PROTOCOL_VERSION = "1.1"
 PROTOCOL_MAJOR = 1
 PROTOCOL_MINOR = 1
-#: SPEC-2, VER-5: a spec that uses none of the members 1.1 added is written "1.0", as the reference writes it,
-#: so that a 1.0 consumer of the same queue still takes it.
-SPEC_BASE_VERSION = "1.0"
 
 RECORD_MAX = 1_048_576
 STDIN_MAX = 67_108_864

@@ -126,6 +126,7 @@ def logs(queue: "Queue", job_id: str) -> Logs:
 
 def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[str] = None) -> bool:
     """CANCEL-1: publish cancel.json (or cancel-force.json) by link; CANCEL-2: finish an unowned job at once."""
+    queue.require_layout()
     view = _view(queue, job_id)
     if not view.exists:
         if view.dir_problem == "missing":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 from . import ready
 from .clock import mono_ms
 from .constants import (
-    DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, SPEC_BASE_VERSION, STDIN_MAX, TIMEOUT_DEFAULT,
+    DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, STDIN_MAX, TIMEOUT_DEFAULT,
 )
 from .errors import DedupeHeld, FsjobError, io_error
 from .holds import Key
@@ -161,14 +161,13 @@ def spec_of(request: Dict[str, Any], job_id: str, created_ms: int, stdin: Option
     if "cwd" not in merged:
         merged["cwd"] = os.getcwd()
     merged["stdin"] = None if stdin is None else {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
-    # SPEC-2 (1.1): the two members 1.1 added are written only when they say something (a job using
-    # neither stays a record any 1.0 reader takes); a spec that uses one says "1.1" (VER-4).
+    # SPEC-2 (1.1): the two members 1.1 added are written only when they say something.
     if merged.get("output_keep") == "head":
         del merged["output_keep"]
     if merged.get("not_before_ms", 0) is None:
         del merged["not_before_ms"]
-    uses_1_1 = "output_keep" in merged or "not_before_ms" in merged
-    spec: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION if uses_1_1 else SPEC_BASE_VERSION, "type": "spec", "id": job_id, "created_ms": created_ms}
+    # VER-4: a 1.1 writer says 1.1 whatever members it uses (a 1.0 reader still takes it, VER-3).
+    spec: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION, "type": "spec", "id": job_id, "created_ms": created_ms}
     for name in _SPEC_ORDER:
         if name in merged:
             spec[name] = merged[name]
@@ -180,7 +179,7 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     """ENQ-1..ENQ-6 for one request; returns the id once jobs/<id> is durable."""
     value = parse_request(request, path)
     stdin = _stdin_bytes(value)
-    queue.require("jobs", "ready", "tmp")
+    queue.require_layout()
     dedupe_key = value.get("dedupe")
     if dedupe_key is not None:
         queue.require("dedupe")

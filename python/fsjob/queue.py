@@ -123,6 +123,10 @@ class Queue:
             except FsjobError as error:
                 raise FsjobError(error.code, f"the queue's {name}/ is unusable: {error.message} (LAYOUT-10)", path=os.path.join(self.root, name), clause="LAYOUT-10") from error
 
+    def require_layout(self) -> None:
+        """LAYOUT-10: every operation refuses a damaged queue, even when it would not use the damaged entry."""
+        self.require(*TOP_DIRS)
+
     def usable(self, name: str) -> bool:
         """Whether a top-level directory is usable (LAYOUT-10)."""
         try:

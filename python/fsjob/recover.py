@@ -35,7 +35,7 @@ class RecoverReport:
 def recover(queue: Queue, log: Callable[[str], None] = lambda text: None) -> RecoverReport:
     """RECOV-1, RECOV-4, READY-4, TEMP-1, TEMP-2 and WORKER-1 over the whole queue."""
     report = RecoverReport()
-    queue.require("jobs", "ready", "tmp")
+    queue.require_layout()
     judge = Judge()
     ready.rebuild(queue.root, queue.uid)
     for job_id in list_dir(queue.path("jobs")):

@@ -152,7 +152,7 @@ class Worker:
     def run(self) -> int:
         """Serve the queue until stopped (or, with ``drain``, until nothing remains to make progress on). Returns the exit status."""
         queue = self.queue
-        queue.require("jobs", "ready", "tmp")
+        queue.require_layout()
         if self.commands:
             self.guardian = Guardian()
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Callable, List, Tuple
 
 from .support import QueueCase, quiet
 from fsjob import FsjobError, constants, work
@@ -37,10 +38,8 @@ class OutputKeep(QueueCase):
         for name, job in (("plain", plain), ("tail", tail)):
             with open(os.path.join(self.job_dir(job), "spec.json"), "rb") as handle:
                 specs[name] = json.loads(handle.read())
-        # VER-4: what a spec without a 1.1 member says is the producer's choice of version (SPEC_BASE_VERSION
-        # while the reference writes 1.0 for such a spec; PROTOCOL_VERSION once every writer says 1.1).
-        plain_version = getattr(constants, "SPEC_BASE_VERSION", constants.PROTOCOL_VERSION)
-        self.assertEqual((specs["plain"]["fsjob"], "output_keep" in specs["plain"], "not_before_ms" in specs["plain"]), (plain_version, False, False))
+        # VER-4: a 1.1 writer says 1.1 whatever members it uses.
+        self.assertEqual((specs["plain"]["fsjob"], "output_keep" in specs["plain"], "not_before_ms" in specs["plain"]), (constants.PROTOCOL_VERSION, False, False))
         self.assertEqual((specs["tail"]["fsjob"], specs["tail"]["output_keep"]), ("1.1", "tail"))
 
 
@@ -92,3 +91,21 @@ class Pause(QueueCase):
         self.assertFalse(self.queue.resume())
         self.assertEqual(work(self.queue, drain=True, install_signals=False, log=quiet), 0)
         self.assertEqual(self.queue.wait(job, 1).outcome, "succeeded")
+
+
+class DamagedLayout(QueueCase):
+    def test_a_queue_with_a_planted_top_directory_is_refused_by_every_operation(self) -> None:
+        job = self.queue.enqueue(["true"], cwd=self.outside)
+        lanes = self.queue.path("lanes")
+        os.rmdir(lanes)
+        os.symlink(self.outside, lanes)
+        operations: List[Tuple[str, Callable[[], object]]] = [
+            ("enqueue", lambda: self.queue.enqueue(["true"], cwd=self.outside)),
+            ("work", lambda: work(self.queue, drain=True, install_signals=False, log=quiet)),
+            ("cancel", lambda: self.queue.cancel(job)),
+        ]
+        for name, operation in operations:
+            with self.assertRaises(FsjobError, msg=name) as caught:
+                operation()
+            self.assertEqual(caught.exception.clause, "LAYOUT-10", name)
+        self.assertEqual(self.names(job), ["spec.json"])

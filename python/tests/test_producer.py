@@ -11,7 +11,7 @@ from .support import QueueCase, cli
 from fsjob import DedupeHeld, FsjobError, Queue
 from fsjob.records import read_record
 from fsjob.names import RecordName
-from fsjob.constants import SPEC_BASE_VERSION
+from fsjob.constants import PROTOCOL_VERSION
 
 
 class Enqueue(QueueCase):
@@ -21,7 +21,7 @@ class Enqueue(QueueCase):
         spec = read_record(os.path.join(self.job_dir(job), "spec.json"), "spec", RecordName("spec", job_id=job))
         assert spec is not None and spec.ok, spec.reason if spec else ""
         value = spec.value
-        self.assertEqual(value["fsjob"], SPEC_BASE_VERSION)  # SPEC-2: no member 1.1 added is used
+        self.assertEqual(value["fsjob"], PROTOCOL_VERSION)  # VER-4: 1.1 even when no member 1.1 added is used
         self.assertEqual((value["argv"], value["env"], value["cwd"], value["priority"]), (["echo", "hi"], {"A": "1"}, self.outside, 7))
         self.assertEqual(value["stdin"]["bytes"], 2)
         defaults: List[Tuple[str, Any]] = [("timeout_ms", 3600000), ("kill_grace_ms", 5000), ("queue_deadline_ms", None), ("max_attempts", 1),

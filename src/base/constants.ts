@@ -2,10 +2,10 @@
  * Every number of the spec's table (spec/fsjob-v1.md section 0), in one place,
  * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
  */
-/** The protocol version this implementation writes and reads (VER-1). */
-export const PROTOCOL_VERSION = '1.0';
+/** The protocol version this implementation writes and reads (VER-1, VER-4). */
+export const PROTOCOL_VERSION = '1.1';
 export const PROTOCOL_MAJOR = 1;
-export const PROTOCOL_MINOR = 0;
+export const PROTOCOL_MINOR = 1;
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 export const RECORD_MAX = 1_048_576;
@@ -21,6 +21,12 @@ export const KILL_GRACE_DEFAULT = 5_000;
 export const CANCEL_GRACE = 10_000;
 export const CONTROL_LATENCY = 2_000;
 export const GUARDIAN_LIMIT = 10_000;
+/** WORKER-2: the guardian's TERM-to-KILL grace, whatever kill_grace_ms says. */
+export const GUARDIAN_GRACE = 5_000;
+/** EXEC-12: how long an owner waits for its output pipes once the group is gone. */
+export const DRAIN_LIMIT = 2_000;
+/** DEDUPE-3, DEDUPE-5: how long a dedupe hold of an unpublished job counts. */
+export const DEDUPE_STAGE_MAX = 60_000;
 export const RECOVER_GRACE = 5_000;
 export const GEN_MAX = 10_000;
 export const TIMEOUT_MAX = 604_800_000;
@@ -35,8 +41,6 @@ export const NEST_MAX = 128;
 export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
 /** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */
 export const REQUEST_MAX = 100_663_296;
-/** (1.1) The version a record carries when it uses a member or type 1.1 added (SPEC-2, VER-4), whatever PROTOCOL_VERSION says. */
-export const VERSION_1_1 = '1.1';
 
 /** How many hold numbers takeHold tries for one key before giving up (not a spec number). */
 export const DEDUPE_TRIES = 100;

@@ -32,7 +32,7 @@ export interface ClaimPolicy {
   hasHandler(name: string): boolean;
 }
 
-/** A job this process owns and will now run (CLAIM-6.8). */
+/** A job this process owns and will now run (CLAIM-6 step 9). */
 export interface RunTicket {
   owner: Ownership;
   spec: SpecRecord;
@@ -42,6 +42,8 @@ export interface RunTicket {
   stdin: SafeHandle | null;
   /** Whether the claim broke an orphaned one (RECOV-2). */
   recovered: boolean;
+  /** Under a policy, the program that runs: argv[0] resolved against the trusted PATH (EXEC-15). */
+  program?: string;
 }
 
 export type ClaimResult =
@@ -89,7 +91,12 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
     if (!proof.stopped) return { kind: 'unproven', gen: g, clause: 'RECOV-1', reason: proof.reason };
     recovered = true;
   }
-  if (g + 1 > GEN_MAX) return { kind: 'limit', gen: g }; // CLAIM-4
+  if (g + 1 > GEN_MAX) {
+    // CLAIM-4: no claim past GEN_MAX. A dead owner's open claim GEN_MAX never ran the
+    // job (CLAIM-9): a recoverer finishes it with its claim_limit receipt, unclaimed (RECOV-4).
+    if (recovered) return finishAtGenMax(ctx, queue, id, spec, g);
+    return { kind: 'limit', gen: g };
+  }
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
   // CLAIM-5: the commit point of the claim.
@@ -106,6 +113,17 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
     await giveBackUndecided(owner).catch(() => undefined);
     throw error;
   }
+}
+
+/** RECOV-4: the lost receipt of a job whose claim GEN_MAX died open, published without a claim. */
+async function finishAtGenMax(ctx: Context, queue: Queue, id: string, spec: SpecView, gen: number): Promise<ClaimResult> {
+  const owner = new Ownership(ctx, queue, id, gen, ctx.clock.nowMs());
+  const used = await attemptsUsed(queue, await listJob(queue, id));
+  return finish(
+    owner,
+    { outcome: 'lost', exit_code: 125, reason: 'claim_limit', message: `the owner of generation ${gen} (GEN_MAX) died before finishing the job (RECOV-4)`, attempts: used },
+    spec.ok ? spec.spec : undefined,
+  );
 }
 
 async function giveBackUndecided(owner: Ownership): Promise<void> {
@@ -163,14 +181,22 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
       spec,
     );
   }
+  // 6.5: generation GEN_MAX never runs the job (CLAIM-9).
+  if (owner.gen >= GEN_MAX) {
+    return finish(owner, { outcome: 'lost', exit_code: 125, reason: 'claim_limit', message: `generation ${owner.gen} is GEN_MAX: no generation may run the job (CLAIM-9)`, attempts: used }, spec);
+  }
+  // CLAIM-10: steps 0 to 5 are every claimer's; a one-shot recover then gives the job back.
   if (policy.purpose === 'release') {
     const end = await owner.publishEnd('released', false, 0, null);
     return { kind: 'decided', owner, end };
   }
-  // 6.5, 6.6
+  // 6.6 (policy, handler), 6.7 (cwd, stdin)
+  let program: string | undefined;
   if (spec.argv !== undefined) {
-    if (ctx.allow !== null && !ctx.allow.allows(spec.argv[0])) {
-      return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `argv[0] ${JSON.stringify(spec.argv[0])} matches no allow pattern of this consumer (EXEC-9)`, attempts: used }, spec);
+    if (ctx.allow !== null) {
+      const verdict = ctx.allow.judge(spec.argv[0], spec.cwd, spec.env);
+      if (!verdict.ok) return finish(owner, { outcome: 'rejected', exit_code: 126, reason: 'not_allowed', message: `refused by this consumer's policy: ${verdict.why}`, attempts: used }, spec);
+      program = verdict.program;
     }
     const cwdProblem = await cwdUnusable(spec.cwd, queue.root);
     if (cwdProblem !== null) {
@@ -187,7 +213,7 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     }
     stdin = opened;
   }
-  // 6.7: LANE-2, after claiming.
+  // 6.8: LANE-2, after claiming.
   if (spec.lane !== null) {
     let taken = false;
     try {
@@ -204,22 +230,27 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
       return { kind: 'decided', owner, end };
     }
   }
-  return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered } };
+  return { kind: 'run', ticket: { owner, spec, attemptsUsed: used, stdin, recovered, ...(program === undefined ? {} : { program }) } };
 }
 
-/** EXEC-5: null when usable, else what is wrong. The directory lies outside the queue (SEC-8). */
+/**
+ * EXEC-5: null when usable, else what is wrong. The directory lies outside the
+ * queue (SEC-8) both as written (lexically normalised, no link resolved: a
+ * link inside the queue must not lead out of it either) and once resolved.
+ */
 export async function cwdUnusable(cwd: string, queueRoot: string): Promise<string | null> {
   if (!path.isAbsolute(cwd)) return 'is not an absolute path';
+  const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
+  // path.resolve normalises "." and ".." without touching the filesystem.
+  if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue as written';
   try {
     const info = await stat(cwd);
     if (!info.isDirectory()) return 'is not a directory';
   } catch {
     return 'does not exist or cannot be examined';
   }
-  const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
-  if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue';
   try {
-    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue';
+    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue once its links are resolved';
   } catch {
     return 'cannot be resolved';
   }
@@ -233,6 +264,12 @@ async function openStdin(queue: Queue, id: string, bytes: number): Promise<SafeH
     if (size !== bytes) {
       await handle.close().catch(() => undefined);
       return `holds ${size} bytes, the spec says ${bytes}`;
+    }
+    // SEC-10: a stdin with more than one link shares its content with another name, maybe outside the queue.
+    const links = (await handle.stat()).nlink;
+    if (links !== 1) {
+      await handle.close().catch(() => undefined);
+      return `has ${links} hard links: its content may be another file's (SEC-9, SEC-10)`;
     }
     return handle;
   } catch (error) {

@@ -21,7 +21,7 @@ import { stopGroup } from '../model/groups.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { CANCEL_GRACE } from '../base/constants.ts';
+import { CANCEL_GRACE, DRAIN_LIMIT } from '../base/constants.ts';
 import { OutputCapture, type OutputSummary } from './output.ts';
 import type { OutputKeep } from '../model/output-keep.ts';
 import type { Guardian } from './guardian.ts';
@@ -34,11 +34,11 @@ import type { Guardian } from './guardian.ts';
  * accord; EXEC-6 wants exactly the job's environment, so $1 says what PWD
  * must be: "-" for none, "=<value>" when the job's env sets it.
  */
+// EXEC-13: the command starts with umask 0022 (the consumer's own may be 077);
+// node resets signal dispositions and the mask for its children, and only
+// descriptors 0-2 survive the gate's exec.
 const GATE_SCRIPT =
-  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
-
-/** Bounded wait for the output pipes after the group is gone (a process outside the group may hold them). */
-const PIPE_DRAIN_LIMIT = 2_000;
+  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
 
 export type StopReason = 'timeout' | 'cancel' | 'force' | 'preempt' | 'superseded' | 'shutdown';
 
@@ -65,6 +65,8 @@ export interface CommandHooks {
   /** Durably records the group (publishes exec.<g>.json). Throwing aborts the attempt unreleased. */
   record(group: RecordedGroup): Promise<void>;
   guardian?: Guardian;
+  /** The guardian's deadline for the group unless its claim is renewed (LEASE-5). */
+  leaseDeadline?: () => number | undefined;
   clock?: Clock;
 }
 
@@ -87,6 +89,8 @@ export interface CommandResult {
   groupStopped: boolean;
   stdout: OutputSummary;
   stderr: OutputSummary;
+  /** The owner stopped waiting for the output pipes (EXEC-12): a process outside the group held them. */
+  drainCut: boolean;
 }
 
 export interface RunningCommand {
@@ -181,7 +185,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       if (leader === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
       group = { pgid: pid, start: leader.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
-      hooks.guardian?.track(group);
+      hooks.guardian?.track(group, hooks.leaseDeadline?.());
       await hooks.record(group);
     } catch (error) {
       // Never released: kill the gate and report the attempt as not started.
@@ -215,10 +219,13 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // is reaped now, so the group is judged by its members (zombies count as
     // stopped: an init that never reaps must not hold the attempt open).
     const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
-    await drainPipes(child, clock);
+    const cut = await drainPipes(child, clock);
     // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
     if (groupStopped) hooks.guardian?.untrack(group.pgid);
-    const [stdout, stderr] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
+    const [out, err] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
+    // EXEC-12: past the drain limit the totals are unknown.
+    const stdout: OutputSummary = cut ? { ...out, bytes_total: null } : out;
+    const stderr: OutputSummary = cut ? { ...err, bytes_total: null } : err;
     // The engine owns the output descriptors from here: they are durable, so close them.
     await Promise.all([spec.stdout.close(), spec.stderr.close()]);
     return {
@@ -232,6 +239,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       stdout,
       stderr,
       groupStopped,
+      drainCut: cut,
     };
   })();
 
@@ -249,11 +257,18 @@ async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
 }
 
 /** Waits for both pipes to reach end of file, bounded: a process that left the group may still hold them. */
-async function drainPipes(child: ChildProcess, clock: Clock): Promise<void> {
+/**
+ * EXEC-12: wait at most DRAIN_LIMIT for end of file on the output pipes once
+ * the group is gone; a process that left the group (setsid, a daemon) may
+ * hold them open forever (EXEC-16). True when it stopped waiting.
+ */
+async function drainPipes(child: ChildProcess, clock: Clock): Promise<boolean> {
   const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null);
   const ended = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
-  const limit = clock.sleep(PIPE_DRAIN_LIMIT).then(() => 'limit' as const);
+  const limit = clock.sleep(DRAIN_LIMIT).then(() => 'limit' as const);
   if ((await Promise.race([ended, limit])) === 'limit') {
     for (const s of streams) s.destroy();
+    return true;
   }
+  return false;
 }

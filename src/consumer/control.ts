@@ -6,21 +6,27 @@
  * 2. cancel records (CANCEL-3): `cancel-force.json` → kill, `cancel.json` → TERM;
  * 3. the lease (LEASE-1): renew by publishing `state.<g>.json` every
  *    RENEW_INTERVAL; an owner that cannot renew stops its execution before
- *    the lease runs out (LEASE-2). Both intervals are measured on the
- *    monotonic clock, and a heartbeat never says less than the last one plus
- *    the time really elapsed, so a wall clock that jumps back neither stops
- *    the renewals nor makes them look stale to other hosts (LEASE-4);
+ *    the lease runs out (LEASE-2), and a lease that lapsed (this process did
+ *    not run for lease_ms: SIGSTOP, a filesystem call that hung) is never
+ *    renewed: the execution is stopped instead (LEASE-6), since the guardian
+ *    has stopped it already or is about to (LEASE-5) and a judge on another
+ *    host may break the claim. Both intervals are measured on the monotonic
+ *    clock, and a heartbeat never says less than the last one plus the time
+ *    really elapsed, so a wall clock that jumps back neither stops the
+ *    renewals nor makes them look stale to other hosts (LEASE-4). After each
+ *    renewal the guardian is told its new deadline (onRenewed);
  * 4. preemption (PREEMPT-1): a preemptible job of a lane stops when a
  *    non-preemptible job of that lane waits.
  */
 import { CONTROL_LATENCY, CONTROL_POLL, renewInterval } from '../base/constants.ts';
 import { monotonicMs } from '../base/clock.ts';
-import { isFsjobError } from '../base/errors.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { SpecRecord, StateRecord } from '../records/codec.ts';
 import { statEntry } from '../fs/safefs.ts';
 import type { StopReason } from './command.ts';
 import type { Ownership } from './owner.ts';
 import { nonPreemptibleWaiting } from './lanes.ts';
+import { leaseDeadline } from './guardian.ts';
 
 export interface ControlTarget {
   spec: SpecRecord;
@@ -42,8 +48,15 @@ export class ControlLoop {
   private lastPreemptCheckMono = Number.NEGATIVE_INFINITY;
   /** The claim was superseded (CLAIM-7): publish nothing more. */
   superseded = false;
-  /** The lease could not be renewed, so the execution was stopped (LEASE-2). */
+  /** The lease could not be renewed, or lapsed, so the execution was stopped (LEASE-2, LEASE-6). */
   fenced = false;
+  /**
+   * performance.now() at the start of the last successful renewal, whatever
+   * clock the context injects: the guardian's deadline is real time (LEASE-5).
+   */
+  private renewedReal: number;
+  /** Called after each successful renewal, so that the guardian's deadline moves (LEASE-5). */
+  onRenewed: (() => void) | undefined;
 
   constructor(owner: Ownership, target: ControlTarget) {
     this.owner = owner;
@@ -51,6 +64,29 @@ export class ControlLoop {
     this.lastRenewalMs = owner.claimedMs; // LEASE-1: claimed_ms is the first renewal
     const { clock } = owner.ctx;
     this.lastRenewalMono = monotonicMs(clock) - Math.max(0, clock.nowMs() - owner.claimedMs);
+    this.renewedReal = owner.claimedReal;
+  }
+
+  /** The instant, on the guardian's clock, by which the execution must be stopped unless renewed (LEASE-5). */
+  guardianDeadline(): number | undefined {
+    return leaseDeadline(performance.now() - this.renewedReal, this.owner.ctx.leaseMs);
+  }
+
+  /**
+   * LEASE-6 once the execution ended: an execution that ended while this
+   * process was stopped (its guardian stopped the group at the deadline) is a
+   * counted failure whatever its status, when the lease lapsed meanwhile.
+   * True when the generation is fenced.
+   */
+  settle(): boolean {
+    if (!this.superseded && !this.fenced && this.lapsed()) this.fenced = true;
+    return this.fenced;
+  }
+
+  private fence(): void {
+    if (this.superseded || this.fenced) return;
+    this.fenced = true;
+    this.target.stop('superseded');
   }
 
   private sinceRenewal(): number {
@@ -67,7 +103,7 @@ export class ControlLoop {
     this.timer = undefined;
   }
 
-  /** Whether lease_ms has passed since the last successful renewal: nothing more may be published for this claim (RCPT-7, LEASE-2). */
+  /** Whether lease_ms of the monotonic clock passed since the last successful renewal: nothing more may be published for this claim (RCPT-7, LEASE-2, LEASE-6). */
   lapsed(): boolean {
     return this.sinceRenewal() >= this.owner.ctx.leaseMs;
   }
@@ -75,13 +111,21 @@ export class ControlLoop {
   /** Renew the lease now (a payload handler's heartbeat()). */
   async renew(): Promise<void> {
     const t = this.target;
+    if (this.fenced || this.lapsed()) {
+      // LEASE-6: a lapsed lease is never renewed; the execution stops instead.
+      this.fence();
+      throw new FsjobError('IO', `the lease of generation ${this.owner.gen} lapsed (no renewal for ${this.owner.ctx.leaseMs} ms): the execution is stopped, not renewed (LEASE-6)`, { clause: 'LEASE-6' });
+    }
     try {
       const bytes = t.bytes();
       const mono = monotonicMs(this.owner.ctx.clock);
+      const real = performance.now();
       // LEASE-4: never earlier than the last renewal plus the time that really passed.
       const atMs = Math.max(this.owner.ctx.clock.nowMs(), this.lastRenewalMs + Math.round(mono - this.lastRenewalMono));
       this.lastRenewalMs = await this.owner.heartbeat({ phase: t.phase(), attempt: t.attempt, stdout_bytes: bytes.stdout, stderr_bytes: bytes.stderr, progress: t.progress() }, atMs);
       this.lastRenewalMono = mono;
+      this.renewedReal = real;
+      this.onRenewed?.();
     } catch (error) {
       if (isFsjobError(error, 'SUPERSEDED')) this.lose();
       throw error;
@@ -118,10 +162,7 @@ export class ControlLoop {
           await this.renew();
         } catch {
           // LEASE-2: stop before the lease has passed since the last good renewal.
-          if (!this.superseded && this.sinceRenewal() >= owner.ctx.leaseMs - 2 * CONTROL_POLL) {
-            this.fenced = true;
-            target.stop('superseded');
-          }
+          if (this.sinceRenewal() >= owner.ctx.leaseMs - 2 * CONTROL_POLL) this.fence();
         }
       }
       const { spec } = target;

@@ -1,23 +1,38 @@
 #!/bin/sh
-# The guardian of one `fsjob work` process (spec WORKER-2).
+# The guardian of one fsjob consumer (spec WORKER-2, LEASE-5).
 #
-# It reads its stdin, a pipe whose write end only the worker holds:
-#   "+ <pgid> <leader-start>"  a command group the worker recorded (exec.<g>.json)
-#   "- <pgid>"                 that group is finished; forget it
-# End of file means the worker is gone (killed with SIGKILL, crashed, or done).
-# Then every group still listed is stopped: SIGTERM, then SIGKILL after a
-# grace, within GUARDIAN_LIMIT (10 s) of the worker's death.
+# It reads its stdin, a pipe whose write end only the consumer holds:
+#   "+ <pgid> <leader-start> <deadline>"  a command group the consumer recorded (exec.<g>.json)
+#   "r <pgid> <deadline>"                 the claim of that group's job was renewed
+#   "- <pgid>"                            that group is finished; forget it
+# A deadline is a time in milliseconds of /proc/uptime (a monotonic clock every
+# process of the host shares): the start of the claim or of its last renewal,
+# plus lease_ms.
+#
+# Two events stop a group (SIGTERM, then SIGKILL after GUARDIAN_GRACE, 5 s):
+# - end of file on the pipe: the consumer is gone (killed, crashed, or done);
+#   every group still listed is stopped;
+# - a deadline passed: the consumer has not renewed that claim for lease_ms,
+#   because it does not run (SIGSTOP, a filesystem call that hangs). Its lease
+#   lapses now and a judge on another host may break the claim after
+#   lease_ms + GUARDIAN_LIMIT + LEASE_SKEW (LEASE-3): the group must be gone
+#   within GUARDIAN_LIMIT (10 s) of the deadline (LEASE-2, LEASE-5).
+#
+# POSIX sh has no read timeout, so the pipe is polled: dd with
+# iflag=nonblock returns at once with what is there, nothing, or end of file.
 #
 # A group is signalled only while its identity matches (ID-9): its leader pid
 # still has the recorded start time, or the leader is gone and the group still
 # has members (the kernel keeps a pid number out of reuse while a group of
 # that number lives). A reused pid is never signalled.
 #
-# It ignores INT, TERM and HUP: a Ctrl-C that reaches the worker's terminal
+# It ignores INT, TERM and HUP: a Ctrl-C that reaches the consumer's terminal
 # group must not take the guardian down with it before it has done its job.
 trap '' INT TERM HUP
 
 grace_tenths=${FSJOB_GUARDIAN_GRACE_TENTHS:-50}
+NL='
+'
 
 start_of() { # <pid> -> prints field 22 of /proc/<pid>/stat, fails if no such process
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
@@ -30,69 +45,178 @@ start_of() { # <pid> -> prints field 22 of /proc/<pid>/stat, fails if no such pr
 }
 
 matches() { # <pgid> <start>: the group is still the recorded one
-  if now=$(start_of "$1"); then
-    [ "$now" = "$2" ]
+  if now_start=$(start_of "$1"); then
+    [ "$now_start" = "$2" ]
     return
   fi
   kill -0 "-$1" 2>/dev/null
 }
 
-groups=''
-while IFS=' ' read -r op pgid start; do
-  case "$op:$pgid" in
-    +:*[!0-9]* | -:*[!0-9]* | +: | -:) continue ;;
-    +:*) groups="$groups$pgid $start
-" ;;
-    -:*)
-      kept=''
-      while IFS=' ' read -r p s; do
-        [ -n "$p" ] || continue
-        [ "$p" = "$pgid" ] || kept="$kept$p $s
-"
-      done <<LIST
-$groups
-LIST
-      groups=$kept
-      ;;
-  esac
-done
-
-[ -n "$groups" ] || exit 0
-
 # A group whose members are all zombies is finished: an init that never
-# reaps must not make the guardian wait out its grace for nothing.
-has_live_member() { # <pgid>
-  for f in /proc/[0-9]*/stat; do
-    IFS= read -r line <"$f" 2>/dev/null || continue
-    line=${line##*) }
-    # shellcheck disable=SC2086
-    set -- $line
-    if [ "$3" = "$pgid_probe" ] && [ "$1" != Z ] && [ "$1" != X ]; then return 0; fi
+# reaps must not make the guardian wait out its grace for nothing. The scan
+# is one cat of every /proc/<pid>/stat, split on line feeds by the shell:
+# dash's read takes a system call per byte, which made a read loop over a few
+# hundred processes cost seconds.
+has_live_member() { # PGID LINE...: a line of the scan is a live member of PGID
+  want=$1
+  shift
+  for line do
+    rest=${line##*) }
+    state=${rest%% *}
+    rest=${rest#* }
+    rest=${rest#* }
+    [ "${rest%% *}" = "$want" ] || continue
+    [ "$state" != Z ] && [ "$state" != X ] && return 0
   done
   return 1
 }
 
-signal_all() { # <signal>; prints how many groups still have live members
+# live_groups <list of "pgid start" lines>: prints how many listed groups
+# still match (ID-9) and have a member that is not a zombie.
+live_groups() {
   alive=0
-  while IFS=' ' read -r p s; do
+  procs=$(cat /proc/[0-9]*/stat 2>/dev/null)
+  while IFS=' ' read -r p s _; do
     [ -n "$p" ] || continue
     matches "$p" "$s" || continue
-    pgid_probe=$p
-    has_live_member || continue
-    [ "$1" = 0 ] || kill "-$1" "-$p" 2>/dev/null
-    alive=$((alive + 1))
+    saved_ifs=$IFS
+    IFS=$NL
+    set -f
+    # shellcheck disable=SC2086
+    has_live_member "$p" $procs && alive=$((alive + 1))
+    IFS=$saved_ifs
+    set +f
   done <<LIST
-$groups
+$1
 LIST
   echo "$alive"
 }
 
-[ "$(signal_all TERM)" -gt 0 ] || exit 0
-waited=0
-while [ "$waited" -lt "$grace_tenths" ]; do
-  sleep 0.1
-  waited=$((waited + 1))
-  [ "$(signal_all 0)" -gt 0 ] || exit 0
+# signal_matching <signal> <list>: the signal to each listed group whose identity still matches (ID-9).
+signal_matching() {
+  while IFS=' ' read -r p s _; do
+    [ -n "$p" ] || continue
+    matches "$p" "$s" && kill "-$1" "-$p" 2>/dev/null
+  done <<LIST
+$2
+LIST
+}
+
+any_present() { # <list>: some listed group still has a process (zombies included)
+  while IFS=' ' read -r p _ _; do
+    [ -n "$p" ] || continue
+    kill -0 "-$p" 2>/dev/null && return 0
+  done <<LIST
+$1
+LIST
+  return 1
+}
+
+# stop_list <list>: SIGTERM, then SIGKILL once GUARDIAN_GRACE has passed on
+# the clock if a member remains. A group left with zombies only is finished
+# (seen by a scan every 2 s: scanning /proc is the expensive part).
+stop_list() {
+  signal_matching TERM "$1"
+  any_present "$1" || return 0
+  uptime_ms
+  kill_at=$((now + grace_tenths * 100))
+  polls=0
+  while :; do
+    sleep 0.1
+    polls=$((polls + 1))
+    any_present "$1" || return 0
+    if [ $((polls % 20)) = 0 ]; then [ "$(live_groups "$1")" -gt 0 ] || return 0; fi
+    uptime_ms
+    [ "$now" -lt "$kill_at" ] || break
+  done
+  signal_matching KILL "$1"
+}
+
+uptime_ms() { # -> now: milliseconds of /proc/uptime
+  IFS=' ' read -r up _ </proc/uptime
+  secs=${up%.*}
+  cents=${up#*.}
+  now=$((secs * 1000 + ${cents#0} * 10))
+}
+
+# handle <line>: one message of the consumer.
+handle() {
+  set -f
+  # shellcheck disable=SC2086
+  set -- $1
+  set +f
+  case "$1:$2" in
+    +:*[!0-9]* | r:*[!0-9]* | -:*[!0-9]* | +: | r: | -:) return 0 ;;
+  esac
+  case $1 in
+    +)
+      deadline=${4:-}
+      case $deadline in '' | *[!0-9]*) deadline=none ;; esac
+      forget "$2"
+      groups="$groups$2 $3 $deadline$NL" ;;
+    r)
+      case ${3:-} in '' | *[!0-9]*) return 0 ;; esac
+      kept=''
+      while IFS=' ' read -r p s d; do
+        [ -n "$p" ] || continue
+        if [ "$p" = "$2" ]; then kept="$kept$p $s $3$NL"; else kept="$kept$p $s $d$NL"; fi
+      done <<LIST
+$groups
+LIST
+      groups=$kept ;;
+    -) forget "$2" ;;
+  esac
+}
+
+forget() { # <pgid>
+  kept=''
+  while IFS=' ' read -r p s d; do
+    [ -n "$p" ] || continue
+    [ "$p" = "$1" ] || kept="$kept$p $s $d$NL"
+  done <<LIST
+$groups
+LIST
+  groups=$kept
+}
+
+# deadman: stop every group whose deadline has passed, and forget it.
+deadman() {
+  [ -n "$groups" ] || return 0
+  uptime_ms
+  due='' kept=''
+  while IFS=' ' read -r p s d; do
+    [ -n "$p" ] || continue
+    if [ "$d" != none ] && [ "$d" -le "$now" ]; then due="$due$p $s$NL"; else kept="$kept$p $s $d$NL"; fi
+  done <<LIST
+$groups
+LIST
+  groups=$kept
+  [ -z "$due" ] || stop_list "$due"
+}
+
+groups=''
+pending=''
+while :; do
+  chunk=$(dd bs=65536 count=1 iflag=nonblock 2>/dev/null; printf '/%s' "$?")
+  rc=${chunk##*/}
+  chunk=${chunk%/*}
+  if [ "$rc" = 0 ] && [ -z "$chunk" ]; then
+    break # end of file: the consumer is gone
+  fi
+  pending=$pending$chunk
+  while :; do
+    case $pending in
+      *"$NL"*) ;;
+      *) break ;;
+    esac
+    line=${pending%%"$NL"*}
+    pending=${pending#*"$NL"}
+    handle "$line"
+  done
+  deadman
+  if [ -n "$groups" ]; then sleep 0.5; else sleep 1; fi
 done
-signal_all KILL >/dev/null
+
+[ -n "$groups" ] || exit 0
+stop_list "$groups"
 exit 0

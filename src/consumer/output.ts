@@ -17,7 +17,8 @@ import { once } from 'node:events';
 import { headPart, type OutputKeep } from '../model/output-keep.ts';
 
 export interface OutputSummary {
-  bytes_total: number;
+  /** null when the owner stopped reading before end of file (EXEC-12): the total is unknown. */
+  bytes_total: number | null;
   bytes_kept: number;
   truncated: boolean;
   sha256: string;

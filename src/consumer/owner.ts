@@ -20,6 +20,8 @@ export const GIVE_BACK_DELAY = 2_000;
 
 export class Ownership extends Generation {
   readonly ctx: Context;
+  /** performance.now() just after the claim: where the guardian's first deadline counts from (LEASE-5). */
+  readonly claimedReal = performance.now();
 
   constructor(ctx: Context, queue: Queue, id: string, gen: number, claimedMs: number) {
     super(queue, id, gen, claimedMs, ctx.clock, ctx.self);

@@ -22,11 +22,11 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
 import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
-import { isJobId } from '../model/layout.ts';
+import { isJobId, tmpEntryJobId } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
 import { staleReadyEntries } from '../model/ready.ts';
 import { readRecord } from '../records/codec.ts';
-import { listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
+import { entryPresent, listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
 import { claimJob } from './claim.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { rebuildReady } from './select.ts';
@@ -114,13 +114,15 @@ async function recoverJob(ctx: Context, q: Queue, id: string, report: RecoverRep
   if (files.receipt) return;
   const spec = await ctx.specs.get(q, id);
   if (spec === undefined) return;
-  const view = await deriveStatus(q, files, { clock: ctx.clock, ...(spec.ok ? { spec: spec.spec } : {}) });
+  // A one-shot recover judges foreign claims by its own watch (LEASE-3): a claim that
+  // looks expired by the wall clock is reported, not broken, until a watch has seen it unchanged.
+  const view = await deriveStatus(q, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
   if (view.status === 'damaged') {
     report.skipped.push({ path: files.dir, job_id: id, reason: `damaged: ${view.findings[0]?.message ?? 'its records cannot be read'}` });
     return;
   }
   if ((view.status === 'claimed' || view.status === 'running') && view.owner?.verdict === 'unknown') {
-    report.unproven.push({ code: 'UNPROVEN', job_id: id, gen: view.gen, clause: 'ID-6', reason: `the owner of claim ${view.gen} cannot be judged: ${view.owner.reason}` });
+    report.unproven.push({ code: 'UNPROVEN', job_id: id, gen: view.gen, clause: view.owner.basis === 'lease' ? 'LEASE-3' : 'ID-6', reason: `the owner of claim ${view.gen} cannot be judged: ${view.owner.reason}` });
     return;
   }
   if (view.status !== 'orphaned') return;
@@ -164,9 +166,19 @@ async function removeStaleTemps(ctx: Context, q: Queue, dir: string, report: Rec
   }
 }
 
-/** TEMP-1 for tmp/: staging directories of crashed producers, .gc-* trees of crashed collectors. */
+/**
+ * TEMP-1 for tmp/: staging directories of crashed producers, .gc-* trees of
+ * crashed collectors; TEMP-2: never one named after a job that jobs/ holds.
+ */
 async function removeStaleTmp(ctx: Context, q: Queue, report: RecoverReport): Promise<void> {
-  for (const entry of await listDir(q.paths.dir('tmp'), q.fsOptions)) await removeIfStale(ctx, q, path.join(q.paths.dir('tmp'), entry.name), report);
+  for (const entry of await listDir(q.paths.dir('tmp'), q.fsOptions)) {
+    const named = tmpEntryJobId(entry.name);
+    if (named !== undefined && (await entryPresent(q.paths.job(named), q.fsOptions))) {
+      report.skipped.push({ path: path.join(q.paths.dir('tmp'), entry.name), job_id: named, reason: `named after the published job ${named}: it may be that job's own directory after a power loss (TEMP-2)` });
+      continue;
+    }
+    await removeIfStale(ctx, q, path.join(q.paths.dir('tmp'), entry.name), report);
+  }
 }
 
 /** READY-3 and TEMP-1 in ready/. */

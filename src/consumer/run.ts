@@ -13,7 +13,8 @@
  * publishes nothing either, and says so (UNPROVEN).
  */
 import os from 'node:os';
-import { CANCEL_GRACE, DEFAULT_COMMAND_PATH } from '../base/constants.ts';
+import { CANCEL_GRACE } from '../base/constants.ts';
+import { commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -53,23 +54,6 @@ function asFsjobError(error: unknown): FsjobError {
   return new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
-/** EXEC-6: exactly this environment, nothing of the consumer's own. */
-export function commandEnv(spec: SpecRecord, queueRoot: string, attempt: number): Record<string, string> {
-  return {
-    PATH: spec.env['PATH'] ?? DEFAULT_COMMAND_PATH,
-    HOME: spec.env['HOME'] ?? os.homedir(),
-    ...spec.env,
-    FSJOB_JOB_ID: spec.id,
-    FSJOB_ATTEMPT: String(attempt),
-    FSJOB_QUEUE: queueRoot,
-  };
-}
-
-/** EXEC-10: 128 + the signal number, for a signal fsjob did not send. */
-export function signalExitCode(signal: string): number {
-  const number = (os.constants.signals as Record<string, number | undefined>)[signal];
-  return number === undefined ? 255 : Math.min(255, 128 + number);
-}
 
 /** End the generation without an execution (EXEC-3: publication failed, or the attempt could not start). */
 async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
@@ -104,6 +88,8 @@ interface Ending {
   stderr: OutputSummary | null;
   result?: JsonValue;
   message?: string | null;
+  /** Said in the receipt when nothing else is (EXEC-12: an output held open outside the group). */
+  note?: string;
 }
 
 /**
@@ -115,7 +101,8 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
-    const published = await persist(owner, 'receipt', () => owner.publishReceipt({ ...base, ...fields }, spec), window);
+    const message = fields.message ?? e.note;
+    const published = await persist(owner, 'receipt', () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), window);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
   const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
@@ -143,9 +130,10 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
           ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
+        // LEASE-6: a counted failure; with no attempt left the attempt was lost with its lease.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'failed', exit_code: 137, message: 'stopped because its lease could not be renewed (LEASE-2)' });
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -163,8 +151,10 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
-  const argv = spec.argv as [string, ...string[]];
+  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find.
+  const argv = (ticket.program === undefined ? spec.argv : [ticket.program, ...(spec.argv ?? []).slice(1)]) as [string, ...string[]];
   let command: RunningCommand | undefined;
+  let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
   let shuttingDown = false;
@@ -212,14 +202,20 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
         },
         {
           record: async (group) => {
+            recorded = group;
             await owner.publishExec(attempt, group);
             phase = 'running';
             ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
           },
           guardian: deps.guardian,
+          leaseDeadline: () => control.guardianDeadline(),
           clock: ctx.clock,
         },
       );
+      // LEASE-5: every successful renewal moves the guardian's deadline for this group.
+      control.onRenewed = () => {
+        if (recorded !== undefined) deps.guardian?.renew(recorded.pgid, control.guardianDeadline());
+      };
       if (pending !== null) command.stop(pending);
       result = await command.done;
     } catch (error) {
@@ -229,7 +225,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       await ticket.stdin?.close().catch(() => undefined);
     }
     exited = true;
-    const fenced = control.fenced;
+    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced.
+    const fenced = control.settle();
     try {
       return await finishCommand(result, fenced);
     } finally {
@@ -270,6 +267,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
       message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+      ...(result.drainCut ? { note: `a process outside the command's group kept an output open after the group ended; the output totals are unknown (EXEC-12, EXEC-16)` } : {}),
     }, window);
   }
 
@@ -378,6 +376,7 @@ export class ClaimedJob {
     if (this.settled) throw new FsjobError('USAGE', `job ${this.id} was already completed, failed or released`);
     this.settled = true;
     this.control.stop();
+    this.control.settle(); // LEASE-6: a handler that ran past a lapsed lease is a counted failure
     clearTimeout(this.timer);
   }
 

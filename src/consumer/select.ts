@@ -32,6 +32,11 @@ export interface SelectResult {
   result: (ClaimResult & { kind: 'decided' | 'run' }) | null;
   /** The earliest retry_at_ms of a retrying job this consumer could run, or null. */
   retryAtMs: number | null;
+  /**
+   * The shortest time a watched foreign claim needs before it may be broken
+   * (LEASE-3), or null: a draining consumer waits for it (MANIFEST-4).
+   */
+  watchMs: number | null;
   /** The earliest not_before_ms of a delayed job this consumer could run (DELAY-1), or null. */
   notBeforeMs: number | null;
   /** The queue is paused (PAUSE-1): nothing was looked at, nothing claimed. */
@@ -52,10 +57,11 @@ function wrap(error: unknown): FsjobError {
  */
 export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void, readyView?: ReadyView): Promise<SelectResult> {
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
-  if (await isPaused(queue)) return { result: null, retryAtMs: null, notBeforeMs: null, paused: true };
+  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true };
   let retryAtMs: number | null = null;
+  let watchMs: number | null = null;
   let notBeforeMs: number | null = null;
-  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, notBeforeMs, paused: false });
+  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false });
   const ready = readyView ?? new ReadyView(queue);
   await ready.current();
   for (const entry of ready.entries()) {
@@ -76,6 +82,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
         retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
         continue;
       }
+      const watch = view.owner?.watchRemainingMs;
+      if (watch !== undefined) watchMs = watchMs === null ? watch : Math.min(watchMs, watch);
       if (view.status === 'delayed') {
         // DELAY-1: not claimable before not_before_ms; the caller decides whether to wait for it.
         const at = view.notBeforeMs ?? 0;
@@ -83,8 +91,9 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
         continue;
       }
       if (view.status === 'running' || view.status === 'claimed') {
-        // Held by a live owner (CLAIM-3): looked at again after a pause, not at every claim of ours.
-        avoid(id, HELD_PAUSE_MS);
+        // Held by a live owner (CLAIM-3): looked at again after a pause, not at every claim of ours;
+        // a foreign claim under watch (LEASE-3) is looked at on every scan until the watch decides.
+        if (watch === undefined) avoid(id, HELD_PAUSE_MS);
         continue;
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;

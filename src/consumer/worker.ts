@@ -244,6 +244,7 @@ export class Worker {
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
+      let watchMs: number | null = null;
       let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
       const exhausted = new Set<number>();
@@ -268,6 +269,7 @@ export class Worker {
         }
         this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+        if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
         if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
         if (selected.result === null) {
           exhausted.add(index);
@@ -292,14 +294,12 @@ export class Worker {
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
           if (!relisted && (relisted = relistBeforeEnd(this.slots.map((slot) => slot.view), roundMs))) continue;
-          // Nothing claimable now and nothing running here: only retry delays and
-          // delayed starts can still bring work. A delayed start is waited for only
-          // when it is near (MANIFEST-4: within CONSUME_RETRY_WAIT); a paused queue
-          // brings none (PAUSE-1).
-          const nearStart = notBeforeMs !== null && notBeforeMs - ctx.clock.nowMs() <= CONSUME_RETRY_WAIT ? notBeforeMs : null;
-          const next = retryAtMs === null ? nearStart : nearStart === null ? retryAtMs : Math.min(retryAtMs, nearStart);
-          if (next === null) return;
-          await this.sleep(Math.max(10, Math.min(next - ctx.clock.nowMs() + 5, this.pollMs)));
+          // Idle: only retries and starts due within CONSUME_RETRY_WAIT, and watched claims (LEASE-3), bring work (MANIFEST-4, PAUSE-1).
+          const now = ctx.clock.nowMs();
+          const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
+          const waits = [near(retryAtMs), near(notBeforeMs), watchMs].filter((ms): ms is number => ms !== null);
+          if (waits.length === 0) return;
+          await this.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
           continue;
         }
       }

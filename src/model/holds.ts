@@ -13,9 +13,9 @@ import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeT
 import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
-import { DEDUPE_TRIES, LEASE_DEFAULT, PROTOCOL_VERSION } from '../base/constants.ts';
+import { DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_DEFAULT, LEASE_SKEW, PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Queue } from './queue.ts';
-import { judgeOwner, selfIdentity } from './identity.ts';
+import { isLocal, judgeOwner, selfIdentity } from './identity.ts';
 import { deriveStatus, executionState, listJob, type StatusOptions } from './job.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
@@ -160,7 +160,12 @@ export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { cloc
   const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
   if (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) return unfinished();
   if (await dirPresent(queue.paths.staging(hold.job_id), queue.fsOptions)) {
+    // DEDUPE-3: a staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) after
+    // it was taken, on any host (its producer never publishes later, DEDUPE-5),
+    // and no longer once a same-host producer is proven dead.
     const now = (options.clock ?? systemClock).nowMs();
+    if (now > hold.created_ms + DEDUPE_STAGE_MAX + LEASE_SKEW) return false;
+    if (!(await isLocal(hold.owner))) return true;
     const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
     return verdict.verdict !== 'dead';
   }

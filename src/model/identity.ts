@@ -61,6 +61,13 @@ export interface OwnerJudgement {
   verdict: Verdict;
   basis: 'process' | 'lease';
   reason: string;
+  /**
+   * A foreign claim that missed a renewal by the wall clock and is being
+   * watched (LEASE-3): how much longer the watch must see its renewal
+   * unchanged before the claim may be broken. A one-shot consumer waits for
+   * it (tools.md MANIFEST-4); undefined otherwise.
+   */
+  watchRemainingMs?: number;
 }
 
 export interface LeaseFacts {

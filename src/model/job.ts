@@ -191,16 +191,30 @@ export async function attemptsUsed(queue: Queue, files: JobFiles): Promise<numbe
   return used;
 }
 
-/** The time of the last lease renewal of claim g (LEASE-3): claimed_ms or a later valid heartbeat. */
-export async function lastRenewalMs(queue: Queue, files: JobFiles, claim: ClaimRecord): Promise<number> {
+/**
+ * The time of the last lease renewal of claim g (LEASE-3): claimed_ms or a
+ * later valid heartbeat; undefined when `state.<g>.json` exists but is
+ * invalid (SEC-10: the renewal cannot be read).
+ */
+export async function lastRenewalMs(queue: Queue, files: JobFiles, claim: ClaimRecord): Promise<number | undefined> {
   if (!files.states.has(claim.gen)) return claim.claimed_ms;
   const state: Inspection<StateRecord> = await readGenRecord(queue, files, 'state', claim.gen);
-  return renewedAt(claim, state.ok ? state.value : undefined);
+  return state.ok ? renewedAt(claim, state.value) : undefined;
 }
 
-/** ID-6/ID-7 for the owner of `claim`: LEASE-3 on the wall clock, refined by a long-running judge's watch (LEASE-4). */
+/**
+ * ID-6/ID-7 for the owner of `claim`. A foreign owner is judged by its lease:
+ * on the wall clock for reports (LEASE-3's bound), and only dead once a watch
+ * of its renewal has completed (`leases`, LEASE-3, LEASE-4). A foreign claim
+ * whose state.<g>.json is invalid has an unknown owner (SEC-10); a same-host
+ * owner is judged by its process, so its state record does not matter.
+ */
 async function judgeClaimOwner(queue: Queue, files: JobFiles, claim: ClaimRecord, nowMs: number, leases: LeaseWatch | undefined): Promise<OwnerJudgement> {
-  const lease = { nowMs, lastRenewalMs: await lastRenewalMs(queue, files, claim), leaseMs: claim.lease_ms };
+  const renewal = await lastRenewalMs(queue, files, claim);
+  if (renewal === undefined && !(await isLocal(claim.owner))) {
+    return { verdict: 'unknown', basis: 'lease', reason: `foreign owner: state.${claim.gen}.json is invalid, so its last renewal cannot be read (SEC-10)` };
+  }
+  const lease = { nowMs, lastRenewalMs: renewal ?? claim.claimed_ms, leaseMs: claim.lease_ms };
   const byWall = await judgeOwner(claim.owner, lease);
   return leases === undefined ? byWall : leases.judge(`${queue.root}\0${claim.job_id}\0${claim.gen}`, lease, byWall);
 }
@@ -264,7 +278,10 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   // DELAY-1 (1.1): not claimed before not_before_ms, judged by this reader's clock.
   const notBefore = spec?.not_before_ms ?? null;
   if (notBefore !== null && now < notBefore) return { status: 'delayed', gen, ...withEnd, notBeforeMs: notBefore, findings: [] };
-  if (end !== undefined && end.retry_at_ms > now) return { status: 'retrying', gen, end, findings: [] };
+  // RETRY-4: due by the wall clock, or by the retry delay watched on the monotonic clock.
+  if (end !== undefined && end.retry_at_ms > now && options.leases?.retryDue(`${queue.root}\0${files.id}\0${gen}`, end, now) !== true) {
+    return { status: 'retrying', gen, end, findings: [] };
+  }
   return { status: 'queued', gen, ...withEnd, findings: [] };
 }
 

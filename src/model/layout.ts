@@ -21,6 +21,21 @@ export function isJobId(value: unknown): value is string {
   return typeof value === 'string' && JOB_ID_PATTERN.test(value);
 }
 
+/**
+ * TEMP-2: the job a tmp/ entry is named after (a staging directory tmp/<id>,
+ * a retired job tmp/.gc-<id>-<random>), or undefined. While jobs/<id> exists
+ * such an entry may be that job's own directory under its old name after a
+ * power loss (DUR-3), so it is never removed.
+ */
+export function tmpEntryJobId(name: string): string | undefined {
+  if (JOB_ID_PATTERN.test(name)) return name;
+  if (!name.startsWith('.gc-')) return undefined;
+  const rest = name.slice('.gc-'.length);
+  const cut = rest.lastIndexOf('-');
+  const id = cut < 0 ? rest : rest.slice(0, cut);
+  return JOB_ID_PATTERN.test(id) ? id : undefined;
+}
+
 export function assertJobId(value: string): string {
   if (!isJobId(value)) {
     throw new FsjobError('INVALID_ID', `not a job id: ${JSON.stringify(value).slice(0, 80)} (ids look like 1764476044123456789-3fa2c1d09b8e7f64)`, {

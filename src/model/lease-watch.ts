@@ -1,22 +1,32 @@
 /**
- * LEASE-4 for a judge that runs for long (a worker): wall clocks jump, so it
- * also measures a foreign lease on its own monotonic clock. Per claim it
- * remembers the renewal instant it last read and when it first read that
- * value:
+ * LEASE-3 and LEASE-4: a foreign claim is judged on this judge's own
+ * monotonic clock, because wall clocks jump and differ between hosts. Per
+ * claim the watch remembers the renewal instant it last read and when it
+ * first read that value:
  *
  * - unchanged for lease_ms + GUARDIAN_LIMIT + LEASE_SKEW of monotonic time
- *   (foreignLeaseGraceMs: a dead owner's guardian may stop its commands up
- *   to GUARDIAN_LIMIT after the owner's last self-fencing instant): the lease
- *   expired, whatever the wall clock says (a clock that jumped back, or a renewal
- *   stamped in the future by a clock that was ahead, cannot keep a dead owner
- *   alive);
- * - seen to change within that time: the owner is alive, whatever the wall
- *   clock says (a clock that jumped forward cannot kill a live owner);
- * - not seen to change yet (first sight): LEASE-3 on the wall clock.
+ *   (foreignLeaseGraceMs): the owner is dead, whatever the wall clock says
+ *   (a clock that jumped back, or a renewal stamped in the future by a clock
+ *   that was ahead, cannot keep a dead owner alive); by then the owner fenced
+ *   itself (LEASE-6) or its guardian stopped its commands (LEASE-5);
+ * - seen to change: the owner is alive, whatever the wall clock says (a clock
+ *   that jumped forward cannot kill a live owner);
+ * - not watched that long yet: never dead. A claim the wall clock shows
+ *   expired (LEASE-3's old bound) is `unknown` until the watch completes: in
+ *   1.0 a judge whose clock ran ahead broke live claims on that bound alone.
+ *
+ * A claim that missed a renewal by the wall clock (older than RENEW_INTERVAL
+ * + LEASE_SKEW) and has not been seen renewing carries `watchRemainingMs`,
+ * so that a one-shot consumer knows to wait for it (MANIFEST-4).
+ *
+ * The same watch times retry delays (RETRY-4): an end record's retry is due
+ * once `retry_at_ms - ended_ms` has passed on the monotonic clock since it
+ * was first seen, even when a wall clock that jumped back says otherwise.
  *
  * Same-host owners are judged by pid and start (ID-6) and never pass here.
  */
 import { monotonicMs, systemClock, type Clock } from '../base/clock.ts';
+import { LEASE_SKEW, renewInterval } from '../base/constants.ts';
 import { foreignLeaseGraceMs, type LeaseFacts, type OwnerJudgement } from './identity.ts';
 
 /** Claims remembered at most; the oldest are forgotten first (then judged from first sight again). */
@@ -50,12 +60,41 @@ export class LeaseWatch {
       this.seen.set(key, sighting);
     }
     const unchanged = Math.round(mono - sighting.sinceMono);
-    if (unchanged > foreignLeaseGraceMs(lease.leaseMs)) {
-      return { verdict: 'dead', basis: 'lease', reason: `foreign owner: its renewal stayed unchanged for ${unchanged} ms of this judge's monotonic clock (LEASE-4)` };
+    const grace = foreignLeaseGraceMs(lease.leaseMs);
+    if (unchanged > grace) {
+      return { verdict: 'dead', basis: 'lease', reason: `foreign owner: its renewal stayed unchanged for ${unchanged} ms of this judge's monotonic clock (LEASE-3)` };
     }
     if (sighting.renewed) {
       return { verdict: 'alive', basis: 'lease', reason: `foreign owner: seen renewing ${unchanged} ms ago on this judge's monotonic clock (LEASE-4)` };
     }
-    return byWall;
+    const missed = lease.nowMs - lease.lastRenewalMs > renewInterval(lease.leaseMs) + LEASE_SKEW;
+    const watch = missed ? { watchRemainingMs: grace + 1 - unchanged } : {};
+    if (byWall.verdict === 'dead') {
+      return {
+        verdict: 'unknown',
+        basis: 'lease',
+        reason: `foreign owner: ${byWall.reason}; it is broken only after its renewal stays unchanged for ${grace} ms of this judge's monotonic clock (${grace + 1 - unchanged} ms more, LEASE-3)`,
+        ...watch,
+      };
+    }
+    return { ...byWall, ...watch };
+  }
+
+  /**
+   * RETRY-4: whether the retry of an end record (`key` names it) is due: now
+   * >= retry_at_ms by the wall clock, or retry_at_ms - ended_ms watched on the
+   * monotonic clock since it was first seen.
+   */
+  retryDue(key: string, end: { retry_at_ms: number; ended_ms: number }, nowMs: number): boolean {
+    if (nowMs >= end.retry_at_ms) return true;
+    const mono = monotonicMs(this.clock);
+    const id = `retry\0${key}\0${end.ended_ms}`;
+    let sighting = this.seen.get(id);
+    if (sighting === undefined) {
+      if (this.seen.size >= WATCH_MAX) this.seen.delete(this.seen.keys().next().value as string);
+      sighting = { renewalMs: end.retry_at_ms, sinceMono: mono, renewed: false };
+      this.seen.set(id, sighting);
+    }
+    return mono - sighting.sinceMono >= end.retry_at_ms - end.ended_ms;
   }
 }

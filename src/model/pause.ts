@@ -9,7 +9,7 @@
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { VERSION_1_1 } from '../base/constants.ts';
+import { PROTOCOL_VERSION } from '../base/constants.ts';
 import { entryPresent } from '../fs/read.ts';
 import { publishRecord, removeTree } from '../fs/write.ts';
 import { encodeRecord, readRecord, type PauseRecord } from '../records/codec.ts';
@@ -57,7 +57,7 @@ export interface PauseOptions {
  */
 export async function pauseQueue(queue: Queue, options: PauseOptions = {}): Promise<{ published: boolean; record: PauseRecord | null }> {
   const record: PauseRecord = {
-    fsjob: VERSION_1_1,
+    fsjob: PROTOCOL_VERSION,
     type: 'pause',
     paused_ms: (options.clock ?? systemClock).nowMs(),
     by: await selfIdentity(),

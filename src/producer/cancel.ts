@@ -20,6 +20,17 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob, readSpec } from './jobs.ts';
 
+/** Why CLAIM-6 step 1 rejects a job whose spec is not valid (missing, a hazard, invalid, another major). */
+async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: 'invalid_spec' | 'unsupported_version'; message: string }> {
+  if (!files.spec) return { reason: 'invalid_spec', message: 'the job directory has no spec.json (CLAIM-6)' };
+  const read = await readJobRecord(queue, files, 'spec');
+  const first = read.ok ? undefined : read.findings[0];
+  return {
+    reason: first?.code === 'RECORD_VERSION' ? 'unsupported_version' : 'invalid_spec',
+    message: `spec.json is invalid${first === undefined ? '' : ` (${first.clause}): ${first.message}`} (CLAIM-6, CLAIM-10)`,
+  };
+}
+
 /** Options of `cancel` (section 8.6). */
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
@@ -138,8 +149,13 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
     // RCPT-3: the link is the commit point; the job is finished. READY-2 follows.
     // This generation recorded no execution, so the receipt reports none
     // (RCPT-5); earlier attempts' output stays in their stdout.<g> files.
+    // CLAIM-10: the canceller decides as any claimer does, so an invalid spec is
+    // rejected (CLAIM-6 step 1) before the cancel counts (step 2).
+    const invalid = spec === undefined ? await specRejection(queue, files) : undefined;
     receipt = await owner.publishReceipt(
-      { outcome: 'cancelled', exit_code: OUTCOME_EXIT.cancelled, message: `${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, attempts },
+      invalid === undefined
+        ? { outcome: 'cancelled', exit_code: OUTCOME_EXIT.cancelled, message: `${when} (CANCEL-2)${reason === null ? '' : `: ${reason}`}`, attempts }
+        : { outcome: 'rejected', exit_code: OUTCOME_EXIT.rejected, reason: invalid.reason, message: invalid.message, attempts },
       spec,
     );
   } catch (error) {

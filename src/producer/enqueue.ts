@@ -10,12 +10,12 @@ import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
-import { DELAY_MAX } from '../base/constants.ts';
+import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
-import { systemClock } from '../base/clock.ts';
+import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 
@@ -126,6 +126,8 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const readyName = readyEntryName(spec.priority, id);
   let staged = false;
   let readyCreated = false;
+  /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
+  let holdTakenMono: number | undefined;
   try {
     // Step 2 (PUB-8). A directory already at tmp/<id> is not ours: refuse, never reuse or remove it.
     let created: boolean;
@@ -162,6 +164,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     // hold as held while we are between here and the rename (DEDUPE-3).
     if (spec.dedupe !== null) {
       const key = spec.dedupe;
+      holdTakenMono = monotonicMs(clock);
       const taken = await takeHold(queue, 'dedupe', key, (hold) => dedupeHeld(queue, hold, { clock }), { clock, jobId: id, gen: null });
       if (!taken.taken) throw dedupeRefusal(queue, key, taken.current);
     }
@@ -169,6 +172,11 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     // a consumer rebuilds lost entries from jobs/ (READY-4).
     await createReadyEntry(queue, spec.priority, id);
     readyCreated = true;
+    // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
+    // producers (DEDUPE-3), so publishing now could share the key: refuse.
+    if (holdTakenMono !== undefined && monotonicMs(clock) - holdTakenMono > DEDUPE_STAGE_MAX) {
+      throw new FsjobError('IO', `job ${id} was not published within DEDUPE_STAGE_MAX (${DEDUPE_STAGE_MAX} ms) of taking its dedupe key, so the key may be another job's now; nothing was published (DEDUPE-5)`, { jobId: id, clause: 'DEDUPE-5' });
+    }
   } catch (error) {
     await unstage(queue, staged ? staging : undefined, readyCreated ? `${readyDir}/${readyName}` : undefined);
     throw error;

@@ -11,9 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { isJobId } from '../model/layout.ts';
+import { isJobId, tmpEntryJobId } from '../model/layout.ts';
 import { staleReadyEntries } from '../model/ready.ts';
-import { listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
+import { entryPresent, listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import type { Queue } from '../model/queue.ts';
@@ -146,11 +146,17 @@ async function lowerHolds(queue: Queue): Promise<string[]> {
   return lower;
 }
 
-/** TEMP-1: entries of tmp/ not modified for TEMP_MAX_AGE (dead producers' staging, interrupted gc trees). */
+/**
+ * TEMP-1: entries of tmp/ not modified for TEMP_MAX_AGE (dead producers'
+ * staging, interrupted gc trees), except one named after a job jobs/ still
+ * holds (TEMP-2): after a power loss it may be that job's own directory.
+ */
 async function staleTemps(queue: Queue, now: number): Promise<string[]> {
   const tmp = queue.paths.dir('tmp');
   const stale: string[] = [];
   for (const entry of await listDir(tmp, queue.fsOptions)) {
+    const named = tmpEntryJobId(entry.name);
+    if (named !== undefined && (await entryPresent(queue.paths.job(named), queue.fsOptions))) continue;
     const mtime = await mtimeOf(queue, path.join(tmp, entry.name));
     if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
   }

@@ -145,7 +145,8 @@ export async function jobStatus(queue: Queue, id: string, options: ReadOptions =
 async function pendingFinish(queue: Queue, files: JobFiles, view: JobStatusView, clock: Clock): Promise<string | null> {
   if (view.status !== 'running' || view.owner?.verdict !== 'alive' || view.claim === undefined) return null;
   if ((await executionState(queue, files, view.gen, { clock })) !== 'stopped') return null;
-  const ago = Math.max(0, clock.nowMs() - (await lastRenewalMs(queue, files, view.claim)));
+  // An invalid state record hides the renewal (SEC-10): count from the claim then.
+  const ago = Math.max(0, clock.nowMs() - ((await lastRenewalMs(queue, files, view.claim)) ?? view.claim.claimed_ms));
   return (
     `the command has ended (its process group is gone) but its owner, alive, has not published the receipt or end record; ` +
     `the lease was last renewed ${Math.round(ago / 1000)} s ago (lease ${view.claim.lease_ms / 1000} s): if that grows, the owner cannot write to the queue ` +

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT, VERSION_1_1 } from '../base/constants.ts';
+import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
@@ -160,7 +160,6 @@ export function specFromRequest(id: string, createdMs: number, normalized: Norma
   const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
   const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
   const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: createHash('sha256').update(normalized.stdin).digest('hex') };
-  // VER-4, SPEC-2: a spec that uses a member 1.1 added says 1.1.
-  const version = limits.output_keep !== undefined || limits.not_before_ms !== undefined ? VERSION_1_1 : PROTOCOL_VERSION;
-  return { fsjob: version, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
+  // VER-4: every record this writer publishes says 1.1, whether or not it uses a member 1.1 added (SPEC-2).
+  return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
 }

@@ -37,10 +37,7 @@ export type ReceiptOutcome = ReceiptRecord['outcome'];
 export type ReceiptReason = ReceiptRecord['reason'];
 
 /** The protocol version this reader implements (VER-1). */
-import { RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
-const READER_MAJOR = 1;
-// 1.1: this reader knows every member 1.1 defines (VER-5), so a 1.1 record is closed to unknown members (VER-2).
-const READER_MINOR = 1;
+import { PROTOCOL_MAJOR as READER_MAJOR, PROTOCOL_MINOR as READER_MINOR, PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 const VERSION_FORM = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
 /** Options of `checkRecord` and `inspectRecord`: what the file name fixes (REC-7) and where the record came from. */

@@ -59,6 +59,28 @@ export type JsonForm = 'record' | 'request';
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const PLAIN_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
+
+/** A decimal number text as (sign, significant digits, exponent of the last digit): "1.50e2" and "150" are equal. */
+function decimalParts(text: string): string {
+  const match = /^(-?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
+  if (match === null) return text;
+  let digits = `${match[2] ?? ''}${match[3] ?? ''}`;
+  let exponent = Number(match[4] ?? '0') - (match[3] ?? '').length;
+  digits = digits.replace(/^0+/, '');
+  if (digits === '') return '0';
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    exponent += 1;
+  }
+  return `${match[1] === '-' ? '-' : ''}${digits}e${exponent}`;
+}
+
+/** Whether the double `value` (read from `token`) writes back as the same decimal value; -0 and 0 compare equal. */
+function sameDecimal(token: string, value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const written = decimalParts(token).replace(/^-0$/, '0');
+  return written === decimalParts(String(value)).replace(/^-0$/, '0') || (value === 0 && written === '0');
+}
 const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 /** Control characters JSON.stringify writes with a short escape; the rest of U+0000..U+001F use \u00xx. */
 const HAS_SHORT_ESCAPE = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
@@ -139,10 +161,15 @@ class Scanner {
     this.i += token.length;
     const top = this.path[0];
     const free = typeof top === 'string' && FREE_JSON_MEMBERS.has(top);
+    const value = Number(token);
     if (!free && !PLAIN_INTEGER.test(token)) {
+      // REQ-2: a request may hold whitespace, but its integers are written as a record's.
+      if (!this.compact) this.fail(`number ${token} is not an integer as records write it (REQ-2: no fraction, exponent or -0 outside payload)`, at);
       this.noteNotCompact(`number ${token} is not a plain integer (no fraction, exponent or -0 outside payload and result)`, at);
     }
-    return Number(token);
+    // REQ-2: a payload number is copied with its value; one a double cannot hold is refused, never changed.
+    if (!this.compact && free && !sameDecimal(token, value)) this.fail(`number ${token} cannot be kept exactly (REQ-2: the payload would change); write it as a string`, at);
+    return value;
   }
 
   string(): string {

@@ -91,10 +91,14 @@ export function variantDigest(variant: Variant): string {
 }
 
 /** The manifest of an sh variant: every role through ../sh-variant with the variant's own directory. */
+const SH_MANIFEST = fileURLToPath(new URL('../../conformance/impls/sh/manifest.json', import.meta.url));
+
 export function shManifest(variant: Variant): string {
   const role = (...args: string[]): string[] => ['../sh-variant', './', ...args];
   const manifest = {
     name: `fsjob-sh broken: ${variant.name} (${variant.clause})`,
+    // The profile fsjob-sh claims (MANIFEST-3): a variant is tested as fsjob-sh is.
+    profile: (JSON.parse(readFileSync(SH_MANIFEST, 'utf8')) as { profile: unknown }).profile,
     roles: {
       init: role('init', '{queue}'),
       produce: role('produce', '{queue}', '{request}'),

@@ -141,4 +141,44 @@ run('the guardian stops recorded groups when the worker is killed', async () => 
   assert.not.ok(await groupAlive(group), 'the group outlived its worker by 10 s');
 });
 
+/** Starts test/support/fixtures/guarded-worker.ts and returns it with its command group. */
+async function guardedWorker(args: string[]): Promise<{ worker: ReturnType<typeof spawn>; group: { pgid: number; start: string; boot_id: string; pid_ns: string } }> {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/guarded-worker.ts', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pgid = await new Promise<number>((resolve) => worker.stdout?.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  const self = await selfIdentity();
+  return { worker, group: { pgid, start: (await processStart(pgid))!.start, boot_id: self.boot_id, pid_ns: self.pid_ns } };
+}
+
+// LEASE_MIN, and the bound LEASE-5 sets: stopped within GUARDIAN_LIMIT of the deadline,
+// plus a stated tolerance for scheduling on a loaded machine.
+const LEASE = 3000;
+const GUARDIAN_LIMIT_MS = 10_000;
+const TOLERANCE_MS = 3000;
+
+run('the guardian stops a group whose owner stopped running and renewing, within lease + GUARDIAN_LIMIT (LEASE-5)', async () => {
+  const { worker, group } = await guardedWorker([String(LEASE), 'once']);
+  const t0 = Date.now();
+  worker.kill('SIGSTOP');
+  try {
+    while ((await groupAlive(group)) && Date.now() - t0 < LEASE + GUARDIAN_LIMIT_MS + TOLERANCE_MS) await new Promise((r) => setTimeout(r, 100));
+    assert.not.ok(await groupAlive(group), `the group of a stopped owner outlived lease ${LEASE} ms + GUARDIAN_LIMIT + ${TOLERANCE_MS} ms tolerance`);
+    assert.ok(Date.now() - t0 >= LEASE - 500, 'the group was stopped before its lease had passed');
+  } finally {
+    worker.kill('SIGKILL');
+  }
+});
+
+run('the guardian leaves alone a group whose claim keeps being renewed (LEASE-5)', async () => {
+  const { worker, group } = await guardedWorker([String(LEASE), 'renew']);
+  try {
+    await new Promise((r) => setTimeout(r, LEASE * 2));
+    assert.ok(await groupAlive(group), 'a renewed group was stopped');
+  } finally {
+    worker.kill('SIGKILL');
+    const t0 = Date.now();
+    while ((await groupAlive(group)) && Date.now() - t0 < GUARDIAN_LIMIT_MS + TOLERANCE_MS) await new Promise((r) => setTimeout(r, 100));
+  }
+});
+
 run.run();

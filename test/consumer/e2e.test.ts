@@ -17,6 +17,8 @@ import type { ExecRecord, Group } from '../../src/records/codec.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import type { RecoverReport } from '../../src/consumer/index.ts';
 import { FSJOB_BIN } from '../support/cli.ts';
+import { GUARDIAN_LIMIT } from '../../src/base/constants.ts';
+import { SCHEDULING_TOLERANCE_MS } from '../../conformance/cases/probes.ts';
 
 const BIN = FSJOB_BIN;
 
@@ -82,7 +84,7 @@ e2e('four concurrent `fsjob work --drain` run each of 400 jobs exactly once', as
   assert.is(claimed.reduce((a, b) => a + b, 0), 400, `claims per worker: ${claimed.join(', ')}`);
 });
 
-e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover finishes one job as lost and requeues the other', async () => {
+e2e('kill -9 of a worker: the guardian stops its commands within GUARDIAN_LIMIT (WORKER-2); recover finishes one job as lost and requeues the other', async () => {
   const q = await freshQueue();
   const dir = await freshDir('e2e');
   const marker = join(dir, 'first-run');
@@ -94,7 +96,8 @@ e2e('kill -9 of a worker: the guardian stops its commands within 10 s; recover f
   for (const group of groups) assert.is(await groupState(group), 'running');
   worker.child.kill('SIGKILL');
   await worker.exit;
-  await waitFor('the guardian to stop both groups', async () => (await Promise.all(groups.map((g) => groupState(g)))).every((s) => s === 'stopped'), 10_000);
+  // The spec's number plus the suite's stated scheduling tolerance (a loaded machine delays the guardian's wake-up).
+  await waitFor('the guardian to stop both groups', async () => (await Promise.all(groups.map((g) => groupState(g)))).every((s) => s === 'stopped'), GUARDIAN_LIMIT + SCHEDULING_TOLERANCE_MS);
 
   const recovered = fsjob(['recover', '--queue', q.root, '--json']);
   assert.is(await finished(recovered, 60_000), 0, recovered.stderr());

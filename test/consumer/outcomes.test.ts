@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, enqueueRaw, freshQueue } from '../support/enqueue.ts';
 import { deadIdentity, drain, endOf, fileExists, jobFiles, publishCancel, publishClaim, publishExec, readyEntries, receiptOf, serve, waitFor } from '../support/consumer.ts';
@@ -121,7 +121,7 @@ outcomes('a spec that is not a valid record is rejected with 126, reason invalid
 outcomes('a command outside the allowlist is rejected not_allowed and never runs (EXEC-9)', async () => {
   const q = await freshQueue();
   const dir = await freshDir('marker');
-  const refused = await enqueue(q, { argv: ['touch', join(dir, 'refused')] });
+  const refused = await enqueue(q, { argv: ['/bin/sh', '-c', `touch ${join(dir, 'refused')}`] });
   const allowed = await enqueue(q, { argv: ['/usr/bin/touch', join(dir, 'allowed')] });
   await drain(q, { allow: ['/usr/bin/*'] });
   assert.is(receiptOf(q, refused).outcome, 'rejected');
@@ -132,13 +132,36 @@ outcomes('a command outside the allowlist is rejected not_allowed and never runs
   assert.ok(fileExists(join(dir, 'allowed')));
 });
 
-outcomes('a missing cwd, or one inside the queue, is rejected cwd_unusable (EXEC-5)', async () => {
+outcomes("a policy judges the program the consumer's own PATH finds, never the job's PATH or a lookalike path (EXEC-15)", async () => {
+  const q = await freshQueue();
+  const dir = await freshDir('policy');
+  // A job that would run its own "touch" through env.PATH: the policy runs the trusted one.
+  const evil = join(dir, 'evil');
+  mkdirSync(evil);
+  writeFileSync(join(evil, 'touch'), `#!/bin/sh\necho evil > ${join(dir, 'evil-ran')}\n`, { mode: 0o755 });
+  const viaPath = await enqueue(q, { argv: ['touch', join(dir, 'trusted-ran')], env: { PATH: evil } });
+  const lookalike = await enqueue(q, { argv: [join(evil, 'touch')] });
+  const preload = await enqueue(q, { argv: ['touch', join(dir, 'preloaded')], env: { LD_PRELOAD: join(evil, 'x.so') } });
+  await drain(q, { allow: ['touch'] });
+  assert.is(receiptOf(q, viaPath).outcome, 'succeeded');
+  assert.ok(fileExists(join(dir, 'trusted-ran')), "the trusted PATH's touch ran");
+  assert.not.ok(fileExists(join(dir, 'evil-ran')), "the job's PATH chose nothing");
+  assert.is(receiptOf(q, lookalike).reason, 'not_allowed', 'a pattern without / never matches a path');
+  assert.is(receiptOf(q, preload).reason, 'not_allowed', 'a loader variable is refused under a policy');
+  assert.not.ok(fileExists(join(dir, 'preloaded')));
+});
+
+outcomes('a missing cwd, or one inside the queue as written or resolved, is rejected cwd_unusable (EXEC-5)', async () => {
   const q = await freshQueue();
   const missing = await enqueue(q, { argv: ['true'], cwd: '/nonexistent/fsjob/dir' });
   mkdirSync(join(q.root, 'tmp', 'inside'), { mode: 0o700 });
   const inside = await enqueue(q, { argv: ['true'], cwd: join(q.root, 'tmp', 'inside') });
+  // A link inside the queue to a directory outside it: inside as written, outside resolved.
+  const outside = await freshDir('outside');
+  symlinkSync(outside, join(q.root, 'tmp', 'out-link'));
+  const lexical = await enqueue(q, { argv: ['true'], cwd: join(q.root, 'tmp', 'out-link') });
   await drain(q);
-  for (const id of [missing, inside]) {
+  for (const id of [missing, inside, lexical]) {
     assert.is(receiptOf(q, id).outcome, 'rejected');
     assert.is(receiptOf(q, id).reason, 'cwd_unusable');
     assert.not.ok(jobFiles(q, id).includes('exec.1.json'));

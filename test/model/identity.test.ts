@@ -344,6 +344,50 @@ judging('a long-running judge calls a foreign lease expired only after lease + g
   assert.is(watch.judge('k', lease, byWall).verdict, 'dead', 'past the edge');
 });
 
+judging('a foreign claim the wall clock shows expired is unknown, never dead, until the watch completes (LEASE-3)', () => {
+  let mono = 0;
+  const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
+  const leaseMs = 3_000;
+  // A judge whose clock runs an hour ahead: by the wall the lease expired long ago.
+  const lease = { nowMs: 3_600_000, lastRenewalMs: 0, leaseMs };
+  const byWall = { verdict: 'dead', basis: 'lease', reason: 'wall' } as const;
+  const first = watch.judge('k', lease, byWall);
+  assert.is(first.verdict, 'unknown', 'first sight of an expired-looking claim');
+  assert.is(first.watchRemainingMs, leaseMs + GUARDIAN_LIMIT + LEASE_SKEW + 1, 'a one-shot consumer knows how long to wait');
+  mono = leaseMs + GUARDIAN_LIMIT + LEASE_SKEW;
+  assert.is(watch.judge('k', lease, byWall).verdict, 'unknown', 'at the edge of the watch');
+  mono += 1;
+  assert.is(watch.judge('k', lease, byWall).verdict, 'dead', 'the watch completed');
+});
+
+judging('a judge whose clock runs ahead sees a live foreign owner renew and never breaks it (LEASE-3, LEASE-4)', () => {
+  let mono = 0;
+  const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
+  const leaseMs = 3_000;
+  const byWall = { verdict: 'dead', basis: 'lease', reason: 'wall' } as const;
+  let renewal = 0;
+  for (let step = 0; step < 30; step++) {
+    mono += 1_000;
+    renewal += 1_000; // the owner renews every second; the judge's wall clock says an hour late
+    const verdict = watch.judge('k', { nowMs: renewal + 3_600_000, lastRenewalMs: renewal, leaseMs }, byWall);
+    assert.ok(verdict.verdict !== 'dead', `step ${step}: ${verdict.reason}`);
+  }
+});
+
+judging('a retry is due after its delay on the monotonic clock even when the wall clock jumped back (RETRY-4)', () => {
+  let mono = 0;
+  const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
+  const end = { ended_ms: 1_000_000, retry_at_ms: 1_005_000 };
+  // The wall clock jumped back an hour just after the end record was written.
+  const now = 1_000_000 - 3_600_000;
+  assert.is(watch.retryDue('k', end, now), false, 'first sight');
+  mono = 4_999;
+  assert.is(watch.retryDue('k', end, now), false, 'before the delay');
+  mono = 5_000;
+  assert.is(watch.retryDue('k', end, now), true, 'the delay passed on the monotonic clock');
+  assert.is(watch.retryDue('other', end, 1_005_000), true, 'or by the wall clock');
+});
+
 judging.run();
 
 // ---------------------------------------------------------------- process groups

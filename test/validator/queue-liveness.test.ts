@@ -57,11 +57,26 @@ owners('a claim whose owner pid was REALLY reused (ns_last_pid) is ORPHANED_CLAI
     await delay(30); // the newcomer must start on a later clock tick
     victim.kill('SIGKILL');
     await new Promise<void>((resolve) => (victim.exitCode !== null || victim.signalCode !== null ? resolve() : victim.once('exit', () => resolve())));
-    await fsp.writeFile('/proc/sys/kernel/ns_last_pid', String(pid - 1));
-    const newcomer = spawn('sleep', ['100'], { detached: true, stdio: 'ignore' });
-    await new Promise<void>((resolve) => newcomer.once('spawn', resolve));
-    if (newcomer.pid === pid) reused = owner;
-    after.push(() => newcomer.kill('SIGKILL'));
+    // The write and the fork happen in one already running shell, microseconds
+    // apart: every other fork on the machine in between takes the pid instead
+    // (node's own spawn leaves a window that a loaded machine fills every time).
+    const helper = spawn('sh', ['-c', `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; sleep 100 & echo $!; wait`], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    const line = await new Promise<string>((resolve) => {
+      let out = '';
+      helper.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(out.trim());
+      });
+      helper.once('exit', () => resolve(out.trim()));
+    });
+    after.push(() => {
+      try {
+        process.kill(-(helper.pid as number), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+    if (Number(line) === pid) reused = owner;
   }
   if (reused === undefined) return assert.unreachable('could not get a pid back through ns_last_pid in 20 attempts');
   assert.ok((await processStart(reused.pid)) !== null, 'the pid is in use again');

@@ -252,9 +252,11 @@ FIFO=$(produce "$Q" plain)
 mv "$Q/jobs/$LINKED/spec.json" "$WORK/spec-elsewhere.json"
 ln -s "$WORK/spec-elsewhere.json" "$Q/jobs/$LINKED/spec.json"
 mkfifo "$Q/jobs/$FIFO/claim.1.json"
-printf '%s\n' '{"argv" : ["true"], "cwd" : "/tmp", "timeout_ms" : 6e4}' > "$WORK/pretty.json"
+printf '%s\n' '{"argv" : ["true"], "cwd" : "/tmp", "timeout_ms" : 60000}' > "$WORK/pretty.json"
 PRETTY=$("$FSJOB" produce "$Q" "$WORK/pretty.json")
 check "a pretty-printed request is accepted (REQ-1)" [ -n "$PRETTY" ]
+printf '%s\n' '{"argv" : ["true"], "cwd" : "/tmp", "timeout_ms" : 6e4}' > "$WORK/exponent.json"
+check "an integer member written 6e4 is refused (REQ-2)" eval '! "$FSJOB" produce "$Q" "$WORK/exponent.json" 2>/dev/null' 
 sleep 0.1
 "$FSJOB" consume "$Q" &
 _cp=$!
@@ -266,7 +268,7 @@ check "...and that job is left alone: its owner cannot be judged" [ ! -e "$Q/job
 check "a deadline passed before the start: expired, 124" outcome "$Q" "$LATE" expired 124
 check "a working directory inside the queue: rejected, cwd_unusable (EXEC-5)" has "$(receipt "$Q" "$INSIDE")" '"outcome":"rejected","exit_code":126,"reason":"cwd_unusable"'
 check "a symlinked spec is not followed: rejected, invalid_spec (SEC-2)" has "$(receipt "$Q" "$LINKED")" '"outcome":"rejected","exit_code":126,"reason":"invalid_spec"'
-check "the pretty-printed request ran, with its timeout as an integer" eval 'outcome "$Q" "$PRETTY" succeeded 0 && has "$Q/jobs/$PRETTY/spec.json" "\"timeout_ms\":60000,"'
+check "the pretty-printed request ran, with its timeout as written" eval 'outcome "$Q" "$PRETTY" succeeded 0 && has "$Q/jobs/$PRETTY/spec.json" "\"timeout_ms\":60000,"'
 
 # --- 11. every record written is valid for the reference validator --------------------------------
 ROOT=$(cd -P -- "$HERE/../../.." && pwd -P)

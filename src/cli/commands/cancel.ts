@@ -11,7 +11,9 @@ function describe(result: CancelResult): string {
   const asked = result.published ? `${result.record} published` : `${result.record} was already there`;
   switch (result.next) {
     case 'finished':
-      return `${result.id} cancelled: nobody had claimed it, so it is finished now (exit code 130)`;
+      return result.receipt?.outcome === 'rejected'
+        ? `${result.id} rejected: nobody had claimed it and its spec is invalid (${result.receipt.reason ?? 'invalid_spec'}), so it is finished now (exit code 126, CLAIM-10)`
+        : `${result.id} cancelled: nobody had claimed it, so it is finished now (exit code 130)`;
     case 'owner':
       return `${result.id}: ${asked}; its owner stops it within ${CONTROL_LATENCY / 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait ${result.id} shows the outcome`;
     case 'claimed-elsewhere':

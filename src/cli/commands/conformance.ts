@@ -1,11 +1,7 @@
 /**
-<<<<<<< HEAD
- * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE] [--only CLAUSE...] [--json] [--output FILE] [--keep]`:
-=======
- * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE...] [--only CLAUSE...] [--json] [--keep]`:
->>>>>>> main
+ * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE...] [--only CLAUSE...] [--json] [--output FILE] [--keep]`:
  * run the conformance suite (conformance/runner) against an implementation
- * described by a manifest (spec section 16), the reference by default.
+ * described by a manifest (spec/tools.md, MANIFEST-1), the reference by default.
  */
 import type { RoleFilter } from '../../../conformance/runner/run.ts';
 import type { CrashMode, PowerMode } from '../../../conformance/runner/case.ts';

@@ -42,7 +42,7 @@ export const workCommand: FsjobCommand = {
       .option('once', { describe: 'Run one job, then exit 0', type: 'boolean' })
       .conflicts('drain', 'once')
       .option('allow', {
-        describe: 'Run only commands whose argv[0], as the job wrote it (no PATH lookup), matches this glob; repeatable. "*" and "?" stop at "/", "**" crosses it, [a-z] and [!a-z] are sets. Refused jobs get a rejected receipt (not_allowed, EXEC-9)',
+        describe: `Run only commands this glob allows; repeatable. A pattern without "/" matches argv[0] as written, which then runs as found in this worker's own PATH (never the job's); a pattern with "/" matches that resolved path, or an argv[0] written with a "/". Jobs setting LD_*, DYLD_*, GCONV_PATH, BASH_ENV or ENV are refused (EXEC-15). "*" and "?" stop at "/", "**" crosses it, [a-z] and [!a-z] are sets. Refused jobs get a rejected receipt (not_allowed, EXEC-9)`,
         type: 'string',
         array: true,
       })

@@ -97,7 +97,7 @@ export type Labels = {
 
 /** fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2). */
 export interface QueueRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "queue". */
   type: "queue";
@@ -111,7 +111,7 @@ export interface QueueRecord {
 
 /** jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults. */
 export interface SpecRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "spec". */
   type: "spec";
@@ -165,7 +165,7 @@ export interface SpecRecord {
 
 /** jobs/<id>/claim.<g>.json (section 5.3): generation g of ownership, published by link (CLAIM-5). */
 export interface ClaimRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "claim". */
   type: "claim";
@@ -187,7 +187,7 @@ export interface ClaimRecord {
 
 /** jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3). */
 export interface ExecRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "exec". */
   type: "exec";
@@ -207,7 +207,7 @@ export interface ExecRecord {
 
 /** jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1). */
 export interface StateRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "state". */
   type: "state";
@@ -233,7 +233,7 @@ export interface StateRecord {
 
 /** jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again. */
 export interface EndRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "end". */
   type: "end";
@@ -257,7 +257,7 @@ export interface EndRecord {
 
 /** jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (section 5.7): a request to cancel the job, published by link (CANCEL-1). */
 export interface CancelRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "cancel". */
   type: "cancel";
@@ -277,7 +277,7 @@ export interface CancelRecord {
 
 /** jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3). */
 export interface ReceiptRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "receipt". */
   type: "receipt";
@@ -315,7 +315,7 @@ export interface ReceiptRecord {
 
 /** workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational. */
 export interface WorkerRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "worker". */
   type: "worker";
@@ -343,7 +343,7 @@ export interface WorkerRecord {
 
 /** dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2). */
 export interface HoldRecord {
-  /** Protocol version (REC-3, VER-1): "1.0" for this document. */
+  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
   /** Record type (REC-3): "hold". */
   type: "hold";
@@ -479,16 +479,16 @@ export interface ValidateReport {
 /** A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs. */
 export type ArgvTemplate = string[];
 
-/** Describes an implementation to the conformance runner (MANIFEST-1, section 16). Relative paths are relative to the manifest's directory. */
+/** Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory. */
 export interface ConformanceManifest {
   /** Name of the implementation: 1 to 128 bytes without control characters. */
   name: string;
-  /** argv templates of the roles: produce and consume are required. */
+  /** argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume. */
   roles: {
     /** Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key. */
-    produce: ArgvTemplate;
+    produce?: ArgvTemplate;
     /** Process runnable jobs in {queue} until none remains, then exit 0. */
-    consume: ArgvTemplate;
+    consume?: ArgvTemplate;
     /** Create the queue {queue}. */
     init?: ArgvTemplate;
     /** Request graceful cancellation of job {id}. */
@@ -501,6 +501,15 @@ export interface ConformanceManifest {
     validate?: ArgvTemplate;
     /** Extension members (VER-2). */
     [key: `x-${string}`]: JsonValue;
+  };
+  /** The profile claimed (MANIFEST-3, spec section 15): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
+  profile?: {
+    /** Features of the producer level: dedupe. */
+    producer?: ("dedupe")[];
+    /** Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy. */
+    consumer?: ("lanes" | "preemption" | "payload" | "workers" | "policy")[];
+    /** The validator level has no features: an empty array claims it. */
+    validator?: JsonValue[];
   };
   /** Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL. */
   env?: {

@@ -125,18 +125,8 @@ decide() {
   fi
   spec_load "$_dc_jd" "$_dc_id"
   job_attempts "$_dc_jd" "$_dc_id"
-  if [ "$_dc_mode" = recover ]; then
-    if [ "$S_OK" = 1 ] && [ "$J_LASTEXEC" -gt 0 ] && [ "$ATTEMPTS" -ge "$S_maxatt" ]; then
-      lost_outputs "$_dc_jd" "$J_LASTEXEC"
-      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 owner_lost \
-        "the last attempt died with its owner" "$ATTEMPTS" null "$STARTED" "$OUT_JSON" "$ERR_JSON" &&
-        DECIDED=receipt
-      return 0
-    fi
-    now_ms
-    finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
-    return 0
-  fi
+  # Steps 1 to 5 are the same for every claimer (CLAIM-10): consume, recover
+  # and cancel publish the same receipt for the same job.
   # 1. invalid spec.
   if [ "$S_OK" != 1 ]; then
     log "$_dc_jd/spec.json: rejected: $S_ERR"
@@ -169,6 +159,19 @@ decide() {
       DECIDED=receipt
     return 0
   fi
+  # 5. generation GEN_MAX never runs the job (CLAIM-9).
+  if [ "$_dc_g" -ge "$GEN_MAX" ]; then
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 claim_limit \
+      "generation $GEN_MAX reached: no generation may run the job (CLAIM-9)" "$ATTEMPTS" null null null null &&
+      DECIDED=receipt
+    return 0
+  fi
+  # A one-shot recover gives the job back for any consumer (RECOV-1 step 3).
+  if [ "$_dc_mode" = recover ]; then
+    now_ms
+    finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
+    return 0
+  fi
   if [ "$S_KIND" != command ]; then
     # A payload job: this consumer has no handlers; give it back.
     finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null && DECIDED=end
@@ -176,7 +179,13 @@ decide() {
   fi
   # 6. working directory (EXEC-5) and stdin (EXEC-7).
   _dc_why=
-  if [ ! -d "$S_cwd" ]; then
+  lexical_path "$S_cwd"
+  case $LEX_PATH in
+    "$Q_LEX"|"$Q_LEX"/*|"$Q"|"$Q"/*) _dc_why="cwd $S_cwd lies inside the queue as written (EXEC-5)" ;;
+  esac
+  if [ -n "$_dc_why" ]; then
+    :
+  elif [ ! -d "$S_cwd" ]; then
     _dc_why="cwd $S_cwd is not a directory"
   elif cd -P -- "$S_cwd" 2>/dev/null; then
     # cd -P leaves the physical path in PWD: no fork for pwd -P.
@@ -198,6 +207,9 @@ decide() {
       _dc_why="stdin: $FS_WHY"
     elif [ "$FS_SIZE" != "$S_stdin_bytes" ]; then
       _dc_why="stdin holds $FS_SIZE bytes, the spec says $S_stdin_bytes"
+    elif [ "$FS_NLINK" != 1 ]; then
+      # SEC-10: another name shares its content, possibly outside the queue.
+      _dc_why="stdin has $FS_NLINK hard links: its content may be another file's (SEC-9, SEC-10)"
     fi
     if [ -n "$_dc_why" ]; then
       finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" rejected 126 stdin_unusable "$_dc_why" "$ATTEMPTS" null null null null &&
@@ -237,7 +249,16 @@ decide() {
   fi
   case $RUN_OUTCOME in
     superseded) DECIDED=superseded; return 0 ;;
-    fenced) DECIDED=superseded; CONSUME_FAILED=1; return 0 ;;
+    fenced)
+      # LEASE-6: a counted failure; with no attempt left, lost with its lease.
+      if [ "$_dc_used" -lt "$S_maxatt" ]; then
+        now_ms
+        finish_end "$_dc_jd" "$_dc_id" "$_dc_g" failed true $((NOW_MS + S_retry)) "$STATUS_JSON"
+      else
+        finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 owner_lost "the attempt was stopped because its lease lapsed (LEASE-6)" \
+          "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON"
+      fi
+      return 0 ;;
     start_failed)
       # Nothing ran (the exec record was not published).
       now_ms
@@ -287,7 +308,9 @@ decide() {
 # to another process, 2 failure.
 claim_job() {
   now_ms
-  CLAIM_MS=$NOW_MS CLAIM_LEASE_MS=$LEASE_DEFAULT
+  mono_ms
+  # CLAIM_MONO: the claim's first renewal on the guardian's clock (LEASE-5).
+  CLAIM_MS=$NOW_MS CLAIM_LEASE_MS=$LEASE_DEFAULT CLAIM_MONO=$MONO_MS
   rec_claim "$2" "$3" "$CLAIM_MS" "$CLAIM_LEASE_MS"
   # The directory fsync is done with the next record's first fsync.
   PUB_DEFER=1
@@ -299,6 +322,16 @@ claim_job() {
     1) return 1 ;;
     *) log "$PUB_WHY"; return 2 ;;
   esac
+}
+
+# gen_max_finish JD ID: RECOV-4: the dead owner of the open claim GEN_MAX never
+# ran the job (CLAIM-9): publish its lost receipt (claim_limit) without a claim.
+gen_max_finish() {
+  job_scan "$1"
+  [ "$J_RECEIPT" = 0 ] && [ "$J_G" = "$GEN_MAX" ] && [ "$J_OPEN" = 1 ] || return 1
+  job_attempts "$1" "$2"
+  finish_receipt "$1" "$2" "$GEN_MAX" lost 125 claim_limit \
+    "generation $GEN_MAX was claimed by an owner that died before finishing it (RECOV-4)" "$ATTEMPTS" null null null null
 }
 
 # orphan_stoppable JD ID: RECOV-1 step 1 for the open claim J_G of a dead
@@ -353,7 +386,7 @@ preempt_waiter() {
 # PASS_NEXT = the earliest retry_at_ms of a retrying job (or not_before_ms
 # of a delayed one) it could run; PASS_PAUSED=1 when the queue is paused.
 consume_pass() {
-  PASS_DID=0 PASS_NEXT= PASS_PAUSED=0
+  PASS_DID=0 PASS_NEXT= WATCH_NEXT= PASS_PAUSED=0
   # PAUSE-1: while an entry named pause.json exists, claim nothing.
   if [ -e "$Q/pause.json" ] || [ -L "$Q/pause.json" ]; then
     log "$Q is paused (pause.json); claiming nothing (PAUSE-1)"
@@ -381,6 +414,12 @@ consume_pass() {
       continue
     fi
     if [ "$J_G" -ge "$GEN_MAX" ]; then
+      # CLAIM-4: no claim past GEN_MAX. An open claim GEN_MAX of a dead owner
+      # is finished without a claim (RECOV-4); anything else is reported.
+      if [ "$J_OPEN" = 1 ]; then
+        claim_verdict "$_cp_jd" "$_cp_id" "$J_G"
+        if [ "$OWNER" = dead ] && gen_max_finish "$_cp_jd" "$_cp_id"; then PASS_DID=1; return 0; fi
+      fi
       log "$_cp_jd: generation $GEN_MAX reached; not claimed (CLAIM-4)"
       SKIP_IDS="$SKIP_IDS $_cp_id"
       continue
@@ -402,6 +441,12 @@ consume_pass() {
     fi
     now_ms
     _cp_waiting=queued
+    if [ "$_cp_orphan" = 0 ] && [ "$J_G" -gt 0 ] && ! rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G"; then
+      # SEC-10: the current end record is invalid: the job is damaged, left alone.
+      log "$_cp_jd/end.$J_G.json: invalid record: $REC_ERR; the job is left alone (SEC-10)"
+      SKIP_IDS="$SKIP_IDS $_cp_id"
+      continue
+    fi
     if [ "$_cp_orphan" = 0 ]; then
       if [ "$J_CANCEL" != none ]; then
         _cp_waiting=cancelling
@@ -413,7 +458,7 @@ consume_pass() {
           PASS_NEXT=$S_notbefore
         fi
         continue
-      elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && [ "$R_retry_at_ms" -gt "$NOW_MS" ]; then
+      elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && ! retry_due "$_cp_id.$J_G" "$R_ended_ms" "$R_retry_at_ms"; then
         if [ -z "$PASS_NEXT" ] || [ "$R_retry_at_ms" -lt "$PASS_NEXT" ]; then
           PASS_NEXT=$R_retry_at_ms
         fi
@@ -479,6 +524,12 @@ cmd_consume() {
     [ "$CONSUME_FAILED" = 0 ] || break
     [ "$PASS_PAUSED" = 1 ] && break
     [ "$PASS_DID" = 1 ] && continue
+    if [ -n "$WATCH_NEXT" ]; then
+      # A foreign claim that missed a renewal is being watched (LEASE-3):
+      # wait for the watch to decide (MANIFEST-4).
+      if [ "$WATCH_NEXT" -ge 1000 ]; then sleep 1; else sleep "0.$(printf '%03d' "$WATCH_NEXT")"; fi
+      continue
+    fi
     [ -n "$PASS_NEXT" ] || break
     # Wait out a retry delay, a second at a time, unless it is far away: a
     # job retrying in an hour is not one this run can make progress on.
@@ -511,13 +562,22 @@ scratch_init() {
   command exec 3<>"$SCRATCH/j"
 }
 
-# --- the guardian (WORKER-2) --------------------------------------------------------
+# --- the guardian (WORKER-2, LEASE-5) ----------------------------------------------
 #
 # A separate process in its own process group (so a signal to the consumer's
-# group does not reach it) reads lines "+ PGID START" / "- PGID" from a pipe
-# whose write end only the consumer holds. End of file means the consumer
-# is gone: every group still listed is stopped if its identity matches
-# (ID-9). Set FSJOB_SH_NO_GUARDIAN=1 to run without one (tests of RECOV-1).
+# group does not reach it) reads lines from a pipe whose write end only the
+# consumer holds:
+#   + PGID START DEADLINE   a group was recorded; stop it unless renewed by DEADLINE
+#   r PGID DEADLINE         its claim was renewed; the new deadline
+#   - PGID                  the group is done
+# A deadline is in milliseconds of /proc/uptime (mono_ms), which every process
+# of the host shares: the start of the claim or renewal plus lease_ms. End of
+# file means the consumer is gone: every group still listed is stopped if its
+# identity matches (ID-9). A passed deadline means the consumer has not
+# renewed for lease_ms (it is stopped, or stuck): that group is stopped the
+# same way (the deadman, LEASE-5). dash's read has no timeout, so the pipe is
+# polled with dd iflag=nonblock. Set FSJOB_SH_NO_GUARDIAN=1 to run without one
+# (tests of RECOV-1).
 
 guardian_start() {
   [ "${FSJOB_SH_NO_GUARDIAN:-}" = 1 ] && return 0
@@ -552,45 +612,107 @@ guardian_tell() {
   printf '%s\n' "$1" >&9
 }
 
+# guardian_stop: close the pipe. Nothing is listed any more (each attempt
+# retires its group), so the guardian exits at its next poll without
+# signalling anything; waiting for it would only delay this process's exit.
 guardian_stop() {
   [ -n "$GUARD_PID" ] || return 0
   exec 9>&-
-  wait "$GUARD_PID" 2>/dev/null
   GUARD_PID=
+}
+
+# _gm_handle LINE: one message of the consumer. guardian_main's list _gm_list
+# holds lines "PGID START DEADLINE" (DEADLINE "none" when none was given).
+_gm_handle() {
+  set -f
+  # shellcheck disable=SC2086
+  set -- $1
+  set +f
+  case ${2:-x} in *[!0-9]*) return 0 ;; esac
+  case $1 in
+    +)
+      _gm_forget "$2"
+      _gm_d=${4:-none}
+      case $_gm_d in *[!0-9]*) _gm_d=none ;; esac
+      _gm_list="$_gm_list$2 $3 $_gm_d$J_NL" ;;
+    r)
+      case ${3:-x} in *[!0-9]*) return 0 ;; esac
+      _gm_new=
+      while IFS=' ' read -r _gm_p _gm_s _gm_o; do
+        [ -n "$_gm_p" ] || continue
+        [ "$_gm_p" = "$2" ] && _gm_o=$3
+        _gm_new="$_gm_new$_gm_p $_gm_s $_gm_o$J_NL"
+      done <<LIST
+$_gm_list
+LIST
+      _gm_list=$_gm_new ;;
+    -) _gm_forget "$2" ;;
+  esac
+}
+
+_gm_forget() { # PGID
+  _gm_new=
+  while IFS=' ' read -r _gm_p _gm_s _gm_o; do
+    [ -n "$_gm_p" ] || continue
+    [ "$_gm_p" = "$1" ] || _gm_new="$_gm_new$_gm_p $_gm_s $_gm_o$J_NL"
+  done <<LIST
+$_gm_list
+LIST
+  _gm_list=$_gm_new
+}
+
+# _gm_stop LIST: stop each "PGID START ..." group of LIST (ID-9), TERM then
+# KILL after GUARDIAN_GRACE, never the job's kill_grace_ms (WORKER-2).
+_gm_stop() {
+  while IFS=' ' read -r _gm_p _gm_s _gm_o; do
+    [ -n "$_gm_p" ] || continue
+    group_stop "$_gm_p" "$_gm_s" "$GUARDIAN_GRACE"
+  done <<LIST
+$1
+LIST
+}
+
+# _gm_deadman: stop (and forget) every group whose deadline has passed (LEASE-5).
+_gm_deadman() {
+  mono_ms || return 0
+  _gm_due= _gm_new=
+  while IFS=' ' read -r _gm_p _gm_s _gm_o; do
+    [ -n "$_gm_p" ] || continue
+    if [ "$_gm_o" != none ] && [ "$_gm_o" -le "$MONO_MS" ]; then
+      _gm_due="$_gm_due$_gm_p $_gm_s$J_NL"
+    else
+      _gm_new="$_gm_new$_gm_p $_gm_s $_gm_o$J_NL"
+    fi
+  done <<LIST
+$_gm_list
+LIST
+  _gm_list=$_gm_new
+  [ -z "$_gm_due" ] || _gm_stop "$_gm_due"
 }
 
 guardian_main() { # CONSUMER_PID CONSUMER_START
   trap '' INT HUP
-  _gm_list=
-  while IFS= read -r _gm_line; do
-    case $_gm_line in
-      '+ '*) _gm_list="$_gm_list${_gm_line#+ }$J_NL" ;;
-      '- '*)
-        _gm_pg=${_gm_line#- }
-        _gm_new=
-        set -f
-        _gm_ifs=$IFS
-        IFS=$J_NL
-        # shellcheck disable=SC2086
-        set -- $_gm_list
-        IFS=$_gm_ifs
-        set +f
-        for _gm_e do
-          [ "${_gm_e%% *}" = "$_gm_pg" ] || _gm_new="$_gm_new$_gm_e$J_NL"
-        done
-        _gm_list=$_gm_new ;;
-    esac
+  _gm_list= _gm_pending=
+  while :; do
+    _gm_chunk=$(dd bs=65536 count=1 iflag=nonblock 2>/dev/null; printf '/%s' "$?")
+    _gm_rc=${_gm_chunk##*/}
+    _gm_chunk=${_gm_chunk%/*}
+    # End of file: the consumer is gone.
+    [ "$_gm_rc" = 0 ] && [ -z "$_gm_chunk" ] && break
+    _gm_pending=$_gm_pending$_gm_chunk
+    while :; do
+      case $_gm_pending in *"$J_NL"*) ;; *) break ;; esac
+      _gm_handle "${_gm_pending%%"$J_NL"*}"
+      _gm_pending=${_gm_pending#*"$J_NL"}
+    done
+    if [ -n "$_gm_list" ]; then
+      _gm_deadman
+      sleep 0.5
+    else
+      sleep 1
+    fi
   done
   [ -n "$_gm_list" ] || return 0
-  set -f
-  _gm_ifs=$IFS
-  IFS=$J_NL
-  # shellcheck disable=SC2086
-  set -- $_gm_list
-  IFS=$_gm_ifs
-  set +f
-  for _gm_e do
-    group_stop "${_gm_e%% *}" "${_gm_e#* }" "$GUARDIAN_GRACE"
-  done
+  _gm_stop "$_gm_list"
   return 0
 }

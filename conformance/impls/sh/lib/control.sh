@@ -57,10 +57,14 @@ _temp_gc_one() {
   rm -rf -- "$1" && log "removed stale temporary $1 (TEMP-1)"
 }
 
-# cmd_recover ROOT: RECOV-1 (with end reason released), READY-4, TEMP-1.
+# cmd_recover ROOT: RECOV-1 (with end reason released), RECOV-4, READY-4,
+# TEMP-1, TEMP-2. Exit status 1 when it left a job alone and reported it
+# (MANIFEST-4): UNPROVEN, damaged, a foreign claim whose watch (LEASE-3) a
+# one-shot run cannot wait out, GEN_MAX.
 cmd_recover() {
   queue_open "$1" || return 1
   id_init || return 1
+  _rv_left=0
   ready_rebuild
   for _rv_jd in "$Q"/jobs/*; do
     _rv_id=${_rv_jd##*/}
@@ -75,13 +79,21 @@ cmd_recover() {
     fi
     job_scan "$_rv_jd"
     [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 1 ] || continue
+    WATCH_NEXT=
     claim_verdict "$_rv_jd" "$_rv_id" "$J_G"
-    [ "$OWNER" = dead ] || continue
-    if [ "$J_G" -ge "$GEN_MAX" ]; then
-      log "$_rv_jd: generation $GEN_MAX reached; cannot recover (CLAIM-4)"
+    if [ "$OWNER" = unknown ]; then
+      log "$_rv_jd: the owner of claim $J_G cannot be judged (yet); left alone (RECOV-1, LEASE-3)"
+      _rv_left=1
       continue
     fi
-    orphan_stoppable "$_rv_jd" "$_rv_id" || continue
+    [ "$OWNER" = dead ] || continue
+    if [ "$J_G" -ge "$GEN_MAX" ]; then
+      gen_max_finish "$_rv_jd" "$_rv_id" && continue
+      log "$_rv_jd: generation $GEN_MAX reached; cannot recover (CLAIM-4)"
+      _rv_left=1
+      continue
+    fi
+    orphan_stoppable "$_rv_jd" "$_rv_id" || { _rv_left=1; continue; }
     _rv_g=$((J_G + 1))
     claim_job "$_rv_jd" "$_rv_id" "$_rv_g" || continue
     decide recover "$_rv_jd" "$_rv_id" "$_rv_g"
@@ -95,6 +107,14 @@ cmd_recover() {
   temp_gc "$@"
   for _rv_f in "$Q"/tmp/* "$Q"/tmp/.[!.]* "$Q"/tmp/..?*; do
     [ -e "$_rv_f" ] || [ -L "$_rv_f" ] || continue
+    # TEMP-2: an entry named after a published job may be that job's own
+    # directory under its old name (a power loss, DUR-3): never removed.
+    _rv_n=${_rv_f##*/}
+    case $_rv_n in .gc-*) _rv_n=${_rv_n#.gc-}; _rv_n=${_rv_n%-*} ;; esac
+    if is_job_id "$_rv_n" && { [ -e "$Q/jobs/$_rv_n" ] || [ -L "$Q/jobs/$_rv_n" ]; }; then
+      log "$_rv_f: named after the published job $_rv_n; left alone (TEMP-2)"
+      continue
+    fi
     _temp_gc_one "$_rv_f"
   done
   # Stale worker registrations (WORKER-1).
@@ -108,7 +128,7 @@ cmd_recover() {
     owner_verdict "$R_owner_boot_id" "$R_owner_pid_ns" "$R_owner_pid" "$R_owner_start" "$R_heartbeat_ms" "$R_lease_ms"
     [ "$OWNER" = dead ] && rm_entry "$_rv_f"
   done
-  return 0
+  [ "$_rv_left" = 0 ]
 }
 
 # cmd_check_record TYPE FILE [NAME]: check FILE as a TYPE record stored under

@@ -31,15 +31,25 @@ now_ms() {
   _NOW_UP=$_nu _NOW_MS=$NOW_MS
 }
 
+# mono_ms: MONO_MS = milliseconds of /proc/uptime, the monotonic clock the
+# guardian's deadlines use (LEASE-4, LEASE-5); 0 when it cannot be read.
+mono_ms() {
+  MONO_MS=0
+  { IFS=' .' read -r _mo_s _mo_c _mo_r < /proc/uptime; } 2>/dev/null || return 1
+  case $_mo_s$_mo_c in *[!0-9]*|'') return 1 ;; esac
+  [ ${#_mo_c} = 2 ] || return 1
+  MONO_MS=$((_mo_s * 1000 + (1$_mo_c - 100) * 10))
+}
+
 # log MESSAGE...: a diagnostic line on stderr.
 log() {
   printf 'fsjob-sh: %s\n' "$*" >&2
 }
 
 # fs_stat PATH: FS_TYPE (regular|directory|symlink|other|missing), FS_SIZE,
-# FS_UID, FS_MODE (octal text), FS_MTIME (seconds). One stat(1) without -L,
+# FS_UID, FS_MODE (octal text), FS_MTIME (seconds), FS_NLINK. One stat(1) without -L,
 # so a symlink is reported as itself.
-FS_FMT='%F|%s|%u|%a|%Y'
+FS_FMT='%F|%s|%u|%a|%Y|%h'
 fs_stat() {
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then
     FS_TYPE=missing
@@ -59,7 +69,9 @@ _fs_parse() {
   FS_UID=${_fs_out%%|*}
   _fs_out=${_fs_out#*|}
   FS_MODE=${_fs_out%%|*}
-  FS_MTIME=${_fs_out#*|}
+  _fs_out=${_fs_out#*|}
+  FS_MTIME=${_fs_out%%|*}
+  FS_NLINK=${_fs_out#*|}
   case $FS_TYPE in
     'regular file'|'regular empty file') FS_TYPE=regular ;;
     directory) ;;
@@ -336,8 +348,30 @@ ready_prefix() {
   while [ ${#P} -lt 4 ]; do P=0$P; done
 }
 
+# lexical_path PATH: LEX_PATH = the absolute PATH with "." and ".." removed
+# and no link resolved (EXEC-5's lexical half).
+lexical_path() {
+  LEX_PATH=
+  _lp_ifs=$IFS
+  IFS=/
+  set -f
+  # shellcheck disable=SC2086
+  set -- $1
+  set +f
+  IFS=$_lp_ifs
+  for _lp_c do
+    case $_lp_c in
+      ''|.) ;;
+      ..) LEX_PATH=${LEX_PATH%/*} ;;
+      *) LEX_PATH=$LEX_PATH/$_lp_c ;;
+    esac
+  done
+  [ -n "$LEX_PATH" ] || LEX_PATH=/
+}
+
 # queue_open ROOT: check the queue root (SEC-1, LAYOUT-2) and its queue
-# record; sets Q (physical path), Q_UID.
+# record; sets Q (physical path), Q_LEX (the root as given, absolute and
+# normalised lexically: EXEC-5 judges a cwd against both), Q_UID.
 queue_open() {
   case $1 in
     '') log "no queue given"; return 2 ;;
@@ -345,6 +379,11 @@ queue_open() {
   if [ -L "$1" ]; then log "$1: the queue root is a symlink (SEC-1)"; return 1; fi
   if [ ! -d "$1" ]; then log "$1: not a directory"; return 1; fi
   Q=$(cd -P -- "$1" && pwd -P) || { log "$1: cannot enter the queue root"; return 1; }
+  case $1 in
+    /*) lexical_path "$1" ;;
+    *) lexical_path "$PWD/$1" ;;
+  esac
+  Q_LEX=$LEX_PATH
   [ -n "${Q_UID:-}" ] || Q_UID=$(id -u)
   fs_stat "$Q" || { log "$Q: cannot stat"; return 1; }
   fs_trusted || { log "$Q: $FS_WHY (SEC-1)"; return 1; }

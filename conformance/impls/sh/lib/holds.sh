@@ -4,6 +4,9 @@
 # only the highest one matters, and a new one is published by link so two
 # takers can never both get number n + 1.
 
+# DEDUPE-3, DEDUPE-5: how long a staged job's dedupe hold counts.
+DEDUPE_STAGE_MAX=60000
+
 # hold_open KIND KEY: HOLD_DIR (created if missing), HOLD_KIND (dedupe|lane),
 # HOLD_KEY_JSON.
 hold_open() {
@@ -41,13 +44,13 @@ hold_top() {
 }
 
 # hold_is_held N: whether hold N of HOLD_DIR is held (DEDUPE-3, LANE-2).
-# HOLD_JOB names its job. A hold that cannot be read is reported and does
-# not hold the key (it cannot have been published by link half-written).
+# HOLD_JOB names its job. A hold that cannot be read is reported and counts
+# as held: a key or a lane is never taken on a guess (SEC-10).
 hold_is_held() {
   HOLD_JOB=
   if ! rec_read "$HOLD_DIR/$1.json" hold "" "" "$HOLD_KIND $HOLD_HASH"; then
-    log "$HOLD_DIR/$1.json: invalid hold ignored: $REC_ERR"
-    return 1
+    log "$HOLD_DIR/$1.json: invalid hold, counted as held (SEC-10): $REC_ERR"
+    return 0
   fi
   HOLD_JOB=$R_job_id
   _hh_gen=$R_gen
@@ -60,8 +63,14 @@ hold_is_held() {
       return 0
     fi
     if [ -d "$Q/tmp/$HOLD_JOB" ] && [ ! -L "$Q/tmp/$HOLD_JOB" ]; then
-      owner_verdict "$_hh_boot" "$_hh_ns" "$_hh_pid" "$_hh_start" "$_hh_created" "$LEASE_DEFAULT"
-      [ "$OWNER" = dead ] && return 1
+      # DEDUPE-3: a staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) on
+      # any host, and no longer once a same-host producer is proven dead.
+      now_ms
+      [ "$NOW_MS" -gt $((_hh_created + DEDUPE_STAGE_MAX + LEASE_SKEW)) ] && return 1
+      if [ "$_hh_boot" = "$ID_BOOT" ] && [ "$_hh_ns" = "$ID_NS" ]; then
+        owner_verdict "$_hh_boot" "$_hh_ns" "$_hh_pid" "$_hh_start" "$_hh_created" "$LEASE_DEFAULT"
+        [ "$OWNER" = dead ] && return 1
+      fi
       return 0
     fi
     # The producer's rename (ENQ-3) may have fallen between the two looks.

@@ -71,13 +71,77 @@ claim_verdict() {
   CLAIM_OWNER_NS=$R_owner_pid_ns
   if [ "$R_owner_boot_id" != "$ID_BOOT" ] || [ "$R_owner_pid_ns" != "$ID_NS" ]; then
     _cv_boot=$R_owner_boot_id _cv_ns=$R_owner_pid_ns _cv_pid=$R_owner_pid _cv_start=$R_owner_start
-    if [ -e "$1/state.$3.json" ] && rec_read "$1/state.$3.json" state "$2" "$3"; then
+    if [ -e "$1/state.$3.json" ] || [ -L "$1/state.$3.json" ]; then
+      if ! rec_read "$1/state.$3.json" state "$2" "$3"; then
+        # SEC-10: a foreign owner's renewal cannot be read: unknown.
+        log "$1/state.$3.json: invalid record: $REC_ERR; the foreign owner is unknown (SEC-10)"
+        OWNER=unknown
+        return 0
+      fi
       [ "$R_heartbeat_ms" -gt "$CLAIM_RENEWED" ] && CLAIM_RENEWED=$R_heartbeat_ms
     fi
     owner_verdict "$_cv_boot" "$_cv_ns" "$_cv_pid" "$_cv_start" "$CLAIM_RENEWED" "$CLAIM_LEASE"
+    lease_watch "$2.$3" "$CLAIM_RENEWED" "$CLAIM_LEASE"
   else
     owner_verdict "$R_owner_boot_id" "$R_owner_pid_ns" "$R_owner_pid" "$R_owner_start" "$CLAIM_RENEWED" "$CLAIM_LEASE"
   fi
+}
+
+# --- watches (LEASE-3, LEASE-4, RETRY-4) -------------------------------------
+#
+# A foreign claim is broken only after this process has watched its last
+# renewal stay unchanged for lease + GUARDIAN_LIMIT + LEASE_SKEW on its
+# monotonic clock (mono_ms); a renewal seen to change means alive. The wall
+# clock alone never kills (a clock that runs ahead would break live claims).
+# _W_TABLE holds lines "KEY VALUE SINCE CHANGED": the value last read, the
+# mono_ms when it was first read, and whether it changed while watched.
+_W_TABLE=
+# WATCH_NEXT: the shortest watch left (ms) of a claim that missed a renewal
+# by the wall clock: consume waits for it (MANIFEST-4). Reset by its caller.
+WATCH_NEXT=
+
+# _w_sight KEY VALUE: W_SINCE and W_CHANGED for KEY, recording VALUE.
+_w_sight() {
+  mono_ms
+  _ws_new= W_SINCE= W_CHANGED=0
+  while IFS=' ' read -r _ws_k _ws_v _ws_s _ws_c; do
+    [ -n "$_ws_k" ] || continue
+    if [ "$_ws_k" = "$1" ]; then
+      if [ "$_ws_v" = "$2" ]; then W_SINCE=$_ws_s W_CHANGED=$_ws_c; else W_SINCE=$MONO_MS W_CHANGED=1; fi
+      continue
+    fi
+    _ws_new="$_ws_new$_ws_k $_ws_v $_ws_s $_ws_c$J_NL"
+  done <<LIST
+$_W_TABLE
+LIST
+  [ -n "$W_SINCE" ] || W_SINCE=$MONO_MS
+  _W_TABLE="$_ws_new$1 $2 $W_SINCE $W_CHANGED$J_NL"
+}
+
+# lease_watch KEY RENEWAL LEASE: refine OWNER, the wall-clock verdict of a
+# foreign owner, by the watch (LEASE-3): dead only once watched long enough.
+lease_watch() {
+  _w_sight "$1" "$2"
+  _lw_grace=$(($3 + GUARDIAN_LIMIT + LEASE_SKEW))
+  _lw_unch=$((MONO_MS - W_SINCE))
+  if [ "$_lw_unch" -gt "$_lw_grace" ]; then OWNER=dead; return 0; fi
+  if [ "$W_CHANGED" = 1 ]; then OWNER=alive; return 0; fi
+  now_ms
+  if [ $((NOW_MS - $2)) -gt $(($3 / 3 + LEASE_SKEW)) ]; then
+    _lw_left=$((_lw_grace + 1 - _lw_unch))
+    if [ -z "$WATCH_NEXT" ] || [ "$_lw_left" -lt "$WATCH_NEXT" ]; then WATCH_NEXT=$_lw_left; fi
+  fi
+  [ "$OWNER" = dead ] && OWNER=unknown
+  return 0
+}
+
+# retry_due KEY ENDED RETRY_AT: 0 when an end record's retry is due (RETRY-4):
+# by the wall clock, or after RETRY_AT - ENDED watched on the monotonic clock.
+retry_due() {
+  now_ms
+  [ "$NOW_MS" -ge "$3" ] && return 0
+  _w_sight "r.$1" "$3"
+  [ $((MONO_MS - W_SINCE)) -ge $(($3 - $2)) ]
 }
 
 # exec_group_state JD ID G: GROUP (stopped, running, unknown) of the

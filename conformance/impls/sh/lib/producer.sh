@@ -41,8 +41,9 @@ cmd_init() {
 # conformance runner writes, MANIFEST-2), whose strings and payload are copied
 # byte for byte into the spec because compact form is already canonical; if
 # that fails, as any RFC 8259 text (JW_LENIENT), whose strings are rewritten
-# in compact form (JW_CANON), whose payload is re-serialized (JW_ECHO) and
-# whose integral numbers such as 1.0 or 6e5 are written as integers.
+# in compact form (JW_CANON) and whose payload is re-serialized (JW_ECHO).
+# Outside the payload every number must be an integer written as a record's
+# are (REQ-2): 1.0, 6e5 and -0 are refused in both readings.
 
 _rq_bad() {
   [ -n "$RQ_ERR" ] || RQ_ERR="$1"
@@ -240,7 +241,8 @@ request_read() {
     # Not compact: read it as RFC 8259 JSON.
     _rq_reset
     RQ_LENIENT=1
-    JW_INTONLY= JW_LENIENT=1 JW_ECHO_K1=payload
+    # REQ-2: whitespace is allowed, but integers are written as in records.
+    JW_INTONLY=1 JW_LENIENT=1 JW_ECHO_K1=payload
     if ! jw_walk "$RQ_TEXT" _rq_cb; then
       JW_LENIENT= JW_ECHO_K1=
       RQ_ERR="$1: not one JSON object: ${RQ_ERR:-$JW_ERR} (REQ-1)"
@@ -252,7 +254,7 @@ request_read() {
   case $RQ_SEEN in
     *'|fsjob|'*)
       case $RQ_FSJOB in
-        1.0) _rq_minor=0 ;;
+        1.0|1.1) _rq_minor=0 ;;
         1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
           _rq_minor=1 ;;
         *) RQ_ERR="$1: unsupported version '$RQ_FSJOB' (VER-1)"; return 1 ;;
@@ -405,8 +407,11 @@ cmd_produce() {
     sync -- "$_pr_stage/spec.json" "$_pr_stage" || { _pr_stage_cleanup; return 1; }
   fi
   # ENQ step 5: the dedupe hold.
+  _pr_hold_mono=
   if [ "$RQ_dedupe" != null ]; then
     hold_open dedupe "$RQ_dedupe_key" || { _pr_stage_cleanup; return 1; }
+    mono_ms
+    _pr_hold_mono=$MONO_MS
     hold_take "$_pr_id" null
     case $? in
       0) ;;
@@ -423,6 +428,12 @@ cmd_produce() {
   if ! create_excl "$_pr_ready"; then
     _pr_ready=
     log "cannot create the ready entry"
+    _pr_stage_cleanup
+    return 1
+  fi
+  # DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for others.
+  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -gt "$DEDUPE_STAGE_MAX" ]; then
+    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
     _pr_stage_cleanup
     return 1
   fi

@@ -353,6 +353,7 @@ _rr_end() {
 _rr_version() {
   case $R_fsjob in
     1.0) _rr_minor=0; return 0 ;;
+    1.1) _rr_minor=1; return 0 ;;
     1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
       _rr_minor=${R_fsjob#1.}; return 0 ;;
   esac
@@ -485,7 +486,7 @@ _rr_rules() {
 
 # --- builders: each sets REC to the record text (without its line feed) ----
 
-F10='"fsjob":"1.0"'
+F10='"fsjob":"1.1"'
 
 rec_claim() { # JOB_ID GEN CLAIMED_MS LEASE_MS
   REC="{$F10,\"type\":\"claim\",\"job_id\":\"$1\",\"gen\":$2,\"owner\":$ID_JSON,\"worker_id\":null,\"claimed_ms\":$3,\"lease_ms\":$4}"

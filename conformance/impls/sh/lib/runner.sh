@@ -27,14 +27,20 @@
 
 CANCEL_GRACE=10000
 CONTROL_POLL_MAX=0.2
+DRAIN_LIMIT=2000
 
 # The leader's child: $1 is the working directory, the rest is the env(1)
 # command line. fd 7 is the release pipe.
+# EXEC-13: a background job of a non-interactive shell starts with SIGINT
+# and SIGQUIT ignored, and an ignored signal stays ignored across exec:
+# env --default-signal resets every signal for the command; umask 022 is
+# the mask it starts with (this shell runs with 077).
 LEADER_SCRIPT='IFS= read -r _go <&7 || exit 125
 exec 7<&-
 cd -P -- "$1" || exit 125
 shift
-exec env -i -- "$@"'
+umask 022
+exec env -i --default-signal -- "$@"'
 
 # _rc_poll: whether the leader has ended, from dash's `jobs -l`, which also
 # reaps finished children without blocking. Returns 0 while it runs; once
@@ -177,6 +183,25 @@ _rc_heartbeat() {
   pub_rename "$_rc_jd" "state.$_rc_g.json" "$REC"
 }
 
+# consumer_home: HOME_DIR = this consumer's home directory (EXEC-6): its HOME
+# when that is absolute, else its uid's entry in the user database, else /.
+consumer_home() {
+  case ${HOME:-} in
+    /*) HOME_DIR=$HOME; return 0 ;;
+  esac
+  HOME_DIR=/
+  command -v getent >/dev/null 2>&1 || return 0
+  _ch_line=$(getent passwd "$(id -u)" 2>/dev/null) || return 0
+  _ch_ifs=$IFS
+  IFS=:
+  set -f
+  # shellcheck disable=SC2086
+  set -- $_ch_line
+  set +f
+  IFS=$_ch_ifs
+  case ${6:-} in /*) HOME_DIR=$6 ;; esac
+}
+
 # run_command JD ID G ATTEMPT: run the spec loaded by spec_load (S_* and
 # R_argv_*, R_env*) as attempt ATTEMPT of generation G. Sets:
 #   RUN_OUTCOME  succeeded failed timed_out cancelled force_stopped shutdown
@@ -254,7 +279,7 @@ run_command() {
     _rc_i=$((_rc_i + 1))
   done
   [ "$_rc_haspath" = 1 ] || set -- "$@" "PATH=/usr/local/bin:/usr/bin:/bin"
-  [ "$_rc_hashome" = 1 ] || set -- "$@" "HOME=${HOME:-/}"
+  [ "$_rc_hashome" = 1 ] || { consumer_home; set -- "$@" "HOME=$HOME_DIR"; }
   set -- "$@" "FSJOB_JOB_ID=$_rc_id" "FSJOB_ATTEMPT=$_rc_att" "FSJOB_QUEUE=$Q"
   _rc_i=0
   while [ "$_rc_i" -lt "$R_envc" ]; do
@@ -295,7 +320,9 @@ run_command() {
     return 1
   fi
   _rc_ls=$PS_START
-  guardian_tell "+ $_rc_lp $_rc_ls"
+  # LEASE-5: the guardian stops the group unless the claim is renewed by then.
+  _rc_last_mono=$CLAIM_MONO
+  guardian_tell "+ $_rc_lp $_rc_ls $((_rc_last_mono + CLAIM_LEASE_MS))"
   # CLAIM-7, then EXEC-3: the commit point of the attempt.
   if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
     _rc_abort_start "superseded"
@@ -372,11 +399,22 @@ run_command() {
       _rc_signal KILL
       _rc_kill_at=
     fi
+    # LEASE-6: a lease that lapsed (this process did not run for lease_ms) is
+    # never renewed: the guardian has stopped the group, or is about to.
+    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && mono_ms &&
+      [ $((MONO_MS - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
+      log "$_rc_jd: the lease lapsed; stopping the attempt (LEASE-6)"
+      _rc_signal KILL
+      _rc_stop=fenced _rc_kill_at=
+    fi
     # LEASE-1 and LEASE-2.
     if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$NOW_MS" -ge "$_rc_next_hb" ]; then
       if [ -n "$_rc_stop" ]; then _rc_ph=stopping; else _rc_ph=running; fi
+      mono_ms
+      _rc_hb_mono=$MONO_MS
       if _rc_heartbeat "$_rc_ph"; then
-        _rc_last_renew=$NOW_MS
+        _rc_last_renew=$NOW_MS _rc_last_mono=$_rc_hb_mono
+        guardian_tell "r $_rc_lp $((_rc_last_mono + CLAIM_LEASE_MS))"
       elif [ "$NOW_MS" -ge $((_rc_last_renew + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
         log "$_rc_jd: cannot renew the lease; stopping the attempt (LEASE-2)"
         _rc_signal KILL
@@ -393,6 +431,13 @@ run_command() {
       *) _rc_nap=$CONTROL_POLL_MAX ;;
     esac
   done
+  # LEASE-6: the group may have ended while this process was stopped (its
+  # guardian stopped it at the deadline, LEASE-5): a lapsed lease is a
+  # counted failure whatever the command's status says.
+  if [ -z "$_rc_stop" ] && mono_ms && [ $((MONO_MS - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
+    log "$_rc_jd: the lease lapsed while the command ran; a counted failure (LEASE-6)"
+    _rc_stop=fenced
+  fi
   # Its status, once: jobs also reaps it if it is still a zombie.
   _rc_i=0
   while _rc_poll; do
@@ -419,16 +464,23 @@ run_command() {
     done
   fi
   guardian_tell "- $_rc_lp"
-  # The owner waits for end of file on both pipes (EXEC-11), bounded: a
-  # process that escaped the group could hold a pipe open forever.
+  # The owner waits for end of file on both pipes (EXEC-11), for at most
+  # DRAIN_LIMIT (EXEC-12): a process that left the group could hold a pipe
+  # open forever (EXEC-16).
   _rc_i=0
-  while [ "$_rc_i" -lt 400 ]; do
+  mono_ms
+  _rc_drain_end=$((MONO_MS + DRAIN_LIMIT))
+  while :; do
     _rc_done=1
     _rc_alive "$_rc_ro" "" && _rc_done=0
     [ "$_rc_done" = 1 ] && _rc_alive "$_rc_re" "" && _rc_done=0
     [ "$_rc_done" = 1 ] && break
     _rc_i=$((_rc_i + 1))
-    [ "$_rc_i" -gt 8 ] && sleep 0.01
+    if [ "$_rc_i" -gt 8 ]; then
+      mono_ms
+      [ "$MONO_MS" -lt "$_rc_drain_end" ] || break
+      sleep 0.01
+    fi
   done
   _rc_count_ok=1
   if [ "$_rc_done" != 1 ]; then

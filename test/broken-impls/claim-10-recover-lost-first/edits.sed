@@ -1,0 +1,2 @@
+# BROKEN (CLAIM-10): recover decides lost first, before CLAIM-6 steps 1 and 2.
+s/^  # 1\. invalid spec\.$/  if [ "$_dc_mode" = recover ] \&\& [ "$S_OK" = 1 ] \&\& [ "$ATTEMPTS" -ge "$S_maxatt" ]; then lost_outputs "$_dc_jd" "$J_LASTEXEC"; finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" lost 125 owner_lost "the last attempt died with its owner" "$ATTEMPTS" null "$STARTED" "$OUT_JSON" "$ERR_JSON" \&\& DECIDED=receipt; return 0; fi/
