@@ -46,6 +46,25 @@ import { sh } from './jobs.ts';
 const TOLERANCE_MS = 3000;
 const TICK_MS = 200;
 
+/**
+ * The job both fencing cases watch: it logs one start, then a tick every
+ * TICK_MS for as long as it runs, so a second execution or a command that
+ * outlives its owner's fence shows in the files.
+ */
+async function stageVictim(ctx: CaseContext, name: string) {
+  const root = await ctx.newQueue(name);
+  const work = await ctx.subdir(`${name}/work`);
+  const log = path.join(work, 'starts.log');
+  const ticks = path.join(work, 'ticks');
+  const job = await stageJob(await reopen(root), {
+    argv: sh(`printf 'start %s\\n' victim >> "$1"; while :; do printf 'alive %s\\n' "$(date +%s%3N)" >> "$2"; sleep ${TICK_MS / 1000}; done`, log, ticks),
+    cwd: work,
+    max_attempts: 1,
+    timeout_ms: 900_000,
+  });
+  return { root, log, ticks, job };
+}
+
 async function readJson<T>(file: string): Promise<T | undefined> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as T;
@@ -95,16 +114,7 @@ async function pausedOwnerCase(ctx: CaseContext): Promise<void> {
   } catch {
     ctx.skip('unshare --pid --fork --mount-proc is not available (needs root and util-linux): no second pid namespace to make a foreign owner');
   }
-  const root = await ctx.newQueue('paused');
-  const work = await ctx.subdir('paused/work');
-  const log = path.join(work, 'starts.log');
-  const ticks = path.join(work, 'ticks');
-  const job = await stageJob(await reopen(root), {
-    argv: sh(`printf 'start %s\\n' victim >> "$1"; while :; do printf 'alive %s\\n' "$(date +%s%3N)" >> "$2"; sleep ${TICK_MS / 1000}; done`, log, ticks),
-    cwd: work,
-    max_attempts: 1,
-    timeout_ms: 900_000,
-  });
+  const { root, log, ticks, job } = await stageVictim(ctx, 'paused');
 
   // Consumer A, in its own pid namespace: foreign to every judge outside it (ID-1).
   const argvA = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child', '--', ...roleArgv(ctx.impl, 'consume', { queue: root })];
@@ -284,16 +294,7 @@ async function guardianGraceCase(ctx: CaseContext): Promise<void> {
  * after the lapse.
  */
 async function lapsedLeaseCase(ctx: CaseContext): Promise<void> {
-  const root = await ctx.newQueue('lapsed');
-  const work = await ctx.subdir('lapsed/work');
-  const log = path.join(work, 'starts.log');
-  const ticks = path.join(work, 'ticks');
-  const job = await stageJob(await reopen(root), {
-    argv: sh(`printf 'start %s\n' victim >> "$1"; while :; do printf 'alive %s\n' "$(date +%s%3N)" >> "$2"; sleep ${TICK_MS / 1000}; done`, log, ticks),
-    cwd: work,
-    max_attempts: 1,
-    timeout_ms: 900_000,
-  });
+  const { root, log, ticks, job } = await stageVictim(ctx, 'lapsed');
   const consumer = ctx.startRole('consume', { queue: root }, { timeoutMs: 600_000 });
   try {
     const began = Date.now();
