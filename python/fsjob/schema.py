@@ -59,6 +59,14 @@ class _Result:
         self.valid = False
         self.errors.append(SchemaError(pointer, keyword, message, member))
 
+    def member(self, name: str, inner: "_Result") -> None:
+        """Take a member subschema's result: the member is evaluated when it passed, else its errors are ours."""
+        if inner.valid:
+            self.evaluated.add(name)
+        else:
+            self.valid = False
+            self.errors.extend(inner.errors)
+
 
 _PATTERNS: Dict[str, Pattern[str]] = {}
 
@@ -264,12 +272,7 @@ class Validator:
         result.defined |= set(properties)
         for name, sub in properties.items():
             if name in value:
-                inner = self._apply(sub, base, value[name], path + [name])
-                if inner.valid:
-                    result.evaluated.add(name)
-                else:
-                    result.valid = False
-                    result.errors.extend(inner.errors)
+                result.member(name, self._apply(sub, base, value[name], path + [name]))
         patterns: Dict[str, Any] = schema.get("patternProperties", {})
         matched: Set[str] = set()
         for source, sub in patterns.items():
@@ -277,12 +280,7 @@ class Validator:
             for name in value:
                 if compiled.search(name) is not None:
                     matched.add(name)
-                    inner = self._apply(sub, base, value[name], path + [name])
-                    if inner.valid:
-                        result.evaluated.add(name)
-                    else:
-                        result.valid = False
-                        result.errors.extend(inner.errors)
+                    result.member(name, self._apply(sub, base, value[name], path + [name]))
         if "additionalProperties" in schema:
             extra = schema["additionalProperties"]
             for name in value:
