@@ -231,6 +231,12 @@ export interface JobStatusView {
   end?: EndRecord;
   /** When a `delayed` job becomes claimable (its spec's not_before_ms, DELAY-1). */
   notBeforeMs?: number;
+  /**
+   * When a `retrying` job becomes due on this reader's wall clock: retry_at_ms,
+   * or earlier when the retry delay watched on the monotonic clock ends first
+   * (RETRY-4: the wall clock jumped back).
+   */
+  retryDueMs?: number;
   /** Why the job is damaged, or problems met while deriving the status. */
   findings: Finding[];
 }
@@ -279,8 +285,9 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   const notBefore = spec?.not_before_ms ?? null;
   if (notBefore !== null && now < notBefore) return { status: 'delayed', gen, ...withEnd, notBeforeMs: notBefore, findings: [] };
   // RETRY-4: due by the wall clock, or by the retry delay watched on the monotonic clock.
-  if (end !== undefined && end.retry_at_ms > now && options.leases?.retryDue(`${queue.root}\0${files.id}\0${gen}`, end, now) !== true) {
-    return { status: 'retrying', gen, end, findings: [] };
+  if (end !== undefined && end.retry_at_ms > now) {
+    const waitMs = options.leases?.retryWaitMs(`${queue.root}\0${files.id}\0${gen}`, end, now) ?? end.retry_at_ms - now;
+    if (waitMs > 0) return { status: 'retrying', gen, end, retryDueMs: now + waitMs, findings: [] };
   }
   return { status: 'queued', gen, ...withEnd, findings: [] };
 }
