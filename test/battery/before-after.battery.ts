@@ -1,5 +1,5 @@
 /**
- * Issue 19's points 1, 2, 9, 11 and 12 through the real CLI only: every job
+ * Issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11 and 12 through the real CLI only: every job
  * is enqueued, run, recovered and read back by `fsjob` processes (the CLI
  * the support starts: this checkout's, or FSJOB_TEST_CLI's), and every
  * check reads the queue's files or the job's own marks. Nothing is written
@@ -402,3 +402,69 @@ point(escaped, 'point 12: a setsid daemon that keeps stdout open: the attempt en
   }
 });
 escaped.run();
+
+// ---------------------------------------------------------------------------
+// Points 6 and 10: a worker's log pipe and SIGHUP (WORKER-3).
+
+/** A job that runs until its gate file exists. */
+async function gatedJob(p: Place, name: string): Promise<{ id: string; open: () => void }> {
+  const gate = join(p.dir, `gate-${name}`);
+  const id = await enqueue(p, [], ['sh', '-c', `while [ ! -e "${gate}" ]; do sleep 0.1; done; echo ${name}`]);
+  return { id, open: () => writeFileSync(gate, '') };
+}
+
+const signals = suite("points 6 and 10: a worker's closed log pipe and SIGHUP");
+signals.after(removeBatteryDirs);
+
+point(signals, 'point 6: a worker whose log pipe closes (work 2>&1 | head) keeps serving: its running job ends succeeded, not lost', async () => {
+  const p = await place('epipe');
+  const running = await gatedJob(p, 'running');
+  const worker = startFsjob(['work', '--queue', p.q, '--concurrency', '2']);
+  let exit = 'still running';
+  void worker.exited.then(({ code, signal: sig }) => (exit = `exited ${code ?? sig}`));
+  const groups: number[] = [];
+  try {
+    const exec = await waitFor('the running job to start', () => readJson<{ group?: { pgid: number } }>(p.job(running.id, 'exec.1.json')), WAIT_MS);
+    if (exec.group?.pgid !== undefined) groups.push(exec.group.pgid);
+    // The reader goes away: every later log line meets a closed pipe.
+    worker.child.stdout?.destroy();
+    worker.child.stderr?.destroy();
+    const next = await enqueue(p, [], ['true']); // the worker logs its claim and its end
+    await waitFor('the next job (whose log lines meet the closed pipe)', () => {
+      if (exit !== 'still running') throw new Error(`the worker ${exit} once its log pipe closed, with a job running (${running.id})`);
+      return receiptOf(p, next);
+    }, WAIT_MS);
+    running.open();
+    const receipt = await waitReceipt(p, running.id, 'the running job', 30_000).catch((e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}; the worker ${exit}`);
+    });
+    assert.equal([receipt['outcome'], receipt['gen']], ['succeeded', 1], `the running job after the pipe closed (worker ${exit}): ${JSON.stringify(receipt)}`);
+    assert.is(exit, 'still running', 'the worker still serves');
+  } finally {
+    running.open();
+    await stopAll([worker], groups);
+  }
+});
+
+point(signals, 'point 10a: SIGHUP stops a worker like SIGTERM: it claims nothing more and its running job finishes within the grace (WORKER-3), not lost', async () => {
+  const p = await place('sighup');
+  const running = await gatedJob(p, 'running');
+  const worker = startFsjob(['work', '--queue', p.q]);
+  const groups: number[] = [];
+  try {
+    const exec = await waitFor('the running job to start', () => readJson<{ group?: { pgid: number } }>(p.job(running.id, 'exec.1.json')), WAIT_MS);
+    if (exec.group?.pgid !== undefined) groups.push(exec.group.pgid);
+    signal(worker.pid, 'SIGHUP');
+    await delay(1000);
+    running.open();
+    const ended = await Promise.race([worker.exited, delay(30_000).then(() => undefined)]);
+    const receipt = receiptOf(p, running.id);
+    const evidence = `worker ${ended === undefined ? 'still running 30 s after SIGHUP' : `exited ${ended.code ?? ended.signal}`}; receipt ${receipt === undefined ? 'none' : `${String(receipt['outcome'])} (${String(receipt['reason'])})`}`;
+    assert.equal([receipt?.['outcome'], receipt?.['gen']], ['succeeded', 1], `the job running at SIGHUP: ${evidence}`);
+    assert.equal(ended, { code: 0, signal: null }, `a clean shutdown: ${evidence}`);
+  } finally {
+    running.open();
+    await stopAll([worker], groups);
+  }
+});
+signals.run();

@@ -1,6 +1,6 @@
 /**
  * Runs the hostile before/after battery (test/battery/before-after.battery.ts:
- * issue 19's points 1, 2, 9, 11, 12 through the real CLI) against the fsjob
+ * issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11, 12 through the real CLI) against the fsjob
  * of another commit, then against this checkout's, and prints one table:
  * per case, whether it held before and after, with the first line of each
  * failure (the evidence). A case that fails before and holds after shows the
@@ -83,7 +83,7 @@ function main(): number {
   const now = runBattery(`after: ${after} (this checkout)`, path.join(logs, `${before}-after.jsonl`), {});
   const names = [...new Set([...old, ...now].map((r) => r.name))];
   process.stdout.write(`\n| case | before (${before}) | after (${after}) |\n|---|---|---|\n`);
-  for (const name of names) process.stdout.write(`| ${name} | ${cell(old.find((r) => r.name === name))} | ${cell(now.find((r) => r.name === name))} |\n`);
+  for (const name of names) process.stdout.write(`| ${name.replace(/\|/g, '\\|')} | ${cell(old.find((r) => r.name === name))} | ${cell(now.find((r) => r.name === name))} |\n`);
   return now.length > 0 && now.every((r) => r.ok) ? 0 : 1;
 }
 
