@@ -78,7 +78,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
-        const at = view.end?.retry_at_ms ?? 0;
+        // RETRY-4: when it is due, on this consumer's clock, also after a jump back.
+        const at = ctx.clock.nowMs() + (view.retryDueInMs ?? 0);
         retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
         continue;
       }

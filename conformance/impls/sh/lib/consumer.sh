@@ -459,8 +459,9 @@ consume_pass() {
         fi
         continue
       elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && ! retry_due "$_cp_id.$J_G" "$R_ended_ms" "$R_retry_at_ms"; then
-        if [ -z "$PASS_NEXT" ] || [ "$R_retry_at_ms" -lt "$PASS_NEXT" ]; then
-          PASS_NEXT=$R_retry_at_ms
+        _cp_due=$((NOW_MS + RETRY_LEFT))
+        if [ -z "$PASS_NEXT" ] || [ "$_cp_due" -lt "$PASS_NEXT" ]; then
+          PASS_NEXT=$_cp_due
         fi
         continue
       fi
