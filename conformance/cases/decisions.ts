@@ -18,7 +18,7 @@
  *   rejected though a link resolves it outside;
  * - recovery/ready-rebuild-invalid (READY-5): priority 0 for an invalid spec.
  */
-import { readFile, symlink, utimes, writeFile } from 'node:fs/promises';
+import { readdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { GEN_MAX, PROTOCOL_VERSION } from '../../src/base/constants.ts';
@@ -178,6 +178,16 @@ async function genMaxCase(ctx: CaseContext): Promise<void> {
   await plantRecord(f.queue, orphan.dir, `claim.${GEN_MAX}.json`, 'claim', claimRecord(orphan.id, GEN_MAX, await deadOwner(), now - 60_000));
   const run = await ctx.consumeOk(f.root, ['CLAIM-9']);
   const snapshot = await ctx.snapshot(f.root);
+  // CLAIM-4 first: a claim numbered past GEN_MAX is the cause; whatever the
+  // receipts say after it is a consequence.
+  const past: string[] = [];
+  for (const staged of [job, orphan]) {
+    for (const name of await readdir(staged.dir).catch(() => [] as string[])) {
+      const n = /^claim\.([0-9]+)\.json$/.exec(name)?.[1];
+      if (n !== undefined && Number(n) > GEN_MAX) past.push(`jobs/${staged.id}/${name}`);
+    }
+  }
+  if (!ctx.check(past.length === 0, ['CLAIM-4'], `no claim may be created past GEN_MAX (${GEN_MAX}), neither for a job whose generation ${GEN_MAX - 1} ended nor for one whose claim ${GEN_MAX} has a dead owner; found ${past.join(' ')}`, [describeExit(run), ...listing(snapshot)])) return;
   const seen = snapshot.jobs.get(job.id);
   const starts = countBy(await readStarts(f.log));
   const receipt = seen?.receipt;

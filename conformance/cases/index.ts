@@ -15,8 +15,10 @@ import { interopCases } from './interop.ts';
 import { decisionCases } from './decisions.ts';
 import { fencingCases } from './fencing.ts';
 import { hazardCases } from './hazards.ts';
+import { dedupeRaceCases } from './dedupe-race.ts';
 import { operationsCases } from './operations.ts';
 import { ownershipCases } from './ownership.ts';
+import { movesCases } from './moves.ts';
 import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { raceCases } from './races.ts';
@@ -26,4 +28,4 @@ import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];

@@ -60,7 +60,7 @@ static int needs_mode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFIL
 /* -------------------------------- opens -------------------------------- */
 
 #define OPEN_AT(op, d_, p_, f_, m_, call)                                 \
-  uint64_t k = open_mutates(f_) ? track_open(#op, d_, p_, f_, needs_mode(f_) ? (long)(m_) : -1) : 0; \
+  uint64_t k = open_mutates(f_) ? track_open(#op, d_, p_, f_, needs_mode(f_) ? (long)(m_) : -1) : track_read_open(#op, d_, p_, f_); \
   NEXT(op, -1);                                                           \
   int r = call;                                                           \
   AFTER(k, #op, r, e_.fd = r, e_.name_dirfd = d_, e_.name = p_, e_.flags = f_); \
@@ -115,7 +115,7 @@ static long fopen_flags(const char *mode) {
 }
 
 #define FOPEN(op, p_, m_, call)                                                        \
-  uint64_t k = p_ && fopen_mutates(m_) ? track_open(#op, AT_FDCWD, p_, fopen_flags(m_), -1) : 0; \
+  uint64_t k = !p_ ? 0 : fopen_mutates(m_) ? track_open(#op, AT_FDCWD, p_, fopen_flags(m_), -1) : track_read_open(#op, AT_FDCWD, p_, O_RDONLY); \
   NEXT(op, NULL);                                                                     \
   FILE *fp = call;                                                                    \
   int r = fp ? fileno(fp) : -1;                                                       \

@@ -32,6 +32,10 @@
  *                          fsync, ...; empty = any) and whose path or path2,
  *                          relative to the root, matches the glob PATH
  *                          (* and ?, both matching '/' too; empty = any)
+ *   FSJOB_CRASH_PAUSE_READ an absolute-path glob (with FSJOB_CRASH_PAUSE_NTH):
+ *                          pause at the NTH read-only open of a matching path,
+ *                          inside the root or not (a judge's look at
+ *                          /proc/<pid>/stat); that open alone is logged
  *   FSJOB_CRASH_TRACE, FSJOB_CRASH_TRACE_DATA
  *                          trace mode (interpose-trace.c)
  *
@@ -85,6 +89,10 @@ static char g_pause_op[32];
 static char g_pause_glob[PATH_MAX];
 static uint64_t g_pause_nth;
 static int g_pause_match; /* a pattern was given */
+/* FSJOB_CRASH_PAUSE_READ: an absolute-path glob; the nth read-only open of a
+ * matching path (anywhere, e.g. /proc/123/stat) pauses, and is logged as a
+ * call so the driver can report it. Reads are never counted otherwise. */
+static char g_pause_read[PATH_MAX];
 static int g_trace;
 static int g_enabled;
 static int g_state; /* 0 = not initialised, 1 = initialising, 2 = ready */
@@ -123,6 +131,8 @@ static void do_init(void) {
   const char *pause_path = getenv("FSJOB_CRASH_PAUSE_PATH");
   if (pause_op && *pause_op) g_pause_match = copy_env(g_pause_op, sizeof g_pause_op, pause_op);
   if (pause_path && *pause_path) g_pause_match = copy_env(g_pause_glob, sizeof g_pause_glob, pause_path);
+  const char *pause_read = getenv("FSJOB_CRASH_PAUSE_READ");
+  if (pause_read && pause_read[0] == '/') copy_env(g_pause_read, sizeof g_pause_read, pause_read);
   g_pause_nth = parse_u64(getenv("FSJOB_CRASH_PAUSE_NTH"));
   if (g_pause_nth == 0) g_pause_nth = 1;
 
@@ -388,14 +398,17 @@ static size_t put_u64(char *dst, size_t pos, size_t cap, uint64_t v) {
 }
 
 /* flags and mode: an open's flags and requested mode (mkdir: its mode), or
- * -1; logged after the marker field so that audits can check PUB-1, PUB-7. */
-static uint64_t count_call(const char *op, const char *path, const char *path2, long flags, long mode) {
+ * -1; logged after the marker field so that audits can check PUB-1, PUB-7.
+ * read_pause: a read-only open chosen by FSJOB_CRASH_PAUSE_READ, which
+ * pauses instead of the usual pause rules. */
+static uint64_t count_call_as(const char *op, const char *path, const char *path2, long flags, long mode,
+                              int read_pause) {
   uint64_t k = __atomic_add_fetch(&g_shared->counter, 1, __ATOMIC_SEQ_CST);
   /* Someone already reached the kill point: this call would happen after
    * the crash, so it must not happen at all. */
   if (g_kill_at && k > g_kill_at) die();
   int interrupted = g_kill_at && k == g_kill_at;
-  int paused = !interrupted && should_pause(k, op, path, path2);
+  int paused = !interrupted && (read_pause || (!g_pause_read[0] && should_pause(k, op, path, path2)));
 
   char line[4 * PATH_CAP + 128];
   size_t cap = sizeof line - 32; /* room for the trailing marker and newline */
@@ -447,6 +460,10 @@ static uint64_t count_call(const char *op, const char *path, const char *path2, 
   return k;
 }
 
+static uint64_t count_call(const char *op, const char *path, const char *path2, long flags, long mode) {
+  return count_call_as(op, path, path2, flags, mode, 0);
+}
+
 /* The slow paths live out of line so uncounted calls (the vast majority:
  * pipes, ttys, files elsewhere) do not pay for their stack buffers. */
 __attribute__((noinline)) static uint64_t track_fd_slow(const char *op, int fd) {
@@ -492,6 +509,17 @@ HIDDEN uint64_t track_fd(const char *op, int fd) { TRACK(track_fd_slow(op, fd));
 HIDDEN uint64_t track_at(const char *op, int dirfd, const char *path) { TRACK(track_at_slow(op, dirfd, path, -1, -1)); }
 HIDDEN uint64_t track_open(const char *op, int dirfd, const char *path, long flags, long mode) {
   TRACK(track_at_slow(op, dirfd, path, flags, mode));
+}
+/* A read-only open: nothing unless FSJOB_CRASH_PAUSE_READ names it (the nth
+ * match pauses; the others pass uncounted). */
+__attribute__((noinline)) static uint64_t track_read_slow(const char *op, int dirfd, const char *path, long flags) {
+  char p[PATH_CAP];
+  if (!g_pause_read[0] || !resolve_at(dirfd, path, p, sizeof p) || !glob_match(g_pause_read, p)) return 0;
+  if (__atomic_add_fetch(&g_shared->pause_matches, 1, __ATOMIC_SEQ_CST) != g_pause_nth) return 0;
+  return count_call_as(op, p, "", flags, -1, 1);
+}
+HIDDEN uint64_t track_read_open(const char *op, int dirfd, const char *path, long flags) {
+  TRACK(track_read_slow(op, dirfd, path, flags));
 }
 HIDDEN uint64_t track_pair(const char *op, int d1, const char *p1, int d2, const char *p2) {
   TRACK(track_pair_slow(op, d1, p1, d2, p2));

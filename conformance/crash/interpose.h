@@ -72,6 +72,8 @@ HIDDEN uint64_t track_fd(const char *op, int fd);
 HIDDEN uint64_t track_at(const char *op, int dirfd, const char *path);
 /* track_at that also logs the call's flags and requested mode (-1: none). */
 HIDDEN uint64_t track_open(const char *op, int dirfd, const char *path, long flags, long mode);
+/* A read-only open: counted (and paused) only when FSJOB_CRASH_PAUSE_READ matches it. */
+HIDDEN uint64_t track_read_open(const char *op, int dirfd, const char *path, long flags);
 HIDDEN uint64_t track_pair(const char *op, int d1, const char *p1, int d2, const char *p2);
 HIDDEN uint64_t track_symlink(const char *op, const char *text, int dirfd, const char *linkpath);
 HIDDEN uint64_t track_global(const char *op);

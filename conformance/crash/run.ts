@@ -43,6 +43,13 @@ export interface PausePoint {
   k?: number;
   op?: string;
   path?: string;
+  /**
+   * An absolute-path glob: stop at the nth read-only open of a matching
+   * path, inside the root or not (a judge's look at /proc/<pid>/stat, which
+   * no mutating call marks). Alone or with nth; that open is the one call
+   * the run logs.
+   */
+  read?: string;
   nth?: number;
 }
 
@@ -87,6 +94,7 @@ export const CRASH_ENV = {
   pauseOp: 'FSJOB_CRASH_PAUSE_OP',
   pausePath: 'FSJOB_CRASH_PAUSE_PATH',
   pauseNth: 'FSJOB_CRASH_PAUSE_NTH',
+  pauseRead: 'FSJOB_CRASH_PAUSE_READ',
   trace: 'FSJOB_CRASH_TRACE',
   traceData: 'FSJOB_CRASH_TRACE_DATA',
 } as const;
@@ -182,6 +190,7 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   if (pause?.op !== undefined) env[CRASH_ENV.pauseOp] = pause.op;
   if (pause?.path !== undefined) env[CRASH_ENV.pausePath] = pause.path;
   if (pause?.nth !== undefined) env[CRASH_ENV.pauseNth] = String(pause.nth);
+  if (pause?.read !== undefined) env[CRASH_ENV.pauseRead] = pause.read;
   if (options.trace === true) {
     env[CRASH_ENV.trace] = traceFile;
     env[CRASH_ENV.traceData] = traceData;
@@ -266,10 +275,12 @@ function checkPause(pause: PausePoint | undefined): PausePoint | undefined {
   const positive = (n: number | undefined): boolean => n === undefined || (Number.isSafeInteger(n) && n >= 1);
   if (!positive(pause.k) || !positive(pause.nth)) throw new RangeError(`runWithCrash: pause.k and pause.nth must be positive integers, got ${JSON.stringify(pause)}`);
   const byMatch = pause.op !== undefined || pause.path !== undefined;
-  if ((pause.k === undefined) === !byMatch || (pause.k !== undefined && pause.nth !== undefined)) {
-    throw new TypeError(`runWithCrash: pause takes either k, or op and/or path (with an optional nth), got ${JSON.stringify(pause)}`);
+  const ways = [pause.k !== undefined, byMatch, pause.read !== undefined].filter(Boolean).length;
+  if (ways !== 1 || (pause.k !== undefined && pause.nth !== undefined)) {
+    throw new TypeError(`runWithCrash: pause takes either k, or op and/or path, or read (the last two with an optional nth), got ${JSON.stringify(pause)}`);
   }
-  if (/[\t\n]/.test(`${pause.op ?? ''}${pause.path ?? ''}`)) throw new TypeError('runWithCrash: pause.op and pause.path cannot hold tabs or newlines');
+  if (pause.read !== undefined && !pause.read.startsWith('/')) throw new TypeError(`runWithCrash: pause.read must be an absolute path glob, got ${JSON.stringify(pause.read)}`);
+  if (/[\t\n]/.test(`${pause.op ?? ''}${pause.path ?? ''}${pause.read ?? ''}`)) throw new TypeError('runWithCrash: pause.op, pause.path and pause.read cannot hold tabs or newlines');
   return pause;
 }
 

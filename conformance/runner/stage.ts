@@ -33,6 +33,8 @@ export interface StageOptions {
   dedupeHold?: boolean;
   /** Write the ready entry (default true). */
   ready?: boolean;
+  /** Rename the staged job into jobs/ (default true); false leaves it in tmp/<id>/ as a producer between its steps 5 and 7. */
+  publish?: boolean;
 }
 
 export interface Staged {
@@ -61,6 +63,7 @@ export async function stageJob(queue: Queue, request: JobRequest, options: Stage
     await handle.close();
     await fsyncDir(queue.paths.dir('ready'), queue.fsOptions);
   }
+  if (options.publish === false) return { id, spec, dir: staging };
   await renameNoReplace(staging, queue.paths.job(id), queue.fsOptions);
   return { id, spec, dir: queue.paths.job(id) };
 }

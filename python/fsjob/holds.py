@@ -80,13 +80,13 @@ class Key:
             staged = os.path.join(self.root, "tmp", job_id)
             st = lstat_or_none(staged)
             if st is not None and _stat.S_ISDIR(st.st_mode):
-                if now_ms() > int(value["created_ms"]) + DEDUPE_STAGE_MAX + LEASE_SKEW:
-                    return HoldVerdict(False, job_id)
                 owner = value["owner"]
-                if same_host(owner["boot_id"], owner["pid_ns"]) and judge_local(owner["pid"], owner["start"]) == "dead":
-                    return HoldVerdict(False, job_id)
-                return HoldVerdict(True, job_id)
-            # The producer's rename (ENQ step 7) may have fallen between the two looks.
+                expired = now_ms() > int(value["created_ms"]) + DEDUPE_STAGE_MAX + LEASE_SKEW
+                if not expired and not (same_host(owner["boot_id"], owner["pid_ns"]) and judge_local(owner["pid"], owner["start"]) == "dead"):
+                    return HoldVerdict(True, job_id)
+            # Every "not held" comes after a last look at jobs/ (DEDUPE-3): the
+            # producer's rename (ENQ step 7) may have fallen between the looks,
+            # and the producer may have exited since, so its pid is dead.
             view.refresh()
             if view.exists:
                 return HoldVerdict(not view.listing.receipt, job_id)

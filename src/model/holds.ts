@@ -159,20 +159,27 @@ async function pruneBelow(queue: Queue, dir: string, n: number): Promise<void> {
 export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
   const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
   if (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) return unfinished();
-  if (await dirPresent(queue.paths.staging(hold.job_id), queue.fsOptions)) {
-    // DEDUPE-3: a staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) after
-    // it was taken, on any host (its producer never publishes later, DEDUPE-5),
-    // and no longer once a same-host producer is proven dead.
-    const now = (options.clock ?? systemClock).nowMs();
-    if (now > hold.created_ms + DEDUPE_STAGE_MAX + LEASE_SKEW) return false;
-    if (!(await isLocal(hold.owner))) return true;
-    const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
-    return verdict.verdict !== 'dead';
-  }
-  // The producer may have renamed tmp/<id> to jobs/<id> between the two looks
-  // above (ENQ-3 moves it one way only, atomically): look at jobs/ once more,
-  // or a job published at that instant would not hold its key.
+  if (await stagedHoldCounts(queue, hold, options.clock ?? systemClock)) return true;
+  // Every "not held" is decided after a last look at jobs/: the producer may
+  // have renamed tmp/<id> to jobs/<id> (ENQ-3, one way, atomic) since the
+  // first look, and then exited, so that its staging is gone or its pid
+  // dead by the time this judge looks. Without this look a producer that
+  // publishes and exits at that instant shares its key (seen: two jobs
+  // accepted for one key by eight racing producers).
   return (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) && unfinished();
+}
+
+/** DEDUPE-3 before publication: whether the hold of a job not (yet) seen in jobs/ still counts through its staging. */
+async function stagedHoldCounts(queue: Queue, hold: HoldRecord, clock: Clock): Promise<boolean> {
+  if (!(await dirPresent(queue.paths.staging(hold.job_id), queue.fsOptions))) return false;
+  // A staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) after it was
+  // taken, on any host (its producer never publishes later, DEDUPE-5), and
+  // no longer once a same-host producer is proven dead.
+  const now = clock.nowMs();
+  if (now > hold.created_ms + DEDUPE_STAGE_MAX + LEASE_SKEW) return false;
+  if (!(await isLocal(hold.owner))) return true;
+  const verdict = await judgeOwner(hold.owner, { nowMs: now, lastRenewalMs: hold.created_ms, leaseMs: LEASE_DEFAULT });
+  return verdict.verdict !== 'dead';
 }
 
 /**

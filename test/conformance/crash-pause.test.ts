@@ -7,7 +7,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,25 @@ function state(pid: number): string | undefined {
 }
 
 const pause = suite('pause point');
+
+pause('a read pause stops a process at its open of a file outside the root, before it reads it', async () => {
+  const root = freshDir('read');
+  const outside = path.join(freshDir('read-outside'), 'seen');
+  writeFileSync(outside, 'before\n');
+  const a = await startWithCrash({ argv: ['sh', '-c', `cat ${outside} > out`], cwd: root, root, pause: { read: outside } });
+  const call = await a.paused;
+  assert.ok(call !== undefined, 'the run paused');
+  assert.is(callFamily(call.op), 'open');
+  assert.is(call.path, outside);
+  assert.is(state(call.pid), 'T', 'the paused process is stopped');
+  writeFileSync(outside, 'after\n');
+  a.resume();
+  const result = await a.result;
+  assert.is(result.exitCode, 0);
+  assert.is(readFileSync(path.join(root, 'out'), 'utf8'), 'after\n', 'the open happened after the resume');
+  const refused = await startWithCrash({ argv: ['true'], cwd: root, root, pause: { read: 'relative/path' } }).then(() => undefined, (error: unknown) => String(error));
+  assert.match(refused ?? 'started', /absolute/, 'a relative read glob is refused');
+});
 
 pause('a link paused by op and path loses, every time, to the link another process makes meanwhile', async () => {
   for (let round = 1; round <= 5; round++) {

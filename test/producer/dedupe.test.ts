@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import * as nodeFs from 'node:fs/promises';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -7,11 +9,12 @@ import * as assert from 'uvu/assert';
 import { cancel, enqueue } from '../../src/producer/index.ts';
 import { keyHash } from '../../src/model/layout.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
+import { realReads, type SafeFsSeam } from '../../src/fs/seam.ts';
 import { encodeRecord, type HoldRecord } from '../../src/records/codec.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import { cleanupAll, rejectsWith, withWatchdog } from '../support/helpers.ts';
-import { deadIdentity, entries, freshQueue, writeReceipt } from '../support/producer.ts';
+import { deadIdentity, entries, freshQueue, withSeam, writeReceipt } from '../support/producer.ts';
 
 const RACER = fileURLToPath(new URL('../support/fixtures/enqueue-race.ts', import.meta.url));
 
@@ -81,6 +84,37 @@ dedupe('a live producer between its hold and publication does hold the key', asy
   const error = await rejectsWith(enqueue(queue, { argv: ['x'], dedupe: 'k' }), 'DEDUPE_HELD');
   assert.is(error.jobId, staging);
   assert.equal(await holdsOf(queue, 'k'), ['1.json']);
+});
+
+dedupe('a producer that publishes and exits between a rival\'s looks still holds its key (DEDUPE-3: the last look at jobs/)', async () => {
+  const queue = await freshQueue();
+  const ghost = '1764476044123456789-3fa2c1d09b8e7f65';
+  // Its owner is dead from the start: the producer that took hold 1 exits
+  // right after its rename, so a judge that saw tmp/<id> and then asks about
+  // the pid finds it gone. The seam forces that order: the rename happens
+  // just after the rival's look at tmp/<id> returned "present".
+  await stagedRival(queue, 'k', await deadIdentity(), ghost);
+  const staging = queue.paths.staging(ghost);
+  let raced = false;
+  const seam: SafeFsSeam = {
+    ...nodeFs,
+    reads: {
+      ...realReads,
+      lstat: (path: string) => {
+        const stats = realReads.lstat(path);
+        if (!raced && path === staging) {
+          raced = true;
+          renameSync(staging, queue.paths.job(ghost));
+        }
+        return stats;
+      },
+    },
+  };
+  const error = await rejectsWith(enqueue(await withSeam(queue.root, seam), { argv: ['x'], dedupe: 'k' }), 'DEDUPE_HELD', { clause: 'DEDUPE-1' });
+  assert.ok(raced, 'the rival looked at the staging directory');
+  assert.is(error.jobId, ghost, 'the published job holds the key');
+  assert.equal(await holdsOf(queue, 'k'), ['1.json'], 'no second hold was taken');
+  assert.equal(await entries(queue.paths.dir('jobs')), [ghost]);
 });
 
 dedupe('an unreadable highest hold is never taken on a guess', async () => {

@@ -65,15 +65,19 @@ hold_is_held() {
     if [ -d "$Q/tmp/$HOLD_JOB" ] && [ ! -L "$Q/tmp/$HOLD_JOB" ]; then
       # DEDUPE-3: a staged job's hold counts for DEDUPE_STAGE_MAX (+ skew) on
       # any host, and no longer once a same-host producer is proven dead.
+      _hh_staged=held
       now_ms
-      [ "$NOW_MS" -gt $((_hh_created + DEDUPE_STAGE_MAX + LEASE_SKEW)) ] && return 1
-      if [ "$_hh_boot" = "$ID_BOOT" ] && [ "$_hh_ns" = "$ID_NS" ]; then
+      if [ "$NOW_MS" -gt $((_hh_created + DEDUPE_STAGE_MAX + LEASE_SKEW)) ]; then
+        _hh_staged=
+      elif [ "$_hh_boot" = "$ID_BOOT" ] && [ "$_hh_ns" = "$ID_NS" ]; then
         owner_verdict "$_hh_boot" "$_hh_ns" "$_hh_pid" "$_hh_start" "$_hh_created" "$LEASE_DEFAULT"
-        [ "$OWNER" = dead ] && return 1
+        [ "$OWNER" = dead ] && _hh_staged=
       fi
-      return 0
+      [ -n "$_hh_staged" ] && return 0
     fi
-    # The producer's rename (ENQ-3) may have fallen between the two looks.
+    # Every "not held" comes after a last look at jobs/ (DEDUPE-3): the
+    # producer's rename (ENQ-3) may have fallen between the looks, and the
+    # producer may have exited since, so its pid is dead.
     if [ -d "$_hh_jd" ] && [ ! -L "$_hh_jd" ]; then
       [ -e "$_hh_jd/receipt.json" ] || [ -L "$_hh_jd/receipt.json" ] && return 1
       return 0
