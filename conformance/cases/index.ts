@@ -14,6 +14,7 @@ import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { decisionCases } from './decisions.ts';
 import { fencingCases } from './fencing.ts';
+import { clockCases } from './clock.ts';
 import { hazardCases } from './hazards.ts';
 import { dedupeRaceCases } from './dedupe-race.ts';
 import { operationsCases } from './operations.ts';
@@ -28,4 +29,4 @@ import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];

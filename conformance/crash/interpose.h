@@ -8,6 +8,8 @@
  *                      written after the call (the power-loss mode builds
  *                      crash states from it)
  *   interpose-calls.c  the libc wrappers themselves
+ *   interpose-clock.c  the wall-clock offset: clock_gettime, gettimeofday,
+ *                      time and timespec_get add what the driver set
  *
  * Everything here is async-signal-safe and thread-safe: the library's own
  * I/O uses syscall(2) directly so it never re-enters the wrappers.
@@ -41,6 +43,11 @@ struct shared {
   uint64_t blob;          /* 24: bytes reserved in the trace data file */
   int64_t paused_pid;     /* 32: the process that stopped itself at the pause point */
   uint64_t paused_k;      /* 40: its call */
+  /* The wall-clock offset (interpose-clock.c), written only by the driver
+   * while the run goes: a sequence count (odd while it writes) and the
+   * signed nanoseconds added to CLOCK_REALTIME and every call reading it. */
+  uint64_t clock_seq;     /* 48 */
+  int64_t clock_offset;   /* 56 */
 };
 
 HIDDEN extern struct shared *g_shared;

@@ -2,11 +2,12 @@
 // queue directory. The conformance runner calls this once to count the calls
 // of an operation, then once per k with killAt = k, and checks recovery.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { WallClockOffset } from './clock.ts';
+import { killGroup, waitGroupGone } from './group.ts';
 import { interposerPath } from './interposer.ts';
 import { parseTrace, type TraceRecord } from './trace.ts';
 
@@ -30,6 +31,8 @@ export interface CrashRunOptions {
    * The values hold no blanks (interposer.ts refuses such paths).
    */
   envFile?: string;
+  /** The run's wall clock starts this many milliseconds off the host's (interpose-clock.c); see CrashRun.setWallClockOffset. */
+  wallClockOffsetMs?: number;
 }
 
 /**
@@ -113,6 +116,13 @@ export interface CrashRun {
   resume: () => void;
   /** SIGKILLs the whole group now. */
   kill: () => void;
+  /**
+   * Moves the wall clock of every process of the run (CLOCK_REALTIME and
+   * what reads it: gettimeofday, time, timespec_get) to the host's plus `ms`,
+   * at once and while it runs; monotonic clocks stay as they are. Throws once
+   * the run has ended.
+   */
+  setWallClockOffset: (ms: number) => void;
   result: Promise<CrashRunResult>;
 }
 
@@ -121,7 +131,6 @@ const COUNTER_BYTES = 4096;
 const PAUSED_PID_OFFSET = 32;
 const PAUSED_K_OFFSET = 40;
 const POLL_MS = 10;
-const GROUP_GONE_MS = 10_000;
 const STREAM_GRACE_MS = 2_000;
 
 /**
@@ -175,6 +184,8 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   const logFile = path.join(work, 'calls.log');
   const traceFile = path.join(work, 'trace');
   const traceData = path.join(work, 'trace.data');
+  const clock = new WallClockOffset(counterFile);
+  let ended = false;
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   for (const name of Object.values(CRASH_ENV)) delete env[name];
   const inherited = env.LD_PRELOAD;
@@ -197,6 +208,7 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   }
   try {
     await writeFile(counterFile, Buffer.alloc(COUNTER_BYTES));
+    if (options.wallClockOffsetMs !== undefined) clock.set(options.wallClockOffsetMs);
     await writeFile(logFile, '');
     if (options.trace === true) {
       await writeFile(traceFile, '');
@@ -257,6 +269,7 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
       return done;
     } finally {
       pauseWatch.ended();
+      ended = true;
       await rm(work, { recursive: true, force: true });
     }
   })();
@@ -266,6 +279,10 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
     paused: pauseWatch.paused,
     resume: pauseWatch.resume,
     kill: () => killGroup(supervised.pid),
+    setWallClockOffset: (ms: number) => {
+      if (ended) throw new Error('runWithCrash: setWallClockOffset() after the run ended');
+      clock.set(ms);
+    },
     result,
   };
 }
@@ -448,59 +465,6 @@ function supervise(options: SuperviseOptions): { pid: number; outcome: Promise<O
     });
   });
   return { pid, outcome };
-}
-
-function killGroup(pgid: number): void {
-  try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-async function waitGroupGone(pgid: number): Promise<void> {
-  const deadline = Date.now() + GROUP_GONE_MS;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) {
-      throw new Error(`runWithCrash: process group ${pgid} still has live members ${GROUP_GONE_MS} ms after SIGKILL`);
-    }
-    killGroup(pgid);
-    await sleep(POLL_MS);
-  }
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-  // kill(2) still finds zombies, and an init that never reaps (common in
-  // containers) keeps orphaned ones forever; a zombie can touch nothing.
-  return hasLiveMember(pgid);
-}
-
-function hasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // Fields after "pid (comm) ": state ppid pgrp ...; comm may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
 }
 
 function unescapeField(field: string): string {

@@ -506,8 +506,9 @@ consume_pass() {
 }
 
 consume_signal() {
-  now_ms
-  SHUTDOWN_AT=$NOW_MS
+  # A monotonic instant (LEASE-4): runner.sh measures the shutdown grace from it.
+  mono_ms
+  SHUTDOWN_AT=$MONO_MS
 }
 
 # cmd_consume ROOT: process runnable jobs until none remains (MANIFEST-1).

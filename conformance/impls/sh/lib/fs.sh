@@ -13,7 +13,9 @@ TEMP_MAX_AGE=3600000
 
 # now_ms: NOW_MS = wall clock in milliseconds since the epoch. date(1) costs
 # a fork, so it is read once a minute and the time in between is advanced by
-# /proc/uptime (centiseconds, read without a fork).
+# /proc/uptime (centiseconds, read without a fork). NOW_MS goes only into
+# records: a wall clock that jumps shows at the next read, so intervals are
+# measured with mono_ms (LEASE-4; runner.sh's deadlines and renewals).
 _NOW_UP= _NOW_MS=
 now_ms() {
   _nu=
