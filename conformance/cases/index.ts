@@ -17,6 +17,7 @@ import { fencingCases } from './fencing.ts';
 import { clockCases } from './clock.ts';
 import { hazardCases } from './hazards.ts';
 import { dedupeRaceCases } from './dedupe-race.ts';
+import { filesystemCases } from './filesystem.ts';
 import { operationsCases } from './operations.ts';
 import { ownershipCases } from './ownership.ts';
 import { movesCases } from './moves.ts';
@@ -29,4 +30,4 @@ import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...filesystemCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];

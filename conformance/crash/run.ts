@@ -9,6 +9,7 @@ import path from 'node:path';
 import { WallClockOffset } from './clock.ts';
 import { killGroup, waitGroupGone } from './group.ts';
 import { interposerPath } from './interposer.ts';
+import { FAULT_ENV, faultEnv, type FaultPoint } from './fault.ts';
 import { parseTrace, type TraceRecord } from './trace.ts';
 
 export interface CrashRunOptions {
@@ -23,6 +24,8 @@ export interface CrashRunOptions {
   pause?: PausePoint;
   /** Record what every counted call did (result.trace), for the power-loss mode. */
   trace?: boolean;
+  /** Make matching links or renames fail as a filesystem without them would, or lie as a network client can. */
+  fault?: FaultPoint;
   /**
    * Write the injector's variables (LD_PRELOAD, UV_USE_IO_URING and the
    * FSJOB_CRASH_* of this run) to this file, as NAME=value words on one line,
@@ -56,6 +59,7 @@ export interface PausePoint {
   nth?: number;
 }
 
+export type { FaultPoint };
 export type { TraceRecord };
 
 export interface CountedCall {
@@ -98,6 +102,7 @@ export const CRASH_ENV = {
   pausePath: 'FSJOB_CRASH_PAUSE_PATH',
   pauseNth: 'FSJOB_CRASH_PAUSE_NTH',
   pauseRead: 'FSJOB_CRASH_PAUSE_READ',
+  ...FAULT_ENV,
   trace: 'FSJOB_CRASH_TRACE',
   traceData: 'FSJOB_CRASH_TRACE_DATA',
 } as const;
@@ -202,6 +207,7 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   if (pause?.path !== undefined) env[CRASH_ENV.pausePath] = pause.path;
   if (pause?.nth !== undefined) env[CRASH_ENV.pauseNth] = String(pause.nth);
   if (pause?.read !== undefined) env[CRASH_ENV.pauseRead] = pause.read;
+  if (options.fault !== undefined) Object.assign(env, faultEnv(options.fault));
   if (options.trace === true) {
     env[CRASH_ENV.trace] = traceFile;
     env[CRASH_ENV.traceData] = traceData;

@@ -491,7 +491,8 @@ consume_pass() {
     case $? in
       0) ;;
       1) PASS_DID=1; return 0 ;;
-      *) SKIP_IDS="$SKIP_IDS $_cp_id"; continue ;;
+      # Not a lost race (FS-2): the run must not exit 0 as if nothing remained.
+      *) CONSUME_ERRORS=1; SKIP_IDS="$SKIP_IDS $_cp_id"; continue ;;
     esac
     guardian_check
     decide consume "$_cp_jd" "$_cp_id" "$_cp_g"
@@ -515,7 +516,7 @@ consume_signal() {
 cmd_consume() {
   queue_open "$1" || return 1
   id_init || { log "cannot determine this process's identity"; return 1; }
-  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 GUARD_PID= SCRATCH=
+  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 CONSUME_ERRORS=0 GUARD_PID= SCRATCH=
   trap consume_signal TERM INT HUP
   scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
   guardian_start || log "no guardian: running commands will not be stopped if this process dies"
@@ -548,7 +549,7 @@ cmd_consume() {
   pub_flush
   guardian_stop
   [ -n "$SCRATCH" ] && rm -rf -- "$SCRATCH"
-  [ "$CONSUME_FAILED" = 0 ]
+  [ "$CONSUME_FAILED" = 0 ] && [ "$CONSUME_ERRORS" = 0 ]
 }
 
 # scratch_init: a private directory for this process's pipes and counters,
