@@ -28,6 +28,7 @@ import { roleEnv } from '../runner/process.ts';
 import { createQueue, writeRequest } from '../runner/stage.ts';
 import type { CrashPoint, Failure } from '../runner/report.ts';
 import { auditCalls } from '../runner/audit.ts';
+import { auditMoves } from '../runner/audit-moves.ts';
 import { prepareHeartbeat, prepareRecover, producedIds, recoverAndDrain, SCENARIOS, scenarioChecks, type Prepared, type Scenario, type ScenarioName } from './crash-scenarios.ts';
 
 /**
@@ -179,8 +180,9 @@ function crashCase(scenario: Scenario): ConformanceCase {
 }
 
 /**
- * One counted run of each scenario (and of recover over an orphan), audited
- * call by call (runner/audit.ts): no kill points needed, so it runs without
+ * One counted and traced run of each scenario (and of recover over an
+ * orphan), audited call by call (runner/audit.ts) and move by move
+ * (runner/audit-moves.ts, PUB-9): no kill points needed, so it runs without
  * --crash too.
  */
 /** ENQ-1: an invalid request (timeout_ms 0) is refused before anything is written: no mutating call at all inside the queue. */
@@ -198,7 +200,7 @@ async function auditInvalidRequest(ctx: CaseContext): Promise<Failure[]> {
 
 const auditCase: ConformanceCase = {
   name: 'audit/publication',
-  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'PUB-7', 'PUB-10', 'PUB-11', 'ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-5', 'LAYOUT-3', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
+  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'PUB-7', 'PUB-9', 'PUB-10', 'PUB-11', 'ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'GC-1', 'LAYOUT-3', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
   level: 'consumer',
   strength: 'MUST',
   fansOut: true,
@@ -213,11 +215,17 @@ const auditCase: ConformanceCase = {
         ctx.pool.run(async () => {
           const dir = await ctx.subdir(`audit-${run.name}`);
           const prepared = await run.prepare(ctx, dir);
-          const result = await runWithCrash({ argv: prepared.argv, cwd: ctx.impl.dir, env: roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value }), root: prepared.root, timeoutMs: ctx.impl.timeoutMs });
+          // Traced, so that directory moves are told apart (PUB-9, runner/audit-moves.ts).
+          const result = await runWithCrash({ argv: prepared.argv, cwd: ctx.impl.dir, env: roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value }), root: prepared.root, timeoutMs: ctx.impl.timeoutMs, trace: true });
           total += result.calls.length;
           const findings: Failure[] = [];
           if (result.calls.length === 0) findings.push({ clauses: ['MANIFEST-1'], message: `${run.name}: the injector saw no mutating call inside the queue; the implementation bypasses LD_PRELOAD and cannot be audited`, evidence: [] });
-          findings.push(...auditCalls(result.calls, await realpath(prepared.root), run.name));
+          const root = await realpath(prepared.root);
+          const calls = auditCalls(result.calls, root, run.name);
+          // One finding per call: a move auditCalls already judged (a rename into jobs/) is not reported twice.
+          const judged = new Set(calls.map((f) => f.k));
+          const moves = auditMoves(result.trace ?? [], root, run.name).filter((f) => !judged.has(f.k));
+          findings.push(...[...calls, ...moves].sort((a, b) => a.k - b.k));
           return findings;
         }),
       ),

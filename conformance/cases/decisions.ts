@@ -249,7 +249,8 @@ async function laneHeldCase(ctx: CaseContext): Promise<void> {
 
 async function cancelTrapCase(ctx: CaseContext): Promise<void> {
   const f = await fresh(ctx, 'trap');
-  const job = await stageJob(f.queue, { argv: logged(f.log, 'trap', `trap 'exit 0' TERM; while :; do sleep 0.1; done`), cwd: f.work });
+  // The trap is set before the start line: a SIGTERM the case's cancel causes always finds it.
+  const job = await stageJob(f.queue, { argv: sh(`trap 'exit 0' TERM; printf 'start %s\\n' "$1" >> "$2"; while :; do sleep 0.1; done`, 'trap', f.log), cwd: f.work });
   const consumer = ctx.startRole('consume', { queue: f.root });
   const began = Date.now();
   while ((await readStarts(f.log)).length === 0 && Date.now() - began < 60_000) await sleep(100);

@@ -11,7 +11,7 @@ import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';
 import { sh } from './jobs.ts';
-import { bound, killGroupNow, killNow, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
+import { bound, killGroupNow, killNow, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor, watchDeath } from './probes.ts';
 import { existsSync } from 'node:fs';
 
 const KILL_GRACE_MS = 2000;
@@ -35,6 +35,8 @@ async function groupMembersCase(ctx: CaseContext): Promise<void> {
   const id = await ctx.produceOk(queue, { argv, cwd: work, kill_grace_ms: KILL_GRACE_MS, timeout_ms: 60_000 }, ['EXEC-11']);
   if (id === undefined) return;
   const receiptFile = path.join(queue, 'jobs', id, 'receipt.json');
+  // The member's death as a process of its own saw it: this case's polls share the runner's event loop with other cases.
+  const watcher = watchDeath(log, 'member', path.join(work, 'member.gone'), WATCHDOG_MS + KILL_GRACE_MS + SCHEDULING_TOLERANCE_MS);
   const consumer = ctx.startRole('consume', { queue });
   let memberPid: number | undefined;
   let memberStart: string | undefined;
@@ -63,6 +65,9 @@ async function groupMembersCase(ctx: CaseContext): Promise<void> {
       if (!processLives(memberPid, memberStart)) diedAt = Date.now();
     }
     const aliveAfter = memberPid !== undefined && processLives(memberPid, memberStart);
+    // The earlier of the two sightings: a late poll makes a kill on time look late, never the reverse.
+    const watched = aliveAfter ? undefined : await watcher.diedAt();
+    if (watched !== undefined) diedAt = diedAt === undefined ? watched : Math.min(diedAt, watched);
     const probes = await readProbeLog(log);
     const snapshot = await ctx.snapshot(queue);
     const evidence = [describeExit(done), ...probes.lines.slice(0, 12).map((l) => `log: ${l}`), ...listing(snapshot, new Set([id]))];
@@ -79,13 +84,14 @@ async function groupMembersCase(ctx: CaseContext): Promise<void> {
     } else if (diedAt !== undefined) {
       const lived = diedAt - term;
       ctx.check(lived >= KILL_GRACE_MS - SCHEDULING_TOLERANCE_MS, ['EXEC-11'], `the member (ignoring SIGTERM) was killed ${lived} ms after its SIGTERM: SIGKILL comes only after kill_grace_ms (${KILL_GRACE_MS} ms, less ${SCHEDULING_TOLERANCE_MS} ms tolerance)`, evidence);
-      ctx.check(lived <= KILL_GRACE_MS + SCHEDULING_TOLERANCE_MS + 1000, ['EXEC-11'], `the member (ignoring SIGTERM) lived ${lived} ms after its SIGTERM: SIGKILL is due after ${bound('kill_grace_ms', KILL_GRACE_MS)} (+ 1000 ms for this case's polling)`, evidence);
+      ctx.check(lived <= KILL_GRACE_MS + SCHEDULING_TOLERANCE_MS + 1000, ['EXEC-11'], `the member (ignoring SIGTERM) lived ${lived} ms after its SIGTERM: SIGKILL is due after ${bound('kill_grace_ms', KILL_GRACE_MS)} (+ 1000 ms for the polling of this case and its watcher)`, evidence);
     }
     if (!aliveAfter) ctx.check(!aliveAtReceipt, ['RCPT-1', 'EXEC-11'], `receipt.json was published while a member of the execution (pid ${memberPid}) still ran: the execution is stopped completely before the receipt`, evidence);
     const receipt = snapshot.jobs.get(id)?.receipt;
     ctx.check(receipt?.outcome === 'succeeded' && receipt.exit_code === 0, ['EXEC-10'], `the leader exited 0: the receipt says ${receipt?.outcome} (${receipt?.exit_code}), expected succeeded (0)`, evidence);
     for (const failure of await checkInvariants(snapshot, { accepted: [id] })) ctx.failures.push(failure);
   } finally {
+    watcher.stop();
     consumer.kill();
     if (memberPid !== undefined && processLives(memberPid, memberStart)) {
       killGroupNow(pgid);

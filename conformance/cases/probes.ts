@@ -207,3 +207,60 @@ export async function spawnGroup(log: string, tag: string, options: { onTerm: 'e
   }
   return { pgid, start, probePid, probeStart, kill };
 }
+
+/**
+ * The instant a process ended, as a watcher process outside the runner saw
+ * it: it waits for the line `KEY PID` in `log` (a probe's log), then reads
+ * /proc/PID/stat with shell builtins every 20 ms until the process is gone
+ * (no entry, a zombie, or another process's start time) and writes its
+ * /proc/uptime reading to `out`. A case that polls from the runner's event
+ * loop learns of a death late whenever other cases keep that loop busy
+ * (seconds on a loaded machine); the watcher is scheduled on its own, as the
+ * probe that logs its SIGTERM is. It gives up after `watchdogMs`.
+ */
+export interface DeathWatcher {
+  /** Epoch ms of the watcher's first sight of the process gone; undefined while it has not seen it. */
+  diedAt: () => Promise<number | undefined>;
+  stop: () => void;
+}
+
+const DEATH_WATCHER = `log=$1 key=$2 out=$3 left=$4
+pid=
+while [ -z "$pid" ]; do
+  [ "$left" -gt 0 ] || exit 1
+  if [ -e "$log" ]; then
+    while read -r k v; do [ "$k" = "$key" ] && pid=$v; done < "$log"
+  fi
+  [ -n "$pid" ] || { sleep 0.02; left=$((left - 1)); }
+done
+start=
+while [ "$left" -gt 0 ]; do
+  line=
+  { read -r line < "/proc/$pid/stat"; } 2>/dev/null
+  [ -n "$line" ] || break
+  set -- \${line##*) }
+  case $1 in Z|X) break ;; esac
+  shift 19
+  [ -n "$start" ] || start=$1
+  [ "$start" = "$1" ] || break
+  sleep 0.02
+  left=$((left - 1))
+done
+[ "$left" -gt 0 ] || exit 1
+read -r u x < /proc/uptime
+printf '%s\\n' "$u" > "$out"
+`;
+
+export function watchDeath(log: string, key: string, out: string, watchdogMs: number): DeathWatcher {
+  const child = spawn('sh', ['-c', DEATH_WATCHER, 'fsjob-death-watcher', log, key, out, String(Math.ceil(watchdogMs / 20))], { stdio: 'ignore' });
+  child.on('error', () => undefined);
+  return {
+    diedAt: async () => {
+      const text = (await readFile(out, 'utf8').catch(() => '')).trim();
+      return text === '' ? undefined : uptimeToEpochMs(text);
+    },
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}

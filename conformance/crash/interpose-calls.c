@@ -172,8 +172,13 @@ EXPORT char *mkdtemp(char *tmpl) {
 /* rename and link: the destination is what exists afterwards. */
 #define PAIR_CALL(op, d1, p1, d2, p2, flags_, call)                                     \
   uint64_t k = track_pair(#op, d1, p1, d2, p2);                                        \
+  int after_ = 0, fault_ = k ? take_fault(&after_) : 0;                                \
   NEXT(op, -1);                                                                        \
-  int r = call;                                                                        \
+  int r = fault_ && !after_ ? -1 : call;                                               \
+  if (fault_ && (!after_ || r == 0)) {                                                 \
+    r = -1;                                                                            \
+    errno = fault_;                                                                    \
+  }                                                                                    \
   AFTER(k, #op, r, e_.dirfd = d2, e_.path = p2, e_.name_dirfd = d1, e_.name = p1,      \
         e_.name2_dirfd = d2, e_.name2 = p2, e_.flags = (flags_));                      \
   return r

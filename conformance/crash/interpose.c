@@ -93,6 +93,18 @@ static int g_pause_match; /* a pattern was given */
  * matching path (anywhere, e.g. /proc/123/stat) pauses, and is logged as a
  * call so the driver can report it. Reads are never counted otherwise. */
 static char g_pause_read[PATH_MAX];
+/* FSJOB_CRASH_FAULT_*: a link or rename whose family and path match fails
+ * with FAULT_ERRNO, before the call (not performed) or, with FAULT_AFTER,
+ * after it succeeded (performed, then reported failed: a network client
+ * whose reply was lost). FAULT_NTH picks one match (0: every match). */
+static char g_fault_op[32];
+static char g_fault_glob[PATH_MAX];
+static int g_fault_errno;
+static int g_fault_after;
+static uint64_t g_fault_nth;
+/* The fault the calling thread's current call draws, for its wrapper. */
+static __thread int t_fault_errno;
+static __thread int t_fault_after;
 static int g_trace;
 static int g_enabled;
 static int g_state; /* 0 = not initialised, 1 = initialising, 2 = ready */
@@ -134,6 +146,13 @@ static void do_init(void) {
   const char *pause_read = getenv("FSJOB_CRASH_PAUSE_READ");
   if (pause_read && pause_read[0] == '/') copy_env(g_pause_read, sizeof g_pause_read, pause_read);
   g_pause_nth = parse_u64(getenv("FSJOB_CRASH_PAUSE_NTH"));
+  const char *fault_op = getenv("FSJOB_CRASH_FAULT_OP");
+  if (fault_op && *fault_op) copy_env(g_fault_op, sizeof g_fault_op, fault_op);
+  const char *fault_path = getenv("FSJOB_CRASH_FAULT_PATH");
+  if (fault_path && *fault_path) copy_env(g_fault_glob, sizeof g_fault_glob, fault_path);
+  g_fault_errno = (int)parse_u64(getenv("FSJOB_CRASH_FAULT_ERRNO"));
+  g_fault_after = parse_u64(getenv("FSJOB_CRASH_FAULT_AFTER")) != 0;
+  g_fault_nth = parse_u64(getenv("FSJOB_CRASH_FAULT_NTH"));
   if (g_pause_nth == 0) g_pause_nth = 1;
 
   int fd = (int)syscall(SYS_openat, AT_FDCWD, counter, O_RDWR | O_CLOEXEC);
@@ -361,6 +380,28 @@ static int pause_matches(const char *op, const char *path, const char *path2) {
   return (a && glob_match(g_pause_glob, a)) || (b && glob_match(g_pause_glob, b));
 }
 
+/* Whether this call draws the fault; the counter of matches lives in the
+ * shared page so that NTH counts across every process of the run. */
+static void draw_fault(const char *op, const char *path, const char *path2) {
+  t_fault_errno = 0;
+  if (!g_fault_errno || !g_fault_op[0] || strcmp(family_of(op), g_fault_op) != 0) return;
+  if (g_fault_glob[0]) {
+    const char *a = relative(path), *b = relative(path2);
+    if (!((a && glob_match(g_fault_glob, a)) || (b && glob_match(g_fault_glob, b)))) return;
+  }
+  uint64_t n = __atomic_add_fetch(&g_shared->fault_matches, 1, __ATOMIC_SEQ_CST);
+  if (g_fault_nth && n != g_fault_nth) return;
+  t_fault_errno = g_fault_errno;
+  t_fault_after = g_fault_after;
+}
+
+HIDDEN int take_fault(int *after) {
+  int e = t_fault_errno;
+  *after = t_fault_after;
+  t_fault_errno = 0;
+  return e;
+}
+
 static int should_pause(uint64_t k, const char *op, const char *path, const char *path2) {
   if (g_pause_at) return k == g_pause_at;
   if (!g_pause_match || !pause_matches(op, path, path2)) return 0;
@@ -409,6 +450,7 @@ static uint64_t count_call_as(const char *op, const char *path, const char *path
   if (g_kill_at && k > g_kill_at) die();
   int interrupted = g_kill_at && k == g_kill_at;
   int paused = !interrupted && (read_pause || (!g_pause_read[0] && should_pause(k, op, path, path2)));
+  if (!interrupted) draw_fault(op, path, path2);
 
   char line[4 * PATH_CAP + 128];
   size_t cap = sizeof line - 32; /* room for the trailing marker and newline */

@@ -8,6 +8,8 @@
  *                      written after the call (the power-loss mode builds
  *                      crash states from it)
  *   interpose-calls.c  the libc wrappers themselves
+ *   interpose-clock.c  the wall-clock offset: clock_gettime, gettimeofday,
+ *                      time and timespec_get add what the driver set
  *
  * Everything here is async-signal-safe and thread-safe: the library's own
  * I/O uses syscall(2) directly so it never re-enters the wrappers.
@@ -41,6 +43,12 @@ struct shared {
   uint64_t blob;          /* 24: bytes reserved in the trace data file */
   int64_t paused_pid;     /* 32: the process that stopped itself at the pause point */
   uint64_t paused_k;      /* 40: its call */
+  /* The wall-clock offset (interpose-clock.c), written only by the driver
+   * while the run goes: a sequence count (odd while it writes) and the
+   * signed nanoseconds added to CLOCK_REALTIME and every call reading it. */
+  uint64_t clock_seq;     /* 48 */
+  int64_t clock_offset;   /* 56 */
+  uint64_t fault_matches; /* 64: calls that matched the fault pattern */
 };
 
 HIDDEN extern struct shared *g_shared;
@@ -75,6 +83,9 @@ HIDDEN uint64_t track_open(const char *op, int dirfd, const char *path, long fla
 /* A read-only open: counted (and paused) only when FSJOB_CRASH_PAUSE_READ matches it. */
 HIDDEN uint64_t track_read_open(const char *op, int dirfd, const char *path, long flags);
 HIDDEN uint64_t track_pair(const char *op, int d1, const char *p1, int d2, const char *p2);
+/* The errno the thread's last counted call drew from FSJOB_CRASH_FAULT_* (0: none), once;
+ * *after: the call is performed first and then reported failed. */
+HIDDEN int take_fault(int *after);
 HIDDEN uint64_t track_symlink(const char *op, const char *text, int dirfd, const char *linkpath);
 HIDDEN uint64_t track_global(const char *op);
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SOURCES = ['interpose.c', 'interpose-trace.c', 'interpose-calls.c'].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));
+const SOURCES = ['interpose.c', 'interpose-trace.c', 'interpose-calls.c', 'interpose-clock.c'].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));
 const HEADER = fileURLToPath(new URL('./interpose.h', import.meta.url));
 // Only the wrappers are exported (EXPORT in interpose.h); the library's own
 // helpers stay out of the programs' symbol namespace.

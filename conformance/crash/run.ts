@@ -2,12 +2,14 @@
 // queue directory. The conformance runner calls this once to count the calls
 // of an operation, then once per k with killAt = k, and checks recovery.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { WallClockOffset } from './clock.ts';
+import { killGroup, waitGroupGone } from './group.ts';
 import { interposerPath } from './interposer.ts';
+import { FAULT_ENV, faultEnv, type FaultPoint } from './fault.ts';
 import { parseTrace, type TraceRecord } from './trace.ts';
 
 export interface CrashRunOptions {
@@ -22,6 +24,8 @@ export interface CrashRunOptions {
   pause?: PausePoint;
   /** Record what every counted call did (result.trace), for the power-loss mode. */
   trace?: boolean;
+  /** Make matching links or renames fail as a filesystem without them would, or lie as a network client can. */
+  fault?: FaultPoint;
   /**
    * Write the injector's variables (LD_PRELOAD, UV_USE_IO_URING and the
    * FSJOB_CRASH_* of this run) to this file, as NAME=value words on one line,
@@ -30,6 +34,8 @@ export interface CrashRunOptions {
    * The values hold no blanks (interposer.ts refuses such paths).
    */
   envFile?: string;
+  /** The run's wall clock starts this many milliseconds off the host's (interpose-clock.c); see CrashRun.setWallClockOffset. */
+  wallClockOffsetMs?: number;
 }
 
 /**
@@ -53,6 +59,7 @@ export interface PausePoint {
   nth?: number;
 }
 
+export type { FaultPoint };
 export type { TraceRecord };
 
 export interface CountedCall {
@@ -95,6 +102,7 @@ export const CRASH_ENV = {
   pausePath: 'FSJOB_CRASH_PAUSE_PATH',
   pauseNth: 'FSJOB_CRASH_PAUSE_NTH',
   pauseRead: 'FSJOB_CRASH_PAUSE_READ',
+  ...FAULT_ENV,
   trace: 'FSJOB_CRASH_TRACE',
   traceData: 'FSJOB_CRASH_TRACE_DATA',
 } as const;
@@ -113,6 +121,13 @@ export interface CrashRun {
   resume: () => void;
   /** SIGKILLs the whole group now. */
   kill: () => void;
+  /**
+   * Moves the wall clock of every process of the run (CLOCK_REALTIME and
+   * what reads it: gettimeofday, time, timespec_get) to the host's plus `ms`,
+   * at once and while it runs; monotonic clocks stay as they are. Throws once
+   * the run has ended.
+   */
+  setWallClockOffset: (ms: number) => void;
   result: Promise<CrashRunResult>;
 }
 
@@ -121,7 +136,6 @@ const COUNTER_BYTES = 4096;
 const PAUSED_PID_OFFSET = 32;
 const PAUSED_K_OFFSET = 40;
 const POLL_MS = 10;
-const GROUP_GONE_MS = 10_000;
 const STREAM_GRACE_MS = 2_000;
 
 /**
@@ -175,6 +189,8 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   const logFile = path.join(work, 'calls.log');
   const traceFile = path.join(work, 'trace');
   const traceData = path.join(work, 'trace.data');
+  const clock = new WallClockOffset(counterFile);
+  let ended = false;
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   for (const name of Object.values(CRASH_ENV)) delete env[name];
   const inherited = env.LD_PRELOAD;
@@ -191,12 +207,14 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
   if (pause?.path !== undefined) env[CRASH_ENV.pausePath] = pause.path;
   if (pause?.nth !== undefined) env[CRASH_ENV.pauseNth] = String(pause.nth);
   if (pause?.read !== undefined) env[CRASH_ENV.pauseRead] = pause.read;
+  if (options.fault !== undefined) Object.assign(env, faultEnv(options.fault));
   if (options.trace === true) {
     env[CRASH_ENV.trace] = traceFile;
     env[CRASH_ENV.traceData] = traceData;
   }
   try {
     await writeFile(counterFile, Buffer.alloc(COUNTER_BYTES));
+    if (options.wallClockOffsetMs !== undefined) clock.set(options.wallClockOffsetMs);
     await writeFile(logFile, '');
     if (options.trace === true) {
       await writeFile(traceFile, '');
@@ -257,6 +275,7 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
       return done;
     } finally {
       pauseWatch.ended();
+      ended = true;
       await rm(work, { recursive: true, force: true });
     }
   })();
@@ -266,6 +285,10 @@ export async function startWithCrash(options: CrashRunOptions): Promise<CrashRun
     paused: pauseWatch.paused,
     resume: pauseWatch.resume,
     kill: () => killGroup(supervised.pid),
+    setWallClockOffset: (ms: number) => {
+      if (ended) throw new Error('runWithCrash: setWallClockOffset() after the run ended');
+      clock.set(ms);
+    },
     result,
   };
 }
@@ -448,59 +471,6 @@ function supervise(options: SuperviseOptions): { pid: number; outcome: Promise<O
     });
   });
   return { pid, outcome };
-}
-
-function killGroup(pgid: number): void {
-  try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-async function waitGroupGone(pgid: number): Promise<void> {
-  const deadline = Date.now() + GROUP_GONE_MS;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) {
-      throw new Error(`runWithCrash: process group ${pgid} still has live members ${GROUP_GONE_MS} ms after SIGKILL`);
-    }
-    killGroup(pgid);
-    await sleep(POLL_MS);
-  }
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-  // kill(2) still finds zombies, and an init that never reaps (common in
-  // containers) keeps orphaned ones forever; a zombie can touch nothing.
-  return hasLiveMember(pgid);
-}
-
-function hasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // Fields after "pid (comm) ": state ppid pgrp ...; comm may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
 }
 
 function unescapeField(field: string): string {

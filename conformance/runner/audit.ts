@@ -13,7 +13,10 @@
  *   write and before the link or rename (PUB-2).
  * - A job directory appears in jobs/ only by a rename from staging (ENQ-3,
  *   ENQ-5): nothing is created in jobs/ directly, and spec.json and stdin are
- *   never written once the job is published.
+ *   never written once the job is published. The rename's source is
+ *   tmp/<id>: from outside the queue that is LAYOUT-3, from another name
+ *   inside it PUB-9 (every directory move, from a trace, is
+ *   runner/audit-moves.ts's).
  * - The outputs a receipt describes are fsynced before it is linked and never
  *   written after it (RCPT-2, I4).
  * - Inside a published job only temporary names are removed: never a state
@@ -200,7 +203,10 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
     if (family === 'rename' && call.path2 !== undefined && classify(root, call.path2)?.kind === 'job-dir') {
       const id = path.basename(call.path2);
       if (call.path !== path.join(root, 'tmp', id) && once(`staging ${call.path2}`)) {
-        report(call, ['LAYOUT-3', 'ENQ-3', 'I1'], `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is staged in tmp/${id}/ of its own queue and nowhere else`);
+        // Staged outside the queue is LAYOUT-3's; under another name inside it (jobs/.tmp-<id>, tmp/.stage-<id>) PUB-9's closed list of moves.
+        const from = path.relative(root, call.path);
+        const outside = from === '' || from.startsWith('..') || path.isAbsolute(from);
+        report(call, outside ? ['LAYOUT-3', 'ENQ-3', 'I1'] : ['PUB-9', 'ENQ-3', 'I1'], outside ? `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is staged in tmp/${id}/ of its own queue and nowhere else` : `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is published only by the rename of tmp/${id} to jobs/${id} (ENQ-3), and no other move of a directory is allowed`);
       }
       if (![...readyMade].some((name) => name.endsWith(`-${id}`)) && once(`ready ${call.path2}`)) {
         report(call, ['ENQ-2', 'READY-1', 'I1'], `${rel(call.path2)} was published before its ready entry ready/<P>-${id} was created; the entry is created first, so a published job always has one`);

@@ -15,7 +15,7 @@ import type { Pool } from './pool.ts';
 import { describeExit, runRole, startRole, type ProcessResult, type RoleRunOptions, type Spawned } from './process.ts';
 import type { CaseResult, CrashPoint, Failure, Level, Strength } from './report.ts';
 import { createQueue, writeRequest } from './stage.ts';
-import { startRolePaused, type CrashRun, type PausedRoleOptions, type PausePoint } from './pause.ts';
+import { runRoleFaulted, startRoleInjected, startRolePaused, type CrashRun, type CrashRunResult, type FaultPoint, type PausedRoleOptions, type PausePoint } from './pause.ts';
 import { listing, snapshotQueue, type QueueSnapshot } from './inspect.ts';
 
 export type CrashMode = 'none' | 'quick' | 'full';
@@ -179,6 +179,16 @@ export class CaseContext {
    */
   startRolePaused(role: Role, values: Placeholders, pause: PausePoint, options: PausedRoleOptions & { via?: Manifest } = {}): Promise<CrashRun> {
     return startRolePaused(options.via ?? this.impl, role, values, pause, this.withMarker(options));
+  }
+
+  /** Starts a role under the crash injector without a pause point, e.g. to move its wall clock while it runs (runner/pause.ts). */
+  startRoleInjected(role: Role, values: Placeholders, options: PausedRoleOptions & { via?: Manifest } = {}): Promise<CrashRun> {
+    return startRoleInjected(options.via ?? this.impl, role, values, this.withMarker(options));
+  }
+
+  /** Runs a role of the implementation with `fault` forced on its links or renames (runner/pause.ts runRoleFaulted). */
+  roleFaulted(role: Role, values: Placeholders, fault: FaultPoint, options: PausedRoleOptions = {}): Promise<CrashRunResult> {
+    return runRoleFaulted(this.impl, role, values, fault, this.withMarker(options));
   }
 
   private withMarker<T extends RoleRunOptions>(options: T): T {

@@ -11,27 +11,57 @@
  *   a.resume();
  *   const result = await a.result;        // A's link failed: it must not run the job
  */
-import { startWithCrash, type CrashRun, type PausePoint } from '../crash/run.ts';
+import { runWithCrash, startWithCrash, type CrashRun, type CrashRunResult, type FaultPoint, type PausePoint } from '../crash/run.ts';
 import { roleArgv, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import { roleEnv, type RoleRunOptions } from './process.ts';
 
-export type { CrashRun, PausePoint };
+export type { CrashRun, CrashRunResult, FaultPoint, PausePoint };
 
 export interface PausedRoleOptions extends RoleRunOptions {
   /** The directory whose calls count (default: the queue). */
   root?: string;
+  /** The role's wall clock starts this far off the host's; the run's setWallClockOffset moves it later (LEASE-4 cases). */
+  wallClockOffsetMs?: number;
 }
 
 /** Starts `role` of `manifest` in its own process group, to stop at `pause` (crash/run.ts startWithCrash). */
 export async function startRolePaused(manifest: Manifest, role: Role, values: Placeholders, pause: PausePoint, options: PausedRoleOptions = {}): Promise<CrashRun> {
+  return startRoleInjected(manifest, role, values, { ...options, pause });
+}
+
+/**
+ * Starts `role` of `manifest` under the crash injector, with or without a
+ * pause point: a case that only moves the role's wall clock
+ * (CrashRun.setWallClockOffset) needs no pause.
+ */
+export async function startRoleInjected(manifest: Manifest, role: Role, values: Placeholders, options: PausedRoleOptions & { pause?: PausePoint } = {}): Promise<CrashRun> {
   const root = options.root ?? values.queue;
-  if (root === undefined) throw new TypeError('startRolePaused: no queue and no root to count calls in');
+  if (root === undefined) throw new TypeError('startRoleInjected: no queue and no root to count calls in');
   return startWithCrash({
     argv: roleArgv(manifest, role, values),
     cwd: manifest.dir,
     env: roleEnv(manifest, options.env),
     root,
-    pause,
+    ...(options.pause === undefined ? {} : { pause: options.pause }),
+    ...(options.wallClockOffsetMs === undefined ? {} : { wallClockOffsetMs: options.wallClockOffsetMs }),
+    timeoutMs: options.timeoutMs ?? manifest.timeoutMs,
+  });
+}
+
+/**
+ * Runs `role` of `manifest` under the crash injector with `fault` forced on
+ * its links or renames (crash/run.ts FaultPoint): the filesystem without
+ * hard links, or the network client that hears EEXIST for its own link.
+ */
+export async function runRoleFaulted(manifest: Manifest, role: Role, values: Placeholders, fault: FaultPoint, options: PausedRoleOptions = {}): Promise<CrashRunResult> {
+  const root = options.root ?? values.queue;
+  if (root === undefined) throw new TypeError('runRoleFaulted: no queue and no root to count calls in');
+  return runWithCrash({
+    argv: roleArgv(manifest, role, values),
+    cwd: manifest.dir,
+    env: roleEnv(manifest, options.env),
+    root,
+    fault,
     timeoutMs: options.timeoutMs ?? manifest.timeoutMs,
   });
 }

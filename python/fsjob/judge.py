@@ -98,8 +98,17 @@ class Judge:
 
     def retry_due(self, view: JobView, gen: int, end: Dict[str, Any]) -> bool:
         """RETRY-4: the end record is due once now >= retry_at_ms, or once watched for retry_at_ms - ended_ms."""
+        return self.retry_due_in(view, gen, end) == 0
+
+    def retry_due_in(self, view: JobView, gen: int, end: Dict[str, Any]) -> int:
+        """RETRY-4: milliseconds until the retry is due (0: due), the earlier of the wall clock and the monotonic watch.
+
+        A wait for it (MANIFEST-4's CONSUME_RETRY_WAIT) is measured on this,
+        so a wall clock that jumped back does not stretch it.
+        """
         retry_at = int(end["retry_at_ms"])
-        if now_ms() >= retry_at:
-            return True
+        now = now_ms()
+        if now >= retry_at:
+            return 0
         watched, _ = self._sight(("retry", view.job_id, gen), retry_at)
-        return watched >= retry_at - int(end["ended_ms"])
+        return max(0, min(retry_at - now, retry_at - int(end["ended_ms"]) - watched))

@@ -10,7 +10,7 @@ from .clock import now_ms
 from .errors import FsjobError, io_error
 from .names import RecordName, is_job_id, random_hex16
 from .records import encode_record, read_record
-from .safefs import EUID, check_dir, lstat_or_none, make_dir, publish_link
+from .safefs import EUID, check_dir, lstat_or_none, make_dir, probe_filesystem, publish_link
 
 if TYPE_CHECKING:
     from .pause import PauseState
@@ -91,6 +91,8 @@ class Queue:
                 make_dir(os.path.join(root, name))
             except FsjobError as error:
                 raise FsjobError(error.code, f"cannot use {name}/ of the queue: {error.message}", path=error.path, clause=error.clause) from error
+        # FS-2: a filesystem without hard links or rename over is refused before fsjob.json makes it a queue.
+        probe_filesystem(os.path.join(root, "tmp"))
         existing = read_record(os.path.join(root, "fsjob.json"), "queue", RecordName("queue"), allow_missing=True)
         if existing is None:
             queue_id, created = random_hex16(), now_ms()

@@ -200,6 +200,96 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+# FS-2: what a filesystem says when it cannot link or rename at all (EXDEV is LAYOUT-3's).
+_LACKS = {errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+_WHERE = "ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions"
+
+
+def _lack(error: OSError, operation: str, path: str) -> Optional[FsjobError]:
+    """FS-2: the error for a link or rename the filesystem cannot do, never a lost race; None for other errors."""
+    if error.errno not in _LACKS:
+        return None
+    name = errno.errorcode.get(error.errno or 0, "EIO")
+    return FsjobError("IO", f"the filesystem of {path} refused {operation}() with {name}: fsjob needs it (FS-1); put the queue on a filesystem that has it ({_WHERE})",
+                      path=path, clause="FS-2", errno=name)
+
+
+def _holds_own_record(temp: str, target: str, data: bytes) -> bool:
+    """FS-3: whether ``target``, which link() said exists, is the record linked from ``temp`` (a retransmitted link).
+
+    Same device and inode, or, where hard links show as separate files
+    (sshfs), exactly the same bytes: every write-once record names its writer.
+    """
+    try:
+        there = os.lstat(target)
+        if not stat.S_ISREG(there.st_mode):
+            return False
+        if os.path.samestat(os.lstat(temp), there):
+            return True
+        if there.st_size != len(data):
+            return False
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            return os.read(fd, len(data) + 1) == data
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+
+
+def probe_filesystem(tmp_dir: str) -> None:
+    """FS-2: try FS-1's operations in a queue's tmp/ (exclusive create, link, link onto an existing name, rename over, fsync); raise IO naming the one that failed."""
+    stem = os.path.join(tmp_dir, f".fsjob-probe-{os.getpid()}-{os.urandom(4).hex()}")
+    first, linked, second = stem + ".a", stem + ".b", stem + ".c"
+
+    def refuse(operation: str, detail: str, error: Optional[OSError] = None) -> FsjobError:
+        name = None if error is None else errno.errorcode.get(error.errno or 0, "EIO")
+        return FsjobError("IO", f"the filesystem of {tmp_dir} cannot hold an fsjob queue: {operation} {detail} (FS-1); put the queue on a filesystem that does ({_WHERE})",
+                          path=tmp_dir, clause="FS-2", errno=name)
+
+    def create(path: str, text: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, text)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    try:
+        try:
+            create(first, b"a\n")
+        except OSError as error:
+            raise refuse("exclusive creation of a private file", f"failed with {errno.errorcode.get(error.errno or 0, 'EIO')}", error) from error
+        try:
+            os.link(first, linked, follow_symlinks=False)
+        except OSError as error:
+            raise refuse("link() to a new name", f"failed with {errno.errorcode.get(error.errno or 0, 'EIO')}", error) from error
+        create(second, b"c\n")
+        try:
+            os.link(second, linked, follow_symlinks=False)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise refuse("link() onto an existing name", f"failed with {errno.errorcode.get(error.errno or 0, 'EIO')} instead of EEXIST", error) from error
+        else:
+            raise refuse("link() onto an existing name", "succeeded: it must fail with EEXIST")
+        try:
+            os.rename(second, linked)
+        except OSError as error:
+            raise refuse("rename() over an existing file", f"failed with {errno.errorcode.get(error.errno or 0, 'EIO')}", error) from error
+        with open(linked, "rb") as handle:
+            if handle.read(8) != b"c\n":
+                raise refuse("rename() over an existing file", "left the old content in place")
+        try:
+            fsync_dir(tmp_dir)
+        except FsjobError as error:
+            raise refuse("fsync of a directory", f"failed ({error.message})") from error
+    finally:
+        for path in (first, linked, second):
+            _unlink_quietly(path)
+
+
 def publish_link(directory: str, name: str, data: bytes, sync: bool = True) -> bool:
     """Publish a write-once record by link (PUB-1..PUB-6).
 
@@ -213,11 +303,12 @@ def publish_link(directory: str, name: str, data: bytes, sync: bool = True) -> b
     try:
         os.link(temp, target, follow_symlinks=False)
     except FileExistsError:
-        _unlink_quietly(temp)
-        return False
+        if not _holds_own_record(temp, target, data):
+            _unlink_quietly(temp)
+            return False
     except OSError as error:
         _unlink_quietly(temp)
-        raise io_error(error, "cannot link a record", target, "PUB-3") from error
+        raise _lack(error, "link", target) or io_error(error, "cannot link a record", target, "PUB-3") from error
     try:
         if sync:
             fsync_dir(directory)
@@ -234,7 +325,7 @@ def publish_rename(directory: str, name: str, data: bytes) -> None:
         os.rename(temp, target)
     except OSError as error:
         _unlink_quietly(temp)
-        raise io_error(error, "cannot rename a record into place", target, "PUB-4") from error
+        raise _lack(error, "rename", target) or io_error(error, "cannot rename a record into place", target, "PUB-4") from error
     fsync_dir(directory)
 
 

@@ -134,8 +134,10 @@ class Chooser:
                     if result.next_start is None or not_before < result.next_start:
                         result.next_start = not_before
                     return None
-                if end is not None and not self.judge.retry_due(view, g, end.value):
-                    retry_at = int(end.value["retry_at_ms"])
+                due_in = 0 if end is None else self.judge.retry_due_in(view, g, end.value)
+                if end is not None and due_in > 0:
+                    # RETRY-4: when it is due on this consumer's clock, also after a jump back.
+                    retry_at = now_ms() + due_in
                     if result.next_retry is None or retry_at < result.next_retry:
                         result.next_retry = retry_at
                     return None

@@ -23,7 +23,7 @@ from .judge import Judge
 from .names import RecordName, random_hex16
 from .queue import Queue
 from .records import encode_record
-from .safefs import publish_rename, remove_file
+from .safefs import probe_filesystem, publish_rename, remove_file
 from .select import Chooser, waiting_non_preemptible
 
 
@@ -249,6 +249,8 @@ def work(queue: Queue, handlers: Optional[Dict[str, Handler]] = None, concurrenc
     overrides). Returns 0, or 1 when it had to stop early (WORKER-4, no
     guardian, a generation it could not finish).
     """
+    # FS-2: a long-running consumer refuses a filesystem without FS-1's operations before it serves the queue.
+    probe_filesystem(queue.path("tmp"))
     worker = Worker(queue, handlers, concurrency, drain=drain, commands=commands, register=register, lease_ms=lease_ms,
                     shutdown_grace_ms=int(shutdown_grace * 1000), log=log)
     install = threading.current_thread() is threading.main_thread() if install_signals is None else install_signals

@@ -11,6 +11,7 @@ import type { Finding } from '../records/findings.ts';
 import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
+import { probeFilesystem } from '../fs/safefs.ts';
 import { readRecord, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
 import type { SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
@@ -136,6 +137,13 @@ export function openWith(root: string | Queue, ctx: Pick<Context, 'fs' | 'clock'
   if (typeof root !== 'string' && (ctx.fs === undefined || root.fsOptions.fs === ctx.fs)) return Promise.resolve(root);
   const dir = typeof root === 'string' ? root : root.root;
   return openQueue(dir, { clock: ctx.clock, ...(ctx.fs === undefined ? {} : { fs: ctx.fs }) });
+}
+
+/** openWith, then FS-2's probe: a long-running consumer refuses a filesystem without FS-1's operations before it serves the queue. */
+export async function openServed(root: string | Queue, ctx: Pick<Context, 'fs' | 'clock'>): Promise<Queue> {
+  const queue = await openWith(root, ctx);
+  await probeFilesystem(queue.paths.dir('tmp'), queue.fsOptions);
+  return queue;
 }
 
 /** A spec as read once: valid, or why the job will be rejected (CLAIM-6.1). */

@@ -30,7 +30,7 @@ export interface SelectFilter {
 export interface SelectResult {
   /** A job claimed and either decided (a receipt or end published) or ready to run; null when none. */
   result: (ClaimResult & { kind: 'decided' | 'run' }) | null;
-  /** When the earliest retrying job this consumer could run is due, on its wall clock (retry_at_ms, or sooner by RETRY-4's watch), or null. */
+  /** The earliest retry_at_ms of a retrying job this consumer could run, or null. */
   retryAtMs: number | null;
   /**
    * The shortest time a watched foreign claim needs before it may be broken
@@ -78,8 +78,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
-        // RETRY-4: the due time on this consumer's clock (earlier than retry_at_ms after a jump back).
-        const at = view.retryDueMs ?? view.end?.retry_at_ms ?? 0;
+        // RETRY-4: when it is due, on this consumer's clock, also after a jump back.
+        const at = ctx.clock.nowMs() + (view.retryDueInMs ?? 0);
         retryAtMs = retryAtMs === null ? at : Math.min(retryAtMs, at);
         continue;
       }

@@ -28,7 +28,7 @@ import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
 import { publishRecord, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
-import { makeContext, newWorkerId, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
+import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { watchQueue } from './queue-watch.ts';
@@ -188,7 +188,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push(slotOf(await openWith(root, ctx)));
+    for (const root of this.options.queues) this.slots.push(slotOf(await openServed(root, ctx)));
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();

@@ -14,6 +14,8 @@
  *              renameNoReplace, removeTree
  *   dir.ts     a directory handle: names relative to a checked directory
  *   seam.ts    the system calls, as an injectable seam
+ *   fs-lack.ts a filesystem without FS-1's operations (FS-2), FS-3's second look
+ *   probe.ts   FS-2's probe of a queue's filesystem
  *
  * Guarantees (clause ids are the ones carried by the errors thrown):
  * - SEC-1 `checkQueueRoot`: the root is a real directory (not a symlink), owned
@@ -54,3 +56,4 @@ export {
 export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
 export { realReads, type ReadCalls, type SafeFsSeam, type SafeHandle } from './seam.ts';
 export { Dir } from './dir.ts';
+export { probeFilesystem } from './probe.ts';

@@ -26,6 +26,7 @@ import {
 } from './checks.ts';
 import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
+import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
@@ -177,11 +178,10 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       try {
         await fs.link(temp, target);
       } catch (error) {
-        if (errnoOf(error) === 'EEXIST') {
-          await refuseBadTarget(options, target);
-          throw recordExists(target);
-        }
-        throw wrapIo(error, target, 'linking record into place', 'PUB-3');
+        if (errnoOf(error) !== 'EEXIST') throw filesystemLack(error, 'link', target) ?? wrapIo(error, target, 'linking record into place', 'PUB-3');
+        const occupant = await refuseBadTarget(options, target);
+        // FS-3: a retransmitted link says EEXIST for the link it made.
+        if (occupant === undefined || !(await holdsOwnRecord(options, temp, target, occupant, bytes))) throw recordExists(target);
       }
       // Committed. A leftover temp name is harmless garbage (GC removes dot
       // files), so failing to unlink it must not make the caller believe the
@@ -196,7 +196,7 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
         if (errno === 'EISDIR' || errno === 'ENOTEMPTY' || errno === 'EEXIST') {
           throw notRegular(target, 'a directory', 'file');
         }
-        throw wrapIo(error, target, 'renaming record into place', 'PUB-4');
+        throw filesystemLack(error, 'rename', target) ?? wrapIo(error, target, 'renaming record into place', 'PUB-4');
       }
       tempExists = false;
     }
@@ -279,7 +279,7 @@ export async function renameNoReplace(src: string, dst: string, options: SafeFsO
     const errno = errnoOf(error);
     if (errno === 'EEXIST' || errno === 'ENOTEMPTY' || errno === 'ENOTDIR') throw taken();
     if (errno === 'ENOENT') throw notFound(src);
-    throw wrapIo(error, dst, `renaming ${src} to`);
+    throw filesystemLack(error, 'rename', dst) ?? wrapIo(error, dst, `renaming ${src} to`);
   }
   // Both parents at once (their fsyncs overlap on the disk); a failure of
   // dst's is the one that matters (ENQ-4), so it is the one reported.

@@ -231,12 +231,8 @@ export interface JobStatusView {
   end?: EndRecord;
   /** When a `delayed` job becomes claimable (its spec's not_before_ms, DELAY-1). */
   notBeforeMs?: number;
-  /**
-   * When a `retrying` job becomes due on this reader's wall clock: retry_at_ms,
-   * or earlier when the retry delay watched on the monotonic clock ends first
-   * (RETRY-4: the wall clock jumped back).
-   */
-  retryDueMs?: number;
+  /** retrying: milliseconds until the retry is due (RETRY-4: the wall clock's retry_at_ms or the monotonic watch, whichever ends first). */
+  retryDueInMs?: number;
   /** Why the job is damaged, or problems met while deriving the status. */
   findings: Finding[];
 }
@@ -286,8 +282,8 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   if (notBefore !== null && now < notBefore) return { status: 'delayed', gen, ...withEnd, notBeforeMs: notBefore, findings: [] };
   // RETRY-4: due by the wall clock, or by the retry delay watched on the monotonic clock.
   if (end !== undefined && end.retry_at_ms > now) {
-    const waitMs = options.leases?.retryWaitMs(`${queue.root}\0${files.id}\0${gen}`, end, now) ?? end.retry_at_ms - now;
-    if (waitMs > 0) return { status: 'retrying', gen, end, retryDueMs: now + waitMs, findings: [] };
+    const dueInMs = options.leases?.retryDueInMs(`${queue.root}\0${files.id}\0${gen}`, end, now) ?? end.retry_at_ms - now;
+    if (dueInMs > 0) return { status: 'retrying', gen, end, retryDueInMs: dueInMs, findings: [] };
   }
   return { status: 'queued', gen, ...withEnd, findings: [] };
 }

@@ -86,16 +86,16 @@ export class LeaseWatch {
    * monotonic clock since it was first seen.
    */
   retryDue(key: string, end: { retry_at_ms: number; ended_ms: number }, nowMs: number): boolean {
-    return this.retryWaitMs(key, end, nowMs) <= 0;
+    return this.retryDueInMs(key, end, nowMs) === 0;
   }
 
   /**
-   * RETRY-4: how long until that retry is due, by whichever bound comes
-   * first. A consumer waits this long, not retry_at_ms - now: after its wall
-   * clock jumped back an hour, retry_at_ms is an hour away but the delay
-   * watched on the monotonic clock is not.
+   * RETRY-4: milliseconds until that retry is due, 0 when it is: the earlier
+   * of the wall clock's retry_at_ms and the end of the monotonic watch, so a
+   * consumer whose wall clock jumped back waits for the retry delay, not for
+   * the jump (MANIFEST-4's CONSUME_RETRY_WAIT is measured on this).
    */
-  retryWaitMs(key: string, end: { retry_at_ms: number; ended_ms: number }, nowMs: number): number {
+  retryDueInMs(key: string, end: { retry_at_ms: number; ended_ms: number }, nowMs: number): number {
     if (nowMs >= end.retry_at_ms) return 0;
     const mono = monotonicMs(this.clock);
     const id = `retry\0${key}\0${end.ended_ms}`;
@@ -105,7 +105,7 @@ export class LeaseWatch {
       sighting = { renewalMs: end.retry_at_ms, sinceMono: mono, renewed: false };
       this.seen.set(id, sighting);
     }
-    const watched = end.retry_at_ms - end.ended_ms - (mono - sighting.sinceMono);
-    return Math.max(0, Math.min(end.retry_at_ms - nowMs, Math.ceil(watched)));
+    const watchLeft = end.retry_at_ms - end.ended_ms - (mono - sighting.sinceMono);
+    return Math.max(0, Math.min(end.retry_at_ms - nowMs, Math.ceil(watchLeft)));
   }
 }

@@ -60,6 +60,21 @@ pause('a read pause stops a process at its open of a file outside the root, befo
   assert.match(refused ?? 'started', /absolute/, 'a relative read glob is refused');
 });
 
+pause('a fault fails a matching link before it happens, or (after) once it has happened, as a network client hears EEXIST for its own link', async () => {
+  const root = freshDir('fault');
+  const refused = await runWithCrash({ argv: ['sh', '-c', 'echo a > a; ln a b; echo "ln $?" > status'], cwd: root, root, fault: { op: 'link', path: 'b', errno: 'EPERM' } });
+  assert.is(readFileSync(path.join(root, 'status'), 'utf8'), 'ln 1\n', 'ln saw the failure');
+  assert.not.ok(existsSync(path.join(root, 'b')), 'the refused link did not happen');
+  assert.is(refused.exitCode, 0);
+  const lied = freshDir('fault');
+  await runWithCrash({ argv: ['sh', '-c', 'echo a > a; ln a b; echo "ln $?" > status; ln a c; echo "ln $?" >> status'], cwd: lied, root: lied, fault: { op: 'link', errno: 'EEXIST', after: true, nth: 1 } });
+  assert.is(readFileSync(path.join(lied, 'status'), 'utf8'), 'ln 1\nln 0\n', 'only the first link is reported failed');
+  assert.ok(existsSync(path.join(lied, 'b')), 'the link reported failed did happen');
+  assert.ok(existsSync(path.join(lied, 'c')));
+  const bad = await startWithCrash({ argv: ['true'], cwd: lied, root: lied, fault: { op: 'link', errno: 'ENOTANERRNO' } }).then(() => 'started', (error: unknown) => String(error));
+  assert.match(bad, /errno name/);
+});
+
 pause('a link paused by op and path loses, every time, to the link another process makes meanwhile', async () => {
   for (let round = 1; round <= 5; round++) {
     const root = freshDir('race');

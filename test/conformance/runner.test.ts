@@ -151,8 +151,10 @@ audit('a job published before its ready entry exists is ENQ-2', () => {
   assert.equal(clausesOf([call(1, 'mkdir', `/q/tmp/${ID}`), call(2, 'renameat2', `/q/tmp/${ID}`, J), call(3, 'openat', `/q/ready/1000-${ID}`)]), [['ENQ-2', 'READY-1', 'I1']]);
 });
 
-audit('a job renamed into jobs/ from anywhere but tmp/<id> is LAYOUT-3', () => {
+audit('a job renamed into jobs/ from outside the queue is LAYOUT-3; from another name inside it PUB-9', () => {
   assert.equal(clausesOf([call(1, 'openat', `/q/ready/1000-${ID}`), call(2, 'renameat2', `/elsewhere/${ID}`, J)]), [['LAYOUT-3', 'ENQ-3', 'I1']]);
+  assert.equal(clausesOf([call(1, 'openat', `/q/ready/1000-${ID}`), call(2, 'renameat2', `/q/tmp/.stage-${ID}`, J)]), [['PUB-9', 'ENQ-3', 'I1']]);
+  assert.equal(clausesOf([call(1, 'openat', `/q/ready/1000-${ID}`), call(2, 'renameat2', `/q/jobs/.tmp-${ID}`, J)]), [['PUB-9', 'ENQ-3', 'I1']]);
 });
 
 audit('a temporary, output or staged file created without O_EXCL is PUB-1 or PUB-7', () => {

@@ -393,12 +393,12 @@ judging('the wait for a retry is the shorter of its two bounds, so a drain after
   const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
   const end = { ended_ms: 1_000_000, retry_at_ms: 1_005_000 };
   const back = 1_000_000 - 3_600_000;
-  assert.is(watch.retryWaitMs('k', end, back), 5_000, 'first sight: the whole delay, not retry_at_ms - now (an hour more)');
+  assert.is(watch.retryDueInMs('k', end, back), 5_000, 'first sight: the whole delay, not retry_at_ms - now (an hour more)');
   mono = 3_000;
-  assert.is(watch.retryWaitMs('k', end, back), 2_000, 'the rest of the delay on the monotonic clock');
-  assert.is(watch.retryWaitMs('fresh', end, 1_004_000), 1_000, 'by the wall clock when that comes first');
+  assert.is(watch.retryDueInMs('k', end, back), 2_000, 'the rest of the delay on the monotonic clock');
+  assert.is(watch.retryDueInMs('fresh', end, 1_004_000), 1_000, 'by the wall clock when that comes first');
   mono = 6_000;
-  assert.is(watch.retryWaitMs('k', end, back), 0, 'due');
+  assert.is(watch.retryDueInMs('k', end, back), 0, 'due');
 });
 
 judging.run();

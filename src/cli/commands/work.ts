@@ -57,7 +57,7 @@ export const workCommand: FsjobCommand = {
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
       .example('$0 work -q /srv/q --shutdown-grace 30m', 'a restart (SIGTERM) lets running jobs finish for up to 30 minutes first')
-      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used, or when the worker leaves a job it claimed unfinished (its receipt could not be written: the log says why; fsjob recover ends it once the worker is gone).`),
+      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used, when the filesystem refused an operation fsjob needs (FS-2: no hard links, no rename over), or when the worker leaves a job it claimed unfinished (its receipt could not be written: the log says why; fsjob recover ends it once the worker is gone).`),
   run: async (args, io) => {
     const json = args['json'] === true;
     const queues = (args['queue'] as string[] | undefined) ?? [await defaultQueue()];
@@ -72,6 +72,9 @@ export const workCommand: FsjobCommand = {
       if (json) io.stderr(`${JSON.stringify({ time_ms: Date.now(), ...fields })}\n`);
       else io.stderr(`fsjob work: ${line}\n`);
     };
+    // FS-2: an operation the filesystem cannot do left work undone; a drain
+    // that met one must not exit 0 as if nothing remained.
+    let lacked = false;
     const worker = new Worker({
       queues,
       concurrency,
@@ -81,6 +84,7 @@ export const workCommand: FsjobCommand = {
       ...(allow === undefined ? {} : { allow }),
       ...(maxOutput === undefined ? {} : { maxOutputBytes: maxOutput }),
       onEvent: (event) => {
+        if (event.type === 'error' && event.error.clause === 'FS-2') lacked = true;
         const line = describe(event);
         if (json) log('', event.type === 'error' ? { ...event, error: event.error.toJSON() } : event);
         else if (line !== null) log(line, {});
@@ -107,7 +111,7 @@ export const workCommand: FsjobCommand = {
       log(`worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode`, { type: 'serving', worker_id: worker.id, pid: process.pid, queues, mode });
       const summary = await worker.run();
       io.stdout(json ? `${JSON.stringify(summaryJson(summary))}\n` : summaryText(summary));
-      return summary.left.length === 0 ? EXIT.OK : EXIT.FAILURE;
+      return summary.left.length === 0 && !lacked ? EXIT.OK : EXIT.FAILURE;
     } finally {
       for (const [name, handler] of handlers) process.off(name, handler);
     }

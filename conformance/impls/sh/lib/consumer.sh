@@ -459,8 +459,9 @@ consume_pass() {
         fi
         continue
       elif [ "$J_G" -gt 0 ] && rec_read "$_cp_jd/end.$J_G.json" end "$_cp_id" "$J_G" && ! retry_due "$_cp_id.$J_G" "$R_ended_ms" "$R_retry_at_ms"; then
-        if [ -z "$PASS_NEXT" ] || [ "$R_retry_at_ms" -lt "$PASS_NEXT" ]; then
-          PASS_NEXT=$R_retry_at_ms
+        _cp_due=$((NOW_MS + RETRY_LEFT))
+        if [ -z "$PASS_NEXT" ] || [ "$_cp_due" -lt "$PASS_NEXT" ]; then
+          PASS_NEXT=$_cp_due
         fi
         continue
       fi
@@ -491,7 +492,8 @@ consume_pass() {
     case $? in
       0) ;;
       1) PASS_DID=1; return 0 ;;
-      *) SKIP_IDS="$SKIP_IDS $_cp_id"; continue ;;
+      # Not a lost race (FS-2): the run must not exit 0 as if nothing remained.
+      *) CONSUME_ERRORS=1; SKIP_IDS="$SKIP_IDS $_cp_id"; continue ;;
     esac
     guardian_check
     decide consume "$_cp_jd" "$_cp_id" "$_cp_g"
@@ -506,15 +508,16 @@ consume_pass() {
 }
 
 consume_signal() {
-  now_ms
-  SHUTDOWN_AT=$NOW_MS
+  # A monotonic instant (LEASE-4): runner.sh measures the shutdown grace from it.
+  mono_ms
+  SHUTDOWN_AT=$MONO_MS
 }
 
 # cmd_consume ROOT: process runnable jobs until none remains (MANIFEST-1).
 cmd_consume() {
   queue_open "$1" || return 1
   id_init || { log "cannot determine this process's identity"; return 1; }
-  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 GUARD_PID= SCRATCH=
+  SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 CONSUME_ERRORS=0 GUARD_PID= SCRATCH=
   trap consume_signal TERM INT HUP
   scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
   guardian_start || log "no guardian: running commands will not be stopped if this process dies"
@@ -547,7 +550,7 @@ cmd_consume() {
   pub_flush
   guardian_stop
   [ -n "$SCRATCH" ] && rm -rf -- "$SCRATCH"
-  [ "$CONSUME_FAILED" = 0 ]
+  [ "$CONSUME_FAILED" = 0 ] && [ "$CONSUME_ERRORS" = 0 ]
 }
 
 # scratch_init: a private directory for this process's pipes and counters,

@@ -13,7 +13,9 @@ TEMP_MAX_AGE=3600000
 
 # now_ms: NOW_MS = wall clock in milliseconds since the epoch. date(1) costs
 # a fork, so it is read once a minute and the time in between is advanced by
-# /proc/uptime (centiseconds, read without a fork).
+# /proc/uptime (centiseconds, read without a fork). NOW_MS goes only into
+# records: a wall clock that jumps shows at the next read, so intervals are
+# measured with mono_ms (LEASE-4; runner.sh's deadlines and renewals).
 _NOW_UP= _NOW_MS=
 now_ms() {
   _nu=
@@ -239,12 +241,47 @@ pub_link() {
     fi
     return 0
   fi
+  # FS-3: a retransmitted link says "exists" for the link it made: the name
+  # is ours when it is our temporary file (-ef) or holds exactly its bytes.
+  if [ -f "$1/$2" ] && [ ! -L "$1/$2" ] && { [ "$_pl_tmp" -ef "$1/$2" ] || cmp -s -- "$_pl_tmp" "$1/$2"; }; then
+    pub_trash "$_pl_tmp"
+    if [ "$PUB_DEFER" = 1 ]; then
+      PUB_PENDING=$1
+    else
+      sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
+    fi
+    return 0
+  fi
   rm -f -- "$_pl_tmp"
   if [ -e "$1/$2" ] || [ -L "$1/$2" ]; then
     return 1
   fi
-  PUB_WHY="cannot link $1/$2"
+  PUB_WHY="cannot link $1/$2 (FS-2: the filesystem may lack hard links)"
   return 2
+}
+
+# fs_probe TMP: FS-2's probe of a queue's filesystem in its tmp/: exclusive
+# create, link, link onto an existing name (must fail), rename over, fsync.
+# Returns 1 with PUB_WHY naming what failed.
+fs_probe() {
+  _fp=$1/.fsjob-probe-$$
+  rm -f -- "$_fp.a" "$_fp.b" "$_fp.c"
+  PUB_WHY=
+  if ! (set -C; printf 'a\n' > "$_fp.a") 2>/dev/null || ! sync -- "$_fp.a"; then
+    PUB_WHY="exclusive creation of a file in $1 failed"
+  elif ! ln -T -- "$_fp.a" "$_fp.b" 2>/dev/null; then
+    PUB_WHY="link() to a new name in $1 failed: the filesystem has no hard links"
+  elif ! (set -C; printf 'c\n' > "$_fp.c") 2>/dev/null; then
+    PUB_WHY="exclusive creation of a file in $1 failed"
+  elif ln -T -- "$_fp.c" "$_fp.b" 2>/dev/null; then
+    PUB_WHY="link() onto an existing name in $1 succeeded: it must fail"
+  elif ! mv -fT -- "$_fp.c" "$_fp.b" 2>/dev/null || [ "$(cat -- "$_fp.b")" != c ]; then
+    PUB_WHY="rename() over an existing file in $1 failed"
+  elif ! sync -- "$1"; then
+    PUB_WHY="fsync of the directory $1 failed"
+  fi
+  rm -f -- "$_fp.a" "$_fp.b" "$_fp.c"
+  [ -z "$PUB_WHY" ] || { PUB_WHY="the filesystem cannot hold an fsjob queue: $PUB_WHY (FS-1, FS-2)"; return 1; }
 }
 
 # pub_rename DIR NAME CONTENT: publish CONTENT by rename over DIR/NAME

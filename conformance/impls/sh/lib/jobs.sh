@@ -137,11 +137,17 @@ lease_watch() {
 
 # retry_due KEY ENDED RETRY_AT: 0 when an end record's retry is due (RETRY-4):
 # by the wall clock, or after RETRY_AT - ENDED watched on the monotonic clock.
+# RETRY_LEFT = ms until it is due (0 when due), the earlier of the two, so a
+# wait for it (MANIFEST-4) is not stretched by a wall clock that jumped back.
 retry_due() {
   now_ms
+  RETRY_LEFT=0
   [ "$NOW_MS" -ge "$3" ] && return 0
   _w_sight "r.$1" "$3"
-  [ $((MONO_MS - W_SINCE)) -ge $(($3 - $2)) ]
+  RETRY_LEFT=$(($3 - $2 - (MONO_MS - W_SINCE)))
+  [ "$RETRY_LEFT" -le 0 ] && { RETRY_LEFT=0; return 0; }
+  [ $(($3 - NOW_MS)) -lt "$RETRY_LEFT" ] && RETRY_LEFT=$(($3 - NOW_MS))
+  return 1
 }
 
 # exec_group_state JD ID G: GROUP (stopped, running, unknown) of the

@@ -18,6 +18,7 @@ cmd_init() {
   for _in_d in tmp jobs ready dedupe lanes workers; do
     fs_mkdir "$Q/$_in_d" || { log "$Q/$_in_d: $FS_WHY"; return 1; }
   done
+  fs_probe "$Q/tmp" || { log "$PUB_WHY"; return 1; }
   if [ -e "$Q/fsjob.json" ] || [ -L "$Q/fsjob.json" ]; then
     rec_read "$Q/fsjob.json" queue && return 0
     log "$Q/fsjob.json: $REC_ERR (INIT-2)"

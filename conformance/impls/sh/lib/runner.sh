@@ -171,14 +171,14 @@ _rc_abort_start() {
   return 1
 }
 
-# _rc_heartbeat PHASE: LEASE-1.
+# _rc_heartbeat PHASE: LEASE-1, with heartbeat_ms _rc_hb (LEASE-4).
 _rc_heartbeat() {
   _rc_ob=0 _rc_eb=0
   _rc_sz=$(stat -c %s -- "$_rc_out" "$_rc_err" 2>/dev/null) && {
     _rc_ob=${_rc_sz%%"$J_NL"*}
     _rc_eb=${_rc_sz#*"$J_NL"}
   }
-  rec_state "$_rc_id" "$_rc_g" "$1" "$NOW_MS" "$_rc_att" "$_rc_ob" "$_rc_eb"
+  rec_state "$_rc_id" "$_rc_g" "$1" "$_rc_hb" "$_rc_att" "$_rc_ob" "$_rc_eb"
   [ ! -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || return 1
   pub_rename "$_rc_jd" "state.$_rc_g.json" "$REC"
 }
@@ -342,9 +342,14 @@ run_command() {
   printf '\n' >&6
   exec 6>&-
   RUN_STARTED=$NOW_MS
-  _rc_deadline=$((NOW_MS + S_timeout))
-  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((NOW_MS + 1000))
-  _rc_next_hb=$((CLAIM_MS + CLAIM_LEASE_MS / 3))
+  # LEASE-4: every interval of the attempt (its timeout, graces, renewals,
+  # the lease itself) is measured on the monotonic clock (_rc_m, mono_ms);
+  # the wall clock (NOW_MS) only says what the records say, and may jump.
+  mono_ms
+  _rc_m=$MONO_MS
+  _rc_deadline=$((_rc_m + S_timeout))
+  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((_rc_m + 1000))
+  _rc_next_hb=$((CLAIM_MONO + CLAIM_LEASE_MS / 3))
   _rc_nap=0.005
   # A short command is often done at once: look a few times before sleeping.
   _rc_i=0
@@ -355,6 +360,8 @@ run_command() {
   done
   while [ "$_rc_running" = 1 ] && _rc_alive "$_rc_lp" "$_rc_ls"; do
     now_ms
+    mono_ms
+    _rc_m=$MONO_MS
     # CLAIM-7, OWN-1: a newer generation exists: stop at once, say nothing.
     if [ -e "$_rc_jd/claim.$((_rc_g + 1)).json" ] || [ -L "$_rc_jd/claim.$((_rc_g + 1)).json" ]; then
       if [ "$_rc_stop" != superseded ]; then
@@ -372,55 +379,58 @@ run_command() {
       esac
     elif [ -z "$_rc_stop" ] && { [ -e "$_rc_jd/cancel.json" ] || [ -L "$_rc_jd/cancel.json" ]; }; then
       _rc_signal TERM
-      _rc_stop=cancel _rc_kill_at=$((NOW_MS + CANCEL_GRACE))
+      _rc_stop=cancel _rc_kill_at=$((_rc_m + CANCEL_GRACE))
     fi
     # EXEC-8.
-    if [ -z "$_rc_stop" ] && [ "$NOW_MS" -ge "$_rc_deadline" ]; then
+    if [ -z "$_rc_stop" ] && [ "$_rc_m" -ge "$_rc_deadline" ]; then
       _rc_signal TERM
-      _rc_stop=timeout _rc_kill_at=$((NOW_MS + S_grace))
+      _rc_stop=timeout _rc_kill_at=$((_rc_m + S_grace))
     fi
     # PREEMPT-1: a preemptible job gives way to a waiting non-preemptible
     # job of its lane (checked every 1.5 s, within CONTROL_LATENCY).
-    if [ -z "$_rc_stop" ] && [ "$S_preempt" = true ] && [ -n "$S_lane" ] && [ "$NOW_MS" -ge "$_rc_next_pre" ]; then
-      _rc_next_pre=$((NOW_MS + 1500))
+    if [ -z "$_rc_stop" ] && [ "$S_preempt" = true ] && [ -n "$S_lane" ] && [ "$_rc_m" -ge "$_rc_next_pre" ]; then
+      _rc_next_pre=$((_rc_m + 1500))
       if preempt_waiter "$_rc_id" "$S_lane"; then
         log "$_rc_jd: preempted by a waiting job of lane $S_lane (PREEMPT-1)"
         _rc_signal TERM
-        now_ms
-        _rc_stop=preempt _rc_kill_at=$((NOW_MS + S_grace))
+        mono_ms
+        _rc_m=$MONO_MS
+        _rc_stop=preempt _rc_kill_at=$((_rc_m + S_grace))
       fi
     fi
     # WORKER-3: after CANCEL_GRACE of a shutdown, stop the attempt.
-    if [ -z "$_rc_stop" ] && [ -n "$SHUTDOWN_AT" ] && [ "$NOW_MS" -ge $((SHUTDOWN_AT + CANCEL_GRACE)) ]; then
+    if [ -z "$_rc_stop" ] && [ -n "$SHUTDOWN_AT" ] && [ "$_rc_m" -ge $((SHUTDOWN_AT + CANCEL_GRACE)) ]; then
       _rc_signal TERM
-      _rc_stop=shutdown _rc_kill_at=$((NOW_MS + S_grace))
+      _rc_stop=shutdown _rc_kill_at=$((_rc_m + S_grace))
     fi
-    if [ -n "$_rc_kill_at" ] && [ "$NOW_MS" -ge "$_rc_kill_at" ]; then
+    if [ -n "$_rc_kill_at" ] && [ "$_rc_m" -ge "$_rc_kill_at" ]; then
       _rc_signal KILL
       _rc_kill_at=
     fi
     # LEASE-6: a lease that lapsed (this process did not run for lease_ms) is
     # never renewed: the guardian has stopped the group, or is about to.
-    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && mono_ms &&
-      [ $((MONO_MS - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
+    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$_rc_m" -gt 0 ] &&
+      [ $((_rc_m - _rc_last_mono)) -ge "$CLAIM_LEASE_MS" ]; then
       log "$_rc_jd: the lease lapsed; stopping the attempt (LEASE-6)"
       _rc_signal KILL
       _rc_stop=fenced _rc_kill_at=
     fi
-    # LEASE-1 and LEASE-2.
-    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$NOW_MS" -ge "$_rc_next_hb" ]; then
+    # LEASE-1 and LEASE-2, scheduled by monotonic time; the heartbeat is
+    # never less than the last one plus the monotonic time since (LEASE-4),
+    # so a wall clock that jumped back does not make it look stale.
+    if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$_rc_m" -ge "$_rc_next_hb" ]; then
       if [ -n "$_rc_stop" ]; then _rc_ph=stopping; else _rc_ph=running; fi
-      mono_ms
-      _rc_hb_mono=$MONO_MS
+      _rc_hb=$((_rc_last_renew + _rc_m - _rc_last_mono))
+      [ "$NOW_MS" -le "$_rc_hb" ] || _rc_hb=$NOW_MS
       if _rc_heartbeat "$_rc_ph"; then
-        _rc_last_renew=$NOW_MS _rc_last_mono=$_rc_hb_mono
+        _rc_last_renew=$_rc_hb _rc_last_mono=$_rc_m
         guardian_tell "r $_rc_lp $((_rc_last_mono + CLAIM_LEASE_MS))"
-      elif [ "$NOW_MS" -ge $((_rc_last_renew + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
+      elif [ "$_rc_m" -ge $((_rc_last_mono + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
         log "$_rc_jd: cannot renew the lease; stopping the attempt (LEASE-2)"
         _rc_signal KILL
         _rc_stop=fenced _rc_kill_at=
       fi
-      _rc_next_hb=$((NOW_MS + CLAIM_LEASE_MS / 3))
+      _rc_next_hb=$((_rc_m + CLAIM_LEASE_MS / 3))
     fi
     sleep "$_rc_nap"
     case $_rc_nap in
@@ -450,15 +460,15 @@ run_command() {
   kill -s 0 -- "-$_rc_lp" 2>/dev/null && group_members "$_rc_lp"
   if [ "$GM_LIVE" -gt 0 ]; then
     kill -s TERM -- "-$_rc_lp" 2>/dev/null
-    now_ms
-    _rc_kill_at=$((NOW_MS + S_grace))
+    mono_ms
+    _rc_kill_at=$((MONO_MS + S_grace))
     while :; do
       group_members "$_rc_lp"
       [ "$GM_LIVE" -gt 0 ] || break
-      now_ms
-      if [ "$NOW_MS" -ge "$_rc_kill_at" ]; then
+      mono_ms
+      if [ "$MONO_MS" -ge "$_rc_kill_at" ]; then
         kill -s KILL -- "-$_rc_lp" 2>/dev/null
-        _rc_kill_at=$((NOW_MS + 600000))
+        _rc_kill_at=$((MONO_MS + 600000))
       fi
       sleep 0.05
     done

@@ -1,0 +1,71 @@
+/**
+ * consumer/retry-clock-back (RETRY-4): "A judge MUST treat a job's current
+ * end.<g>.json as due once now >= retry_at_ms, or once it has watched that
+ * end record for retry_at_ms - ended_ms of its monotonic clock, whichever
+ * comes first. A wall clock that jumps back therefore delays a retry by at
+ * most the retry delay itself."
+ *
+ * The consume role runs under the crash injector with its wall clock an hour
+ * behind the host's (crash/clock.ts): the job's generation 1 ended a moment
+ * ago with a 5 s retry delay, so by the role's wall clock the retry is due in
+ * an hour and 5 s; by its monotonic watch, in 5 s. A second job, runnable at
+ * once, is the probe: its claim's claimed_ms shows whether the role sees the
+ * injector's clock at all (a static binary or raw clock syscalls would not),
+ * and the case skips with that reason rather than pass a judge it could not
+ * move. The role gets RETRY_DELAY_MS + a minute: a judge that waits for its
+ * wall clock (an hour) is stopped there and has not run the retry.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ClaimRecord } from '../../src/records/codec.ts';
+import { interposerPath } from '../crash/interposer.ts';
+import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
+import { claimRecord, deadOwner, endRecord, execRecord } from '../runner/fixtures.ts';
+import { listing } from '../runner/inspect.ts';
+import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { logged } from './jobs.ts';
+
+const HOUR = 3_600_000;
+const RETRY_DELAY_MS = 5000;
+/** How far a probe's claimed_ms may be from the role's expected clock and still show the offset reached it. */
+const PROBE_SLACK_MS = 10 * 60_000;
+
+async function readClaim(file: string): Promise<ClaimRecord | undefined> {
+  return readFile(file, 'utf8').then((text) => JSON.parse(text) as ClaimRecord, () => undefined);
+}
+
+async function retryClockBackCase(ctx: CaseContext): Promise<void> {
+  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to move the consumer\'s wall clock');
+  const root = await ctx.newQueue('retry');
+  const work = await ctx.subdir('retry/work');
+  const log = path.join(work, 'starts.log');
+  const queue = await reopen(root);
+  const job = await stageJob(queue, { argv: logged(log, 'retried'), cwd: work, max_attempts: 2, retry_delay_ms: RETRY_DELAY_MS });
+  const dead = await deadOwner();
+  const now = Date.now();
+  await plantRecord(queue, job.dir, 'claim.1.json', 'claim', claimRecord(job.id, 1, dead, now - 10_000));
+  await plantRecord(queue, job.dir, 'exec.1.json', 'exec', execRecord(job.id, 1, dead));
+  await plantRecord(queue, job.dir, 'end.1.json', 'end', { ...endRecord(job.id, 1), ended_ms: now, retry_at_ms: now + RETRY_DELAY_MS });
+  const probe = await stageJob(queue, { argv: logged(log, 'probe'), cwd: work });
+
+  const run = await ctx.startRoleInjected('consume', { queue: root }, { wallClockOffsetMs: -HOUR, timeoutMs: RETRY_DELAY_MS + 60_000 });
+  const result = await run.result;
+  const probed = await readClaim(path.join(probe.dir, 'claim.1.json'));
+  if (probed !== undefined && Math.abs(probed.claimed_ms - (Date.now() - HOUR)) > PROBE_SLACK_MS) {
+    ctx.skip(`the consumer does not see the injector's wall clock (its claim of the probe job says claimed_ms ${probed.claimed_ms}, the host's time, not an hour behind): it reads the clock without libc`);
+  }
+  const snapshot = await ctx.snapshot(root);
+  const seen = snapshot.jobs.get(job.id);
+  const starts = countBy(await readStarts(log));
+  const receipt = seen?.receipt;
+  ctx.check(
+    (starts.get('retried') ?? 0) === 1 && receipt?.gen === 2 && receipt.outcome === 'succeeded',
+    ['RETRY-4', 'RETRY-2'],
+    `the consumer's wall clock is an hour behind: the retry of generation 1 (retry_delay_ms ${RETRY_DELAY_MS}) is due by its monotonic watch of end.1.json after ${RETRY_DELAY_MS} ms, and must run within the consume run (it had ${(RETRY_DELAY_MS + 60_000) / 1000} s); ${starts.get('retried') ?? 0} starts, receipt ${JSON.stringify(receipt && { gen: receipt.gen, outcome: receipt.outcome })}, consume ${result.timedOut ? 'stopped after its time limit' : `exit ${result.exitCode}`}`,
+    [`probe claimed_ms ${probed?.claimed_ms ?? 'none'} (host now ${Date.now()})`, ...listing(snapshot, new Set([job.id]))],
+  );
+}
+
+export const retryClockCases: ConformanceCase[] = [
+  { name: 'consumer/retry-clock-back', clauses: ['RETRY-4', 'RETRY-2'], level: 'consumer', strength: 'MUST', run: retryClockBackCase },
+];

@@ -1,0 +1,43 @@
+/**
+ * What a filesystem that lacks FS-1's operations looks like from inside a
+ * call, and FS-3's second look at a link that said EEXIST.
+ *
+ * - FS-2: a link or rename refused with EPERM, ENOSYS, EOPNOTSUPP (ENOTSUP)
+ *   is the filesystem saying it cannot do the operation (vfat has
+ *   no hard links; sshfs needs the server's hardlink extension). Reporting it
+ *   as a lost race or retrying would hide the one thing the operator must fix.
+ * - FS-3: a network client that retransmits a link whose reply was lost gets
+ *   EEXIST for the link it made. The name is ours when it is our temporary
+ *   file (same device and inode) or, where hard links show as separate files
+ *   (sshfs), when it holds exactly our bytes: every write-once record names
+ *   its writer, so another writer's bytes differ.
+ */
+import type { Stats } from 'node:fs';
+import { FsjobError, errnoOf } from '../base/errors.ts';
+import { readBounded } from './read.ts';
+import type { SafeFsOptions } from './chain.ts';
+import { lstatOrMissing, readsOf } from './steps.ts';
+
+/** EXDEV is not here: across filesystems is LAYOUT-3's case, which io-error.ts words. */
+const LACKS = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
+
+/** FS-2: the error for a link or rename the filesystem cannot do, or undefined when `error` is something else. */
+export function filesystemLack(error: unknown, operation: 'link' | 'rename', path: string): FsjobError | undefined {
+  const errno = errnoOf(error);
+  if (errno === undefined || !LACKS.has(errno)) return undefined;
+  const what = operation === 'link' ? 'hard links (link() to a new name)' : 'rename() over an existing name within one filesystem';
+  return new FsjobError(
+    'IO',
+    `the filesystem of ${path} refused ${operation}() with ${errno}: fsjob needs ${what} (FS-1); put the queue on a filesystem that has them (ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions)`,
+    { path, errno, clause: 'FS-2', cause: error },
+  );
+}
+
+/** FS-3: whether `target`, which link() said exists, is the record we linked from `temp`. */
+export async function holdsOwnRecord(options: SafeFsOptions, temp: string, target: string, occupant: Stats, bytes: Uint8Array): Promise<boolean> {
+  const ours = lstatOrMissing(readsOf(options.fs), temp);
+  if (ours !== undefined && ours.ino === occupant.ino && ours.dev === occupant.dev) return true;
+  if (occupant.size !== bytes.length) return false;
+  const there = await readBounded(target, bytes.length, { ...options, allowMissing: true }).catch(() => undefined);
+  return there !== undefined && Buffer.compare(there, bytes) === 0;
+}

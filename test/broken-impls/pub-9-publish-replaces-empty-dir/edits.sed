@@ -1,0 +1,2 @@
+# BROKEN (PUB-9): no check that jobs/<id> is free before the publishing rename, which silently replaces an empty directory there.
+s|^  if \[ -e "\$Q/jobs/\$_pr_id" \] \|\| \[ -L "\$Q/jobs/\$_pr_id" \]; then$|  if false; then|
