@@ -25,6 +25,7 @@ import { CANCEL_GRACE, DRAIN_LIMIT } from '../base/constants.ts';
 import { OutputCapture, type OutputSummary } from './output.ts';
 import type { OutputKeep } from '../model/output-keep.ts';
 import type { Guardian } from './guardian.ts';
+import type { AttemptCgroup, CgroupStop } from './cgroup.ts';
 
 /**
  * The leader: wait for one line on fd 3 (the release), close it, then become
@@ -68,6 +69,8 @@ export interface CommandHooks {
   /** The guardian's deadline for the group unless its claim is renewed (LEASE-5). */
   leaseDeadline?: () => number | undefined;
   clock?: Clock;
+  /** EXEC-16, opt-in: the attempt's cgroup; the gate joins it before its release, and what is left in it is killed at the end. */
+  cgroup?: AttemptCgroup;
 }
 
 export interface CommandResult {
@@ -91,6 +94,8 @@ export interface CommandResult {
   stderr: OutputSummary;
   /** The owner stopped waiting for the output pipes (EXEC-12): a process outside the group held them. */
   drainCut: boolean;
+  /** What the cgroup stop killed after the group's (EXEC-16), or null without a cgroup. */
+  cgroup: CgroupStop | null;
 }
 
 export interface RunningCommand {
@@ -181,17 +186,20 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     const pid = child.pid as number;
 
     try {
+      // EXEC-16: into the cgroup while the gate still waits, so nothing of the command starts outside it.
+      await hooks.cgroup?.adopt(pid);
       const leader = await processStart(pid);
       if (leader === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
       group = { pgid: pid, start: leader.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
-      hooks.guardian?.track(group, hooks.leaseDeadline?.());
+      hooks.guardian?.track(group, hooks.leaseDeadline?.(), hooks.cgroup?.path);
       await hooks.record(group);
     } catch (error) {
       // Never released: kill the gate and report the attempt as not started.
       signalGroup(pid, 'SIGKILL');
       gate.destroy();
       await exited;
+      await hooks.cgroup?.stop(pid, clock);
       hooks.guardian?.untrack(pid);
       await drainPipes(child, clock);
       await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]).catch(() => undefined);
@@ -219,6 +227,8 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // is reaped now, so the group is judged by its members (zombies count as
     // stopped: an init that never reaps must not hold the attempt open).
     const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
+    // EXEC-16: then whatever left the group but not the cgroup; its pipes close with it.
+    const cgroup = hooks.cgroup === undefined ? null : await hooks.cgroup.stop(group.pgid, clock);
     const cut = await drainPipes(child, clock);
     // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
     if (groupStopped) hooks.guardian?.untrack(group.pgid);
@@ -240,6 +250,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       stderr,
       groupStopped,
       drainCut: cut,
+      cgroup,
     };
   })();
 

@@ -16,6 +16,7 @@ import { readRecord, type ReceiptOutcome, type ReceiptReason, type SpecRecord } 
 import type { SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
+import { openCgroupBase, type CgroupBase } from './cgroup.ts';
 
 /** Options every consumer entry point takes (`Worker`, `claimNext`, `recover`), each with its default. */
 export interface ConsumerOptions {
@@ -44,6 +45,14 @@ export interface ConsumerOptions {
    * @default CANCEL_GRACE (10000 ms)
    */
   shutdownGraceMs?: number;
+  /**
+   * A cgroup v2 directory this consumer may create children in (EXEC-16):
+   * each command attempt runs in a child cgroup of it, and whatever is left
+   * there when the attempt ends (a process that left the group by setsid) is
+   * killed. Checked before anything runs (USAGE or IO naming the directory).
+   * @default undefined: only the process group is stopped
+   */
+  cgroup?: string;
   /** @default systemClock */
   clock?: Clock;
   /** Filesystem seam passed to every safefs call (fault injection). @default node:fs/promises */
@@ -83,6 +92,8 @@ export interface Context {
   maxOutputBytes: number;
   shutdownGraceMs: number;
   allow: AllowList | null;
+  /** EXEC-16: where each command attempt gets its own cgroup, when the consumer has one. */
+  cgroup?: CgroupBase;
   /** Our worker id (LAYOUT-9), or null for one-shot tools (claim records say which). */
   workerId: string | null;
   self: Identity;
@@ -107,7 +118,9 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
   }
   const onEvent = options.onEvent;
   const clock = options.clock ?? systemClock;
+  const cgroup = options.cgroup === undefined ? undefined : await openCgroupBase(options.cgroup);
   return {
+    ...(cgroup === undefined ? {} : { cgroup }),
     clock,
     fs: options.fs,
     leaseMs,

@@ -2,7 +2,8 @@
 # The guardian of one fsjob consumer (spec WORKER-2, LEASE-5).
 #
 # It reads its stdin, a pipe whose write end only the consumer holds:
-#   "+ <pgid> <leader-start> <deadline>"  a command group the consumer recorded (exec.<g>.json)
+#   "+ <pgid> <leader-start> <deadline> [<cgroup>]"  a command group the consumer recorded (exec.<g>.json),
+#                                         with the cgroup it runs in when the consumer has one (EXEC-16)
 #   "r <pgid> <deadline>"                 the claim of that group's job was renewed
 #   "- <pgid>"                            that group is finished; forget it
 # A deadline is a time in milliseconds of /proc/uptime (a monotonic clock every
@@ -25,6 +26,12 @@
 # still has the recorded start time, or the leader is gone and the group still
 # has members (the kernel keeps a pid number out of reuse while a group of
 # that number lives). A reused pid is never signalled.
+#
+# A group announced with a cgroup (fsjob work --cgroup, EXEC-16): once the
+# group is stopped, whatever is left in that cgroup (a process that left the
+# group by setsid) is killed too, through cgroup.kill, else SIGKILL to each
+# pid of cgroup.procs, and the cgroup directory is removed. A cgroup is this
+# consumer's own directory, made for one attempt: its name is its identity.
 #
 # It ignores INT, TERM and HUP: a Ctrl-C that reaches the consumer's terminal
 # group must not take the guardian down with it before it has done its job.
@@ -112,10 +119,38 @@ LIST
   return 1
 }
 
-# stop_list <list>: SIGTERM, then SIGKILL once GUARDIAN_GRACE has passed on
+# stop_list <list>: stop the listed groups, then their cgroups.
+stop_list() {
+  stop_groups "$1"
+  stop_cgroups "$1"
+}
+
+# stop_cgroups <list>: kill what is left in each listed cgroup (at most 5 s
+# of tries), then remove the directory.
+stop_cgroups() {
+  while IFS=' ' read -r _ _ _ c; do
+    [ -n "$c" ] && [ -d "$c" ] || continue
+    tries=0
+    while [ "$tries" -lt 50 ]; do
+      tries=$((tries + 1))
+      rmdir "$c" 2>/dev/null && break
+      [ -d "$c" ] || break
+      if [ -e "$c/cgroup.kill" ]; then
+        echo 1 >"$c/cgroup.kill" 2>/dev/null
+      else
+        while read -r pid; do kill -KILL "$pid" 2>/dev/null; done <"$c/cgroup.procs"
+      fi
+      sleep 0.1
+    done
+  done <<LIST
+$1
+LIST
+}
+
+# stop_groups <list>: SIGTERM, then SIGKILL once GUARDIAN_GRACE has passed on
 # the clock if a member remains. A group left with zombies only is finished
 # (seen by a scan every 2 s: scanning /proc is the expensive part).
-stop_list() {
+stop_groups() {
   signal_matching TERM "$1"
   any_present "$1" || return 0
   uptime_ms
@@ -153,13 +188,13 @@ handle() {
       deadline=${4:-}
       case $deadline in '' | *[!0-9]*) deadline=none ;; esac
       forget "$2"
-      groups="$groups$2 $3 $deadline$NL" ;;
+      groups="$groups$2 $3 $deadline ${5:-}$NL" ;;
     r)
       case ${3:-} in '' | *[!0-9]*) return 0 ;; esac
       kept=''
-      while IFS=' ' read -r p s d; do
+      while IFS=' ' read -r p s d c; do
         [ -n "$p" ] || continue
-        if [ "$p" = "$2" ]; then kept="$kept$p $s $3$NL"; else kept="$kept$p $s $d$NL"; fi
+        if [ "$p" = "$2" ]; then kept="$kept$p $s $3 $c$NL"; else kept="$kept$p $s $d $c$NL"; fi
       done <<LIST
 $groups
 LIST
@@ -170,9 +205,9 @@ LIST
 
 forget() { # <pgid>
   kept=''
-  while IFS=' ' read -r p s d; do
+  while IFS=' ' read -r p s d c; do
     [ -n "$p" ] || continue
-    [ "$p" = "$1" ] || kept="$kept$p $s $d$NL"
+    [ "$p" = "$1" ] || kept="$kept$p $s $d $c$NL"
   done <<LIST
 $groups
 LIST
@@ -184,9 +219,9 @@ deadman() {
   [ -n "$groups" ] || return 0
   uptime_ms
   due='' kept=''
-  while IFS=' ' read -r p s d; do
+  while IFS=' ' read -r p s d c; do
     [ -n "$p" ] || continue
-    if [ "$d" != none ] && [ "$d" -le "$now" ]; then due="$due$p $s$NL"; else kept="$kept$p $s $d$NL"; fi
+    if [ "$d" != none ] && [ "$d" -le "$now" ]; then due="$due$p $s $d $c$NL"; else kept="$kept$p $s $d $c$NL"; fi
   done <<LIST
 $groups
 LIST

@@ -7,7 +7,7 @@
  * not run.
  *
  * The consumer holds the only write end of the guardian's stdin. It announces
- * each group before the command may start ("+ pgid start deadline"), moves the
+ * each group before the command may start ("+ pgid start deadline [cgroup]"), moves the
  * deadline after each successful renewal ("r pgid deadline") and retires the
  * group when the attempt is over ("- pgid"). A deadline is in milliseconds of
  * /proc/uptime, the monotonic clock the guardian reads: the start of the last
@@ -70,7 +70,7 @@ export function leaseDeadline(sinceRenewalMs: number, leaseMs: number): number |
 export class Guardian {
   private child: ChildProcess | undefined;
   private exited = false;
-  private readonly tracked = new Map<number, { start: string; deadline: number | undefined }>();
+  private readonly tracked = new Map<number, { start: string; deadline: number | undefined; cgroup: string | undefined }>();
 
   /** Starts the guardian process; the worker must not start commands before this resolves. */
   async start(): Promise<void> {
@@ -96,7 +96,7 @@ export class Guardian {
     });
     this.child = child;
     this.exited = false;
-    for (const [pgid, { start, deadline }] of this.tracked) this.send(announce(pgid, start, deadline));
+    for (const [pgid, { start, deadline, cgroup }] of this.tracked) this.send(announce(pgid, start, deadline, cgroup));
   }
 
   /** The guardian's pid while it runs. */
@@ -112,16 +112,18 @@ export class Guardian {
   /**
    * Announces a group before its command may start, with the deadline by
    * which the guardian stops it unless renewed (LEASE-5); refuses when no
-   * guardian protects it.
+   * guardian protects it. With `cgroup` (EXEC-16, a path without white
+   * space) the guardian also kills what is left in that cgroup when it stops
+   * the group, and removes it.
    */
-  track(group: GuardedGroup, deadline?: number): void {
+  track(group: GuardedGroup, deadline?: number, cgroup?: string): void {
     if (!this.healthy) {
       throw new FsjobError('IO', 'the guardian process is not running, so a command could outlive this worker; refusing to start it', {
         clause: 'WORKER-2',
       });
     }
-    this.tracked.set(group.pgid, { start: group.start, deadline });
-    this.send(announce(group.pgid, group.start, deadline));
+    this.tracked.set(group.pgid, { start: group.start, deadline, cgroup });
+    this.send(announce(group.pgid, group.start, deadline, cgroup));
   }
 
   /** The claim of a tracked group was renewed: its new deadline (LEASE-5). */
@@ -152,6 +154,7 @@ export class Guardian {
   }
 }
 
-function announce(pgid: number, start: string, deadline: number | undefined): string {
+function announce(pgid: number, start: string, deadline: number | undefined, cgroup: string | undefined): string {
+  if (cgroup !== undefined) return `+ ${pgid} ${start} ${deadline ?? 'none'} ${cgroup}\n`;
   return deadline === undefined ? `+ ${pgid} ${start}\n` : `+ ${pgid} ${start} ${deadline}\n`;
 }

@@ -27,6 +27,7 @@ import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
 import { leaseWindow, persist, proveStoppedLater, type FinishWindow } from './finishing.ts';
 import { outputKeepOf } from '../model/output-keep.ts';
+import { AttemptCgroup, outsideNote } from './cgroup.ts';
 
 /** How a run ended, as far as the queue is concerned. */
 export type RunOutcome =
@@ -101,7 +102,8 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
-    const message = fields.message ?? e.note;
+    // A note (EXEC-12, EXEC-16) is said beside the outcome's own message, never instead of it.
+    const message = fields.message == null || e.note === undefined ? (fields.message ?? e.note) : `${fields.message}; ${e.note}`;
     const published = await persist(owner, 'receipt', () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), window);
     return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
   };
@@ -210,6 +212,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           guardian: deps.guardian,
           leaseDeadline: () => control.guardianDeadline(),
           clock: ctx.clock,
+          ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
         },
       );
       // LEASE-5: every successful renewal moves the guardian's deadline for this group.
@@ -267,7 +270,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
       message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
-      ...(result.drainCut ? { note: `a process outside the command's group kept an output open after the group ended; the output totals are unknown (EXEC-12, EXEC-16)` } : {}),
+      ...outsideNote(result),
     }, window);
   }
 

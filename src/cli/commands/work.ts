@@ -26,6 +26,13 @@ then: systemctl --user enable --now fsjob-work. systemctl restart waits for the 
 (up to the grace) before the new worker starts. If the worker is killed, its guardian stops
 its commands within 10 s (WORKER-2) and the next worker recovers the orphaned jobs (RECOV-2).`;
 
+const CGROUP_HOWTO = `--cgroup DIR needs cgroup v2 (mounted at /sys/fs/cgroup, or /sys/fs/cgroup/unified in hybrid mode) and a
+directory delegated to the worker's user. systemd makes one: run the worker in a delegated scope and give it its own cgroup,
+  systemd-run --user --scope -p Delegate=yes sh -c 'exec fsjob work --cgroup "/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)"'
+(in the unit above: Delegate=yes, and ExecStart=/bin/sh -c with the same --cgroup). As root, any directory under the cgroup2 mount works:
+  mkdir /sys/fs/cgroup/fsjob && fsjob work --cgroup /sys/fs/cgroup/fsjob
+A directory that is not on cgroup2, not writable, or where no child can be created is refused before anything runs.`;
+
 export const workCommand: FsjobCommand = {
   command: 'work',
   describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
@@ -53,11 +60,16 @@ export const workCommand: FsjobCommand = {
         type: 'string',
         default: '10s',
       })
+      .option('cgroup', {
+        describe:
+          'A cgroup v2 directory this worker may create children in: each attempt runs in DIR/fsjob-<id>-<gen>, and whatever is left there when it ends (a process that left the job\'s group by setsid, a daemon) is killed and counted in the receipt (EXEC-16). Without it only the process group is stopped',
+        type: 'string',
+      })
       .option('json', { describe: 'Progress as JSON lines on stderr (each with time_ms) and the summary as JSON on stdout', type: 'boolean', default: false })
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
       .example('$0 work -q /srv/q --shutdown-grace 30m', 'a restart (SIGTERM) lets running jobs finish for up to 30 minutes first')
-      .epilog(`${SYSTEMD_UNIT}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used, when the filesystem refused an operation fsjob needs (FS-2: no hard links, no rename over), or when the worker leaves a job it claimed unfinished (its receipt could not be written: the log says why; fsjob recover ends it once the worker is gone).`),
+      .epilog(`${SYSTEMD_UNIT}\n\n${CGROUP_HOWTO}\n\nExit status: 0 when drained, after --once, and after a clean shutdown on SIGTERM, SIGINT or SIGHUP; 1 when the queue cannot be used, when the filesystem refused an operation fsjob needs (FS-2: no hard links, no rename over), or when the worker leaves a job it claimed unfinished (its receipt could not be written: the log says why; fsjob recover ends it once the worker is gone).`),
   run: async (args, io) => {
     const json = args['json'] === true;
     const queues = (args['queue'] as string[] | undefined) ?? [await defaultQueue()];
@@ -66,6 +78,7 @@ export const workCommand: FsjobCommand = {
     const shutdownGraceMs = parseDuration(args['shutdown-grace'], 'shutdown-grace', { min: 0, max: TIMEOUT_MAX });
     const maxOutput = args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', { min: 0, max: OUTPUT_MAX });
     const allow = args['allow'] as string[] | undefined;
+    const cgroup = args['cgroup'] as string | undefined;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
     const { Worker } = await import('../../consumer/worker.ts');
     const log = (line: string, fields: Record<string, unknown>): void => {
@@ -82,6 +95,7 @@ export const workCommand: FsjobCommand = {
       leaseMs,
       shutdownGraceMs,
       ...(allow === undefined ? {} : { allow }),
+      ...(cgroup === undefined ? {} : { cgroup }),
       ...(maxOutput === undefined ? {} : { maxOutputBytes: maxOutput }),
       onEvent: (event) => {
         if (event.type === 'error' && event.error.clause === 'FS-2') lacked = true;

@@ -1,0 +1,211 @@
+/**
+ * `fsjob work --cgroup DIR` (EXEC-16, issue 19 point 12), through the real
+ * CLI and real processes: a job's command starts a daemon that leaves the
+ * job's process group (setsid). Without --cgroup the daemon outlives the
+ * attempt and the receipt says a process outside the group kept an output
+ * open; with it, the daemon is killed when the attempt ends (the leader
+ * exited, or a timeout stopped it), the receipt and `fsjob status ID` count
+ * it, and the attempt's cgroup is removed. When the worker itself is
+ * SIGKILLed, its guardian (WORKER-2) kills what is left in the cgroup too.
+ *
+ * The test's cgroup is a fresh directory under the cgroup2 mount
+ * (/sys/fs/cgroup, or /sys/fs/cgroup/unified in hybrid mode), removed after.
+ * Where there is no cgroup2 mount or no directory can be made in it (not
+ * root, no delegation), the cgroup tests are skipped with a printed reason;
+ * the refusals of a bad DIR run everywhere.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { initQueue, type Queue } from '../../src/model/queue.ts';
+import type { ReceiptRecord } from '../../src/records/codec.ts';
+import { cleanupAll, freshDir } from '../support/helpers.ts';
+import { waitFor } from '../support/consumer.ts';
+import { runFsjob, startFsjob, CLI_WATCHDOG_MS } from '../support/cli.ts';
+import { isDead } from '../support/battery.ts';
+
+/** The cgroup2 mount point, from /proc/self/mountinfo (field 5; the type follows " - "). */
+function cgroup2Mount(): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (right?.split(' ')[0] === 'cgroup2') return left?.split(' ')[4];
+  }
+  return undefined;
+}
+
+/** A fresh cgroup for this test file, or why there is none. */
+function makeTestCgroup(): { dir: string } | { missing: string } {
+  const mount = cgroup2Mount();
+  if (mount === undefined) return { missing: 'no cgroup2 filesystem is mounted (cgroup v1 only, or no /proc)' };
+  const dir = join(mount, `fsjob-test-${process.pid}`);
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    return { missing: `cannot create a cgroup under ${mount} (${(error as NodeJS.ErrnoException).code ?? String(error)}): not root and no delegated directory` };
+  }
+  return { dir };
+}
+
+const made = makeTestCgroup();
+const cgroupDir = 'dir' in made ? made.dir : undefined;
+if ('missing' in made) console.log(`consumer/cgroup: the --cgroup tests are skipped: ${made.missing}`);
+
+/** Removes the test's cgroup: every attempt cgroup left in it (there should be none), then itself. */
+function removeTestCgroup(): void {
+  if (cgroupDir === undefined || !existsSync(cgroupDir)) return;
+  for (const name of readdirSync(cgroupDir)) if (name.startsWith('fsjob-')) rmdirSync(join(cgroupDir, name));
+  rmdirSync(cgroupDir);
+}
+
+const attemptCgroups = (): string[] => (cgroupDir === undefined ? [] : readdirSync(cgroupDir).filter((name) => name.startsWith('fsjob-')));
+
+interface Setup {
+  dir: string;
+  queue: Queue;
+  pidFile: string;
+  enqueue(script: string, ...flags: string[]): Promise<string>;
+}
+
+async function setup(label: string): Promise<Setup> {
+  const dir = await freshDir(`fsjob-cgroup-${label}`);
+  const { queue } = await initQueue(join(dir, 'q'));
+  const pidFile = join(dir, 'daemon.pid');
+  return {
+    dir,
+    queue,
+    pidFile,
+    async enqueue(script, ...flags) {
+      const run = await runFsjob(['enqueue', '-q', queue.root, ...flags, '--', 'sh', '-c', script], { cwd: dir });
+      assert.is(run.status, 0, run.stderr);
+      return run.stdout.trim();
+    },
+  };
+}
+
+/** The daemon: a sleep that leaves the job's process group and session, its pid written where the test reads it. */
+const daemon = (pidFile: string): string => `setsid sleep 300 & echo "$!" > '${pidFile}'`;
+
+const receiptOf = async (queue: Queue, id: string): Promise<ReceiptRecord> => JSON.parse(await readFile(queue.paths.jobFile(id, 'receipt.json'), 'utf8')) as ReceiptRecord;
+
+async function daemonPid(pidFile: string): Promise<number> {
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  assert.ok(Number.isInteger(pid) && pid > 1, `the job wrote its daemon's pid: ${pid}`);
+  return pid;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}
+
+const cg = suite('fsjob work --cgroup: a process that left the group is stopped with its attempt (EXEC-16)');
+cg.after(async () => {
+  removeTestCgroup();
+  await cleanupAll();
+});
+
+cg('without --cgroup a setsid daemon outlives the attempt and the receipt says so; with it the daemon is killed, counted in the receipt and status, and the cgroup removed', async () => {
+  if (cgroupDir === undefined) return;
+  const plain = await setup('plain');
+  const plainId = await plain.enqueue(`${daemon(plain.pidFile)}; echo started`);
+  const without = await runFsjob(['work', '-q', plain.queue.root, '--drain'], { cwd: plain.dir });
+  const escaped = await daemonPid(plain.pidFile);
+  try {
+    assert.is(without.status, 0, without.stderr);
+    const receipt = await receiptOf(plain.queue, plainId);
+    assert.ok(!(await isDead(escaped)), `without --cgroup the daemon (pid ${escaped}) survives: fsjob stops only the group`);
+    assert.match(receipt.message ?? '', /outside the command's group kept an output open/, 'and the receipt says a process outside the group was left');
+  } finally {
+    killQuietly(escaped);
+  }
+
+  const boxed = await setup('boxed');
+  const id = await boxed.enqueue(`${daemon(boxed.pidFile)}; echo started`);
+  const withCgroup = await runFsjob(['work', '-q', boxed.queue.root, '--drain', '--cgroup', cgroupDir], { cwd: boxed.dir });
+  const stopped = await daemonPid(boxed.pidFile);
+  try {
+    assert.is(withCgroup.status, 0, withCgroup.stderr);
+    const receipt = await receiptOf(boxed.queue, id);
+    assert.is(receipt.outcome, 'succeeded');
+    assert.ok(await isDead(stopped), `with --cgroup the daemon (pid ${stopped}) is gone once the receipt is there; message: ${String(receipt.message)}`);
+    assert.match(receipt.message ?? '', /^1 process outside the command's group \(setsid, a daemon\) stopped through cgroup \S+fsjob-\d+-[0-9a-f]+-1 \(EXEC-16\)$/);
+    const status = await runFsjob(['status', '-q', boxed.queue.root, id], { cwd: boxed.dir });
+    assert.match(status.stdout, /message +1 process outside the command's group \(setsid, a daemon\) stopped through cgroup/, status.stdout);
+    assert.equal(attemptCgroups(), [], "the attempt's cgroup was removed");
+    assert.is((await readFile(join(boxed.queue.paths.jobFile(id, 'stdout.1')), 'utf8')), 'started\n');
+  } finally {
+    killQuietly(stopped);
+  }
+});
+
+cg('a timeout stops the group and then the cgroup: the receipt keeps its timed_out message and adds the count', async () => {
+  if (cgroupDir === undefined) return;
+  const s = await setup('timeout');
+  const id = await s.enqueue(`${daemon(s.pidFile)}; exec sleep 300`, '--timeout', '1s');
+  const run = await runFsjob(['work', '-q', s.queue.root, '--drain', '--cgroup', cgroupDir], { cwd: s.dir });
+  const pid = await daemonPid(s.pidFile);
+  try {
+    assert.is(run.status, 0, run.stderr);
+    const receipt = await receiptOf(s.queue, id);
+    assert.is(receipt.outcome, 'timed_out');
+    assert.ok(await isDead(pid), `the daemon (pid ${pid}) is gone`);
+    assert.match(receipt.message ?? '', /^ran longer than timeout_ms 1000 \(EXEC-8\); 1 process outside the command's group/);
+    assert.equal(attemptCgroups(), []);
+  } finally {
+    killQuietly(pid);
+  }
+});
+
+cg("a SIGKILLed worker's guardian (WORKER-2) kills what is left in the attempt's cgroup and removes it", async () => {
+  if (cgroupDir === undefined) return;
+  const s = await setup('guardian');
+  const id = await s.enqueue(`${daemon(s.pidFile)}; exec sleep 300`);
+  const worker = startFsjob(['work', '-q', s.queue.root, '--cgroup', cgroupDir], { cwd: s.dir });
+  let pid = 0;
+  try {
+    await worker.waitForStderr(`claimed ${id}`);
+    // The exec record is published before the release; the pid file appears once the command ran.
+    await waitFor('the daemon to write its pid', () => existsSync(s.pidFile) && readFileSync(s.pidFile, 'utf8').trim() !== '', CLI_WATCHDOG_MS);
+    pid = await daemonPid(s.pidFile);
+    assert.equal(attemptCgroups(), [`fsjob-${id}-1`], 'the attempt runs in its own cgroup');
+    worker.child.kill('SIGKILL');
+    await worker.result;
+    // GUARDIAN_LIMIT is 10 s for the group; the cgroup follows. The wait is a watchdog, not a timing assertion.
+    await waitFor("the guardian to stop the daemon and remove the attempt's cgroup", async () => (await isDead(pid)) && attemptCgroups().length === 0, CLI_WATCHDOG_MS);
+    assert.ok(await isDead(pid), `the guardian killed the daemon (pid ${pid})`);
+    assert.equal(attemptCgroups(), [], 'and removed the cgroup');
+  } finally {
+    worker.child.kill('SIGKILL');
+    if (pid > 0) killQuietly(pid);
+  }
+});
+
+cg.run();
+
+const refusals = suite('fsjob work --cgroup refuses a directory it cannot use, before anything runs');
+refusals.after(cleanupAll);
+
+refusals('a directory that is not on cgroup2, and one that does not exist: exit 2, naming the directory and why; the job is not claimed', async () => {
+  const s = await setup('refused');
+  const id = await s.enqueue('echo never');
+  const notCgroup = await runFsjob(['work', '-q', s.queue.root, '--drain', '--cgroup', s.dir], { cwd: s.dir });
+  assert.is(notCgroup.status, 2, notCgroup.stderr);
+  assert.match(notCgroup.stderr, new RegExp(`--cgroup ${s.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not on a cgroup v2 filesystem`));
+  const absent = await runFsjob(['work', '-q', s.queue.root, '--drain', '--cgroup', join(s.dir, 'none')], { cwd: s.dir });
+  assert.is(absent.status, 2, absent.stderr);
+  assert.match(absent.stderr, /none: does not exist/);
+  assert.not.ok(existsSync(s.queue.paths.jobFile(id, 'claim.1.json')), 'nothing was claimed');
+});
+
+refusals.run();
