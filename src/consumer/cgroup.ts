@@ -86,9 +86,12 @@ export interface CgroupStop {
 /** The cgroup of one attempt: DIR/fsjob-<job id>-<gen>. */
 export class AttemptCgroup {
   readonly path: string;
+  private readonly killFile: boolean;
 
-  constructor(base: CgroupBase, jobId: string, gen: number) {
+  /** `killFile: false` kills pid by pid as on a kernel before 5.14 (no cgroup.kill); a test forces that path with it. */
+  constructor(base: CgroupBase, jobId: string, gen: number, options: { killFile?: boolean } = {}) {
     this.path = join(base.dir, `fsjob-${jobId}-${gen}`);
+    this.killFile = options.killFile ?? true;
   }
 
   /** Creates the cgroup and moves `pid` (the gate, not yet released) into it: everything it forks starts there. */
@@ -130,7 +133,7 @@ export class AttemptCgroup {
     let remaining = found;
     if (remaining.length > 0) {
       const killFile = join(this.path, 'cgroup.kill');
-      let useKillFile = await writeFile(killFile, '1\n').then(() => true, () => false);
+      let useKillFile = this.killFile && (await writeFile(killFile, '1\n').then(() => true, () => false));
       for (;;) {
         remaining = await this.pids();
         if (remaining.length === 0 || clock.nowMs() >= deadline) break;

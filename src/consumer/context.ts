@@ -50,6 +50,7 @@ export interface ConsumerOptions {
    * each command attempt runs in a child cgroup of it, and whatever is left
    * there when the attempt ends (a process that left the group by setsid) is
    * killed. Checked before anything runs (USAGE or IO naming the directory).
+   * Only a Worker runs commands: claimNext and recover check it and run none.
    * @default undefined: only the process group is stopped
    */
   cgroup?: string;

@@ -14,6 +14,7 @@
  * root, no delegation), the cgroup tests are skipped with a printed reason;
  * the refusals of a bad DIR run everywhere.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { waitFor } from '../support/consumer.ts';
 import { runFsjob, startFsjob, CLI_WATCHDOG_MS } from '../support/cli.ts';
 import { isDead } from '../support/battery.ts';
+import { AttemptCgroup, openCgroupBase } from '../../src/consumer/cgroup.ts';
+import { systemClock } from '../../src/base/clock.ts';
 
 /** The cgroup2 mount point, from /proc/self/mountinfo (field 5; the type follows " - "). */
 function cgroup2Mount(): string | undefined {
@@ -188,6 +191,31 @@ cg("a SIGKILLed worker's guardian (WORKER-2) kills what is left in the attempt's
   } finally {
     worker.child.kill('SIGKILL');
     if (pid > 0) killQuietly(pid);
+  }
+});
+
+cg('without cgroup.kill (kernels before 5.14) the stop kills pid by pid until the cgroup is empty, counts what was outside the group, and removes it', async () => {
+  if (cgroupDir === undefined) return;
+  const box = new AttemptCgroup(await openCgroupBase(cgroupDir), '0000000000000000000-0000000000000000', 7, { killFile: false });
+  // A gate of our own: it waits for a line before it forks, so both processes start inside the cgroup.
+  const gate = spawn('/bin/sh', ['-c', 'read go; setsid sleep 300 & echo "$!"; exec sleep 300'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+  const pgid = gate.pid as number;
+  let outsider = 0;
+  try {
+    await box.adopt(pgid);
+    let out = '';
+    gate.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    gate.stdin.end('go\n');
+    outsider = Number(await waitFor("the gate to start its daemon", () => (out.includes('\n') ? out.trim() : false), CLI_WATCHDOG_MS));
+    await waitFor('both processes in the cgroup', async () => (await box.pids()).length === 2, CLI_WATCHDOG_MS);
+    const stop = await box.stop(pgid, systemClock);
+    assert.equal({ outside: stop.outside, left: stop.left }, { outside: 1, left: 0 }, 'the daemon counted, the group leader not');
+    assert.ok(await isDead(outsider), `the daemon (pid ${outsider}) is gone`);
+    assert.ok(await isDead(pgid), 'and the group leader');
+    assert.not.ok(existsSync(box.path), 'the cgroup is removed');
+  } finally {
+    killQuietly(pgid);
+    if (outsider > 0) killQuietly(outsider);
   }
 });
 
