@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupAll, freshDir, mkfifo } from '../support/helpers.ts';
 import { receiptOf, waitFor } from '../support/consumer.ts';
-import { assertNoCrash, FSJOB_BIN, fsjobCli, fsjobSpawn, queueAndCwd } from '../support/faults.ts';
+import { assertNoCrash, FSJOB_ARGV, fsjobCli, fsjobSpawn, queueAndCwd } from '../support/faults.ts';
 
 const LIMIT = 32;
 
@@ -50,7 +50,7 @@ start('each command works or says in one line that the limit of 32 descriptors i
     ['--help'],
   ];
   for (const args of commands) {
-    const done = spawnSync('sh', ['-c', `ulimit -n ${LIMIT} && exec "$@"`, 'sh', process.execPath, FSJOB_BIN, ...args], { encoding: 'utf8', cwd, timeout: 120_000 });
+    const done = spawnSync('sh', ['-c', `ulimit -n ${LIMIT} && exec "$@"`, 'sh', ...FSJOB_ARGV, ...args], { encoding: 'utf8', cwd, timeout: 120_000 });
     const run = { status: done.status, signal: done.signal, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
     const what = `ulimit -n ${LIMIT}; fsjob ${args.join(' ')}`;
     assertNoCrash(run, what);

@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupAll, freshDir, mkfifo } from '../support/helpers.ts';
-import { assertNoCrash, FSJOB_BIN, type CliRun } from '../support/faults.ts';
+import { assertNoCrash, FSJOB_ARGV, type CliRun } from '../support/faults.ts';
 
 const STDIN_MAX = 67_108_864;
 const REQUEST_MAX = 100_663_296;
@@ -34,7 +34,7 @@ async function setup(): Promise<Setup> {
 
 /** Runs `fsjob <args>` (asynchronously, so a FIFO writer can run beside it), with a watchdog. */
 async function fsjob(args: string[], cwd: string): Promise<CliRun> {
-  const child = spawn(process.execPath, [FSJOB_BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(FSJOB_ARGV[0] as string, [...FSJOB_ARGV.slice(1), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

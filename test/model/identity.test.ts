@@ -388,6 +388,19 @@ judging('a retry is due after its delay on the monotonic clock even when the wal
   assert.is(watch.retryDue('other', end, 1_005_000), true, 'or by the wall clock');
 });
 
+judging('the wait for a retry is the shorter of its two bounds, so a drain after a jump back waits the delay, not the jump (RETRY-4)', () => {
+  let mono = 0;
+  const watch = new LeaseWatch({ nowMs: () => 0, sleep: async () => undefined, monotonicMs: () => mono });
+  const end = { ended_ms: 1_000_000, retry_at_ms: 1_005_000 };
+  const back = 1_000_000 - 3_600_000;
+  assert.is(watch.retryDueInMs('k', end, back), 5_000, 'first sight: the whole delay, not retry_at_ms - now (an hour more)');
+  mono = 3_000;
+  assert.is(watch.retryDueInMs('k', end, back), 2_000, 'the rest of the delay on the monotonic clock');
+  assert.is(watch.retryDueInMs('fresh', end, 1_004_000), 1_000, 'by the wall clock when that comes first');
+  mono = 6_000;
+  assert.is(watch.retryDueInMs('k', end, back), 0, 'due');
+});
+
 judging.run();
 
 // ---------------------------------------------------------------- process groups

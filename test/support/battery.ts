@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { processStart } from '../../src/model/identity.ts';
 import { parseReadyEntry } from '../../src/model/layout.ts';
 import type { EndRecord, ExecRecord, JobRequest, ReceiptRecord, SpecRecord } from '../../src/records/codec.ts';
-import { FSJOB_BIN } from './cli.ts';
+import { FSJOB_ARGV, FSJOB_BIN } from './cli.ts';
 
 export const BIN = FSJOB_BIN;
 
@@ -51,7 +51,8 @@ export interface FsjobProcess {
 }
 
 export function startFsjob(args: string[], env: NodeJS.ProcessEnv = {}, options: { stdin?: 'pipe' | 'ignore' } = {}): FsjobProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const [command, ...lead] = FSJOB_ARGV as [string, ...string[]];
+  const child = spawn(command, [...lead, ...args], { stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));

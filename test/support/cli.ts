@@ -23,6 +23,19 @@ import { builtKey } from '../../tools/build/inputs.mjs';
 /** The command in this checkout; spawn it with process.execPath. */
 export const FSJOB_BIN = fileURLToPath(new URL('../../bin/fsjob.js', import.meta.url));
 
+/**
+ * The fsjob the helpers start: this checkout's, unless FSJOB_TEST_CLI names
+ * another command line (words split on spaces, e.g. "node
+ * /tmp/old/bin/fsjob.js"). Only tools/battery/before-after.ts sets it, to run
+ * the hostile battery against an older main; npm test never does.
+ */
+export const FSJOB_ARGV: readonly string[] = otherCli(process.env['FSJOB_TEST_CLI']) ?? [process.execPath, FSJOB_BIN];
+
+function otherCli(line: string | undefined): string[] | undefined {
+  const words = (line ?? '').split(' ').filter((word) => word !== '');
+  return words.length === 0 ? undefined : words;
+}
+
 await ensureDist({ types: false });
 process.env['FSJOB_DIST_KEY'] = builtKey() ?? '';
 /** Generous: other suites load the machine; a healthy command takes about a second. */
@@ -66,7 +79,8 @@ export interface StartedCli {
 }
 
 export function startFsjob(args: readonly string[], options: CliOptions): StartedCli {
-  const child = spawn(process.execPath, [FSJOB_BIN, ...args], { cwd: options.cwd, env: envOf(options), stdio: ['pipe', 'pipe', 'pipe'] });
+  const [command, ...lead] = FSJOB_ARGV as [string, ...string[]];
+  const child = spawn(command, [...lead, ...args], { cwd: options.cwd, env: envOf(options), stdio: ['pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   let err = '';
   const listeners = new Set<() => void>();

@@ -17,9 +17,9 @@ import { recover, Worker } from '../../src/consumer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
 import { freshDir } from './helpers.ts';
 
-import { FSJOB_BIN } from './cli.ts';
+import { FSJOB_ARGV, FSJOB_BIN } from './cli.ts';
 
-export { FSJOB_BIN };
+export { FSJOB_ARGV, FSJOB_BIN };
 
 /** A tmpfs of `bytes` mounted on a fresh private directory; null (with a printed reason) where mounting is not allowed. */
 export async function mountTmpfs(bytes: number, label = 'fsjob-tmpfs'): Promise<{ dir: string; unmount: () => void } | null> {
@@ -91,7 +91,7 @@ export interface SpawnOptions {
 
 /** Runs `fsjob <args>` in another process, optionally behind a prefix (setpriv, prlimit). */
 export function fsjobCli(args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): CliRun {
-  const argv = [...(options.prefix ?? []), process.execPath, FSJOB_BIN, ...args];
+  const argv = [...(options.prefix ?? []), ...FSJOB_ARGV, ...args];
   const done = spawnSync(argv[0] as string, argv.slice(1), {
     encoding: 'utf8',
     cwd: options.cwd ?? '/',
@@ -104,7 +104,7 @@ export function fsjobCli(args: string[], options: SpawnOptions & { timeoutMs?: n
 
 /** Starts `fsjob <args>` in another process (standard input a pipe); `done` resolves once it exited, with its output. */
 export function fsjobSpawn(args: string[], options: SpawnOptions = {}): { child: ChildProcess; done: Promise<CliRun>; output: () => CliRun } {
-  const argv = [...(options.prefix ?? []), process.execPath, FSJOB_BIN, ...args];
+  const argv = [...(options.prefix ?? []), ...FSJOB_ARGV, ...args];
   const child = spawn(argv[0] as string, argv.slice(1), { cwd: options.cwd ?? '/', env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
