@@ -13,7 +13,13 @@
  *   link that happened but answered EEXIST, as a network client hears after
  *   retransmitting a request whose reply was lost, is the writer's own record:
  *   the consumer runs the job it claimed, the producer keeps the dedupe key it
- *   took.
+ *   took;
+ * - consumer/receipt-refused (RCPT-7): every link of receipt.json fails with
+ *   EIO (a disk that refuses that one write while the others still work):
+ *   the attempt's outcome exists only in its owner, which may try again for
+ *   up to lease_ms but must never run the command again meanwhile; the claim
+ *   stays open for RECOV-1. The job has attempts to spare, so an owner that
+ *   turns the failure into a retry runs it again.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -100,7 +106,30 @@ async function retransmittedHoldCase(ctx: CaseContext): Promise<void> {
   );
 }
 
+async function receiptRefusedCase(ctx: CaseContext): Promise<void> {
+  await needsInjector(ctx);
+  const root = await ctx.newQueue('receipt');
+  const work = await ctx.subdir('receipt/work');
+  const log = path.join(work, 'starts.log');
+  const job = await stageJob(await reopen(root), { argv: logged(log, 'victim'), cwd: work, max_attempts: 3 });
+  // lease_ms (30 s) of tries and a margin: an owner may keep trying as long as
+  // its lease holds (the reference does, renewing it); it is stopped there.
+  const result = await ctx.roleFaulted('consume', { queue: root }, { op: 'link', path: 'jobs/*/receipt.json', errno: 'EIO' }, { timeoutMs: 60_000 });
+  const snapshot = await ctx.snapshot(root);
+  const seen = snapshot.jobs.get(job.id);
+  const starts = countBy(await readStarts(log)).get('victim') ?? 0;
+  const evidence = [exitOf(result), ...listing(snapshot, new Set([job.id]))];
+  if (!ctx.check(starts === 1, ['RCPT-7', 'RETRY-2'], `the receipt of a succeeded attempt could not be linked (EIO): the owner must never run the command again while its outcome exists only in the owner, although attempts remain; it started ${starts} times`, evidence)) return;
+  ctx.check(
+    seen?.receipt === undefined && (seen?.claims.length ?? 0) === 1 && !(seen?.ends.includes(1) ?? false),
+    ['RCPT-7', 'RECOV-1'],
+    `with its receipt refused, generation 1 stays open for RECOV-1 (no end record, no other generation): claims ${seen?.claims.join(',') || 'none'}, ends ${seen?.ends.join(',') || 'none'}`,
+    evidence,
+  );
+}
+
 export const filesystemCases: ConformanceCase[] = [
+  { name: 'consumer/receipt-refused', clauses: ['RCPT-7', 'RETRY-2', 'RECOV-1'], level: 'consumer', strength: 'MUST', heavy: true, run: receiptRefusedCase },
   { name: 'producer/init-probe', clauses: ['FS-2', 'FS-1'], level: 'producer', strength: 'MUST', run: initProbeCase },
   { name: 'producer/retransmitted-link', clauses: ['FS-3', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: retransmittedHoldCase },
   { name: 'consumer/link-refused', clauses: ['FS-2', 'CLAIM-5'], level: 'consumer', strength: 'MUST', run: linkRefusedCase },

@@ -239,6 +239,8 @@ def _holds_own_record(temp: str, target: str, data: bytes) -> bool:
 
 def probe_filesystem(tmp_dir: str) -> None:
     """FS-2: try FS-1's operations in a queue's tmp/ (exclusive create, link, link onto an existing name, rename over, fsync); raise IO naming the one that failed."""
+    # SEC-2 first: a probe never writes through a symlinked or foreign tmp/ (LAYOUT-10 refuses it by name).
+    check_dir(tmp_dir)
     stem = os.path.join(tmp_dir, f".fsjob-probe-{os.getpid()}-{os.urandom(4).hex()}")
     first, linked, second = stem + ".a", stem + ".b", stem + ".c"
 

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { FsjobError, errnoOf } from '../base/errors.ts';
-import type { SafeFsOptions } from './chain.ts';
+import { checkDirInside, type SafeFsOptions } from './chain.ts';
 import { CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE } from './checks.ts';
 import { fsyncDir, writeAll } from './write.ts';
 import { directFs, type SafeFsSeam } from './seam.ts';
@@ -43,6 +43,8 @@ async function writeProbe(fs: SafeFsSeam, path: string, text: string): Promise<v
 
 /** FS-2's probe in `tmpDir` (a queue's tmp/): resolves when FS-1's operations work there, else throws IO with clause FS-2. */
 export async function probeFilesystem(tmpDir: string, options: SafeFsOptions = {}): Promise<void> {
+  // SEC-2 first: a probe never writes through a symlinked or foreign tmp/.
+  await checkDirInside(tmpDir, options);
   const fs = options.fs ?? directFs;
   const stem = `.fsjob-probe-${randomBytes(6).toString('hex')}`;
   const [first, linked, second] = [`${stem}.a`, `${stem}.b`, `${stem}.c`].map((name) => join(tmpDir, name)) as [string, string, string];

@@ -1,0 +1,2 @@
+# BROKEN (RCPT-7): a succeeded attempt whose receipt cannot be published is turned into a counted failure, so the command runs again.
+s/^      finish_receipt "\$_dc_jd" "\$_dc_id" "\$_dc_g" succeeded 0 null "" "\$_dc_used" "\$STATUS_JSON" "\$RUN_STARTED" "\$OUT_JSON" "\$ERR_JSON" ;;$/      finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" succeeded 0 null "" "$_dc_used" "$STATUS_JSON" "$RUN_STARTED" "$OUT_JSON" "$ERR_JSON" || { now_ms; finish_end "$_dc_jd" "$_dc_id" "$_dc_g" failed true "$NOW_MS" "$STATUS_JSON"; } ;;/
