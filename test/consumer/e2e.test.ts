@@ -127,8 +127,9 @@ e2e('SIGTERM: graceful shutdown leaves no open claim without an end or a receipt
   const worker = fsjob(['work', '--queue', q.root, '--concurrency', '3']);
   await waitFor('three commands running', () => [quick, again, last].every((id) => fileExists(q.paths.jobFile(id, 'exec.1.json'))), 60_000);
   const groups = [groupOf(q, again), groupOf(q, last)];
+  // One signal: a second one ends the grace at once (test/cli/worker-lifecycle),
+  // and two sent back to back arrive as one or as two depending on scheduling.
   worker.child.kill('SIGTERM');
-  worker.child.kill('SIGTERM'); // a repeated signal must not cut the shutdown short
   assert.is(await finished(worker, 60_000), 0, worker.stderr());
   assert.is(receiptOf(q, quick).outcome, 'succeeded', 'a job that ends within the grace finishes normally');
   assert.is(endOf(q, again, 1).reason, 'shutdown');
