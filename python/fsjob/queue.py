@@ -91,10 +91,11 @@ class Queue:
                 make_dir(os.path.join(root, name))
             except FsjobError as error:
                 raise FsjobError(error.code, f"cannot use {name}/ of the queue: {error.message}", path=error.path, clause=error.clause) from error
-        # FS-2: a filesystem without hard links or rename over is refused before fsjob.json makes it a queue.
-        probe_filesystem(os.path.join(root, "tmp"))
         existing = read_record(os.path.join(root, "fsjob.json"), "queue", RecordName("queue"), allow_missing=True)
         if existing is None:
+            # FS-2: before a queue is created, a filesystem without hard links or rename over is refused
+            # (fsjob.json is not written); an existing queue is only confirmed, also on a read-only mount.
+            probe_filesystem(os.path.join(root, "tmp"))
             queue_id, created = random_hex16(), now_ms()
             value: Dict[str, Any] = {"fsjob": "1.1", "type": "queue", "queue_id": queue_id, "created_ms": created}
             if publish_link(root, "fsjob.json", encode_record("queue", value)):

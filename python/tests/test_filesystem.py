@@ -47,6 +47,11 @@ class Probe(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.root, "fsjob.json")), "no queue record: not a queue")
         self.assertEqual(os.listdir(os.path.join(self.root, "tmp")), [], "the probe removed its files")
 
+    def test_init_of_an_existing_queue_does_not_probe(self) -> None:
+        Queue.init(self.root)
+        with mock.patch("os.link", _fail(errno.EROFS)):
+            Queue.init(self.root)
+
     def test_init_refuses_rename_that_cannot_replace(self) -> None:
         real = os.rename
 

@@ -12,7 +12,7 @@ import os from 'node:os';
 import { mkdir, stat } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { QUEUE_DIRS, QueuePaths, assertJobId, type QueueDir } from './layout.ts';
-import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, probeFilesystem, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
+import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, entryPresent, probeFilesystem, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
 import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
 import type { Clock } from '../base/clock.ts';
@@ -130,9 +130,11 @@ export async function initQueue(root: string, options: QueueOptions = {}): Promi
   const fsOptions = { ...base, root: absolute };
   const paths = new QueuePaths(absolute);
   for (const dir of QUEUE_DIRS) await ensurePrivateDir(paths.dir(dir), fsOptions);
-  // FS-2: a filesystem without hard links or rename over is refused now, not
-  // at the first claim; fsjob.json is not written, so it is no queue.
-  await probeFilesystem(paths.dir('tmp'), fsOptions);
+  // FS-2: before a queue is created, a filesystem without hard links or
+  // rename over is refused now, not at the first claim (fsjob.json is not
+  // written, so it is no queue). An existing queue is only confirmed, also
+  // on a read-only mount, where the probe could not write.
+  if (!(await entryPresent(paths.queueRecord(), fsOptions))) await probeFilesystem(paths.dir('tmp'), fsOptions);
   const record: QueueRecord = {
     fsjob: PROTOCOL_VERSION,
     type: 'queue',

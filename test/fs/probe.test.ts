@@ -31,6 +31,23 @@ probe('init refuses a filesystem without hard links (vfat), names link() and lea
   assert.equal(readdirSync(join(root, 'tmp')), [], 'the probe removed its files');
 });
 
+probe('init of an existing queue only confirms it: no probe, so a read-only mount still answers (INIT-2)', async () => {
+  const root = join(await freshDir('fs'), 'q');
+  await initQueue(root);
+  // A read-only mount: what exists is found (mkdir says EEXIST first, as Linux does), nothing is written.
+  const writes = nodeFs.constants.O_WRONLY | nodeFs.constants.O_RDWR | nodeFs.constants.O_CREAT;
+  const refusing = (): Promise<never> => Promise.reject(errno('EROFS'));
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    open: (async (path: string, flags: number, mode?: number) => ((flags & writes) !== 0 ? refusing() : nodeFs.open(path, flags, mode))) as SafeFsSeam['open'],
+    mkdir: async (path) => Promise.reject(errno(existsSync(path) ? 'EEXIST' : 'EROFS')),
+    link: refusing,
+    rename: refusing,
+  };
+  const { created } = await initQueue(root, { fs });
+  assert.is(created, false);
+});
+
 probe('init refuses a link that replaces an existing name instead of failing with EEXIST', async () => {
   const root = join(await freshDir('fs'), 'q');
   const fs: SafeFsSeam = {

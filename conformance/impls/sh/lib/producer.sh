@@ -18,12 +18,13 @@ cmd_init() {
   for _in_d in tmp jobs ready dedupe lanes workers; do
     fs_mkdir "$Q/$_in_d" || { log "$Q/$_in_d: $FS_WHY"; return 1; }
   done
-  fs_probe "$Q/tmp" || { log "$PUB_WHY"; return 1; }
   if [ -e "$Q/fsjob.json" ] || [ -L "$Q/fsjob.json" ]; then
     rec_read "$Q/fsjob.json" queue && return 0
     log "$Q/fsjob.json: $REC_ERR (INIT-2)"
     return 1
   fi
+  # FS-2: only before a queue is created (an existing one may be read-only).
+  fs_probe "$Q/tmp" || { log "$PUB_WHY"; return 1; }
   rand_hex16 || return 1
   now_ms
   pub_link "$Q" fsjob.json "{$F10,\"type\":\"queue\",\"queue_id\":\"$RAND\",\"created_ms\":$NOW_MS}"
