@@ -142,9 +142,12 @@ cg('without --cgroup a setsid daemon outlives the attempt and the receipt says s
     const receipt = await receiptOf(boxed.queue, id);
     assert.is(receipt.outcome, 'succeeded');
     assert.ok(await isDead(stopped), `with --cgroup the daemon (pid ${stopped}) is gone once the receipt is there; message: ${String(receipt.message)}`);
-    assert.match(receipt.message ?? '', /^1 process outside the command's group \(setsid, a daemon\) stopped through cgroup \S+fsjob-\d+-[0-9a-f]+-1 \(EXEC-16\)$/);
+    // Not anchored: whether the daemon still held the output pipe when the
+    // group was found stopped (EXEC-12's note) depends on scheduling; the
+    // cgroup's count is what this test is about.
+    assert.match(receipt.message ?? '', /(^|; )1 process outside the command's group \(setsid, a daemon\) stopped through cgroup \S+fsjob-\d+-[0-9a-f]+-1 \(EXEC-16\)(;|$)/, String(receipt.message));
     const status = await runFsjob(['status', '-q', boxed.queue.root, id], { cwd: boxed.dir });
-    assert.match(status.stdout, /message +1 process outside the command's group \(setsid, a daemon\) stopped through cgroup/, status.stdout);
+    assert.match(status.stdout, /message +(.*; )?1 process outside the command's group \(setsid, a daemon\) stopped through cgroup/, status.stdout);
     assert.equal(attemptCgroups(), [], "the attempt's cgroup was removed");
     assert.is((await readFile(join(boxed.queue.paths.jobFile(id, 'stdout.1')), 'utf8')), 'started\n');
   } finally {
@@ -163,7 +166,7 @@ cg('a timeout stops the group and then the cgroup: the receipt keeps its timed_o
     const receipt = await receiptOf(s.queue, id);
     assert.is(receipt.outcome, 'timed_out');
     assert.ok(await isDead(pid), `the daemon (pid ${pid}) is gone`);
-    assert.match(receipt.message ?? '', /^ran longer than timeout_ms 1000 \(EXEC-8\); 1 process outside the command's group/);
+    assert.match(receipt.message ?? '', /^ran longer than timeout_ms 1000 \(EXEC-8\); (.*; )?1 process outside the command's group/, String(receipt.message));
     assert.equal(attemptCgroups(), []);
   } finally {
     killQuietly(pid);
