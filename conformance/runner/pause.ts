@@ -11,7 +11,7 @@
  *   a.resume();
  *   const result = await a.result;        // A's link failed: it must not run the job
  */
-import { runWithCrash, startWithCrash, type CrashRun, type CrashRunResult, type FaultPoint, type PausePoint } from '../crash/run.ts';
+import { startWithCrash, type CrashRun, type CrashRunResult, type FaultPoint, type PausePoint } from '../crash/run.ts';
 import { roleArgv, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import { roleEnv, type RoleRunOptions } from './process.ts';
 
@@ -34,7 +34,7 @@ export async function startRolePaused(manifest: Manifest, role: Role, values: Pl
  * pause point: a case that only moves the role's wall clock
  * (CrashRun.setWallClockOffset) needs no pause.
  */
-export async function startRoleInjected(manifest: Manifest, role: Role, values: Placeholders, options: PausedRoleOptions & { pause?: PausePoint } = {}): Promise<CrashRun> {
+export async function startRoleInjected(manifest: Manifest, role: Role, values: Placeholders, options: PausedRoleOptions & { pause?: PausePoint; fault?: FaultPoint } = {}): Promise<CrashRun> {
   const root = options.root ?? values.queue;
   if (root === undefined) throw new TypeError('startRoleInjected: no queue and no root to count calls in');
   return startWithCrash({
@@ -43,6 +43,7 @@ export async function startRoleInjected(manifest: Manifest, role: Role, values: 
     env: roleEnv(manifest, options.env),
     root,
     ...(options.pause === undefined ? {} : { pause: options.pause }),
+    ...(options.fault === undefined ? {} : { fault: options.fault }),
     ...(options.wallClockOffsetMs === undefined ? {} : { wallClockOffsetMs: options.wallClockOffsetMs }),
     timeoutMs: options.timeoutMs ?? manifest.timeoutMs,
   });
@@ -54,14 +55,5 @@ export async function startRoleInjected(manifest: Manifest, role: Role, values: 
  * hard links, or the network client that hears EEXIST for its own link.
  */
 export async function runRoleFaulted(manifest: Manifest, role: Role, values: Placeholders, fault: FaultPoint, options: PausedRoleOptions = {}): Promise<CrashRunResult> {
-  const root = options.root ?? values.queue;
-  if (root === undefined) throw new TypeError('runRoleFaulted: no queue and no root to count calls in');
-  return runWithCrash({
-    argv: roleArgv(manifest, role, values),
-    cwd: manifest.dir,
-    env: roleEnv(manifest, options.env),
-    root,
-    fault,
-    timeoutMs: options.timeoutMs ?? manifest.timeoutMs,
-  });
+  return (await startRoleInjected(manifest, role, values, { ...options, fault })).result;
 }
