@@ -25,8 +25,8 @@ export function jobSummaryJson(job: JobSummary): Record<string, unknown> {
   };
 }
 
-/** A registration with its owner judged; `running` counts the open claims that name the worker (current, unlike record.jobs). */
-export function workerViewJson(view: WorkerView, running: number): Record<string, unknown> {
+/** A registration with its owner judged; `running` counts the open claims that name the worker (current, unlike record.jobs), null when the jobs were not counted. */
+export function workerViewJson(view: WorkerView, running: number | null): Record<string, unknown> {
   return {
     worker_id: view.workerId,
     record: view.record,

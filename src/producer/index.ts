@@ -29,7 +29,7 @@ export { newJobId } from './id.ts';
 export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest, type SpecFields } from './request.ts';
 export { enqueue, enqueueBatch, type BatchOptions, type BatchResult, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
-export { jobStatus, listJobs, liveWorkers, type GenerationView, type JobCounts, type JobList, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
+export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
 export { gc, type GcOptions, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
