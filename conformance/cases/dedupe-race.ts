@@ -28,8 +28,8 @@ import { entriesOf, listing } from '../runner/inspect.ts';
 import { plantRecord, reopen, stageJob, writeRequest } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
-/** A live process of this host to stand for the holder's producer, and its identity (ID-1). */
-async function startHolder(): Promise<{ child: ChildProcess; owner: Identity; exited: Promise<void> }> {
+/** A live process of this host to stand for a holder (a producer, a consumer), and its identity (ID-1). */
+export async function startHolder(): Promise<{ child: ChildProcess; owner: Identity; exited: Promise<void> }> {
   const child = spawn('sleep', ['600'], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = child.pid;

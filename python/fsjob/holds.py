@@ -137,6 +137,12 @@ class Key:
             }
             data = encode_record("hold", value, RecordName("hold", kind=self.kind, key_hash=self.hash))
             if publish_link(self.dir, f"{top + 1}.json", data):
+                # LANE-2, DEDUPE-2 (1.1): one more listing. A higher hold means
+                # others took this number and the next while we were between
+                # our look and our link, and removed it below the newer hold:
+                # the link re-created it and takes nothing.
+                if any(number > top + 1 for number in self.numbers()):
+                    continue
                 # Holds below the highest never matter again (LANE-3, DEDUPE-4, GC-2).
                 for number in numbers:
                     path = os.path.join(self.dir, f"{number}.json")

@@ -7,6 +7,9 @@
  * there first, so at most one process takes each number. Nobody removes the
  * highest hold (LANE-3), which is what keeps the sequence from ever going
  * backwards: a hold is released by its job finishing, never by deletion.
+ * Lower holds are removed, so a taker that slept between its look and its
+ * link can re-create a removed number: one more listing after the link tells
+ * (LANE-2, DEDUPE-2).
  */
 import { keyHash } from './layout.ts';
 import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
@@ -127,6 +130,13 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
       if (isFsjobError(error, 'EXISTS')) continue; // someone took n first: look again
       throw error;
     }
+    // LANE-2, DEDUPE-2 (1.1): while this process was between its look at hold
+    // n - 1 and its link, others may have taken n and n + 1 and removed n
+    // (LANE-3): the link then re-created a number below the highest, which
+    // takes nothing. From the moment n was removed some hold above it exists
+    // at every instant (the highest is never removed), and a key's directory
+    // is a few entries, read by one getdents call under the directory's lock.
+    if (await higherHoldExists(queue, dir, n)) continue;
     await pruneBelow(queue, dir, n);
     return { taken: true, n };
   }
@@ -134,6 +144,16 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
     path: dir,
     clause: kind === 'lane' ? 'LANE-2' : 'DEDUPE-2',
   });
+}
+
+/** Whether the key has a hold numbered above n (LANE-2's listing after the link). */
+async function higherHoldExists(queue: Queue, dir: string, n: number): Promise<boolean> {
+  for (const entry of await listDir(dir, queue.fsOptions)) {
+    if (!entry.name.endsWith('.json')) continue;
+    const m = parseHoldNumber(entry.name.slice(0, -'.json'.length));
+    if (m !== undefined && m > n) return true;
+  }
+  return false;
 }
 
 /** GC-2 / LANE-3: holds numbered below one we published are garbage; the highest never is. */

@@ -152,4 +152,35 @@ found('a highest hold pruned between listing and reading it makes the reader loo
   assert.is(view?.hold?.job_id, second);
 });
 
+found('a hold number removed below a newer hold is not taken by linking it again: the taker lists once more (LANE-2)', async () => {
+  const queue = await freshQueue('hold-reuse');
+  const dir = holdDir(queue, 'lane', 'L');
+  const holder = newJobId();
+  await takeHold(queue, 'lane', 'L', async () => false, { jobId: newJobId(), gen: 1 });
+  // Holds 2 and 3 are taken through a second queue handle: another consumer.
+  let raced = false;
+  const seam: SafeFsSeam = {
+    ...nodeFs,
+    reads: realReads,
+    // Just before the taker links 2.json (it judged hold 1 free): others took
+    // 2, then 3, and 3's publisher removed 2 (LANE-3 allows it).
+    link: async (from, to) => {
+      if (!raced && String(to) === join(dir, '2.json')) {
+        raced = true;
+        const rival = await openQueue(queue.root);
+        await takeHold(rival, 'lane', 'L', async () => false, { jobId: newJobId(), gen: 1 });
+        await takeHold(rival, 'lane', 'L', async () => false, { jobId: holder, gen: 1 });
+        assert.ok(!existsSync(join(dir, '2.json')) && existsSync(join(dir, '3.json')), 'hold 3 published, hold 2 removed below it');
+      }
+      return nodeFs.link(from, to);
+    },
+  };
+  const held = async (hold: { job_id: string }): Promise<boolean> => hold.job_id === holder;
+  const result = await takeHold(await openQueue(queue.root, { fs: seam }), 'lane', 'L', held, { jobId: newJobId(), gen: 1 });
+  assert.ok(raced, 'the race was staged');
+  assert.is(result.taken, false, 'hold 3 is held: the lane is busy');
+  if (!result.taken) assert.is(result.current.n, 3);
+  assert.ok(existsSync(join(dir, '3.json')), 'the highest hold stays (LANE-3)');
+});
+
 found.run();

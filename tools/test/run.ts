@@ -9,7 +9,8 @@
  * output is held per test file and printed as one block, labelled [1], [2],
  * when the file is done, with the seconds it took, so two streams never mix
  * inside a file's output. At the end: each stream's totals and every failed
- * test with its file. Exit status 0 only when every stream exited 0.
+ * test with its file and the first lines of what uvu said of it. Exit status
+ * 0 only when every stream exited 0.
  *
  *   --streams N  how many uvu processes (default 2, one per core of the machine
  *                `npm test` must finish on in 10 minutes; 1 runs them one after
@@ -59,6 +60,8 @@ interface Outcome {
   fileSeconds: Timings;
   /** "file: suite "test"" for every FAIL uvu printed. */
   failed: string[];
+  /** For each failed test, the lines uvu printed after its FAIL line (the assertion, the message, the stack): repeated at the end, where a CI log's tail still shows them. */
+  details: string[][];
   /** uvu's closing lines (Total, Passed, Skipped, Duration). */
   summary: string[];
   /** The file that was running when the process ended, when it ended inside one. */
@@ -74,11 +77,14 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
   const label = `[${stream.index}]`;
   const names = new Set(stream.files);
   const began = Date.now();
-  const outcome: Outcome = { stream, code: null, signal: null, seconds: 0, fileSeconds: {}, failed: [], summary: [], cutOff: undefined };
+  const outcome: Outcome = { stream, code: null, signal: null, seconds: 0, fileSeconds: {}, failed: [], details: [], summary: [], cutOff: undefined };
   let file: string | undefined;
   let fileStart = began;
   let block: string[] = [];
   let inSummary = false;
+  /** The lines of the failure being read, until the detail limit or the next file. */
+  let detail: string[] | undefined;
+  const DETAIL_LINES = 40;
 
   const flush = (ended: boolean): void => {
     if (file === undefined) {
@@ -100,6 +106,7 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
       return;
     }
     if (names.has(text)) {
+      detail = undefined;
       flush(true);
       file = text;
       fileStart = Date.now();
@@ -114,7 +121,11 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
     }
     // uvu's own line for a failed test: "  " + the FAIL badge + " suite " + "\"name\"" (a FAIL inside a test's message is not one).
     const fail = /^ {3}FAIL {2}(.*")$/.exec(plain(line));
-    if (fail !== null) outcome.failed.push(`${file ?? '(before the first file)'}: ${fail[1]}`);
+    if (fail !== null) {
+      outcome.failed.push(`${file ?? '(before the first file)'}: ${fail[1]}`);
+      detail = [];
+      outcome.details.push(detail);
+    } else if (detail !== undefined && detail.length < DETAIL_LINES) detail.push(plain(line));
     block.push(line);
   };
 
@@ -189,7 +200,10 @@ for (const o of outcomes) {
 }
 for (const o of bad) {
   console.log(`\nFAILED: stream [${o.stream.index}] (${o.signal ?? `exit ${o.code}`})`);
-  for (const f of o.failed) console.log(`  test/${f}`);
+  o.failed.forEach((f, i) => {
+    console.log(`  test/${f}`);
+    for (const line of o.details[i] ?? []) if (line.trim() !== '' && !/^\s*at .*node_modules/.test(line)) console.log(`      ${line}`);
+  });
   if (o.cutOff !== undefined) console.log(`  the process ended while test/${o.cutOff} was running`);
   if (o.failed.length === 0 && o.cutOff === undefined) console.log('  no failed test was printed: see the stream\'s first lines (an import error?)');
 }

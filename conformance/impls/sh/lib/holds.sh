@@ -129,6 +129,12 @@ hold_take() {
     pub_link "$HOLD_DIR" "$_ht_next.json" "$REC" "${HOLD_DIR%/*}"
     case $? in
       0)
+        # LANE-2, DEDUPE-2 (1.1): one more listing. A higher hold means others
+        # took this number and the next while we were between our look and
+        # our link, and the number was removed below the newer hold: the
+        # link re-created it and takes nothing.
+        hold_top
+        [ "$HOLD_N" -gt "$_ht_next" ] && continue
         # Holds below the highest never matter again (LANE-3, GC-2).
         for _ht_f in "$HOLD_DIR"/*.json; do
           _ht_n=${_ht_f##*/}
