@@ -10,8 +10,11 @@
  * - they stop being tried once the window closes: the consumer shuts down, the
  *   claim is superseded (CLAIM-7, checked by every publish), or the lease has
  *   gone `lease_ms` without a successful renewal (RCPT-7, LEASE-2). The caller
- *   keeps renewing the lease meanwhile where it can, which keeps the window
- *   open for as long as the queue takes renewals;
+ *   keeps renewing the lease meanwhile where it can; a record is tried for
+ *   `lease_ms` from its first refusal at most (RCPT-7) even while renewals
+ *   succeed, so that a queue which takes renewals but never the receipt (a
+ *   job directory the owner may no longer write) does not keep a drain
+ *   running forever;
  * - the first refusal is reported at once as a `pending` event naming what
  *   waits and why; giving up leaves the claim open for RECOV-1 and the worker
  *   reports the job as left unfinished.
@@ -54,13 +57,16 @@ function pending(owner: Ownership, step: Step, reason: string, error?: FsjobErro
  */
 export async function persist<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Promise<T>, window: FinishWindow): Promise<T> {
   let pause = FINISH_RETRY_FIRST;
+  /** RCPT-7: "for up to lease_ms", counted from the first refusal. */
+  let deadline = Number.POSITIVE_INFINITY;
   for (let tries = 1; ; tries++) {
     try {
       return await publish();
     } catch (error) {
       // A job directory that is gone (ENOENT) can never take the record: no retry.
       const gone = isFsjobError(error) && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
-      if (!isFsjobError(error, 'IO') || gone || window.closed()) throw error;
+      if (tries === 1) deadline = owner.ctx.clock.nowMs() + owner.ctx.leaseMs;
+      if (!isFsjobError(error, 'IO') || gone || window.closed() || owner.ctx.clock.nowMs() >= deadline) throw error;
       if (tries === 1) pending(owner, step, (error as FsjobError).message, error as FsjobError);
       await owner.ctx.clock.sleep(pause);
       pause = Math.min(pause * 2, FINISH_RETRY_MAX);

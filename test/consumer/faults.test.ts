@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { drain, endOf, fileExists, receiptOf, serve, waitFor } from '../support/consumer.ts';
-import { cleanupAll, freshDir } from '../support/helpers.ts';
+import { cleanupAll, freshDir, withWatchdog } from '../support/helpers.ts';
+import { LEASE_MIN } from '../../src/base/constants.ts';
 import { Guardian } from '../../src/consumer/index.ts';
 import type { SafeFsSeam } from '../../src/fs/safefs.ts';
 
@@ -89,6 +90,33 @@ faults('a receipt the filesystem refused is published on a later try, and the co
   assert.is(pending.length, 1, 'the first refusal is reported, once');
   assert.ok(pending[0]?.type === 'pending' && pending[0].step === 'receipt' && pending[0].error?.errno === 'ENOSPC', 'it names the receipt and the refusal');
   assert.is(events.filter((e) => e.type === 'error').length, 0, 'a refusal retried to success is not an error');
+});
+
+faults('a receipt refused on every try is given up lease_ms after the first refusal even while renewals succeed (RCPT-7): the drain ends, the claim stays open, the command ran once', async () => {
+  const q = await freshQueue();
+  const dir = await freshDir('fault');
+  const log = join(dir, 'log');
+  const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
+  let refused = 0;
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    // Only the receipt is refused: state records (renewals, by rename) and everything else go through.
+    link: async (from, to) => {
+      if (String(to).endsWith('/receipt.json')) {
+        refused += 1;
+        throw Object.assign(new Error('input/output error'), { code: 'EIO' });
+      }
+      return nodeFs.link(from, to);
+    },
+  };
+  // LEASE_MIN: the drain must end on its own, about 3 s after the first refusal (the watchdog is far beyond it).
+  const { summary, events } = await withWatchdog(120_000, drain(q, { fs, leaseMs: LEASE_MIN }));
+  assert.ok(refused >= 2, `tried again before giving up (${refused} tries)`);
+  assert.is(fileExists(q.paths.jobFile(id, 'receipt.json')), false, 'nothing was published');
+  assert.is(fileExists(q.paths.jobFile(id, 'end.1.json')), false, 'nor an end record: the claim stays open for RECOV-1');
+  assert.is(readFileSync(log, 'utf8'), 'ran\n', 'the command ran exactly once');
+  assert.equal(summary.left.map((job) => job.job_id), [id], 'the worker says which job it leaves unfinished');
+  assert.is(events.filter((e) => e.type === 'pending').length, 1, 'the first refusal is reported, once');
 });
 
 faults.run();
