@@ -13,24 +13,30 @@ import type { SafeFsSeam } from '../../src/fs/safefs.ts';
 const faults = suite('injected filesystem faults');
 faults.after(cleanupAll);
 
+/** A seam whose link() refuses the links `refuse` picks (by target and how many it refused so far) with errno `code`. */
+function refusingLinks(refuse: (target: string, refusedSoFar: number) => boolean, code: string, message: string): { fs: SafeFsSeam; refused: () => number } {
+  let refused = 0;
+  const fs: SafeFsSeam = {
+    ...nodeFs,
+    link: async (from, to) => {
+      if (refuse(String(to), refused)) {
+        refused += 1;
+        throw Object.assign(new Error(message), { code });
+      }
+      return nodeFs.link(from, to);
+    },
+  };
+  return { fs, refused: () => refused };
+}
+
 faults('an exec record that cannot be published: the command never runs, the generation is given back, a later attempt runs (EXEC-3)', async () => {
   const q = await freshQueue();
   const dir = await freshDir('fault');
   const log = join(dir, 'log');
   const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
-  let failed = 0;
-  const fs: SafeFsSeam = {
-    ...nodeFs,
-    link: async (from, to) => {
-      if (String(to).endsWith('/exec.1.json')) {
-        failed += 1;
-        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
-      }
-      return nodeFs.link(from, to);
-    },
-  };
+  const { fs, refused: failed } = refusingLinks((to) => to.endsWith('/exec.1.json'), 'ENOSPC', 'no space left on device');
   const { summary } = await drain(q, { fs });
-  assert.is(failed, 1);
+  assert.is(failed(), 1);
   const end = endOf(q, id, 1);
   assert.is(end.reason, 'released');
   assert.is(end.counted, false);
@@ -66,19 +72,9 @@ faults('a receipt the filesystem refused is published on a later try, and the co
   const dir = await freshDir('fault');
   const log = join(dir, 'log');
   const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
-  let refused = 0;
-  const fs: SafeFsSeam = {
-    ...nodeFs,
-    link: async (from, to) => {
-      if (String(to).endsWith('/receipt.json') && refused < 2) {
-        refused += 1;
-        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
-      }
-      return nodeFs.link(from, to);
-    },
-  };
+  const { fs, refused } = refusingLinks((to, so) => to.endsWith('/receipt.json') && so < 2, 'ENOSPC', 'no space left on device');
   const { events } = await drain(q, { fs });
-  assert.is(refused, 2, 'the first two tries were refused');
+  assert.is(refused(), 2, 'the first two tries were refused');
   const r = receiptOf(q, id);
   assert.is(r.outcome, 'succeeded');
   assert.is(r.gen, 1, 'published by the same owner, in its own generation');
@@ -97,21 +93,11 @@ faults('a receipt refused on every try is given up lease_ms after the first refu
   const dir = await freshDir('fault');
   const log = join(dir, 'log');
   const id = await enqueue(q, { argv: ['sh', '-c', `echo ran >> ${log}`] });
-  let refused = 0;
-  const fs: SafeFsSeam = {
-    ...nodeFs,
-    // Only the receipt is refused: state records (renewals, by rename) and everything else go through.
-    link: async (from, to) => {
-      if (String(to).endsWith('/receipt.json')) {
-        refused += 1;
-        throw Object.assign(new Error('input/output error'), { code: 'EIO' });
-      }
-      return nodeFs.link(from, to);
-    },
-  };
+  // Only the receipt is refused: state records (renewals, by rename) and everything else go through.
+  const { fs, refused } = refusingLinks((to) => to.endsWith('/receipt.json'), 'EIO', 'input/output error');
   // LEASE_MIN: the drain must end on its own, about 3 s after the first refusal (the watchdog is far beyond it).
   const { summary, events } = await withWatchdog(120_000, drain(q, { fs, leaseMs: LEASE_MIN }));
-  assert.ok(refused >= 2, `tried again before giving up (${refused} tries)`);
+  assert.ok(refused() >= 2, `tried again before giving up (${refused()} tries)`);
   assert.is(fileExists(q.paths.jobFile(id, 'receipt.json')), false, 'nothing was published');
   assert.is(fileExists(q.paths.jobFile(id, 'end.1.json')), false, 'nor an end record: the claim stays open for RECOV-1');
   assert.is(readFileSync(log, 'utf8'), 'ran\n', 'the command ran exactly once');
