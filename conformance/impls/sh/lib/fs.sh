@@ -233,31 +233,26 @@ pub_link() {
   PUB_PENDING=
   set -- "$_pl_d" "$_pl_n"
   if ln -T -- "$_pl_tmp" "$1/$2" 2>/dev/null; then
-    pub_trash "$_pl_tmp"
-    if [ "$PUB_DEFER" = 1 ]; then
-      PUB_PENDING=$1
-    else
-      sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
-    fi
-    return 0
-  fi
+    :
   # FS-3: a retransmitted link says "exists" for the link it made: the name
   # is ours when it is our temporary file (-ef) or holds exactly its bytes.
-  if [ -f "$1/$2" ] && [ ! -L "$1/$2" ] && { [ "$_pl_tmp" -ef "$1/$2" ] || cmp -s -- "$_pl_tmp" "$1/$2"; }; then
-    pub_trash "$_pl_tmp"
-    if [ "$PUB_DEFER" = 1 ]; then
-      PUB_PENDING=$1
-    else
-      sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
+  elif [ -f "$1/$2" ] && [ ! -L "$1/$2" ] && { [ "$_pl_tmp" -ef "$1/$2" ] || cmp -s -- "$_pl_tmp" "$1/$2"; }; then
+    :
+  else
+    rm -f -- "$_pl_tmp"
+    if [ -e "$1/$2" ] || [ -L "$1/$2" ]; then
+      return 1
     fi
-    return 0
+    PUB_WHY="cannot link $1/$2 (FS-2: the filesystem may lack hard links)"
+    return 2
   fi
-  rm -f -- "$_pl_tmp"
-  if [ -e "$1/$2" ] || [ -L "$1/$2" ]; then
-    return 1
+  pub_trash "$_pl_tmp"
+  if [ "$PUB_DEFER" = 1 ]; then
+    PUB_PENDING=$1
+  else
+    sync -- "$1" || { PUB_WHY="cannot fsync $1"; return 2; }
   fi
-  PUB_WHY="cannot link $1/$2 (FS-2: the filesystem may lack hard links)"
-  return 2
+  return 0
 }
 
 # fs_probe TMP: FS-2's probe of a queue's filesystem in its tmp/: exclusive
