@@ -1,7 +1,8 @@
 /**
  * Operator reads: one job in full, the jobs of a queue, its workers. Nothing
  * here writes. Status is always derived from which records exist (STATUS-1),
- * never from state.<g>.json or the ready index.
+ * never from state.<g>.json or the ready index; the index only gives
+ * listJobs' cheap summary (IndexCounts), which says it is the index's.
  */
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';

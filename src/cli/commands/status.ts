@@ -15,8 +15,9 @@ const DEFAULT_LIMIT = 20;
 /**
  * Up to this many jobs, fsjob status counts each job's status and outcome
  * (one look at every job, about 0.1-0.3 ms each); above it, the summary is
- * the ready index's (two listings, well under a second at 100,000 jobs) and
- * --exact asks for the full count.
+ * the ready index's (two listings: 0.8-1.4 s at 100,000 jobs where the full
+ * count took 50-72 s, bench/results/2026-12-01-status.md) and --exact asks
+ * for the full count.
  */
 export const EXACT_COUNT_MAX = 2000;
 /** A COMMAND cell longer than this is cut (the whole command: fsjob status ID). */
