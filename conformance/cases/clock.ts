@@ -40,11 +40,11 @@ import { renewInterval } from '../../src/base/constants.ts';
 import type { ClaimRecord, StateRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { listing } from '../runner/inspect.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import type { CrashRun } from '../crash/run.ts';
 import { sleep } from '../runner/process.ts';
 import { reopen, stageJob } from '../runner/stage.ts';
 import { sh } from './jobs.ts';
+import { needsInjector } from '../runner/pause.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
@@ -112,7 +112,7 @@ function watchState(file: string): { seen: Seen[]; look: () => Promise<void>; la
 }
 
 async function clockJumpCase(ctx: CaseContext, jumpMs: number): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to move the owner\'s wall clock');
+  await needsInjector(ctx, 'to move the owner\'s wall clock');
   const label = jumpMs < 0 ? 'back' : 'ahead';
   const root = await ctx.newQueue(`clock-${label}`);
   const work = await ctx.subdir(`clock-${label}/work`);

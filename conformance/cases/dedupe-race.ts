@@ -22,11 +22,11 @@ import { createExclusive, ensurePrivateDir, fsyncDir, renameNoReplace } from '..
 import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
 import { keyHash, readyEntryName } from '../../src/model/layout.ts';
 import type { HoldRecord } from '../../src/records/codec.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { plantRecord, reopen, stageJob, writeRequest } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
+import { needsInjector } from '../runner/pause.ts';
 
 /** A live process of this host to stand for a holder (a producer, a consumer), and its identity (ID-1). */
 export async function startHolder(): Promise<{ child: ChildProcess; owner: Identity; exited: Promise<void> }> {
@@ -45,7 +45,7 @@ export async function startHolder(): Promise<{ child: ChildProcess; owner: Ident
 }
 
 async function dedupePublishAndExitCase(ctx: CaseContext): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to stop the rival producer at its look at the holder');
+  await needsInjector(ctx, 'to stop the rival producer at its look at the holder');
   const root = await ctx.newQueue('exit');
   const work = await ctx.subdir('exit/work');
   const log = path.join(work, 'starts.log');

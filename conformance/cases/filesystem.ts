@@ -23,36 +23,26 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { interposerPath } from '../crash/interposer.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { listing } from '../runner/inspect.ts';
 import { reopen, stageJob, writeRequest } from '../runner/stage.ts';
-import type { CrashRunResult } from '../runner/pause.ts';
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 import { logged } from './jobs.ts';
 
-async function needsInjector(ctx: CaseContext): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to give the filesystem\'s answers');
-}
-
-function exitOf(result: CrashRunResult): string {
-  const tail = result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300);
-  return `exit ${result.exitCode}${result.signal === null ? '' : ` signal ${result.signal}`}${result.timedOut ? ' (timed out)' : ''}; stderr: ${tail || '(empty)'}`;
-}
-
 async function initProbeCase(ctx: CaseContext): Promise<void> {
-  await needsInjector(ctx);
+  await needsInjector(ctx, 'to give the filesystem\'s answers');
   const root = path.join(await ctx.subdir('probe'), 'q');
   const result = await ctx.roleFaulted('init', { queue: root }, { op: 'rename', errno: 'EPERM' }, { root: path.dirname(root) });
   const created = existsSync(path.join(root, 'fsjob.json'));
   ctx.check(
     result.exitCode !== 0 && result.exitCode !== null && !created,
     ['FS-2', 'FS-1'],
-    `init on a filesystem whose rename() over an existing file fails with EPERM must try FS-1's operations in tmp/ and refuse the queue (exit non-zero, no fsjob.json); ${created ? 'fsjob.json was written' : 'no fsjob.json'}, ${exitOf(result)}`,
+    `init on a filesystem whose rename() over an existing file fails with EPERM must try FS-1's operations in tmp/ and refuse the queue (exit non-zero, no fsjob.json); ${created ? 'fsjob.json was written' : 'no fsjob.json'}, ${describeInjectedRun(result)}`,
   );
 }
 
 async function linkRefusedCase(ctx: CaseContext): Promise<void> {
-  await needsInjector(ctx);
+  await needsInjector(ctx, 'to give the filesystem\'s answers');
   const root = await ctx.newQueue('refused');
   const work = await ctx.subdir('refused/work');
   const log = path.join(work, 'starts.log');
@@ -61,18 +51,18 @@ async function linkRefusedCase(ctx: CaseContext): Promise<void> {
   const snapshot = await ctx.snapshot(root);
   const starts = countBy(await readStarts(log)).get('victim') ?? 0;
   const seen = snapshot.jobs.get(job.id);
-  const evidence = [exitOf(result), ...listing(snapshot, new Set([job.id]))];
+  const evidence = [describeInjectedRun(result), ...listing(snapshot, new Set([job.id]))];
   if (!ctx.check(starts === 0 && (seen?.claims.length ?? 0) === 0, ['FS-2', 'CLAIM-5'], `no claim can be linked, so nothing may run: ${starts} starts, claims ${seen?.claims.join(',') || 'none'}`, evidence)) return;
   ctx.check(
     result.exitCode !== 0 && result.exitCode !== null,
     ['FS-2'],
-    `a claim link refused with EPERM is the filesystem's lack, not a claim lost to another consumer: the consumer must report it and exit non-zero; ${exitOf(result)}`,
+    `a claim link refused with EPERM is the filesystem's lack, not a claim lost to another consumer: the consumer must report it and exit non-zero; ${describeInjectedRun(result)}`,
     evidence,
   );
 }
 
 async function retransmittedClaimCase(ctx: CaseContext): Promise<void> {
-  await needsInjector(ctx);
+  await needsInjector(ctx, 'to give the filesystem\'s answers');
   const root = await ctx.newQueue('claim');
   const work = await ctx.subdir('claim/work');
   const log = path.join(work, 'starts.log');
@@ -86,12 +76,12 @@ async function retransmittedClaimCase(ctx: CaseContext): Promise<void> {
     starts === 1 && (seen?.execs.includes(1) ?? false) && receipt?.gen === 1 && receipt.outcome === 'succeeded',
     ['FS-3', 'CLAIM-5'],
     `the consumer's link of claim.1.json happened but answered EEXIST (a retransmission): claim.1.json is its own record, so it must run the job as generation 1 (exec.1.json, a succeeded receipt of generation 1, one start); ${starts} starts, executions ${seen?.execs.join(',') || 'none'}, receipt ${JSON.stringify(receipt && { gen: receipt.gen, outcome: receipt.outcome })}`,
-    [exitOf(result), ...listing(snapshot, new Set([job.id]))],
+    [describeInjectedRun(result), ...listing(snapshot, new Set([job.id]))],
   );
 }
 
 async function retransmittedHoldCase(ctx: CaseContext): Promise<void> {
-  await needsInjector(ctx);
+  await needsInjector(ctx, 'to give the filesystem\'s answers');
   const root = await ctx.newQueue('hold');
   const work = await ctx.subdir('hold/work');
   const request = await writeRequest(path.join(ctx.dir, 'requests'), 'held', { argv: logged(path.join(work, 'starts.log'), 'held'), cwd: work, dedupe: 'retransmitted' });
@@ -101,13 +91,13 @@ async function retransmittedHoldCase(ctx: CaseContext): Promise<void> {
   ctx.check(
     result.exitCode === 0 && published.length === 1,
     ['FS-3', 'DEDUPE-2'],
-    `the producer's link of hold 1 happened but answered EEXIST (a retransmission): the hold is its own, so the key is its job's and the job is published (exit 0, one job); published ${published.length}, ${exitOf(result)}`,
+    `the producer's link of hold 1 happened but answered EEXIST (a retransmission): the hold is its own, so the key is its job's and the job is published (exit 0, one job); published ${published.length}, ${describeInjectedRun(result)}`,
     listing(snapshot),
   );
 }
 
 async function receiptRefusedCase(ctx: CaseContext): Promise<void> {
-  await needsInjector(ctx);
+  await needsInjector(ctx, 'to give the filesystem\'s answers');
   const root = await ctx.newQueue('receipt');
   const work = await ctx.subdir('receipt/work');
   const log = path.join(work, 'starts.log');
@@ -118,7 +108,7 @@ async function receiptRefusedCase(ctx: CaseContext): Promise<void> {
   const snapshot = await ctx.snapshot(root);
   const seen = snapshot.jobs.get(job.id);
   const starts = countBy(await readStarts(log)).get('victim') ?? 0;
-  const evidence = [exitOf(result), ...listing(snapshot, new Set([job.id]))];
+  const evidence = [describeInjectedRun(result), ...listing(snapshot, new Set([job.id]))];
   if (!ctx.check(starts === 1, ['RCPT-7', 'RETRY-2'], `the receipt of a succeeded attempt could not be linked (EIO): the owner must never run the command again while its outcome exists only in the owner, although attempts remain; it started ${starts} times`, evidence)) return;
   ctx.check(
     seen?.receipt === undefined && (seen?.claims.length ?? 0) === 1 && !(seen?.ends.includes(1) ?? false),

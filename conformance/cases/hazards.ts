@@ -33,9 +33,9 @@ import { describeExit, type ProcessResult } from '../runner/process.ts';
 import { newJobId } from '../../src/producer/id.ts';
 import { plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged, sh } from './jobs.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import { writeRequest } from '../runner/stage.ts';
 import { JOB_ID_PATTERN } from '../../src/records/names.ts';
+import { needsInjector } from '../runner/pause.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
@@ -239,7 +239,7 @@ async function dedupeForeignStageCase(ctx: CaseContext): Promise<void> {
 const STOPPED_MS = DEDUPE_STAGE_MAX + 1000;
 
 async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to stop the producer at its dedupe hold');
+  await needsInjector(ctx, 'to stop the producer at its dedupe hold');
   const f = await fresh(ctx, 'bound');
   const request = await writeRequest(path.join(ctx.dir, 'requests'), 'late', { argv: logged(f.log, 'late'), cwd: f.work, dedupe: 'late key' });
   // The role's own time limit runs while it is stopped: extend it by the stop.

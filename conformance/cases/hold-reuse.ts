@@ -22,21 +22,15 @@ import { keyHash } from '../../src/model/layout.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import type { Identity } from '../../src/model/identity.ts';
 import type { HoldRecord } from '../../src/records/codec.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner, receiptRecord } from '../runner/fixtures.ts';
 import { checkInvariants, entriesOf, listing } from '../runner/inspect.ts';
-import type { CrashRunResult } from '../crash/run.ts';
 import { plantRecord, reopen, stageJob, writeRequest } from '../runner/stage.ts';
 import { startHolder } from './dedupe-race.ts';
 import { logged } from './jobs.ts';
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 
 type Kind = 'lane' | 'dedupe';
-
-function exitOf(result: CrashRunResult): string {
-  const how = result.timedOut ? 'timed out' : result.signal !== null ? `killed by ${result.signal}` : `exit ${result.exitCode}`;
-  return `${how}; stderr: ${result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
-}
 
 function holdPath(root: string, kind: Kind, key: string): string {
   return path.join(root, kind === 'lane' ? 'lanes' : 'dedupe', keyHash(key));
@@ -90,7 +84,7 @@ interface Race {
 }
 
 async function prepare(ctx: CaseContext, kind: Kind): Promise<Race> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip(`needs the crash injector (a C compiler) to stop the taker just before its link of the ${kind} hold`);
+  await needsInjector(ctx, `to stop the taker just before its link of the ${kind} hold`);
   const root = await ctx.newQueue(`${kind}-reuse`);
   const work = await ctx.subdir(`${kind}-reuse/work`);
   const log = path.join(work, 'starts.log');
@@ -122,7 +116,7 @@ async function laneHoldReusedCase(ctx: CaseContext): Promise<void> {
     const snapshot = await ctx.snapshot(root);
     const starts = countBy(await readStarts(log));
     const numbers = await holdNumbers(dir);
-    const evidence = [exitOf(result), `holds of the lane now: ${numbers.join(', ') || 'none'}`, ...listing(snapshot, new Set([waiting.id, running.id]))];
+    const evidence = [describeInjectedRun(result), `holds of the lane now: ${numbers.join(', ') || 'none'}`, ...listing(snapshot, new Set([waiting.id, running.id]))];
     if (linking === undefined) {
       ctx.check(false, ['LANE-2'], `the lane's highest hold (1) named a finished job, so the consumer had to take the lane by linking hold 2 (lanes/<h>/2.json); it never did`, evidence);
       return;
@@ -159,7 +153,7 @@ async function dedupeHoldReusedCase(ctx: CaseContext): Promise<void> {
     const snapshot = await ctx.snapshot(root);
     const others = [...snapshot.jobs.keys()].filter((id) => id !== finished && id !== unfinished.id);
     const numbers = await holdNumbers(dir);
-    const evidence = [exitOf(result), `holds of the key now: ${numbers.join(', ') || 'none'}`, ...listing(snapshot)];
+    const evidence = [describeInjectedRun(result), `holds of the key now: ${numbers.join(', ') || 'none'}`, ...listing(snapshot)];
     if (linking === undefined) {
       ctx.check(false, ['DEDUPE-2'], `the key's highest hold (1) named a finished job, so the producer had to take the key by linking hold 2 (dedupe/<h>/2.json); it never did (exit ${result.exitCode})`, evidence);
       return;

@@ -30,28 +30,17 @@ import { lstat, mkdir, chmod, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { JOB_ID_PATTERN } from '../../src/records/names.ts';
 import { isJobId } from '../../src/model/layout.ts';
-import { interposerPath } from '../crash/interposer.ts';
-import { runWithCrash, type CrashRunResult } from '../crash/run.ts';
+import { runWithCrash } from '../crash/run.ts';
 import { auditMoves } from '../runner/audit-moves.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { roleArgv } from '../runner/manifest.ts';
 import { roleEnv } from '../runner/process.ts';
 import { writeRequest } from '../runner/stage.ts';
-
-/** How a run under the injector ended, with the tail of its stderr. */
-function describeRun(result: CrashRunResult): string {
-  const how = result.timedOut ? 'killed after its time limit' : result.signal !== null ? `killed by ${result.signal}` : `exit ${result.exitCode}`;
-  const tail = result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300);
-  return tail === '' ? how : `${how}; stderr: ${tail}`;
-}
-
-async function needInjector(ctx: CaseContext, why: string): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip(`needs the crash injector (a C compiler) ${why}`);
-}
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 
 async function auditMovesCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx, 'to trace the producer\'s renames');
+  await needsInjector(ctx, 'to trace the producer\'s renames');
   const root = await realpath(await ctx.newQueue('moves'));
   const work = await ctx.subdir('moves/work');
   const request = await writeRequest(work, 'job', { argv: ['/bin/true'], cwd: work, stdin_text: 'staged with its stdin\n' });
@@ -59,7 +48,7 @@ async function auditMovesCase(ctx: CaseContext): Promise<void> {
   const trace = result.trace ?? [];
   const id = result.stdout.trim();
   if (result.exitCode !== 0 || !JOB_ID_PATTERN.test(id)) {
-    ctx.fail(['ENQ-4', 'MANIFEST-1'], 'produce did not accept a valid request under the injector (it must exit 0 and print the id)', [describeRun(result)]);
+    ctx.fail(['ENQ-4', 'MANIFEST-1'], 'produce did not accept a valid request under the injector (it must exit 0 and print the id)', [describeInjectedRun(result)]);
     return;
   }
   if (trace.length === 0) {
@@ -84,7 +73,7 @@ async function stagedId(root: string, paths: string[]): Promise<string | undefin
 }
 
 async function publishNoReplaceCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx, 'to stop the producer between its ready entry and its publishing rename');
+  await needsInjector(ctx, 'to stop the producer between its ready entry and its publishing rename');
   const root = await realpath(await ctx.newQueue('planted'));
   const work = await ctx.subdir('planted/work');
   const request = await writeRequest(work, 'job', { argv: ['/bin/true'], cwd: work });
@@ -94,7 +83,7 @@ async function publishNoReplaceCase(ctx: CaseContext): Promise<void> {
   if (call === undefined || id === undefined) {
     run.resume();
     const result = await run.result;
-    ctx.fail(['ENQ-2', 'PUB-9'], call === undefined ? 'produce made no call in ready/ before it ended: it creates no ready entry before publishing (step 6), so the case found no moment to plant jobs/<id>' : `produce was stopped at its first call in ready/ (${path.relative(root, call.path)}), but neither that name nor tmp/ tells its job id`, [describeRun(result), ...listing(await ctx.snapshot(root))]);
+    ctx.fail(['ENQ-2', 'PUB-9'], call === undefined ? 'produce made no call in ready/ before it ended: it creates no ready entry before publishing (step 6), so the case found no moment to plant jobs/<id>' : `produce was stopped at its first call in ready/ (${path.relative(root, call.path)}), but neither that name nor tmp/ tells its job id`, [describeInjectedRun(result), ...listing(await ctx.snapshot(root))]);
     return;
   }
   const planted = path.join(root, 'jobs', id);
@@ -106,7 +95,7 @@ async function publishNoReplaceCase(ctx: CaseContext): Promise<void> {
   const after = await lstat(planted).catch(() => undefined);
   const inside = after?.isDirectory() === true ? await readdir(planted) : [];
   const printed = result.stdout.trim();
-  const evidence: string[] = [describeRun(result), `jobs/${id}: ${after === undefined ? 'gone' : `${after.isDirectory() ? 'directory' : 'not a directory'}, inode ${after.ino} (planted ${before.ino}), entries: ${inside.join(' ') || 'none'}`}`, ...listing(await ctx.snapshot(root))];
+  const evidence: string[] = [describeInjectedRun(result), `jobs/${id}: ${after === undefined ? 'gone' : `${after.isDirectory() ? 'directory' : 'not a directory'}, inode ${after.ino} (planted ${before.ino}), entries: ${inside.join(' ') || 'none'}`}`, ...listing(await ctx.snapshot(root))];
   const kept = after !== undefined && after.isDirectory() && after.ino === before.ino && inside.length === 0;
   const stopped = 'produce was stopped at its ready entry (step 6), an empty directory was planted at jobs/<id>, and it was resumed';
   if (!ctx.check(kept, ['PUB-9', 'ENQ-3'], `${stopped}: the planted jobs/${id} was ${after === undefined ? 'removed' : 'replaced'}; rename() replaces an empty directory, so the mover checks first that the target does not exist, and refuses`, evidence)) return;

@@ -30,25 +30,17 @@ import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
 import type { Failure } from '../runner/report.ts';
 import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import type { CrashRun, CrashRunResult } from '../crash/run.ts';
 import { logged, sh } from './jobs.ts';
 import { execWithGroup } from './recovery.ts';
 import { waitFor } from './probes.ts';
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 
 /** How long a released command may take to log its start on a loaded machine: the wait for one that must not start. */
 const START_GRACE_MS = 3000;
 
-async function needInjector(ctx: CaseContext): Promise<void> {
-  const ok = await interposerPath().then(
-    () => true,
-    () => false,
-  );
-  if (!ok) ctx.skip('needs the crash injector (a C compiler) to pause the consumer before a chosen call');
-}
-
 function describeRun(run: CrashRunResult): string {
-  return `consume (paused run): ${run.timedOut ? 'killed after its time limit' : `exit ${run.exitCode}${run.signal === null ? '' : ` signal ${run.signal}`}`}; stderr: ${run.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`;
+  return `consume (paused run): ${describeInjectedRun(run)}`;
 }
 
 /** Starts consume paused at `pattern`, or records a failure and returns undefined when it never gets there. */
@@ -118,13 +110,13 @@ async function armedFlow(ctx: CaseContext, label: string, killWhilePaused: boole
 }
 
 async function armedHandshakeCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx);
+  await needsInjector(ctx, 'to pause the consumer before a chosen call');
   const flows = await Promise.all([armedFlow(ctx, 'released-after-link', false), armedFlow(ctx, 'owner-dies-before-release', true)]);
   for (const failures of flows) ctx.failures.push(...failures);
 }
 
 async function execPublicationFailsCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx);
+  await needsInjector(ctx, 'to pause the consumer before a chosen call');
   const root = await ctx.newQueue('exec-taken');
   const work = await ctx.subdir('exec-taken/work');
   const log = path.join(work, 'starts.log');
@@ -170,7 +162,7 @@ async function execPublicationFailsCase(ctx: CaseContext): Promise<void> {
 }
 
 async function receiptPublishedCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx);
+  await needsInjector(ctx, 'to pause the consumer before a chosen call');
   const root = await ctx.newQueue('receipt-taken');
   const work = await ctx.subdir('receipt-taken/work');
   const log = path.join(work, 'starts.log');
@@ -200,7 +192,7 @@ async function receiptPublishedCase(ctx: CaseContext): Promise<void> {
 }
 
 async function receiptAfterListingCase(ctx: CaseContext): Promise<void> {
-  await needInjector(ctx);
+  await needsInjector(ctx, 'to pause the consumer before a chosen call');
   const root = await ctx.newQueue('late-receipt');
   const work = await ctx.subdir('late-receipt/work');
   const log = path.join(work, 'starts.log');

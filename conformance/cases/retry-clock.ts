@@ -18,12 +18,12 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClaimRecord } from '../../src/records/codec.ts';
-import { interposerPath } from '../crash/interposer.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner, endRecord, execRecord } from '../runner/fixtures.ts';
 import { listing } from '../runner/inspect.ts';
 import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
+import { needsInjector } from '../runner/pause.ts';
 
 const HOUR = 3_600_000;
 const RETRY_DELAY_MS = 5000;
@@ -35,7 +35,7 @@ async function readClaim(file: string): Promise<ClaimRecord | undefined> {
 }
 
 async function retryClockBackCase(ctx: CaseContext): Promise<void> {
-  if (!(await interposerPath().then(() => true, () => false))) ctx.skip('needs the crash injector (a C compiler) to move the consumer\'s wall clock');
+  await needsInjector(ctx, 'to move the consumer\'s wall clock');
   const root = await ctx.newQueue('retry');
   const work = await ctx.subdir('retry/work');
   const log = path.join(work, 'starts.log');

@@ -11,6 +11,7 @@
  *   a.resume();
  *   const result = await a.result;        // A's link failed: it must not run the job
  */
+import { interposerPath } from '../crash/interposer.ts';
 import { startWithCrash, type CrashRun, type CrashRunResult, type FaultPoint, type PausePoint } from '../crash/run.ts';
 import { roleArgv, type Manifest, type Placeholders, type Role } from './manifest.ts';
 import { roleEnv, type RoleRunOptions } from './process.ts';
@@ -56,4 +57,20 @@ export async function startRoleInjected(manifest: Manifest, role: Role, values: 
  */
 export async function runRoleFaulted(manifest: Manifest, role: Role, values: Placeholders, fault: FaultPoint, options: PausedRoleOptions = {}): Promise<CrashRunResult> {
   return (await startRoleInjected(manifest, role, values, { ...options, fault })).result;
+}
+
+/**
+ * Skips the case unless the crash injector (conformance/crash/interpose.c,
+ * built with a C compiler) is there; `why` says what the case needs it for
+ * ("to stop the producer at its dedupe hold").
+ */
+export async function needsInjector(ctx: { skip(reason: string): never }, why: string): Promise<void> {
+  if (!(await interposerPath().then(() => true, () => false))) ctx.skip(`needs the crash injector (a C compiler) ${why}`);
+}
+
+/** How a run under the injector ended, with the last two lines of its stderr: for a check's message or evidence. */
+export function describeInjectedRun(result: CrashRunResult): string {
+  const how = result.timedOut ? 'killed after its time limit' : result.signal !== null ? `killed by ${result.signal}` : `exit ${result.exitCode}`;
+  const tail = result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300);
+  return tail === '' ? how : `${how}; stderr: ${tail}`;
 }
