@@ -12,7 +12,7 @@
  * (LANE-2, DEDUPE-2).
  */
 import { keyHash } from './layout.ts';
-import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree } from '../fs/safefs.ts';
+import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree, type DirEntry } from '../fs/safefs.ts';
 import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
@@ -63,12 +63,7 @@ export async function currentHold(queue: Queue, kind: HoldKind, key: string): Pr
       if (isFsjobError(error, 'NOT_FOUND')) return undefined;
       throw error;
     }
-    let top = 0;
-    for (const entry of entries) {
-      if (!entry.name.endsWith('.json')) continue;
-      const n = parseHoldNumber(entry.name.slice(0, -'.json'.length));
-      if (n !== undefined && n > top) top = n;
-    }
+    const top = Math.max(0, ...holdsIn(entries).map((hold) => hold.n));
     if (top === 0) return undefined;
     const read = await readRecord(path.join(dir, `${top}.json`), 'hold', {
       ...queue.fsOptions,
@@ -136,8 +131,9 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
     // takes nothing. From the moment n was removed some hold above it exists
     // at every instant (the highest is never removed), and a key's directory
     // is a few entries, read by one getdents call under the directory's lock.
-    if (await higherHoldExists(queue, dir, n)) continue;
-    await pruneBelow(queue, dir, n);
+    const after = holdsIn(await listDir(dir, queue.fsOptions));
+    if (after.some((hold) => hold.n > n)) continue;
+    await removeHolds(queue, dir, after.filter((hold) => hold.n < n));
     return { taken: true, n };
   }
   throw new FsjobError('IO', `could not take the ${kind} key ${JSON.stringify(key)} after ${tries} tries: too much contention`, {
@@ -146,28 +142,21 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
   });
 }
 
-/** Whether the key has a hold numbered above n (LANE-2's listing after the link). */
-async function higherHoldExists(queue: Queue, dir: string, n: number): Promise<boolean> {
-  for (const entry of await listDir(dir, queue.fsOptions)) {
+/** The holds among a key directory's entries, by number (other names are skipped). */
+function holdsIn(entries: readonly DirEntry[]): { n: number; entry: DirEntry }[] {
+  const holds: { n: number; entry: DirEntry }[] = [];
+  for (const entry of entries) {
     if (!entry.name.endsWith('.json')) continue;
-    const m = parseHoldNumber(entry.name.slice(0, -'.json'.length));
-    if (m !== undefined && m > n) return true;
+    const n = parseHoldNumber(entry.name.slice(0, -'.json'.length));
+    if (n !== undefined) holds.push({ n, entry });
   }
-  return false;
+  return holds;
 }
 
-/** GC-2 / LANE-3: holds numbered below one we published are garbage; the highest never is. */
-async function pruneBelow(queue: Queue, dir: string, n: number): Promise<void> {
-  let entries;
-  try {
-    entries = await listDir(dir, queue.fsOptions);
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
-    if (entry.kind !== 'file' || !entry.name.endsWith('.json')) continue;
-    const m = parseHoldNumber(entry.name.slice(0, -'.json'.length));
-    if (m !== undefined && m < n) await removeTree(path.join(dir, entry.name), queue.fsOptions).catch(() => undefined);
+/** GC-2 / LANE-3: holds numbered below one we published are garbage (the highest never is); a removal that fails is left to gc. */
+async function removeHolds(queue: Queue, dir: string, holds: readonly { entry: DirEntry }[]): Promise<void> {
+  for (const { entry } of holds) {
+    if (entry.kind === 'file') await removeTree(path.join(dir, entry.name), queue.fsOptions).catch(() => undefined);
   }
 }
 

@@ -234,7 +234,7 @@ export interface JobList {
   foreign: string[];
   /** With the `counts` option (and, when it is a number, jobs/ within it). */
   counts?: JobCounts;
-  /** The index's summary (two listings, no job opened); absent when ready/ cannot be listed (refused or missing: fsjob validate says why). */
+  /** With the `counts` option: the index's summary (two listings, no job opened); absent when ready/ cannot be listed (refused or missing: fsjob validate says why). */
   index?: IndexCounts;
 }
 
@@ -306,7 +306,8 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     else if (!entry.name.startsWith('.')) foreign.push(entry.name);
   }
   ids.reverse();
-  const index = await indexCounts(queue, ids);
+  // The index's summary comes with counts (wanted or skipped): a plain listing does not pay for a listing of ready/.
+  const index = options.counts === undefined || options.counts === false ? undefined : await indexCounts(queue, ids);
   const counting = options.counts === true || (typeof options.counts === 'number' && ids.length <= options.counts);
   const counts: JobCounts | undefined = counting ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
   const jobs: JobSummary[] = [];
