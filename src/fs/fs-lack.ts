@@ -18,6 +18,9 @@ import { readBounded } from './read.ts';
 import type { SafeFsOptions } from './chain.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
+/** Where a queue can live instead (FS-1), for every refusal that names a filesystem's lack. */
+export const FILESYSTEMS_THAT_DO = 'ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions';
+
 /** EXDEV is not here: across filesystems is LAYOUT-3's case, which io-error.ts words. */
 const LACKS = new Set(['EPERM', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
 
@@ -28,7 +31,7 @@ export function filesystemLack(error: unknown, operation: 'link' | 'rename', pat
   const what = operation === 'link' ? 'hard links (link() to a new name)' : 'rename() over an existing name within one filesystem';
   return new FsjobError(
     'IO',
-    `the filesystem of ${path} refused ${operation}() with ${errno}: fsjob needs ${what} (FS-1); put the queue on a filesystem that has them (ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions)`,
+    `the filesystem of ${path} refused ${operation}() with ${errno}: fsjob needs ${what} (FS-1); put the queue on a filesystem that has them (${FILESYSTEMS_THAT_DO})`,
     { path, errno, clause: 'FS-2', cause: error },
   );
 }

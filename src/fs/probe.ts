@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { checkDirInside, type SafeFsOptions } from './chain.ts';
 import { CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE } from './checks.ts';
+import { FILESYSTEMS_THAT_DO } from './fs-lack.ts';
 import { fsyncDir, writeAll } from './write.ts';
 import { directFs, type SafeFsSeam } from './seam.ts';
 import { readsOf } from './steps.ts';
@@ -24,7 +25,7 @@ function refuse(dir: string, operation: string, detail: string, error?: unknown)
   const errno = error === undefined ? undefined : errnoOf(error);
   return new FsjobError(
     'IO',
-    `the filesystem of ${dir} cannot hold an fsjob queue: ${operation} ${detail} (FS-1); put the queue on a filesystem that does (ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions)`,
+    `the filesystem of ${dir} cannot hold an fsjob queue: ${operation} ${detail} (FS-1); put the queue on a filesystem that does (${FILESYSTEMS_THAT_DO})`,
     { path: dir, clause: 'FS-2', ...(errno === undefined ? {} : { errno }), ...(error === undefined ? {} : { cause: error }) },
   );
 }
