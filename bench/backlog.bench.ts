@@ -7,82 +7,33 @@
  *
  *   node --import tsx bench/backlog.bench.ts [--depths 100,10000,100000] [--jobs 200] [--rounds 2] [--before REV]
  *
- * Each measurement is a fresh child process: a Worker (concurrency 1, payload
- * jobs, a no-op handler) started on the queue; the figures cover its jobs
- * after the first 10 (start-up, the READY-4 scan and the first listing are
- * out), as jobs per second of wall time and CPU milliseconds (user + system,
- * the whole process) per job. The queues are built with direct writes
- * (lib/fixtures.ts, fill.c) and are consumed by the runs: a depth is rebuilt
- * when a run would take it below 90% of its label. Rounds alternate the
- * variants, so both see the same load; the load average is printed with each
- * figure. Nothing here asserts a time.
+ * Each measurement is a fresh child process (bench/lib/backlog.ts): a
+ * Worker (concurrency 1, payload jobs, a no-op handler) started on the
+ * queue; the figures cover its jobs after the first 10 (start-up, the
+ * READY-4 scan and the first listing are out), as jobs per second of wall
+ * time and CPU milliseconds (user + system, the whole process) per job. The
+ * queues are built with direct writes (lib/fixtures.ts, fill.c) and are
+ * consumed by the runs: a depth is rebuilt when a run would take it below
+ * 90% of its label. Rounds alternate the variants, so both see the same
+ * load; the load average is printed with each figure. Nothing here asserts
+ * a time.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildQueue } from './lib/fixtures.ts';
+import { fileURLToPath } from 'node:url';
+import { BacklogQueues, measuredJobs, runBacklogWorker, WARM, type BacklogFigures } from './lib/backlog.ts';
 import { median } from './lib/stats.ts';
+import { timeCommand } from './lib/timed.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.dirname(HERE);
-const WARM = 10;
-
-interface ChildFigures {
-  jobs: number;
-  wall_ms: number;
-  cpu_ms: number;
-  start_ms: number;
-}
-
-async function child(src: string, root: string, jobs: number): Promise<void> {
-  const { Worker } = (await import(pathToFileURL(path.join(src, 'consumer/index.ts')).href)) as typeof import('../src/consumer/index.ts');
-  const t0 = performance.now();
-  let done = 0;
-  let warmAt = 0;
-  let warmCpu = process.cpuUsage();
-  let startMs = 0;
-  const worker = new Worker({
-    queues: [root],
-    concurrency: 1,
-    commands: false,
-    mode: 'serve',
-    onEvent: (event) => {
-      if (event.type === 'claimed' && startMs === 0) startMs = performance.now() - t0;
-      if (event.type !== 'finished') return;
-      done += 1;
-      if (done === WARM) {
-        warmAt = performance.now();
-        warmCpu = process.cpuUsage();
-      }
-      if (done === WARM + jobs) worker.stop();
-    },
-  });
-  worker.handle('bench', () => ({}));
-  await worker.run();
-  const cpu = process.cpuUsage(warmCpu);
-  const figures: ChildFigures = { jobs, wall_ms: performance.now() - warmAt, cpu_ms: (cpu.user + cpu.system) / 1000, start_ms: startMs };
-  process.stdout.write(`${JSON.stringify(figures)}\n`);
-}
-
-function runChild(src: string, root: string, jobs: number): Promise<ChildFigures> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'child', src, root, String(jobs)], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    p.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as ChildFigures) : reject(new Error(`child exited ${code}`))));
-  });
-}
 
 /** `fsjob status -q ROOT` (its summary) through the given launcher: wall ms, and user + system CPU ms as GNU time reports them. */
 function statusFigures(argv: string[], root: string): { wall_ms: number; cpu_ms: number } {
-  const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'CPU %U %S', ...argv, 'status', '-q', root], { cwd: REPO, encoding: 'utf8', maxBuffer: 1 << 28 });
-  const wall = performance.now() - t0;
-  const m = /CPU ([0-9.]+) ([0-9.]+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || m === null) throw new Error(`fsjob status failed (${r.status}): ${r.stderr.slice(-500)}`);
-  return { wall_ms: wall, cpu_ms: (Number(m[1]) + Number(m[2])) * 1000 };
+  const { wall_ms, cpu_ms } = timeCommand([...argv, 'status', '-q', root], { cwd: REPO });
+  return { wall_ms, cpu_ms };
 }
 
 function extract(rev: string): string {
@@ -114,28 +65,19 @@ async function main(): Promise<void> {
   const scratch = path.join(tmpdir(), `fsjob-bench-backlog-${process.pid}`);
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
-  const roots = new Map<number, string>();
   let builds = 0;
-  const queueAt = async (depth: number): Promise<string> => {
-    const existing = roots.get(depth);
-    if (existing !== undefined && readdirSync(path.join(existing, 'ready')).length - (WARM + jobs) >= 0.9 * depth) return existing;
-    const root = path.join(scratch, `q-${depth}-${builds++}`);
-    const s = await buildQueue(root, depth, 'queued', { handler: 'bench' }, path.join(scratch, 'templates'));
-    process.stderr.write(`  built ${depth.toLocaleString('en-US')} queued payload jobs in ${s.toFixed(1)} s\n`);
-    if (existing !== undefined) rmSync(existing, { recursive: true, force: true });
-    roots.set(depth, root);
-    return root;
-  };
-  const results = new Map<string, ChildFigures[]>();
+  const queues = new BacklogQueues((depth) => path.join(scratch, `q-${depth}-${builds++}`), path.join(scratch, 'templates'), true, (line) => process.stderr.write(`${line}\n`));
+  const results = new Map<string, BacklogFigures[]>();
   const statuses = new Map<string, { wall_ms: number; cpu_ms: number }[]>();
   process.stdout.write(`# deep backlog: ${jobs} jobs per run after ${WARM} warm-up, ${rounds} rounds; load average at start ${load()}\n`);
   for (let round = 0; round < rounds; round++) {
     for (const depth of depths) {
       for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
         // A depth of 100 cannot lose 210 jobs: it is built anew for every run.
-        const root = depth < 10 * (WARM + jobs) ? (roots.delete(depth), await queueAt(depth)) : await queueAt(depth);
+        const n = measuredJobs(depth, jobs);
+        const root = await queues.at(depth, WARM + n);
         const st = statusFigures(v.cli, root);
-        const f = await runChild(v.src, root, Math.min(jobs, Math.max(1, depth - WARM - 1)));
+        const f = await runBacklogWorker(v.src, root, n);
         const key = `${v.name}|${depth}`;
         results.set(key, [...(results.get(key) ?? []), f]);
         statuses.set(key, [...(statuses.get(key) ?? []), st]);
@@ -157,9 +99,9 @@ async function main(): Promise<void> {
   if (variants.length === 2) {
     process.stdout.write('\n| queued | throughput after / before | CPU per job after / before |\n|---:|---:|---:|\n');
     for (const d of depths) {
-      const [b, a] = variants.map((v) => results.get(`${v.name}|${d}`) ?? []) as [ChildFigures[], ChildFigures[]];
-      const r = (fs: ChildFigures[]): number => median(fs.map((f) => (f.jobs * 1000) / f.wall_ms));
-      const c = (fs: ChildFigures[]): number => median(fs.map((f) => f.cpu_ms / f.jobs));
+      const [b, a] = variants.map((v) => results.get(`${v.name}|${d}`) ?? []) as [BacklogFigures[], BacklogFigures[]];
+      const r = (fs: BacklogFigures[]): number => median(fs.map((f) => (f.jobs * 1000) / f.wall_ms));
+      const c = (fs: BacklogFigures[]): number => median(fs.map((f) => f.cpu_ms / f.jobs));
       process.stdout.write(`| ${d.toLocaleString('en-US')} | ${(r(a) / r(b)).toFixed(2)}× | ${(c(a) / c(b)).toFixed(2)}× |\n`);
     }
   }
@@ -167,5 +109,4 @@ async function main(): Promise<void> {
   rmSync(scratch, { recursive: true, force: true });
 }
 
-if (process.argv[2] === 'child') await child(process.argv[3] as string, process.argv[4] as string, Number(process.argv[5]));
-else await main();
+await main();

@@ -7,15 +7,19 @@
  * (PREFIX-enqueue.cpuprofile, PREFIX-consume.cpuprofile; the inspector's
  * sampler, started after the warm-up, so module loading stays out of it).
  *
- *   node --import tsx bench/cpu-per-job.bench.ts [N] [--src DIR] [--profile-out PREFIX]
+ *   node --import tsx bench/cpu-per-job.bench.ts [N] [--src DIR] [--profile-out PREFIX] [--dir DIR] [--json]
  *
  * --src DIR takes the sources from another tree (see backlog.bench.ts
- * --before). Printed, never asserted.
+ * --before). --dir DIR puts the queue in DIR and leaves it there (default: a
+ * new directory under the OS temp directory, removed at the end); --json
+ * prints one JSON line (what `npm run bench` reads: its "cpu" group).
+ * Printed, never asserted.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { costOf, type Cost } from './lib/stats.ts';
 
 const n = Number(process.argv[2] ?? 300);
 const srcAt = process.argv.indexOf('--src');
@@ -25,7 +29,8 @@ const { initQueue } = (await import(pathToFileURL(path.join(src, 'model/queue.ts
 const { enqueue } = (await import(pathToFileURL(path.join(src, 'producer/index.ts')).href)) as typeof import('../src/producer/index.ts');
 const { Worker } = (await import(pathToFileURL(path.join(src, 'consumer/index.ts')).href)) as typeof import('../src/consumer/index.ts');
 
-const dir = mkdtempSync(path.join(tmpdir(), 'fsjob-cpu-'));
+const dirAt = process.argv.indexOf('--dir');
+const dir = dirAt >= 0 ? (process.argv[dirAt + 1] as string) : mkdtempSync(path.join(tmpdir(), 'fsjob-cpu-'));
 const { queue } = await initQueue(path.join(dir, 'q'));
 // Warm-up: module code paths compiled before the figures start.
 for (let i = 0; i < 5; i++) await enqueue(queue, { handler: 'bench', payload: { i } });
@@ -55,23 +60,25 @@ async function phase<T>(name: string, body: () => Promise<T>): Promise<T> {
   }
 }
 
-let cpu = process.cpuUsage();
-let t = performance.now();
-await phase('enqueue', async () => {
-  for (let i = 0; i < n; i++) await enqueue(queue, { handler: 'bench', payload: { i, pad: 'x'.repeat(400) } });
-});
-const enq = process.cpuUsage(cpu);
-const enqWall = performance.now() - t;
-cpu = process.cpuUsage();
-t = performance.now();
+const enq = await phase('enqueue', () =>
+  costOf(async () => {
+    for (let i = 0; i < n; i++) await enqueue(queue, { handler: 'bench', payload: { i, pad: 'x'.repeat(400) } });
+  }),
+);
 const worker = new Worker({ queues: [queue.root], commands: false, mode: 'drain' });
 worker.handle('bench', () => ({}));
-const summary = await phase('consume', () => worker.run());
-const con = process.cpuUsage(cpu);
-const conWall = performance.now() - t;
-const ms = (u: NodeJS.CpuUsage): string => `${((u.user + u.system) / 1000 / n).toFixed(2)} CPU ms/job (user ${(u.user / 1000 / n).toFixed(2)}, sys ${(u.system / 1000 / n).toFixed(2)})`;
-process.stdout.write(`enqueue: ${ms(enq)}, ${(enqWall / n).toFixed(2)} wall ms/job\n`);
-process.stdout.write(`consume: ${ms(con)}, ${(conWall / n).toFixed(2)} wall ms/job; finished ${JSON.stringify(summary.finished)}\n`);
-process.stdout.write(`load average ${load()}\n`);
+const con = await phase('consume', () => costOf(() => worker.run()));
 session.disconnect();
-rmSync(dir, { recursive: true, force: true });
+if (dirAt < 0) rmSync(dir, { recursive: true, force: true });
+const perJob = (c: Cost) => ({ cpu_ms: (c.cpu_user_us + c.cpu_system_us) / 1000 / n, user_ms: c.cpu_user_us / 1000 / n, sys_ms: c.cpu_system_us / 1000 / n, wall_ms: c.wall_us / 1000 / n });
+if (process.argv.includes('--json')) {
+  process.stdout.write(`${JSON.stringify({ jobs: n, enqueue: perJob(enq.cost), consume: perJob(con.cost), finished: con.value.finished })}\n`);
+} else {
+  const ms = (c: Cost): string => {
+    const j = perJob(c);
+    return `${j.cpu_ms.toFixed(2)} CPU ms/job (user ${j.user_ms.toFixed(2)}, sys ${j.sys_ms.toFixed(2)}), ${j.wall_ms.toFixed(2)} wall ms/job`;
+  };
+  process.stdout.write(`enqueue: ${ms(enq.cost)}\n`);
+  process.stdout.write(`consume: ${ms(con.cost)}; finished ${JSON.stringify(con.value.finished)}\n`);
+  process.stdout.write(`load average ${load()}\n`);
+}

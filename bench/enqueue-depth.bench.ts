@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { initQueue, openQueue } from '../src/model/queue.ts';
 import { enqueue } from '../src/producer/index.ts';
 import { buildQueue } from './lib/fixtures.ts';
-import { median } from './lib/stats.ts';
+import { costOf, median } from './lib/stats.ts';
 
 const REPO = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 
@@ -40,13 +40,12 @@ const queues = [['deep', await openQueue(deepRoot)], ['empty', await openQueue(e
 const figures = new Map<string, number[]>();
 for (let round = 0; round < rounds; round++) {
   for (const [name, queue] of queues) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    for (let i = 0; i < per; i++) await enqueue(queue, { argv: ['true'] });
-    const wall = (performance.now() - t0) / per;
-    const cpu = process.cpuUsage(cpu0);
+    const { cost } = await costOf(async () => {
+      for (let i = 0; i < per; i++) await enqueue(queue, { argv: ['true'] });
+    });
+    const wall = cost.wall_us / 1000 / per;
     figures.set(name, [...(figures.get(name) ?? []), wall]);
-    process.stdout.write(`round ${round + 1} ${name}: ${wall.toFixed(2)} ms/job wall, ${((cpu.user + cpu.system) / 1000 / per).toFixed(2)} ms/job CPU, load ${(loadavg()[0] ?? 0).toFixed(1)}\n`);
+    process.stdout.write(`round ${round + 1} ${name}: ${wall.toFixed(2)} ms/job wall, ${((cost.cpu_user_us + cost.cpu_system_us) / 1000 / per).toFixed(2)} ms/job CPU, load ${(loadavg()[0] ?? 0).toFixed(1)}\n`);
   }
 }
 const deep = median(figures.get('deep') ?? []);

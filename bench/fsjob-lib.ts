@@ -9,6 +9,9 @@
  *                                      (after 2 unmeasured warm-up jobs; F: a CPU profile of the measured loop only)
  *   start <queue>                      how long a Worker takes to start (its READY-4 scan of jobs/)
  *   cmd-latency <queue> <samples>      enqueue `date +%s%N` for an idle `fsjob work`; start = the time date printed
+ *   enqueue-cost <queue> <n>           wall and CPU time of n enqueue() calls (payload jobs) into an existing queue
+ *   batch <queue> <size> <jobs>        wall and CPU time of enqueueBatch() calls of <size> lines each, <jobs> in all
+ *                                      (both after 2 unmeasured warm-up jobs in a queue of their own beside <queue>)
  *
  * consumer takes --no-watch to make fs.watch unavailable (as on a filesystem
  * without inotify), so the Worker finds jobs only by polling every --poll-ms
@@ -23,7 +26,7 @@ import fs, { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { childProtocol, childResult } from './lib/proc.ts';
-import { percentile, wallMicros } from './lib/stats.ts';
+import { costOf, percentile, wallMicros } from './lib/stats.ts';
 
 // --no-watch must take effect before the consumer module binds node:fs's watch.
 if (process.argv.includes('--no-watch')) {
@@ -33,7 +36,7 @@ if (process.argv.includes('--no-watch')) {
   syncBuiltinESMExports();
 }
 const { claimNext, Worker } = await import('../src/consumer/index.ts');
-const { enqueue, openQueue, waitFor } = await import('../src/producer/index.ts');
+const { enqueue, enqueueBatch, initQueue, openQueue, waitFor } = await import('../src/producer/index.ts');
 
 const HANDLER = 'bench';
 
@@ -218,6 +221,37 @@ async function commandLatency(root: string, samples: number): Promise<void> {
   childResult({ samples, start_us: startUs, receipt_us: receiptUs });
 }
 
+/** A queue of its own beside root, where the first jobs of a process (lazy compilation, module loading) go unmeasured. */
+async function warmUp(root: string): Promise<void> {
+  const { queue } = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
+  for (let i = 0; i < 2; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
+}
+
+async function enqueueCost(root: string, n: number): Promise<void> {
+  const queue = await openQueue(root);
+  await warmUp(root);
+  const proto = childProtocol();
+  await proto.go;
+  const { cost } = await costOf(async () => {
+    for (let i = 0; i < n; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
+  });
+  childResult({ jobs: n, ...cost });
+}
+
+async function batch(root: string, size: number, jobs: number): Promise<void> {
+  const queue = await openQueue(root);
+  await warmUp(root);
+  const lines = Array.from({ length: size }, (_, i) => JSON.stringify({ handler: HANDLER, payload: payload(i) }));
+  const proto = childProtocol();
+  await proto.go;
+  let refused = 0;
+  const { cost } = await costOf(async () => {
+    for (let done = 0; done < jobs; done += size) for (const r of await enqueueBatch(queue, lines)) if ('error' in r) refused++;
+  });
+  if (refused > 0) throw new Error(`batch: enqueueBatch refused ${refused} lines`);
+  childResult({ jobs: Math.ceil(jobs / size) * size, calls: Math.ceil(jobs / size), ...cost });
+}
+
 const [mode, root, ...rest] = process.argv.slice(2);
 if (root === undefined) throw new Error('usage: fsjob-lib.ts <producer|consumer|claim> <queue> ...');
 const option = (name: string, fallback: number): number => {
@@ -229,5 +263,7 @@ else if (mode === 'consumer') await consumer(root, option('--concurrency', 1), o
 else if (mode === 'claim') await claim(root, Number(rest[0]), rest.includes('--profile-out') ? rest[rest.indexOf('--profile-out') + 1] : undefined);
 else if (mode === 'start') await start(root);
 else if (mode === 'cmd-latency') await commandLatency(root, Number(rest[0]));
+else if (mode === 'enqueue-cost') await enqueueCost(root, Number(rest[0]));
+else if (mode === 'batch') await batch(root, Number(rest[0]), Number(rest[1]));
 else throw new Error(`unknown mode ${mode}`);
 process.exit(0);

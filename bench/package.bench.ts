@@ -22,6 +22,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freshApp, packRepo } from '../tools/package/app.ts';
+import { timeCommand } from './lib/timed.ts';
 
 const NOBODY = 65534;
 
@@ -60,24 +61,10 @@ interface Probe {
   uid?: number;
 }
 
-/** /usr/bin/time reports the CPU a child used; wall time alone says little on a loaded machine. */
-const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
-
 /** Wall and CPU (user + system) milliseconds of one run; cpu is NaN without /usr/bin/time. */
 function timeOnce(probe: Probe, cwd: string): { wall: number; cpu: number } {
-  const argv = TIME === undefined ? probe.argv : [TIME, '-f', 'fsjob-bench-cpu %U %S', ...probe.argv];
-  const started = process.hrtime.bigint();
-  const result = spawnSync(argv[0] as string, argv.slice(1), {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    ...(probe.uid === undefined ? {} : { uid: probe.uid, gid: probe.uid, env: { ...process.env, HOME: '/nonexistent' } }),
-  });
-  const wall = Number(process.hrtime.bigint() - started) / 1e6;
-  if (result.status !== 0) throw new Error(`${probe.name} exited ${result.status}: ${result.stderr.slice(0, 800)}`);
-  const times = /fsjob-bench-cpu ([0-9.]+) ([0-9.]+)\s*$/.exec(result.stderr);
-  const cpu = times === null ? Number.NaN : (Number(times[1]) + Number(times[2])) * 1000;
-  return { wall, cpu };
+  const t = timeCommand(probe.argv, { cwd, ...(probe.uid === undefined ? {} : { uid: probe.uid, env: { ...process.env, HOME: '/nonexistent' } }) });
+  return { wall: t.wall_ms, cpu: t.cpu_ms };
 }
 
 async function main(): Promise<void> {

@@ -8,17 +8,17 @@
  *
  *   node --import tsx bench/status.bench.ts [--jobs 100000] [--rounds 3] [--exact-rounds 1]
  *
- * Each figure is a fresh `node bin/fsjob.js status -q ROOT` (dist/ when it
- * is built, as users run it): wall ms, and user + system CPU ms from GNU
- * time; medians over the rounds, the load average beside each. Nothing here
- * asserts a time.
+ * Each figure is a fresh `node bin/fsjob.js status -q ROOT` (dist/, built
+ * first when stale, as users run it; a start that fell back to tsx fails):
+ * wall ms, and user + system CPU ms from GNU time; medians over the rounds,
+ * the load average beside each. Nothing here asserts a time.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildQueue } from './lib/fixtures.ts';
+import { fsjobTimed } from './lib/fsjob.ts';
 import { median } from './lib/stats.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -38,12 +38,8 @@ interface Figure {
 
 function status(root: string, extra: string[]): Figure {
   const load = loadavg()[0] ?? 0;
-  const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'CPU %U %S', process.execPath, path.join(REPO, 'bin', 'fsjob.js'), 'status', '-q', root, ...extra], { cwd: REPO, encoding: 'utf8', maxBuffer: 1 << 28 });
-  const wall = performance.now() - t0;
-  const m = /CPU ([0-9.]+) ([0-9.]+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || m === null) throw new Error(`fsjob status failed (${r.status}): ${r.stderr.slice(-500)}`);
-  return { wall_ms: wall, cpu_ms: (Number(m[1]) + Number(m[2])) * 1000, load, first: r.stdout.split('\n')[0] ?? '' };
+  const r = fsjobTimed(['status', '-q', root, ...extra], { cwd: REPO });
+  return { wall_ms: r.wall_ms, cpu_ms: r.cpu_ms, load, first: r.stdout.split('\n')[0] ?? '' };
 }
 
 const jobs = Number(arg('jobs', '100000'));
@@ -51,7 +47,6 @@ const rounds = Number(arg('rounds', '3'));
 const exactRounds = Number(arg('exact-rounds', '1'));
 const scratch = path.join(REPO, '.scratch', 'status-bench');
 mkdirSync(scratch, { recursive: true });
-if (!existsSync(path.join(REPO, 'dist', 'bin', 'fsjob.js'))) process.stderr.write('note: dist/ is not built: fsjob runs through tsx (npm run build first for the figures users see)\n');
 
 const rows: string[] = [];
 for (const state of ['finished', 'queued'] as const) {

@@ -8,8 +8,9 @@ import path from 'node:path';
 import { initQueue } from '../../src/model/queue.ts';
 import { buildQueue } from './fixtures.ts';
 import { latencySample, runCycle, type Ctx, type Sample, type System } from './harness.ts';
-import { Peer, REPO_DIR, run, tsNode } from './proc.ts';
+import { Peer, REPO_DIR, run, runJson, tsNode } from './proc.ts';
 import { percentile } from './stats.ts';
+import { timeCommand, type Timed, type TimedOptions } from './timed.ts';
 import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
 
@@ -17,6 +18,21 @@ export const FSJOB_DURABILITY = 'fsync per step (spec sections 4, 6.2, 7.3, 8.8)
 /** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
 export const FSJOB_BIN = path.join(REPO_DIR, 'bin', 'fsjob.js');
 await ensureDist({ types: false });
+
+/** What bin/fsjob.js prints on stderr when it runs the sources through tsx instead of dist/. */
+export const TSX_FALLBACK = 'running them through tsx';
+
+/**
+ * `node bin/fsjob.js ARGS` timed (lib/timed.ts). bin/fsjob.js runs the
+ * sources through tsx, a second slower per start, when dist/ is stale (a
+ * source changed during the run): such a start is not the built command's
+ * and fails here, with the note it printed.
+ */
+export function fsjobTimed(args: readonly string[], options: TimedOptions = {}): Timed {
+  const r = timeCommand([process.execPath, FSJOB_BIN, ...args], options);
+  if (r.stderr.includes(TSX_FALLBACK)) throw new Error(`fsjob ${args[0]} did not run the built command (dist/ went stale during the run: npm run build): ${r.stderr.trim().slice(0, 300)}`);
+  return r;
+}
 
 /** Whether the reference producer and consumer are in this tree (they are merged from their branches). */
 export async function fsjobMissing(): Promise<string | null> {
@@ -69,7 +85,8 @@ export function fsjobLibrarySystems(size: Sizes): System[] {
       run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), n, consumers, 1),
     });
   }
-  for (const concurrency of [2, 4]) {
+  // Issue 16: fsjob is free to choose its concurrency against SQLite's best; one process running many jobs is its efficient layout.
+  for (const concurrency of [2, 4, 8, 16]) {
     out.push({
       id: `fsjob-a${concurrency}`,
       label: `fsjob: full cycle, 1 consumer process with concurrency ${concurrency} (async)`,
@@ -154,6 +171,7 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
     work('fsjob-work-1', 'fsjob work: 1 worker (`--drain`), command `true`', 1, 1),
     work('fsjob-work-2', 'fsjob work: 2 worker processes, command `true`', 2, 1),
     work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
+    work('fsjob-work-c4', 'fsjob work: 1 worker with --concurrency 4, command `true`', 1, 4),
     {
       id: 'fsjob-work-latency',
       label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',
@@ -187,4 +205,21 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
       },
     },
   ];
+}
+
+/** The CPU of a payload job (issue 16, target 2): bench/cpu-per-job.bench.ts in a child, its enqueue and consume phases per job. */
+export function cpuPerJobSystem(n: number): System {
+  type Part = { cpu_ms: number; user_ms: number; sys_ms: number; wall_ms: number };
+  return {
+    id: 'cpu-per-job',
+    label: `fsjob: CPU per payload job, ${n} jobs enqueued, then run by a draining Worker (concurrency 1, no-op handler), one process`,
+    durability: FSJOB_DURABILITY,
+    skip: fsjobMissing,
+    run: async (ctx) => {
+      const r = await runJson<{ enqueue: Part; consume: Part }>(tsNode('cpu-per-job.bench.ts', [String(n), '--json', '--dir', ctx.fresh('cpu-per-job')]), { timeoutMs: 600_000 });
+      const sample: Sample = { cpu_ms: r.enqueue.cpu_ms + r.consume.cpu_ms };
+      for (const [side, part] of [['enqueue', r.enqueue], ['consume', r.consume]] as const) for (const [k, v] of Object.entries(part)) sample[`${side}_${k}`] = v;
+      return sample;
+    },
+  };
 }

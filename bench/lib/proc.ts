@@ -163,6 +163,16 @@ export async function startTogether(peers: readonly Peer[]): Promise<void> {
   for (const p of peers) p.send('GO');
 }
 
+/** One child of the protocol alone: started, told GO once READY, its result awaited. */
+export async function oneShot<T>(name: string, argv: readonly string[], exitMs = 30_000): Promise<T> {
+  const peer = new Peer(name, argv);
+  await peer.ready();
+  peer.send('GO');
+  const r = await peer.result<T>();
+  await peer.exit(exitMs);
+  return r;
+}
+
 /** Child side: print READY, wait for GO (or STOP) on stdin; returns a function telling whether STOP arrived. */
 export function childProtocol(): { go: Promise<void>; stopped: () => boolean; onStop: (fn: () => void) => void } {
   let stopped = false;

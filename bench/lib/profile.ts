@@ -12,7 +12,7 @@ import { floorBinary } from './floor.ts';
 import { buildQueue } from './fixtures.ts';
 import { FSJOB_BIN } from './fsjob.ts';
 import type { Ctx } from './harness.ts';
-import { commandExists, Peer, REPO_DIR, run, tsNode } from './proc.ts';
+import { commandExists, oneShot, REPO_DIR, run, tsNode } from './proc.ts';
 import { median } from './stats.ts';
 
 export type SyscallCounts = Map<string, { calls: number; seconds: number }>;
@@ -34,18 +34,20 @@ function perJob(a: SyscallCounts, b: SyscallCounts, n: number): Map<string, numb
   return out;
 }
 
-async function straced(ctx: Ctx, name: string, argv: (n: number) => Promise<string[]>, protocol: boolean, n1: number, n2: number): Promise<Map<string, number>> {
+/**
+ * Per-job counts of the system calls of argv(n) (a child of the READY/GO
+ * protocol when `protocol`), by the difference of a run of n1 and one of n2
+ * jobs. `only` names the calls to count: strace then stops the traced
+ * process at those alone (seccomp-bpf), which leaves the rest at full speed.
+ */
+export async function straced(ctx: Ctx, name: string, argv: (n: number) => Promise<string[]>, protocol: boolean, n1: number, n2: number, only?: readonly string[]): Promise<Map<string, number>> {
   const counts: SyscallCounts[] = [];
+  const filter = only === undefined ? [] : ['--seccomp-bpf', '-e', `trace=${only.join(',')}`];
   for (const n of [n1, n2]) {
     const out = path.join(ctx.fresh(`strace-${name}`), 'strace.txt');
-    const full = ['strace', '-f', '-c', '-o', out, '--', ...(await argv(n))];
-    if (protocol) {
-      const peer = new Peer(`strace ${name}`, full);
-      await peer.ready();
-      peer.send('GO');
-      await peer.result();
-      await peer.exit(120_000);
-    } else {
+    const full = ['strace', '-f', '-c', ...filter, '-o', out, '--', ...(await argv(n))];
+    if (protocol) await oneShot(`strace ${name}`, full, 120_000);
+    else {
       const r = await run(full, { timeoutMs: 600_000 });
       if (r.status !== 0) throw new Error(`strace ${name} failed: ${r.stderr.slice(-1000)}`);
     }
@@ -181,11 +183,11 @@ export async function cpuProfiles(ctx: Ctx, quick: boolean): Promise<CpuSummary[
     const root = path.join(dir, 'q');
     await initQueue(root);
     const profFile = path.join(dir, 'loop.cpuprofile');
-    const peer = new Peer('cpu-prof payload', tsNode('fsjob-lib.ts', ['claim', root, String(n), '--profile-out', profFile]));
-    await peer.ready();
-    peer.send('GO');
-    const r = await peer.result<{ enqueue_us: number[]; claim_us: number[]; complete_us: number[]; wall_us: number; cpu_user_us: number; cpu_system_us: number }>();
-    await peer.exit(120_000);
+    const r = await oneShot<{ enqueue_us: number[]; claim_us: number[]; complete_us: number[]; wall_us: number; cpu_user_us: number; cpu_system_us: number }>(
+      'cpu-prof payload',
+      tsNode('fsjob-lib.ts', ['claim', root, String(n), '--profile-out', profFile]),
+      120_000,
+    );
     out.push({
       label: 'payload job, library (enqueue + claimNext + complete, one process; steady state: the profile covers the measured loop only)',
       jobs: n,

@@ -44,3 +44,19 @@ export function formatRatio(value: number | undefined): string {
 export function wallMicros(): number {
   return (performance.timeOrigin + performance.now()) * 1000;
 }
+
+/** Wall and CPU time (user and system of this process, getrusage) that one piece of work took. */
+export interface Cost {
+  wall_us: number;
+  cpu_user_us: number;
+  cpu_system_us: number;
+}
+
+export async function costOf<T>(body: () => Promise<T>): Promise<{ value: T; cost: Cost }> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await body();
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { value, cost: { wall_us: wall * 1000, cpu_user_us: cpu.user, cpu_system_us: cpu.system } };
+}
