@@ -7,9 +7,9 @@
  * <date>.svg (quick runs: <date>-quick.*, not committed).
  *
  * Options:
- *   --quick          small sizes, one round, no settling: about a minute on an idle machine
+ *   --quick          small sizes, one round, no settling: about three minutes on an idle machine
  *   --rounds N       rounds per group (default 3; quick 1)
- *   --only LIST      groups to run: throughput,commands,scale,profile,deletes (default all)
+ *   --only LIST      groups to run: throughput,cpu,commands,enqueue,scale,profile,deletes (default all; quick: all but profile)
  *   --no-settle      skip the initial `sync; sleep 62` (the fs state is then reported as unsettled)
  *   --work DIR       scratch directory (default: a new one under os.tmpdir(), removed at the end)
  *   --keep           keep the scratch directory
@@ -27,16 +27,17 @@ import { dirqSystems, floorSystems, sizes, sqliteSystems } from './lib/baselines
 import { commandJobs, commandPeerSystems, spawnSystems } from './lib/commands.ts';
 import { floorBinary, probeDisk, runFloor } from './lib/floor.ts';
 import { deleteNearby, settle, type FsState } from './lib/fsstate.ts';
-import { fsjobCommandSystems, fsjobCycle, fsjobLibrarySystems, fsjobMissing, fsjobPollSystem } from './lib/fsjob.ts';
+import { batchFsyncs, batchSystems, cliSystem, enqueuePlan } from './lib/enqueue.ts';
+import { cpuPerJobSystem, fsjobCommandSystems, fsjobCycle, fsjobLibrarySystems, fsjobMissing, fsjobPollSystem } from './lib/fsjob.ts';
 import { latencySample, makeCtx, roundRobin, runCycle, type Ctx, type Outcome, type System } from './lib/harness.ts';
 import { describeMachine, loadNow } from './lib/machine.ts';
 import { BENCH_DIR, Peer, tsNode } from './lib/proc.ts';
 import { cpuProfiles, syscallsPerJob } from './lib/profile.ts';
 import { renderReport, type Results } from './lib/report.ts';
-import { buildDepths, depthSystems, scalePlan, validateSystems, workerMemory } from './lib/scale.ts';
+import { backlogSystems, buildBacklog, buildDepths, depthSystems, scalePlan, validateSystems, workerMemory } from './lib/scale.ts';
 import { renderSvg } from './lib/svg.ts';
 
-const GROUPS = ['throughput', 'commands', 'scale', 'profile', 'deletes'] as const;
+const GROUPS = ['throughput', 'cpu', 'commands', 'enqueue', 'scale', 'profile', 'deletes'] as const;
 type Group = (typeof GROUPS)[number];
 
 interface Args {
@@ -167,8 +168,13 @@ async function main(): Promise<void> {
     machine,
     probes: [],
     throughput: [],
+    cpuPerJob: [],
     commands: [],
+    enqueue: [],
+    batchFsyncs: undefined,
     depth: [],
+    backlog: [],
+    backlogDepths: [],
     validate: [],
     memory: [],
     afterDeletes: [],
@@ -205,21 +211,42 @@ async function main(): Promise<void> {
     ];
     results.throughput = await group('throughput: floor, fsjob (library), SQLite, dirq', systems, args.rounds);
   }
+  if (args.only.has('cpu')) {
+    await probe('before CPU per job', state);
+    results.cpuPerJob = await group('CPU per payload job', [cpuPerJobSystem(args.quick ? 100 : 300)], args.rounds);
+  }
   if (args.only.has('commands')) {
     await probe('before command jobs', state);
     const n = commandJobs(args.quick);
     results.commands = await group('command jobs `true`', [...spawnSystems(n), ...fsjobCommandSystems(n, args.quick ? 5 : 20), ...commandPeerSystems(n)], args.rounds);
   }
+  if (args.only.has('enqueue')) {
+    await probe('before enqueue', state);
+    const plan = enqueuePlan(args.quick);
+    results.enqueue = await group('enqueue: the `fsjob enqueue` command against `node -e 0`, enqueueBatch by batch size', [cliSystem(plan.cliCalls), ...batchSystems(plan)], args.rounds);
+    if ((await fsjobMissing()) === null) {
+      log('\n== enqueue: fsyncs per job of enqueueBatch (strace)');
+      try {
+        results.batchFsyncs = await batchFsyncs(ctx, plan);
+        if (typeof results.batchFsyncs !== 'string') log(`  fsyncs per job by batch size: ${Object.entries(results.batchFsyncs).map(([k, v]) => `${k}: ${v.toFixed(2)}`).join(', ')}`);
+      } catch (error) {
+        results.batchFsyncs = `strace failed: ${error instanceof Error ? error.message.slice(0, 400) : String(error)}`;
+      }
+    }
+  }
   if (args.only.has('scale')) {
     const plan = scalePlan(args.quick);
     results.depths = plan.depths;
+    results.backlogDepths = plan.backlogDepths;
     log('\n== scale: building queues');
     const roots = await buildDepths(ctx, plan.depths);
+    const backlog = await buildBacklog(ctx, plan);
     await probe('before scale', state);
     const scaleRounds = args.quick ? 1 : Math.min(2, args.rounds);
     // One run per depth: at 100,000 jobs a run takes minutes.
     results.validate = await group('scale: fsjob validate QUEUE', validateSystems(plan, roots), 1);
     results.depth = await group('scale: claim latency by depth', depthSystems(plan, roots), scaleRounds);
+    results.backlog = await group('scale: deep backlog (Worker, fsjob status, enqueue)', backlogSystems(plan, backlog, roots), scaleRounds);
     if ((await fsjobMissing()) === null) {
       log('\n== scale: worker memory');
       for (const jobs of [0, plan.memoryJobs]) {
@@ -268,13 +295,28 @@ async function main(): Promise<void> {
   mkdirSync(raw, { recursive: true });
   await writeFileAtomic(
     path.join(raw, `${base}.json`),
-    JSON.stringify({ ...results, throughput: strip(results.throughput), commands: strip(results.commands), depth: strip(results.depth), validate: strip(results.validate), afterDeletes: strip(results.afterDeletes) }, null, 1),
+    JSON.stringify(
+      {
+        ...results,
+        throughput: strip(results.throughput),
+        cpuPerJob: strip(results.cpuPerJob),
+        commands: strip(results.commands),
+        enqueue: strip(results.enqueue),
+        depth: strip(results.depth),
+        validate: strip(results.validate),
+        backlog: strip(results.backlog),
+        afterDeletes: strip(results.afterDeletes),
+      },
+      null,
+      1,
+    ),
   );
   log(`\n${md}`);
   log(`written: ${path.relative(process.cwd(), mdPath)}, ${path.relative(process.cwd(), svgPath)}`);
   if (!args.keep && args.work === undefined) {
     log(`removing ${work} (this deletes many inodes: the next minute of this disk is in the "after deletes" state)`);
     rmSync(work, { recursive: true, force: true });
+    log('removed');
   }
 }
 

@@ -8,6 +8,11 @@ import type { ProbeResult } from './floor.ts';
 import { med, spreadOf, type Outcome, type Sample } from './harness.ts';
 import type { CpuSummary, SyscallTable } from './profile.ts';
 import { formatMicros, formatRate, formatRatio } from './stats.ts';
+import { byId, metric, status, tableHead } from './tables.ts';
+import { backlogSection, cpuPerJobSection, enqueueSection } from './sections.ts';
+import { computeTargets } from './targets.ts';
+
+export { computeTargets, type Target } from './targets.ts';
 
 export interface Probe {
   when: string;
@@ -26,8 +31,15 @@ export interface Results {
   machine: Machine;
   probes: Probe[];
   throughput: Outcome[];
+  cpuPerJob: Outcome[];
   commands: Outcome[];
+  enqueue: Outcome[];
+  /** fsyncs per job of enqueueBatch by batch size, or why not counted. */
+  batchFsyncs: Record<string, number> | string | undefined;
   depth: Outcome[];
+  /** Deep backlog: Worker, `fsjob status` and enqueue() figures (lib/scale.ts backlogSystems). */
+  backlog: Outcome[];
+  backlogDepths: number[];
   validate: Outcome[];
   memory: Array<{ jobs: number; sample: Sample }>;
   afterDeletes: Outcome[];
@@ -37,62 +49,11 @@ export interface Results {
   notes: string[];
 }
 
-export interface Target {
-  name: string;
-  measured: string;
-  ratio: number | undefined;
-  goal: string;
-  met: boolean | undefined;
-  limit: string;
-}
-
-const byId = (outcomes: readonly Outcome[], id: string): Outcome | undefined => outcomes.find((o) => o.system.id === id);
-
-export function computeTargets(r: Results): Target[] {
-  const all = [...r.throughput, ...r.commands];
-  const rate = (id: string) => med(byId(all, id));
-  const c2 = rate('fsjob-c2');
-  const sqlite2 = rate('sqlite-full-c2');
-  const floor1 = rate('floor-1t');
-  const work1 = rate('fsjob-work-1');
-  const work2 = rate('fsjob-work-2');
-  const spawn = rate('spawn-pipe');
-  const deepest = Math.max(...r.depths);
-  const claimDeep = med(byId(r.depth, `claim-fsjob-${deepest}`), 'p50_us');
-  const claim0 = med(byId(r.depth, 'claim-fsjob-0'), 'p50_us');
-  const validateDeep = med(byId(r.validate, `validate-${deepest}`));
-  const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
-  const at = (x: number | undefined, goal: number, above: boolean) => (x === undefined ? undefined : above ? x >= goal : x <= goal);
-  const t: Target[] = [];
-  const r1 = div(c2, sqlite2);
-  t.push({ name: 'durable full cycle, 2 consumers ≥ 1.0× SQLite WAL FULL (2 consumers)', measured: `${formatRate(c2)} vs ${formatRate(sqlite2)} jobs/s`, ratio: r1, goal: '≥ 1.0×', met: at(r1, 1, true), limit: '' });
-  const r2 = div(c2, floor1);
-  t.push({ name: 'durable full cycle, 2 consumers ≥ 0.5× the floor sequence (1 thread)', measured: `${formatRate(c2)} vs ${formatRate(floor1)} jobs/s`, ratio: r2, goal: '≥ 0.5×', met: at(r2, 0.5, true), limit: '' });
-  const r3 = div(work1, spawn);
-  t.push({ name: 'command jobs, 1 worker ≥ 0.8× node spawning `true` serially', measured: `${formatRate(work1)} vs ${formatRate(spawn)} jobs/s`, ratio: r3, goal: '≥ 0.8×', met: at(r3, 0.8, true), limit: '' });
-  const r4 = div(work2 === undefined ? undefined : work2 / 2, spawn);
-  t.push({ name: 'command jobs, 2 workers, per worker ≥ 0.8× node spawning `true` serially', measured: `${formatRate(work2)} jobs/s for 2 (${formatRate(work2 === undefined ? undefined : work2 / 2)} per worker)`, ratio: r4, goal: '≥ 0.8×', met: at(r4, 0.8, true), limit: '' });
-  const r5 = div(claimDeep, claim0);
-  t.push({ name: `claim latency at ${deepest.toLocaleString('en-US')} finished jobs ≤ 1.2× that at 0`, measured: `${formatMicros(claimDeep)} vs ${formatMicros(claim0)} (p50)`, ratio: r5, goal: '≤ 1.2×', met: at(r5, 1.2, false), limit: '' });
-  t.push({ name: `fsjob validate ≥ 20,000 finished jobs/s (at ${deepest.toLocaleString('en-US')})`, measured: `${formatRate(validateDeep)} jobs/s`, ratio: div(validateDeep, 20_000), goal: '≥ 1.0× of 20,000/s', met: at(validateDeep, 20_000, true), limit: '' });
-  return t;
-}
-
-function metric(o: Outcome, name: string, fmt: (v: number | undefined) => string): string {
-  return fmt(med(o, name));
-}
-
-function status(o: Outcome): string | undefined {
-  if (o.skipped !== undefined) return `skipped: ${o.skipped}`;
-  if (o.error !== undefined && o.samples.length === 0) return `failed: ${o.error}`;
-  return undefined;
-}
-
 /** A throughput table: jobs/s, spread, ratios, latencies, durability. */
 export function rateTable(outcomes: readonly Outcome[], refs: readonly Outcome[], opts: { latency?: boolean; extra?: Array<[string, string, (v: number | undefined) => string]> } = {}): string {
   const extra = opts.extra ?? [];
   const head = ['system', 'jobs/s (median)', 'spread', '× floor', '× SQLite FULL', ...(opts.latency === false ? [] : ['p50', 'p99']), ...extra.map((e) => e[1]), 'durability'];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || i === head.length - 1 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = tableHead(head, 1, [head.length - 1]);
   for (const o of outcomes) {
     const s = status(o);
     if (s !== undefined) {
@@ -120,7 +81,7 @@ export function rateTable(outcomes: readonly Outcome[], refs: readonly Outcome[]
 
 function depthTable(r: Results): string {
   const head = ['depth (finished jobs)', 'fsjob claimNext p50', 'p99', 'vs depth 0', 'claim + complete p50', 'Worker start-up', 'floor job p50', 'vs depth 0', 'SQLite claim p50', 'vs depth 0'];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = tableHead(head);
   const base = (kind: string, m: string) => med(byId(r.depth, `${kind}-0`), m);
   for (const d of r.depths) {
     const o = (kind: string) => byId(r.depth, `${kind}-${d}`);
@@ -141,7 +102,7 @@ function depthTable(r: Results): string {
 
 function validateTable(r: Results): string {
   const head = ['finished jobs', 'wall time', 'jobs/s', 'jobs/s without start-up', 'files examined'];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = tableHead(head);
   const empty = med(byId(r.validate, 'validate-0'), 'seconds');
   for (const d of r.depths) {
     const o = byId(r.validate, `validate-${d}`);
@@ -160,7 +121,7 @@ function validateTable(r: Results): string {
 
 function probeTable(r: Results): string {
   const head = ['when', 'fs state', 'fsync after 600 B overwrite', 'fsync, nothing dirty', 'fsync of a new 600 B file', 'create (kernel)', 'load avg 1 min', 'CPU pressure 60 s', 'IO pressure 60 s'];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = tableHead(head, 2);
   for (const p of r.probes) {
     lines.push(
       `| ${p.when} | ${p.state} | ${formatMicros(p.probe.fsync_overwrite_us)} | ${formatMicros(p.probe.fsync_clean_us)} | ${formatMicros(p.probe.fsync_new_file_us)} | ${p.probe.create_us.toFixed(1)} µs | ${p.load.load1.toFixed(1)} | ${p.load.cpuSome60.toFixed(0)}% | ${p.load.ioSome60.toFixed(0)}% |`,
@@ -173,7 +134,7 @@ function syscallSection(s: SyscallTable | string | undefined): string {
   if (s === undefined) return 'Not measured in this run.';
   if (typeof s === 'string') return s;
   const head = ['syscall', ...s.columns];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = tableHead(head);
   for (const row of s.rows) lines.push(`| ${row.syscall} | ${row.perJob.map((v) => (v === undefined ? '' : v.toFixed(1))).join(' | ')} |`);
   return lines.join('\n');
 }
@@ -209,13 +170,17 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push(`| disk | ${m.disk}, write cache: ${m.writeCache} |`, `| filesystem | ${m.filesystem}, journal: ${m.journal} |`, `| mount options | ${m.mountOptions} |`, `| SQLite | ${m.sqlite} (better-sqlite3 12) |`, '');
   out.push('The disk and the load, probed before each group (bench/floor.c probe: 100 samples each):', '', probeTable(r), '');
   out.push('## Targets', '');
+  out.push(
+    'The six targets of issue 16; a target with several goals has a row for each. Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (a group left out with --only, a skipped or failed system). In quick mode the deep queues are smaller: each row names the depth it used.',
+    '',
+  );
   out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
   for (const t of targets) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
   out.push('');
   const stateOf = (when: string) => r.probes.find((p) => p.when === when)?.state ?? 'unknown';
-  out.push(`## 1, 2, 4. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: ${stateOf('before throughput')})`, '');
+  out.push(`## 1. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: ${stateOf('before throughput')})`, '');
   out.push(
-    'Full cycle = one producer process enqueuing all jobs while the consumers run (enqueue to receipt); its rate is jobs / (last receipt − first enqueue). "× floor" divides by the floor of the same shape (enqueue only, or the single-threaded full sequence); "× SQLite FULL" by SQLite WAL FULL with the same number of consumers (2 for more). p50/p99 of a full cycle include the time a job waits in the queue behind the others; the latency rows measure one job at a time with an idle consumer. fsjob consumers are Worker processes with a handler (payload jobs; no command spawned); "async" rows run several jobs at once in one process. fsjob has no non-durable mode (the spec offers none), so none is measured.',
+    'Full cycle = one producer process enqueuing all jobs while the consumers run (enqueue to receipt); its rate is jobs / (last receipt − first enqueue). "× floor" divides by the floor of the same shape (enqueue only, or the single-threaded full sequence); "× SQLite FULL" by SQLite WAL FULL with the same number of consumers (2 for more). p50/p99 of a full cycle include the time a job waits in the queue behind the others; the latency rows measure one job at a time with an idle consumer. fsjob consumers are Worker processes with a handler (payload jobs; no command spawned); "async" rows run several jobs at once in one process. Target 1 takes the best fsjob full-cycle row against the best SQLite WAL FULL full-cycle row; the floor with 1 to 64 threads shows what concurrent fsyncs of the calls the spec asks for reach on this disk. fsjob has no non-durable mode (the spec offers none), so none is measured.',
     '',
   );
   out.push(rateTable(r.throughput, r.throughput, { extra: [['enqueue_rate', 'enqueue jobs/s during the cycle', formatRate]] }), '');
@@ -224,7 +189,8 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
     const kinds = Object.keys(floorCalls.samples[0] as Sample).filter((k) => k.startsWith('_us_'));
     out.push('Mean time per call inside the floor (1 thread, medians over rounds): ' + kinds.map((k) => `${k.slice(4)} ${formatMicros(med(floorCalls, k))}`).join(', ') + '.', '');
   }
-  out.push(`## 3. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
+  out.push(`## 2. CPU per payload job (fs state: ${stateOf('before CPU per job')})`, '', cpuPerJobSection(r), '');
+  out.push(`## 4. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
   out.push(
     '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is node spawning `true` serially (piped stdio, as a worker capturing output needs).',
     '',
@@ -251,7 +217,8 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
       '',
     );
   }
-  out.push(`## 5. Scale (fs state: ${stateOf('before scale')}; all depths measured round-robin in one state)`, '');
+  out.push(`## 5. The enqueue command and enqueueBatch (fs state: ${stateOf('before enqueue')})`, '', enqueueSection(r), '');
+  out.push(`## 3, 6. Scale (fs state: ${stateOf('before scale')}; all depths measured round-robin in one state)`, '');
   out.push(
     'Finished jobs are written straight into jobs/ by bench/fill.c from records made with the reference encoder (they validate clean). Claim latency is `claimNext()` on an opened queue right after one job was enqueued (it claims and records the execution; a payload job has no output files); "claim + complete" adds the receipt. The floor row is one whole job sequence in the same jobs/ directory (what the filesystem itself adds with depth). SQLite: the claim transaction with that many done rows.',
     '',
@@ -266,6 +233,15 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
     }
     out.push('');
   }
+  if (r.backlog.length > 0) {
+    out.push('### Deep backlog: queued payload jobs', '');
+    out.push(
+      "Queues of queued payload jobs built by bench/fill.c (spec.json and a ready/ entry each), consumed by the runs (a depth is built anew when a run would take it below 90% of its label; nothing is removed during the run). Worker: a fresh process, concurrency 1, a no-op handler; jobs/s and CPU (user + system of the process) per job over its jobs after the first 10, so start-up, the READY-4 scan and the first listing are out (\"first claim\" shows them). CPU per job is the steadier figure on a loaded machine. `fsjob status -q Q` is the built command (`node bin/fsjob.js`, dist/), its default summary, timed from spawn to exit (CPU from GNU time), run before the Worker takes its jobs. enqueue(): a fresh process, after 2 unmeasured jobs in a queue of its own.",
+      '',
+      backlogSection(r),
+      '',
+    );
+  }
   if (r.afterDeletes.length > 0) {
     out.push('## The "after deletes" state', '');
     out.push(
@@ -273,7 +249,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
       '',
     );
     const head = ['system', 'jobs/s (median)', 'vs clean', '× floor', '× SQLite FULL', 'p50', 'p99'];
-    out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
+    out.push(...tableHead(head));
     for (const o of r.afterDeletes) {
       const s = status(o);
       if (s !== undefined) {

@@ -8,29 +8,42 @@
  *     SQLite's claim transaction at the same depth;
  *   - how long a Worker takes to start (its READY-4 scan of jobs/);
  *   - `fsjob validate QUEUE` throughput (the whole-queue audit);
- *   - max RSS of `fsjob work` serving 100,000 queued command jobs.
+ *   - max RSS of `fsjob work` serving 100,000 queued command jobs;
+ *   - deep backlog (issue 16, target 3; lib/backlog.ts): a Worker's jobs/s
+ *     and CPU per job over 100 / 10,000 / 100,000 queued payload jobs,
+ *     `fsjob status` at each depth and at the deepest finished queue, and
+ *     enqueue() into the deepest backlog against an empty queue.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { runFloor } from './floor.ts';
 import { buildQueue } from './fixtures.ts';
-import { FSJOB_BIN, fsjobMissing } from './fsjob.ts';
+import { BacklogQueues, measuredJobs, runBacklogWorker, WARM } from './backlog.ts';
+import { FSJOB_BIN, fsjobMissing, fsjobTimed } from './fsjob.ts';
+import { initQueue } from '../../src/model/queue.ts';
 import type { Ctx, Sample, System } from './harness.ts';
-import { Peer, run, tsNode } from './proc.ts';
-import { percentile } from './stats.ts';
+import { oneShot, Peer, REPO_DIR, run, tsNode } from './proc.ts';
+import { percentile, type Cost } from './stats.ts';
 
 export interface ScalePlan {
+  /** Finished jobs in the queues of the claim, start-up and validate figures. */
   depths: number[];
   claimSamples: number;
   floorJobs: number;
   memoryJobs: number;
   memorySeconds: number;
+  /** Queued payload jobs in the queues of the deep-backlog figures; the first is the reference. */
+  backlogDepths: number[];
+  /** Jobs a Worker runs per backlog figure (after lib/backlog.ts's WARM). */
+  backlogJobs: number;
+  /** enqueue() calls per figure, into the deepest backlog and into an empty queue. */
+  enqueuePer: number;
 }
 
 export function scalePlan(quick: boolean): ScalePlan {
   return quick
-    ? { depths: [0, 1000], claimSamples: 10, floorJobs: 60, memoryJobs: 1000, memorySeconds: 3 }
-    : { depths: [0, 10_000, 100_000], claimSamples: 30, floorJobs: 150, memoryJobs: 100_000, memorySeconds: 15 };
+    ? { depths: [0, 10_000], claimSamples: 10, floorJobs: 60, memoryJobs: 1000, memorySeconds: 3, backlogDepths: [100, 10_000], backlogJobs: 100, enqueuePer: 100 }
+    : { depths: [0, 10_000, 100_000], claimSamples: 30, floorJobs: 150, memoryJobs: 100_000, memorySeconds: 15, backlogDepths: [100, 10_000, 100_000], backlogJobs: 200, enqueuePer: 200 };
 }
 
 export const depthLabel = (d: number): string => d.toLocaleString('en-US');
@@ -45,15 +58,6 @@ export async function buildDepths(ctx: Ctx, depths: readonly number[]): Promise<
     roots.set(d, root);
   }
   return roots;
-}
-
-async function oneShot<T>(name: string, argv: string[]): Promise<T> {
-  const peer = new Peer(name, argv);
-  await peer.ready();
-  peer.send('GO');
-  const r = await peer.result<T>();
-  await peer.exit();
-  return r;
 }
 
 /** Systems measured round-robin over depths: fsjob claim, Worker start, the floor, SQLite's claim. */
@@ -167,4 +171,81 @@ export async function workerMemory(ctx: Ctx, jobs: number, seconds: number): Pro
   worker.kill('SIGTERM');
   await worker.exit(60_000);
   return { max_rss_mib: hwm / 1024, startup_s: registeredS, finished_in_window: finished, window_s: seconds };
+}
+
+/** The queues of the deep-backlog figures, built before the scale group's probe (nothing of them is removed during the run). */
+export async function buildBacklog(ctx: Ctx, plan: ScalePlan): Promise<BacklogQueues> {
+  const queues = new BacklogQueues((d) => ctx.fresh(`backlog-${d}`), ctx.fresh('templates'), false, ctx.log);
+  for (const d of plan.backlogDepths) await queues.at(d);
+  return queues;
+}
+
+const statusSample = (root: string): Sample => {
+  const t = fsjobTimed(['status', '-q', root]);
+  return { seconds: t.wall_ms / 1000, cpu_s: t.cpu_ms / 1000 };
+};
+
+/**
+ * Deep backlog, round-robin: per depth `fsjob status` (before the Worker
+ * takes its jobs) and a Worker's run; `fsjob status` over the deepest
+ * finished queue; enqueue() into the deepest backlog and into a fresh empty
+ * queue (each a fresh process, after 2 unmeasured jobs elsewhere).
+ */
+export function backlogSystems(plan: ScalePlan, queues: BacklogQueues, finished: Map<number, string>): System[] {
+  const out: System[] = [];
+  const src = path.join(REPO_DIR, 'src');
+  for (const d of plan.backlogDepths) {
+    const n = measuredJobs(d, plan.backlogJobs);
+    out.push({
+      id: `status-queued-${d}`,
+      label: `\`fsjob status -q Q\` with ${depthLabel(d)} queued jobs`,
+      durability: 'n/a',
+      skip: fsjobMissing,
+      run: async () => statusSample(await queues.at(d)),
+    });
+    out.push({
+      id: `backlog-${d}`,
+      label: `fsjob Worker (concurrency 1, no-op handler) over ${depthLabel(d)} queued payload jobs: ${n} jobs after ${WARM}`,
+      durability: 'fsync per step',
+      skip: fsjobMissing,
+      run: async () => {
+        const f = await runBacklogWorker(src, await queues.at(d, WARM + n), n);
+        return { rate: (f.jobs * 1000) / f.wall_ms, cpu_ms: f.cpu_ms / f.jobs, start_ms: f.start_ms, jobs: f.jobs };
+      },
+    });
+  }
+  const deepFinished = Math.max(...plan.depths);
+  out.push({
+    id: `status-finished-${deepFinished}`,
+    label: `\`fsjob status -q Q\` with ${depthLabel(deepFinished)} finished jobs`,
+    durability: 'n/a',
+    skip: fsjobMissing,
+    run: async () => statusSample(finished.get(deepFinished) as string),
+  });
+  const enqueueInto = async (root: string): Promise<Sample> => {
+    const r = await oneShot<Cost & { jobs: number }>('fsjob enqueue-cost', tsNode('fsjob-lib.ts', ['enqueue-cost', root, String(plan.enqueuePer)]));
+    return { rate: r.jobs / (r.wall_us / 1e6), wall_ms: r.wall_us / 1000 / r.jobs, cpu_ms: (r.cpu_user_us + r.cpu_system_us) / 1000 / r.jobs };
+  };
+  const deepest = Math.max(...plan.backlogDepths);
+  out.push(
+    {
+      id: 'enqueue-deep',
+      label: `fsjob enqueue() into the queue of ${depthLabel(deepest)} queued jobs (${plan.enqueuePer} jobs, 1 process)`,
+      durability: 'fsync per step',
+      skip: fsjobMissing,
+      run: async () => enqueueInto(await queues.at(deepest)),
+    },
+    {
+      id: 'enqueue-empty',
+      label: `fsjob enqueue() into an empty queue (${plan.enqueuePer} jobs, 1 process)`,
+      durability: 'fsync per step',
+      skip: fsjobMissing,
+      run: async (ctx) => {
+        const root = path.join(ctx.fresh('enqueue-empty'), 'q');
+        await initQueue(root);
+        return enqueueInto(root);
+      },
+    },
+  );
+  return out;
 }
