@@ -22,6 +22,8 @@ export interface FloorResult {
   p50_ns: number;
   p99_ns: number;
   calls: FloorCalls;
+  /** User + system CPU of the whole run (getrusage): the filesystem calls' own cost, the least any implementation pays. */
+  cpu_ns: number;
 }
 
 export interface ProbeResult {

@@ -11,7 +11,8 @@
  *              real ones or a test's)
  *   read.ts    bounded reads, listings, lstats
  *   write.ts   publishRecord, createExclusive, private directories, fsync,
- *              renameNoReplace, removeTree
+ *              renameNoReplace (moveNoReplace without its fsyncs), removeTree
+ *   shared-sync.ts one fsync shared by every caller waiting for it (group commit)
  *   dir.ts     a directory handle: names relative to a checked directory
  *   seam.ts    the system calls, as an injectable seam
  *   fs-lack.ts a filesystem without FS-1's operations (FS-2), FS-3's second look
@@ -53,7 +54,8 @@ export {
   type ReadBoundedOptions,
   type ReadBoundedSyncOptions,
 } from './read.ts';
-export { createExclusive, ensurePrivateDir, fsyncDir, later, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
+export { createExclusive, ensurePrivateDir, fsyncDir, later, moveNoReplace, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
+export { SharedSync } from './shared-sync.ts';
 export { realReads, type ReadCalls, type SafeFsSeam, type SafeHandle } from './seam.ts';
 export { Dir } from './dir.ts';
 export { probeFilesystem } from './probe.ts';

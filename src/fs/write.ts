@@ -252,14 +252,29 @@ export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE
 }
 
 /**
- * Move a staged directory into place without replacing anything. Linux
- * rename() silently replaces an EMPTY directory, so dst is lstat-ed first and
- * an existing entry is EXISTS. Residual race: an empty directory created at
- * dst between that lstat and the rename would be replaced. Staged names carry
- * 64 random bits, so only a writer deliberately reusing the same id (who
- * already has our uid, see SEC-5/6) can hit it. Both parents are fsynced.
+ * Move a staged directory into place without replacing anything, and fsync
+ * both parents (PUB-9). See `moveNoReplace` for the refusal.
  */
 export async function renameNoReplace(src: string, dst: string, options: SafeFsOptions = {}): Promise<void> {
+  await moveNoReplace(src, dst, options);
+  // Both parents at once (their fsyncs overlap on the disk); a failure of
+  // dst's is the one that matters (ENQ-4), so it is the one reported.
+  const syncs = [fsyncDir(dirname(dst), options)];
+  if (dirname(dst) !== dirname(src)) syncs.push(fsyncDir(dirname(src), options));
+  await settleAll(syncs);
+}
+
+/**
+ * The rename of `renameNoReplace` without its fsyncs, for a caller that
+ * shares one fsync of the parents among several moves (enqueueBatch's group
+ * commit): nothing that depends on the move may happen before that fsync.
+ * Linux rename() silently replaces an EMPTY directory, so dst is lstat-ed
+ * first and an existing entry is EXISTS. Residual race: an empty directory
+ * created at dst between that lstat and the rename would be replaced. Staged
+ * names carry 64 random bits, so only a writer deliberately reusing the same
+ * id (who already has our uid, see SEC-5/6) can hit it.
+ */
+export async function moveNoReplace(src: string, dst: string, options: SafeFsOptions = {}): Promise<void> {
   const fs = seamOf(options);
   await checkDirInside(dirname(src), options);
   await checkDirInside(dirname(dst), options);
@@ -281,11 +296,6 @@ export async function renameNoReplace(src: string, dst: string, options: SafeFsO
     if (errno === 'ENOENT') throw notFound(src);
     throw filesystemLack(error, 'rename', dst) ?? wrapIo(error, dst, `renaming ${src} to`);
   }
-  // Both parents at once (their fsyncs overlap on the disk); a failure of
-  // dst's is the one that matters (ENQ-4), so it is the one reported.
-  const syncs = [fsyncDir(dirname(dst), options)];
-  if (dirname(dst) !== dirname(src)) syncs.push(fsyncDir(dirname(src), options));
-  await settleAll(syncs);
 }
 
 /**

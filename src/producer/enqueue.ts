@@ -8,10 +8,10 @@ import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
 import { readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
-import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, renameNoReplace, settleAll, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
+import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, moveNoReplace, settleAll, SharedSync, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
 import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
-import { selfIdentity } from '../model/identity.ts';
+import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
 import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
@@ -102,32 +102,46 @@ function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { jo
   );
 }
 
+/** A job between its request and its publication: what every step below needs. */
+interface Pending {
+  id: string;
+  spec: SpecRecord;
+  specBytes: Buffer;
+  stdin: Uint8Array | null;
+  source: string;
+  clock: Clock;
+  staging: string;
+  readyEntry: string;
+  /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
+  holdTakenMono?: number;
+}
+
 /**
- * Section 6.2, steps 2 to 8, for a request already normalized (step 1).
- * Resolves only once the job is published and jobs/ is fsynced.
+ * Step 1's end and the id (LAYOUT-4): the spec record, checked and encoded
+ * before anything is written. Synchronous, so jobs prepared one after another
+ * get ids in that order (enqueueBatch relies on it for line order).
  */
-export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
+function prepare(queue: Queue, normalized: NormalizedRequest, producer: Identity, options: EnqueueOptions): Pending {
   const clock = options.clock ?? systemClock;
   const source = options.source ?? 'the request';
-  const producer = await selfIdentity();
   const { id, ms } = newJobIdStamp(clock);
   const spec = specFromRequest(id, ms, normalized, producer);
   checkDelay(spec, source);
   const specBytes = encodeSpec(spec, source);
+  return { id, spec, specBytes, stdin: normalized.stdin, source, clock, staging: queue.paths.staging(id), readyEntry: `${queue.paths.dir('ready')}/${readyEntryName(spec.priority, id)}` };
+}
 
+/**
+ * Steps 2 to 4: the staging directory and its files, each fsynced, and the
+ * directory fsynced. On failure it removes what it staged (ENQ-6) and throws.
+ */
+async function stage(queue: Queue, job: Pending): Promise<void> {
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job
   // with nothing staged (tmp/ is checked by the mkdir below).
   await checkDirInside(queue.paths.dir('jobs'), queue.fsOptions);
   await checkDirInside(queue.paths.dir('ready'), queue.fsOptions);
-
-  const staging = queue.paths.staging(id);
-  const jobDir = queue.paths.job(id);
-  const readyDir = queue.paths.dir('ready');
-  const readyName = readyEntryName(spec.priority, id);
+  const { staging, id } = job;
   let staged = false;
-  let readyCreated = false;
-  /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
-  let holdTakenMono: number | undefined;
   try {
     // Step 2 (PUB-8). A directory already at tmp/<id> is not ours: refuse, never reuse or remove it.
     let created: boolean;
@@ -152,19 +166,34 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     // are done before anything below.
     const syncs: Promise<void>[] = [];
     try {
-      if (normalized.stdin !== null) syncs.push((await writeDataFile(queue, staging, 'stdin', normalized.stdin)).synced);
-      syncs.push((await writeDataFile(queue, staging, 'spec.json', specBytes)).synced);
+      if (job.stdin !== null) syncs.push((await writeDataFile(queue, staging, 'stdin', job.stdin)).synced);
+      syncs.push((await writeDataFile(queue, staging, 'spec.json', job.specBytes)).synced);
       syncs.push(later(fsyncDir(staging, queue.fsOptions)));
     } catch (error) {
       await Promise.allSettled(syncs);
       throw error;
     }
     await settleAll(syncs);
+  } catch (error) {
+    await unstage(queue, staged ? staging : undefined, undefined);
+    throw error;
+  }
+}
+
+/**
+ * Steps 5 to 7: the dedupe hold, the ready entry, the rename that publishes.
+ * When this resolves the job is published but not yet durable (step 8). On
+ * failure before the rename it removes what it staged (ENQ-6) and throws.
+ */
+async function holdIndexPublish(queue: Queue, job: Pending): Promise<void> {
+  const { spec, clock, staging, readyEntry, id } = job;
+  let readyCreated = false;
+  try {
     // Step 5 (DEDUPE-2): after staging exists, so a rival producer sees our
     // hold as held while we are between here and the rename (DEDUPE-3).
     if (spec.dedupe !== null) {
       const key = spec.dedupe;
-      holdTakenMono = monotonicMs(clock);
+      job.holdTakenMono = monotonicMs(clock);
       const taken = await takeHold(queue, 'dedupe', key, (hold) => dedupeHeld(queue, hold, { clock }), { clock, jobId: id, gen: null });
       if (!taken.taken) throw dedupeRefusal(queue, key, taken.current);
     }
@@ -174,35 +203,77 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     readyCreated = true;
     // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
     // producers (DEDUPE-3), so publishing now could share the key: refuse.
-    if (holdTakenMono !== undefined && monotonicMs(clock) - holdTakenMono > DEDUPE_STAGE_MAX) {
+    if (job.holdTakenMono !== undefined && monotonicMs(clock) - job.holdTakenMono > DEDUPE_STAGE_MAX) {
       throw new FsjobError('IO', `job ${id} was not published within DEDUPE_STAGE_MAX (${DEDUPE_STAGE_MAX} ms) of taking its dedupe key, so the key may be another job's now; nothing was published (DEDUPE-5)`, { jobId: id, clause: 'DEDUPE-5' });
     }
   } catch (error) {
-    await unstage(queue, staged ? staging : undefined, readyCreated ? `${readyDir}/${readyName}` : undefined);
+    await unstage(queue, staging, readyCreated ? readyEntry : undefined);
     throw error;
   }
-
-  // Steps 7 and 8 (ENQ-3, ENQ-4): the rename publishes; renameNoReplace
-  // refuses an existing jobs/<id> and fsyncs jobs/ (then tmp/).
+  // Step 7 (ENQ-3): the rename publishes; moveNoReplace refuses an existing jobs/<id>.
   try {
-    await renameNoReplace(staging, jobDir, queue.fsOptions);
+    await moveNoReplace(staging, queue.paths.job(id), queue.fsOptions);
   } catch (error) {
-    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(jobDir, queue.fsOptions).catch(() => false));
+    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(queue.paths.job(id), queue.fsOptions).catch(() => false));
     if (!published) {
-      await unstage(queue, staging, `${readyDir}/${readyName}`);
+      await unstage(queue, staging, readyEntry);
       throw error;
     }
-    // The rename happened. If only the fsync of tmp/ failed, jobs/ is durable
-    // and the job is accepted; if jobs/ could not be fsynced, the job is
-    // visible but not proven durable, so it must not be reported as accepted.
-    if (isFsjobError(error) && error.path === queue.paths.dir('tmp')) return { id, spec };
+    // The rename happened although it reported a failure: the job is
+    // published, and step 8 decides whether it may be reported.
+  }
+}
+
+/**
+ * The fsync of step 8, shared (SharedSync) by every job of this queue object
+ * renamed before it began: concurrent enqueues and the lines of a batch wait
+ * for one fsync of jobs/ and tmp/ together instead of one each. A failure of
+ * tmp/'s (a SHOULD, PUB-9) does not fail the jobs; jobs/'s does (ENQ-4).
+ */
+const stepEight = new WeakMap<Queue, SharedSync>();
+
+function publicationSync(queue: Queue): SharedSync {
+  let shared = stepEight.get(queue);
+  if (shared === undefined) {
+    shared = new SharedSync(async () => {
+      const jobs = later(fsyncDir(queue.paths.dir('jobs'), queue.fsOptions));
+      const tmp = fsyncDir(queue.paths.dir('tmp'), queue.fsOptions).catch(() => undefined);
+      await settleAll([jobs, tmp]);
+    });
+    stepEight.set(queue, shared);
+  }
+  return shared;
+}
+
+/** The SharedSync of a queue object's step 8, for tests and benchmarks that count its runs. */
+export function publicationSyncOf(queue: Queue): SharedSync {
+  return publicationSync(queue);
+}
+
+/** Step 8 (ENQ-4): resolves once jobs/ was fsynced after the job's rename; else the job is published but not reported. */
+async function makeDurable(queue: Queue, job: Pending): Promise<void> {
+  try {
+    await publicationSync(queue).after();
+  } catch (error) {
+    // The job is visible but not proven durable, so it must not be reported as accepted.
     throw new FsjobError(
       'IO',
-      `job ${id} was published in ${jobDir} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${id})`,
-      { path: queue.paths.dir('jobs'), jobId: id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
+      `job ${job.id} was published in ${queue.paths.job(job.id)} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${job.id})`,
+      { path: queue.paths.dir('jobs'), jobId: job.id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
     );
   }
-  return { id, spec };
+}
+
+/**
+ * Section 6.2, steps 2 to 8, for a request already normalized (step 1).
+ * Resolves only once the job is published and jobs/ is fsynced.
+ */
+export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
+  const job = prepare(queue, normalized, await selfIdentity(), options);
+  await stage(queue, job);
+  await holdIndexPublish(queue, job);
+  await makeDurable(queue, job);
+  return { id: job.id, spec: job.spec };
 }
 
 /**
@@ -244,33 +315,101 @@ export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
 }
 
 /**
+ * How many lines of a batch are between parsing and their report at once.
+ * Enough that the fsyncs of one window keep libuv's pool and the disk busy
+ * together; small enough that a bad disk leaves few jobs in doubt.
+ */
+export const BATCH_WINDOW = 64;
+
+/**
  * One job per line, each line a request (REQ-1). Lines are numbered from 1;
  * blank lines are skipped. A bad line (invalid, refused, failed) yields
  * `{ line, error }` and does not stop the others; every other line yields
  * `{ line, id }`. Errors that are not FsjobErrors (bugs) propagate.
+ *
+ * The lines run pipelined, up to BATCH_WINDOW at once: each is staged and
+ * fsynced (steps 2 to 4) beside the others; the steps that decide between
+ * jobs (the dedupe hold, the ready entry, the rename: 5 to 7) run one line at
+ * a time in line order, so the first of two lines with one dedupe key wins
+ * and ids are in line order; and jobs renamed together share the fsync of
+ * jobs/ (step 8, SharedSync). Each line's result is reported, in line order,
+ * only after that fsync (ENQ-4).
  */
 export async function enqueueBatch(
   queue: Queue,
   lines: Iterable<string> | AsyncIterable<string>,
   options: BatchOptions = {},
 ): Promise<BatchResult[]> {
+  const producer = await selfIdentity();
   const results: BatchResult[] = [];
+  /** Results not yet reported, in line order; a slot is filled when its line settles. */
+  const slots: { result?: BatchResult; bug?: unknown; settled: boolean }[] = [];
+  let reported = 0;
+  let bug: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const report = () => {
+    while (reported < slots.length && slots[reported]?.settled === true) {
+      const slot = slots[reported] as { result?: BatchResult; bug?: unknown };
+      slots[reported] = { settled: true };
+      reported += 1;
+      if (slot.result === undefined) {
+        bug ??= { error: slot.bug };
+        continue;
+      }
+      results.push(slot.result);
+      options.onResult?.(slot.result);
+    }
+    wake?.();
+  };
+  /** Resolves when the line before this one has left steps 5 to 7. */
+  let turn: Promise<void> = Promise.resolve();
   let line = 0;
   for await (const text of lines) {
+    if (bug !== undefined) break;
     line += 1;
     if (text.trim() === '') continue;
-    const source = `batch line ${line}`;
-    let result: BatchResult;
+    const slot: { result?: BatchResult; bug?: unknown; settled: boolean } = { settled: false };
+    slots.push(slot);
+    const previous = turn;
+    let done!: () => void;
+    turn = new Promise((resolve) => (done = resolve));
+    void batchLine(queue, line, text, producer, options, previous, done).then(
+      (result) => Object.assign(slot, { result, settled: true }),
+      (error: unknown) => Object.assign(slot, { bug: error, settled: true }),
+    ).then(report);
+    while (slots.length - reported >= BATCH_WINDOW && bug === undefined) await new Promise<void>((resolve) => (wake = resolve));
+  }
+  while (slots.length > reported) await new Promise<void>((resolve) => (wake = resolve));
+  if (bug !== undefined) throw bug.error;
+  return results;
+}
+
+/**
+ * One line of a batch: parsed and staged at once, steps 5 to 7 after the line
+ * before (`previous`), then `done` for the line after; then the shared step 8.
+ */
+async function batchLine(queue: Queue, line: number, text: string, producer: Identity, options: BatchOptions, previous: Promise<void>, done: () => void): Promise<BatchResult> {
+  const source = `batch line ${line}`;
+  let job: Pending;
+  try {
     try {
       const request = parseRequest(Buffer.from(text, 'utf8'), { source });
-      const { id } = await publishJob(queue, normalizeChecked(request, { ...options, source }), { ...options, source });
-      result = { line, id };
+      job = prepare(queue, normalizeChecked(request, { ...options, source }), producer, { ...options, source });
+      await stage(queue, job);
     } catch (error) {
-      if (!isFsjobError(error)) throw error;
-      result = { line, error };
+      void previous.then(done);
+      throw error;
     }
-    results.push(result);
-    options.onResult?.(result);
+    try {
+      await previous;
+      await holdIndexPublish(queue, job);
+    } finally {
+      done();
+    }
+    await makeDurable(queue, job);
+    return { line, id: job.id };
+  } catch (error) {
+    if (!isFsjobError(error)) throw error;
+    return { line, error };
   }
-  return results;
 }

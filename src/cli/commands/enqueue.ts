@@ -224,7 +224,7 @@ export const enqueueCommand: FsjobCommand = {
       .option('handler', { describe: 'A payload job for the in-process handler NAME instead of a command', type: 'string' })
       .option('payload', { describe: "The handler's input as JSON (default null)", type: 'string' })
       .option('request', { describe: 'Enqueue the request in FILE (schemas/request.schema.json), or - for standard input', type: 'string' })
-      .option('batch', { describe: 'Enqueue one request per line of FILE (or - for standard input); prints one id per accepted line', type: 'string' })
+      .option('batch', { describe: 'Enqueue one request per line of FILE (or - for standard input); prints one id per accepted line, in line order, once the job is durable. Lines are staged together and share their fsyncs, so a batch costs far less per job than a loop of enqueue calls', type: 'string' })
       .option('json', { describe: 'Print the spec record (with --batch: one JSON result per line) instead of the id', type: 'boolean', default: false })
       .conflicts('request', 'batch')
       .example('$0 enqueue -- make -C site publish', 'run a command; prints the job id')
