@@ -3,7 +3,7 @@
  * src/consumer Worker's handler API (no command is spawned). Children of
  * bench/run.ts speaking the READY/GO/STOP protocol of lib/proc.ts.
  *
- *   producer <queue> <n> [--latency]   enqueue n payload jobs (--latency: each after the previous has its receipt)
+ *   producer <queue> <n> [--latency] [--batch k]  enqueue n payload jobs (--latency: each after the previous has its receipt; --batch: k lines per enqueueBatch call)
  *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints D per receipt
  *   claim <queue> <samples> [--profile-out F]  claim latency: enqueue one job, time claimNext(), complete it; repeat
  *                                      (after 2 unmeasured warm-up jobs; F: a CPU profile of the measured loop only)
@@ -58,12 +58,26 @@ function payload(seq: number): BenchPayload {
  */
 const idleGap = () => new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
 
-async function producer(root: string, n: number, latencyMode: boolean): Promise<void> {
+async function producer(root: string, n: number, latencyMode: boolean, batch = 0): Promise<void> {
   const queue = await openQueue(root);
   const proto = childProtocol();
   await proto.go;
   const t0 = wallMicros();
   const enqueueUs: number[] = [];
+  if (batch > 0) {
+    // Lines of `batch` jobs through enqueueBatch; a job's latency starts when its line is made.
+    for (let i = 0; i < n; i += batch) {
+      const start = wallMicros();
+      const lines = Array.from({ length: Math.min(batch, n - i) }, (_, k) => JSON.stringify({ handler: HANDLER, payload: { ...payload(i + k), created_us: start } }));
+      const results = await enqueueBatch(queue, lines);
+      const refused = results.find((result) => 'error' in result);
+      if (refused !== undefined && 'error' in refused) throw refused.error;
+      const us = (wallMicros() - start) / lines.length;
+      for (let k = 0; k < lines.length; k++) enqueueUs.push(us);
+    }
+    childResult({ t0_us: t0, t1_us: wallMicros(), n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
+    return;
+  }
   for (let i = 0; i < n; i++) {
     const start = wallMicros();
     const { id } = await enqueue(queue, { handler: HANDLER, payload: { ...payload(i), created_us: start } });
@@ -258,7 +272,7 @@ const option = (name: string, fallback: number): number => {
   const i = rest.indexOf(name);
   return i >= 0 ? Number(rest[i + 1]) : fallback;
 };
-if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'));
+if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'), option('--batch', 0));
 else if (mode === 'consumer') await consumer(root, option('--concurrency', 1), option('--poll-ms', 1000));
 else if (mode === 'claim') await claim(root, Number(rest[0]), rest.includes('--profile-out') ? rest[rest.indexOf('--profile-out') + 1] : undefined);
 else if (mode === 'start') await start(root);

@@ -35,7 +35,7 @@ export function floorSystems(size: Sizes): System[] {
       const r = await runFloor(ctx.fresh(id), Math.max(size.floorJobs, threads * 8), threads, mode);
       const calls: Sample = {};
       for (const [kind, { n, ns }] of Object.entries(r.calls)) if (n > 0) calls[`_us_${kind}`] = ns / n / 1000;
-      return { rate: r.jobs_per_s, p50_us: r.p50_ns / 1000, p99_us: r.p99_ns / 1000, ...calls };
+      return { rate: r.jobs_per_s, p50_us: r.p50_ns / 1000, p99_us: r.p99_ns / 1000, cpu_ms: r.cpu_ns / r.jobs / 1e6, ...calls };
     },
   });
   return [

@@ -49,8 +49,8 @@ async function freshQueue(ctx: Ctx, name: string): Promise<string> {
 }
 
 /** One producer process and `consumers` consumer processes (each a Worker with `concurrency`). */
-export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number): Promise<Sample> {
-  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n)]));
+export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number, batch = 0): Promise<Sample> {
+  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n), ...(batch > 0 ? ['--batch', String(batch)] : [])]));
   const cs = Array.from(
     { length: consumers },
     (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)])),
@@ -96,6 +96,15 @@ export function fsjobLibrarySystems(size: Sizes): System[] {
       run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), n, 1, concurrency),
     });
   }
+  // The producer free to choose too: enqueueBatch shares the fsync of jobs/ among the lines of a batch (spec 6.2, "Sharing step 8").
+  out.push({
+    id: 'fsjob-b16',
+    label: 'fsjob: full cycle, 1 consumer process with concurrency 16 (async), producer enqueueBatch of 64 lines',
+    durability: FSJOB_DURABILITY,
+    refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
+    skip: fsjobMissing,
+    run: async (ctx) => fsjobCycle(await freshQueue(ctx, 'fsjob-b16'), n, 1, 16, 64),
+  });
   out.push({
     id: 'fsjob-latency',
     label: 'fsjob: enqueue-to-receipt latency, 1 idle consumer (fs.watch wake-up)',

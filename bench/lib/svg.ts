@@ -39,6 +39,7 @@ const SHORT: Record<string, string> = {
   'fsjob-a4': 'fsjob: cycle, 1 process × 4 async',
   'fsjob-a8': 'fsjob: cycle, 1 process × 8 async',
   'fsjob-a16': 'fsjob: cycle, 1 process × 16 async',
+  'fsjob-b16': 'fsjob: cycle, × 16 async, batched producer',
   'sqlite-full-insert': 'SQLite FULL: enqueue only',
   'sqlite-full-c1': 'SQLite FULL: cycle, 1 consumer',
   'sqlite-full-c2': 'SQLite FULL: cycle, 2 consumers',
