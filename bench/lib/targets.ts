@@ -122,7 +122,7 @@ export function computeTargets(r: Results): Target[] {
   const b1 = med(byId(r.enqueue, 'batch-1'), 'wall_ms');
   const bMax = med(byId(r.enqueue, `batch-${largest}`), 'wall_ms');
   const r5b = div(bMax, b1);
-  const fsyncs = typeof r.batchFsyncs === 'object' ? `; fsyncs per job ${r.batchFsyncs['1']?.toFixed(1) ?? '?'} vs ${r.batchFsyncs[String(largest)]?.toFixed(1) ?? '?'}` : '';
+  const fsyncs = typeof r.batchFsyncs === 'object' ? `; fsyncs per job ${r.batchFsyncs[String(largest)]?.toFixed(1) ?? '?'} vs ${r.batchFsyncs['1']?.toFixed(1) ?? '?'}` : '';
   row(`5b. enqueueBatch wall time per job at batch ${depth(largest)} ≤ 0.5× at batch 1`, `${ms(bMax)} vs ${ms(b1)} per job${fsyncs}`, r5b, '≤ 0.5×', at(r5b, 0.5, false));
 
   // 6. validate at the deepest finished queue.
