@@ -103,7 +103,7 @@ function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { jo
 }
 
 /** A job between its request and its publication: what every step below needs. */
-interface Pending {
+export interface Pending {
   id: string;
   spec: SpecRecord;
   specBytes: Buffer;
@@ -121,7 +121,7 @@ interface Pending {
  * before anything is written. Synchronous, so jobs prepared one after another
  * get ids in that order (enqueueBatch relies on it for line order).
  */
-function prepare(queue: Queue, normalized: NormalizedRequest, producer: Identity, options: EnqueueOptions): Pending {
+export function prepare(queue: Queue, normalized: NormalizedRequest, producer: Identity, options: EnqueueOptions): Pending {
   const clock = options.clock ?? systemClock;
   const source = options.source ?? 'the request';
   const { id, ms } = newJobIdStamp(clock);
@@ -135,7 +135,7 @@ function prepare(queue: Queue, normalized: NormalizedRequest, producer: Identity
  * Steps 2 to 4: the staging directory and its files, each fsynced, and the
  * directory fsynced. On failure it removes what it staged (ENQ-6) and throws.
  */
-async function stage(queue: Queue, job: Pending): Promise<void> {
+export async function stage(queue: Queue, job: Pending): Promise<void> {
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job
   // with nothing staged (tmp/ is checked by the mkdir below).
   await checkDirInside(queue.paths.dir('jobs'), queue.fsOptions);
@@ -185,7 +185,7 @@ async function stage(queue: Queue, job: Pending): Promise<void> {
  * When this resolves the job is published but not yet durable (step 8). On
  * failure before the rename it removes what it staged (ENQ-6) and throws.
  */
-async function holdIndexPublish(queue: Queue, job: Pending): Promise<void> {
+export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void> {
   const { spec, clock, staging, readyEntry, id } = job;
   let readyCreated = false;
   try {
@@ -251,7 +251,7 @@ export function publicationSyncOf(queue: Queue): SharedSync {
 }
 
 /** Step 8 (ENQ-4): resolves once jobs/ was fsynced after the job's rename; else the job is published but not reported. */
-async function makeDurable(queue: Queue, job: Pending): Promise<void> {
+export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
   try {
     await publicationSync(queue).after();
   } catch (error) {
@@ -303,113 +303,4 @@ export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, op
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);
   return publishJob(queue, normalized, options);
-}
-
-/** One line of `enqueueBatch`: the id of the job it published, or the error that refused it. */
-export type BatchResult = { line: number; id: string } | { line: number; error: FsjobError };
-
-/** Options of `enqueueBatch`: those of `enqueue`, less `stdin` and `source` (each line is its own request). */
-export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
-  /** Called with each result as soon as it is known (the CLI prints ids as they are accepted). */
-  onResult?: (result: BatchResult) => void;
-}
-
-/**
- * How many lines of a batch are between parsing and their report at once.
- * Enough that the fsyncs of one window keep libuv's pool and the disk busy
- * together; small enough that a bad disk leaves few jobs in doubt.
- */
-export const BATCH_WINDOW = 64;
-
-/**
- * One job per line, each line a request (REQ-1). Lines are numbered from 1;
- * blank lines are skipped. A bad line (invalid, refused, failed) yields
- * `{ line, error }` and does not stop the others; every other line yields
- * `{ line, id }`. Errors that are not FsjobErrors (bugs) propagate.
- *
- * The lines run pipelined, up to BATCH_WINDOW at once: each is staged and
- * fsynced (steps 2 to 4) beside the others; the steps that decide between
- * jobs (the dedupe hold, the ready entry, the rename: 5 to 7) run one line at
- * a time in line order, so the first of two lines with one dedupe key wins
- * and ids are in line order; and jobs renamed together share the fsync of
- * jobs/ (step 8, SharedSync). Each line's result is reported, in line order,
- * only after that fsync (ENQ-4).
- */
-export async function enqueueBatch(
-  queue: Queue,
-  lines: Iterable<string> | AsyncIterable<string>,
-  options: BatchOptions = {},
-): Promise<BatchResult[]> {
-  const producer = await selfIdentity();
-  const results: BatchResult[] = [];
-  /** Results not yet reported, in line order; a slot is filled when its line settles. */
-  const slots: { result?: BatchResult; bug?: unknown; settled: boolean }[] = [];
-  let reported = 0;
-  let bug: { error: unknown } | undefined;
-  let wake: (() => void) | undefined;
-  const report = () => {
-    while (reported < slots.length && slots[reported]?.settled === true) {
-      const slot = slots[reported] as { result?: BatchResult; bug?: unknown };
-      slots[reported] = { settled: true };
-      reported += 1;
-      if (slot.result === undefined) {
-        bug ??= { error: slot.bug };
-        continue;
-      }
-      results.push(slot.result);
-      options.onResult?.(slot.result);
-    }
-    wake?.();
-  };
-  /** Resolves when the line before this one has left steps 5 to 7. */
-  let turn: Promise<void> = Promise.resolve();
-  let line = 0;
-  for await (const text of lines) {
-    if (bug !== undefined) break;
-    line += 1;
-    if (text.trim() === '') continue;
-    const slot: { result?: BatchResult; bug?: unknown; settled: boolean } = { settled: false };
-    slots.push(slot);
-    const previous = turn;
-    let done!: () => void;
-    turn = new Promise((resolve) => (done = resolve));
-    void batchLine(queue, line, text, producer, options, previous, done).then(
-      (result) => Object.assign(slot, { result, settled: true }),
-      (error: unknown) => Object.assign(slot, { bug: error, settled: true }),
-    ).then(report);
-    while (slots.length - reported >= BATCH_WINDOW && bug === undefined) await new Promise<void>((resolve) => (wake = resolve));
-  }
-  while (slots.length > reported) await new Promise<void>((resolve) => (wake = resolve));
-  if (bug !== undefined) throw bug.error;
-  return results;
-}
-
-/**
- * One line of a batch: parsed and staged at once, steps 5 to 7 after the line
- * before (`previous`), then `done` for the line after; then the shared step 8.
- */
-async function batchLine(queue: Queue, line: number, text: string, producer: Identity, options: BatchOptions, previous: Promise<void>, done: () => void): Promise<BatchResult> {
-  const source = `batch line ${line}`;
-  let job: Pending;
-  try {
-    try {
-      const request = parseRequest(Buffer.from(text, 'utf8'), { source });
-      job = prepare(queue, normalizeChecked(request, { ...options, source }), producer, { ...options, source });
-      await stage(queue, job);
-    } catch (error) {
-      void previous.then(done);
-      throw error;
-    }
-    try {
-      await previous;
-      await holdIndexPublish(queue, job);
-    } finally {
-      done();
-    }
-    await makeDurable(queue, job);
-    return { line, id: job.id };
-  } catch (error) {
-    if (!isFsjobError(error)) throw error;
-    return { line, error };
-  }
 }

@@ -23,11 +23,15 @@
  *
  * Costs: an enqueue is four fsyncs (spec.json, the staged directory, jobs/,
  * tmp/), one more with stdin and two more with a dedupe key; the ready entry
- * is not fsynced because consumers rebuild lost entries (READY-4).
+ * is not fsynced because consumers rebuild lost entries (READY-4). Jobs
+ * enqueued together (`enqueueMany`, `enqueueBatch`, or concurrent `enqueue`
+ * calls on one queue object) share the fsync of jobs/ and tmp/ (spec 6.2,
+ * "Sharing step 8"): about two fsyncs per job in a batch.
  */
 export { newJobId } from './id.ts';
 export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest, type SpecFields } from './request.ts';
-export { enqueue, enqueueBatch, type BatchOptions, type BatchResult, type Enqueued, type EnqueueOptions } from './enqueue.ts';
+export { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
+export { enqueueBatch, enqueueMany, type BatchOptions, type BatchResult, type ManyOptions, type ManyResult } from './many.ts';
 export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
 export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';

@@ -1,11 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { enqueue, enqueueBatch, type BatchResult } from '../../src/producer/index.ts';
+import { enqueue, enqueueBatch, enqueueMany, type BatchResult, type ManyResult } from '../../src/producer/index.ts';
 import { publicationSyncOf } from '../../src/producer/enqueue.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from '../../src/fs/seam.ts';
 import { DIR_SYNC_FLAGS } from '../../src/fs/checks.ts';
 import type { Queue } from '../../src/model/queue.ts';
-import type { SpecRecord } from '../../src/records/codec.ts';
+import type { JobRequest, SpecRecord } from '../../src/records/codec.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cleanupAll } from '../support/helpers.ts';
@@ -57,6 +57,35 @@ batch('a held dedupe key fails only its own line', async () => {
   assert.is(second !== undefined && 'error' in second ? second.error.jobId : undefined, results[0] !== undefined && 'id' in results[0] ? results[0].id : 'x');
   assert.ok('id' in (results[2] ?? {}));
   assert.is((await entries(queue.paths.dir('jobs'))).length, 2);
+});
+
+batch('enqueueMany takes request objects: one result per request, in order, with the spec as published', async () => {
+  const queue = await freshQueue();
+  async function* requests(): AsyncGenerator<JobRequest> {
+    yield { argv: ['echo', 'zero'] };
+    yield { argv: [] } as unknown as JobRequest; // invalid on purpose: refused by ENQ-1
+    yield { handler: 'resize', payload: { w: 64 }, dedupe: 'k' };
+    yield { handler: 'resize', payload: { w: 128 }, dedupe: 'k' };
+    yield { argv: ['echo', 'four'], stdin_text: '4' };
+  }
+  const seen: ManyResult[] = [];
+  const results = await enqueueMany(queue, requests(), { onResult: (result) => seen.push(result) });
+  assert.equal(seen, results, 'onResult reports each result in input order');
+  assert.equal(results.map((result) => [result.index, 'id' in result ? 'id' : result.error.code]), [
+    [0, 'id'],
+    [1, 'USAGE'],
+    [2, 'id'],
+    [3, 'DEDUPE_HELD'],
+    [4, 'id'],
+  ]);
+  const published = results.flatMap((result) => ('id' in result ? [result] : []));
+  assert.equal(await entries(queue.paths.dir('jobs')), published.map((result) => result.id), 'published in input order');
+  for (const result of published) {
+    const onDisk = JSON.parse(await readFile(join(queue.paths.job(result.id), 'spec.json'), 'utf8')) as SpecRecord;
+    assert.equal(onDisk, result.spec, 'the spec returned is the one published');
+  }
+  assert.equal(await entries(queue.paths.job(published[2]?.id ?? '')), ['spec.json', 'stdin']);
+  assert.equal(await entries(queue.paths.dir('tmp')), [], 'the refused requests left nothing staged');
 });
 
 batch.run();
