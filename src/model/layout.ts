@@ -50,6 +50,16 @@ export function readyEntryName(priority: number, id: string): string {
   return `${String(1000 - priority).padStart(4, '0')}-${id}`;
 }
 
+/**
+ * The id a ready entry names, by the rules of parseReadyEntry, without
+ * building its parts: what a count over 100,000 entries needs (no match
+ * array, no object per entry).
+ */
+export function readyEntryId(name: string): string | undefined {
+  // Four digits compare as text: "2000" is the largest encoded priority.
+  return READY_ENTRY.test(name) && name.slice(0, 4) <= '2000' ? name.slice(5) : undefined;
+}
+
 export function parseReadyEntry(name: string): { priority: number; id: string } | undefined {
   const match = READY_ENTRY.exec(name);
   if (match === null) return undefined;

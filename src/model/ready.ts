@@ -7,7 +7,7 @@
  *
  * Every reader and writer of ready/ goes through this module:
  * - ENQ-2 createReadyEntry, before the job is published;
- * - CLAIM-1 listReady, in claim order;
+ * - CLAIM-1 listReady, in claim order; countIndexed, the index's count for status;
  * - READY-2 removeReadyEntry, after a receipt;
  * - READY-3 staleReadyEntries / removeStaleReadyEntry: entries of finished
  *   jobs, and entries without a job directory once older than TEMP_MAX_AGE
@@ -17,7 +17,7 @@
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { isFsjobError } from '../base/errors.ts';
 import type { EntryKind } from '../fs/safefs.ts';
-import { isJobId, parseReadyEntry, readyEntryName } from './layout.ts';
+import { isJobId, parseReadyEntry, readyEntryId, readyEntryName } from './layout.ts';
 import { jobDir, type Queue } from './queue.ts';
 
 export interface ReadyEntry {
@@ -35,6 +35,57 @@ export async function listReady(queue: Queue): Promise<ReadyEntry[]> {
     if (parsed !== undefined) entries.push({ name: entry.name, kind: entry.kind, ...parsed });
   }
   return entries;
+}
+
+/**
+ * How many entries of ready/ name a job of `ids` (sorted ascending, as a
+ * listing of jobs/ gives them): the ready index's count of unfinished jobs
+ * (READY-1: a hint), without an object per entry. The listing is sorted by
+ * name, that is by priority and then id, so within one priority the ids
+ * rise and each is found by galloping forward from the one before: about
+ * one comparison per entry when priorities are few, a binary search at worst.
+ */
+export async function countIndexed(queue: Queue, ids: readonly string[]): Promise<number> {
+  let found = 0;
+  // A job with two entries (two priorities) counts once.
+  const counted = new Uint8Array(ids.length);
+  let prefix = '';
+  let from = 0;
+  for (const entry of await queue.dirs.ready.list()) {
+    const id = readyEntryId(entry.name);
+    if (id === undefined) continue;
+    const group = entry.name.slice(0, 4);
+    if (group !== prefix) {
+      prefix = group;
+      from = 0;
+    }
+    const at = gallop(ids, id, from);
+    if (at < ids.length && ids[at] === id) {
+      if (counted[at] === 0) found += 1;
+      counted[at] = 1;
+      from = at + 1;
+    } else from = at;
+  }
+  return found;
+}
+
+/** The first index at or after `from` whose id is not below `id` (ids sorted ascending). */
+function gallop(ids: readonly string[], id: string, from: number): number {
+  let step = 1;
+  let low = from;
+  let high = from;
+  while (high < ids.length && (ids[high] as string) < id) {
+    low = high + 1;
+    high = from + step;
+    step *= 2;
+  }
+  high = Math.min(high, ids.length);
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((ids[mid] as string) < id) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /**

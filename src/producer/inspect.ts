@@ -16,7 +16,7 @@ import type { Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
-import { listReady } from '../model/ready.ts';
+import { countIndexed } from '../model/ready.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 
 /** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
@@ -325,17 +325,16 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   return { jobs, total: ids.length, more: examined < ids.length && jobs.length >= limit, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
 }
 
-async function indexCounts(queue: Queue, ids: readonly string[]): Promise<IndexCounts | undefined> {
-  const listed = new Set<string>();
+/** The ready index's summary; `newestFirst` is the listing of jobs/, newest first. */
+async function indexCounts(queue: Queue, newestFirst: readonly string[]): Promise<IndexCounts | undefined> {
+  let unfinished: number;
   try {
-    for (const entry of await listReady(queue)) listed.add(entry.id);
+    unfinished = await countIndexed(queue, [...newestFirst].reverse());
   } catch (error) {
     if (error instanceof FsjobError) return undefined; // a summary never fails the listing
     throw error;
   }
-  let unfinished = 0;
-  for (const id of ids) if (listed.has(id)) unfinished += 1;
-  return { unfinished, finished: ids.length - unfinished };
+  return { unfinished, finished: newestFirst.length - unfinished };
 }
 
 function count(counts: JobCounts, job: JobSummary): void {
