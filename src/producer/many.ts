@@ -128,21 +128,30 @@ async function pipelined<T, R>(
   const waitForReports = () => new Promise<void>((resolve) => (wake = resolve));
   /** Resolves when the job before this one has left steps 5 to 7. */
   let turn: Promise<void> = Promise.resolve();
-  for await (const item of items) {
-    if (bug !== undefined) break;
-    const index = slots.length;
-    slots.push({ settled: false });
-    const previous = turn;
-    let done!: () => void;
-    turn = new Promise((resolve) => (done = resolve));
-    void oneJob(queue, producer, () => normalize(item), previous, done).then(
-      (outcome) => (slots[index] = { settled: true, result: resultOf(item, outcome) }),
-      (error: unknown) => (slots[index] = { settled: true, bug: error }),
-    ).then(report);
-    while (slots.length - reported >= BATCH_WINDOW && bug === undefined) await waitForReports();
+  /** A failure to read the input (a batch file that fails mid-way): thrown once the jobs in flight are reported. */
+  let unreadable: { error: unknown } | undefined;
+  try {
+    for await (const item of items) {
+      if (bug !== undefined) break;
+      const index = slots.length;
+      slots.push({ settled: false });
+      const previous = turn;
+      let done!: () => void;
+      turn = new Promise((resolve) => (done = resolve));
+      void oneJob(queue, producer, () => normalize(item), previous, done).then(
+        (outcome) => (slots[index] = { settled: true, result: resultOf(item, outcome) }),
+        (error: unknown) => (slots[index] = { settled: true, bug: error }),
+      ).then(report);
+      while (slots.length - reported >= BATCH_WINDOW && bug === undefined) await waitForReports();
+    }
+  } catch (error) {
+    unreadable = { error };
   }
+  // Every job already taken from the input is finished and reported first:
+  // one published but never reported would be a job its producer cannot name.
   while (slots.length > reported) await waitForReports();
   if (bug !== undefined) throw bug.error;
+  if (unreadable !== undefined) throw unreadable.error;
   return results;
 }
 

@@ -88,6 +88,26 @@ batch('enqueueMany takes request objects: one result per request, in order, with
   assert.equal(await entries(queue.paths.dir('tmp')), [], 'the refused requests left nothing staged');
 });
 
+batch('input that fails mid-way: every job already taken is reported before the failure is thrown', async () => {
+  const queue = await freshQueue();
+  const unreadable = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+  async function* requests(): AsyncGenerator<JobRequest> {
+    for (let i = 0; i < 5; i++) yield { handler: 'noop', payload: { i } };
+    throw unreadable;
+  }
+  const seen: ManyResult[] = [];
+  let thrown: unknown;
+  try {
+    await enqueueMany(queue, requests(), { onResult: (result) => seen.push(result) });
+  } catch (error) {
+    thrown = error;
+  }
+  assert.is(thrown, unreadable, 'the input failure is what the caller gets');
+  const ids = seen.flatMap((result) => ('id' in result ? [result.id] : []));
+  assert.is(ids.length, 5, 'the five jobs taken before it were all reported');
+  assert.equal(await entries(queue.paths.dir('jobs')), ids, 'and they are exactly the published jobs');
+});
+
 batch.run();
 
 /**
