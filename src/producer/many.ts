@@ -120,7 +120,13 @@ async function pipelined<T, R>(
       if ('bug' in slot) bug ??= { error: slot.bug };
       else {
         results.push(slot.result);
-        onResult?.(slot.result);
+        try {
+          onResult?.(slot.result);
+        } catch (error) {
+          // The caller's callback failed: thrown to the caller at the end, as a bug is
+          // (here it would be an unhandled rejection, which ends the process).
+          bug ??= { error };
+        }
       }
     }
     wake?.();

@@ -108,6 +108,27 @@ batch('input that fails mid-way: every job already taken is reported before the 
   assert.equal(await entries(queue.paths.dir('jobs')), ids, 'and they are exactly the published jobs');
 });
 
+batch('an onResult that throws stops the batch and its error reaches the caller, not the process', async () => {
+  const queue = await freshQueue();
+  const mine = new Error('the caller could not record line 2');
+  const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ handler: 'noop', payload: { i } }));
+  let reports = 0;
+  let thrown: unknown;
+  try {
+    await enqueueBatch(queue, lines, {
+      onResult: () => {
+        reports += 1;
+        if (reports === 2) throw mine;
+      },
+    });
+  } catch (error) {
+    thrown = error;
+  }
+  assert.is(thrown, mine);
+  assert.ok(reports >= 2);
+  assert.equal(await entries(queue.paths.dir('tmp')), [], 'every job taken was finished, none left staged');
+});
+
 batch.run();
 
 /**
