@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import { JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from '../records/names.ts';
 
-const READY_ENTRY = /^([0-9]{4})-([0-9]{19}-[0-9a-f]{16})$/;
+const READY_ENTRY = /^[0-9]{4}-[0-9]{19}-[0-9a-f]{16}$/;
 
 export const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'] as const;
 export type QueueDir = (typeof QUEUE_DIRS)[number];
@@ -51,9 +51,9 @@ export function readyEntryName(priority: number, id: string): string {
 }
 
 /**
- * The id a ready entry names, by the rules of parseReadyEntry, without
- * building its parts: what a count over 100,000 entries needs (no match
- * array, no object per entry).
+ * The id a ready entry names, or undefined for a name that is not an entry:
+ * the one statement of the rule, without building the entry's parts (a
+ * count over 100,000 entries needs no match array and no object per entry).
  */
 export function readyEntryId(name: string): string | undefined {
   // Four digits compare as text: "2000" is the largest encoded priority.
@@ -61,11 +61,8 @@ export function readyEntryId(name: string): string | undefined {
 }
 
 export function parseReadyEntry(name: string): { priority: number; id: string } | undefined {
-  const match = READY_ENTRY.exec(name);
-  if (match === null) return undefined;
-  const encoded = Number(match[1]);
-  if (encoded > 2000) return undefined;
-  return { priority: 1000 - encoded, id: match[2] as string };
+  const id = readyEntryId(name);
+  return id === undefined ? undefined : { priority: 1000 - Number(name.slice(0, 4)), id };
 }
 
 /** SHA-256 hex of a key's UTF-8 bytes: the directory name of its holds (LAYOUT-8). */

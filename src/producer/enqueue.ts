@@ -232,7 +232,8 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
  */
 const stepEight = new WeakMap<Queue, SharedSync>();
 
-function publicationSync(queue: Queue): SharedSync {
+/** The SharedSync of a queue object's step 8 (tests count its runs). */
+export function publicationSync(queue: Queue): SharedSync {
   let shared = stepEight.get(queue);
   if (shared === undefined) {
     shared = new SharedSync(async () => {
@@ -243,11 +244,6 @@ function publicationSync(queue: Queue): SharedSync {
     stepEight.set(queue, shared);
   }
   return shared;
-}
-
-/** The SharedSync of a queue object's step 8, for tests and benchmarks that count its runs. */
-export function publicationSyncOf(queue: Queue): SharedSync {
-  return publicationSync(queue);
 }
 
 /** Step 8 (ENQ-4): resolves once jobs/ was fsynced after the job's rename; else the job is published but not reported. */

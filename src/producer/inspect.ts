@@ -305,9 +305,10 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     if (entry.kind === 'dir' && isJobId(entry.name)) ids.push(entry.name);
     else if (!entry.name.startsWith('.')) foreign.push(entry.name);
   }
-  ids.reverse();
   // The index's summary comes with counts (wanted or skipped): a plain listing does not pay for a listing of ready/.
+  // It takes the ids as listed, ascending.
   const index = options.counts === undefined || options.counts === false ? undefined : await indexCounts(queue, ids);
+  ids.reverse();
   const counting = options.counts === true || (typeof options.counts === 'number' && ids.length <= options.counts);
   const counts: JobCounts | undefined = counting ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
   const jobs: JobSummary[] = [];
@@ -325,16 +326,16 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   return { jobs, total: ids.length, more: examined < ids.length && jobs.length >= limit, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
 }
 
-/** The ready index's summary; `newestFirst` is the listing of jobs/, newest first. */
-async function indexCounts(queue: Queue, newestFirst: readonly string[]): Promise<IndexCounts | undefined> {
+/** The ready index's summary; `ids` is the listing of jobs/, ascending. */
+async function indexCounts(queue: Queue, ids: readonly string[]): Promise<IndexCounts | undefined> {
   let unfinished: number;
   try {
-    unfinished = await countIndexed(queue, [...newestFirst].reverse());
+    unfinished = await countIndexed(queue, ids);
   } catch (error) {
     if (error instanceof FsjobError) return undefined; // a summary never fails the listing
     throw error;
   }
-  return { unfinished, finished: newestFirst.length - unfinished };
+  return { unfinished, finished: ids.length - unfinished };
 }
 
 function count(counts: JobCounts, job: JobSummary): void {

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue, enqueueBatch, enqueueMany, type BatchResult, type ManyResult } from '../../src/producer/index.ts';
-import { publicationSyncOf } from '../../src/producer/enqueue.ts';
+import { publicationSync } from '../../src/producer/enqueue.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from '../../src/fs/seam.ts';
 import { DIR_SYNC_FLAGS } from '../../src/fs/checks.ts';
 import type { Queue } from '../../src/model/queue.ts';
@@ -210,7 +210,7 @@ group('a batch shares the fsync of jobs/, and no line is reported before an fsyn
   for (const id of ids) assert.ok(coveringSync(log, id) > 0, `${id} was reported only after an fsync of jobs/ begun after its rename:\n${log.join('\n')}`);
   const syncs = log.filter((entry) => entry.startsWith('sync-begin')).length;
   assert.ok(syncs <= 2, `${jobs} jobs shared ${syncs} fsyncs of jobs/ (the first was held until all were renamed, so at most 2):\n${log.join('\n')}`);
-  assert.is(publicationSyncOf(queue).runs, syncs, 'each run of step 8 fsynced jobs/ once');
+  assert.is(publicationSync(queue).runs, syncs, 'each run of step 8 fsynced jobs/ once');
   assert.ok(log.indexOf(`rename ${ids[jobs - 1]}`) < log.indexOf(`report ${ids[0]}`), 'the last line was renamed before the first was reported: the lines ran pipelined');
 });
 
