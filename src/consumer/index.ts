@@ -40,6 +40,8 @@
  *
  *   const report = await recover('/srv/q');      // RECOV-1, READY-4, TEMP-1, WORKER-1, GC-2
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
 export { recover, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';

@@ -17,6 +17,8 @@
  * reported as regular files are ever opened (read-only, non-blocking,
  * bounded, with O_NOATIME where permitted).
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FsjobError } from '../base/errors.ts';

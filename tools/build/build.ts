@@ -41,7 +41,7 @@ const run = promisify(execFile);
 
 /** Files copied into dist/ as they are (relative to the root): what modules read beside themselves at run time. */
 const ASSETS: readonly RegExp[] = [
-  /^src\/records\/generated\/validators\.(js|d\.ts)$/,
+  /^src\/records\/generated\/(validators|documents)\.(js|d\.ts)$/,
   /^conformance\/vectors\/[^/]+\.json$/,
   /^conformance\/crash\/[^/]+\.[ch]$/,
   /^conformance\/impls\/reference\/manifest\.json$/,
