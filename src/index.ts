@@ -13,7 +13,5 @@
  *   await worker.run();
  *   const receipt = await waitFor(queue, id);    // receipt.outcome === 'succeeded'
  */
-// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
-import './records/compiled.ts';
 export * from './producer/index.ts';
 export * from './consumer/index.ts';

@@ -43,6 +43,14 @@ export interface FsjobErrorFields {
 }
 
 /**
+ * Marks an FsjobError of any copy of this module: the command's bundle and
+ * the conformance suite it loads from beside itself hold one copy each (and
+ * an app may install two fsjob versions), so `instanceof` alone would call
+ * one copy's refusal another's internal error.
+ */
+const BRAND = Symbol.for('fsjob.FsjobError');
+
+/**
  * What every fsjob function throws (or rejects with) when it refuses or
  * fails: branch on `code`, never on `message`.
  *
@@ -68,6 +76,7 @@ export class FsjobError extends Error {
     this.jobId = fields.jobId;
     this.clause = fields.clause;
     this.errno = fields.errno;
+    Object.defineProperty(this, BRAND, { value: true });
   }
 
   /** The error as data, in the records' snake_case (fsjob --json, schemas/output/error.schema.json). */
@@ -83,9 +92,10 @@ export class FsjobError extends Error {
   }
 }
 
-/** True when `value` is an FsjobError, and when `code` is given, one with that code. */
+/** True when `value` is an FsjobError (of this or another copy of fsjob), and when `code` is given, one with that code. */
 export function isFsjobError(value: unknown, code?: FsjobErrorCode): value is FsjobError {
-  return value instanceof FsjobError && (code === undefined || value.code === code);
+  const branded = value instanceof FsjobError || (typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true);
+  return branded && (code === undefined || (value as FsjobError).code === code);
 }
 
 /** The errno string of a Node system error, or undefined for anything else. */

@@ -1,7 +1,9 @@
 /**
- * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ and
- * only declares its arguments and calls library functions; main.ts turns
- * the status `run` returns into the process exit status.
+ * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ (the
+ * suite's in conformance/runner/command.ts) and only declares its arguments
+ * and calls library functions; main.ts names it and lists it in `fsjob
+ * --help`, loads it when it runs, and turns the status `run` returns into
+ * the process exit status.
  */
 import type { Argv } from 'yargs';
 
@@ -15,9 +17,7 @@ export interface CliIo {
 }
 
 export interface FsjobCommand {
-  /** yargs command string, for example "validate <files..>". */
-  command: string;
-  describe: string;
+  /** Declares the command's positionals and options (its name and line of help are main.ts's). */
   builder: (yargs: Argv) => Argv;
   /** The command is about the spec itself (validate, conformance): its messages keep clause ids without --verbose. */
   citesClauses?: boolean;

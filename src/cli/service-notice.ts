@@ -8,7 +8,10 @@
  * registering, and claims decide, not registrations.
  */
 import type { CliIo } from './command.ts';
+import { deriveStatus, listJob } from '../model/job.ts';
+import { isPaused } from '../model/pause.ts';
 import type { Queue } from '../model/queue.ts';
+import { liveWorkers } from '../producer/inspect.ts';
 
 /** First look after this long: a job that finishes at once needs no advice. */
 const FIRST_LOOK_MS = 1500;
@@ -17,7 +20,6 @@ const LOOK_EVERY_MS = 5000;
 const WAITING = new Set(['queued', 'retrying', 'cancelling', 'expired', 'orphaned', 'delayed']);
 
 async function pausedNow(queue: Queue): Promise<boolean> {
-  const { isPaused } = await import('../model/pause.ts');
   return isPaused(queue);
 }
 
@@ -32,8 +34,6 @@ export function noticeUnserved(queue: Queue, ids: readonly string[], io: CliIo):
     if (busy || stopped) return;
     busy = true;
     try {
-      const { liveWorkers } = await import('../producer/inspect.ts');
-      const { listJob, deriveStatus } = await import('../model/job.ts');
       let waiting = false;
       for (const id of ids) {
         const files = await listJob(queue, id).catch(() => undefined);

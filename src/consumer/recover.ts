@@ -17,8 +17,6 @@
  *
  * Nothing else is removed: no job, no receipt, no record of an open claim.
  */
-// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
-import '../records/compiled.ts';
 import path from 'node:path';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';

@@ -21,8 +21,6 @@
  * - Recovery limits (seed 004): a job whose attempt could not start, or whose
  *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
-// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
-import '../records/compiled.ts';
 import type { FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';

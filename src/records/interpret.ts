@@ -18,9 +18,27 @@
  * A keyword it does not know is an error at once (the generator's strict
  * mode refuses unknown keywords in schemas/ the same way), never ignored.
  */
-import type { SchemaDocument, SchemaError } from './schemas.ts';
-
 type Schema = Record<string, unknown>;
+
+/**
+ * One problem a schema check found, as ajv reports it with its `verbose`
+ * option (the compiled validators' errors have this shape too): the rule
+ * (`keyword`, `schemaPath`), where in the value (`instancePath`, a JSON
+ * pointer) and the offending `data`.
+ */
+export interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  /** The keyword's value in the schema. */
+  schema?: unknown;
+  /** The schema object holding the keyword. */
+  parentSchema?: Record<string, unknown>;
+  /** The value that failed the keyword. */
+  data?: unknown;
+}
 
 /** Keywords that carry no rule. */
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', '$defs', 'title', 'description', 'examples', 'default', 'then', 'else']);
@@ -41,7 +59,7 @@ const KNOWN = new Set<string>([...ANNOTATIONS, 'type', 'unevaluatedProperties', 
 type Evaluated = Set<string> | true | undefined;
 
 interface Context {
-  documents: ReadonlyMap<string, SchemaDocument>;
+  documents: ReadonlyMap<string, Schema>;
   /** The document being validated: paths inside it start with "#", others with "<name>.schema.json#". */
   root: string;
 }
@@ -444,7 +462,7 @@ class Run {
 }
 
 /** ajv's errors for `value` against the document `name` (validated with every other document of `documents` for its $refs); [] when valid. */
-export function interpretedErrors(documents: ReadonlyMap<string, SchemaDocument>, name: string, value: unknown): SchemaError[] {
+export function interpretedErrors(documents: ReadonlyMap<string, Schema>, name: string, value: unknown): SchemaError[] {
   const schema = documents.get(name);
   if (schema === undefined) throw new Error(`no schema ${name}.schema.json`);
   const run = new Run({ documents, root: name });

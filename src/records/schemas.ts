@@ -21,7 +21,7 @@
  */
 import { documents as generatedDocuments } from './generated/documents.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
-import { interpretedErrors } from './interpret.ts';
+import { interpretedErrors, type SchemaError } from './interpret.ts';
 
 /** Record types of REC-3, in the order of spec section 5. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause'] as const;
@@ -48,24 +48,8 @@ export function isDocumentType(value: string): value is DocumentType {
 /** A JSON Schema document of schemas/ (2020-12), as parsed JSON. */
 export type SchemaDocument = Record<string, unknown> & { $id: string };
 
-/**
- * One problem a compiled validator found (ajv's error object, as its
- * `verbose` option makes it): the rule (`keyword`, `schemaPath`), where in the
- * value (`instancePath`, a JSON pointer) and the offending `data`.
- */
-export interface SchemaError {
-  keyword: string;
-  instancePath: string;
-  schemaPath: string;
-  params: Record<string, unknown>;
-  message?: string;
-  /** The keyword's value in the schema. */
-  schema?: unknown;
-  /** The schema object holding the keyword. */
-  parentSchema?: Record<string, unknown>;
-  /** The value that failed the keyword. */
-  data?: unknown;
-}
+/** One problem a schema check found (ajv's error object; the interpreter gives the same). */
+export type { SchemaError } from './interpret.ts';
 
 /** A compiled schema: true when the value is valid; otherwise `errors` says why. */
 export interface CompiledValidator {

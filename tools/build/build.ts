@@ -14,11 +14,12 @@
  * a module finds beside itself through import.meta.url is at the same
  * relative place in both.
  *
- * JavaScript: esbuild transpiles each module on its own (no bundling: the
- * package's modules stay modules, and a user's bundler sees them one by
- * one), rewriting the `.ts` of relative imports to `.js`. esbuild is what
- * tsx runs the sources with, so the sources in tests and dist/ in use are
- * the same transform. Two values are written in at build time, so that
+ * JavaScript: esbuild transpiles each module of src/ and conformance/ on its
+ * own (no bundling: the package's modules stay modules, and a user's bundler
+ * sees them one by one), rewriting the `.ts` of relative imports to `.js`.
+ * esbuild is what tsx runs the sources with, so the sources in tests and
+ * dist/ in use are the same transform. The command itself is a bundle
+ * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks. Two values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian script
  * (src/consumer/guardian.ts). Declarations: tsc, with the same rewrite.
@@ -28,13 +29,14 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
+import { buildCli } from './cli-bundle.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
@@ -47,8 +49,8 @@ const ASSETS: readonly RegExp[] = [
   /^conformance\/impls\/reference\/manifest\.json$/,
 ];
 
-/** Sources that are never part of dist/: the loader shim only the sources need, and the guardian script (written into guardian.js). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/];
+/** Sources that are not modules of dist/: the loader shim only the sources need, the guardian script (written into guardian.js), the command's entry (bundled by cli-bundle.ts). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/, /^bin\/fsjob\.ts$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -67,7 +69,7 @@ async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
   const files = [...(await Promise.all(INPUT_DIRS.map(walk))).flat(), ...INPUT_FILES];
   for (const file of files) {
     if (ASSETS.some((pattern) => pattern.test(file))) assets.push(file);
-    else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && (file.startsWith('src/') || file.startsWith('conformance/') || file === 'bin/fsjob.ts')) modules.push(file);
+    else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && (file.startsWith('src/') || file.startsWith('conformance/'))) modules.push(file);
     else if (!LEFT_OUT.some((pattern) => pattern.test(file)) && !file.endsWith('.md') && !file.startsWith('tools/') && file !== 'package.json') {
       throw new Error(`tools/build/build.ts: ${file} is neither compiled nor copied into dist/; add it to ASSETS or LEFT_OUT`);
     }
@@ -90,6 +92,7 @@ const keepImports: Plugin = {
 async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const guardian = await readFile(path.join(ROOT, 'src', 'consumer', 'guardian.sh'), 'utf8');
+  const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian) };
   await build({
     entryPoints: modules.map((file) => path.join(ROOT, file)),
     outdir: out,
@@ -99,10 +102,10 @@ async function buildJavaScript(out: string, modules: readonly string[]): Promise
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    define: { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian) },
+    define,
     logLevel: 'warning',
   });
-  await chmod(path.join(out, 'bin', 'fsjob.js'), 0o755);
+  await buildCli(out, define);
 }
 
 /** `.d.ts` files name their imports as the sources do (./x.ts); a consumer's TypeScript resolves ./x.js. */

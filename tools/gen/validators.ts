@@ -78,10 +78,15 @@ export function generateValidators(): string {
   return `${HEADER}\n${code.trim()}\n\nexport const validators = {\n${exported}\n};\n`;
 }
 
-/** The documents module: `documents`, every schema of schemas/ as parsed JSON, by file name without ".schema.json". */
+/**
+ * The documents module: `documents`, every schema of schemas/ as parsed
+ * JSON, by file name without ".schema.json". Written as one JSON.parse of a
+ * string, which V8 reads faster than the same object as a literal (every
+ * `fsjob enqueue` loads this module).
+ */
 export function generateDocuments(): string {
-  const docs = [...readSchemaDocuments()].map(([name, document]) => `  ${JSON.stringify(name)}: ${JSON.stringify(document)},`).join('\n');
-  return `${HEADER}\nexport const documents = {\n${docs}\n};\n`;
+  const documents = Object.fromEntries(readSchemaDocuments());
+  return `${HEADER}\nexport const documents = JSON.parse(${JSON.stringify(JSON.stringify(documents))});\n`;
 }
 
 /** Its declarations: the names are the schema files, so a misspelt schema name fails to compile. */

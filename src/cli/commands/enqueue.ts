@@ -6,13 +6,15 @@
 import { access, constants as fsConstants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
-import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
+import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, REQUEST_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
 import type { JobRequest } from '../../records/codec.ts';
 import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
-import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { enqueue } from '../../producer/enqueue.ts';
+import { enqueueBatch } from '../../producer/many.ts';
+import { openQueueOf, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
@@ -199,8 +201,6 @@ function printBatchResult(result: BatchResult, json: boolean, io: Parameters<Fsj
 }
 
 export const enqueueCommand: FsjobCommand = {
-  command: 'enqueue [cmd..]',
-  describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('cmd', { describe: 'The command and its arguments; put them after -- so their options are not read as fsjob options', type: 'string', array: true })
@@ -250,7 +250,6 @@ export const enqueueCommand: FsjobCommand = {
       }
     }
     const queue = await openQueueOf(args);
-    const { enqueueBatch } = await producer();
     if (batchFile !== undefined) {
       const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
       return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
@@ -285,9 +284,7 @@ function asInvalidRequest(error: unknown): unknown {
 
 /** One job from --request FILE or from the flags and the command. */
 async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: string[]): Promise<Enqueued> {
-  const { enqueue } = await producer();
   if (requestFile !== undefined) {
-    const { REQUEST_MAX } = await import('../../base/constants.ts');
     const bytes = await readInput(requestFile, REQUEST_MAX, 'request file');
     return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
   }

@@ -3,14 +3,13 @@ import { FsjobError } from '../../base/errors.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { gcJson } from '../json-out.ts';
-import { jobIdsOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { gc } from '../../producer/gc.ts';
+import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { parseDuration, parseInteger } from '../units.ts';
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 export const gcCommand: FsjobCommand = {
-  command: 'gc [ids..]',
-  describe: 'Remove finished jobs (never an unfinished one), stale ready entries, old holds and stale temporaries',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Remove only these finished jobs (ids or unique prefixes)', type: 'string' })
@@ -41,7 +40,6 @@ export const gcCommand: FsjobCommand = {
     const keep = args['keep'] === undefined ? 0 : parseInteger(args['keep'], 'keep', { min: 0 });
     const olderThanMs = args['older-than'] === undefined ? 0 : parseDuration(args['older-than'], 'older-than', { min: 0 });
     const dryRun = args['dry-run'] === true;
-    const { gc } = await producer();
     const result = await gc(queue, { keep, olderThanMs, dryRun, ...(ids === undefined ? {} : { ids }) });
     const failed = ids !== undefined && result.skipped.length > 0;
     if (args['json'] === true) {

@@ -4,7 +4,9 @@ import type { IndexCounts, JobCounts, JobList, JobReport, JobSummary, Outcome, W
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
-import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { pauseState } from '../../model/pause.ts';
+import { jobStatus, listJobs, liveWorkers } from '../../producer/inspect.ts';
+import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { shellQuote } from '../shell-quote.ts';
 import { formatAge, formatBytes, formatDuration, parseInteger } from '../units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
@@ -156,8 +158,6 @@ function detail(report: JobReport, now: number): string {
 }
 
 export const statusCommand: FsjobCommand = {
-  command: 'status [id]',
-  describe: 'Show the jobs of a queue and its workers, or everything about one job',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('id', { describe: 'A job id or a unique prefix of one: show that job in full', type: 'string' })
@@ -180,7 +180,6 @@ export const statusCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const { jobStatus, listJobs, liveWorkers } = await producer();
     const json = args['json'] === true;
     const now = Date.now();
     if (args['id'] !== undefined) {
@@ -200,7 +199,6 @@ export const statusCommand: FsjobCommand = {
       ...(wanted.length === 0 ? {} : { statuses, outcomes }),
     });
     const workers = await liveWorkers(queue);
-    const { pauseState } = await import('../../model/pause.ts');
     const pause = await pauseState(queue);
     if (json) {
       io.stdout(

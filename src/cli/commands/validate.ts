@@ -49,9 +49,7 @@ function progressReporter(io: CliIo, target: string): ((checked: number, total: 
 }
 
 export const validateCommand: FsjobCommand = {
-  command: 'validate [targets..]',
   citesClauses: true,
-  describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
   builder: (yargs) =>
     yargs
       .positional('targets', {

@@ -2,6 +2,8 @@
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { LEASE_MAX, LEASE_MIN, OUTPUT_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
+import { Worker } from '../../consumer/index.ts';
+import { defaultQueuePath } from '../../model/queue.ts';
 import { formatDuration, parseBytes, parseDuration, parseInteger } from '../units.ts';
 
 const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.config/systemd/user/fsjob-work.service):
@@ -34,8 +36,6 @@ directory delegated to the worker's user. systemd makes one: run the worker in a
 A directory that is not on cgroup2, not writable, or where no child can be created is refused before anything runs.`;
 
 export const workCommand: FsjobCommand = {
-  command: 'work',
-  describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
   builder: (yargs) =>
     yargs
       .option('queue', {
@@ -80,7 +80,6 @@ export const workCommand: FsjobCommand = {
     const allow = args['allow'] as string[] | undefined;
     const cgroup = args['cgroup'] as string | undefined;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
-    const { Worker } = await import('../../consumer/worker.ts');
     const log = (line: string, fields: Record<string, unknown>): void => {
       if (json) io.stderr(`${JSON.stringify({ time_ms: Date.now(), ...fields })}\n`);
       else io.stderr(`fsjob work: ${line}\n`);
@@ -133,7 +132,6 @@ export const workCommand: FsjobCommand = {
 };
 
 async function defaultQueue(): Promise<string> {
-  const { defaultQueuePath } = await import('../../model/queue.ts');
   return defaultQueuePath();
 }
 
