@@ -12,6 +12,7 @@ import type { CrashMode, PowerMode } from './case.ts';
 import { FsjobError } from '../../src/base/errors.ts';
 import type { FsjobCommand } from '../../src/cli/command.ts';
 import { EXIT } from '../../src/cli/exit.ts';
+import { progressWanted, startProgress } from '../../src/cli/progress.ts';
 import { writeReportFile } from '../../src/cli/report-file.ts';
 
 /** --crash takes a kill mode (quick, full), a power-loss mode (power, power-full), or one of each. */
@@ -91,11 +92,8 @@ export const conformanceCommand: FsjobCommand = {
     const { runConformance } = await import('./run.ts');
     const { formatCase, formatSummary, summarize } = await import('./report.ts');
     const json = args['json'] === true;
-    const tty = process.stderr.isTTY === true && !json;
-    let done = 0;
-    const clearLine = (): void => {
-      if (tty) process.stderr.write('\r\x1b[K');
-    };
+    const progress = startProgress(io, 'conformance', 'cases', progressWanted(io, args));
+    const out = progress.io;
     const outcome = await runConformance({
       ...(typeof args['impl'] === 'string' ? { impl: args['impl'] } : {}),
       role: args['role'] as RoleFilter,
@@ -106,17 +104,13 @@ export const conformanceCommand: FsjobCommand = {
       allVectors: args['all-vectors'] === true,
       parallel: Number(args['parallel']) || 4,
       onStart: (manifest) => {
-        if (!json) io.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
+        if (!json) out.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
       },
       onResult: (result) => {
-        done += 1;
-        if (json) return;
-        clearLine();
-        io.stdout(`${formatCase(result).join('\n')}\n`);
+        progress.add();
+        if (!json) out.stdout(`${formatCase(result).join('\n')}\n`);
       },
-      ...(tty ? { progress: (text: string) => process.stderr.write(`\r\x1b[K[${done} done] ${text.slice(0, (process.stderr.columns ?? 100) - 12)}`) } : {}),
-    });
-    clearLine();
+    }).finally(() => progress.end());
     const summary = summarize(outcome.results, outcome.report.summary.crash_points);
     if (typeof args['output'] === 'string') await writeReportFile(args['output'], `${JSON.stringify(outcome.report, null, 2)}\n`);
     if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);

@@ -39,6 +39,8 @@ export interface FsjobErrorFields {
   clause?: string;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   errno?: string;
+  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  field?: string;
   cause?: unknown;
 }
 
@@ -67,6 +69,8 @@ export class FsjobError extends Error {
   readonly clause: string | undefined;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   readonly errno: string | undefined;
+  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  readonly field: string | undefined;
 
   constructor(code: FsjobErrorCode, message: string, fields: FsjobErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -76,6 +80,7 @@ export class FsjobError extends Error {
     this.jobId = fields.jobId;
     this.clause = fields.clause;
     this.errno = fields.errno;
+    this.field = fields.field;
     Object.defineProperty(this, BRAND, { value: true });
   }
 
@@ -88,6 +93,7 @@ export class FsjobError extends Error {
       ...(this.jobId === undefined ? {} : { job_id: this.jobId }),
       ...(this.clause === undefined ? {} : { clause: this.clause }),
       ...(this.errno === undefined ? {} : { errno: this.errno }),
+      ...(this.field === undefined ? {} : { field: this.field }),
     };
   }
 }

@@ -14,6 +14,10 @@ export interface CliIo {
   stdoutBytes?: (bytes: Uint8Array) => Promise<void>;
   /** True once standard output's reader went away (EPIPE): a command may stop producing output. */
   stdoutClosed?: () => boolean;
+  /** True when standard error is a terminal: where progress lines may show (progress.ts). */
+  stderrIsTerminal?: () => boolean;
+  /** True when standard output is a terminal (a progress line on stderr is cleared before output there). */
+  stdoutIsTerminal?: () => boolean;
 }
 
 export interface FsjobCommand {

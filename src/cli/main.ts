@@ -21,6 +21,7 @@ import { EXIT, exitStatusOf } from './exit.ts';
 import { preloadHelpLayout } from './help-layout.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
+import { explainUsage, type KnownOptions } from './usage-hints.ts';
 
 /** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
 interface CommandEntry {
@@ -188,7 +189,8 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     .version(fsjobVersion())
     .help()
     .alias('help', 'h')
-    .option('verbose', { alias: 'v', describe: 'Cite the spec clause behind each message (e.g. EXEC-5)', type: 'boolean', global: true })
+    .option('verbose', { alias: 'v', describe: 'Cite the spec clause behind each message (e.g. EXEC-5); gc and recover list every job they touched', type: 'boolean', global: true })
+    .option('quiet', { describe: 'No progress line: long work (validate, recover, gc, enqueue --batch, status --exact, conformance) shows one on a terminal after a second', type: 'boolean', global: true })
     .strict()
     .recommendCommands()
     .demandCommand(1, 'name a command')
@@ -203,12 +205,14 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     )
     // Keep "007" a string: positionals are file names, ids and command arguments.
     .parserConfiguration({ 'parse-positional-numbers': false })
+    // fsjob speaks English; usage-hints.ts reads yargs' messages in it.
+    .locale('en')
     .exitProcess(false)
     .wrap(null)
     .fail((message, error) => {
       // yargs calls this for usage errors (message) and for errors thrown by handlers (error).
       if (error !== undefined && error !== null) throw error;
-      throw new FsjobError('USAGE', message);
+      throw new FsjobError('USAGE', explainUsage(message, argv, (cli as unknown as { getOptions(): KnownOptions }).getOptions()));
     });
   skipHelpCache(cli);
   for (const [name, entry] of Object.entries(COMMANDS)) {

@@ -43,7 +43,7 @@
 // Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
 import '../records/compiled.ts';
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
-export { recover, type RecoverReport } from './recover.ts';
+export { recover, type RecoverOptions, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';
 export { ClaimedJob, type Handler, type HandlerContext, type RunOutcome } from './run.ts';
 export type { ConsumerOptions, ConsumerEvent } from './context.ts';

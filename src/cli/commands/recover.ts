@@ -3,6 +3,7 @@ import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
+import { progressWanted, startProgress } from '../progress.ts';
 import { recover } from '../../consumer/index.ts';
 import { jsonText, queuePathOf, withQueue } from '../queue-arg.ts';
 
@@ -19,7 +20,18 @@ export const recoverCommand: FsjobCommand = {
           'Anything that cannot be proven is left alone and listed. Exit status: 0 when nothing was left unproven, 1 otherwise.',
       ),
   run: async (args, io) => {
-    const report = await recover(await queuePathOf(args));
+    const progress = startProgress(io, 'recover', 'jobs', progressWanted(io, args));
+    let report;
+    try {
+      report = await recover(await queuePathOf(args), {
+        onProgress: (done, total) => {
+          progress.total(total);
+          if (done > 0) progress.add();
+        },
+      });
+    } finally {
+      progress.end();
+    }
     if (args['json'] === true) io.stdout(jsonText(reportJson(report)));
     else {
       const text = reportText(report);

@@ -6,7 +6,7 @@ import { withoutClauseIds } from '../messages.ts';
 import { waitFor } from '../../producer/watch.ts';
 import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { noticeUnserved } from '../service-notice.ts';
-import { parseDuration } from '../units.ts';
+import { parseDuration } from '../../base/units.ts';
 
 export const waitCommand: FsjobCommand = {
   builder: (yargs) =>

@@ -3,8 +3,8 @@ import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { LEASE_MAX, LEASE_MIN, OUTPUT_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
 import { Worker } from '../../consumer/index.ts';
-import { defaultQueuePath } from '../../model/queue.ts';
-import { formatDuration, parseBytes, parseDuration, parseInteger } from '../units.ts';
+import { defaultQueuePath, openQueue } from '../../model/queue.ts';
+import { formatDuration, parseBytes, parseDuration, parseInteger } from '../../base/units.ts';
 
 const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.config/systemd/user/fsjob-work.service):
 
@@ -65,6 +65,12 @@ export const workCommand: FsjobCommand = {
           'A cgroup v2 directory this worker may create children in: each attempt runs in DIR/fsjob-<id>-<gen>, and whatever is left there when it ends (a process that left the job\'s group by setsid, a daemon) is killed and counted in the receipt (EXEC-16). Without it only the process group is stopped',
         type: 'string',
       })
+      .option('log-time', {
+        describe: 'What begins each log line on stderr: iso, the time as 2026-12-01T18:30:00.123Z; none, nothing (under journald or another logger that stamps lines itself)',
+        choices: ['iso', 'none'],
+        type: 'string',
+        default: 'iso',
+      })
       .option('json', { describe: 'Progress as JSON lines on stderr (each with time_ms) and the summary as JSON on stdout', type: 'boolean', default: false })
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
@@ -80,10 +86,14 @@ export const workCommand: FsjobCommand = {
     const allow = args['allow'] as string[] | undefined;
     const cgroup = args['cgroup'] as string | undefined;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
+    const stamped = args['log-time'] !== 'none';
     const log = (line: string, fields: Record<string, unknown>): void => {
       if (json) io.stderr(`${JSON.stringify({ time_ms: Date.now(), ...fields })}\n`);
-      else io.stderr(`fsjob work: ${line}\n`);
+      else io.stderr(`${stamped ? `${new Date().toISOString()} ` : ''}fsjob work: ${line}\n`);
     };
+    // Each queue is opened (and so checked: SEC-1, LAYOUT-2) before the worker
+    // says it serves it: a mistyped --queue fails with its reason alone.
+    for (const queue of queues) await openQueue(queue);
     // FS-2: an operation the filesystem cannot do left work undone; a drain
     // that met one must not exit 0 as if nothing remained.
     let lacked = false;
