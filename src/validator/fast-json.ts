@@ -92,7 +92,17 @@ function plainValue(bytes: Uint8Array): JsonObject | undefined {
     } else if (byte === SPACE || byte === TAB || byte === LINE_FEED || byte === CARRIAGE_RETURN) return undefined;
   }
   if (!isUtf8(bytes)) return undefined;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, length - 1).toString('utf8');
+  const value = objectOf(textOf(bytes));
+  return value !== undefined && memberCount(value) === members ? value : undefined;
+}
+
+/** The record's text without its final line feed. */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - 1).toString('utf8');
+}
+
+/** JSON.parse of a text that should be one object; undefined for anything else, and for "__proto__" members (the scanner builds those differently). */
+function objectOf(text: string): JsonObject | undefined {
   if (text.includes('"__proto__"')) return undefined;
   let value: unknown;
   try {
@@ -100,8 +110,7 @@ function plainValue(bytes: Uint8Array): JsonObject | undefined {
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  return memberCount(value) === members ? (value as JsonObject) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
 }
 
 /** Members of every object in a parsed value ("__proto__" counts: JSON.parse makes it an own member). */
@@ -123,17 +132,11 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   // JSON.parse reads any depth, but JSON.stringify recurses: a record nested
   // 200,000 deep would overflow the stack below. The scanner reports it.
   if (!nestsWithin(bytes, NEST_MAX)) return undefined;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, length - 1).toString('utf8');
-  if (text.includes('\\u') || text.includes('"__proto__"')) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  if (JSON.stringify(value) !== text) return undefined;
-  return plainNumbers(value, 1, false) ? (value as JsonObject) : undefined;
+  const text = textOf(bytes);
+  if (text.includes('\\u')) return undefined;
+  const value = objectOf(text);
+  if (value === undefined || JSON.stringify(value) !== text) return undefined;
+  return plainNumbers(value, 1, false) ? value : undefined;
 }
 
 const QUOTE = 0x22;
