@@ -1,5 +1,5 @@
 /**
- * What the filesystem must provide (spec 4.9, FS-1..FS-3), with the
+ * What the filesystem must provide (spec/writing.md, FS-1..FS-3), with the
  * filesystem's answers forced by the crash injector (FaultPoint):
  *
  * - producer/init-probe (FS-2): init on a filesystem whose rename() cannot

@@ -1,6 +1,6 @@
 /**
- * Producer cases: what init and produce leave on disk (section 6), read back
- * through the record layer, and dedupe keys (section 9.4).
+ * Producer cases: what init and produce leave on disk (spec/producer.md), read back
+ * through the record layer, and dedupe keys (spec/producer.md).
  */
 import { chmod, lstat, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -209,7 +209,7 @@ async function specCase(ctx: CaseContext): Promise<void> {
         labels: {},
       };
       const wrong = Object.entries(defaults).filter(([key, value]) => !isDeepStrictEqual((spec as unknown as Record<string, unknown>)[key], value));
-      ctx.check(wrong.length === 0 && path.isAbsolute(spec.cwd), ['SPEC-2'], `a producer writes every default of section 5.2: ${wrong.map(([key]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}`).join('; ') || `cwd ${spec.cwd} is not absolute`}`);
+      ctx.check(wrong.length === 0 && path.isAbsolute(spec.cwd), ['SPEC-2'], `a producer writes every default of spec/spec-record.md: ${wrong.map(([key]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}`).join('; ') || `cwd ${spec.cwd} is not absolute`}`);
     }
     ctx.check(snapshot.ready.some((e) => e.name === readyEntryName(0, minimalId)), ['ENQ-2', 'LAYOUT-7'], `priority 0 gives the ready entry ${readyEntryName(0, minimalId)}`, evidence);
   }
@@ -248,7 +248,7 @@ async function holdsOf(queue: string, key: string): Promise<{ numbers: number[];
 }
 
 /**
- * Planted states of section 9.4, one key each: whether a hold is held
+ * Planted states of spec/producer.md, one key each: whether a hold is held
  * depends on its job (DEDUPE-3), never on luck. Each entry says whether a
  * new job with the key must be accepted.
  */

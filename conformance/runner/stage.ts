@@ -1,5 +1,5 @@
 /**
- * Fixtures the runner writes itself: jobs staged exactly as section 6.2 says
+ * Fixtures the runner writes itself: jobs staged exactly as spec/producer.md says
  * (through the record layer and safefs, the same primitives the reference
  * uses), and records planted on purpose (hostile input, foreign claims, dead
  * owners). Cases that test a consumer against a precise starting state use
@@ -43,7 +43,7 @@ export interface Staged {
   dir: string;
 }
 
-/** Publishes a job as section 6.2 says: staged in tmp/<id>/, indexed, renamed into jobs/. */
+/** Publishes a job as spec/producer.md says: staged in tmp/<id>/, indexed, renamed into jobs/. */
 export async function stageJob(queue: Queue, request: JobRequest, options: StageOptions = {}): Promise<Staged> {
   const id = newJobId();
   const producer = await selfIdentity();

@@ -1,4 +1,4 @@
-# records.sh - read (REC-4) and write (REC-1, section 5) fsjob records.
+# records.sh - read (REC-4) and write (REC-1, spec/records.md) fsjob records.
 #
 # rec_read PATH TYPE [JOB_ID [GEN [EXTRA]]] checks, in the order of REC-4:
 # the file (regular, not a symlink, trusted owner and mode, within
