@@ -363,3 +363,10 @@ export async function checkReceiptOutputs(snapshot: QueueSnapshot, job: JobSnaps
   }
   return failures;
 }
+
+/** The kept bytes of the output the receipt describes, or undefined. */
+export async function outputOf(job: JobSnapshot | undefined, stream: 'stdout' | 'stderr'): Promise<string | undefined> {
+  const gen = job?.receipt?.[stream]?.gen;
+  if (job === undefined || gen === undefined) return undefined;
+  return readFile(path.join(job.dir, `${stream}.${gen}`), 'utf8').catch(() => undefined);
+}

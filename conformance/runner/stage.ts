@@ -16,6 +16,7 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/records/codec.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/fs/safefs.ts';
 import { newJobId } from '../../src/producer/id.ts';
+import type { CaseContext } from './case.ts';
 import { specRecord } from './fixtures.ts';
 
 export function sha256Hex(bytes: Uint8Array | string): string {
@@ -143,4 +144,25 @@ export async function fingerprint(target: string): Promise<string> {
 export async function touch(file: string): Promise<void> {
   const handle = await open(file, 'a', 0o600);
   await handle.close();
+}
+
+/** A new queue for one flow of a case, its work directory (outside the queue) and the start log there. */
+export interface FreshQueue {
+  root: string;
+  work: string;
+  log: string;
+  queue: Queue;
+}
+
+export async function freshQueue(ctx: CaseContext, label: string): Promise<FreshQueue> {
+  const root = await ctx.newQueue(label);
+  const work = await ctx.subdir(`${label}/work`);
+  return { root, work, log: path.join(work, 'starts.log'), queue: await reopen(root) };
+}
+
+/** Rewrites a staged spec so that it is no longer in compact form (an invalid record, CLAIM-6 step 1). */
+export async function spoilSpec(job: Staged): Promise<void> {
+  const file = path.join(job.dir, 'spec.json');
+  const text = await readFile(file, 'utf8');
+  await writeFile(file, text.replace('{"fsjob"', '{ "fsjob"'));
 }
