@@ -3,17 +3,18 @@
  * every clause and tightened its wording; it must not lose a clause or
  * change what one requires. test/spec/clauses-1.1.json holds each clause of
  * 1.1 (spec/fsjob-v1.md and spec/tools.md at commit 688effc) with the RFC 2119
- * key words its text used, read by test/support/spec-clauses.ts as this test
- * reads today's text: a clause that disappears, or whose MUST became a
- * SHOULD, or that lost its MAY or its MUST NOT, fails here by id.
+ * key words its text used (up to the next clause or heading, its unnumbered
+ * steps included), read by test/support/spec-clauses.ts as this test reads
+ * today's text: a clause that disappears, or whose MUST became a SHOULD, or
+ * that lost its MAY or its MUST NOT, fails here by id.
  */
 import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clauseTexts, keywordsOf, readSpec, specDocuments } from '../support/spec-clauses.ts';
+import { clauseSpans, keywordsOf, readSpec, specDocuments } from '../support/spec-clauses.ts';
 
 const before = (JSON.parse(readFileSync(new URL('clauses-1.1.json', import.meta.url), 'utf8')) as { clauses: Record<string, string[]> }).clauses;
-const now = new Map(specDocuments().flatMap((document) => clauseTexts(document, readSpec(document))).map((clause) => [clause.id, clause] as const));
+const now = new Map(specDocuments().flatMap((document) => clauseSpans(document, readSpec(document))).map((clause) => [clause.id, clause] as const));
 
 /**
  * Key words 1.1's text used only in a history note, which moved to

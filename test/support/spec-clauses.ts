@@ -25,6 +25,19 @@ export function clauseTexts(document: string, text: string): ClauseText[] {
   });
 }
 
+/**
+ * A clause with everything that belongs to it: from its marker to the next
+ * marker or heading, so that the unnumbered steps of a clause that opens a
+ * list (RECOV-1's three, CLAIM-6's ten) and the explanation after it count.
+ */
+export function clauseSpans(document: string, text: string): ClauseText[] {
+  const marks = [...text.matchAll(MARKER)];
+  return marks.map((mark, index) => {
+    const rest = text.slice((mark.index ?? 0) + mark[0].length, marks[index + 1]?.index ?? text.length);
+    return { id: mark[1] ?? '', document, text: rest.split(/^#{1,6} /m)[0] ?? '' };
+  });
+}
+
 /** The RFC 2119 key words a clause uses, normalised (SHALL and REQUIRED are MUST, RECOMMENDED is SHOULD, OPTIONAL is MAY), sorted. */
 export function keywordsOf(text: string): string[] {
   const words = text.replace(/`[^`]*`/g, '');
