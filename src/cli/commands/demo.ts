@@ -73,7 +73,7 @@ interface DemoResult {
 async function runDemo(scratch: string, root: string, kept: boolean, io: Parameters<FsjobCommand['run']>[1]): Promise<DemoResult> {
   const { initQueue, enqueue, cancel, listJobs, readLogs } = await import('../../producer/index.ts');
   const { Worker } = await import('../../consumer/index.ts');
-  const { queue } = await initQueue(root);
+  const queue = await initQueue(root);
   io.stdout(`queue: ${queue.root}\n\nenqueued:\n`);
 
   const jobs = demoJobs(scratch);
