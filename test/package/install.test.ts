@@ -6,7 +6,7 @@
  *
  * (a) a plain .mjs enqueues, works and waits on jobs; a .cjs require()s it;
  * (b) `tsc --noEmit` of a strict NodeNext file using the public types, whose
- *     one misspelt member is its only error;
+ *     one misspelt member is its only error, and of README.md's Node example;
  * (c) an esbuild bundle of a small consumer runs a payload job (and a command
  *     job) from a directory without node_modules;
  * (d) the installed `fsjob` runs the demo and `fsjob conformance --case
@@ -24,7 +24,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,7 @@ import { build } from 'esbuild';
 import fse from 'fs-extra';
 import { ensureDist } from '../../tools/build/build.ts';
 import { freshApp, packRepo, type FreshApp } from '../../tools/package/app.ts';
+import { readmeBlock } from '../../tools/readme/blocks.ts';
 import '../support/cli.ts';
 
 const exec = promisify(execFile);
@@ -89,6 +90,8 @@ installed.before(async () => {
   manifestAfter = await readFile(join(ROOT, 'package.json'), 'utf8');
   app = await freshApp(tarball, { extra: ['@types/node'], parent: work });
   for (const file of await readdir(FIXTURES)) await fse.copy(join(FIXTURES, file), join(app.dir, file));
+  // README.md's Node example compiles as strict TypeScript beside app.ts (test/readme/ runs it).
+  await writeFile(join(app.dir, 'readme-example.ts'), readmeBlock(join(ROOT, 'README.md'), 'node-example').text);
 });
 
 installed.after(async () => {
