@@ -137,11 +137,8 @@ options('both refuse the same mistakes with exit 2 and write nothing', async () 
     ['--timeout', '10x'],
     ['--timeout', '8d'],
     ['--max-output', '64q'],
-    ['--priority', '1001'],
     ['--env', 'FSJOB_TEST_UNSET_NAME'],
-    ['--delay', '1s', '--at', '@4102444800'],
     ['--at', 'yesterday'],
-    ['--payload', '{}'],
   ];
   const runs = await Promise.all(mistakes.map((mistake) => sides(['enqueue', '-q', queue, ...mistake, '--', 'true'], dir)));
   runs.forEach(([n, p], index) => {
