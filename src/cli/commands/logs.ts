@@ -6,7 +6,7 @@ import { EXIT } from '../exit.ts';
 import { jobStatus } from '../../producer/inspect.ts';
 import { readLogs } from '../../producer/watch.ts';
 import { jobIdsOf, openQueueOf, withQueue } from '../queue-arg.ts';
-import { noticeUnserved } from '../service-notice.ts';
+import { noticeUnserved } from '../../producer/service-notice.ts';
 
 type Stream = 'stdout' | 'stderr';
 
