@@ -245,9 +245,7 @@ class QueueAuditRun {
       } else if (!isJobId(entry.name)) {
         sink.add('JOB_BAD_ID', `${shown} is not a job id (19 digits, "-", 16 lowercase hex digits)`, shown, null);
         if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs('jobs', entry.name), shown, null);
-      } else {
-        checkKind(this.jobSink(entry.name), shown, entry.kind, 'dir', entry.name);
-      }
+      } else checkKind(this.jobSink(entry.name), shown, entry.kind, 'dir', entry.name);
     }
     return ids;
   }

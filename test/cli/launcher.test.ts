@@ -29,9 +29,9 @@ async function copyOfCheckout(): Promise<string> {
   // The command's entry answers --version with the version the build wrote into it.
   const entry = join(dir, 'dist', 'bin', 'fsjob.js');
   const text = await readFile(entry, 'utf8');
-  const written = JSON.stringify(JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).version);
-  assert.ok(text.includes(`process.stdout.write(\`\${${written}}`), 'dist/bin/fsjob.js prints the version written in at build time');
-  await writeFile(entry, text.replace(`process.stdout.write(\`\${${written}}`, 'process.stdout.write(`${"from-dist"}'));
+  const written = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  assert.ok(text.includes(`process.stdout.write(\`${written}`), 'dist/bin/fsjob.js prints the version written in at build time');
+  await writeFile(entry, text.replace(`process.stdout.write(\`${written}`, 'process.stdout.write(`from-dist'));
   await markCurrent(dir);
   return dir;
 }

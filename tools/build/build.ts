@@ -184,6 +184,48 @@ async function pruneDeclarations(dir: string): Promise<void> {
   await prune(dir);
 }
 
+/** The relative imports of a JavaScript module (static, side-effect and import() with a literal), resolved beside it. */
+function moduleImports(file: string, text: string): string[] {
+  const found = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
+  return found.map((specifier) => path.resolve(path.dirname(file), specifier));
+}
+
+async function filesUnder(dir: string, suffix: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(at, suffix)));
+    else if (entry.name.endsWith(suffix)) out.push(at);
+  }
+  return out;
+}
+
+/**
+ * Keeps only the modules of dist/src/ something loads: what the `default`s
+ * of package.json's exports import, what the suite (dist/conformance/) and
+ * the command's chunks import from there, and the validator's scan worker
+ * (started by path, not imported). The CLI's own modules are in the
+ * command's bundle; their per-module copies would only grow the install,
+ * and main.js would import yargs, which the package does not depend on.
+ */
+async function pruneModules(dir: string): Promise<void> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
+  const pending = [
+    ...Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.default?.endsWith('.js') === true ? [path.join(dir, path.relative('dist', target.default))] : [])),
+    ...(await filesUnder(path.join(dir, 'conformance'), '.js')),
+    ...(await filesUnder(path.join(dir, 'bin'), '.js')),
+    path.join(dir, 'src', 'validator', 'scan-worker.js'),
+  ];
+  const reached = new Set<string>();
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (reached.has(file)) continue;
+    reached.add(file);
+    pending.push(...moduleImports(file, await readFile(file, 'utf8')).filter((target) => target.endsWith('.js')));
+  }
+  for (const file of await filesUnder(path.join(dir, 'src'), '.js')) if (!reached.has(file)) await rm(file);
+}
+
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
 async function keepDeclarations(from: string, out: string): Promise<void> {
   for (const entry of await readdir(from, { withFileTypes: true })) {
@@ -212,6 +254,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
     await mkdir(staging);
     await buildJavaScript(staging, modules);
     for (const asset of assets) await copyAsset(asset, staging);
+    await pruneModules(staging);
     let typesKey: string | undefined;
     if (types) {
       await buildDeclarations(staging);

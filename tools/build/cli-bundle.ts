@@ -39,7 +39,7 @@
  * second entry, dist/bin/chunks/scan-worker.js: scan-pool.ts finds it
  * beside itself, and in the bundle scan-pool.ts is in a chunk.
  */
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
@@ -106,6 +106,24 @@ const yargsStandIns: Plugin = {
   },
 };
 
+/** The licence of each package of node_modules that went into the bundle (its LICENSE file, as the package ships it). */
+async function licensesOf(inputs: readonly string[]): Promise<string> {
+  const packages = new Set<string>();
+  for (const input of inputs) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match !== null) packages.add(match[1] as string);
+  }
+  const parts = ['The fsjob command (dist/bin/) bundles these packages; each is distributed under its own licence, as follows.\n'];
+  for (const dir of [...packages].sort()) {
+    const at = path.join(ROOT, dir);
+    const { name, version, license } = JSON.parse(await readFile(path.join(at, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
+    const file = (await readdir(at)).find((entry) => /^licen[cs]e([-.][a-z0-9.-]*)?$/i.test(entry));
+    if (file === undefined) throw new Error(`${dir} has no LICENSE file to ship with the bundle`);
+    parts.push(`${'='.repeat(72)}\n${name}@${version} (${license ?? 'see below'})\n\n${(await readFile(path.join(at, file), 'utf8')).trim()}\n`);
+  }
+  return parts.join('\n');
+}
+
 /** Builds the command into `<out>/bin/`: fsjob.js and chunks/. */
 export async function buildCli(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
@@ -124,14 +142,14 @@ export async function buildCli(out: string, define: Record<string, string>): Pro
     external: ['write-file-atomic'],
     plugins: [sharedGenerated, yargsStandIns],
     define,
-    minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
-    metafile: process.env['FSJOB_CLI_METAFILE'] !== undefined,
+    metafile: true,
   });
   // FSJOB_CLI_METAFILE=FILE keeps esbuild's account of what went into which chunk (to see what a command loads).
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
+  await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
   const entry = path.join(bin, 'fsjob.js');
   const text = await readFile(entry, 'utf8');
   if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
