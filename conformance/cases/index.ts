@@ -20,6 +20,7 @@ import { dedupeRaceCases } from './dedupe-race.ts';
 import { holdReuseCases } from './hold-reuse.ts';
 import { filesystemCases } from './filesystem.ts';
 import { retryClockCases } from './retry-clock.ts';
+import { judgeClockCases } from './judge-clock.ts';
 import { operationsCases } from './operations.ts';
 import { ownershipCases } from './ownership.ts';
 import { movesCases } from './moves.ts';
@@ -32,4 +33,4 @@ import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...retryClockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...holdReuseCases, ...filesystemCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...retryClockCases, ...judgeClockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...holdReuseCases, ...filesystemCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];

@@ -15,7 +15,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readFile, rmdir, stat, statfs, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FsjobError, errnoOf } from '../base/errors.ts';
-import type { Clock } from '../base/clock.ts';
+import { deadlineIn, type Clock } from '../base/clock.ts';
 
 /** statfs f_type of a cgroup v2 filesystem (linux/magic.h). */
 const CGROUP2_SUPER_MAGIC = 0x63677270;
@@ -129,14 +129,14 @@ export class AttemptCgroup {
     const found = await this.pids();
     const outside = new Set<number>();
     for (const pid of found) if ((await pgidOf(pid)) !== pgid) outside.add(pid);
-    const deadline = clock.nowMs() + CGROUP_STOP_LIMIT;
+    const passed = deadlineIn(clock, CGROUP_STOP_LIMIT);
     let remaining = found;
     if (remaining.length > 0) {
       const killFile = join(this.path, 'cgroup.kill');
       let useKillFile = this.killFile && (await writeFile(killFile, '1\n').then(() => true, () => false));
       for (;;) {
         remaining = await this.pids();
-        if (remaining.length === 0 || clock.nowMs() >= deadline) break;
+        if (remaining.length === 0 || passed()) break;
         for (const pid of remaining) {
           // A process that forked after the first listing, or a kernel without cgroup.kill.
           if (!outside.has(pid) && (await pgidOf(pid)) !== pgid) outside.add(pid);
@@ -146,19 +146,19 @@ export class AttemptCgroup {
         await clock.sleep(POLL_MS);
       }
     }
-    if (remaining.length === 0) await removeDir(this.path, clock, deadline);
+    if (remaining.length === 0) await removeDir(this.path, clock, passed);
     return { outside: outside.size, left: remaining.length, path: this.path };
   }
 }
 
-/** rmdir, retried while the kernel still counts the killed tasks (EBUSY), until `deadline`. */
-async function removeDir(path: string, clock: Clock, deadline: number): Promise<void> {
+/** rmdir, retried while the kernel still counts the killed tasks (EBUSY), until the deadline has `passed`. */
+async function removeDir(path: string, clock: Clock, passed: () => boolean): Promise<void> {
   for (;;) {
     try {
       await rmdir(path);
       return;
     } catch (error) {
-      if (errnoOf(error) !== 'EBUSY' || clock.nowMs() >= deadline) return;
+      if (errnoOf(error) !== 'EBUSY' || passed()) return;
     }
     await clock.sleep(POLL_MS);
   }

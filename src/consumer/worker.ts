@@ -35,6 +35,7 @@ import { watchQueue } from './queue-watch.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
+import { monotonicMs } from '../base/clock.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -115,6 +116,7 @@ export class Worker {
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
+  /** Jobs passed over until a monotonic instant (LEASE-4: a wall clock that goes back must not lengthen the pause). */
   private readonly avoidUntil = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
@@ -228,7 +230,7 @@ export class Worker {
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
     return {
-      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? 0) > ctx.clock.nowMs(),
+      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? -Infinity) > monotonicMs(ctx.clock),
       canRun: (spec) => (spec.argv !== undefined ? this.commandsAllowed() : spec.handler !== undefined && this.handlers.has(spec.handler)),
     };
   }
@@ -280,12 +282,12 @@ export class Worker {
         relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
-      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
+      this.scans.turn(scanError !== undefined, monotonicMs(ctx.clock));
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
-          if (this.scans.exhausted(ctx.clock.nowMs())) {
+          if (this.scans.exhausted(monotonicMs(ctx.clock))) {
             this.fatal ??= scanError;
             return;
           }
@@ -384,7 +386,7 @@ export class Worker {
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
-    this.avoidUntil.set(key(slot, id), (this.ctx as Context).clock.nowMs() + ms);
+    this.avoidUntil.set(key(slot, id), monotonicMs((this.ctx as Context).clock) + ms);
   }
 
   /** WORKER-2, fail closed: restart a dead guardian; until it is back, no command job is claimed. */

@@ -48,7 +48,7 @@ class Waker {
    * call, so a stream of events (a command writing fast) is read in batches.
    */
   sleep(ms: number, signal: AbortSignal | undefined, minMs = 0): Promise<void> {
-    const started = Date.now();
+    const started = performance.now(); // monotonic: a wall clock that goes back must not stretch the batching (LEASE-4)
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = (): void => {
@@ -59,7 +59,7 @@ class Waker {
         resolve();
       };
       const onEvent = (): void => {
-        const wait = minMs - (Date.now() - started);
+        const wait = minMs - (performance.now() - started);
         if (wait <= 0) return done();
         clearTimeout(timer);
         timer = setTimeout(done, Math.min(wait, Math.max(0, ms)));

@@ -468,3 +468,36 @@ point(signals, 'point 10a: SIGHUP stops a worker like SIGTERM: it claims nothing
   }
 });
 signals.run();
+
+// ---------------------------------------------------------------------------
+// Issue 28: hostile conditions, round three.
+
+const round3 = suite('issue 28: bytes, a judge whose clock goes back, descriptors, receipts');
+round3.after(removeBatteryDirs);
+
+point(round3, "issue 28 point 2: host A's worker dies and host B's wall clock goes back an hour: B still breaks A's claim after its watch of lease + GUARDIAN_LIMIT + LEASE_SKEW (LEASE-3, LEASE-4)", async () => {
+  const p = await place('judge-clock');
+  const jump = join(p.dir, 'jump');
+  const id = await enqueue(p, ['--max-attempts', '2'], ['sh', '-c', 'sleep 600']);
+  const a = fsjobWork(p, 'host-a');
+  const workers = [a];
+  const groups: number[] = [];
+  try {
+    const exec = await waitFor('exec.1.json', () => readJson<{ group?: { pgid: number } }>(p.job(id, 'exec.1.json')), WAIT_MS);
+    if (exec.group?.pgid !== undefined) groups.push(exec.group.pgid);
+    // B serves the queue while A renews: it looks at A's live claim and puts it aside for a while.
+    const b = startFsjob(['work', '--queue', p.q, '--lease', String(LEASE_S)], { ...hostEnv('host-b'), ...clockEnv({ FSJOB_TEST_CLOCK_JUMP_WHEN: jump, FSJOB_TEST_CLOCK_JUMP_MS: String(-HOUR) }) });
+    workers.push(b);
+    await waitFor("host B's registration", () => readdirSyncSafe(join(p.q, 'workers')).length >= 2 || undefined, WAIT_MS);
+    await delay(3000); // a few of B's scans see A renewing
+    signal(a.pid, 'SIGKILL');
+    writeFileSync(jump, '');
+    const died = Date.now();
+    const bound = WATCH_MS + 2 * TOLERANCE_MS; // the watch, B's poll, scheduling
+    const broken = await waitFor('claim.2.json', () => existsSync(p.job(id, 'claim.2.json')) || undefined, bound).catch(() => false);
+    assert.ok(broken === true, `host B, whose wall clock went back an hour just after host A died, had not broken A's claim ${Math.round((Date.now() - died) / 1000)} s after the death (LEASE-3: after ${WATCH_MS} ms of its monotonic watch): ${readdirSyncSafe(join(p.q, 'jobs', id)).join(' ')}`);
+  } finally {
+    await stopAll(workers, groups);
+  }
+});
+round3.run();
