@@ -5,6 +5,7 @@
  */
 import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { descriptorFailure } from '../base/descriptors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
@@ -111,20 +112,22 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       if (error !== undefined && error !== null) throw error;
       throw new FsjobError('USAGE', message);
     });
-  for (const command of await commandsFor(argv)) {
-    cli.command(command.command, command.describe, command.builder, async (args) => {
-      citesClauses = command.citesClauses === true;
-      status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
-    });
-  }
   try {
+    for (const command of await commandsFor(argv)) {
+      cli.command(command.command, command.describe, command.builder, async (args) => {
+        citesClauses = command.citesClauses === true;
+        status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
+      });
+    }
     await cli.parseAsync();
     return status;
   } catch (error) {
     // The reader of standard output went away (fsjob logs ID | head): what it
     // wanted it has; stopping there is not a failure, and says nothing.
     if (io.stdoutClosed?.() === true && isFsjobError(error, 'IO')) return status;
-    const known = isFsjobError(error) ? error : undefined;
+    // Descriptors that ran out where nothing expected it (a command's module loaded late, an open
+    // before the command's own handling): the one clear line, never a loader's stack trace.
+    const known = isFsjobError(error) ? error : descriptorFailure(error);
     const exit = known === undefined ? EXIT.FAILURE : exitStatusOf(known.code);
     if (json) {
       // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).

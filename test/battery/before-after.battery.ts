@@ -28,6 +28,8 @@ import { pathToFileURL } from 'node:url';
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../src/base/constants.ts';
 import { batteryDir, isDead, removeBatteryDirs, runFsjob, startFsjob, type FsjobProcess } from '../support/battery.ts';
 import { delay, waitFor } from '../support/consumer.ts';
+import { FSJOB_ARGV } from '../support/cli.ts';
+import { spawnSync } from 'node:child_process';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 5000;
@@ -499,5 +501,19 @@ point(round3, "issue 28 point 2: host A's worker dies and host B's wall clock go
   } finally {
     await stopAll(workers, groups);
   }
+});
+point(round3, 'issue 28 point 3: fsjob work --drain under every ulimit -n from 24 to 64: a working worker, or one line that names EMFILE and the limit (no stack trace)', async () => {
+  const p = await place('nofile');
+  const id = await enqueue(p, [], ['true']);
+  const bad: string[] = [];
+  let worked = 0;
+  for (let limit = 24; limit <= 64; limit++) {
+    const run = spawnSync('sh', ['-c', `ulimit -n ${limit} && exec "$@"`, 'sh', ...FSJOB_ARGV, 'work', '--queue', p.q, '--drain'], { encoding: 'utf8', timeout: 60_000 });
+    const lines = (run.stderr ?? '').trim().split('\n');
+    if (run.status === 0) worked += 1;
+    else if (run.status !== 1 || lines.length !== 1 || !new RegExp(`EMFILE.*ulimit -n ${limit}\\b`).test(lines[0] ?? '')) bad.push(`${limit}: exit ${String(run.status ?? run.signal)}: ${lines.slice(0, 2).join(' / ').slice(0, 160)}`);
+  }
+  assert.equal(bad, [], `limits whose answer was neither a working worker nor one clear line: ${bad.join('; ')}`);
+  assert.ok(worked > 0 && receiptOf(p, id) !== undefined, `a worker worked at some limit and ran the job (${worked} worked)`);
 });
 round3.run();
