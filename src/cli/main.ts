@@ -11,6 +11,8 @@ import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
+import { requireText } from './command-line.ts';
+export { commandLine } from './command-line.ts';
 
 /**
  * Every subcommand, one per line, loaded on demand: a command's module pulls in
@@ -78,6 +80,20 @@ function wantsVerbose(argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--verbose' || arg === '-v');
 }
 
+/**
+ * SPEC-3: an argument that holds bytes that are not UTF-8 (command-line.ts
+ * keeps them) is refused, naming it, unless the command carries such bytes
+ * exactly (`bytes`): a path or a key that node would turn into U+FFFD names
+ * something else.
+ */
+function refuseBytes(args: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (allowed.includes(key) || key === '$0') continue;
+    const name = key.length === 1 ? `-${key}` : `--${key}`;
+    for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') requireText(item, key === '_' ? `the argument ${JSON.stringify(item)}` : name);
+  }
+}
+
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   let status: number = EXIT.OK;
@@ -116,6 +132,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     for (const command of await commandsFor(argv)) {
       cli.command(command.command, command.describe, command.builder, async (args) => {
         citesClauses = command.citesClauses === true;
+        refuseBytes(args, command.bytes ?? []);
         status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
       });
     }

@@ -14,6 +14,7 @@
  * nothing of a job runs after its attempt ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { isUtf8 } from 'node:buffer';
 import type { SafeHandle } from '../fs/safefs.ts';
 import { once } from 'node:events';
 import { processStart, selfIdentity, type ProcessGroup } from '../model/identity.ts';
@@ -33,20 +34,72 @@ import type { AttemptCgroup, CgroupStop } from './cgroup.ts';
  * execution: exit 125 without running anything. `exec` failing gives 127/126,
  * the shell conventions EXEC-4 adopts. The shell exports PWD of its own
  * accord; EXEC-6 wants exactly the job's environment, so $1 says what PWD
- * must be: "-" for none, "=<value>" when the job's env sets it.
+ * must be: "-" for none, "=<value>" when the job's env sets it, "%<format>"
+ * for a value that is not UTF-8.
+ *
+ * SPEC-3: node passes arguments and environment values as strings, which it
+ * writes as UTF-8, so bytes that are not UTF-8 cannot pass as themselves:
+ * such a value travels as a printf(1) format of octal escapes (ASCII) and
+ * the gate writes the bytes back before the exec. $2 names the environment
+ * variables to decode so, $3 has one character per argument, 1 for each to
+ * decode ('' when none: the usual case costs one `case`). The format is four
+ * times its bytes at most, so an argument of more than 32 KiB that is not
+ * UTF-8 can exceed the kernel's bound on one argument (E2BIG: the attempt
+ * does not start); a start that hands the bytes over a pipe has no such limit.
  */
 // EXEC-13: the command starts with umask 0022 (the consumer's own may be 077);
 // node resets signal dispositions and the mask for its children, and only
 // descriptors 0-2 survive the gate's exec.
-const GATE_SCRIPT =
-  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
+const GATE_SCRIPT = [
+  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022',
+  'fsjob_d() { fsjob_v=$(printf "$1"; echo .); fsjob_v=${fsjob_v%.}; }',
+  'case $1 in -) unset PWD ;; =*) PWD=${1#=}; export PWD ;; *) fsjob_d "${1#%}"; PWD=$fsjob_v; export PWD ;; esac',
+  // Names split by hand: field splitting would use the job's own IFS.
+  'fsjob_l=$2; while [ -n "$fsjob_l" ]; do fsjob_n=${fsjob_l%% *}; fsjob_l=${fsjob_l#"$fsjob_n"}; fsjob_l=${fsjob_l# }; eval "fsjob_d \\"\\$$fsjob_n\\""; export "$fsjob_n=$fsjob_v"; done',
+  'fsjob_m=$3; shift 3',
+  'case $fsjob_m in *1*) fsjob_i=$#; while [ "$fsjob_i" -gt 0 ]; do fsjob_a=$1; shift; case $fsjob_m in 1*) fsjob_d "$fsjob_a"; fsjob_a=$fsjob_v ;; esac; fsjob_m=${fsjob_m#?}; set -- "$@" "$fsjob_a"; fsjob_i=$((fsjob_i - 1)); done ;; esac',
+  'exec "$@"',
+].join('\n');
+
+/** A printf(1) format (ASCII) that writes exactly `bytes`: the gate's way to receive bytes that are not UTF-8. */
+function printfFormat(bytes: Buffer): string {
+  let format = '';
+  for (const byte of bytes) {
+    if (byte === 0x5c) format += '\\\\';
+    else if (byte === 0x25) format += '%%';
+    else if (byte >= 0x20 && byte < 0x7f) format += String.fromCharCode(byte);
+    else format += `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  return format;
+}
+
+/** The gate's arguments and environment for a command line and environment of bytes (SPEC-3). */
+function gateCall(argv: readonly Buffer[], env: Readonly<Record<string, Buffer>>): { args: string[]; env: Record<string, string> } {
+  const strings: Record<string, string> = {};
+  const decode: string[] = [];
+  let pwd = '-';
+  for (const [name, value] of Object.entries(env)) {
+    const text = isUtf8(value) ? value.toString('utf8') : undefined;
+    if (name === 'PWD') pwd = text === undefined ? `%${printfFormat(value)}` : `=${text}`;
+    else if (text !== undefined) strings[name] = text;
+    else {
+      strings[name] = printfFormat(value);
+      decode.push(name);
+    }
+  }
+  const flags = argv.map((arg) => (isUtf8(arg) ? '0' : '1')).join('');
+  const args = argv.map((arg) => (isUtf8(arg) ? arg.toString('utf8') : printfFormat(arg)));
+  return { args: [pwd, decode.join(' '), flags.includes('1') ? flags : '', ...args], env: strings };
+}
 
 export type StopReason = 'timeout' | 'cancel' | 'force' | 'preempt' | 'superseded' | 'shutdown';
 
 export interface CommandSpec {
-  argv: string[];
+  /** The command line, as the bytes to pass (SPEC-3: commandArgv builds it from the spec). */
+  argv: Buffer[];
   cwd: string;
-  env: Record<string, string>;
+  /** The whole environment, as the bytes to pass (EXEC-6, SPEC-3: commandEnv). */
+  env: Record<string, Buffer>;
   /** An open descriptor on the job's stdin file, or null for /dev/null (EXEC-7). */
   stdin: SafeHandle | null;
   /** Exclusively created output files (EXEC-1); the engine fsyncs and closes them. */
@@ -164,10 +217,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 
   const done = (async (): Promise<CommandResult> => {
-    const pwd = spec.env['PWD'];
-    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', pwd === undefined ? '-' : `=${pwd}`, ...spec.argv], {
+    const gateway = gateCall(spec.argv, spec.env);
+    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', ...gateway.args], {
       cwd: spec.cwd,
-      env: spec.env,
+      env: gateway.env,
       detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
       stdio: [spec.stdin === null ? 'ignore' : spec.stdin.fd, 'pipe', 'pipe', 'pipe'],
     });

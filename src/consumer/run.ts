@@ -14,7 +14,7 @@
  */
 import os from 'node:os';
 import { CANCEL_GRACE } from '../base/constants.ts';
-import { commandEnv, signalExitCode } from './command-env.ts';
+import { commandArgv, commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -153,8 +153,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
-  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find.
-  const argv = (ticket.program === undefined ? spec.argv : [ticket.program, ...(spec.argv ?? []).slice(1)]) as [string, ...string[]];
+  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find; SPEC-3: the bytes the spec holds.
+  const argv = commandArgv(spec.argv ?? [], ticket.program);
   let command: RunningCommand | undefined;
   let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
+import { isWellFormed } from '../records/bytes.ts';
 import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
@@ -68,6 +69,12 @@ function checkRequestValue(request: unknown, source: string): JobRequest {
       clause: 'REQ-1',
     });
   }
+  const illFormed = illFormedMember(request);
+  if (illFormed !== undefined) {
+    throw new FsjobError('USAGE', `${source}: ${illFormed} holds a lone surrogate, which has no UTF-8 form (SPEC-3); pass an argument or environment value that is not UTF-8 as its bytes: {"base64": ...} (textOfBytes)`, {
+      clause: 'SPEC-3',
+    });
+  }
   let text: string;
   try {
     text = JSON.stringify(request);
@@ -103,8 +110,28 @@ function decodeStdin(request: JobRequest, given: Uint8Array | undefined, source:
 }
 
 /** A copy of a JSON map with own data properties only ("__proto__" stays an ordinary member). */
-function copyMap(map: Record<string, string> | undefined): Record<string, string> {
+function copyMap<V>(map: Record<string, V> | undefined): Record<string, V> {
   return map === undefined ? {} : Object.fromEntries(Object.entries(map));
+}
+
+/**
+ * SPEC-3: a JavaScript string with a lone surrogate has no UTF-8 form (it
+ * would be written as U+FFFD, or refused as an escape REC-1 forbids). Name
+ * the first such string of a request value, so the refusal says which
+ * argument it is and how to pass bytes that are not UTF-8.
+ */
+function illFormedMember(request: object): string | undefined {
+  const strings = (value: unknown, where: string): string | undefined => {
+    if (typeof value === 'string') return isWellFormed(value) ? undefined : where;
+    if (typeof value !== 'object' || value === null) return undefined;
+    for (const [key, inner] of Object.entries(value)) {
+      const found = (isWellFormed(key) ? undefined : `${where} (a member name)`) ?? strings(inner, Array.isArray(value) ? `${where}[${key}]` : `${where}.${key}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  const found = strings(request, 'request');
+  return found === undefined ? undefined : found.replace(/^request\.?/, '') || 'the request';
 }
 
 /**

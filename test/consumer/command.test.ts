@@ -15,12 +15,12 @@ async function outputs(dir: string) {
   return { stdout, stderr };
 }
 
-async function spec(dir: string, argv: string[], extra: Partial<CommandSpec> = {}): Promise<CommandSpec> {
+async function spec(dir: string, argv: (string | Buffer)[], extra: Partial<CommandSpec> = {}): Promise<CommandSpec> {
   const { stdout, stderr } = await outputs(dir);
   return {
-    argv,
+    argv: argv.map((arg) => Buffer.from(arg)),
     cwd: dir,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+    env: { PATH: Buffer.from('/usr/local/bin:/usr/bin:/bin') },
     stdin: null,
     stdout,
     stderr,
@@ -179,6 +179,28 @@ run('the guardian leaves alone a group whose claim keeps being renewed (LEASE-5)
     const t0 = Date.now();
     while ((await groupAlive(group)) && Date.now() - t0 < GUARDIAN_LIMIT_MS + TOLERANCE_MS) await new Promise((r) => setTimeout(r, 100));
   }
+});
+
+run('arguments, environment values and PWD that are not UTF-8 reach the command as exactly their bytes (SPEC-3)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  // Bytes the gate's decoding could get wrong: %, \\, a trailing newline, a lone 0xff, a valid sequence beside them.
+  const arg = Buffer.from([0x25, 0x73, 0x5c, 0x6e, 0xff, 0xc3, 0xa9, 0x0a]);
+  const value = Buffer.from([0x41, 0xe9, 0x25, 0x25, 0x0a, 0x0a]);
+  const pwd = Buffer.from([0x2f, 0xfe]);
+  const out = join(dir, 'out');
+  const script = `printf %s "$1" > "${out}.arg"; printf %s "$X" > "${out}.env"; printf %s "$2" > "${out}.plain"`;
+  const env = { PATH: Buffer.from('/usr/bin:/bin'), X: value, PWD: pwd };
+  const command = startCommand(await spec(dir, ['sh', '-c', script, 'sh', arg, 'plain %s'], { env }), { async record() {} });
+  const result = await command.done;
+  assert.is(result.exit, 0, `exit ${String(result.exit)}`);
+  assert.equal(readFileSync(`${out}.arg`), arg, 'the argument');
+  assert.equal(readFileSync(`${out}.env`), value, 'the environment value');
+  assert.is(readFileSync(`${out}.plain`, 'utf8'), 'plain %s', 'a UTF-8 argument beside them, untouched');
+  // A shell resets PWD of its own accord: printenv shows what the command was given.
+  const other = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+  const printed = startCommand(await spec(other, ['printenv', 'PWD'], { env }), { async record() {} });
+  assert.is((await printed.done).exit, 0);
+  assert.equal(readFileSync(join(other, 'stdout.1')), Buffer.concat([pwd, Buffer.from('\n')]), 'PWD');
 });
 
 run.run();
