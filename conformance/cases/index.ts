@@ -4,6 +4,7 @@
  */
 import type { ConformanceCase } from '../runner/case.ts';
 import { behaviourCases } from './behaviour.ts';
+import { bytesCases } from './bytes.ts';
 import { consumerCases } from './consumer.ts';
 import { crashCases } from './crash.ts';
 import { executionCases } from './execution.ts';
@@ -33,4 +34,4 @@ import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
 import { otherVectorCases } from './vectors-others.ts';
 
-export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...retryClockCases, ...judgeClockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...holdReuseCases, ...filesystemCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];
+export const ALL_CASES: readonly ConformanceCase[] = [...producerCases, ...bytesCases, ...behaviourCases, ...consumerCases, ...operationsCases, ...executionCases, ...ownershipCases, ...schedulingCases, ...raceCases, ...housekeepingCases, ...hostileCases, ...rootCases, ...identityCases, ...fencingCases, ...clockCases, ...retryClockCases, ...judgeClockCases, ...decisionCases, ...hazardCases, ...dedupeRaceCases, ...holdReuseCases, ...filesystemCases, ...recoveryCases, ...vectorCases, ...otherVectorCases, ...interopCases, ...validatorCases, ...movesCases, ...crashCases, ...powerCases];

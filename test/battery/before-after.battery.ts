@@ -516,4 +516,26 @@ point(round3, 'issue 28 point 3: fsjob work --drain under every ulimit -n from 2
   assert.equal(bad, [], `limits whose answer was neither a working worker nor one clear line: ${bad.join('; ')}`);
   assert.ok(worked > 0 && receiptOf(p, id) !== undefined, `a worker worked at some limit and ran the job (${worked} worked)`);
 });
+point(round3, "issue 28 point 1: an argument and an --env value that are not UTF-8 reach the command as exactly their bytes, and a --cwd that is not UTF-8 is refused naming it (SPEC-3)", async () => {
+  const p = await place('bytes');
+  const out = join(p.dir, 'out');
+  // Node passes strings to a child: the bytes are made by printf in a shell, as a user's shell has them.
+  const script = [
+    'arg=$(printf "caf\\351 %%s\\\\\\\\\\377"); value=$(printf "\\376=")',
+    `id=$("$@" enqueue --queue "${p.q}" --cwd "${p.dir}" --env "X=$value" -- sh -c 'printf %s "$1" > "$2.arg"; printf %s "$X" > "$2.env"' sh "$arg" "${out}") || exit 1`,
+    'echo "$id"',
+  ].join('\n');
+  const made = spawnSync('sh', ['-c', script, 'sh', ...FSJOB_ARGV], { encoding: 'utf8' });
+  assert.is(made.status, 0, `fsjob enqueue: ${made.stderr}`);
+  const run = await runFsjob(['work', '--queue', p.q, '--drain']);
+  assert.is(run.code, 0, run.stderr);
+  const arg = readFileSafe(`${out}.arg`);
+  const env = readFileSafe(`${out}.env`);
+  const hex = (text: string | undefined): string => (text === undefined ? 'nothing' : Buffer.from(text, 'latin1').toString('hex'));
+  assert.is(hex(arg), Buffer.from('caf\xe9 %s\\\xff', 'latin1').toString('hex'), `the argument's bytes (e9 and ff are not UTF-8; U+FFFD is ef bf bd): got ${hex(arg)}`);
+  assert.is(hex(env), 'fe3d', `the --env value's bytes: got ${hex(env)}`);
+  const refused = spawnSync('sh', ['-c', `"$@" enqueue --queue "${p.q}" --cwd "$(printf '${p.dir}/\\377')" -- true`, 'sh', ...FSJOB_ARGV], { encoding: 'utf8' });
+  assert.is(refused.status, 2, `a --cwd that is not UTF-8: exit ${String(refused.status)}: ${refused.stderr}`);
+  assert.match(refused.stderr, /--cwd/, `the refusal names --cwd: ${refused.stderr}`);
+});
 round3.run();
