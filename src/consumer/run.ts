@@ -12,6 +12,7 @@
  * publishes nothing (OWN-1); an owner that cannot prove its group stopped
  * publishes nothing either, and says so (UNPROVEN).
  */
+import { monotonicMs } from '../base/clock.ts';
 import os from 'node:os';
 import { CANCEL_GRACE } from '../base/constants.ts';
 import { commandArgv, commandEnv, signalExitCode } from './command-env.ts';
@@ -211,7 +212,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           },
           guardian: deps.guardian,
           leaseDeadline: () => control.guardianDeadline(),
-          clock: ctx.clock,
+          // The command's started instant is one this owner writes (LEASE-4: never before its earlier ones).
+          clock: { nowMs: () => owner.writeTimeMs(), sleep: (ms) => ctx.clock.sleep(ms), monotonicMs: () => monotonicMs(ctx.clock) },
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
         },
       );
@@ -344,7 +346,7 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     await owner.publishExec(job.attempt, null);
-    job.startedMs = owner.ctx.clock.nowMs();
+    job.startedMs = owner.writeTimeMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
     job.control.start();
     job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8

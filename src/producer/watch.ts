@@ -13,6 +13,7 @@ import { gapOffset, outputKeepOf, type OutputKeep } from '../model/output-keep.t
 import { readBounded } from '../fs/safefs.ts';
 import { readRecord, type ReceiptRecord } from '../records/codec.ts';
 import type { Queue } from '../model/queue.ts';
+import { invalidReceipt } from './jobs.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
@@ -97,12 +98,7 @@ async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | unde
   }
   if (read === undefined) return undefined;
   if (read.ok) return read.value;
-  const first = read.findings[0];
-  throw new FsjobError('INVALID_RECORD', `${file} exists but is not a valid receipt (${first?.clause ?? 'REC-4'}): ${first?.message ?? 'invalid'}`, {
-    path: file,
-    jobId: id,
-    clause: first?.clause ?? 'REC-4',
-  });
+  throw invalidReceipt(file, id, read.findings);
 }
 
 /** Options of `waitFor`. */

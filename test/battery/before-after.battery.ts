@@ -538,4 +538,45 @@ point(round3, "issue 28 point 1: an argument and an --env value that are not UTF
   assert.is(refused.status, 2, `a --cwd that is not UTF-8: exit ${String(refused.status)}: ${refused.stderr}`);
   assert.match(refused.stderr, /--cwd/, `the refusal names --cwd: ${refused.stderr}`);
 });
+point(round3, "issue 28 point 4a: fsjob retry refuses a job whose receipt.json is a hard link to another job's receipt, as wait and validate do (REC-7)", async () => {
+  const p = await place('retry-link');
+  const done = await enqueue(p, [], ['true']);
+  const run = await runFsjob(['work', '--queue', p.q, '--drain']);
+  assert.is(run.code, 0, run.stderr);
+  const other = await enqueue(p, ['--delay', '1h'], ['echo', 'never']);
+  linkSync(p.job(done, 'receipt.json'), p.job(other, 'receipt.json'));
+  const before = readdirSyncSafe(join(p.q, 'jobs')).length;
+  const retried = await runFsjob(['retry', '--queue', p.q, other]);
+  const after = readdirSyncSafe(join(p.q, 'jobs')).length;
+  assert.ok(retried.code !== 0 && after === before, `retry of a job whose receipt is another job's: exit ${String(retried.code)}, jobs ${before} -> ${after}; ${retried.stdout.trim()} ${retried.stderr.trim()}`);
+});
+
+point(round3, "issue 28 point 4b: a worker whose wall clock goes back a day mid-run writes a receipt that does not finish before it started, and validate says so when one does (LEASE-4)", async () => {
+  const p = await place('receipt-clock');
+  const gate = join(p.dir, 'gate');
+  const id = await enqueue(p, [], ['sh', '-c', `while [ ! -e "${gate}" ]; do sleep 0.1; done`]);
+  const worker = startFsjob(['work', '--queue', p.q, '--drain'], clockEnv({ FSJOB_TEST_CLOCK_JUMP_WHEN: p.job(id, 'exec.1.json'), FSJOB_TEST_CLOCK_JUMP_MS: String(-24 * HOUR) }));
+  try {
+    await waitFor('exec.1.json', () => existsSync(p.job(id, 'exec.1.json')) || undefined, WAIT_MS);
+    await delay(500); // the jump is polled every 10 ms
+    writeFileSync(gate, '');
+    const receipt = await waitReceipt(p, id);
+    const started = Number(receipt['started_ms']);
+    const finished = Number(receipt['finished_ms']);
+    const audit = await runFsjob(['validate', '--queue', p.q]);
+    assert.ok(finished >= started, `the receipt finished ${started - finished} ms before it started (finished_ms ${finished}, started_ms ${started}); validate exit ${String(audit.code)}: ${audit.stdout.trim().split('\n').slice(-2).join(' / ')}`);
+  } finally {
+    await stopAll([worker], []);
+  }
+  // validate reports what it sees: a receipt planted with its instants the wrong way round.
+  const planted = await enqueue(p, [], ['true']);
+  await runFsjob(['work', '--queue', p.q, '--drain']);
+  const file = p.job(planted, 'receipt.json');
+  const record = readJson(file) ?? {};
+  const wrong = { ...record, finished_ms: Number(record['started_ms']) - 86_396_000 };
+  unlinkSync(file);
+  writeFileSync(file, `${JSON.stringify(wrong)}\n`, { mode: 0o600 });
+  const audit = await runFsjob(['validate', '--queue', p.q]);
+  assert.match(audit.stdout, /RECEIPT_TIME_ORDER|finished_ms .* before its started_ms/, `validate says nothing of a receipt that finished 86,396 s before it started: ${audit.stdout.slice(-800)}`);
+});
 round3.run();
