@@ -195,7 +195,13 @@ network(`two hosts x ${WORKERS} workers over ${JOBS} jobs, hosts SIGKILLed whole
     const outcomes: Record<string, number> = {};
     for (const r of finished.values()) outcomes[`${r.outcome}${r.reason ? `:${r.reason}` : ''}`] = (outcomes[`${r.outcome}${r.reason ? `:${r.reason}` : ''}`] ?? 0) + 1;
     const validations = [q1, q2].map((q) => sh([process.execPath, FSJOB, 'validate', '--json', q]));
-    const errors = validations.map((v) => (JSON.parse(v.stdout) as { summary: { errors: number; warnings: number } }).summary);
+    const reports = validations.map((v) => JSON.parse(v.stdout) as { summary: { errors: number; warnings: number }; findings: { code: string; severity: string; message: string; path: string }[] });
+    const errors = reports.map((r) => r.summary);
+    for (const [i, r] of reports.entries()) {
+      const tally: Record<string, number> = {};
+      for (const f of r.findings) if (f.severity !== 'info') tally[`${f.severity} ${f.code}`] = (tally[`${f.severity} ${f.code}`] ?? 0) + 1;
+      console.log(`  validate m${i + 1}: ${JSON.stringify(tally)}; first: ${r.findings.filter((f) => f.severity !== 'info').slice(0, 3).map((f) => `${f.code} ${f.path}: ${f.message}`).join(' | ')}`);
+    }
     console.log(
       `\n  network: ${accepted.length} jobs over sshfs, 2 hosts x ${WORKERS} workers (pid namespaces), ${kills} whole-host SIGKILLs; ${started.length} starts, ` +
         `${twice.length} jobs started twice, receipts ${finished.size} ${JSON.stringify(outcomes)}; validate m1 ${JSON.stringify(errors[0])}, m2 ${JSON.stringify(errors[1])}; ` +
