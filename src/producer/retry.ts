@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { STDIN_MAX } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { readBounded } from '../fs/safefs.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 import { findJob, readReceipt, readSpec } from './jobs.ts';
@@ -43,6 +43,7 @@ export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
  * unfinished job.
  */
 export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
+  assertQueue(queue, 'retry');
   const files = await findJob(queue, id);
   // A receipt.json that is not this job's valid receipt (a hard link to another job's) leaves the job
   // damaged, not finished: refused as wait and validate refuse it.
