@@ -1,5 +1,8 @@
 /**
- * Issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11 and 12 through the real CLI only: every job
+ * Issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11 and 12, and issue 28's points
+ * 1 (bytes that are not UTF-8), 2 (a judge whose clock goes back), 3 (too few
+ * descriptors), 4 (a hard-linked receipt; receipt times after a clock jump)
+ * and 5 (containment by default), through the real CLI only: every job
  * is enqueued, run, recovered and read back by `fsjob` processes (the CLI
  * the support starts: this checkout's, or FSJOB_TEST_CLI's), and every
  * check reads the queue's files or the job's own marks. Nothing is written
@@ -22,7 +25,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../src/base/constants.ts';
@@ -578,5 +581,36 @@ point(round3, "issue 28 point 4b: a worker whose wall clock goes back a day mid-
   writeFileSync(file, `${JSON.stringify(wrong)}\n`, { mode: 0o600 });
   const audit = await runFsjob(['validate', '--queue', p.q]);
   assert.match(audit.stdout, /RECEIPT_TIME_ORDER|finished_ms .* before its started_ms/, `validate says nothing of a receipt that finished 86,396 s before it started: ${audit.stdout.slice(-800)}`);
+});
+point(round3, "issue 28 point 5: a non-root worker that owns its cgroup (systemd's Delegate=yes) contains its jobs by default: a setsid daemon does not outlive its attempt (EXEC-16)", async () => {
+  const mount = ['/sys/fs/cgroup', '/sys/fs/cgroup/unified'].find((dir) => existsSync(join(dir, 'cgroup.procs')) && !existsSync(join(dir, 'memory')));
+  if (process.getuid?.() !== 0 || mount === undefined) {
+    console.log(`  point 5 not run: ${mount === undefined ? 'no cgroup v2 mount' : 'it needs root to make a delegated cgroup'}`);
+    return;
+  }
+  const own = join(mount, `fsjob-before-after-${process.pid}`);
+  mkdirSync(own);
+  const p = await place('delegated');
+  const pidFile = join(p.dir, 'daemon.pid');
+  const nobody = 65534;
+  for (const path of [own, join(own, 'cgroup.procs'), join(own, 'cgroup.threads')]) chownSync(path, nobody, nobody);
+  spawnSync('chown', ['-R', `${nobody}:${nobody}`, p.dir]);
+  const asUser = (...args: string[]): ReturnType<typeof spawnSync> =>
+    spawnSync('sh', ['-c', `echo $$ > '${join(own, 'cgroup.procs')}' && exec setpriv --reuid=${nobody} --regid=${nobody} --clear-groups -- "$@"`, 'sh', ...FSJOB_ARGV, ...args], { encoding: 'utf8', env: { ...process.env, HOME: p.dir }, cwd: p.dir, timeout: 120_000 });
+  let daemon = 0;
+  try {
+    const q = join(p.dir, 'q2');
+    assert.is(asUser('init', '--queue', q).status, 0);
+    const id = String(asUser('enqueue', '--queue', q, '--', 'sh', '-c', `setsid sleep 60 & echo "$!" > "${pidFile}"; echo out`).stdout).trim();
+    const work = asUser('work', '--queue', q, '--drain');
+    daemon = Number(readFileSafe(pidFile)?.trim() ?? 0);
+    const receipt = readJson(join(q, 'jobs', id, 'receipt.json'));
+    const alive = daemon > 0 && !(await isDead(daemon));
+    assert.not.ok(alive, `the setsid daemon (pid ${daemon}) outlived its attempt under the default flags of a worker whose cgroup is delegated to it; work exit ${String(work.status)}; receipt ${String(receipt?.['outcome'])}: ${String(receipt?.['message'])}`);
+  } finally {
+    if (daemon > 0) signal(daemon, 'SIGKILL');
+    for (const name of existsSync(own) ? readdirSync(own) : []) spawnSync('rmdir', [join(own, name)]);
+    spawnSync('rmdir', [own]);
+  }
 });
 round3.run();

@@ -1,6 +1,7 @@
 /**
  * Runs the hostile before/after battery (test/battery/before-after.battery.ts:
- * issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11, 12 through the real CLI) against the fsjob
+ * issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11, 12 and issue 28's points 1
+ * to 5 through the real CLI) against the fsjob
  * of another commit, then against this checkout's, and prints one table:
  * per case, whether it held before and after, with the first line of each
  * failure (the evidence). A case that fails before and holds after shows the
