@@ -101,7 +101,7 @@ class Generation:
         return max(now_ms(), at_least, self.renewed_ms + (mono_ms() - self.renewed_mono))
 
     def publish_end(self, reason: str, counted: bool, retry_at_ms: int, status: Optional[Dict[str, Any]]) -> None:
-        """end.<g>.json (section 5.6): the generation ends and the job is queued again."""
+        """end.<g>.json (spec/records.md): the generation ends and the job is queued again."""
         self.guard()
         now = now_ms()
         ended = self._time_ms()

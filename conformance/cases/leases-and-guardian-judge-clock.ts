@@ -37,8 +37,8 @@ import { listing } from '../runner/inspect.ts';
 import { needsInjector } from '../runner/pause.ts';
 import { sleep } from '../runner/process.ts';
 import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
-import { settle } from './clock.ts';
-import { readClaim } from './retry-clock.ts';
+import { settle } from './leases-and-guardian-clock.ts';
+import { readClaim } from './control-retry-clock.ts';
 import { logged } from './jobs.ts';
 
 const HOUR = 3_600_000;
