@@ -213,7 +213,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           guardian: deps.guardian,
           leaseDeadline: () => control.guardianDeadline(),
           // The command's started instant is one this owner writes (LEASE-4: never before its earlier ones).
-          clock: { nowMs: () => owner.writeTimeMs(), sleep: (ms) => ctx.clock.sleep(ms), monotonicMs: () => monotonicMs(ctx.clock) },
+          clock: { nowMs: () => owner.writeTimeMs(), sleep: (ms, signal) => ctx.clock.sleep(ms, signal), monotonicMs: () => monotonicMs(ctx.clock) },
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
         },
       );

@@ -23,6 +23,7 @@
  */
 import type { FSWatcher } from 'node:fs';
 import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { monotonicMs } from '../base/clock.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
@@ -35,7 +36,6 @@ import { watchQueue } from './queue-watch.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
-import { monotonicMs } from '../base/clock.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -116,8 +116,7 @@ export class Worker {
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
-  /** Jobs passed over until a monotonic instant (LEASE-4: a wall clock that goes back must not lengthen the pause). */
-  private readonly avoidUntil = new Map<string, number>();
+  private readonly avoidUntil = new Map<string, number>(); // until a monotonic instant: a wall clock that goes back must not lengthen the pause (LEASE-4)
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;

@@ -117,21 +117,21 @@ function copyMap<V>(map: Record<string, V> | undefined): Record<string, V> {
 /**
  * SPEC-3: a JavaScript string with a lone surrogate has no UTF-8 form (it
  * would be written as U+FFFD, or refused as an escape REC-1 forbids). Name
- * the first such string of a request value, so the refusal says which
- * argument it is and how to pass bytes that are not UTF-8.
+ * the first such string among the members that hold text, so the refusal
+ * says which argument it is and how to pass bytes that are not UTF-8 (a
+ * payload is JSON: the request parser refuses such an escape in it, and
+ * walking it here could meet a value nested 200,000 deep).
  */
 function illFormedMember(request: object): string | undefined {
-  const strings = (value: unknown, where: string): string | undefined => {
-    if (typeof value === 'string') return isWellFormed(value) ? undefined : where;
-    if (typeof value !== 'object' || value === null) return undefined;
-    for (const [key, inner] of Object.entries(value)) {
-      const found = (isWellFormed(key) ? undefined : `${where} (a member name)`) ?? strings(inner, Array.isArray(value) ? `${where}[${key}]` : `${where}.${key}`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  };
-  const found = strings(request, 'request');
-  return found === undefined ? undefined : found.replace(/^request\.?/, '') || 'the request';
+  const r = request as Record<string, unknown>;
+  const texts: [string, unknown][] = [];
+  if (Array.isArray(r['argv'])) r['argv'].forEach((arg, i) => texts.push([`argv[${i}]`, arg]));
+  for (const map of ['env', 'labels'] as const) {
+    const value = r[map];
+    if (typeof value === 'object' && value !== null) for (const [name, inner] of Object.entries(value)) texts.push([`${map} name ${JSON.stringify(name)}`, name], [`${map}.${name}`, inner]);
+  }
+  for (const member of ['cwd', 'lane', 'dedupe', 'handler', 'stdin_text']) texts.push([member, r[member]]);
+  return texts.find(([, value]) => typeof value === 'string' && !isWellFormed(value))?.[0];
 }
 
 /**
