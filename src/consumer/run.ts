@@ -22,6 +22,7 @@ import { startCommand, type CommandResult, type RunningCommand, type StopReason 
 import type { Context } from './context.ts';
 import { ControlLoop } from './control.ts';
 import type { Guardian } from './guardian.ts';
+import type { Launcher } from './launch.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
@@ -75,7 +76,8 @@ function superseded(owner: Ownership): RunOutcome {
 
 /** What an attempt came to, for `conclude`. */
 interface Ending {
-  stoppedBy: StopReason | 'fenced' | null;
+  /** 'lost': the command's exit status died with its waiter (the spawner's), as with a dead owner. */
+  stoppedBy: StopReason | 'fenced' | 'lost' | null;
   /** Whether the command was released / the handler called (the execution may have happened). */
   released: boolean;
   /** Exit 0, or the handler resolved. */
@@ -136,6 +138,11 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
+      case 'lost':
+        // As the attempt of a dead owner (RECOV-1): it may have run, so it counts (RETRY-1).
+        return remain
+          ? await end('failed', true, spec.retry_delay_ms)
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.message ?? 'its exit status was lost' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -148,8 +155,8 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   }
 }
 
-/** Runs a command job (section 8) under `guardian` (WORKER-2). */
-export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined }): RunningJob {
+/** Runs a command job (section 8) under `guardian` (WORKER-2), its leader started by `launcher` (the worker's spawner). */
+export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined; launcher?: Launcher | undefined }): RunningJob {
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
@@ -210,6 +217,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
             ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
           },
           guardian: deps.guardian,
+          ...(deps.launcher === undefined ? {} : { launcher: deps.launcher }),
           leaseDeadline: () => control.guardianDeadline(),
           clock: ctx.clock,
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
@@ -260,8 +268,10 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
         : result.signal !== null
           ? { exit: null, signal: result.signal }
           : null;
+    const lost = result.statusLost;
     return conclude(owner, spec, attempt, {
-      stoppedBy: fenced ? 'fenced' : result.stoppedBy,
+      // EXEC-14: a cause fsjob acted on stays the outcome; a lost status is the next.
+      stoppedBy: fenced ? 'fenced' : (result.stoppedBy ?? (lost === null ? null : 'lost')),
       released: result.released,
       ok: result.exit === 0,
       failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),
@@ -269,7 +279,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       startedMs: result.startedMs,
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
-      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : lost,
       ...outsideNote(result),
     }, window);
   }

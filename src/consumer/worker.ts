@@ -8,7 +8,9 @@
  *   (WORKER-1).
  * - The guardian is running before any command starts; if it dies the worker
  *   restarts it and claims no command job until it is back (WORKER-2, fail
- *   closed).
+ *   closed). So is the spawner that forks every command (spawner.ts; where it
+ *   cannot run, node forks them itself): if it dies, no command job is
+ *   claimed until a new one answers.
  * - It wakes on fs.watch events of ready/ and jobs/ and polls at least every
  *   second in case an event is missed (a watch is a hint, like the index).
  * - stop() is the graceful shutdown of WORKER-3: no new claims, running
@@ -30,6 +32,8 @@ import { publishRecord, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
+import { directLauncher, type Launcher } from './launch.ts';
+import { Spawner } from './spawner.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { watchQueue } from './queue-watch.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
@@ -57,6 +61,8 @@ export interface WorkerOptions extends ConsumerOptions {
   pollMs?: number;
   /** The guardian (WORKER-2). @default a new Guardian */
   guardian?: Guardian;
+  /** The process that forks every command (spawner.ts). @default a new Spawner */
+  spawner?: Spawner;
 }
 
 /** What a Worker did, when `run()` resolves. */
@@ -112,6 +118,9 @@ export class Worker {
   private readonly mode: WorkerMode;
   private readonly pollMs: number;
   private readonly guardian: Guardian | undefined;
+  private readonly spawner: Spawner | undefined;
+  /** Who forks the commands: the spawner, or node itself where the spawner cannot run. */
+  private launcher: Launcher | undefined;
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
@@ -128,6 +137,7 @@ export class Worker {
   private fatal: FsjobError | undefined;
   private woken = false;
   private guardianDown = false;
+  private spawnerDown = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -147,6 +157,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
+    this.spawner = options.commands === false ? undefined : (options.spawner ?? new Spawner());
     this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
   }
 
@@ -192,6 +203,7 @@ export class Worker {
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
+      await this.startSpawner();
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
@@ -223,7 +235,9 @@ export class Worker {
   }
 
   private commandsAllowed(): boolean {
-    return this.guardian !== undefined && this.guardian.healthy && !this.stopping;
+    const launcher = this.launcher;
+    const launching = launcher !== undefined && (launcher !== this.spawner || this.spawner.healthy);
+    return this.guardian !== undefined && this.guardian.healthy && launching && !this.stopping;
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
@@ -241,6 +255,7 @@ export class Worker {
     for (;;) {
       if (this.stopping) return;
       await this.ensureGuardian();
+      await this.ensureSpawner();
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -344,7 +359,7 @@ export class Worker {
     const ctx = this.ctx as Context;
     const k = key(slot, ticket.owner.id);
     let job: RunningJob;
-    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
+    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian, launcher: this.launcher });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
@@ -400,6 +415,49 @@ export class Worker {
       ctx.emit({ type: 'guardian', state: 'restarted' });
     } catch (error) {
       ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
+    }
+  }
+
+  /**
+   * The spawner before the first command. Where it cannot run (no setsid(1),
+   * an env(1) without --default-signal) node forks each command itself, and
+   * says so once; a spawner that could not start for another reason is
+   * tried again by ensureSpawner, and no command job is claimed meanwhile.
+   */
+  private async startSpawner(): Promise<void> {
+    const spawner = this.spawner;
+    if (spawner === undefined) return;
+    this.launcher = spawner;
+    try {
+      const unavailable = await spawner.start();
+      if (unavailable !== null) {
+        this.launcher = directLauncher;
+        (this.ctx as Context).emit({ type: 'spawner', state: 'unavailable', reason: unavailable });
+      }
+    } catch (error) {
+      this.spawnerDown = true;
+      (this.ctx as Context).emit({ type: 'spawner', state: 'down', reason: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  /** As ensureGuardian, for the spawner: start a new one; until it answers, no command job is claimed. */
+  private async ensureSpawner(): Promise<void> {
+    const spawner = this.spawner;
+    if (spawner === undefined || this.launcher !== spawner || spawner.healthy || this.stopping) return;
+    const ctx = this.ctx as Context;
+    if (!this.spawnerDown) ctx.emit({ type: 'spawner', state: 'down' });
+    this.spawnerDown = true;
+    try {
+      const unavailable = await spawner.ensure();
+      this.spawnerDown = false;
+      if (unavailable === null) {
+        ctx.emit({ type: 'spawner', state: 'restarted' });
+      } else {
+        this.launcher = directLauncher;
+        ctx.emit({ type: 'spawner', state: 'unavailable', reason: unavailable });
+      }
+    } catch (error) {
+      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the spawner cannot be restarted: ${String(error)}`) });
     }
   }
 
@@ -492,6 +550,7 @@ export class Worker {
       await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
     }
     this.guardian?.close();
+    this.spawner?.close();
   }
 }
 
