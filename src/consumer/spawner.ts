@@ -259,7 +259,7 @@ export class Spawner implements Launcher {
       if (error instanceof FsjobError) throw error;
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
-    this.attempts.set(attempt.id, attempt);
+    this.track(attempt);
     generation.child.stdin?.write(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
@@ -340,10 +340,25 @@ export class Spawner implements Launcher {
     }
   }
 
+  /**
+   * While an attempt is out, the waiter check's timer holds this process
+   * alive, as a child process handle did: the answer it waits for comes
+   * through the spawner's pipe, which is unreferenced.
+   */
+  private track(attempt: Attempt): void {
+    this.attempts.set(attempt.id, attempt);
+    this.checker?.ref();
+  }
+
+  private untrack(attempt: Attempt): void {
+    this.attempts.delete(attempt.id);
+    if (this.attempts.size === 0) this.checker?.unref();
+  }
+
   private failStart(attempt: Attempt, reason: string): void {
     if (attempt.phase !== 'starting') return;
     attempt.phase = 'done';
-    this.attempts.delete(attempt.id);
+    this.untrack(attempt);
     this.release(attempt); // the release end closes: a gate that still appears reads end of file and exits 125
     attempt.started.reject(spawnerError(`could not start the command group: ${reason}`));
   }
@@ -351,7 +366,7 @@ export class Spawner implements Launcher {
   private finish(attempt: Attempt, end: LeaderEnd): void {
     if (attempt.phase !== 'running') return;
     attempt.phase = 'done';
-    this.attempts.delete(attempt.id);
+    this.untrack(attempt);
     attempt.end.resolve(end);
   }
 
