@@ -158,6 +158,11 @@ export class Spawner implements Launcher {
     return this.healthy ? this.current?.child.pid : undefined;
   }
 
+  /** The 0700 directory of this worker's FIFOs, once started. */
+  get directory(): string | undefined {
+    return this.dir;
+  }
+
   /** True while a spawner process is there to take requests. */
   get healthy(): boolean {
     return this.current !== undefined && !this.current.exited;
@@ -341,18 +346,23 @@ export class Spawner implements Launcher {
   }
 
   /**
-   * While an attempt is out, the waiter check's timer holds this process
-   * alive, as a child process handle did: the answer it waits for comes
+   * While an attempt or a FIFO batch is out, the waiter check's timer holds
+   * this process alive, as a child process handle did: the answer comes
    * through the spawner's pipe, which is unreferenced.
    */
   private track(attempt: Attempt): void {
     this.attempts.set(attempt.id, attempt);
-    this.checker?.ref();
+    this.holdAlive();
   }
 
   private untrack(attempt: Attempt): void {
     this.attempts.delete(attempt.id);
-    if (this.attempts.size === 0) this.checker?.unref();
+    this.holdAlive();
+  }
+
+  private holdAlive(): void {
+    if (this.attempts.size + this.batches.size > 0) this.checker?.ref();
+    else this.checker?.unref();
   }
 
   private failStart(attempt: Attempt, reason: string): void {
@@ -395,7 +405,6 @@ export class Spawner implements Launcher {
     const said = generation.stderr.trim() === '' ? '' : `: ${generation.stderr.trim().slice(-300)}`;
     generation.ready.reject(spawnerError(`the spawner exited (${how}) before it was ready${said}`));
     for (const batch of this.batches.values()) batch.resolve(false);
-    this.batches.clear();
     // Its FIFOs went with its directory (spawner.sh removes it on exit); the next spawner makes new ones.
     this.pool = [];
     for (const attempt of this.attempts.values()) {
@@ -416,7 +425,6 @@ export class Spawner implements Launcher {
         return;
       case 'm':
         this.batches.get(a as string)?.resolve(b === 'ok');
-        this.batches.delete(a as string);
         return;
       case 'w': {
         const found = attempt();
@@ -486,9 +494,13 @@ export class Spawner implements Launcher {
       }
       const answer = deferred<boolean>();
       this.batches.set(tag, answer);
+      this.holdAlive();
       if (generation.exited) answer.resolve(false);
       else generation.child.stdin?.write(line([raw('fsjob_fifos'), word(tag, 'tag'), ...made.flatMap((f) => [f.out, f.err, f.rel]).map((p) => word(p, 'FIFO'))]));
-      if ((await answer.promise) && !generation.exited) {
+      const madeThem = await answer.promise;
+      this.batches.delete(tag);
+      this.holdAlive();
+      if (madeThem && !generation.exited) {
         this.pool.push(...made);
         return true;
       }
