@@ -5,9 +5,11 @@ import { open } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCommand, type CommandSpec, type RecordedGroup } from '../../src/consumer/command.ts';
+import { startCommand, type CommandHooks, type CommandSpec, type RecordedGroup } from '../../src/consumer/command.ts';
 import { processStart, selfIdentity } from '../../src/model/identity.ts';
 import { groupState } from '../../src/model/groups.ts';
+import { Spawner } from '../../src/consumer/spawner.ts';
+import type { Launcher } from '../../src/consumer/launch.ts';
 
 async function outputs(dir: string) {
   const stdout = await open(join(dir, 'stdout.1'), 'wx', 0o600);
@@ -33,100 +35,148 @@ async function spec(dir: string, argv: string[], extra: Partial<CommandSpec> = {
 
 const groupAlive = async (group: RecordedGroup): Promise<boolean> => (await groupState(group)) !== 'stopped';
 
-const run = suite('startCommand');
+/**
+ * The same guarantees whoever forks the leader: node's own spawn (launch.ts)
+ * and the worker's spawner (spawner.ts).
+ */
+function commandSuite(name: string, launcher: () => Launcher | undefined): ReturnType<typeof suite> {
+  const run = suite(`startCommand, ${name}`);
+  const hooks = (given: CommandHooks): CommandHooks => {
+    const chosen = launcher();
+    return chosen === undefined ? given : { ...given, launcher: chosen };
+  };
 
-run('the command starts only after its group is recorded', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const marker = join(dir, 'ran');
-  let recorded: RecordedGroup | undefined;
-  let ranBeforeRecord = false;
-  const cmd = startCommand(await spec(dir, ['sh', '-c', `echo hi; touch ${marker}`]), {
-    async record(group) {
-      await new Promise((r) => setTimeout(r, 200));
-      ranBeforeRecord = (() => { try { statSync(marker); return true; } catch { return false; } })();
-      recorded = group;
-    },
+  run('the command starts only after its group is recorded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const marker = join(dir, 'ran');
+    let recorded: RecordedGroup | undefined;
+    let ranBeforeRecord = false;
+    const cmd = startCommand(await spec(dir, ['sh', '-c', `echo hi; touch ${marker}`]), hooks({
+      async record(group) {
+        await new Promise((r) => setTimeout(r, 200));
+        ranBeforeRecord = (() => { try { statSync(marker); return true; } catch { return false; } })();
+        recorded = group;
+      },
+    }));
+    const result = await cmd.done;
+    assert.not.ok(ranBeforeRecord);
+    assert.ok(result.released);
+    assert.is(result.exit, 0);
+    assert.is(result.group?.pgid, recorded?.pgid);
+    assert.is(readFileSync(join(dir, 'stdout.1'), 'utf8'), 'hi\n');
+    assert.is(result.stdout.bytes_total, 3);
   });
-  const result = await cmd.done;
-  assert.not.ok(ranBeforeRecord);
-  assert.ok(result.released);
-  assert.is(result.exit, 0);
-  assert.is(result.group?.pgid, recorded?.pgid);
-  assert.is(readFileSync(join(dir, 'stdout.1'), 'utf8'), 'hi\n');
-  assert.is(result.stdout.bytes_total, 3);
+
+  run('a failed recording means the command never runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const marker = join(dir, 'ran');
+    const cmd = startCommand(await spec(dir, ['touch', marker]), hooks({
+      async record() {
+        throw new Error('disk full');
+      },
+    }));
+    let failed = false;
+    try {
+      await cmd.done;
+    } catch {
+      failed = true;
+    }
+    assert.ok(failed, 'the attempt reports the failed recording');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.throws(() => statSync(marker));
+  });
+
+  run('output beyond the bound is counted, not kept, and never blocks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const cmd = startCommand(await spec(dir, ['sh', '-c', 'head -c 104857600 /dev/zero'], { maxOutputBytes: 1000 }), hooks({ async record() {} }));
+    const result = await cmd.done;
+    assert.is(result.exit, 0);
+    assert.is(result.stdout.bytes_total, 104_857_600);
+    assert.is(result.stdout.bytes_kept, 1000);
+    assert.ok(result.stdout.truncated);
+    assert.is(statSync(join(dir, 'stdout.1')).size, 1000);
+  });
+
+  run('a timeout stops the whole group, TERM then KILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30 & sleep 30"], { timeoutMs: 300, killGraceMs: 300 }), hooks({ async record() {} }));
+    const result = await cmd.done;
+    assert.is(result.stoppedBy, 'timeout');
+    assert.is(result.signal, 'SIGKILL');
+    assert.not.ok(await groupAlive(result.group!));
+  });
+
+  run('stragglers left in the group are stopped when the leader exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const cmd = startCommand(await spec(dir, ['sh', '-c', 'sleep 30 >/dev/null 2>&1 & exit 0']), hooks({ async record() {} }));
+    const result = await cmd.done;
+    assert.is(result.exit, 0);
+    assert.is(result.stoppedBy, null);
+    assert.not.ok(await groupAlive(result.group!));
+  });
+
+  run('cancel before release: the command never runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const marker = join(dir, 'ran');
+    let cmd: ReturnType<typeof startCommand> | undefined = undefined;
+    cmd = startCommand(await spec(dir, ['touch', marker]), hooks({
+      async record() {
+        cmd?.stop('cancel');
+      },
+    }));
+    const result = await cmd.done;
+    assert.not.ok(result.released);
+    assert.throws(() => statSync(marker));
+  });
+
+  run('force stops at once with SIGKILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30"]), hooks({ async record() {} }));
+    setTimeout(() => cmd.stop('cancel'), 200);
+    setTimeout(() => cmd.stop('force'), 400);
+    const result = await cmd.done;
+    assert.is(result.stoppedBy, 'force');
+    assert.is(result.signal, 'SIGKILL');
+  });
+  return run;
+}
+
+commandSuite("node's own spawn", () => undefined).run();
+
+let spawner: Spawner | undefined;
+const viaSpawner = commandSuite('the spawner', () => spawner);
+viaSpawner.before(async () => {
+  spawner = new Spawner();
+  assert.is(await spawner.start(), null);
 });
+viaSpawner.after(() => spawner?.close());
 
-run('a failed recording means the command never runs', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const marker = join(dir, 'ran');
-  const cmd = startCommand(await spec(dir, ['touch', marker]), {
-    async record() {
-      throw new Error('disk full');
-    },
-  });
-  let failed = false;
+viaSpawner('an exit status lost with its waiter stops the group as a dead owner\'s would be (RECOV-1)', async () => {
+  const own = new Spawner();
   try {
-    await cmd.done;
-  } catch {
-    failed = true;
+    assert.is(await own.start(), null);
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30"], { killGraceMs: 300 }), {
+      launcher: own,
+      async record() {
+        // The spawner and its waiters share a process group; the command has its own.
+        setTimeout(() => process.kill(-(own.pid as number), 'SIGKILL'), 100);
+      },
+    });
+    const result = await cmd.done;
+    assert.ok(result.released);
+    assert.type(result.statusLost, 'string');
+    assert.is(result.exit, null);
+    assert.is(result.signal, null);
+    assert.ok(result.groupStopped, 'the group was stopped');
+    assert.not.ok(await groupAlive(result.group!));
+  } finally {
+    own.close();
   }
-  assert.ok(failed, 'the attempt reports the failed recording');
-  await new Promise((r) => setTimeout(r, 100));
-  assert.throws(() => statSync(marker));
 });
+viaSpawner.run();
 
-run('output beyond the bound is counted, not kept, and never blocks', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const cmd = startCommand(await spec(dir, ['sh', '-c', 'head -c 104857600 /dev/zero'], { maxOutputBytes: 1000 }), { async record() {} });
-  const result = await cmd.done;
-  assert.is(result.exit, 0);
-  assert.is(result.stdout.bytes_total, 104_857_600);
-  assert.is(result.stdout.bytes_kept, 1000);
-  assert.ok(result.stdout.truncated);
-  assert.is(statSync(join(dir, 'stdout.1')).size, 1000);
-});
-
-run('a timeout stops the whole group, TERM then KILL', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30 & sleep 30"], { timeoutMs: 300, killGraceMs: 300 }), { async record() {} });
-  const result = await cmd.done;
-  assert.is(result.stoppedBy, 'timeout');
-  assert.is(result.signal, 'SIGKILL');
-  assert.not.ok(await groupAlive(result.group!));
-});
-
-run('stragglers left in the group are stopped when the leader exits', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const cmd = startCommand(await spec(dir, ['sh', '-c', 'sleep 30 >/dev/null 2>&1 & exit 0']), { async record() {} });
-  const result = await cmd.done;
-  assert.is(result.exit, 0);
-  assert.is(result.stoppedBy, null);
-  assert.not.ok(await groupAlive(result.group!));
-});
-
-run('cancel before release: the command never runs', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const marker = join(dir, 'ran');
-  let cmd: ReturnType<typeof startCommand> | undefined = undefined;
-  cmd = startCommand(await spec(dir, ['touch', marker]), {
-    async record() {
-      cmd?.stop('cancel');
-    },
-  });
-  const result = await cmd.done;
-  assert.not.ok(result.released);
-  assert.throws(() => statSync(marker));
-});
-
-run('force stops at once with SIGKILL', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-  const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30"]), { async record() {} });
-  setTimeout(() => cmd.stop('cancel'), 200);
-  setTimeout(() => cmd.stop('force'), 400);
-  const result = await cmd.done;
-  assert.is(result.stoppedBy, 'force');
-  assert.is(result.signal, 'SIGKILL');
-});
+const run = suite('startCommand under a guardian');
 
 run('the guardian stops recorded groups when the worker is killed', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
