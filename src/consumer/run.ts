@@ -134,15 +134,11 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
           ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
-        // LEASE-6: a counted failure; with no attempt left the attempt was lost with its lease.
-        return remain
-          ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       case 'lost':
-        // As the attempt of a dead owner (RECOV-1): it may have run, so it counts (RETRY-1).
+        // LEASE-6, and a status lost with its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.message ?? 'its exit status was lost' });
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -270,8 +266,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           : null;
     const lost = result.statusLost;
     return conclude(owner, spec, attempt, {
-      // EXEC-14: a cause fsjob acted on stays the outcome; a lost status is the next.
-      stoppedBy: fenced ? 'fenced' : (result.stoppedBy ?? (lost === null ? null : 'lost')),
+      stoppedBy: fenced ? 'fenced' : (result.stoppedBy ?? (lost === null ? null : 'lost')), // EXEC-14: a cause fsjob acted on first
       released: result.released,
       ok: result.exit === 0,
       failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),

@@ -37,7 +37,8 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
-import { pwdWord, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import type { Launcher, LaunchRequest, Leader, LeaderEnd } from './launch.ts';
+import { fifosRequest, runRequest, spawnerError, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -55,6 +56,8 @@ const FIFO_BATCH = 16;
 const FIFO_LOW = 4;
 /** How long a new spawner may take to say `ready`. */
 const START_LIMIT_MS = 15_000;
+/** How long close() waits for the spawner to exit. */
+const CLOSE_LIMIT_MS = 2_000;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
 
@@ -73,12 +76,6 @@ function deferred<T>(): Deferred<T> {
   });
   promise.catch(() => undefined); // awaited by whoever needs it; an early failure is not unhandled
   return { promise, resolve, reject };
-}
-
-interface Fifos {
-  out: string;
-  err: string;
-  rel: string;
 }
 
 /** One spawner process and what it answered. */
@@ -106,35 +103,6 @@ interface Attempt {
   /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
   waiterGone: boolean;
 }
-
-const spawnerError = (message: string): FsjobError => new FsjobError('IO', message, { clause: 'EXEC-2' });
-
-/** A shell word: the bytes in single quotes, each quote as '\''. NUL cannot be carried by argv or environ. */
-function word(value: string | Uint8Array, what: string): Buffer {
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (bytes.includes(0)) throw spawnerError(`${what} contains a NUL byte, which no argument or environment value can hold`);
-  const parts: Buffer[] = [QUOTE];
-  let from = 0;
-  for (let at = bytes.indexOf(0x27); at >= 0; at = bytes.indexOf(0x27, from)) {
-    parts.push(bytes.subarray(from, at), ESCAPED_QUOTE);
-    from = at + 1;
-  }
-  parts.push(bytes.subarray(from), QUOTE);
-  return Buffer.concat(parts);
-}
-const QUOTE = Buffer.from("'");
-const ESCAPED_QUOTE = Buffer.from("'\\''");
-
-/** Joins words with spaces into one request line. */
-function line(words: readonly Buffer[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const w of words) parts.push(w, SPACE);
-  parts[parts.length - 1] = NEWLINE;
-  return Buffer.concat(parts);
-}
-const SPACE = Buffer.from(' ');
-const NEWLINE = Buffer.from('\n');
-const raw = (text: string): Buffer => Buffer.from(text, 'latin1');
 
 /**
  * A worker's spawner: `start()` it before the first command (the worker
@@ -217,14 +185,26 @@ export class Spawner implements Launcher {
     return this.healthy ? null : this.start();
   }
 
-  /** Clean exit: the spawner reads end of file and exits; its FIFO directory goes. Call once no attempt runs. */
-  close(): void {
+  /**
+   * Clean exit, once no attempt runs: the spawner reads end of file, removes
+   * its FIFO directory and exits; this waits for that (at most
+   * CLOSE_LIMIT_MS), so that its CPU is counted in this process's children
+   * and nothing of it is left when the worker's run() returns.
+   */
+  async close(): Promise<void> {
     clearInterval(this.checker);
     this.checker = undefined;
-    this.current?.child.stdin?.end();
+    const generation = this.current;
     this.current = undefined;
     this.pool = [];
-    // The spawner removes the directory as it exits, maybe at this moment; this removal is for one that was killed.
+    if (generation !== undefined && !generation.exited) {
+      const exited = new Promise<void>((resolve) => generation.child.once('exit', () => resolve()));
+      generation.child.stdin?.end();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_LIMIT_MS)))]);
+      clearTimeout(timer);
+    }
+    // For a spawner that was killed, or is slow to go.
     if (this.dir !== undefined) {
       try {
         rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
@@ -258,7 +238,7 @@ export class Spawner implements Launcher {
       attempt.outFd = openSync(fifos.out, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.errFd = openSync(fifos.err, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.relFd = openSync(fifos.rel, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
-      request_ = this.request(attempt, request);
+      request_ = runRequest(attempt.id, attempt.fifos, request);
     } catch (error) {
       this.release(attempt);
       if (error instanceof FsjobError) throw error;
@@ -268,31 +248,6 @@ export class Spawner implements Launcher {
     generation.child.stdin?.write(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
-  }
-
-  /** The request line: fsjob_run ID CWD STDIN OUT ERR REL, then the gate's command line (spawner.sh). */
-  private request(attempt: Attempt, request: LaunchRequest): Buffer {
-    const id = String(attempt.id);
-    const env = Object.entries(request.env).map(([name, value]) => {
-      const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
-      return word(Buffer.concat([Buffer.from(`${name}=`, 'utf8'), bytes]), `environment variable ${name}`);
-    });
-    const stdin = request.stdinFd === null ? '/dev/null' : `/proc/${process.pid}/fd/${request.stdinFd}`;
-    return line([
-      raw('fsjob_run'),
-      word(id, 'id'),
-      word(request.cwd, 'the working directory'),
-      word(stdin, 'stdin'),
-      word(attempt.fifos.out, 'FIFO'),
-      word(attempt.fifos.err, 'FIFO'),
-      word(attempt.fifos.rel, 'FIFO'),
-      raw('"$E" -i --default-signal --'),
-      ...env,
-      raw('"$X" -- "$B" -c "$G" fsjob-gate'),
-      word(id, 'id'),
-      word(pwdWord(request.env), 'PWD'),
-      ...request.argv.map((arg, i) => word(arg, `argv[${i}]`)),
-    ]);
   }
 
   private leader(attempt: Attempt, pid: number): Leader {
@@ -496,7 +451,7 @@ export class Spawner implements Launcher {
       this.batches.set(tag, answer);
       this.holdAlive();
       if (generation.exited) answer.resolve(false);
-      else generation.child.stdin?.write(line([raw('fsjob_fifos'), word(tag, 'tag'), ...made.flatMap((f) => [f.out, f.err, f.rel]).map((p) => word(p, 'FIFO'))]));
+      else generation.child.stdin?.write(fifosRequest(tag, made));
       const madeThem = await answer.promise;
       this.batches.delete(tag);
       this.holdAlive();

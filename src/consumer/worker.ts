@@ -32,8 +32,8 @@ import { publishRecord, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
-import { directLauncher, type Launcher } from './launch.ts';
 import { Spawner } from './spawner.ts';
+import { CommandSupport } from './command-support.ts';
 import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
 import { watchQueue } from './queue-watch.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
@@ -119,8 +119,8 @@ export class Worker {
   private readonly pollMs: number;
   private readonly guardian: Guardian | undefined;
   private readonly spawner: Spawner | undefined;
-  /** Who forks the commands: the spawner, or node itself where the spawner cannot run. */
-  private launcher: Launcher | undefined;
+  /** The guardian and the spawner, once run() started them. */
+  private commands: CommandSupport | undefined;
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
@@ -136,8 +136,6 @@ export class Worker {
   /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
   private fatal: FsjobError | undefined;
   private woken = false;
-  private guardianDown = false;
-  private spawnerDown = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -201,9 +199,11 @@ export class Worker {
     this.startedMs = ctx.clock.nowMs();
     for (const root of this.options.queues) this.slots.push(slotOf(await openServed(root, ctx)));
     try {
-      // WORKER-2: the guardian runs before any command may start.
-      if (this.guardian !== undefined) await this.guardian.start();
-      await this.startSpawner();
+      // WORKER-2: the guardian runs before any command may start, and so does the spawner.
+      if (this.guardian !== undefined && this.spawner !== undefined) {
+        this.commands = new CommandSupport(this.guardian, this.spawner, ctx, () => this.slots[0]?.queue.root ?? '');
+        await this.commands.start();
+      }
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
@@ -235,9 +235,7 @@ export class Worker {
   }
 
   private commandsAllowed(): boolean {
-    const launcher = this.launcher;
-    const launching = launcher !== undefined && (launcher !== this.spawner || this.spawner.healthy);
-    return this.guardian !== undefined && this.guardian.healthy && launching && !this.stopping;
+    return this.commands !== undefined && this.commands.ready && !this.stopping;
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
@@ -254,8 +252,7 @@ export class Worker {
     let relisted = false; // see relistBeforeEnd
     for (;;) {
       if (this.stopping) return;
-      await this.ensureGuardian();
-      await this.ensureSpawner();
+      if (!this.stopping) await this.commands?.ensure();
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -359,7 +356,7 @@ export class Worker {
     const ctx = this.ctx as Context;
     const k = key(slot, ticket.owner.id);
     let job: RunningJob;
-    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian, launcher: this.launcher });
+    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian, launcher: this.commands?.launcher });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
@@ -400,65 +397,6 @@ export class Worker {
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
     this.avoidUntil.set(key(slot, id), (this.ctx as Context).clock.nowMs() + ms);
-  }
-
-  /** WORKER-2, fail closed: restart a dead guardian; until it is back, no command job is claimed. */
-  private async ensureGuardian(): Promise<void> {
-    const guardian = this.guardian;
-    if (guardian === undefined || guardian.healthy || this.stopping) return;
-    const ctx = this.ctx as Context;
-    if (!this.guardianDown) ctx.emit({ type: 'guardian', state: 'down' });
-    this.guardianDown = true;
-    try {
-      await guardian.ensure();
-      this.guardianDown = false;
-      ctx.emit({ type: 'guardian', state: 'restarted' });
-    } catch (error) {
-      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
-    }
-  }
-
-  /**
-   * The spawner before the first command. Where it cannot run (no setsid(1),
-   * an env(1) without --default-signal) node forks each command itself, and
-   * says so once; a spawner that could not start for another reason is
-   * tried again by ensureSpawner, and no command job is claimed meanwhile.
-   */
-  private async startSpawner(): Promise<void> {
-    const spawner = this.spawner;
-    if (spawner === undefined) return;
-    this.launcher = spawner;
-    try {
-      const unavailable = await spawner.start();
-      if (unavailable !== null) {
-        this.launcher = directLauncher;
-        (this.ctx as Context).emit({ type: 'spawner', state: 'unavailable', reason: unavailable });
-      }
-    } catch (error) {
-      this.spawnerDown = true;
-      (this.ctx as Context).emit({ type: 'spawner', state: 'down', reason: error instanceof Error ? error.message : String(error) });
-    }
-  }
-
-  /** As ensureGuardian, for the spawner: start a new one; until it answers, no command job is claimed. */
-  private async ensureSpawner(): Promise<void> {
-    const spawner = this.spawner;
-    if (spawner === undefined || this.launcher !== spawner || spawner.healthy || this.stopping) return;
-    const ctx = this.ctx as Context;
-    if (!this.spawnerDown) ctx.emit({ type: 'spawner', state: 'down' });
-    this.spawnerDown = true;
-    try {
-      const unavailable = await spawner.ensure();
-      this.spawnerDown = false;
-      if (unavailable === null) {
-        ctx.emit({ type: 'spawner', state: 'restarted' });
-      } else {
-        this.launcher = directLauncher;
-        ctx.emit({ type: 'spawner', state: 'unavailable', reason: unavailable });
-      }
-    } catch (error) {
-      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the spawner cannot be restarted: ${String(error)}`) });
-    }
   }
 
   private sleep(ms: number): Promise<void> {
@@ -549,8 +487,7 @@ export class Worker {
     for (const slot of this.slots) {
       await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
     }
-    this.guardian?.close();
-    this.spawner?.close();
+    await this.commands?.close();
   }
 }
 

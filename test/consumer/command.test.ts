@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -149,7 +149,7 @@ viaSpawner.before(async () => {
   spawner = new Spawner();
   assert.is(await spawner.start(), null);
 });
-viaSpawner.after(() => spawner?.close());
+viaSpawner.after(async () => spawner?.close());
 
 viaSpawner('an exit status lost with its waiter stops the group as a dead owner\'s would be (RECOV-1)', async () => {
   const own = new Spawner();
@@ -171,17 +171,21 @@ viaSpawner('an exit status lost with its waiter stops the group as a dead owner\
     assert.ok(result.groupStopped, 'the group was stopped');
     assert.not.ok(await groupAlive(result.group!));
   } finally {
-    own.close();
+    await own.close();
   }
 });
 viaSpawner.run();
 
 const run = suite('startCommand under a guardian');
 
-run('the guardian stops recorded groups when the worker is killed', async () => {
+run('the guardian stops recorded groups when the worker is killed; its spawner goes, with its FIFO directory', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
   const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/guarded-worker.ts', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const pgid = await new Promise<number>((resolve) => worker.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  const [pgid, fifos] = await new Promise<[number, string]>((resolve) => worker.stdout.once('data', (d: Buffer) => {
+    const [first, second] = String(d).trim().split(' ');
+    resolve([Number(first), second as string]);
+  }));
+  assert.ok(existsSync(fifos));
   const self = await selfIdentity();
   const group = { pgid, start: (await processStart(pgid))!.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
   assert.ok(await groupAlive(group));
@@ -189,13 +193,16 @@ run('the guardian stops recorded groups when the worker is killed', async () => 
   const t0 = Date.now();
   while ((await groupAlive(group)) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
   assert.not.ok(await groupAlive(group), 'the group outlived its worker by 10 s');
+  // The spawner read end of file when the worker died, and removed the directory as it exited.
+  while (existsSync(fifos) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+  assert.not.ok(existsSync(fifos), `the spawner's FIFO directory ${fifos} outlived the worker`);
 });
 
 /** Starts test/support/fixtures/guarded-worker.ts and returns it with its command group. */
 async function guardedWorker(args: string[]): Promise<{ worker: ReturnType<typeof spawn>; group: { pgid: number; start: string; boot_id: string; pid_ns: string } }> {
   const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
   const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/guarded-worker.ts', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const pgid = await new Promise<number>((resolve) => worker.stdout?.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  const pgid = await new Promise<number>((resolve) => worker.stdout?.once('data', (d: Buffer) => resolve(Number(String(d).trim().split(' ')[0]))));
   const self = await selfIdentity();
   return { worker, group: { pgid, start: (await processStart(pgid))!.start, boot_id: self.boot_id, pid_ns: self.pid_ns } };
 }

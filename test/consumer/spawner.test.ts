@@ -83,7 +83,7 @@ spawning.before(async () => {
   assert.is(await spawner.start(), null, 'the spawner runs here (setsid and env --default-signal are there)');
 });
 spawning.after(async () => {
-  spawner.close();
+  await spawner.close();
   await cleanupAll();
 });
 
@@ -197,7 +197,7 @@ dying('a spawner that dies takes no running command with it; meanwhile requests 
     assert.is.not(own.pid, first);
     assert.equal((await run(own, ['/bin/sh', '-c', 'exit 3'])).end, { exit: 3, signal: null });
   } finally {
-    own.close();
+    await own.close();
   }
 });
 
@@ -215,17 +215,8 @@ dying('a waiter that dies takes the exit status with it: the attempt ends lost, 
     process.kill(-leader.pid, 'SIGKILL');
     leader.dispose();
   } finally {
-    own.close();
+    await own.close();
   }
-});
-
-dying('the spawner removes its FIFO directory when the worker goes away', async () => {
-  const own = new Spawner();
-  assert.is(await own.start(), null);
-  const dir = own.directory as string;
-  await waitFor('its first FIFOs', () => readdirSync(dir).length > 0);
-  own.close();
-  await waitFor('the directory removed', () => !existsSync(dir));
 });
 
 dying.run();
