@@ -99,6 +99,7 @@ interface Attempt {
   started: Deferred<number>;
   end: Deferred<LeaderEnd>;
   leaderPid?: number;
+  /** The waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
   waiter?: { pid: number; start: string | null };
   /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
   waiterGone: boolean;
@@ -382,16 +383,9 @@ export class Spawner implements Launcher {
         this.batches.get(a as string)?.resolve(b === 'ok');
         return;
       case 'w': {
+        // Its start is read at the first check that finds it alive: most waiters are done before one.
         const found = attempt();
-        if (found === undefined) return;
-        const waiter = { pid: Number(b), start: null as string | null };
-        found.waiter = waiter;
-        processStart(waiter.pid).then(
-          (start) => {
-            waiter.start = start?.start ?? null;
-          },
-          () => undefined,
-        );
+        if (found !== undefined) found.waiter = { pid: Number(b), start: null };
         return;
       }
       case 'p': {
@@ -482,6 +476,7 @@ export class Spawner implements Launcher {
         const now = await processStart(waiter.pid).catch(() => undefined);
         const alive = now === undefined || (now !== null && !isDeadState(now.state) && (waiter.start === null || now.start === waiter.start));
         if (alive) {
+          if (now != null) waiter.start ??= now.start;
           attempt.waiterGone = false;
         } else if (!attempt.waiterGone) {
           attempt.waiterGone = true;
