@@ -237,7 +237,7 @@ async function commandLatency(root: string, samples: number): Promise<void> {
 
 /** A queue of its own beside root, where the first jobs of a process (lazy compilation, module loading) go unmeasured. */
 async function warmUp(root: string): Promise<void> {
-  const { queue } = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
+  const queue = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
   for (let i = 0; i < 2; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
 }
 

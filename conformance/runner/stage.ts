@@ -23,7 +23,7 @@ export function sha256Hex(bytes: Uint8Array | string): string {
 }
 
 export async function createQueue(root: string): Promise<Queue> {
-  return (await initQueue(root)).queue;
+  return initQueue(root);
 }
 
 export interface StageOptions {

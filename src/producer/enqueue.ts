@@ -13,7 +13,7 @@ import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
@@ -295,6 +295,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  * filesystem fails, after removing what was staged (ENQ-6).
  */
 export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
+  assertQueue(queue, 'enqueue');
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);

@@ -16,7 +16,7 @@ import { staleReadyEntries } from '../model/ready.ts';
 import { entryPresent, listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
@@ -170,6 +170,7 @@ async function staleTemps(queue: Queue, now: number): Promise<string[]> {
  * Returns what it removed (or, with `dryRun`, what it would remove).
  */
 export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResult> {
+  assertQueue(queue, 'gc');
   const clock = options.clock ?? systemClock;
   const keep = options.keep ?? 0;
   const olderThanMs = options.olderThanMs ?? 0;

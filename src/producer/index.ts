@@ -37,7 +37,7 @@ export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
 export { gc, type GcOptions, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
-export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../model/queue.ts';
+export { initQueue, openQueue, defaultQueuePath, type InitializedQueue, type Queue, type QueueOptions } from '../model/queue.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
 /** Every record type (section 5) and the request form (section 5.2), as the schemas define them. */
 export type * from '../records/generated/types.ts';

@@ -17,7 +17,7 @@
  */
 import { isFsjobError, type FsjobError } from '../base/errors.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions, type Pending } from './enqueue.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
@@ -53,6 +53,7 @@ export interface ManyOptions extends EnqueueOptions {
  * `{ line, error }`; every other line yields `{ line, id }`, once durable.
  */
 export async function enqueueBatch(queue: Queue, lines: Iterable<string> | AsyncIterable<string>, options: BatchOptions = {}): Promise<BatchResult[]> {
+  assertQueue(queue, 'enqueueBatch');
   async function* numbered(): AsyncGenerator<{ n: number; text: string }> {
     let line = 0;
     for await (const text of lines) {
@@ -80,6 +81,7 @@ export async function enqueueBatch(queue: Queue, lines: Iterable<string> | Async
  * `{ index, error }` for a request that was refused or failed.
  */
 export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> | AsyncIterable<JobRequest>, options: ManyOptions = {}): Promise<ManyResult[]> {
+  assertQueue(queue, 'enqueueMany');
   async function* indexed(): AsyncGenerator<{ n: number; request: JobRequest }> {
     let index = 0;
     for await (const request of requests) yield { n: index++, request };

@@ -87,5 +87,5 @@ export async function enqueueRaw(queue: Queue, specBytes: string | Buffer, prior
 /** A fresh queue in a private temporary directory. */
 export async function freshQueue(label = 'fsjob-q'): Promise<Queue> {
   const dir = await freshDir(label);
-  return (await initQueue(`${dir}/q`)).queue;
+  return initQueue(`${dir}/q`);
 }

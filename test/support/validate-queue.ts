@@ -39,7 +39,7 @@ export { newJobId };
 
 export async function newQueue(label = 'vq'): Promise<Queue> {
   const dir = await freshDir(label);
-  return (await initQueue(join(dir, 'q'))).queue;
+  return initQueue(join(dir, 'q'));
 }
 
 export type SpecFields = Partial<Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'producer'>> & { stdinBytes?: Buffer };

@@ -390,6 +390,11 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
     REC_ERR="type '$R_type' stored as a $2 record (REC-3)"
     return 1
   fi
+  # The pause record is new in 1.1 (section 5.11): its schema refuses "fsjob": "1.0".
+  if [ "$2" = pause ] && [ "$_rr_minor" -lt 1 ]; then
+    REC_ERR="a pause record says fsjob 1.0, but the pause record is new in 1.1 (REC-5)"
+    return 1
+  fi
   # VER-2: minors this reader knows (1.0, 1.1) are closed to unknown members.
   if [ -n "$_rr_unknown" ] && [ "$_rr_minor" -le 1 ]; then
     REC_ERR="members the schema does not define:$_rr_unknown (VER-2)"
