@@ -12,9 +12,10 @@
 # started run on, and the worker's guardian stops them if the worker is gone
 # (WORKER-2).
 #
-# Its standard output is the reply pipe. Every reply is one line written by
-# one printf or jobs (a single write of less than PIPE_BUF bytes, so lines of
-# several writers never mix):
+# Its standard output is the reply channel (a socket pair node made). Every
+# reply is one short line written by one printf or jobs, a single write:
+# Linux queues a short write to a stream socket whole, as it does a pipe
+# write under PIPE_BUF, so the lines of several writers never mix:
 #   ready <pid>                   the checks below passed; requests welcome
 #   fail <reason>                 they did not; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
