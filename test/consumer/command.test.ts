@@ -156,29 +156,6 @@ viaSpawner.before(async () => {
 });
 viaSpawner.after(async () => spawner?.close());
 
-viaSpawner('an exit status lost with its waiter stops the group as a dead owner\'s would be (RECOV-1)', async () => {
-  const own = new Spawner();
-  try {
-    assert.is(await own.start(), null);
-    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
-    const cmd = startCommand(await spec(dir, ['sh', '-c', "trap '' TERM; sleep 30"], { killGraceMs: 300 }), {
-      launcher: own,
-      async record() {
-        // The spawner and its waiters share a process group; the command has its own.
-        setTimeout(() => process.kill(-(own.pid as number), 'SIGKILL'), 100);
-      },
-    });
-    const result = await cmd.done;
-    assert.ok(result.released);
-    assert.type(result.statusLost, 'string');
-    assert.is(result.exit, null);
-    assert.is(result.signal, null);
-    assert.ok(result.groupStopped, 'the group was stopped');
-    assert.not.ok(await groupAlive(result.group!));
-  } finally {
-    await own.close();
-  }
-});
 viaSpawner.run();
 
 const run = suite('startCommand under a guardian');
