@@ -74,7 +74,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     from . import __version__
 
     table = _table()
-    parser = _Parser(prog=prog, allow_abbrev=False, description="fsjob for Python: a producer and a consumer of the fsjob protocol (spec/fsjob-v1.md).")
+    parser = _Parser(prog=prog, allow_abbrev=False, description="fsjob for Python: a producer and a consumer of the fsjob protocol (spec/README.md).")
     parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, command in table["commands"].items():

@@ -1,5 +1,5 @@
 /**
- * Opening and creating a queue (spec section 6.1, LAYOUT-1, LAYOUT-2).
+ * Opening and creating a queue (spec/producer.md, LAYOUT-1, LAYOUT-2).
  *
  * A directory is a queue only when its root passes SEC-1 and `fsjob.json` is a
  * valid queue record of major 1. `initQueue` creates the directories first and
@@ -22,7 +22,7 @@ import { systemClock } from '../base/clock.ts';
 export interface Queue {
   /** Absolute path of the queue root. */
   readonly root: string;
-  /** The absolute paths of its directories (section 2). */
+  /** The absolute paths of its directories (spec/layout.md). */
   readonly paths: QueuePaths;
   /** Its fsjob.json. */
   readonly record: QueueRecord;

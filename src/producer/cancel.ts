@@ -1,5 +1,5 @@
 /**
- * Cancellation from the producer's side (section 8.6).
+ * Cancellation from the producer's side (spec/control.md).
  *
  * CANCEL-1: the request is a write-once record, published by link; if it
  * stands already, asking again succeeds. CANCEL-2: a job without an open
@@ -31,7 +31,7 @@ async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: '
   };
 }
 
-/** Options of `cancel` (section 8.6). */
+/** Options of `cancel` (spec/control.md). */
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
   force?: boolean;

@@ -1,8 +1,8 @@
 /**
- * Enqueue (spec section 6.2): stage the whole job in tmp/<id>/, then rename
+ * Enqueue (spec/producer.md): stage the whole job in tmp/<id>/, then rename
  * it into jobs/. The rename is the commit point (ENQ-3); the id is reported
  * only after jobs/ is fsynced (ENQ-4). A failure before the rename removes
- * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
+ * what was staged (ENQ-6); a crash leaves staging that spec/recovery-and-gc.md removes.
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
@@ -61,7 +61,7 @@ function encodeSpec(spec: SpecRecord, source: string): Buffer {
  * PUB-7: create a data file of a staged job exclusively and write all of it.
  * Resolves, once the bytes are written, to the pending fsync (which closes
  * the file): the caller runs it alongside the staging directory's fsync and
- * awaits both before the rename (section 6.2 step 4 orders them before step 7,
+ * awaits both before the rename (spec/producer.md step 4 orders them before step 7,
  * not against each other). Wrapped in an object because an async function
  * would wait for a promise it returns.
  */
@@ -261,7 +261,7 @@ export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
 }
 
 /**
- * Section 6.2, steps 2 to 8, for a request already normalized (step 1).
+ * Enqueue (spec/producer.md), steps 2 to 8, for a request already normalized (step 1).
  * Resolves only once the job is published and jobs/ is fsynced.
  */
 export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
@@ -276,7 +276,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
  * ENQ-6: remove what a failed enqueue staged. The dedupe hold needs no
  * removal: without the staging directory it no longer holds (DEDUPE-3).
  * Cleanup failures are swallowed: the original failure is what the caller
- * must see, and leftovers are stale temporaries section 12 removes.
+ * must see, and leftovers are stale temporaries spec/recovery-and-gc.md removes.
  */
 async function unstage(queue: Queue, staging: string | undefined, readyEntry: string | undefined): Promise<void> {
   if (staging !== undefined) await removeTree(staging, queue.fsOptions).catch(() => undefined);
@@ -284,7 +284,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
 }
 
 /**
- * Enqueue one job (section 6.2): validate and default the request (ENQ-1,
+ * Enqueue one job (spec/producer.md): validate and default the request (ENQ-1,
  * SPEC-2), stage it, take its dedupe key, index it, publish it. Resolves to
  * the id and the spec once the job is durable (ENQ-4). `request` is a
  * request object (JobRequest), or the bytes of a request file (REQ-1).

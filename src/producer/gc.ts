@@ -1,5 +1,5 @@
 /**
- * Garbage collection (section 12). Only finished jobs are removed (GC-1): a
+ * Garbage collection (spec/recovery-and-gc.md). Only finished jobs are removed (GC-1): a
  * job is removed only when its receipt exists and is a valid record, and the
  * removal is a rename out of jobs/ (the job disappears atomically), an fsync
  * of jobs/, then the removal of the renamed tree inside tmp/. A crash after
@@ -21,7 +21,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
-/** Options of `gc` (section 12): which finished jobs to keep. */
+/** Options of `gc` (spec/recovery-and-gc.md): which finished jobs to keep. */
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
   keep?: number;

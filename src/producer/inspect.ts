@@ -359,7 +359,7 @@ export interface WorkerView {
   findings: Finding[];
 }
 
-/** Every registration in workers/ (section 5.9), with its owner judged (WORKER-1). Registrations are informational. */
+/** Every registration in workers/ (spec/records.md), with its owner judged (WORKER-1). Registrations are informational. */
 export async function liveWorkers(queue: Queue, options: ReadOptions = {}): Promise<WorkerView[]> {
   assertQueue(queue, 'liveWorkers');
   const clock = options.clock ?? systemClock;

@@ -1,5 +1,5 @@
 /**
- * Many jobs at once (spec 6.2, "Sharing step 8"): `enqueueBatch` for
+ * Many jobs at once (spec/producer.md, "Sharing step 8"): `enqueueBatch` for
  * request lines (REQ-1, what `fsjob enqueue --batch` reads) and
  * `enqueueMany` for request objects. Both run the jobs pipelined, up to
  * BATCH_WINDOW at once:

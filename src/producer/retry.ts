@@ -20,7 +20,7 @@ import { findJob, readSpec } from './jobs.ts';
 /** The label a retried job carries: the id of the job it repeats. */
 export const RETRY_OF_LABEL = 'retry-of';
 
-/** The request that publishes `spec` again (section 5.2: the spec without the members a producer sets). */
+/** The request that publishes `spec` again (spec/spec-record.md: the spec without the members a producer sets). */
 export function requestOf(spec: SpecRecord, retryOf: string): JobRequest {
   const { fsjob: _version, type: _type, id: _id, created_ms: _created, producer: _producer, stdin: _stdin, ...fields } = spec;
   const request = { ...fields, labels: { ...spec.labels, [RETRY_OF_LABEL]: retryOf } } as JobRequest & { payload?: unknown };
