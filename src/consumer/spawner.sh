@@ -70,12 +70,14 @@
 # of the request pipe or of an output FIFO.
 #
 # It ignores INT, TERM and HUP (a job's terminal signals must not stop it;
-# it has its own session anyway); the gate's env resets them for the command.
+# it has its own session anyway), and PIPE: a reply to a worker that died
+# fails instead of killing it, so that it still reads end of file and exits
+# through its EXIT trap. The gate's env resets them all for the command.
 # When it exits (end of file: the worker closed the pipe or died) it removes
 # the worker's FIFO directory, $FSJOB_SPAWNER_DIR: a worker killed with
 # SIGKILL leaves nothing behind in the temporary directory. The FIFOs that
 # running commands have open stay open.
-trap '' INT TERM HUP
+trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
 
 # What the gate runs, in its own group, as `sh -c "$G" fsjob-gate ID PWD ARGV...`.

@@ -7,6 +7,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -217,6 +218,15 @@ dying('a waiter that dies takes the exit status with it: the attempt ends lost, 
   } finally {
     await own.close();
   }
+});
+
+dying('a spawner whose worker died before it answered still exits through its EXIT trap, removing its FIFO directory', async () => {
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/orphaned-spawner.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const dir = await new Promise<string>((resolve) => worker.stdout.once('data', (d: Buffer) => resolve(String(d).trim())));
+  await new Promise((resolve) => worker.once('exit', resolve));
+  assert.ok(existsSync(dir), 'the directory is there while the spawner sleeps');
+  // Its reply fails (SIGPIPE is ignored, not fatal); then end of file, the EXIT trap, and the directory goes.
+  await waitFor('the directory removed', () => !existsSync(dir), 10_000);
 });
 
 dying.run();
