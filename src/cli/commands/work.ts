@@ -186,6 +186,12 @@ function describe(event: Event): string | null {
       return `skipped ${event.job_id}: ${event.reason}`;
     case 'guardian':
       return event.state === 'down' ? 'the guardian died; no command job is claimed until it is back (WORKER-2)' : 'the guardian is back';
+    case 'spawner':
+      return event.state === 'down'
+        ? `the spawner died${event.reason === undefined ? '' : ` (${event.reason})`}; no command job is claimed until a new one answers`
+        : event.state === 'restarted'
+          ? 'the spawner is back'
+          : `the spawner cannot run here (${event.reason ?? 'unknown reason'}); this process forks each command itself, which is slower`;
     case 'paused':
       return `${event.queue} is paused (pause.json exists): claiming nothing there until fsjob resume (PAUSE-1)`;
     case 'resumed':
