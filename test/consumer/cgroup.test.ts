@@ -267,6 +267,8 @@ auto('a non-root worker that owns its cgroup contains its jobs by default: a set
     assert.match(receipt.message ?? '', /1 process outside the command's group \(setsid, a daemon\) stopped through cgroup/, String(receipt.message));
   } finally {
     if (daemonAt > 0) killQuietly(daemonAt);
+    // The worker's spawner and guardian leave the cgroup as they exit, a moment after the worker.
+    await waitFor('the delegated cgroup to empty', () => !existsSync(own) || readFileSync(join(own, 'cgroup.procs'), 'utf8').trim() === '', 10_000).catch(() => undefined);
     for (const name of existsSync(own) ? readdirSync(own) : []) if (name.startsWith('fsjob-')) rmdirSync(join(own, name));
     if (existsSync(own)) rmdirSync(own);
     rmdirSync(parent.dir);
