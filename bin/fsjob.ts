@@ -40,7 +40,8 @@ if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === '
   }
   // A URL held in a variable: the bundler leaves the suite out and it loads from beside the command.
   const suite = new URL(`../conformance/runner/command${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-  process.exitCode = await cli.main(argv, undefined, {
+  // SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
+  process.exitCode = await cli.main(cli.commandLine(), undefined, {
     conformance: async () => ((await import(suite)) as typeof import('../conformance/runner/command.ts')).conformanceCommand,
   });
 }

@@ -15,6 +15,7 @@
  */
 import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { descriptorFailure } from '../base/descriptors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
@@ -22,6 +23,8 @@ import { preloadHelpLayout } from './help-layout.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
 import { explainUsage, type KnownOptions } from './usage-hints.ts';
+import { requireText } from './command-line.ts';
+export { commandLine } from './command-line.ts';
 
 /** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
 interface CommandEntry {
@@ -176,6 +179,20 @@ function skipHelpCache(cli: unknown): void {
   if (usage !== undefined && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
+/**
+ * SPEC-3: an argument that holds bytes that are not UTF-8 (command-line.ts
+ * keeps them) is refused, naming it, unless the command carries such bytes
+ * exactly (`bytes`): a path or a key that node would turn into U+FFFD names
+ * something else.
+ */
+function refuseBytes(args: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (allowed.includes(key) || key === '$0') continue;
+    const name = key.length === 1 ? `-${key}` : `--${key}`;
+    for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') requireText(item, key === '_' ? `the argument ${JSON.stringify(item)}` : name);
+  }
+}
+
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
 export async function main(argv: string[], io: CliIo = processIo(), options: MainOptions = {}): Promise<number> {
   let status: number = EXIT.OK;
@@ -224,20 +241,24 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
       entry.describe,
       async (inner) => (await command()).builder(inner),
       async (args) => {
-        const { run, citesClauses: cites } = await command();
+        const { run, citesClauses: cites, bytes } = await command();
         citesClauses = cites === true;
+        refuseBytes(args, bytes ?? []);
         status = await run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
       },
     );
   }
   try {
+    // A command's module loads in here (its builder and its handler): a load that fails is handled below.
     await cli.parseAsync();
     return status;
   } catch (error) {
     // The reader of standard output went away (fsjob logs ID | head): what it
     // wanted it has; stopping there is not a failure, and says nothing.
     if (io.stdoutClosed?.() === true && isFsjobError(error, 'IO')) return status;
-    const known = isFsjobError(error) ? error : undefined;
+    // Descriptors that ran out where nothing expected it (a command's module loaded late, an open
+    // before the command's own handling): the one clear line, never a loader's stack trace.
+    const known = isFsjobError(error) ? error : descriptorFailure(error);
     const exit = known === undefined ? EXIT.FAILURE : exitStatusOf(known.code);
     if (json) {
       // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).

@@ -26,6 +26,7 @@ import {
 } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../base/units.ts';
+import { isPlainText, type RecordText } from '../records/bytes.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 
 /** Option values by option name ("timeout", "max-attempts", ...), as a command-line parser gives them. */
@@ -67,24 +68,33 @@ export function requestOptionNamed(field: string): string | undefined {
   return options.length === 0 ? undefined : `${options.join('/')}${where}`;
 }
 
-/** Where the defaults of request options come from. */
+/** Where the defaults of request options come from, and how values that may be bytes become members (SPEC-3). */
 export interface RequestOptionsContext {
-  /** The environment `--env NAME` takes NAME's value from. @default process.env */
-  env?: NodeJS.ProcessEnv;
-  /** What a relative `--cwd` is relative to. @default process.cwd() */
-  cwd?: string;
+  /** The value of the variable `--env NAME` passes, or undefined when it is not set. @default process.env[name] */
+  environment?: (name: string) => string | undefined;
+  /**
+   * An --env value as a record holds it: the string, or `{"base64": ...}`
+   * for bytes that are not UTF-8 (SPEC-3; the CLI reads the bytes it was
+   * given, src/cli/command-line.ts). @default the string
+   */
+  text?: (value: string, what: string) => RecordText;
+  /** A value that must be text (an --env name), refused when it is not. @default the string */
+  requireText?: (value: string, what: string) => string;
+  /** The job's cwd without --cwd. @default the producer's (its process.cwd()) */
+  cwd?: () => string;
   /** The instant `--delay` counts from. @default Date.now() */
   now?: number;
 }
 
 /**
- * The request the options describe: `command` (the job's argv) or
- * `--handler` (with `--payload`), and every job option given. Throws USAGE
- * naming the option for a value it cannot read or that is out of bounds;
- * the producer checks the rest (ENQ-1). `--stdin` is not read here: the
- * caller reads the file and hands the bytes to enqueue.
+ * The request the options describe: `command` (the job's argv, each
+ * argument as a record holds it) or `--handler` (with `--payload`), and
+ * every job option given. Throws USAGE naming the option for a value it
+ * cannot read or that is out of bounds; the producer checks the rest
+ * (ENQ-1). `--stdin` is not read here: the caller reads the file and hands
+ * the bytes to enqueue.
  */
-export function requestFromOptions(options: RequestOptions, command: readonly string[], context: RequestOptionsContext = {}): JobRequest {
+export function requestFromOptions(options: RequestOptions, command: readonly RecordText[], context: RequestOptionsContext = {}): JobRequest {
   const request: JobRequest = {};
   const handler = options['handler'];
   if (typeof handler === 'string') {
@@ -115,8 +125,9 @@ export function requestFromOptions(options: RequestOptions, command: readonly st
     if (given(name) !== undefined) set(option.member, parseInteger(given(name), name, option.bounds));
   }
   if (given('max-output') !== undefined) set('max_output_bytes', parseBytes(given('max-output'), 'max-output', OPTIONS['max-output'].bounds));
-  if (typeof given('cwd') === 'string') request.cwd = path.resolve(context.cwd ?? process.cwd(), given('cwd') as string);
-  set('env', parsePairs(given('env'), 'env', context.env ?? process.env));
+  if (typeof given('cwd') === 'string') request.cwd = path.resolve(given('cwd') as string);
+  else if (context.cwd !== undefined) request.cwd = context.cwd();
+  set('env', envOf(given('env'), context));
   set('labels', parsePairs(given('label'), 'label'));
   set('lane', given('lane') as string | undefined);
   set('dedupe', given('dedupe') as string | undefined);
@@ -124,6 +135,15 @@ export function requestFromOptions(options: RequestOptions, command: readonly st
   if (given('preemptible') === true) request.preemptible = true;
   set('not_before_ms', notBeforeOf(options, context.now ?? Date.now()));
   return request;
+}
+
+/** --env pairs: each name text, each value as a record holds it (SPEC-3). */
+function envOf(values: unknown, context: RequestOptionsContext): JobRequest['env'] {
+  const pairs = parsePairs(values, 'env', context.environment ?? ((name) => process.env[name]));
+  if (pairs === undefined) return undefined;
+  const text = context.text ?? ((value: string): RecordText => value);
+  const name = context.requireText ?? ((value: string): string => value);
+  return Object.fromEntries(Object.entries(pairs).map(([key, value]) => [name(key, `--env ${key}`), text(value, `the value of --env ${key}`)]));
 }
 
 /** --delay D or --at TIME as the instant the job may start (DELAY-1); undefined for neither. */
@@ -185,12 +205,14 @@ export async function commandWarnings(spec: SpecRecord, queueRoot: string, shell
     const why = inside ? 'lies inside the queue' : 'is not a directory here';
     warnings.push(`the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes`);
   }
-  const argv0 = spec.argv[0];
+  const [argv0] = spec.argv;
+  const jobPath = spec.env['PATH'] ?? DEFAULT_COMMAND_PATH;
+  // A program or PATH that is not UTF-8 (SPEC-3) is not looked up here: the warning is only a help.
+  if (!isPlainText(argv0) || !isPlainText(jobPath)) return warnings;
   if (argv0.includes('/')) {
     if (!(await isExecutable(path.resolve(cwd, argv0)))) warnings.push(`${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes`);
     return warnings;
   }
-  const jobPath = spec.env['PATH'] ?? DEFAULT_COMMAND_PATH;
   if ((await findOnPath(argv0, jobPath, cwd)) !== undefined) return warnings;
   const here = await findOnPath(argv0, shellPath, cwd);
   const hint = here === undefined ? '' : `; it is ${here} in this shell: give that path, or pass this shell's PATH with --env PATH`;

@@ -18,6 +18,8 @@
  * A keyword it does not know is an error at once (the generator's strict
  * mode refuses unknown keywords in schemas/ the same way), never ignored.
  */
+import { nonUtf8Base64Problem } from './bytes.ts';
+
 type Schema = Record<string, unknown>;
 
 /**
@@ -47,7 +49,8 @@ const ANNOTATIONS = new Set(['$schema', '$id', '$comment', '$defs', 'title', 'de
 const UNTYPED = ['$ref', 'const', 'enum', 'not', 'anyOf', 'oneOf', 'allOf', 'if', 'maxJsonBytes'] as const;
 const BY_TYPE = {
   number: ['maximum', 'minimum'],
-  string: ['maxLength', 'minLength', 'pattern', 'maxBytes'],
+  // fsjob's own keywords of strings come last, in the order the compiler adds them.
+  string: ['maxLength', 'minLength', 'pattern', 'maxBytes', 'nonUtf8Base64'],
   // ajv's items and prefixItems go before uniqueItems (their definitions say `before: "uniqueItems"`).
   array: ['maxItems', 'minItems', 'prefixItems', 'items', 'uniqueItems', 'contains'],
   object: ['maxProperties', 'minProperties', 'required', 'propertyNames', 'additionalProperties', 'properties', 'patternProperties'],
@@ -369,6 +372,9 @@ class Run {
         break;
       case 'maxBytes':
         if (Buffer.byteLength(data as string, 'utf8') > limit) this.fail(keyword, instancePath, schemaPath, {}, 'must pass "maxBytes" keyword validation', value, s, data);
+        break;
+      case 'nonUtf8Base64':
+        if (nonUtf8Base64Problem(data as string, limit) !== undefined) this.fail(keyword, instancePath, schemaPath, {}, 'must pass "nonUtf8Base64" keyword validation', value, s, data);
         break;
       case 'maxItems':
         if ((data as unknown[]).length > limit) this.fail(keyword, instancePath, schemaPath, { limit }, `must NOT have more than ${limit} items`, value, s, data);

@@ -68,7 +68,8 @@ function none(sources: readonly string[], pattern: RegExp): string[] {
   return sources.filter((source) => pattern.test(source));
 }
 
-const QUEUE_CODE = /^src\/(fs|records|model|producer|consumer|validator)\//;
+/** Code about queues and records; src/records/bytes.ts is not (the text form of a command-line value, SPEC-3, which every start reads). */
+const QUEUE_CODE = /^src\/(fs|records(?!\/bytes\.ts$)|model|producer|consumer|validator)\//;
 
 const startUp = suite('what a start of fsjob loads');
 
@@ -127,7 +128,8 @@ startUp('an unknown command loads no command module and gets a suggestion', () =
   const run = start(['enqeue']);
   assert.is(run.status, 2);
   assert.match(run.stderr, /Did you mean enqueue\?/);
-  assert.equal(none(run.sources, /^src\/cli\/commands\/|^src\/(fs|records|model|producer)\//), []);
+  assert.equal(none(run.sources, /^src\/cli\/commands\//), []);
+  assert.equal(none(run.sources, QUEUE_CODE), []);
 });
 
 startUp.run();

@@ -28,10 +28,11 @@ options('units become the members of a request, with the defaults left to the pr
   const request = requestFromOptions(
     { timeout: '10m', 'kill-grace': '30s', 'retry-delay': '1 hour', 'max-attempts': 3, priority: -5, 'max-output': '64k', env: ['A=1', 'HOME'], label: ['team=ops'], delay: '2 hours', lane: 'l' },
     ['make', 'test'],
-    { env: { HOME: '/home/u' }, cwd: '/srv', now },
+    { environment: (name) => (name === 'HOME' ? '/home/u' : undefined), cwd: () => '/srv', now },
   );
   assert.equal(request, {
     argv: ['make', 'test'],
+    cwd: '/srv',
     timeout_ms: 600_000,
     kill_grace_ms: 30_000,
     retry_delay_ms: 3_600_000,

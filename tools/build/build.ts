@@ -19,10 +19,11 @@
  * sees them one by one), rewriting the `.ts` of relative imports to `.js`.
  * esbuild is what tsx runs the sources with, so the sources in tests and
  * dist/ in use are the same transform. The command itself is a bundle
- * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks. Two values are written in at build time, so that
+ * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks.
+ * Three values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
- * package version (src/base/version.ts) and the guardian script
- * (src/consumer/guardian.ts). Declarations: tsc, with the same rewrite.
+ * package version (src/base/version.ts) and the guardian's and the
+ * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts). Declarations: tsc, with the same rewrite.
  *
  * dist/ is replaced whole: built aside, then renamed into place, so a
  * process starting meanwhile sees the old dist/ or the new one.
@@ -70,8 +71,8 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   } else await fse.copy(from, to);
 }
 
-/** Sources that are not modules of dist/: the loader shim only the sources need, the guardian script (written into guardian.js), the command's entry (bundled by cli-bundle.ts). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/, /^bin\/fsjob\.ts$/];
+/** Sources that are not modules of dist/: the loader shim only the sources need, the sh scripts (written into guardian.js and spawner.js), the command's entry (bundled by cli-bundle.ts). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.ts$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -112,8 +113,9 @@ const keepImports: Plugin = {
 
 async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const guardian = await readFile(path.join(ROOT, 'src', 'consumer', 'guardian.sh'), 'utf8');
-  const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian) };
+  const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
+  const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
+  const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
   await build({
     entryPoints: modules.map((file) => path.join(ROOT, file)),
     outdir: out,

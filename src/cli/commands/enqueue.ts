@@ -18,13 +18,15 @@ import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
 import { progressWanted, startProgress } from '../progress.ts';
 import { openQueueOf, withQueue } from '../queue-arg.ts';
+import { environmentValue, requireText, textOf, workingDirectory } from '../command-line.ts';
+import type { RecordText } from '../../records/bytes.ts';
 
 /** Options whose value is a duration: "--delay 2 hours" leaves "hours" to the command. */
 const DURATION_OPTIONS = ['timeout', 'queue-deadline', 'retry-delay', 'delay', 'kill-grace'] as const;
 
-/** The command: positionals before `--` and everything after it (yargs puts those in `_`). */
-function commandOf(args: Record<string, unknown>): string[] {
-  return [...positionalsOf(args), ...((args['_'] as unknown[] | undefined) ?? []).slice(1).map(String)];
+/** The command: positionals before `--` and everything after it (yargs puts those in `_`), each as the bytes given (SPEC-3). */
+function commandOf(args: Record<string, unknown>): RecordText[] {
+  return [...positionalsOf(args), ...((args['_'] as unknown[] | undefined) ?? []).slice(1).map(String)].map((arg, i) => textOf(arg, `argument ${i} of the command`));
 }
 
 /** The words given before `--` that yargs took as the command. */
@@ -99,6 +101,8 @@ export const enqueueCommand: FsjobCommand = {
         'The id is printed only after the job is durable (ENQ-4). Exit status: 0 accepted, 1 failed (nothing was left behind, ENQ-6), 2 invalid request or options, 3 dedupe key held (DEDUPE-1). ' +
           'With --batch: 0 when every line was accepted, 1 when any line failed (each failure is reported on stderr with its line number; the other lines are enqueued).',
       ),
+  // SPEC-3: the command and --env values are carried as the bytes given.
+  bytes: ['cmd', '_', 'env'],
   run: async (args, io) => {
     const json = args['json'] === true;
     const requestFile = args['request'] as string | undefined;
@@ -156,12 +160,12 @@ function asInvalidRequest(error: unknown): unknown {
 }
 
 /** One job from --request FILE, or from the flags and the command (a refusal names the flag that set the member refused). */
-async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: string[]): Promise<Enqueued> {
+async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: RecordText[]): Promise<Enqueued> {
   if (requestFile !== undefined) {
     const bytes = await readInput(requestFile, REQUEST_MAX, 'request file');
     return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
   }
-  const request = requestFromOptions(args, argv);
+  const request = requestFromOptions(args, argv, { environment: environmentValue, text: textOf, requireText, cwd: workingDirectory });
   const stdinFile = args['stdin'] as string | undefined;
   const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
   return enqueue(queue, request, { nameField: requestOptionNamed, ...(stdin === undefined ? {} : { stdin }) });
