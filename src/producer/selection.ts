@@ -23,8 +23,8 @@ export function selects(selection: JobSelection): boolean {
   return selection.lane !== undefined || Object.keys(selection.labels ?? {}).length > 0;
 }
 
-/** Whether a job with this spec is selected; a job whose spec cannot be read matches only the empty selection (its lane and labels are unknown). */
-export function matchesSelection(spec: SpecRecord | undefined, selection: JobSelection): boolean {
+/** Whether a job with this spec (or its lane and labels) is selected; a job whose spec cannot be read matches only the empty selection (its lane and labels are unknown). */
+export function matchesSelection(spec: Pick<SpecRecord, 'lane' | 'labels'> | undefined, selection: JobSelection): boolean {
   if (!selects(selection)) return true;
   if (spec === undefined) return false;
   if (selection.lane !== undefined && spec.lane !== selection.lane) return false;
