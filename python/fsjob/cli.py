@@ -6,7 +6,8 @@ roles of a conformance manifest (spec/tools.md MANIFEST-1, MANIFEST-4).
 
 Exit status: 0 success, 1 failure, 2 usage, 3 (enqueue) a held dedupe key,
 4 no such job, 75 (wait) --timeout elapsed; ``wait`` exits with the job's
-exit code (EXEC-10).
+exit code (EXEC-10), for several jobs 0 only when every one succeeded, else
+the exit code of the first (in the order given) that did not.
 """
 
 from __future__ import annotations
