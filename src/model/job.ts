@@ -256,9 +256,10 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   }
   let end: EndRecord | undefined;
   if (gen > 0) {
-    const claim = await readGenRecord(queue, files, 'claim', gen);
-    if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
     if (!files.ends.has(gen)) {
+      // SEC-10: the open claim's content decides (its owner); a closed one counts by its name.
+      const claim = await readGenRecord(queue, files, 'claim', gen);
+      if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
       const owner = await judgeClaimOwner(queue, files, claim.value, now, options.leases);
       const status: JobStatus = owner.verdict === 'dead' ? 'orphaned' : files.execs.has(gen) ? 'running' : 'claimed';
       return { status, gen, claim: claim.value, owner, findings: [] };
