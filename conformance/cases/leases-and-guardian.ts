@@ -45,7 +45,7 @@ import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, roleEnv, sleep, start, type ProcessResult } from '../runner/process.ts';
 import { sh } from './jobs.ts';
 import { startRunning } from './running-job.ts';
-import { bound, groupLives, killGroupNow, probe, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
+import { bound, groupLives, killGroupNow, leaderLeavingMember, probe, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
@@ -389,6 +389,47 @@ async function guardianCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/**
+ * consumer/guardian-after-leader (WORKER-2, EXEC-11): the leader exits 0 at
+ * once and leaves a member in its group that ignores SIGTERM; the job's
+ * kill_grace_ms is 300 s, so the owner's EXEC-11 sweep is in its grace when
+ * the case SIGKILLs the consumer. The guardian still guards the group (until
+ * the owner has proven the whole group stopped, not until the leader exits,
+ * and from outside the group, which the leader's exit did not take with it):
+ * the member is stopped within GUARDIAN_LIMIT.
+ */
+async function guardianAfterLeaderCase(ctx: CaseContext): Promise<void> {
+  const root = await ctx.newQueue('leftover');
+  const work = await ctx.subdir('leftover/work');
+  const log = path.join(work, 'probe.log');
+  await stageJob(await reopen(root), { argv: await leaderLeavingMember(work, log), cwd: work, kill_grace_ms: 300_000, timeout_ms: 900_000 });
+  const consumer = ctx.startRole('consume', { queue: root }, { timeoutMs: 600_000 });
+  let pgid: number | undefined;
+  try {
+    // The owner's EXEC-11 SIGTERM has reached the member: the leader is gone and the sweep is in its grace.
+    const swept = await waitFor(async () => (await readProbeLog(log)).lines.some((l) => l.startsWith('term member ')), 60_000);
+    const pid = Number((await readProbeLog(log)).lines.find((l) => l.startsWith('member '))?.slice(7));
+    pgid = Number.isInteger(pid) && pid > 0 ? procStat(pid)?.pgrp : undefined;
+    if (!swept || pgid === undefined) {
+      ctx.fail(['EXEC-11', 'MANIFEST-1'], `the leader exited leaving a member in its group, but the member got no SIGTERM within 60 s (EXEC-11), so the case could not kill the owner during the sweep`, [describeExit(await killed(consumer)), ...listing(await ctx.snapshot(root))]);
+      return;
+    }
+    consumer.kill();
+    const died = Date.now();
+    const stopped = await waitFor(() => !groupLives(pgid as number), GUARDIAN_LIMIT + SCHEDULING_TOLERANCE_MS, 50);
+    ctx.check(
+      stopped,
+      ['WORKER-2', 'EXEC-11', 'LEASE-2'],
+      `the owner was SIGKILLed while EXEC-11 swept what its command's leader left in the group (a member ignoring SIGTERM, kill_grace_ms 300 s): its guardian guards the group until the whole group is proven stopped, so the member is stopped within ${bound('GUARDIAN_LIMIT', GUARDIAN_LIMIT)}; it still ran ${Date.now() - died} ms later`,
+      listing(await ctx.snapshot(root)),
+    );
+  } finally {
+    consumer.kill();
+    await consumer.done;
+    killGroupNow(pgid);
+  }
+}
+
 export const leasesCases: ConformanceCase[] = [
   {
     name: 'identity/paused-owner',
@@ -401,6 +442,7 @@ export const leasesCases: ConformanceCase[] = [
   },
   { name: 'identity/foreign-renewing-skewed', clauses: ['LEASE-3', 'LEASE-4', 'ID-7', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: foreignRenewingSkewedCase },
   { name: 'consumer/guardian-grace', clauses: ['WORKER-2', 'WORKER-5'], level: 'consumer', strength: 'MUST', run: guardianGraceCase },
+  { name: 'consumer/guardian-after-leader', clauses: ['WORKER-2', 'EXEC-11', 'LEASE-2'], level: 'consumer', strength: 'MUST', run: guardianAfterLeaderCase },
   { name: 'identity/lapsed-lease', clauses: ['LEASE-6', 'LEASE-2', 'RCPT-4'], level: 'consumer', strength: 'MUST', heavy: true, run: lapsedLeaseCase },
   { name: 'ownership/guardian', clauses: ['WORKER-2', 'RECOV-1', 'RETRY-2'], level: 'consumer', strength: 'MUST', heavy: true, run: guardianCase },
 ];

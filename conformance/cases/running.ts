@@ -21,7 +21,7 @@
  * The behaviour plans (behaviour.ts) check the rest of running.md job by
  * job; the armed handshake's forced interleavings are races.ts's.
  */
-import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -34,26 +34,16 @@ import { describeExit, run as runProcess, sleep } from '../runner/process.ts';
 import { freshQueue, plantBytes, plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { cancelRecord, claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
 import { logged, sh } from './jobs.ts';
-import { bound, killGroupNow, killNow, probe, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor, watchDeath } from './probes.ts';
+import { bound, killGroupNow, killNow, leaderLeavingMember, probe, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor, watchDeath } from './probes.ts';
 
 const KILL_GRACE_MS = 2000;
 const WATCHDOG_MS = 90_000;
-
-/** Runs in the background of the job's group: survives its leader, ignores SIGTERM, logs it. */
-const MEMBER_SCRIPT = `trap 'read -r u x < /proc/uptime; printf "term member %s\\n" "$u" >> "$1"' TERM
-: > "$2"
-while :; do sleep 0.1; done
-`;
 
 async function groupMembersCase(ctx: CaseContext): Promise<void> {
   const queue = await ctx.newQueue('members');
   const work = await ctx.subdir('members/work');
   const log = path.join(work, 'probe.log');
-  const member = path.join(work, 'member.sh');
-  const ready = path.join(work, 'member.ready');
-  await writeFile(member, MEMBER_SCRIPT, { mode: 0o600 });
-  // The leader starts the member, waits until its trap is set, and exits 0 at once.
-  const argv = sh(`printf 'start %s\\n' "$1" >> "$2"; sh "$3" "$2" "$4" & printf 'member %s\\n' "$!" >> "$2"; while [ ! -e "$4" ]; do sleep 0.02; done; exit 0`, 'leader', log, member, ready);
+  const argv = await leaderLeavingMember(work, log);
   const id = await ctx.produceOk(queue, { argv, cwd: work, kill_grace_ms: KILL_GRACE_MS, timeout_ms: 60_000 }, ['EXEC-11']);
   if (id === undefined) return;
   const receiptFile = path.join(queue, 'jobs', id, 'receipt.json');
