@@ -15,7 +15,8 @@
  * - consumer/role-contracts (MANIFEST-4, CANCEL-1): consume leaves a far
  *   retry; cancel of a finished job fails.
  *
- * The retry time under a wall clock that jumps is control-retry-clock.ts's.
+ * The retry time and the delayed start under a wall clock that is off are
+ * control-clock.ts's.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
