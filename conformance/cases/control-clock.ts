@@ -26,7 +26,7 @@ import type { ClaimRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner, endRecord, execRecord } from '../runner/fixtures.ts';
 import { listing } from '../runner/inspect.ts';
-import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { freshQueue, plantRecord, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 import { needsInjector } from '../runner/pause.ts';
 
@@ -43,10 +43,7 @@ async function readClaim(file: string): Promise<ClaimRecord | undefined> {
 
 async function retryClockBackCase(ctx: CaseContext): Promise<void> {
   await needsInjector(ctx, 'to move the consumer\'s wall clock');
-  const root = await ctx.newQueue('retry');
-  const work = await ctx.subdir('retry/work');
-  const log = path.join(work, 'starts.log');
-  const queue = await reopen(root);
+  const { root, work, log, queue } = await freshQueue(ctx, 'retry');
   const job = await stageJob(queue, { argv: logged(log, 'retried'), cwd: work, max_attempts: 2, retry_delay_ms: RETRY_DELAY_MS });
   const dead = await deadOwner();
   const now = Date.now();
@@ -86,10 +83,7 @@ async function retryClockBackCase(ctx: CaseContext): Promise<void> {
  */
 async function delayedClockBehindCase(ctx: CaseContext): Promise<void> {
   await needsInjector(ctx, 'to move the consumer\'s wall clock');
-  const root = await ctx.newQueue('delayed');
-  const work = await ctx.subdir('delayed/work');
-  const log = path.join(work, 'starts.log');
-  const queue = await reopen(root);
+  const { root, work, log, queue } = await freshQueue(ctx, 'delayed');
   const now = Date.now();
   const job = await stageJob(queue, { argv: logged(log, 'delayed'), cwd: work, not_before_ms: now + DELAY_MS });
   const probe = await stageJob(queue, { argv: logged(log, 'probe'), cwd: work });
