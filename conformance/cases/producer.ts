@@ -8,8 +8,9 @@
  *   exceed RECORD_MAX is refused with nothing written;
  * - producer/dedupe-foreign-stage (DEDUPE-3): a foreign producer's hold of
  *   a job still in tmp/ counts for DEDUPE_STAGE_MAX + LEASE_SKEW, no longer;
- * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its hold's
- *   link for longer than DEDUPE_STAGE_MAX publishes nothing afterwards.
+ * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its ready
+ *   entry (after its hold) for longer than DEDUPE_STAGE_MAX publishes
+ *   nothing afterwards: the check is its last step before the rename.
  *
  * A producer that publishes and exits between a rival's looks is
  * producer-dedupe-race.ts's; a hold number reused under a taker is
@@ -470,11 +471,12 @@ async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
   const f = await freshQueue(ctx, 'bound');
   const request = await writeRequest(path.join(ctx.dir, 'requests'), 'late', { argv: logged(f.log, 'late'), cwd: f.work, dedupe: 'late key' });
   // The role's own time limit runs while it is stopped: extend it by the stop.
-  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'link', path: 'dedupe/*/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
+  // Stopped at its ready entry (ENQ-2), after the hold: DEDUPE-5's check comes later, just before the rename.
+  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'open', path: 'ready/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
   const call = await run.paused;
   if (call === undefined) {
     const result = await run.result;
-    ctx.fail(['DEDUPE-2'], `produce of a request with a dedupe key ended without linking a hold under dedupe/ (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
+    ctx.fail(['ENQ-2'], `produce of a request with a dedupe key ended without creating its ready entry (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
     return;
   }
   const staged = (await readdir(path.join(f.root, 'tmp'))).filter((name) => JOB_ID_PATTERN.test(name));
@@ -484,7 +486,7 @@ async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
   const snapshot = await ctx.snapshot(f.root);
   const published = [...snapshot.jobs.keys()];
   const evidence = [`produce: ${result.timedOut ? 'killed after its time limit; ' : ''}exit ${result.exitCode}${result.signal === null ? '' : ` signal ${result.signal}`}; stderr: ${result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`, ...listing(snapshot)];
-  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the link of its dedupe hold (${call.path2 ?? call.path}) is past DEDUPE_STAGE_MAX when it resumes: it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
+  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the creation of its ready entry (${call.path}), after taking its dedupe hold, is past DEDUPE_STAGE_MAX when it resumes: its last step before the rename is DEDUPE-5's check, so it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
   const left = snapshot.tmp.map((e) => e.name).filter((name) => staged.includes(name));
   const ready = snapshot.ready.map((e) => e.name).filter((name) => staged.some((id) => name.endsWith(id)));
   ctx.check(left.length === 0 && ready.length === 0, ['ENQ-6', 'DEDUPE-5'], `the refused job's staging and ready entry must be removed (ENQ-6); left: ${[...left.map((n) => `tmp/${n}`), ...ready.map((n) => `ready/${n}`)].join(' ')}`, evidence);

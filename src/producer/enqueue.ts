@@ -203,7 +203,7 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     readyCreated = true;
     // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
     // producers (DEDUPE-3), so publishing now could share the key: refuse.
-    if (job.holdTakenMono !== undefined && monotonicMs(clock) - job.holdTakenMono > DEDUPE_STAGE_MAX) {
+    if (job.holdTakenMono !== undefined && monotonicMs(clock) - job.holdTakenMono >= DEDUPE_STAGE_MAX) {
       throw new FsjobError('IO', `job ${id} was not published within DEDUPE_STAGE_MAX (${DEDUPE_STAGE_MAX} ms) of taking its dedupe key, so the key may be another job's now; nothing was published (DEDUPE-5)`, { jobId: id, clause: 'DEDUPE-5' });
     }
   } catch (error) {
