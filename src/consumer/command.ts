@@ -71,6 +71,8 @@ export interface CommandHooks {
   clock?: Clock;
   /** EXEC-16, opt-in: the attempt's cgroup; the gate joins it before its release, and what is left in it is killed at the end. */
   cgroup?: AttemptCgroup;
+  /** Called once the leader's exit status is collected: the instant LEASE-6 judges a lapse at. */
+  leaderExited?: () => void;
 }
 
 export interface CommandResult {
@@ -221,6 +223,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
 
     const [exit, signal] = await exited;
     leaderExited = true;
+    hooks.leaderExited?.();
     clearTimeout(timeout);
     clearTimeout(killTimer);
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader

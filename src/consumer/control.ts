@@ -73,10 +73,11 @@ export class ControlLoop {
   }
 
   /**
-   * LEASE-6 once the execution ended: an execution that ended while this
+   * LEASE-6 at the instant the execution is seen to end (its leader's status
+   * collected, its handler returned): an execution that ended while this
    * process was stopped (its guardian stopped the group at the deadline) is a
-   * counted failure whatever its status, when the lease lapsed meanwhile.
-   * True when the generation is fenced.
+   * counted failure whatever its status, when the lease lapsed meanwhile; a
+   * lapse after that instant changes nothing. True when the generation is fenced.
    */
   settle(): boolean {
     if (!this.superseded && !this.fenced && this.lapsed()) this.fenced = true;

@@ -162,6 +162,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   let shuttingDown = false;
   // Once the leader exited the attempt is over: the control loop only renews the lease while the generation is finished.
   let exited = false;
+  // LEASE-6 at the leader's exit: lapsed then, the status may be the guardian's doing; a lapse after it changes nothing.
+  let fencedAtExit: boolean | undefined;
   const stop = (reason: StopReason): void => {
     if (reason === 'shutdown') shuttingDown = true;
     if (exited) return;
@@ -213,6 +215,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
           leaseDeadline: () => control.guardianDeadline(),
           clock: ctx.clock,
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
+          leaderExited: () => {
+            fencedAtExit = control.settle();
+          },
         },
       );
       // LEASE-5: every successful renewal moves the guardian's deadline for this group.
@@ -228,8 +233,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       await ticket.stdin?.close().catch(() => undefined);
     }
     exited = true;
-    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced.
-    const fenced = control.settle();
+    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced;
+    // one whose end was seen in time keeps its outcome, however long finishing then takes.
+    const fenced = fencedAtExit ?? control.settle();
     try {
       return await finishCommand(result, fenced);
     } finally {
