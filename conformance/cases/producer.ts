@@ -418,6 +418,32 @@ async function cancelCase(ctx: CaseContext): Promise<void> {
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
 
+/**
+ * producer/payload-as-written (REQ-2): a payload's numbers are copied into
+ * the spec as written, whatever value the producer's language makes of them:
+ * 1e400 (no double holds it), 23 significant digits, 1.50, -0 and 1E+2 stay
+ * so, and so does the member order (an integer-like name last). Refusing
+ * them, or writing another text of their value, fails.
+ */
+async function payloadAsWrittenCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'payload');
+  const payload = '{"big":1e400,"long":12345678901234567890123,"kept":1.50,"neg":-0,"exp":1E+2,"list":[0.1,2e-7],"2":"last"}';
+  // Written by hand: a JavaScript value cannot hold these numbers (MANIFEST-2's compact form still holds).
+  const request = path.join(await ctx.subdir('payload/requests'), 'numbers.json');
+  await writeFile(request, `{"handler":"numbers.v1","payload":${payload},"cwd":${JSON.stringify(f.work)}}\n`, { mode: 0o600 });
+  const produced = await ctx.role('produce', { queue: f.root, request });
+  const id = produced.stdout.trim();
+  const evidence = [describeExit(produced), `payload in the request: ${payload}`];
+  if (!ctx.check(produced.code === 0 && JOB_ID_PATTERN.test(id), ['REQ-2', 'ENQ-1'], `a request whose payload numbers are valid JSON (1e400, 23 significant digits, 1.50, -0, 1E+2) must be accepted; ${describeExit(produced)}`, evidence)) return;
+  const spec = await readFile(path.join(f.root, 'jobs', id, 'spec.json'), 'utf8').catch(() => '');
+  ctx.check(
+    spec.includes(`"payload":${payload}`),
+    ['REQ-2', 'SPEC-1'],
+    `the spec must carry the payload as the request wrote it, number for number and member for member; spec.json has ${/"payload":.*?\},"cwd"/.exec(spec)?.[0] ?? spec.slice(0, 300)}`,
+    [...evidence, `spec.json: ${spec.slice(0, 600)}`],
+  );
+}
+
 async function specOverRecordMaxCase(ctx: CaseContext): Promise<void> {
   const f = await freshQueue(ctx, 'recordmax');
   // Every argument within its own bound (131072 bytes), the spec past RECORD_MAX.
@@ -503,6 +529,7 @@ export const producerCases: ConformanceCase[] = [
   },
   { name: 'producer/cancel', clauses: ['CANCEL-1', 'PUB-3', 'PUB-6', 'RCPT-6'], level: 'producer', strength: 'MUST', roles: ['cancel'], run: cancelCase },
   { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeCase },
+  { name: 'producer/payload-as-written', clauses: ['REQ-2', 'ENQ-1', 'SPEC-1'], level: 'producer', strength: 'MUST', run: payloadAsWrittenCase },
   { name: 'producer/spec-over-record-max', clauses: ['ENQ-7', 'REC-2', 'ENQ-1'], level: 'producer', strength: 'MUST', run: specOverRecordMaxCase },
   { name: 'producer/dedupe-foreign-stage', clauses: ['DEDUPE-3', 'DEDUPE-1', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeForeignStageCase },
   { name: 'producer/dedupe-stage-bound', clauses: ['DEDUPE-5', 'DEDUPE-3', 'DEDUPE-2', 'ENQ-6'], level: 'producer', strength: 'MUST', features: ['dedupe'], heavy: true, run: dedupeStageBoundCase },

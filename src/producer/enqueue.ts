@@ -18,6 +18,7 @@ import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
+import { plainPayload } from '../records/json.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -269,7 +270,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   await stage(queue, job);
   await holdIndexPublish(queue, job);
   await makeDurable(queue, job);
-  return { id: job.id, spec: job.spec };
+  return { id: job.id, spec: plainPayload(job.spec) };
 }
 
 /**

@@ -21,6 +21,7 @@ import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions, type Pending } from './enqueue.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
+import { plainPayload } from '../records/json.ts';
 
 /**
  * How many jobs are between their input and their report at once. Enough
@@ -93,7 +94,7 @@ export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> |
       const source = `request ${n}`;
       return { normalized: normalizeRequest(request, { ...options, source }), options: { ...options, source } };
     },
-    ({ n }, job) => ('error' in job ? { index: n, error: job.error } : { index: n, id: job.id, spec: job.spec }),
+    ({ n }, job) => ('error' in job ? { index: n, error: job.error } : { index: n, id: job.id, spec: plainPayload(job.spec) }),
     options.onResult,
   );
 }
@@ -192,7 +193,7 @@ async function oneJob(
       done();
     }
     await makeDurable(queue, job);
-    return { id: job.id, spec: job.spec };
+    return { id: job.id, spec: plainPayload(job.spec) };
   } catch (error) {
     if (!isFsjobError(error)) throw error;
     return { error };

@@ -14,6 +14,7 @@ import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
 import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
+import { parsePayloadText } from '../../records/json.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
 const JOB_FLAGS = [
@@ -83,11 +84,10 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
     if (argv.length > 0) throw new FsjobError('USAGE', 'give either a command (after --) or --handler, not both (SPEC-1)', { clause: 'SPEC-1' });
     request.handler = handler;
     if (args['payload'] !== undefined) {
-      try {
-        request.payload = JSON.parse(String(args['payload'])) as JobRequest['payload'];
-      } catch (error) {
-        throw new FsjobError('USAGE', `--payload is not JSON: ${error instanceof Error ? error.message : String(error)}`);
-      }
+      // REQ-2: kept as written, number for number.
+      const payload = parsePayloadText(String(args['payload']));
+      if (typeof payload === 'string') throw new FsjobError('USAGE', `--payload is not one JSON value: ${payload}`);
+      request.payload = payload as unknown as JobRequest['payload'];
     }
   } else {
     if (args['payload'] !== undefined) throw new FsjobError('USAGE', '--payload needs --handler: only payload jobs have a payload (SPEC-1)', { clause: 'SPEC-1' });
