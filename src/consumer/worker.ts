@@ -118,6 +118,8 @@ export class Worker {
   private readonly avoidUntil = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
+  /** Roots found no longer holding the queue this worker opened (WORKER-4). */
+  private readonly lostRoots = new Set<string>();
   private stopping = false;
   /** Why stop() was called ("SIGTERM"), for the shutdown events. */
   private stopReason = 'stop requested';
@@ -261,6 +263,7 @@ export class Worker {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
           const gone = await this.abandoned(slot, ctx);
           if (gone !== undefined) {
+            this.lostRoots.add(slot.queue.root);
             this.abandon(gone);
             return;
           }
@@ -454,6 +457,19 @@ export class Worker {
 
   private async renewRegistrations(): Promise<void> {
     for (const slot of this.slots) {
+      if (this.lostRoots.has(slot.queue.root)) continue; // WORKER-4: nothing is written there
+      // WORKER-4 at each renewal, also while every slot is busy (a scan only
+      // looks when it fails): a root that now holds another queue gets nothing
+      // of this worker, not even the registration.
+      if (!this.stopping && this.ctx !== undefined) {
+        const gone = await this.abandoned(slot, this.ctx);
+        if (gone !== undefined) {
+          this.lostRoots.add(slot.queue.root);
+          this.abandon(gone);
+          this.wake();
+          return;
+        }
+      }
       try {
         await this.register(slot);
       } catch (error) {
@@ -489,6 +505,7 @@ export class Worker {
       await all();
     }
     for (const slot of this.slots) {
+      if (this.lostRoots.has(slot.queue.root)) continue; // WORKER-4: another queue's, or none
       await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
     }
     this.guardian?.close();
