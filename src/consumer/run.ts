@@ -320,6 +320,8 @@ export class ClaimedJob {
   private progressText: string | null = null;
   private startedMs: number | null = null;
   private settled = false;
+  /** Called once the job's end is published (or failed to be): what the caller of claimNext() holds for it. */
+  private readonly ends: (() => void)[] = [];
 
   private constructor(ticket: RunTicket) {
     this.owner = ticket.owner;
@@ -398,15 +400,28 @@ export class ClaimedJob {
     };
   }
 
+  /** `end` runs once the job's end is published or refused (claimNext: the operation and the job directory's handle). */
+  onEnd(end: () => void): void {
+    this.ends.push(end);
+  }
+
+  private ended(): void {
+    for (const end of this.ends.splice(0)) end();
+  }
+
   private async finish(ending: Ending): Promise<RunOutcome> {
-    if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
-      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+    try {
+      if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
+        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+      }
+      const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
+      if (outcome.kind === 'superseded') {
+        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+      }
+      return outcome;
+    } finally {
+      this.ended();
     }
-    const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
-    if (outcome.kind === 'superseded') {
-      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
-    }
-    return outcome;
   }
 
   /** The handler succeeded: receipt `succeeded` with `result` (unless the job was stopped meanwhile). */
@@ -433,7 +448,11 @@ export class ClaimedJob {
   /** Give the job back without counting this attempt (end record `released`, counted false). */
   async release(): Promise<RunOutcome> {
     this.settle();
-    return { kind: 'end', end: await this.owner.publishEnd('released', false, 0, null) };
+    try {
+      return { kind: 'end', end: await this.owner.publishEnd('released', false, 0, null) };
+    } finally {
+      this.ended();
+    }
   }
 }
 

@@ -9,14 +9,16 @@
  * lane waits (PREEMPT-2). The index is a hint (READY-1): every entry is
  * verified against the job directory before anything is done to the job.
  */
-import { FsjobError } from '../base/errors.ts';
-import { CLAIMABLE, deriveStatus, listJob } from '../model/job.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { Dir } from '../fs/safefs.ts';
+import { CLAIMABLE, deriveStatus, listJobIn } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
+import { openJobDir } from '../model/queue-dirs.ts';
 import { isPaused } from '../model/pause.ts';
 import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
-import type { Context } from './context.ts';
+import type { Context, SpecView } from './context.ts';
 import { mayStartNow } from './lanes.ts';
 import { ReadyView } from './ready-view.ts';
 
@@ -67,14 +69,23 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
   for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
     const id = entry.id;
+    // One visit of the job directory: opened and checked once, listed once,
+    // and kept by the claim's owner when this consumer claims the job.
+    let dir: Dir | undefined;
+    let kept = false;
     try {
-      const spec = await ctx.specs.get(queue, id);
-      if (spec === undefined) {
+      let spec: SpecView;
+      try {
+        dir = openJobDir(queue, id);
+        spec = await ctx.specs.getIn(queue, id, dir);
+      } catch (error) {
+        if (!isFsjobError(error, 'NOT_FOUND')) throw error;
+        // READY-3: no job directory (yet: the producer may be between ENQ-2 and ENQ-3).
         if (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs())) ready.remove(entry.name);
         continue;
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
-      const files = await listJob(queue, id);
+      const files = await listJobIn(id, dir);
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
@@ -101,8 +112,11 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       const result = await claimJob(ctx, queue, id, spec, files, view, policy);
       switch (result.kind) {
-        case 'decided':
         case 'run':
+          // The owner keeps the visit's handle until its generation ends.
+          kept = true;
+          return done(result);
+        case 'decided':
           return done(result);
         case 'unproven':
           ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
@@ -119,6 +133,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       // One job's trouble (a planted symlink, EACCES) must not stop the queue.
       ctx.emit({ type: 'error', queue: queue.root, job_id: id, error: wrap(error) });
       avoid(id, 5_000);
+    } finally {
+      if (!kept) dir?.close();
     }
   }
   return done(null);

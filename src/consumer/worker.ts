@@ -26,7 +26,7 @@ import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/con
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
-import { publishRecord, removeTree } from '../fs/safefs.ts';
+import { beginOperation, publishRecord, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
@@ -254,6 +254,8 @@ export class Worker {
         if (exhausted.has(index)) continue;
         const slot = this.slots[index] as QueueSlot;
         let selected;
+        // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
+        const scanning = beginOperation();
         try {
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
         } catch (error) {
@@ -266,6 +268,8 @@ export class Worker {
           }
           exhausted.add(index);
           continue;
+        } finally {
+          scanning();
         }
         this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
@@ -344,6 +348,8 @@ export class Worker {
     const ctx = this.ctx as Context;
     const k = key(slot, ticket.owner.id);
     let job: RunningJob;
+    // Each running job is an operation (flush.ts) until it ends.
+    const running = beginOperation();
     if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
@@ -371,6 +377,8 @@ export class Worker {
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
       })
       .finally(() => {
+        running();
+        ticket.owner.close();
         this.inFlight.delete(k);
         this.wake();
       });

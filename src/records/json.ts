@@ -387,7 +387,11 @@ function invalid(message: string, path: (string | number)[]): FsjobError {
   return new FsjobError('INVALID_RECORD', `cannot serialize ${where}: ${message}`, { clause: 'REC-1' });
 }
 
-/** Check that `value` is plain JSON that serializes to compact form (REC-1). */
+/**
+ * Check that `value` is plain JSON that serializes to compact form (REC-1).
+ * `path` is the member path to `value`, one array shared by the whole walk
+ * (pushed and popped): a record's members cost no allocation each.
+ */
 function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): void {
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
@@ -404,18 +408,25 @@ function checkSerializable(value: unknown, path: (string | number)[], depth: num
   if (typeof value !== 'object') throw invalid(`a ${typeof value} is not a JSON value`, path);
   if (depth >= NEST_MAX) throw invalid(`arrays and objects nest deeper than ${NEST_MAX} (or refer to themselves)`, path);
   if (Array.isArray(value)) {
-    value.forEach((item: unknown, index) => {
-      if (item === undefined) throw invalid('undefined is not a JSON value', [...path, index]);
-      checkSerializable(item, [...path, index], depth + 1, free);
-    });
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      path.push(index);
+      if (item === undefined) throw invalid('undefined is not a JSON value', path);
+      checkSerializable(item, path, depth + 1, free);
+      path.pop();
+    }
     return;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw invalid('only plain objects and arrays are JSON', path);
-  for (const [key, item] of Object.entries(value)) {
-    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', [...path, key]);
-    if (item === undefined) continue; // omitted, as JSON.stringify does
-    checkSerializable(item, [...path, key], depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)));
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item: unknown = (value as Record<string, unknown>)[key];
+    path.push(key);
+    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', path);
+    // undefined is omitted, as JSON.stringify does
+    if (item !== undefined) checkSerializable(item, path, depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)));
+    path.pop();
   }
 }
 
