@@ -9,8 +9,12 @@
  * - The guardian is running before any command starts; if it dies the worker
  *   restarts it and claims no command job until it is back (WORKER-2, fail
  *   closed).
- * - It wakes on fs.watch events of ready/ and jobs/ and polls at least every
+ * - It wakes on fs.watch events of jobs/ (a job was published; ready/'s
+ *   events keep its view of the index current) and polls at least every
  *   second in case an event is missed (a watch is a hint, like the index).
+ *   In a pool of serving workers only the first LISTENERS by rank watch and
+ *   wake; the others look when a job of theirs ends and every POOL_POLL_MS
+ *   (pool.ts), so N workers do not all wake and race for every new job.
  * - stop() is the graceful shutdown of WORKER-3: no new claims, running
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
@@ -35,6 +39,7 @@ import { watchQueue } from './queue-watch.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
+import { LISTENERS, LISTENER_STEP_MS, POOL_POLL_MS, PoolRank } from './pool.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -71,6 +76,10 @@ export interface WorkerSummary {
   superseded: number;
   unproven: number;
   errors: number;
+  /** Scans of a queue (one pass over its ready index in claim order). */
+  scans: number;
+  /** Claims lost to another consumer (CLAIM-5): what a pool of consumers racing for the same job costs. */
+  raced: number;
   /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
   left: { queue: string; job_id: string; gen: number; reason: string }[];
 }
@@ -82,6 +91,16 @@ interface QueueSlot {
   paused: boolean;
   /** ready/ in claim order, kept current by watch events and listed afresh when due. */
   view: ReadyView;
+  /** This worker's rank among the queue's live workers (pool.ts); 0 until known, and outside serve mode. */
+  rank: number;
+  /** Where the rank comes from (serve mode). */
+  pool: PoolRank | undefined;
+  /** A listener's delayed wake-up (rank × LISTENER_STEP_MS), while one is pending. */
+  listen: NodeJS.Timeout | undefined;
+  /** Whether this worker watches the queue (a listener, pool.ts). */
+  listening: boolean;
+  /** Set once the slot is set up: from then on the watchers follow the rank (listen()). */
+  watched: boolean;
 }
 
 interface InFlight {
@@ -89,7 +108,7 @@ interface InFlight {
   job: RunningJob;
 }
 
-const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
+const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue), rank: 0, pool: undefined, listen: undefined, listening: false, watched: false });
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -147,7 +166,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
+    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, scans: 0, raced: 0, left: [] };
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -195,7 +214,8 @@ export class Worker {
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
-        slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.wake()));
+        slot.watched = true;
+        this.listen(slot);
       }
       this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
       this.registrationTimer.unref();
@@ -205,6 +225,62 @@ export class Worker {
     }
     if (this.fatal !== undefined) throw this.fatal;
     return this.summary;
+  }
+
+  /**
+   * A job was published in `slot`'s queue: a listener with a free slot wakes
+   * (rank 0 at once, rank r after r × LISTENER_STEP_MS); the others look
+   * when a job of theirs ends or at POOL_POLL_MS (pool.ts).
+   */
+  private published(slot: QueueSlot): void {
+    if (this.inFlight.size >= this.concurrency || slot.rank >= LISTENERS) return;
+    if (slot.rank === 0) {
+      this.wake();
+      return;
+    }
+    slot.listen ??= setTimeout(() => {
+      slot.listen = undefined;
+      if (this.inFlight.size < this.concurrency) this.wake();
+    }, slot.rank * LISTENER_STEP_MS).unref();
+  }
+
+  /**
+   * Serve mode: this worker's rank in a queue's pool (pool.ts): with every
+   * record read after each registration, from the names of workers/ at most
+   * every RANK_REFRESH_MS before a scan. The watchers follow it (listen()).
+   */
+  private async rank(slot: QueueSlot, records = false): Promise<void> {
+    if (this.mode !== 'serve') return;
+    slot.pool ??= new PoolRank(slot.queue, this.id, (this.ctx as Context).clock);
+    try {
+      slot.rank = await slot.pool.update(records);
+    } catch {
+      slot.rank = 0; // unknown: listen, as a lone worker does
+    }
+    if (slot.watched) this.listen(slot);
+  }
+
+  /**
+   * A listener (pool.ts) watches the queue: ready/ feeds its view, jobs/
+   * wakes it. A worker that does not listen watches nothing (every event
+   * would wake its process) and lists ready/ when it looks, as often as
+   * that costs a fiftieth of the time (ready-view.ts).
+   */
+  private listen(slot: QueueSlot): void {
+    if (this.stopping) return;
+    const on = slot.rank < LISTENERS;
+    slot.listening = on;
+    if (!on) {
+      for (const watcher of slot.watchers.splice(0)) watcher.close();
+      slot.view.watched = false;
+      return;
+    }
+    if (slot.watchers.length === 0) slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.published(slot)));
+  }
+
+  /** How long an idle serving worker sleeps: a worker that listens nowhere looks every POOL_POLL_MS. */
+  private idlePollMs(): number {
+    return this.slots.every((slot) => slot.rank >= LISTENERS) ? Math.min(this.pollMs, POOL_POLL_MS) : this.pollMs;
   }
 
   private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
@@ -254,10 +330,12 @@ export class Worker {
         if (exhausted.has(index)) continue;
         const slot = this.slots[index] as QueueSlot;
         let selected;
+        await this.rank(slot);
         // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
         const scanning = beginOperation();
         try {
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
+          const look = { glance: this.mode === 'serve', deferNew: this.mode === 'serve' && !slot.listening };
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, look);
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
@@ -271,6 +349,8 @@ export class Worker {
         } finally {
           scanning();
         }
+        this.summary.scans += 1;
+        this.summary.raced += selected.raced;
         this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
         if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
@@ -308,7 +388,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.scans.pause(this.pollMs));
+      await this.sleep(this.scans.pause(this.idlePollMs()));
     }
   }
 
@@ -453,11 +533,12 @@ export class Worker {
     };
   }
 
-  /** WORKER-1: publish workers/<w>.json by rename. */
+  /** WORKER-1: publish workers/<w>.json by rename; then this worker's rank in the pool (pool.ts). */
   private async register(slot: QueueSlot): Promise<void> {
     const ctx = this.ctx as Context;
     const bytes = encodeRecord('worker', this.registration(slot, ctx), { expectedWorkerId: this.id });
     await publishRecord(slot.queue.paths.dir('workers'), `${this.id}.json`, bytes, 'rename', slot.queue.fsOptions);
+    await this.rank(slot, true);
   }
 
   private async renewRegistrations(): Promise<void> {
@@ -474,7 +555,10 @@ export class Worker {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.registrationTimer);
-    for (const slot of this.slots) for (const watcher of slot.watchers.splice(0)) watcher.close();
+    for (const slot of this.slots) {
+      for (const watcher of slot.watchers.splice(0)) watcher.close();
+      clearTimeout(slot.listen);
+    }
     const ctx = this.ctx as Context;
     if (this.inFlight.size > 0) {
       await this.renewRegistrations(); // mode "stopping"

@@ -1,0 +1,92 @@
+/**
+ * Who of a pool of consumers listens for new jobs (spec 7.2, "Several
+ * consumers"). Every consumer of a queue watches ready/ to keep its view in
+ * order (ready-view.ts), but if every idle consumer woke for every enqueue,
+ * all of them would race for the same new entry: N wake-ups, N scans and
+ * N - 1 claims written, fsynced and lost per job, with the CPU of the jobs
+ * themselves shrinking under it as N grows.
+ *
+ * So a consumer takes its rank among the live workers registered in the
+ * queue (workers/<w>.json, WORKER-1: a fresh heartbeat, not stopping),
+ * ordered by worker id, and only the first LISTENERS of them wake on a new
+ * job: rank 0 at once, rank r after r × LISTENER_STEP_MS, by when rank 0
+ * has usually claimed it (the later one then passes over the claim on a
+ * glance, select.ts). The others look when a job of theirs ends and every
+ * POOL_POLL_MS. Order is untouched: whoever looks still takes the first job
+ * it can run (CLAIM-1, CLAIM-2); only when it looks changes.
+ *
+ * The ranks are a hint computed by each worker alone from what it read:
+ * two workers may both take rank 0 for a while (both wake, as before) or a
+ * dead worker's registration may hold one until its lease ends (the next
+ * rank wakes LISTENER_STEP_MS later, the rest poll). Nothing depends on
+ * them but latency.
+ */
+import { WORKER_ID_PATTERN } from '../records/names.ts';
+import { readRecordIn } from '../records/codec.ts';
+import type { Queue } from '../model/queue.ts';
+import { queueDir } from '../model/queue-dirs.ts';
+import type { Clock } from '../base/clock.ts';
+
+/** How many ranks wake on a new job. */
+export const LISTENERS = 2;
+/** The delay of rank r's wake-up: r times this. */
+export const LISTENER_STEP_MS = 5;
+/** How often a worker that does not listen looks at the queue while idle. */
+export const POOL_POLL_MS = 100;
+
+/** How often a worker re-ranks itself from the names in workers/ (registrations come and go). */
+export const RANK_REFRESH_MS = 250;
+
+/**
+ * This worker's rank among the live workers registered in a queue (0
+ * first). Ranked from the names in workers/ (one listing) at most every
+ * RANK_REFRESH_MS, so a pool that starts together sorts itself out within
+ * that; each name's liveness (a fresh heartbeat, not stopping) comes from
+ * its record, read at each of this worker's own registrations (WORKER-1),
+ * and a name not read yet counts as live.
+ */
+export class PoolRank {
+  readonly queue: Queue;
+  readonly workerId: string;
+  readonly clock: Clock;
+  /** The rank last computed; 0 until then (a lone worker listens). */
+  rank = 0;
+  private rankedMs = Number.NEGATIVE_INFINITY;
+  /** Names whose record said the worker is not live, at the last reading. */
+  private readonly gone = new Set<string>();
+
+  constructor(queue: Queue, workerId: string, clock: Clock) {
+    this.queue = queue;
+    this.workerId = workerId;
+    this.clock = clock;
+  }
+
+  /** Re-ranks when RANK_REFRESH_MS passed since the last ranking, or at once with `records` (which also reads every record). */
+  async update(records = false): Promise<number> {
+    const now = performance.now();
+    if (!records && now - this.rankedMs < RANK_REFRESH_MS) return this.rank;
+    this.rankedMs = now;
+    const workers = queueDir(this.queue, 'workers');
+    const live: string[] = [];
+    const wallMs = this.clock.nowMs();
+    for (const entry of await workers.list()) {
+      const id = entry.name.endsWith('.json') ? entry.name.slice(0, -'.json'.length) : '';
+      if (entry.kind !== 'file' || !WORKER_ID_PATTERN.test(id)) continue;
+      if (records && id !== this.workerId) {
+        let alive = false;
+        try {
+          const read = await readRecordIn(workers, entry.name, 'worker', { expectedWorkerId: id, allowMissing: true });
+          alive = read?.ok === true && read.value.mode !== 'stopping' && wallMs - read.value.heartbeat_ms <= read.value.lease_ms;
+        } catch {
+          // An entry that cannot be read ranks nobody (SEC-10: workers/ entries are ignored when bad).
+        }
+        if (alive) this.gone.delete(id);
+        else this.gone.add(id);
+      }
+      if (id === this.workerId || !this.gone.has(id)) live.push(id);
+    }
+    live.sort();
+    this.rank = Math.max(0, live.indexOf(this.workerId));
+    return this.rank;
+  }
+}
