@@ -4,7 +4,7 @@
  * bench/run.ts speaking the READY/GO/STOP protocol of lib/proc.ts.
  *
  *   producer <queue> <n> [--latency] [--batch k] [--many k]  enqueue n payload jobs (--latency: each after the previous has its receipt; --batch: k lines per enqueueBatch call; --many: k requests per enqueueMany call)
- *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints D per receipt
+ *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints `D k` for the k receipts of every few ms
  *   claim <queue> <samples> [--profile-out F]  claim latency: enqueue one job, time claimNext(), complete it; repeat
  *                                      (after 2 unmeasured warm-up jobs; F: a CPU profile of the measured loop only)
  *   start <queue>                      how long a Worker takes to start (its READY-4 scan of jobs/)
@@ -103,6 +103,13 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
   const starts: number[] = [];
   let done = 0;
   let lastUs = 0;
+  let unreported = 0;
+  let reportTimer: NodeJS.Timeout | undefined;
+  const report = (): void => {
+    reportTimer = undefined;
+    if (unreported > 0) process.stdout.write(`D ${unreported}\n`);
+    unreported = 0;
+  };
   const worker = new Worker({
     queues: [root],
     concurrency,
@@ -116,7 +123,10 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
         if (c !== undefined) latencies.push(lastUs - c);
         created.delete(event.job_id);
         done++;
-        process.stdout.write('D\n');
+        unreported++;
+        // One line for the receipts of a few ms (lib/proc.ts counts `D k`): a write to the parent per
+        // receipt cost this process more CPU than a payload job's own system calls.
+        reportTimer ??= setTimeout(report, REPORT_MS);
       } else if (event.type === 'error') {
         process.stderr.write(`fsjob-lib consumer: ${event.error.message}\n`);
       }
@@ -139,6 +149,8 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
   await proto.go;
   const cpu0 = process.cpuUsage();
   const summary = await running;
+  clearTimeout(reportTimer);
+  report();
   childResult({ done, last_us: lastUs, cpu_us: cpuSince(cpu0), scans: summary.scans, raced: summary.raced, latencies_us: latencies, start_us: starts });
 }
 
@@ -258,6 +270,9 @@ async function warmUp(root: string, jobs = 2, consume = false): Promise<void> {
   worker.handle(HANDLER, (ctx) => ({ seq: (ctx.payload as unknown as BenchPayload).seq }));
   await worker.run();
 }
+
+/** How long a consumer gathers receipts before it reports them to the parent (one `D k` line). */
+const REPORT_MS = 5;
 
 /** Jobs a producer or consumer process runs before READY (warmUp). */
 const WARM_UP_JOBS = 30;

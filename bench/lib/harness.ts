@@ -123,7 +123,8 @@ export async function runCycle(producer: Peer | undefined, consumers: readonly P
     for (const c of consumers) {
       c.onLine = (line) => {
         if (line.startsWith('D')) {
-          count++;
+          // `D` is one job done, `D k` k of them (fsjob-lib.ts gathers its receipts).
+          count += line.length > 2 ? Number(line.slice(2)) : 1;
           if (count >= n) resolveAll();
         }
       };

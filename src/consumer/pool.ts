@@ -51,6 +51,8 @@ export class PoolRank {
   readonly clock: Clock;
   /** The rank last computed; 0 until then (a lone worker listens). */
   rank = 0;
+  /** How many live workers the last ranking counted (this one included). */
+  size = 1;
   private rankedMs = Number.NEGATIVE_INFINITY;
   /** Names whose record said the worker is not live, at the last reading. */
   private readonly gone = new Set<string>();
@@ -87,6 +89,7 @@ export class PoolRank {
     }
     live.sort();
     this.rank = Math.max(0, live.indexOf(this.workerId));
+    this.size = Math.max(1, live.length);
     return this.rank;
   }
 }

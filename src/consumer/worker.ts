@@ -334,7 +334,8 @@ export class Worker {
         // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
         const scanning = beginOperation();
         try {
-          const look = { glance: this.mode === 'serve', deferNew: this.mode === 'serve' && !slot.listening };
+          // A pool's look (pool.ts): a glance only pays where other workers claim too.
+          const look = { glance: this.mode === 'serve' && (slot.pool?.size ?? 1) > 1, deferNew: this.mode === 'serve' && !slot.listening };
           selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, look);
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
