@@ -31,7 +31,7 @@ const { Worker } = (await import(pathToFileURL(path.join(src, 'consumer/index.ts
 
 const dirAt = process.argv.indexOf('--dir');
 const dir = dirAt >= 0 ? (process.argv[dirAt + 1] as string) : mkdtempSync(path.join(tmpdir(), 'fsjob-cpu-'));
-const { queue } = await initQueue(path.join(dir, 'q'));
+const queue = await initQueue(path.join(dir, 'q'));
 // Warm-up: module code paths compiled before the figures start.
 for (let i = 0; i < 5; i++) await enqueue(queue, { handler: 'bench', payload: { i } });
 const w0 = new Worker({ queues: [queue.root], commands: false, mode: 'drain' });

@@ -1,6 +1,6 @@
 /*
  * The floor: exactly the filesystem calls that one durable fsjob payload job
- * needs (spec/fsjob-v1.md sections 4, 6.2, 7.3 and 8.8), and nothing else. No
+ * needs (spec/writing.md, spec/producer.md, spec/claim.md and spec/running.md), and nothing else. No
  * JSON, no reads, no status derivation, no identity checks: whatever fsjob
  * spends beyond this is the implementation's, not the disk's.
  *

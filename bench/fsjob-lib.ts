@@ -254,7 +254,6 @@ async function commandLatency(root: string, samples: number): Promise<void> {
   childResult({ samples, start_us: startUs, receipt_us: receiptUs });
 }
 
-/** A queue of its own beside root, where the first jobs of a process (lazy compilation, module loading) go unmeasured. */
 /**
  * A queue of its own beside root, where the first jobs of a process (lazy
  * compilation, module loading) go unmeasured: `jobs` enqueued, and with
@@ -263,7 +262,7 @@ async function commandLatency(root: string, samples: number): Promise<void> {
  * otherwise pay its JIT inside the measurement).
  */
 async function warmUp(root: string, jobs = 2, consume = false): Promise<void> {
-  const { queue } = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
+  const queue = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
   for (let i = 0; i < jobs; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
   if (!consume) return;
   const worker = new Worker({ queues: [queue], commands: false, mode: 'drain' });

@@ -1,6 +1,6 @@
 /**
  * fsjob: durable jobs handed from one program to another through a
- * directory (spec/fsjob-v1.md). This entry point is the producer and the
+ * directory (the protocol: spec/README.md). This entry point is the producer and the
  * consumer together; `fsjob/producer` and `fsjob/consumer` are each half,
  * `fsjob/validator` audits queues, `fsjob/schemas` is the record format alone.
  *

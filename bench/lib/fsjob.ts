@@ -15,7 +15,7 @@ import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
 import { CONSUMER_PROCESSES, PROCESS_CONCURRENCY } from './targets-hotpath.ts';
 
-export const FSJOB_DURABILITY = 'fsync per step (spec sections 4, 6.2, 7.3, 8.8)';
+export const FSJOB_DURABILITY = 'fsync per step (spec/writing.md, spec/producer.md, spec/claim.md and spec/running.md)';
 /** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
 export const FSJOB_BIN = path.join(REPO_DIR, 'bin', 'fsjob.js');
 await ensureDist({ types: false });
@@ -114,7 +114,7 @@ export function fsjobLibrarySystems(size: Sizes): System[] {
       run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), size.scaleJobs, 1, concurrency),
     });
   }
-  // The producer free to choose too: enqueueBatch shares the fsync of jobs/ among the lines of a batch (spec 6.2, "Sharing step 8").
+  // The producer free to choose too: enqueueBatch shares the fsync of jobs/ among the lines of a batch (spec/producer.md, "Sharing step 8").
   out.push({
     id: 'fsjob-b16',
     label: 'fsjob: full cycle, 1 consumer process with concurrency 16 (async), producer enqueueBatch of 64 lines',

@@ -1,6 +1,6 @@
 /**
  * Behavioural cases: jobs produced and consumed through the implementation's
- * own roles, each checked against what section 8 says the receipt, the
+ * own roles, each checked against what spec/running.md says the receipt, the
  * outputs and the start log must show. The same plans, with the reference on
  * one side, are the interoperability cases (interop.ts).
  */

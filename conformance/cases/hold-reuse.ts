@@ -26,7 +26,7 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { claimRecord, deadOwner, receiptRecord } from '../runner/fixtures.ts';
 import { checkInvariants, entriesOf, listing } from '../runner/inspect.ts';
 import { plantRecord, reopen, stageJob, writeRequest } from '../runner/stage.ts';
-import { startHolder } from './dedupe-race.ts';
+import { startHolder } from './producer-dedupe-race.ts';
 import { logged } from './jobs.ts';
 import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 

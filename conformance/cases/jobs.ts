@@ -161,7 +161,7 @@ export interface ReceiptWant {
   noOutputs?: boolean;
 }
 
-/** The clause that fixes a receipt field (section 5.8). */
+/** The clause that fixes a receipt field (spec/records.md). */
 const FIELD_CLAUSE: Record<string, string | undefined> = { exit_code: 'EXEC-10', reason: 'RCPT-4', attempts: 'RETRY-1' };
 
 /** Checks the receipt's fields against `want`; one failure listing every mismatch. Returns the receipt when present. */

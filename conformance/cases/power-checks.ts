@@ -15,7 +15,9 @@
  *   survives, so do the spec record and stdin it held when it was renamed
  *   there (DUR-4: ENQ steps 3 and 4 fsync them and tmp/<id>/ first).
  * - A role that exited 0 reported success: every record it had published by
- *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost).
+ *   then survives, whole (PUB-5, PUB-4; PUB-2 when only its bytes were lost;
+ *   DUR-4 when the record's directory itself is gone: a dedupe/<h>/ made for
+ *   the hold whose entry in dedupe/ was never fsynced).
  */
 import path from 'node:path';
 import type { TraceRecord } from '../crash/trace.ts';
@@ -147,7 +149,12 @@ export function brokenPromises(input: ObligationInput): Failure[] {
       const left = have.get(rel);
       const job = /^jobs\/([^/]+)\//.exec(rel)?.[1];
       if (job !== undefined && !have.has(`jobs/${job}`)) continue; // the whole job is gone: ENQ-4 above, or I1
-      if (left === undefined) {
+      const dir = path.posix.dirname(rel);
+      if (left === undefined && dir !== '.' && !have.has(dir)) {
+        // The record's own directory is gone, so the fsync after the link had nothing to keep it in:
+        // the directory was made for it (dedupe/<h>/, lanes/<h>/) and its entry in the parent was never durable.
+        failures.push({ clauses: ['DUR-4', 'PUB-8'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss its directory ${dir}/ does not exist: ${path.posix.dirname(dir)}/ was not fsynced after ${dir}/ was made, and a record in a directory just created is durable only with that directory's entry in its parent`, evidence: [] });
+      } else if (left === undefined) {
         failures.push({ clauses: how === 'link' ? ['PUB-5'] : ['PUB-4', 'PUB-5'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss it does not exist: its directory was not fsynced after the ${how}`, evidence: [] });
       } else if (!left.data.equals(item.data)) {
         failures.push({ clauses: ['PUB-2', 'I1'], message: `${rel} was published before the ${exit.tag} role exited 0 at call ${exit.k}, but after the power loss it holds ${left.data.length} bytes, not the ${item.data.length} published: the file was not fsynced before the ${how}`, evidence: [] });

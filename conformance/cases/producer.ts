@@ -1,22 +1,37 @@
 /**
- * Producer cases: what init and produce leave on disk (section 6), read back
- * through the record layer, and dedupe keys (section 9.4).
+ * The cases of spec/producer.md: what init and produce leave on disk, read
+ * back through the record layer, and dedupe keys.
+ *
+ * - producer/init, producer/spec-record, producer/cancel, producer/dedupe:
+ *   the records, names and modes a producer writes;
+ * - producer/spec-over-record-max (ENQ-7): a valid request whose spec would
+ *   exceed RECORD_MAX is refused with nothing written;
+ * - producer/dedupe-foreign-stage (DEDUPE-3): a foreign producer's hold of
+ *   a job still in tmp/ counts for DEDUPE_STAGE_MAX + LEASE_SKEW, no longer;
+ * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its hold's
+ *   link for longer than DEDUPE_STAGE_MAX publishes nothing afterwards.
+ *
+ * A producer that publishes and exits between a rival's looks is
+ * producer-dedupe-race.ts's; a hold number reused under a taker is
+ * hold-reuse.ts's. Moving directories is writing-moves.ts's.
  */
-import { chmod, lstat, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
+import { DEDUPE_STAGE_MAX, KILL_GRACE_DEFAULT, LEASE_SKEW, OUTPUT_DEFAULT, PROTOCOL_VERSION, RECORD_MAX, TIMEOUT_DEFAULT } from '../../src/base/constants.ts';
 import { keyHash, readyEntryName } from '../../src/model/layout.ts';
-import { readRecord, serializeRecord, type JobRequest, type SpecRecord } from '../../src/records/codec.ts';
+import { type HoldRecord, type JobRequest, readRecord, serializeRecord, type SpecRecord } from '../../src/records/codec.ts';
+import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { newJobId } from '../../src/producer/id.ts';
+import { ensurePrivateDir } from '../../src/fs/safefs.ts';
+import { JOB_ID_PATTERN } from '../../src/records/names.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { hygieneFailures } from '../runner/hygiene.ts';
 import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
-import { selfIdentity, type Identity } from '../../src/model/identity.ts';
-import type { HoldRecord } from '../../src/records/codec.ts';
-import { claimRecord, deadOwner, endRecord, execRecord, ownerOf, receiptRecord, sleeper } from '../runner/fixtures.ts';
-import { newJobId } from '../../src/producer/id.ts';
-import { plantBytes, plantRecord, reopen, sha256Hex, stageJob } from '../runner/stage.ts';
+import { claimRecord, deadOwner, endRecord, execRecord, foreignOwner, ownerOf, receiptRecord, sleeper } from '../runner/fixtures.ts';
+import { freshQueue, plantBytes, plantRecord, reopen, sha256Hex, stageJob, writeRequest } from '../runner/stage.ts';
+import { needsInjector } from '../runner/pause.ts';
 import { logged } from './jobs.ts';
 
 const QUEUE_DIRS = ['tmp', 'jobs', 'ready', 'dedupe', 'lanes', 'workers'];
@@ -209,7 +224,7 @@ async function specCase(ctx: CaseContext): Promise<void> {
         labels: {},
       };
       const wrong = Object.entries(defaults).filter(([key, value]) => !isDeepStrictEqual((spec as unknown as Record<string, unknown>)[key], value));
-      ctx.check(wrong.length === 0 && path.isAbsolute(spec.cwd), ['SPEC-2'], `a producer writes every default of section 5.2: ${wrong.map(([key]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}`).join('; ') || `cwd ${spec.cwd} is not absolute`}`);
+      ctx.check(wrong.length === 0 && path.isAbsolute(spec.cwd), ['SPEC-2'], `a producer writes every default of spec/spec-record.md: ${wrong.map(([key]) => `${key} is ${JSON.stringify((spec as unknown as Record<string, unknown>)[key])}`).join('; ') || `cwd ${spec.cwd} is not absolute`}`);
     }
     ctx.check(snapshot.ready.some((e) => e.name === readyEntryName(0, minimalId)), ['ENQ-2', 'LAYOUT-7'], `priority 0 gives the ready entry ${readyEntryName(0, minimalId)}`, evidence);
   }
@@ -248,7 +263,7 @@ async function holdsOf(queue: string, key: string): Promise<{ numbers: number[];
 }
 
 /**
- * Planted states of section 9.4, one key each: whether a hold is held
+ * Planted states of spec/producer.md, one key each: whether a hold is held
  * depends on its job (DEDUPE-3), never on luck. Each entry says whether a
  * new job with the key must be accepted.
  */
@@ -399,6 +414,82 @@ async function cancelCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
+const TOLERANCE_MS = 3000;
+
+async function specOverRecordMaxCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'recordmax');
+  // Every argument within its own bound (131072 bytes), the spec past RECORD_MAX.
+  const big = 'x'.repeat(131_072);
+  const argv: [string, ...string[]] = ['true', ...Array.from({ length: Math.ceil(RECORD_MAX / big.length) + 1 }, () => big)];
+  const produced = await ctx.produce(f.root, { argv, cwd: f.work });
+  const jobs = (await entriesOf(path.join(f.root, 'jobs'))).map((e) => e.name);
+  const tmp = (await entriesOf(path.join(f.root, 'tmp'))).filter((e) => !e.name.startsWith('.')).map((e) => e.name);
+  const ready = (await entriesOf(path.join(f.root, 'ready'))).map((e) => e.name);
+  ctx.check(
+    produced.id === undefined && produced.result.code !== 0 && jobs.length === 0 && tmp.length === 0 && ready.length === 0,
+    ['ENQ-7', 'REC-2', 'ENQ-1'],
+    `a request whose spec would be larger than RECORD_MAX (${RECORD_MAX}) must be refused before anything is written; ${describeExit(produced.result)}; jobs/ ${jobs.join(' ') || '-'}, tmp/ ${tmp.join(' ') || '-'}, ready/ ${ready.join(' ') || '-'}`,
+  );
+}
+
+async function dedupeForeignStageCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'stage');
+  const foreign = foreignOwner(await selfIdentity());
+  const plantStaged = async (key: string, ageMs: number): Promise<string> => {
+    const id = newJobId();
+    await ensurePrivateDir(f.queue.paths.staging(id), f.queue.fsOptions);
+    const dir = path.join(f.root, 'dedupe', keyHash(key));
+    await ensurePrivateDir(dir, f.queue.fsOptions);
+    const hold: HoldRecord = { fsjob: PROTOCOL_VERSION, type: 'hold', kind: 'dedupe', key, job_id: id, gen: null, owner: foreign, created_ms: Date.now() - ageMs };
+    await plantRecord(f.queue, dir, '1.json', 'hold', hold);
+    return id;
+  };
+  // Inside DEDUPE_STAGE_MAX + LEASE_SKEW (65 s) but past a 30 s lease + GUARDIAN_LIMIT + LEASE_SKEW: held.
+  const young = await plantStaged('young key', 50_000);
+  // Past DEDUPE_STAGE_MAX + LEASE_SKEW (+ tolerance): no longer held, although tmp/<id>/ is still there.
+  const old = await plantStaged('old key', DEDUPE_STAGE_MAX + LEASE_SKEW + TOLERANCE_MS + 5_000);
+  const a = await ctx.produce(f.root, { argv: logged(f.log, 'a'), cwd: f.work, dedupe: 'young key' });
+  const b = await ctx.produce(f.root, { argv: logged(f.log, 'b'), cwd: f.work, dedupe: 'old key' });
+  ctx.check(a.result.code === 3, ['DEDUPE-3', 'DEDUPE-1'], `a foreign producer's hold of a job still staged (tmp/${young}/) taken 50 s ago counts until DEDUPE_STAGE_MAX + LEASE_SKEW: the enqueue must exit 3; ${describeExit(a.result)}`);
+  ctx.check(b.result.code === 0 && b.id !== undefined, ['DEDUPE-3', 'DEDUPE-2'], `a foreign producer's hold of a job staged (tmp/${old}/) more than DEDUPE_STAGE_MAX + LEASE_SKEW ago no longer counts: the enqueue is accepted; ${describeExit(b.result)}`);
+}
+
+/**
+ * DEDUPE-5 needs DEDUPE_STAGE_MAX to pass between the producer's clock
+ * reading for its hold and its publishing rename. Nothing outside the
+ * producer can move its monotonic clock, so the case stops it (SIGSTOP, the
+ * interposer's pause point) just before it links the hold, after it read the
+ * clock for the hold's created_ms, and waits the spec's number out: one
+ * minute of sleep, no CPU; the case starts first (heavy).
+ */
+const STOPPED_MS = DEDUPE_STAGE_MAX + 1000;
+
+async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
+  await needsInjector(ctx, 'to stop the producer at its dedupe hold');
+  const f = await freshQueue(ctx, 'bound');
+  const request = await writeRequest(path.join(ctx.dir, 'requests'), 'late', { argv: logged(f.log, 'late'), cwd: f.work, dedupe: 'late key' });
+  // The role's own time limit runs while it is stopped: extend it by the stop.
+  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'link', path: 'dedupe/*/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
+  const call = await run.paused;
+  if (call === undefined) {
+    const result = await run.result;
+    ctx.fail(['DEDUPE-2'], `produce of a request with a dedupe key ended without linking a hold under dedupe/ (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
+    return;
+  }
+  const staged = (await readdir(path.join(f.root, 'tmp'))).filter((name) => JOB_ID_PATTERN.test(name));
+  await new Promise((resolve) => setTimeout(resolve, STOPPED_MS));
+  run.resume();
+  const result = await run.result;
+  const snapshot = await ctx.snapshot(f.root);
+  const published = [...snapshot.jobs.keys()];
+  const evidence = [`produce: ${result.timedOut ? 'killed after its time limit; ' : ''}exit ${result.exitCode}${result.signal === null ? '' : ` signal ${result.signal}`}; stderr: ${result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`, ...listing(snapshot)];
+  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the link of its dedupe hold (${call.path2 ?? call.path}) is past DEDUPE_STAGE_MAX when it resumes: it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
+  const left = snapshot.tmp.map((e) => e.name).filter((name) => staged.includes(name));
+  const ready = snapshot.ready.map((e) => e.name).filter((name) => staged.some((id) => name.endsWith(id)));
+  ctx.check(left.length === 0 && ready.length === 0, ['ENQ-6', 'DEDUPE-5'], `the refused job's staging and ready entry must be removed (ENQ-6); left: ${[...left.map((n) => `tmp/${n}`), ...ready.map((n) => `ready/${n}`)].join(' ')}`, evidence);
+}
+
 export const producerCases: ConformanceCase[] = [
   { name: 'producer/init', clauses: ['INIT-1', 'INIT-2', 'LAYOUT-1', 'LAYOUT-2', 'PUB-8', 'SEC-1', 'SEC-5', 'PUB-1', 'PUB-3', 'PUB-6', 'VER-1'], level: 'producer', strength: 'MUST', roles: ['init'], run: initCase },
   {
@@ -410,4 +501,7 @@ export const producerCases: ConformanceCase[] = [
   },
   { name: 'producer/cancel', clauses: ['CANCEL-1', 'PUB-3', 'PUB-6', 'RCPT-6'], level: 'producer', strength: 'MUST', roles: ['cancel'], run: cancelCase },
   { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeCase },
+  { name: 'producer/spec-over-record-max', clauses: ['ENQ-7', 'REC-2', 'ENQ-1'], level: 'producer', strength: 'MUST', run: specOverRecordMaxCase },
+  { name: 'producer/dedupe-foreign-stage', clauses: ['DEDUPE-3', 'DEDUPE-1', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeForeignStageCase },
+  { name: 'producer/dedupe-stage-bound', clauses: ['DEDUPE-5', 'DEDUPE-3', 'DEDUPE-2', 'ENQ-6'], level: 'producer', strength: 'MUST', features: ['dedupe'], heavy: true, run: dedupeStageBoundCase },
 ];

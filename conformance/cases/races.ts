@@ -32,7 +32,7 @@ import type { Failure } from '../runner/report.ts';
 import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import type { CrashRun, CrashRunResult } from '../crash/run.ts';
 import { logged, sh } from './jobs.ts';
-import { execWithGroup } from './recovery.ts';
+import { execWithGroup } from './recovery-and-gc.ts';
 import { waitFor } from './probes.ts';
 import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 

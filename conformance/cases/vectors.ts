@@ -17,7 +17,8 @@
  * --all-vectors runs every one. Job ids inside a vector are replaced by fresh
  * ones of the same length, consistently, so each vector gets its own job.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,8 +36,11 @@ import { logged } from './jobs.ts';
 const VECTORS = fileURLToPath(new URL('../vectors/', import.meta.url));
 const JOB_ID = /[0-9]{19}-[0-9a-f]{16}/g;
 
+/** A vector file: conformance/vectors/<type>.json in a checkout, <type>.json.gz in dist/ (tools/build/build.ts ships them gzipped). */
 export function loadVectors(type: string): VectorFile {
-  return JSON.parse(readFileSync(path.join(VECTORS, `${type}.json`), 'utf8')) as VectorFile;
+  const file = path.join(VECTORS, `${type}.json`);
+  const bytes = existsSync(file) ? readFileSync(file) : gunzipSync(readFileSync(`${file}.gz`));
+  return JSON.parse(bytes.toString('utf8')) as VectorFile;
 }
 
 /** The file bytes of a vector (conformance/vectors/README.md). */

@@ -1,5 +1,5 @@
 /**
- * The persistence model of the power-loss mode (spec section 4 and
+ * The persistence model of the power-loss mode (spec/writing.md and
  * conformance/README.md "Power loss"), applied to a trace of the calls an
  * implementation made in a queue.
  *

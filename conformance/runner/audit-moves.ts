@@ -26,7 +26,7 @@
  * run, DUR-3's model included, and checks ENQ-4 on each). The source
  * parent's fsync is a SHOULD and not judged. A rename that failed (ret -1)
  * moved nothing and is not judged either; whether a mover checks that its
- * target does not exist first is seen by planting one (cases/moves.ts).
+ * target does not exist first is seen by planting one (cases/writing-moves.ts).
  */
 import path from 'node:path';
 import { isJobId } from '../../src/model/layout.ts';

@@ -1,6 +1,6 @@
 /**
  * The publication audit: what the crash injector saw an implementation do,
- * checked call by call against the writing primitives of section 4. It needs
+ * checked call by call against the writing primitives of spec/writing.md. It needs
  * no kill and no luck with kill points: one counted run shows every
  * mutating call inside the queue, in order.
  *
@@ -169,7 +169,7 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
       lastWrite.set(call.path, call);
       if (target === undefined) continue;
       if (target.kind === 'write-once' && once(`inplace ${call.path}`)) {
-        report(call, ['PUB-3', 'PUB-1', 'I1'], `the write-once record ${rel(call.path)} was written in place under its final name; a record is written to a temporary file and linked (section 4.1), so a reader never sees it torn`);
+        report(call, ['PUB-3', 'PUB-1', 'I1'], `the write-once record ${rel(call.path)} was written in place under its final name; a record is written to a temporary file and linked (spec/writing.md), so a reader never sees it torn`);
       } else if (target.kind === 'mutable' && once(`inplace ${call.path}`)) {
         report(call, ['PUB-4', 'I1'], `the record ${rel(call.path)} was written in place; a mutable record is replaced by rename of a complete temporary file (PUB-4)`);
       } else if (target.kind === 'staged-in-job' && once(`staged ${call.path}`)) {

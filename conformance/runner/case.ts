@@ -1,6 +1,6 @@
 /**
  * What a conformance case is, and the context it runs in. A case names the
- * clauses it checks, the level they belong to (section 15) and whether they
+ * clauses it checks, the level they belong to (spec/README.md) and whether they
  * are MUST or SHOULD; it runs against the implementation's own roles in a
  * private work directory and reports failures as data: the clauses broken,
  * what happened, and the evidence on disk.
@@ -40,7 +40,7 @@ export interface ConformanceCase {
   strength: Strength;
   /** Roles the case needs besides produce and consume; it is skipped without them. */
   roles?: Role[];
-  /** Optional features (section 15) the case needs; it is skipped when the manifest does not claim them (MANIFEST-3). */
+  /** Optional features (spec/README.md) the case needs; it is skipped when the manifest does not claim them (MANIFEST-3). */
   features?: Feature[];
   /**
    * A case for a consumer that does NOT claim these features (CLAIM-11):
@@ -131,7 +131,7 @@ export class CaseContext {
   }
 
   /**
-   * A new queue `<label>/q`: created as section 6.1 says by the runner, or by
+   * A new queue `<label>/q`: created as spec/producer.md says by the runner, or by
    * the init role of `init` when given (producer/init tests that role; other
    * cases spare its cost).
    */

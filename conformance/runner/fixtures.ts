@@ -1,7 +1,7 @@
 /**
  * The one sample-record factory: specs, claims of dead, live or foreign
  * owners, executions, states, ends, cancels and receipts, as valid records
- * (section 5) unless a caller damages one on purpose. The conformance runner
+ * (spec/records.md) unless a caller damages one on purpose. The conformance runner
  * stages and plants with it, and so do the tests (test/support) and the
  * benchmarks (bench/): a spec's defaults come from the reference producer's
  * own normalisation (src/producer/request.ts), nowhere else.

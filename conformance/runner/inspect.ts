@@ -1,6 +1,6 @@
 /**
  * What a queue holds, read from disk without following anything and without
- * writing, and the invariants of section 15 checked on it:
+ * writing, and the invariants of spec/README.md checked on it:
  *
  * - I1 every directory in jobs/ holds a complete, valid spec (and its stdin);
  *   no accepted job is missing;
@@ -16,7 +16,7 @@
  * and the reference alike, so a bug in how the reference lists, orders or
  * judges a job directory must not blind the judge. What it shares with src/
  * is only what the spec fixes to the letter: entry names (model/layout.ts,
- * section 4's closed list) and the record layer (records/codec.ts: REC-4 and
+ * spec/writing.md's closed list) and the record layer (records/codec.ts: REC-4 and
  * the schemas, which are normative); it walks with lstat and never follows a
  * link or opens a FIFO, without the fs layer's seam, trust cache or policy.
  */
@@ -362,4 +362,11 @@ export async function checkReceiptOutputs(snapshot: QueueSnapshot, job: JobSnaps
     if (job.spec !== undefined && summary.bytes_kept > job.spec.max_output_bytes) fail(`${stream} keeps ${summary.bytes_kept} bytes, over max_output_bytes ${job.spec.max_output_bytes}`);
   }
   return failures;
+}
+
+/** The kept bytes of the output the receipt describes, or undefined. */
+export async function outputOf(job: JobSnapshot | undefined, stream: 'stdout' | 'stderr'): Promise<string | undefined> {
+  const gen = job?.receipt?.[stream]?.gen;
+  if (job === undefined || gen === undefined) return undefined;
+  return readFile(path.join(job.dir, `${stream}.${gen}`), 'utf8').catch(() => undefined);
 }

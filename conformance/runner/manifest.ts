@@ -1,5 +1,5 @@
 /**
- * Conformance manifests (spec section 16): how the runner finds the roles of
+ * Conformance manifests (spec/tools.md): how the runner finds the roles of
  * an implementation under test. A manifest is checked against
  * schemas/manifest.schema.json, its relative paths are resolved against its
  * own directory, and its argv templates are filled with {queue}, {request}
@@ -24,7 +24,7 @@ export type Role = (typeof ROLES)[number];
 /** MANIFEST-2: a role's time limit when the manifest gives none. */
 export const DEFAULT_TIMEOUT_S = 60;
 
-/** The optional features of section 15, by level. */
+/** The optional features of spec/README.md, by level. */
 export const PRODUCER_FEATURES = ['dedupe'] as const;
 export const CONSUMER_FEATURES = ['lanes', 'preemption', 'payload', 'workers', 'policy'] as const;
 export type Feature = (typeof PRODUCER_FEATURES)[number] | (typeof CONSUMER_FEATURES)[number];
@@ -92,7 +92,7 @@ export function parseManifest(text: string, file: string): Manifest {
     }
   }
   if (profile.features.has('preemption') && !profile.features.has('lanes')) {
-    throw new FsjobError('USAGE', `${absolute} claims preemption without lanes (spec section 15: preemption needs lanes)`, { path: absolute, clause: 'MANIFEST-3' });
+    throw new FsjobError('USAGE', `${absolute} claims preemption without lanes (spec/README.md: preemption needs lanes)`, { path: absolute, clause: 'MANIFEST-3' });
   }
   const dir = path.dirname(absolute);
   const roles: Partial<Record<Role, readonly string[]>> = {};

@@ -1,5 +1,5 @@
 /**
- * Fixtures the runner writes itself: jobs staged exactly as section 6.2 says
+ * Fixtures the runner writes itself: jobs staged exactly as spec/producer.md says
  * (through the record layer and safefs, the same primitives the reference
  * uses), and records planted on purpose (hostile input, foreign claims, dead
  * owners). Cases that test a consumer against a precise starting state use
@@ -16,6 +16,7 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/records/codec.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/fs/safefs.ts';
 import { newJobId } from '../../src/producer/id.ts';
+import type { CaseContext } from './case.ts';
 import { specRecord } from './fixtures.ts';
 
 export function sha256Hex(bytes: Uint8Array | string): string {
@@ -23,7 +24,7 @@ export function sha256Hex(bytes: Uint8Array | string): string {
 }
 
 export async function createQueue(root: string): Promise<Queue> {
-  return (await initQueue(root)).queue;
+  return initQueue(root);
 }
 
 export interface StageOptions {
@@ -43,7 +44,7 @@ export interface Staged {
   dir: string;
 }
 
-/** Publishes a job as section 6.2 says: staged in tmp/<id>/, indexed, renamed into jobs/. */
+/** Publishes a job as spec/producer.md says: staged in tmp/<id>/, indexed, renamed into jobs/. */
 export async function stageJob(queue: Queue, request: JobRequest, options: StageOptions = {}): Promise<Staged> {
   const id = newJobId();
   const producer = await selfIdentity();
@@ -143,4 +144,25 @@ export async function fingerprint(target: string): Promise<string> {
 export async function touch(file: string): Promise<void> {
   const handle = await open(file, 'a', 0o600);
   await handle.close();
+}
+
+/** A new queue for one flow of a case, its work directory (outside the queue) and the start log there. */
+export interface FreshQueue {
+  root: string;
+  work: string;
+  log: string;
+  queue: Queue;
+}
+
+export async function freshQueue(ctx: CaseContext, label: string): Promise<FreshQueue> {
+  const root = await ctx.newQueue(label);
+  const work = await ctx.subdir(`${label}/work`);
+  return { root, work, log: path.join(work, 'starts.log'), queue: await reopen(root) };
+}
+
+/** Rewrites a staged spec so that it is no longer in compact form (an invalid record, CLAIM-6 step 1). */
+export async function spoilSpec(job: Staged): Promise<void> {
+  const file = path.join(job.dir, 'spec.json');
+  const text = await readFile(file, 'utf8');
+  await writeFile(file, text.replace('{"fsjob"', '{ "fsjob"'));
 }

@@ -1,4 +1,4 @@
-"""fsjob for Python: the fsjob filesystem job protocol (spec/fsjob-v1.md, 1.1)
+"""fsjob for Python: the fsjob filesystem job protocol (spec/README.md; records of 1.1)
 with the standard library only.
 
 Producer::

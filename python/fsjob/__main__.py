@@ -4,4 +4,4 @@ import sys
 
 from .cli import run
 
-sys.exit(run())
+sys.exit(run(prog="python3 -m fsjob"))

@@ -1,7 +1,12 @@
-"""``python3 -m fsjob``: the command line of the Python implementation, with
-the roles of a conformance manifest (spec/tools.md MANIFEST-1, MANIFEST-4).
+"""``fsjob`` (installed by pip) and ``python3 -m fsjob``: the command line of
+the Python implementation, with the options, units, environment and exit
+statuses of the reference's (``cli_options.json`` is the one table of
+options both follow; test/python/cli-options.test.ts checks both), and the
+roles of a conformance manifest (spec/tools.md MANIFEST-1, MANIFEST-4).
 
-Exit status: 0 success, 1 failure, 2 usage, 3 (enqueue) a held dedupe key.
+Exit status: 0 success, 1 failure, 2 usage, 3 (enqueue) a held dedupe key,
+4 no such job, 75 (wait) --timeout elapsed; ``wait`` exits with the job's
+exit code (EXEC-10).
 """
 
 from __future__ import annotations
@@ -10,76 +15,307 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .constants import LEASE_MAX, LEASE_MIN
+from . import constants
 from .errors import FsjobError
 from .names import record_name_of
 from .queue import Queue
 from .records import inspect_bytes
+from .units import parse_bytes, parse_duration, parse_integer, parse_pairs
+
+_TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli_options.json")
+#: First look for a live worker after this long, then every LOOK_EVERY seconds (as the reference's).
+_FIRST_LOOK = 1.5
+_LOOK_EVERY = 5.0
+_STATUSES = ("queued", "delayed", "retrying", "claimed", "running", "cancelling", "expired", "orphaned", "finished", "damaged",
+             "succeeded", "failed", "timed_out", "cancelled", "force_stopped", "lost", "rejected")
+#: The reference's exit statuses by error code (src/cli/exit.ts); every other code is 1.
+_EXIT_OF = {"USAGE": 2, "DEDUPE_HELD": 3, "NOT_FOUND": 4, "TIMEOUT": 75}
 
 
 def _log(text: str) -> None:
-    sys.stderr.write(f"fsjob-py: {text}\n")
+    sys.stderr.write(f"fsjob: {text}\n")
     sys.stderr.flush()
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python3 -m fsjob", description="fsjob 1.1 for Python: a producer and a consumer of the fsjob protocol.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _table() -> Dict[str, Any]:
+    with open(_TABLE_PATH, encoding="utf-8") as handle:
+        value: Dict[str, Any] = json.load(handle)
+    return value
 
-    def with_queue(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("--queue", "-q", required=True, help="the queue directory")
-        return sub
 
-    with_queue("init", "create a queue (idempotent)")
-    enqueue = with_queue("enqueue", "enqueue a job; prints its id")
-    enqueue.add_argument("--request", help="a request file (schemas/request.schema.json); '-' reads stdin")
-    enqueue.add_argument("--stdin-file", help="the job's standard input, from this file")
-    enqueue.add_argument("--dedupe", help="dedupe key (exit 3 when an unfinished job holds it)")
-    enqueue.add_argument("--lane", help="lane key: at most one running job per lane")
-    enqueue.add_argument("--priority", type=int, default=0)
-    enqueue.add_argument("--max-attempts", type=int, default=1)
-    enqueue.add_argument("--timeout", type=float, help="seconds")
-    enqueue.add_argument("--cwd", help="working directory of the command (default: this one)")
-    enqueue.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    enqueue.add_argument("--max-output-bytes", type=int, help="bytes of each output stream kept")
-    enqueue.add_argument("--output-keep", choices=("head", "tail", "head_tail"), help="which bytes of a longer output are kept (EXEC-17)")
-    enqueue.add_argument("--delay", type=float, help="seconds from now before which no consumer starts the job (DELAY-1)")
-    enqueue.add_argument("argv", nargs="*", help="the command and its arguments (after --)")
-    work_cmd = with_queue("work", "run jobs")
-    work_cmd.add_argument("--drain", action="store_true", help="exit once nothing remains this consumer can make progress on")
-    work_cmd.add_argument("--concurrency", "-c", type=int, default=1)
-    work_cmd.add_argument("--handlers", action="append", default=[], metavar="MODULE:NAME",
-                          help="a dict of payload handlers (name -> callable) to import, e.g. mymod:HANDLERS")
-    work_cmd.add_argument("--no-commands", action="store_true", help="leave command jobs to other consumers")
-    work_cmd.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running attempts get after SIGTERM")
-    work_cmd.add_argument("--lease", type=float, default=30.0, help="lease of each claim in seconds, 3 to 3600")
-    wait = with_queue("wait", "wait for a job's receipt; exits with its exit code")
-    wait.add_argument("id")
-    wait.add_argument("--timeout", type=float)
-    wait.add_argument("--json", action="store_true", help="print the receipt record")
-    status = with_queue("status", "print a job's status")
-    status.add_argument("id")
-    cancel = with_queue("cancel", "cancel a job")
-    cancel.add_argument("id")
-    cancel.add_argument("--force", action="store_true", help="kill at once (cancel-force.json)")
-    logs = with_queue("logs", "print a job's kept output")
-    logs.add_argument("id")
-    pause = with_queue("pause", "pause consumption: no consumer claims a job until resume (PAUSE-1)")
-    pause.add_argument("--reason", help="why, for people (at most 1024 bytes)")
-    with_queue("resume", "resume a paused queue")
-    with_queue("recover", "recover orphaned claims, rebuild the ready index, remove stale temporary files")
-    check = commands.add_parser("check-record", help="check one record file as REC-4 orders it; prints valid or the finding")
-    check.add_argument("type")
-    check.add_argument("file")
-    check.add_argument("name", nargs="?", help="the path it is stored under, relative to a queue root")
-    check_request = commands.add_parser("check-request", help="check a request file (REQ-1)")
-    check_request.add_argument("file")
+def _ours(entry: Dict[str, Any]) -> bool:
+    return bool(entry.get("only", "python") == "python")
+
+
+def _bound(value: Any) -> Optional[int]:
+    """A bound of the table: a number, or the name of a constant of fsjob/constants.py."""
+    if value is None or isinstance(value, int):
+        return value
+    bound: int = getattr(constants, str(value))
+    return bound
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as the reference does: ``fsjob: ...`` and exit 2."""
+
+    def error(self, message: str) -> Any:
+        self.print_usage(sys.stderr)
+        _log(message)
+        sys.exit(2)
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    from . import __version__
+
+    table = _table()
+    parser = _Parser(prog=prog, allow_abbrev=False, description="fsjob for Python: a producer and a consumer of the fsjob protocol (spec/README.md).")
+    parser.add_argument("--version", action="version", version=__version__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, command in table["commands"].items():
+        if not _ours(command):
+            continue
+        sub = commands.add_parser(name, help=command["help"], description=command["help"], allow_abbrev=False)
+        if command.get("queue", True):
+            for option in table["global"]:
+                if _ours(option):
+                    sub.add_argument(*option["flags"], dest=option["flags"][0][2:].replace("-", "_"), help=option["help"])
+        for positional in command.get("positionals", []):
+            nargs = positional.get("nargs")
+            sub.add_argument(positional["name"], help=positional["help"], **({} if nargs is None else {"nargs": nargs}))
+        for option in command.get("options", []):
+            if not _ours(option):
+                continue
+            kind = option["kind"]
+            extra: Dict[str, Any] = {"help": option["help"], "dest": option["flags"][0][2:].replace("-", "_")}
+            if kind == "flag":
+                extra["action"] = "store_true"
+            elif kind == "pairs":
+                extra.update(action="append", default=[], metavar="NAME=VALUE")
+            elif kind == "list":
+                extra.update(action="extend" if name == "status" else "append", nargs="+" if name == "status" else None, default=[])
+            elif kind == "choice":
+                extra["choices"] = option["choices"]
+            if "default" in option:
+                extra["default"] = str(option["default"])
+            sub.add_argument(*option["flags"], **extra)
     return parser
+
+
+def _option(command: str, flag: str) -> Dict[str, Any]:
+    for option in _table()["commands"][command]["options"]:
+        if flag in option["flags"]:
+            found: Dict[str, Any] = option
+            return found
+    raise KeyError(flag)
+
+
+_PARSERS = {"duration": parse_duration, "int": parse_integer, "bytes": parse_bytes}
+
+
+def _number(args: argparse.Namespace, command: str, flag: str) -> Optional[int]:
+    """The value of a duration (ms), int or bytes option, read in its unit within the table's bounds; None when not given."""
+    text = getattr(args, flag.replace("-", "_"))
+    if text is None:
+        return None
+    option = _option(command, f"--{flag}")
+    return _PARSERS[option["kind"]](str(text), flag, _bound(option.get("min")), _bound(option.get("max")))
+
+
+def _queue_path(args: argparse.Namespace) -> str:
+    """--queue, else $FSJOB_QUEUE, else the per-user default under the XDG state directory (as the reference's)."""
+    given = getattr(args, "queue", None)
+    if given:
+        return str(given)
+    from_env = os.environ.get("FSJOB_QUEUE", "")
+    if from_env:
+        return os.path.abspath(from_env)
+    state = os.environ.get("XDG_STATE_HOME", "")
+    base = state if os.path.isabs(state) else os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "fsjob", "default")
+
+
+def _open(args: argparse.Namespace) -> Queue:
+    path = _queue_path(args)
+    try:
+        return Queue.open(path)
+    except FsjobError as error:
+        if error.code == "NOT_A_QUEUE":
+            raise FsjobError("NOT_A_QUEUE", f"{error.message}; create it with: fsjob init --queue {os.path.abspath(path)}",
+                             path=error.path, clause=error.clause) from error
+        raise
+
+
+def _json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _read_input(name: str, bound: int, what: str) -> bytes:
+    """A file, or standard input for "-", at most ``bound`` bytes."""
+    if name == "-":
+        data = sys.stdin.buffer.read(bound + 1)
+    else:
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read(bound + 1)
+        except OSError as error:
+            raise FsjobError("USAGE", f"cannot read the {what} {name}: {error.strerror}", path=name) from error
+    if len(data) > bound:
+        raise FsjobError("USAGE", f"the {what} {name} is larger than {bound} bytes")
+    return data
+
+
+# --- the commands ------------------------------------------------------------
+
+def _init(args: argparse.Namespace) -> int:
+    root = os.path.abspath(_queue_path(args))
+    existed = os.path.lexists(os.path.join(root, "fsjob.json"))
+    queue = Queue.init(root)
+    created = not existed
+    if args.json:
+        with open(queue.path("fsjob.json"), "rb") as handle:
+            record = json.loads(handle.read())
+        _json({"queue": queue.root, "created": created, "record": record})
+    else:
+        sys.stdout.write(f"{'created queue' if created else 'already a queue:'} {queue.root}\n")
+    return 0
+
+
+#: Options that describe one job; --request and --batch carry these in the request instead.
+_JOB_FLAGS = ("timeout", "queue-deadline", "max-attempts", "retry-delay", "lane", "dedupe", "priority", "stdin", "env", "cwd", "label",
+              "max-output", "kill-grace", "preemptible", "handler", "payload", "delay", "at", "output-keep")
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    value = getattr(args, flag.replace("-", "_"))
+    return value not in (None, False, [])
+
+
+def _not_before(args: argparse.Namespace) -> Optional[int]:
+    """--delay D or --at TIME as the instant the job may start (DELAY-1); None for neither."""
+    if args.delay is not None and args.at is not None:
+        raise FsjobError("USAGE", "give --delay or --at, not both")
+    now = int(time.time() * 1000)
+    if args.delay is not None:
+        ms = _number(args, "enqueue", "delay") or 0
+        return None if ms == 0 else now + ms
+    if args.at is None:
+        return None
+    text = str(args.at).strip()
+    at: Optional[int] = None
+    if re.match(r"^@[0-9]+$", text):
+        at = int(text[1:]) * 1000
+    else:
+        try:
+            # As the reference's Date.parse: a date alone is UTC, a date and time without a zone local time.
+            if re.match(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", text):
+                moment = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+            else:
+                moment = datetime.fromisoformat(re.sub(r"Z$", "+00:00", text.replace(" ", "T", 1)))
+            at = int(moment.timestamp() * 1000)
+        except ValueError:
+            at = None
+    if at is None:
+        raise FsjobError("USAGE", f"--at \"{text}\" is not a time; write 2026-12-01T18:30 (local), 2026-12-01T18:30Z, or @1796000000 (seconds since the epoch)")
+    if at <= now:
+        raise FsjobError("USAGE", f"--at {text} is in the past; a job may start at once without it")
+    if at - now > constants.DELAY_MAX:
+        raise FsjobError("USAGE", f"--at {text} is too far ahead: at most 365d from now")
+    return at
+
+
+def _request(args: argparse.Namespace) -> Dict[str, Any]:
+    """The request (schemas/request.schema.json) the options describe, as the reference's enqueue builds it."""
+    request: Dict[str, Any] = {}
+    if args.handler is not None:
+        if args.cmd:
+            raise FsjobError("USAGE", "give either a command (after --) or --handler, not both (SPEC-1)", clause="SPEC-1")
+        request["handler"] = args.handler
+        if args.payload is not None:
+            try:
+                request["payload"] = json.loads(args.payload)
+            except ValueError as error:
+                raise FsjobError("USAGE", f"--payload is not JSON: {error}") from error
+    else:
+        if args.payload is not None:
+            raise FsjobError("USAGE", "--payload needs --handler: only payload jobs have a payload (SPEC-1)", clause="SPEC-1")
+        if not args.cmd:
+            raise FsjobError("USAGE", "name the command to run after --, for example: fsjob enqueue -- make test (or use --handler, --request or --batch)")
+        request["argv"] = list(args.cmd)
+    if args.cwd is not None:
+        request["cwd"] = os.path.abspath(args.cwd)
+    for key, value in (("env", parse_pairs(args.env, "env", os.environ)), ("labels", parse_pairs(args.label, "label"))):
+        if value is not None:
+            request[key] = value
+    for flag in ("timeout", "kill-grace", "queue-deadline", "retry-delay", "max-attempts", "priority", "max-output"):
+        number = _number(args, "enqueue", flag)
+        if number is not None:
+            request[_option("enqueue", f"--{flag}")["request"]] = number
+    for flag in ("lane", "dedupe", "output-keep"):
+        if getattr(args, flag.replace("-", "_")) is not None:
+            request[_option("enqueue", f"--{flag}")["request"]] = getattr(args, flag.replace("-", "_"))
+    if args.preemptible:
+        request["preemptible"] = True
+    not_before = _not_before(args)
+    if not_before is not None:
+        request["not_before_ms"] = not_before
+    if args.stdin is not None:
+        import base64
+
+        request["stdin_base64"] = base64.b64encode(_read_input(args.stdin, constants.STDIN_MAX, "--stdin file")).decode("ascii")
+    return request
+
+
+def _spec_text(queue: Queue, job_id: str) -> str:
+    with open(os.path.join(queue.job_dir(job_id), "spec.json"), "rb") as handle:
+        return handle.read().decode("utf-8").rstrip("\n")
+
+
+def _enqueue(args: argparse.Namespace) -> int:
+    if args.request is not None or args.batch is not None:
+        if args.request is not None and args.batch is not None:
+            raise FsjobError("USAGE", "give --request or --batch, not both")
+        given = [f"--{flag}" for flag in _JOB_FLAGS if _given(args, flag)] + (["the command"] if args.cmd else [])
+        if given:
+            raise FsjobError("USAGE", f"--request and --batch take every job option from the request; drop {', '.join(given)}")
+    queue = _open(args)
+    if args.batch is not None:
+        return _enqueue_batch(queue, args.batch, args.json)
+    if args.request is not None:
+        job_id = queue.enqueue_request(_read_input(args.request, constants.REQUEST_MAX, "request file"))
+    else:
+        job_id = queue.enqueue_request(_request(args))
+    sys.stdout.write((_spec_text(queue, job_id) if args.json else job_id) + "\n")
+    return 0
+
+
+def _enqueue_batch(queue: Queue, source: str, as_json: bool) -> int:
+    """One request per line, each enqueued on its own (the reference shares their fsyncs); 1 when any line failed."""
+    failed = False
+    text = _read_input(source, constants.REQUEST_MAX * 64, "batch file")
+    for number, line in enumerate(text.split(b"\n"), start=1):
+        if line.strip() == b"":
+            continue
+        try:
+            job_id = queue.enqueue_request(line)
+        except FsjobError as error:
+            failed = True
+            if as_json:
+                sys.stdout.write(_compact({"line": number, "error": error.to_json()}) + "\n")
+            _log(f"line {number}: {error.message}")
+            continue
+        sys.stdout.write((_compact({"line": number, "id": job_id}) if as_json else job_id) + "\n")
+        sys.stdout.flush()
+    return 1 if failed else 0
 
 
 def _load_handlers(specs: List[str]) -> Dict[str, Any]:
@@ -94,31 +330,218 @@ def _load_handlers(specs: List[str]) -> Dict[str, Any]:
     return handlers
 
 
-def _enqueue(args: argparse.Namespace) -> int:
-    queue = Queue.open(args.queue)
-    if args.request is not None:
-        if args.argv:
-            raise FsjobError("USAGE", "give either --request or a command, not both")
-        if args.request == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.request, "rb") as handle:
-                data = handle.read()
-        job_id = queue.enqueue_request(data)
+def _work(args: argparse.Namespace) -> int:
+    from .worker import work
+
+    queue = _open(args)
+    concurrency = _number(args, "work", "concurrency") or 1
+    lease = _number(args, "work", "lease") or constants.LEASE_DEFAULT
+    grace = _number(args, "work", "shutdown-grace") or 0
+    os.umask(0o077)
+    return work(queue, _load_handlers(args.handlers), concurrency, drain=args.drain, commands=not args.no_commands,
+                lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
+
+
+class _Notice:
+    """Says once when a job waits with no live worker serving the queue, and once when one shows up (the reference's service notice)."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+        self.next_look = time.monotonic() + _FIRST_LOOK
+        self.served: Optional[bool] = None
+
+    def due_in(self) -> float:
+        return max(0.0, self.next_look - time.monotonic())
+
+    def look(self) -> None:
+        from .registrations import live_workers
+
+        if time.monotonic() < self.next_look:
+            return
+        self.next_look = time.monotonic() + _LOOK_EVERY
+        live = live_workers(self.queue)
+        if not live and self.served is not False:
+            _log(f"no live worker serves {self.queue.root}, so the job waits until one does (start one: fsjob work -q {self.queue.root}); a one-shot consumer runs it without registering")
+        elif live and self.served is False:
+            _log(f"worker {live[0]['worker_id']} now serves {self.queue.root}")
+        self.served = bool(live)
+
+
+def _wait(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    timeout = _number(args, "wait", "timeout")
+    deadline = None if timeout is None else time.monotonic() + timeout / 1000
+    notice = _Notice(queue)
+    receipts = []
+    for job_id in args.ids:
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            step = notice.due_in() if left is None else min(left, notice.due_in())
+            try:
+                receipts.append(queue.wait(job_id, step))
+                break
+            except FsjobError as error:
+                if error.code != "TIMEOUT":
+                    raise
+            if left is not None and left <= step:
+                from .registrations import live_workers
+
+                served = "" if live_workers(queue) else f"; no live worker serves {queue.root} (start one: fsjob work -q {queue.root})"
+                raise FsjobError("TIMEOUT", f"job {job_id} has no receipt yet after {args.timeout} of waiting; it is still unfinished{served}", job_id=job_id)
+            notice.look()
+    if args.json:
+        _json(receipts[0].record if len(receipts) == 1 else {"receipts": [receipt.record for receipt in receipts]})
     else:
-        if not args.argv:
-            raise FsjobError("USAGE", "no command given (enqueue --queue Q -- COMMAND ARGS...)")
-        stdin: Optional[bytes] = None
-        if args.stdin_file is not None:
-            with open(args.stdin_file, "rb") as handle:
-                stdin = handle.read()
-        env = dict(item.split("=", 1) for item in args.env if "=" in item)
-        job_id = queue.enqueue(args.argv, stdin=stdin, env=env or None, cwd=args.cwd, timeout=args.timeout, lane=args.lane,
-                               dedupe=args.dedupe, priority=args.priority, max_attempts=args.max_attempts,
-                               max_output_bytes=args.max_output_bytes, output_keep=args.output_keep,
-                               not_before=None if args.delay is None else time.time() + args.delay)
-    sys.stdout.write(job_id + "\n")
+        for receipt in receipts:
+            tail = "" if receipt.message is None else f": {receipt.message}"
+            sys.stdout.write(f"{receipt.job_id} {receipt.outcome} (exit code {receipt.exit_code}){tail}\n")
+    return next((int(receipt.exit_code) for receipt in receipts if receipt.exit_code != 0), 0)
+
+
+def _status_line(state: Any) -> Dict[str, Any]:
+    line: Dict[str, Any] = {"job_id": state.job_id, "status": state.status, "gen": state.gen, "attempts": state.attempts}
+    if state.receipt is not None:
+        line["outcome"] = state.receipt.outcome
+        line["exit_code"] = state.receipt.exit_code
+    if state.note:
+        line["note"] = state.note
+    if state.not_before_ms is not None:
+        line["not_before_ms"] = state.not_before_ms
+    return line
+
+
+def _status(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    wanted = set(args.status)
+    unknown = sorted(wanted.difference(_STATUSES))
+    if unknown:
+        raise FsjobError("USAGE", f"--status {' '.join(unknown)}: not a status or outcome; choose from {', '.join(_STATUSES)}")
+    if args.id is not None:
+        state = queue.status(args.id)
+        if state.status == "missing":
+            raise FsjobError("NOT_FOUND", f"no job {args.id} in {queue.root}", job_id=args.id)
+        line = _status_line(state)
+        if args.json:
+            _json(line)
+        else:
+            for key, value in line.items():
+                sys.stdout.write(f"{key:<10}{value}\n")
+        return 0
+    limit = _number(args, "status", "limit")
+    lines = [_status_line(queue.status(job_id)) for job_id in reversed(queue.job_ids())]
+    counts: Dict[str, int] = {}
+    for line in lines:
+        counts[line["status"]] = counts.get(line["status"], 0) + 1
+    if wanted:
+        lines = [line for line in lines if line["status"] in wanted or line.get("outcome") in wanted]
+    limit = 20 if limit is None else limit
+    shown = lines if limit == 0 else lines[:limit]
+    if args.json:
+        _json({"queue": queue.root, "counts": counts, "jobs": shown})
+        return 0
+    summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    sys.stdout.write(f"{len(queue.job_ids())} jobs{': ' + summary if summary else ''}\n")
+    for line in shown:
+        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line.get('outcome', '-')}\n")
     return 0
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    published = queue.cancel(args.id, force=args.force, reason=args.reason)
+    if args.json:
+        _json({"job_id": args.id, "force": args.force, "published": published})
+    else:
+        sys.stdout.write(f"{args.id}: {'force-' if args.force else ''}cancel {'requested' if published else 'was requested already'}\n")
+    return 0
+
+
+def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) -> Optional[Any]:
+    """(offset, text) of the truncation marker of a finished, truncated stream, else None."""
+    state = queue.status(job_id)
+    summary = None if state.receipt is None else getattr(state.receipt, stream)
+    if summary is None or not summary.truncated:
+        return None
+    dropped = "an unknown number of" if summary.bytes_total is None else str(summary.bytes_total - summary.bytes_kept)
+    return logs.gap(kept), f"[truncated: {dropped} bytes dropped]\n"
+
+
+def _logs(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    stream = "stderr" if args.stderr else "stdout"
+    if args.follow and len(args.ids) > 1:
+        raise FsjobError("USAGE", f"logs --follow takes one job id, not {len(args.ids)}")
+    out = sys.stdout.buffer
+    for index, job_id in enumerate(args.ids):
+        if len(args.ids) > 1:
+            out.write(f"{'' if index == 0 else chr(10)}==> {job_id} <==\n".encode())
+        if args.follow:
+            _follow(queue, job_id, stream)
+            continue
+        logs = queue.logs(job_id)
+        kept: bytes = getattr(logs, stream)
+        marker = _gap_marker(queue, job_id, stream, kept, logs)
+        if marker is None:
+            out.write(kept)
+        elif args.raw:
+            out.write(kept)
+            _log(marker[1].strip())
+        else:
+            out.write(kept[: marker[0]] + marker[1].encode() + kept[marker[0]:])
+    out.flush()
+    return 0
+
+
+def _follow(queue: Queue, job_id: str, stream: str) -> None:
+    """New bytes of the job's output as they come, until it has a receipt (read after the receipt, so nothing is missed)."""
+    notice = _Notice(queue)
+    gen, offset = 0, 0
+    while True:
+        finished = queue.status(job_id).status == "finished"
+        logs = queue.logs(job_id)
+        kept: bytes = getattr(logs, stream)
+        if logs.gen != gen:
+            gen, offset = logs.gen, 0
+        if len(kept) > offset:
+            sys.stdout.buffer.write(kept[offset:])
+            sys.stdout.buffer.flush()
+            offset = len(kept)
+        if finished:
+            return
+        notice.look()
+        time.sleep(0.2)
+
+
+def _pause(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    published = queue.pause(args.reason)
+    state = queue.paused()
+    if args.json:
+        _json({"queue": queue.root, "published": published, "pause": state.record})
+    elif published:
+        sys.stdout.write(f"paused {queue.root}: no job is claimed until fsjob resume\n")
+    else:
+        sys.stdout.write(f"{queue.root} was paused already\n")
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    queue = _open(args)
+    resumed = queue.resume()
+    if args.json:
+        _json({"queue": queue.root, "resumed": resumed})
+    else:
+        sys.stdout.write(f"resumed {queue.root}\n" if resumed else f"{queue.root} was not paused\n")
+    return 0
+
+
+def _recover(args: argparse.Namespace) -> int:
+    from .recover import recover
+
+    report = recover(_open(args), _log)
+    for done in report.recovered:
+        _log(done)
+    return 1 if report.left_alone else 0
 
 
 def _check_record(args: argparse.Namespace) -> int:
@@ -131,18 +554,27 @@ def _check_record(args: argparse.Namespace) -> int:
     return 0 if inspection.ok else 1
 
 
-def run(argv: Optional[Sequence[str]] = None) -> int:
+def _check_request(args: argparse.Namespace) -> int:
+    with open(args.file, "rb") as handle:
+        inspection = inspect_bytes("request", handle.read(), args.file)
+    print("valid" if inspection.ok else f"invalid: {inspection.reason}")
+    return 0 if inspection.ok else 1
+
+
+_COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": _init, "enqueue": _enqueue, "work": _work, "wait": _wait, "status": _status, "cancel": _cancel, "logs": _logs,
+    "pause": _pause, "resume": _resume, "recover": _recover, "check-record": _check_record, "check-request": _check_request,
+}
+
+
+def run(argv: Optional[Sequence[str]] = None, prog: str = "python3 -m fsjob") -> int:
     """The command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     try:
-        return _dispatch(args)
+        return _COMMANDS[args.command](args)
     except FsjobError as error:
-        _log(f"{error.code}: {error.message}")
-        if error.code == "DEDUPE_HELD":
-            return 3
-        if error.code == "USAGE":
-            return 2
-        return 1
+        _log(error.message)
+        return _EXIT_OF.get(error.code, 1)
     except OSError as error:
         _log(f"{error}")
         return 1
@@ -150,77 +582,6 @@ def run(argv: Optional[Sequence[str]] = None) -> int:
         return 130
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    command = args.command
-    if command == "check-record":
-        return _check_record(args)
-    if command == "check-request":
-        with open(args.file, "rb") as handle:
-            inspection = inspect_bytes("request", handle.read(), args.file)
-        print("valid" if inspection.ok else f"invalid: {inspection.reason}")
-        return 0 if inspection.ok else 1
-    if command == "init":
-        Queue.init(args.queue)
-        return 0
-    if command == "enqueue":
-        return _enqueue(args)
-    queue = Queue.open(args.queue)
-    if command == "work":
-        from .worker import work
-
-        os.umask(0o077)
-        lease = int(args.lease * 1000)
-        if not LEASE_MIN <= lease <= LEASE_MAX:
-            raise FsjobError("USAGE", f"--lease is {LEASE_MIN // 1000} to {LEASE_MAX // 1000} seconds")
-        return work(queue, _load_handlers(args.handlers), args.concurrency, drain=args.drain, commands=not args.no_commands,
-                    lease_ms=lease, shutdown_grace=args.shutdown_grace, log=_log)
-    if command == "wait":
-        receipt = queue.wait(args.id, args.timeout)
-        if args.json:
-            print(json.dumps(receipt.record, ensure_ascii=False, separators=(",", ":")))
-        else:
-            print(receipt.outcome)
-        return int(receipt.exit_code)
-    if command == "status":
-        state = queue.status(args.id)
-        line: Dict[str, Any] = {"job_id": state.job_id, "status": state.status, "gen": state.gen, "attempts": state.attempts}
-        if state.receipt is not None:
-            line["outcome"] = state.receipt.outcome
-        if state.note:
-            line["note"] = state.note
-        if state.not_before_ms is not None:
-            line["not_before_ms"] = state.not_before_ms
-        print(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
-        return 1 if state.status == "missing" else 0
-    if command == "cancel":
-        try:
-            queue.cancel(args.id, force=args.force)
-        except FsjobError as error:
-            if error.code in ("FINISHED", "NOT_FOUND"):
-                _log(error.message)
-                return 1
-            raise
-        return 0
-    if command == "logs":
-        output = queue.logs(args.id)
-        sys.stdout.buffer.write(output.stdout)
-        sys.stdout.flush()
-        sys.stderr.buffer.write(output.stderr)
-        sys.stderr.flush()
-        return 0
-    if command == "pause":
-        if not queue.pause(args.reason):
-            _log(f"{queue.root} was paused already")
-        return 0
-    if command == "resume":
-        if not queue.resume():
-            _log(f"{queue.root} was not paused")
-        return 0
-    if command == "recover":
-        from .recover import recover
-
-        report = recover(queue, _log)
-        for done in report.recovered:
-            _log(done)
-        return 1 if report.left_alone else 0
-    raise FsjobError("USAGE", f"unknown command {command}")
+def main() -> None:
+    """The ``fsjob`` command that ``pip install`` puts on PATH (the console script of the package)."""
+    sys.exit(run(prog="fsjob"))

@@ -1,4 +1,4 @@
-"""Running one attempt of a command job (spec section 8).
+"""Running one attempt of a command job (spec/running.md).
 
 The armed handshake (EXEC-2, EXEC-3): the command's process group is created
 first, with a leader (:mod:`fsjob.gate`, run by this interpreter) that

@@ -1,4 +1,4 @@
-"""The numbers of the spec's table (spec/fsjob-v1.md section 0), under the
+"""The numbers of the spec's table (spec/README.md), under the
 names the spec uses, so that code cites a name a reader can look up.
 
 Times are milliseconds and sizes bytes, as in the spec.

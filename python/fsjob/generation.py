@@ -93,7 +93,7 @@ class Generation:
         self.renewed_mono = mono
 
     def publish_end(self, reason: str, counted: bool, retry_at_ms: int, status: Optional[Dict[str, Any]]) -> None:
-        """end.<g>.json (section 5.6): the generation ends and the job is queued again."""
+        """end.<g>.json (spec/records.md): the generation ends and the job is queued again."""
         self.guard()
         value = {
             "fsjob": "1.1", "type": "end", "job_id": self.job_id, "gen": self.gen, "reason": reason, "counted": counted,

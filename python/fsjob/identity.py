@@ -1,4 +1,4 @@
-"""Process identity and liveness (spec section 10), Linux /proc.
+"""Process identity and liveness (spec/identity.md), Linux /proc.
 
 Signals are used only to stop groups and to ask the kernel whether a process
 group has members (ID-8); an owner is never judged by ``kill -0`` (ID-6),

@@ -1,4 +1,4 @@
-"""Pausing a queue's consumption (spec section 5.11, PAUSE-1, 1.1).
+"""Pausing a queue's consumption (spec/records.md, PAUSE-1, 1.1).
 
 The pause is one root entry, ``pause.json``: while an entry of any kind has
 that name no consumer claims a job (its existence decides, as REC-9 says for
@@ -22,7 +22,7 @@ from .safefs import lstat_or_none, publish_link, remove_tree
 if TYPE_CHECKING:
     from .queue import Queue
 
-#: The root entry whose existence pauses a queue (section 5.11).
+#: The root entry whose existence pauses a queue (spec/records.md).
 PAUSE_RECORD = "pause.json"
 
 

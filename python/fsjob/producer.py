@@ -1,4 +1,4 @@
-"""Enqueueing (spec section 6.2): a request (REQ-1, REQ-2) becomes a spec
+"""Enqueueing (spec/producer.md): a request (REQ-1, REQ-2) becomes a spec
 with every default filled (SPEC-2), staged in ``tmp/<id>/``, published by
 one rename into ``jobs/`` (ENQ-3) and made durable before the id is
 returned (ENQ-4)."""
@@ -28,7 +28,7 @@ from .safefs import create_exclusive, fsync_dir, lstat_or_none, make_dir, remove
 if TYPE_CHECKING:
     from .queue import Queue
 
-#: SPEC-2: the defaults of section 5.2, written into every spec.
+#: SPEC-2: the defaults of spec/spec-record.md, written into every spec.
 DEFAULTS: Dict[str, Any] = {
     "env": {},
     "timeout_ms": TIMEOUT_DEFAULT,

@@ -232,7 +232,7 @@ class Queue:
 
         return logs(self, job_id)
 
-    # --- pausing (section 5.11, PAUSE-1) ------------------------------------
+    # --- pausing (spec/records.md, PAUSE-1) ------------------------------------
 
     def pause(self, reason: Optional[str] = None) -> bool:
         """Pause consumption: publish ``pause.json``; no consumer claims a job while it exists (PAUSE-1).

@@ -1,4 +1,4 @@
-"""The ready index (section 6.3): a hint, never trusted.
+"""The ready index (spec/claim.md): a hint, never trusted.
 
 An entry counts by its name alone (READY-1, SEC-10): its content, kind,
 owner and mode are never read; every reader verifies against the job

@@ -1,4 +1,4 @@
-"""What a job tells its producer: the receipt (section 5.8), the status
+"""What a job tells its producer: the receipt (spec/records.md), the status
 (STATUS-1) and the kept output, as typed objects."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class OutputSummary(NamedTuple):
 
 
 class Receipt(NamedTuple):
-    """A job's receipt (section 5.8), read with every REC-4 check.
+    """A job's receipt (spec/records.md), read with every REC-4 check.
 
     ``outcome`` is one of succeeded, failed, timed_out, expired, cancelled,
     force_stopped, lost, rejected; ``exit_code`` follows EXEC-10.

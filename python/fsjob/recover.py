@@ -1,4 +1,4 @@
-"""One-shot recovery (spec sections 11 and 12): RECOV-1 over every open claim
+"""One-shot recovery (spec/recovery-and-gc.md): RECOV-1 over every open claim
 of a dead owner (a released end record, so that any consumer may run the job
 again), RECOV-4, READY-4, TEMP-1 with TEMP-2, and stale worker registrations
 (WORKER-1)."""

@@ -1,4 +1,4 @@
-"""The writing primitives of spec section 4 and the file checks of section 13.
+"""The writing primitives of spec/writing.md and the file checks of spec/security.md.
 
 Reads refuse a symlink (SEC-2), anything but a regular file or directory
 where one belongs, without ever opening it in blocking mode (SEC-3: lstat
@@ -297,8 +297,8 @@ def publish_link(directory: str, name: str, data: bytes, sync: bool = True) -> b
 
     Returns True when this call published it, False when the name existed
     (the step was lost to someone else, PUB-3). The directory is fsynced
-    before this returns unless ``sync`` is False (the batching of section
-    4.1: the caller then fsyncs it before anything depends on the record).
+    before this returns unless ``sync`` is False (the batching of
+    spec/writing.md: the caller then fsyncs it before anything depends on the record).
     """
     target = os.path.join(directory, name)
     temp = _write_temp(directory, name, data)

@@ -1,4 +1,4 @@
-"""Choosing and claiming (spec sections 7.2 and 7.3, 7.4's loop): one pass
+"""Choosing and claiming (spec/claim.md, and the loop of spec/roles/consumer.md): one pass
 over the ready index in its order (CLAIM-1: priority, then FIFO), which
 claims the first job this consumer can make progress on."""
 
@@ -58,7 +58,7 @@ def waiting_non_preemptible(root: str, uid: int, lane: str, own_id: str, judge: 
 
 
 class Chooser:
-    """The consumer's side of sections 7.2 and 7.3 for one queue."""
+    """The consumer's side of spec/claim.md for one queue."""
 
     def __init__(self, root: str, uid: int, judge: Judge, can_run: Callable[[Dict[str, object]], bool], lanes: Callable[[], bool],
                  has_handler: Callable[[str], bool], worker_id: Optional[str], lease_ms: int = LEASE_DEFAULT,

@@ -1,5 +1,5 @@
 """The consumer: :func:`work` runs command jobs and payload jobs of a queue
-(spec sections 7 to 11), with a guardian (WORKER-2, LEASE-5), up to
+(every consumer clause, spec/roles/consumer.md), with a guardian (WORKER-2, LEASE-5), up to
 ``concurrency`` attempts at once (each supervised by its own thread), a
 registration in ``workers/`` (WORKER-1) and the shutdown of WORKER-3."""
 

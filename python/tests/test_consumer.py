@@ -1,4 +1,4 @@
-"""The consumer on command jobs (sections 7 to 9): work(..., drain=True) in this process."""
+"""The consumer on command jobs (spec/claim.md, spec/running.md, spec/control.md): work(..., drain=True) in this process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Enqueue, cancel, status, wait and logs through the library (section 6, 8.6)."""
+"""Enqueue, cancel, status, wait and logs through the library (spec/producer.md, spec/control.md)."""
 
 from __future__ import annotations
 

@@ -8,11 +8,13 @@
  * monotonic clock would be meaningless to another reader; skew between hosts
  * is absorbed by LEASE_SKEW in foreignLeaseGraceMs, identity.ts). `sleep(ms)`
  * resolves after at least `ms` milliseconds and never keeps the process alive
- * on its own account longer than that.
+ * on its own account longer than that; `sleep(ms, signal)` resolves early
+ * when `signal` aborts, and then keeps nothing alive at all (a bound that
+ * was not needed must not hold a finished program open until it expires).
  */
 export interface Clock {
   nowMs(): number;
-  sleep(ms: number): Promise<void>;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
    * Milliseconds from an arbitrary origin that never jump (CLOCK_MONOTONIC):
    * what this process measures elapsed time with (LEASE-4). A test clock that
@@ -23,7 +25,17 @@ export interface Clock {
 
 export const systemClock: Clock = {
   nowMs: () => Date.now(),
-  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms))),
+  sleep: (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted === true) return resolve();
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener('abort', done, { once: true });
+      function done(): void {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+    }),
   monotonicMs: () => performance.now(),
 };
 

@@ -1,5 +1,5 @@
 /**
- * Every number of the spec's table (spec/fsjob-v1.md section 0), in one place,
+ * Every number of the spec's table (spec/README.md), in one place,
  * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
  */
 /** The protocol version this implementation writes and reads (VER-1, VER-4). */

@@ -85,7 +85,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   let citesClauses = false;
   const cli = yargs(joinDashValues(argv))
     .scriptName('fsjob')
-    .usage('$0 <command> [options]\n\nfsjob hands durable jobs from one program to another through a directory (spec/fsjob-v1.md).')
+    .usage('$0 <command> [options]\n\nfsjob hands durable jobs from one program to another through a directory (the protocol: spec/README.md).')
     .version(fsjobVersion())
     .help()
     .alias('help', 'h')
@@ -100,7 +100,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .epilog(
       'Every command takes --queue DIR or -q DIR (default: $FSJOB_QUEUE, else ~/.local/state/fsjob/default), and --json for machine-readable output (schemas/output/). ' +
         "Exit status: 0 success, 1 failure or findings, 2 usage error or invalid request, 3 dedupe key held, 4 no such job, 75 a wait timed out; fsjob wait exits with the job's own exit code. " +
-        'With --verbose, messages cite the clause of spec/fsjob-v1.md they enforce (REC-1, EXEC-5, ...).',
+        'With --verbose, messages cite the spec clause they enforce (REC-1, EXEC-5, ...; spec/README.md names the file of each family).',
     )
     // Keep "007" a string: positionals are file names, ids and command arguments.
     .parserConfiguration({ 'parse-positional-numbers': false })

@@ -1,7 +1,7 @@
 /**
  * The low-level payload API: claim the next payload job and run it in your
  * own code (PAYLOAD-1), with the guarantees of the Worker: the claim
- * protocol and decisions of section 7.3, the execution recorded before the
+ * protocol and decisions of spec/claim.md, the execution recorded before the
  * job is handed out, a lease renewed in the background, and an AbortSignal
  * for cancel, timeout and ownership loss.
  */

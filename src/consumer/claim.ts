@@ -1,5 +1,5 @@
 /**
- * The claim protocol of section 7.3 for one job, and the owner's decision
+ * The claim protocol of spec/claim.md for one job, and the owner's decision
  * list (CLAIM-6). The caller chose the job (select.ts) and hands in the
  * listing and status it just derived.
  *
@@ -73,7 +73,7 @@ export async function proveStopped(ctx: Context, queue: Queue, files: JobFiles, 
 }
 
 /**
- * Section 7.3 steps 2 to 6 for a job the caller listed (`files`) and judged
+ * The claim protocol (spec/claim.md) steps 2 to 6 for a job the caller listed (`files`) and judged
  * (`view`) just now. Never throws for the job's own faults; throws for I/O.
  */
 export async function claimJob(ctx: Context, queue: Queue, id: string, spec: SpecView, files: JobFiles, view: JobStatusView, policy: ClaimPolicy): Promise<ClaimResult> {

@@ -1,5 +1,5 @@
 /**
- * Running one attempt of a command job (spec section 8).
+ * Running one attempt of a command job (spec/running.md).
  *
  * The armed handshake (EXEC-2, EXEC-3): the command's process group is
  * created first, with a leader that waits on a pipe before it executes
@@ -276,10 +276,17 @@ async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
 async function drainPipes(child: ChildProcess, clock: Clock): Promise<boolean> {
   const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null);
   const ended = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
-  const limit = clock.sleep(DRAIN_LIMIT).then(() => 'limit' as const);
-  if ((await Promise.race([ended, limit])) === 'limit') {
-    for (const s of streams) s.destroy();
-    return true;
+  // The bound is cancelled once the pipes end: its timer would otherwise keep
+  // a drained worker's process alive for DRAIN_LIMIT after its last job.
+  const bound = new AbortController();
+  const limit = clock.sleep(DRAIN_LIMIT, bound.signal).then(() => 'limit' as const);
+  try {
+    if ((await Promise.race([ended, limit])) === 'limit') {
+      for (const s of streams) s.destroy();
+      return true;
+    }
+    return false;
+  } finally {
+    bound.abort();
   }
-  return false;
 }

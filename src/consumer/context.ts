@@ -168,7 +168,7 @@ export type SpecView =
 const SPEC_CACHE_MAX = 20_000;
 
 /**
- * spec.json never changes once a job is published (section 5.2), so a spec
+ * spec.json never changes once a job is published (spec/spec-record.md), so a spec
  * is read once per job. Bounded: the oldest entries are dropped first.
  */
 export class SpecCache {

@@ -1,5 +1,5 @@
 /**
- * The consumer of fsjob (spec/fsjob-v1.md, conformance level CONF-2): claim
+ * The consumer of fsjob (conformance level CONF-2, spec/README.md; each step: spec/roles/consumer.md): claim
  * jobs exclusively, run them, publish exactly one receipt each, recover
  * orphans.
  *
@@ -46,7 +46,7 @@ export { claimNext, type ClaimNextOptions } from './claim-next.ts';
 export { ClaimedJob, type Handler, type HandlerContext, type RunOutcome } from './run.ts';
 export type { ConsumerOptions, ConsumerEvent } from './context.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
-/** Every record type (section 5) and the request form (section 5.2), as the schemas define them. */
+/** Every record type (spec/records.md) and the request form (spec/spec-record.md), as the schemas define them. */
 export type * from '../records/generated/types.ts';
 export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 export { AllowList, globToRegExp } from './allow.ts';

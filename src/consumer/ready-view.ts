@@ -1,5 +1,5 @@
 /**
- * A consumer's view of ready/ (section 6.3) in claim order, kept in memory
+ * A consumer's view of ready/ (spec/claim.md) in claim order, kept in memory
  * so that a claim does not list and sort the whole index: over 100,000
  * queued jobs a listing costs ~100 ms, and a claim listed it every time.
  *

@@ -1,5 +1,5 @@
 /**
- * One-shot recovery of a whole queue (section 11 and 12): what `fsjob
+ * One-shot recovery of a whole queue (spec/recovery-and-gc.md): what `fsjob
  * recover` runs.
  *
  * 1. RECOV-1 on every orphaned job: the claim of a dead owner is broken only
@@ -32,7 +32,7 @@ import { makeContext, openWith, type ConsumerOptions, type Context } from './con
 import { rebuildReady } from './select.ts';
 import { WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
 
-/** What `recover` did (section 11), and what it left alone and why. */
+/** What `recover` did (spec/recovery-and-gc.md), and what it left alone and why. */
 export interface RecoverReport {
   queue: string;
   /** Claims of dead owners that were broken (a new generation claimed). */
@@ -53,7 +53,7 @@ export interface RecoverReport {
 }
 
 /**
- * One recovery pass over a queue (section 11): break the claims of owners
+ * One recovery pass over a queue (spec/recovery-and-gc.md): break the claims of owners
  * proven dead whose executions are proven stopped, finishing or requeuing
  * their jobs (RECOV-1), rebuild the ready index (READY-4), remove stale temp
  * files (TEMP-1), registrations of dead workers (WORKER-1) and released

@@ -1,5 +1,5 @@
 /**
- * Running a claimed job (section 8) and ending its generation: a receipt
+ * Running a claimed job (spec/running.md) and ending its generation: a receipt
  * (RCPT-1..5), or an end record when the job goes back to the queue
  * (RETRY-3, PREEMPT-1, WORKER-3).
  *
@@ -94,7 +94,7 @@ interface Ending {
 }
 
 /**
- * Publish what the attempt came to: the receipt (section 8.8) or an end
+ * Publish what the attempt came to: the receipt (spec/running.md) or an end
  * record (RETRY-3, PREEMPT-1, WORKER-3). The attempt counts from its exec
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
@@ -148,7 +148,7 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   }
 }
 
-/** Runs a command job (section 8) under `guardian` (WORKER-2). */
+/** Runs a command job (spec/running.md) under `guardian` (WORKER-2). */
 export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined }): RunningJob {
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;

@@ -1,6 +1,6 @@
 /**
- * Choosing the next job (section 7.2) and keeping the ready index whole
- * (section 6.3).
+ * Choosing the next job (spec/claim.md) and keeping the ready index whole
+ * (spec/claim.md).
  *
  * Order: ascending byte order of ready entry names, which is priority, then
  * enqueue order (LAYOUT-7, CLAIM-1); the first job this consumer can claim

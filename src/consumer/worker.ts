@@ -1,5 +1,5 @@
 /**
- * The long-running consumer (section 8.10): N slots over one or more queues.
+ * The long-running consumer (spec/workers.md): N slots over one or more queues.
  *
  * - Queues are served round-robin, one claim per turn, so a busy queue cannot
  *   starve the others (seed 004's capacity and round-robin).
@@ -116,7 +116,7 @@ const FAILURE_LIMIT = 3;
 const FAILURE_PAUSE = 600_000;
 
 /**
- * A long-running consumer (section 8.10): registers itself (WORKER-1), starts
+ * A long-running consumer (spec/workers.md): registers itself (WORKER-1), starts
  * a guardian (WORKER-2), claims jobs from its queues round-robin and runs up
  * to `concurrency` at once, command jobs as process groups and payload jobs
  * through the handlers given to `handle()`, and publishes exactly one receipt

@@ -1,7 +1,7 @@
 /**
  * Group commit: one run of a durability step (an fsync of some directories)
  * shared by every caller that asked for it while the previous run was still
- * going. Spec 6.2 step 8 asks that jobs/ be fsynced after a job's rename and
+ * going. spec/producer.md step 8 asks that jobs/ be fsynced after a job's rename and
  * before its id is reported; nothing requires one fsync per job, so jobs
  * renamed while an fsync is under way all wait for the next one, and a batch
  * of N jobs costs far fewer than N directory fsyncs.

@@ -1,5 +1,5 @@
 /**
- * One claim generation of a job (spec section 7.3, 5.3 to 5.7) and every
+ * One claim generation of a job (spec/claim.md, spec/records.md) and every
  * record its owner writes. Whoever claims a job uses this: a consumer
  * (src/consumer, through Ownership), `fsjob cancel` finishing a job nobody
  * holds (CANCEL-2), and recovery breaking a dead owner's claim (RECOV-1).
@@ -187,7 +187,7 @@ export class Generation {
     return now;
   }
 
-  /** Section 5.6: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
+  /** spec/records.md, the end record: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
   async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
     await this.guard();
     const endedMs = this.clock.nowMs();

@@ -1,5 +1,5 @@
 /**
- * Lane and dedupe holds (spec sections 9.3 and 9.4): a numbered sequence of
+ * Lane and dedupe holds (spec/lanes.md and spec/producer.md): a numbered sequence of
  * write-once hold records per key, `<kind>/<sha256(key)>/<n>.json`.
  *
  * Only the highest-numbered hold matters. Taking a key means publishing hold

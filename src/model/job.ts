@@ -1,5 +1,5 @@
 /**
- * What a job directory says (spec section 7.1): which records exist, whose
+ * What a job directory says (spec/claim.md): which records exist, whose
  * claim is open, how many attempts are used, and the job's derived status.
  *
  * Status is derived from which records exist, never from a mutable field

@@ -1,5 +1,5 @@
 /**
- * Names and paths of a queue (spec section 2). Every path fsjob touches is
+ * Names and paths of a queue (spec/layout.md). Every path fsjob touches is
  * built here from the root and a name that matched its pattern first
  * (SEC-7): nothing read from a record or a directory listing is joined into a
  * path unchecked.

@@ -1,5 +1,5 @@
 /**
- * Pausing a queue's consumption (section 5.11, PAUSE-1). The pause is one
+ * Pausing a queue's consumption (spec/records.md, PAUSE-1). The pause is one
  * root entry, `pause.json`: while an entry of any kind has that name no
  * consumer claims a job (its existence decides, as REC-9 says for job
  * records; the record says who paused the queue, when and why). Pausing

@@ -1,5 +1,5 @@
 /**
- * Opening and creating a queue (spec section 6.1, LAYOUT-1, LAYOUT-2).
+ * Opening and creating a queue (spec/producer.md, LAYOUT-1, LAYOUT-2).
  *
  * A directory is a queue only when its root passes SEC-1 and `fsjob.json` is a
  * valid queue record of major 1. `initQueue` creates the directories first and
@@ -22,7 +22,7 @@ import { systemClock } from '../base/clock.ts';
 export interface Queue {
   /** Absolute path of the queue root. */
   readonly root: string;
-  /** The absolute paths of its directories (section 2). */
+  /** The absolute paths of its directories (spec/layout.md). */
   readonly paths: QueuePaths;
   /** Its fsjob.json. */
   readonly record: QueueRecord;
@@ -110,8 +110,19 @@ async function isDirectory(dir: string): Promise<boolean> {
   return (await stat(dir).catch(() => undefined))?.isDirectory() === true;
 }
 
-/** Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2: idempotent); `created` says which. */
-export async function initQueue(root: string, options: QueueOptions = {}): Promise<{ queue: Queue; created: boolean }> {
+/** What `initQueue` returns: the queue as `openQueue` opens it, and whether this call created it. */
+export interface InitializedQueue extends Queue {
+  /** True when this call published fsjob.json; false when the queue existed (INIT-1: init is idempotent). */
+  readonly created: boolean;
+}
+
+/**
+ * Creates a queue, or completes or confirms an existing one (INIT-1, INIT-2:
+ * idempotent), and opens it: the result is a `Queue` like `openQueue`'s, so
+ * `const queue = await initQueue(dir)` serves every call that takes one;
+ * `created` says whether this call made it.
+ */
+export async function initQueue(root: string, options: QueueOptions = {}): Promise<InitializedQueue> {
   const absolute = path.resolve(root);
   const clock = options.clock ?? systemClock;
   const base = options.fs === undefined ? {} : { fs: options.fs };
@@ -148,5 +159,18 @@ export async function initQueue(root: string, options: QueueOptions = {}): Promi
     if (!isFsjobError(error, 'EXISTS')) throw error;
     created = false;
   }
-  return { queue: await openQueue(absolute, options), created };
+  return { ...(await openQueue(absolute, options)), created };
+}
+
+/**
+ * Refuses, with USAGE, a `queue` argument that is not a `Queue`, before it
+ * fails deep inside as "cannot read properties of undefined": a JavaScript
+ * caller that passed a path, or the `{ queue, created }` that initQueue
+ * returned before 0.1.0's one shape.
+ */
+export function assertQueue(queue: unknown, caller: string): asserts queue is Queue {
+  const candidate = queue as Partial<Queue> | null | undefined;
+  if (typeof candidate === 'object' && candidate !== null && typeof candidate.root === 'string' && typeof candidate.dirs === 'object' && candidate.paths !== undefined) return;
+  const got = typeof queue === 'string' ? `the string ${JSON.stringify(queue)}` : queue === null ? 'null' : typeof queue === 'object' ? `an object with ${Object.keys(queue).join(', ') || 'no keys'}` : String(queue);
+  throw new FsjobError('USAGE', `${caller} takes a Queue as its first argument (const queue = await openQueue(dir) or await initQueue(dir)), not ${got}`);
 }

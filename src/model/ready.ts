@@ -1,5 +1,5 @@
 /**
- * The ready index (spec section 6.3): ready/<pppp>-<id>, one empty file per
+ * The ready index (spec/claim.md): ready/<pppp>-<id>, one empty file per
  * job that may need a consumer, named so that byte order is the claim order
  * (LAYOUT-7, CLAIM-1). It is only a hint (READY-1): a consumer verifies every
  * entry against the job directory before acting, so losing an entry delays a

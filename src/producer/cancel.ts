@@ -1,5 +1,5 @@
 /**
- * Cancellation from the producer's side (section 8.6).
+ * Cancellation from the producer's side (spec/control.md).
  *
  * CANCEL-1: the request is a write-once record, published by link; if it
  * stands already, asking again succeeds. CANCEL-2: a job without an open
@@ -15,7 +15,7 @@ import { publishRecord } from '../fs/safefs.ts';
 import { encodeRecord, type CancelRecord, type ReceiptRecord } from '../records/codec.ts';
 import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob, readSpec } from './jobs.ts';
@@ -31,7 +31,7 @@ async function specRejection(queue: Queue, files: JobFiles): Promise<{ reason: '
   };
 }
 
-/** Options of `cancel` (section 8.6). */
+/** Options of `cancel` (spec/control.md). */
 export interface CancelOptions {
   /** cancel-force.json instead of cancel.json: the owner kills at once (CANCEL-3). @default false */
   force?: boolean;
@@ -94,6 +94,7 @@ function encodeOrUsage(value: CancelRecord, jobId: string): Buffer {
  * job that already has a receipt, USAGE for a reason over 1024 bytes.
  */
 export async function cancel(queue: Queue, id: string, options: CancelOptions = {}): Promise<CancelResult> {
+  assertQueue(queue, 'cancel');
   const clock = options.clock ?? systemClock;
   const force = options.force ?? false;
   const record: CancelResult['record'] = force ? 'cancel-force.json' : 'cancel.json';

@@ -1,8 +1,8 @@
 /**
- * Enqueue (spec section 6.2): stage the whole job in tmp/<id>/, then rename
+ * Enqueue (spec/producer.md): stage the whole job in tmp/<id>/, then rename
  * it into jobs/. The rename is the commit point (ENQ-3); the id is reported
  * only after jobs/ is fsynced (ENQ-4). A failure before the rename removes
- * what was staged (ENQ-6); a crash leaves staging that section 12 removes.
+ * what was staged (ENQ-6); a crash leaves staging that spec/recovery-and-gc.md removes.
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
@@ -14,7 +14,7 @@ import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
@@ -76,9 +76,10 @@ function checkCwd(cwd: string): void {
 /**
  * PUB-7: create a data file of a staged job exclusively and write all of it.
  * Resolves, once the bytes are written, to the handle to fsync and close:
- * the caller runs its fsync alongside the staging directory's (section 6.2
- * step 4 orders them before step 7, not against each other). Wrapped in an
- * object because an async function would wait for a promise it returns.
+ * the caller runs its fsync alongside the staging directory's
+ * (spec/producer.md step 4 orders them before step 7, not against each
+ * other). Wrapped in an object because an async function would wait for a
+ * promise it returns.
  */
 async function writeDataFile(dir: Dir, name: string, bytes: Uint8Array): Promise<{ handle: SafeHandle }> {
   const handle = await dir.create(name, PRIVATE_FILE_MODE);
@@ -295,7 +296,7 @@ export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
 }
 
 /**
- * Section 6.2, steps 2 to 8, for a request already normalized (step 1).
+ * Enqueue (spec/producer.md), steps 2 to 8, for a request already normalized (step 1).
  * Resolves only once the job is published and jobs/ is fsynced.
  */
 export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
@@ -316,7 +317,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
  * ENQ-6: remove what a failed enqueue staged. The dedupe hold needs no
  * removal: without the staging directory it no longer holds (DEDUPE-3).
  * Cleanup failures are swallowed: the original failure is what the caller
- * must see, and leftovers are stale temporaries section 12 removes.
+ * must see, and leftovers are stale temporaries spec/recovery-and-gc.md removes.
  */
 async function unstage(queue: Queue, staging: string | undefined, readyEntry: string | undefined): Promise<void> {
   if (staging !== undefined) await removeTree(staging, queue.fsOptions).catch(() => undefined);
@@ -324,7 +325,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
 }
 
 /**
- * Enqueue one job (section 6.2): validate and default the request (ENQ-1,
+ * Enqueue one job (spec/producer.md): validate and default the request (ENQ-1,
  * SPEC-2), stage it, take its dedupe key, index it, publish it. Resolves to
  * the id and the spec once the job is durable (ENQ-4). `request` is a
  * request object (JobRequest), or the bytes of a request file (REQ-1).
@@ -335,6 +336,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  * filesystem fails, after removing what was staged (ENQ-6).
  */
 export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
+  assertQueue(queue, 'enqueue');
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);

@@ -1,5 +1,5 @@
 /**
- * Garbage collection (section 12). Only finished jobs are removed (GC-1): a
+ * Garbage collection (spec/recovery-and-gc.md). Only finished jobs are removed (GC-1): a
  * job is removed only when its receipt exists and is a valid record, and the
  * removal is a rename out of jobs/ (the job disappears atomically), an fsync
  * of jobs/, then the removal of the renamed tree inside tmp/. A crash after
@@ -16,12 +16,12 @@ import { staleReadyEntries } from '../model/ready.ts';
 import { entryPresent, listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
 
-/** Options of `gc` (section 12): which finished jobs to keep. */
+/** Options of `gc` (spec/recovery-and-gc.md): which finished jobs to keep. */
 export interface GcOptions {
   /** Keep this many finished jobs, the most recently finished. @default 0 */
   keep?: number;
@@ -170,6 +170,7 @@ async function staleTemps(queue: Queue, now: number): Promise<string[]> {
  * Returns what it removed (or, with `dryRun`, what it would remove).
  */
 export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResult> {
+  assertQueue(queue, 'gc');
   const clock = options.clock ?? systemClock;
   const keep = options.keep ?? 0;
   const olderThanMs = options.olderThanMs ?? 0;

@@ -1,6 +1,6 @@
 /**
  * fsjob producer: publishes jobs into a queue directory, and gives operators
- * their reads and controls (spec/fsjob-v1.md sections 6, 8.6 and 12).
+ * their reads and controls (spec/producer.md, spec/control.md and spec/recovery-and-gc.md).
  *
  * - A job is visible complete or not at all. It is staged in tmp/<id>/ with
  *   exclusive creates and fsyncs, and appears by one rename into jobs/: that
@@ -25,7 +25,7 @@
  * tmp/), one more with stdin and two more with a dedupe key; the ready entry
  * is not fsynced because consumers rebuild lost entries (READY-4). Jobs
  * enqueued together (`enqueueMany`, `enqueueBatch`, or concurrent `enqueue`
- * calls on one queue object) share the fsync of jobs/ and tmp/ (spec 6.2,
+ * calls on one queue object) share the fsync of jobs/ and tmp/ (spec/producer.md,
  * "Sharing step 8"): about two fsyncs per job in a batch.
  */
 export { newJobId } from './id.ts';
@@ -37,8 +37,8 @@ export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
 export { gc, type GcOptions, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
-export { initQueue, openQueue, defaultQueuePath, type Queue, type QueueOptions } from '../model/queue.ts';
+export { initQueue, openQueue, defaultQueuePath, type InitializedQueue, type Queue, type QueueOptions } from '../model/queue.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
-/** Every record type (section 5) and the request form (section 5.2), as the schemas define them. */
+/** Every record type (spec/records.md) and the request form (spec/spec-record.md), as the schemas define them. */
 export type * from '../records/generated/types.ts';
 export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';

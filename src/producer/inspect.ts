@@ -12,7 +12,7 @@ import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
@@ -93,6 +93,7 @@ async function readGen<K extends 'claim' | 'exec' | 'state' | 'end'>(queue: Queu
 
 /** Everything known about one job (LAYOUT-5): its spec, derived status, every generation, the receipt, attempts and outputs. */
 export async function jobStatus(queue: Queue, id: string, options: ReadOptions = {}): Promise<JobReport> {
+  assertQueue(queue, 'jobStatus');
   const files = await findJob(queue, id);
   const findings: Finding[] = [];
   let spec: SpecRecord | null = null;
@@ -290,6 +291,7 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
  * of their receipt. With `counts`, every job is examined and counted.
  */
 export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
+  assertQueue(queue, 'listJobs');
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const wantedStatuses = options.statuses === undefined ? undefined : new Set<string>(options.statuses);
   const wantedOutcomes = options.outcomes === undefined ? undefined : new Set<string>(options.outcomes);
@@ -357,8 +359,9 @@ export interface WorkerView {
   findings: Finding[];
 }
 
-/** Every registration in workers/ (section 5.9), with its owner judged (WORKER-1). Registrations are informational. */
+/** Every registration in workers/ (spec/records.md), with its owner judged (WORKER-1). Registrations are informational. */
 export async function liveWorkers(queue: Queue, options: ReadOptions = {}): Promise<WorkerView[]> {
+  assertQueue(queue, 'liveWorkers');
   const clock = options.clock ?? systemClock;
   const views: WorkerView[] = [];
   for (const entry of await listDir(queue.paths.dir('workers'), queue.fsOptions)) {

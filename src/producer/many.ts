@@ -1,5 +1,5 @@
 /**
- * Many jobs at once (spec 6.2, "Sharing step 8"): `enqueueBatch` for
+ * Many jobs at once (spec/producer.md, "Sharing step 8"): `enqueueBatch` for
  * request lines (REQ-1, what `fsjob enqueue --batch` reads) and
  * `enqueueMany` for request objects. Both run the jobs pipelined, up to
  * BATCH_WINDOW at once:
@@ -18,7 +18,7 @@
 import { isFsjobError, type FsjobError } from '../base/errors.ts';
 import { beginOperation } from '../fs/safefs.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions, type Pending } from './enqueue.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
@@ -54,6 +54,7 @@ export interface ManyOptions extends EnqueueOptions {
  * `{ line, error }`; every other line yields `{ line, id }`, once durable.
  */
 export async function enqueueBatch(queue: Queue, lines: Iterable<string> | AsyncIterable<string>, options: BatchOptions = {}): Promise<BatchResult[]> {
+  assertQueue(queue, 'enqueueBatch');
   async function* numbered(): AsyncGenerator<{ n: number; text: string }> {
     let line = 0;
     for await (const text of lines) {
@@ -81,6 +82,7 @@ export async function enqueueBatch(queue: Queue, lines: Iterable<string> | Async
  * `{ index, error }` for a request that was refused or failed.
  */
 export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> | AsyncIterable<JobRequest>, options: ManyOptions = {}): Promise<ManyResult[]> {
+  assertQueue(queue, 'enqueueMany');
   async function* indexed(): AsyncGenerator<{ n: number; request: JobRequest }> {
     let index = 0;
     for await (const request of requests) yield { n: index++, request };

@@ -1,5 +1,5 @@
 /**
- * From a request (REQ-1) to the members of a spec record (section 5.2) with
+ * From a request (REQ-1) to the members of a spec record (spec/spec-record.md) with
  * every default filled (SPEC-2), and the job's stdin as bytes.
  *
  * A request is checked by the record layer exactly as `fsjob validate --type
@@ -19,15 +19,15 @@ export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms'
 
 /** A request checked and with every default filled (SPEC-2): what `enqueue` publishes. */
 export interface NormalizedRequest {
-  /** Every member SPEC-2 requires, defaults filled, in the order of the table of section 5.2. */
+  /** Every member SPEC-2 requires, defaults filled, in the order of the table of spec/spec-record.md. */
   fields: SpecFields;
   /** The job's standard input, or null when the job has none (the spec's `stdin` is then null). */
   stdin: Buffer | null;
 }
 
-/** Where the defaults of a request come from (section 5.2). */
+/** Where the defaults of a request come from (spec/spec-record.md). */
 export interface NormalizeOptions {
-  /** The producer's working directory: the default `cwd` (section 5.2). Defaults to process.cwd(). */
+  /** The producer's working directory: the default `cwd` (spec/spec-record.md). Defaults to process.cwd(). */
   cwd?: string;
   /** Standard input given as bytes instead of stdin_text/stdin_base64 (the CLI's --stdin). */
   stdin?: Uint8Array;
@@ -109,7 +109,7 @@ function copyMap(map: Record<string, string> | undefined): Record<string, string
 
 /**
  * ENQ-1 and SPEC-2: validate a request against the request schema (through
- * the record layer) and fill every default of section 5.2. Members the
+ * the record layer) and fill every default of spec/spec-record.md. Members the
  * request form does not define are refused (VER-2) unless the request is of a
  * newer minor (VER-3: ignored); `x-` extensions are accepted and not copied
  * into the spec (VER-4: a writer writes only members it defines).
@@ -152,7 +152,7 @@ export function normalizeChecked(request: JobRequest, options: NormalizeOptions 
 
 /**
  * The spec record of a normalized request (SPEC-2: every member present, in
- * the order of the table of section 5.2): what enqueue publishes, and what
+ * the order of the table of spec/spec-record.md): what enqueue publishes, and what
  * every sample job of the tests, the benchmarks and conformance staging is
  * made from (conformance/runner/fixtures.ts), so the defaults live here only.
  */

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { STDIN_MAX } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { readBounded } from '../fs/safefs.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 import { findJob, readSpec } from './jobs.ts';
@@ -20,7 +20,7 @@ import { findJob, readSpec } from './jobs.ts';
 /** The label a retried job carries: the id of the job it repeats. */
 export const RETRY_OF_LABEL = 'retry-of';
 
-/** The request that publishes `spec` again (section 5.2: the spec without the members a producer sets). */
+/** The request that publishes `spec` again (spec/spec-record.md: the spec without the members a producer sets). */
 export function requestOf(spec: SpecRecord, retryOf: string): JobRequest {
   const { fsjob: _version, type: _type, id: _id, created_ms: _created, producer: _producer, stdin: _stdin, ...fields } = spec;
   const request = { ...fields, labels: { ...spec.labels, [RETRY_OF_LABEL]: retryOf } } as JobRequest & { payload?: unknown };
@@ -42,6 +42,7 @@ export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
  * unfinished job.
  */
 export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
+  assertQueue(queue, 'retry');
   const files = await findJob(queue, id);
   if (!files.receipt && options.unfinished !== true) {
     throw new FsjobError('USAGE', `job ${id} is not finished; a retry is a new job doing the same thing, so it waits until this one has its receipt (fsjob wait ${id})`, { jobId: id });

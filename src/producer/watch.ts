@@ -12,10 +12,11 @@ import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
 import { gapOffset, outputKeepOf, type OutputKeep } from '../model/output-keep.ts';
 import { readBounded } from '../fs/safefs.ts';
 import { readRecord, type ReceiptRecord } from '../records/codec.ts';
-import type { Queue } from '../model/queue.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
+import { noticeUnserved } from './service-notice.ts';
 
 /** The poll period when no watch event arrives. */
 export const WAIT_POLL_MS = 500;
@@ -115,6 +116,13 @@ export interface WaitOptions {
   pollMs?: number;
   /** @default systemClock */
   clock?: Clock;
+  /**
+   * Where to say that the job waits while no live worker serves the queue
+   * (looked at after 1.5 s, then every 5 s; said once, and once more when a
+   * worker shows up), so a wait that cannot end does not pass in silence.
+   * `false` says nothing. @default a line on process.stderr
+   */
+  unservedNotice?: ((line: string) => void) | false;
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
@@ -122,17 +130,21 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /**
- * Resolves to the job's receipt once it exists (RCPT-3). Throws NOT_FOUND for
+ * Resolves to the job's receipt once it exists (RCPT-3); while it waits with
+ * no live worker serving the queue, says so (`unservedNotice`). Throws NOT_FOUND for
  * an unknown job, TIMEOUT when `timeoutMs` elapses first, INVALID_RECORD when
  * the receipt is invalid, and the abort reason when `signal` aborts.
  */
 export async function waitFor(queue: Queue, id: string, options: WaitOptions = {}): Promise<ReceiptRecord> {
+  assertQueue(queue, 'waitFor');
   const clock = options.clock ?? systemClock;
   const pollMs = options.pollMs ?? WAIT_POLL_MS;
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.nowMs() + options.timeoutMs;
   const files = await findJob(queue, id);
   // Watch before the first look, so a receipt published in between wakes us.
   const waker = new Waker(files.dir);
+  const notice = options.unservedNotice ?? ((line: string) => void process.stderr.write(line));
+  const stopNotice = notice === false ? undefined : noticeUnserved(queue, [id], { stderr: notice });
   try {
     for (;;) {
       throwIfAborted(options.signal);
@@ -148,6 +160,7 @@ export async function waitFor(queue: Queue, id: string, options: WaitOptions = {
       await waker.sleep(Math.min(pollMs, left), options.signal);
     }
   } finally {
+    stopNotice?.();
     waker.close();
   }
 }
@@ -211,6 +224,7 @@ async function outputGen(queue: Queue, files: JobFiles, stream: 'stdout' | 'stde
  * with SEC-2..SEC-4 (no symlink, no FIFO, at most OUTPUT_MAX).
  */
 export async function* readLogs(queue: Queue, id: string, options: LogOptions = {}): AsyncGenerator<LogChunk> {
+  assertQueue(queue, 'readLogs');
   const stream = options.stream ?? 'stdout';
   const pollMs = options.pollMs ?? WAIT_POLL_MS;
   let files = await findJob(queue, id);

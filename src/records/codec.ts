@@ -31,7 +31,7 @@ export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type Record
 export type * from './generated/types.ts';
 import type { ReceiptRecord } from './generated/types.ts';
 
-/** How a job finished (section 8.8, RCPT-4): the `outcome` of its receipt. */
+/** How a job finished (spec/running.md, RCPT-4): the `outcome` of its receipt. */
 export type ReceiptOutcome = ReceiptRecord['outcome'];
 /** Why a job was rejected or lost (RCPT-4), or null for every other outcome: the `reason` of its receipt. */
 export type ReceiptReason = ReceiptRecord['reason'];

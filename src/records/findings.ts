@@ -14,7 +14,7 @@ export type Severity = 'error' | 'warning' | 'info';
 
 export interface FindingSpec {
   readonly severity: Severity;
-  /** Clause id in spec/fsjob-v1.md (a test checks that it exists). */
+  /** Clause id of the spec (spec/clauses.json; a test checks that it exists). */
   readonly clause: string;
   /** What to do about it: the second half of every message. */
   readonly fix: string;
@@ -73,7 +73,7 @@ export const FINDING_CODES = {
   ENTRY_HARDLINK: spec('warning', 'SEC-9', 'the file shares its content with a name outside this entry (maybe outside the queue), which can change it after publication; replace it with a copy of its own (cp, then mv over it) or remove it'),
   ENTRY_OWNER: spec('error', 'SEC-6', 'readers refuse it; only the queue owner may write inside the queue: remove it, or chown it if it is yours'),
   TEMP_STALE: spec('warning', 'TEMP-1', 'a writer died mid-write; fsjob gc or recover may remove it'),
-  // One job's records against each other (sections 7 to 9).
+  // One job's records against each other (spec/claim.md, spec/running.md, spec/control.md).
   JOB_NO_SPEC: spec('error', 'ENQ-5', 'a job is published whole by renaming its staged directory; this one is incomplete: restore spec.json or move the directory out of jobs/'),
   STDIN_MISMATCH: spec('error', 'EXEC-7', 'the job will be rejected (stdin_unusable); restore the stdin file the spec describes'),
   CLAIM_GAP: spec('error', 'CLAIM-5', 'claims are published for generation g+1 only after g; a claim was removed or written out of turn'),
@@ -100,7 +100,7 @@ export const FINDING_CODES = {
   LANE_CONFLICT: spec('error', 'LANE-1', 'at most one job of a lane runs at a time; cancel one of them'),
   LANE_UNHELD: spec('error', 'LANE-2', 'a running job holds its lane with the highest hold of the key; its hold is missing or was overtaken'),
   HOLD_JOB_MISSING: spec('info', 'LANE-3', 'the highest hold outlives its job by design; nothing to do'),
-  // Liveness (sections 10 and 11).
+  // Liveness (spec/identity.md and spec/recovery-and-gc.md).
   ORPHANED_CLAIM: spec('warning', 'RECOV-1', 'its owner is dead; run fsjob recover (a consumer also recovers it when it meets the job)'),
   ORPHAN_RUNNING: spec('warning', 'RECOV-1', 'its owner is dead but the command it started still runs; run fsjob recover to stop it and requeue or finish the job'),
   ORPHAN_UNPROVEN: spec('error', 'RECOV-1', 'its owner is dead and its execution cannot be proven stopped, so nobody may break the claim (quarantined); stop the process group yourself, then run fsjob recover'),

@@ -1,5 +1,5 @@
 /**
- * `fsjob/schemas`: the record format on its own (spec sections 3 to 5), for
+ * `fsjob/schemas`: the record format on its own (spec/records.md, spec/spec-record.md), for
  * programs that read or write fsjob records without the producer or the
  * consumer: every record type, the JSON Schemas compiled ahead of time, and
  * checks whose problems come back as data (findings), never as exceptions.

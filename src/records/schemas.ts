@@ -17,11 +17,11 @@
 import { documents as generatedDocuments, validators as generatedValidators } from './generated/validators.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
 
-/** Record types of REC-3, in the order of spec section 5. */
+/** Record types of REC-3, in the order of spec/records.md. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause'] as const;
 /** A record type of REC-3: the `type` member of every record. */
 export type RecordType = (typeof RECORD_TYPES)[number];
-/** What checkRecord can check: a record type, or the request form (section 5.2). */
+/** What checkRecord can check: a record type, or the request form (spec/spec-record.md). */
 export type DocumentType = RecordType | 'request';
 /** Every type `checkRecord` can check: the record types of REC-3, then `request`. */
 export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];

@@ -3,7 +3,7 @@
  * 100,000 jobs is not 2.6 million thread-pool round trips): every entry's
  * kind, owner and mode, every record against REC-4, the data files against
  * what the records say, and the records of the job against each other
- * (sections 7 to 9). What needs other jobs or the process table (the ready
+ * (spec/claim.md, spec/running.md, spec/control.md). What needs other jobs or the process table (the ready
  * index, dedupe keys, lanes, owner liveness) is left in the summary for
  * src/validator/queue.ts.
  *

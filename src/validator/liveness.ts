@@ -1,5 +1,5 @@
 /**
- * Owner and execution liveness for an audit (sections 10 and 11), judged once
+ * Owner and execution liveness for an audit (spec/identity.md and spec/recovery-and-gc.md), judged once
  * per identity: however many claims one worker holds, its /proc/<pid>/stat is
  * read once, and this host's own identity is computed once.
  *

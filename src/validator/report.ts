@@ -1,5 +1,5 @@
 /**
- * Validation reports (spec section 17, schemas/report.schema.json) and their
+ * Validation reports (spec/tools.md, schemas/report.schema.json) and their
  * human form.
  */
 import { fsjobVersion } from '../base/version.ts';

@@ -65,7 +65,7 @@ emfile('a worker out of descriptors gives each claimed job back (released, uncou
 });
 
 emfile('a producer out of descriptors refuses that one job with IO/EMFILE, leaves nothing of it, and accepts the next once it has them again', async () => {
-  const queue = (await initQueue(join(await freshDir('fsjob-emfile-p'), 'q'))).queue;
+  const queue = await initQueue(join(await freshDir('fsjob-emfile-p'), 'q'));
   const producer = fsjobSpawn(['enqueue', '--queue', queue.root, '--batch', '-']);
   try {
     const pid = producer.child.pid as number;
@@ -108,7 +108,7 @@ const eacces = suite('EACCES: a queue the process may not read or write');
 eacces.after(cleanupAll);
 
 eacces('a queue owned by another user is refused as a whole (SEC-1), for reading and writing', async () => {
-  const queue = (await initQueue(join(await freshDir('fsjob-eacces-root'), 'q'))).queue;
+  const queue = await initQueue(join(await freshDir('fsjob-eacces-root'), 'q'));
   chmodSync(join(queue.root, '..'), 0o755); // nobody may reach the root: the refusal must come from fsjob, not from the path
   const id = (await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id;
   for (const args of [['status'], ['enqueue'], ['work', '--drain']]) {

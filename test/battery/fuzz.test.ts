@@ -55,7 +55,7 @@ let queuedId = '';
 async function buildTemplate(): Promise<void> {
   const dir = await freshDir('fsjob-fuzz');
   template = join(dir, 'template');
-  const { queue } = await initQueue(template);
+  const queue = await initQueue(template);
   const cwd = tmpdir();
   const add = async (request: JobRequest): Promise<string> => (await enqueue(queue, request, { cwd })).id;
   await add({ handler: 'echo', payload: { n: 1 }, lane: 'fuzz-lane' });

@@ -64,7 +64,7 @@ interface World {
 async function world(): Promise<World> {
   const parent = await freshDir('fsjob-ids');
   const root = join(parent, 'q');
-  const { queue } = await initQueue(root);
+  const queue = await initQueue(root);
   const outside = makeOutside(join(parent, 'outside'));
   const cwd = tmpdir();
   const finished = (await enqueue(queue, { argv: ['true'], lane: 'ids' }, { cwd })).id;

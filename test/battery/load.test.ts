@@ -58,7 +58,7 @@ load(`${CONSUMERS} consumer processes drain ${JOBS} mixed jobs: each started exa
   const cwd = join(dir, 'cwd');
   mkdirSync(cwd, { mode: 0o700 });
   const log = join(dir, 'starts.log');
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   const random = rng(SEED);
   const t0 = performance.now();
   for (let i = 0; i < JOBS; i++) await enqueue(queue, batteryRequest(random, log, cwd));

@@ -140,7 +140,7 @@ hosts.after(async (context) => {
 hosts('three hosts hold four jobs; two of the hosts crash', async (context) => {
   const dir = await batteryDir('multihost');
   mkdirSync(join(dir, 'cwd'));
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   const w = { log: join(dir, 'starts.log'), stop: join(dir, 'stop') };
   const unexpired = (await enqueue(queue, job(w, 'exec sleep 120'))).id;
   const a1 = await hostRuns(queue, 'host-a1', 3600, [unexpired]);

@@ -51,7 +51,7 @@ chaos(`producers and workers for ${SECONDS} s under SIGKILL/SIGTERM chaos, then 
   const cwd = join(dir, 'cwd');
   mkdirSync(cwd, { mode: 0o700 });
   const log = join(dir, 'starts.log');
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   const t0 = performance.now();
   const run = await withWatchdog(SECONDS * 1000 + 720_000, soak({ root: queue.root, log, cwd, seconds: SECONDS }));
   const finished = performance.now();

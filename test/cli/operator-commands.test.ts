@@ -23,7 +23,7 @@ import { selfIdentity } from '../../src/model/identity.ts';
 
 async function setup(): Promise<{ dir: string; queue: Queue; q: string[]; run: (args: string[], env?: Record<string, string | undefined>) => Promise<CliRun> }> {
   const dir = await freshDir('fsjob-operator');
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   return { dir, queue, q: ['-q', queue.root], run: (args, env) => runFsjob(args, { cwd: dir, ...(env === undefined ? {} : { env }) }) };
 }
 

@@ -27,7 +27,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 
 async function setup(): Promise<{ dir: string; queue: Queue; q: string[] }> {
   const dir = await freshDir('fsjob-worker');
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   return { dir, queue, q: ['-q', queue.root] };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The power-loss mode's persistence model (spec 4.8, DUR-1..DUR-4) on real
+ * The power-loss mode's persistence model (spec/writing.md, DUR-1..DUR-4) on real
  * traces of small shell programs: what each state keeps, that a moved
  * directory is never under both names, that written bytes match the file,
  * that states are deterministic, and that a state on disk is the state.

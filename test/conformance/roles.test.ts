@@ -5,6 +5,7 @@
  * when it exceeds its time limit.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseManifest } from '../../conformance/runner/manifest.ts';
@@ -30,7 +31,9 @@ roles('a request file is the request in compact form with one line feed (MANIFES
 });
 
 roles('a role runs as the leader of its own process group, with the manifest env added to the runner environment (MANIFEST-2)', async () => {
-  const manifest = parseManifest(JSON.stringify({ name: 't', roles: { produce: ['sh', '-c', 'cat /proc/$$/stat; printf "\\n%s %s" "$FSJOB_T_ADDED" "$FSJOB_T_RUNNER"', 'sh', '{queue}', '{request}'], consume: ['true', '{queue}'] }, env: { FSJOB_T_ADDED: 'from-manifest' } }), '/tmp/x/manifest.json');
+  // A role runs in its manifest's directory: one that exists (a fixed /tmp/x made the test depend on the machine).
+  const manifestFile = join(await freshDir('roles'), 'manifest.json');
+  const manifest = parseManifest(JSON.stringify({ name: 't', roles: { produce: ['sh', '-c', 'cat /proc/$$/stat; printf "\\n%s %s" "$FSJOB_T_ADDED" "$FSJOB_T_RUNNER"', 'sh', '{queue}', '{request}'], consume: ['true', '{queue}'] }, env: { FSJOB_T_ADDED: 'from-manifest' } }), manifestFile);
   process.env['FSJOB_T_RUNNER'] = 'from-runner';
   try {
     assert.is(roleEnv(manifest)['FSJOB_T_ADDED'], 'from-manifest');

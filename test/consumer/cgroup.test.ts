@@ -79,7 +79,7 @@ interface Setup {
 
 async function setup(label: string): Promise<Setup> {
   const dir = await freshDir(`fsjob-cgroup-${label}`);
-  const { queue } = await initQueue(join(dir, 'q'));
+  const queue = await initQueue(join(dir, 'q'));
   const pidFile = join(dir, 'daemon.pid');
   return {
     dir,

@@ -86,7 +86,7 @@ probe('hard links shown as copies (sshfs: another inode) pass the probe', async 
 
 probe('a long-running consumer refuses to serve a queue whose filesystem lost its hard links', async () => {
   const root = join(await freshDir('fs'), 'q');
-  const { queue } = await initQueue(root);
+  const queue = await initQueue(root);
   const fs: SafeFsSeam = { ...nodeFs, link: async () => Promise.reject(errno('ENOSYS')) };
   const worker = new Worker({ queues: [queue], mode: 'drain', fs });
   const error = await rejectsWith(worker.run(), 'IO', { clause: 'FS-2' });

@@ -27,7 +27,7 @@ dist('the validator runs its scan in worker threads from dist/ (scan-worker.js),
     script,
     `import { initQueue, enqueue } from ${JSON.stringify(join(DIST, 'src', 'producer', 'index.js'))};
 import { auditQueue } from ${JSON.stringify(join(DIST, 'src', 'validator', 'index.js'))};
-const { queue } = await initQueue(process.argv[2]);
+const queue = await initQueue(process.argv[2]);
 for (let i = 0; i < 6; i++) await enqueue(queue, { argv: ['true'] });
 const inline = await auditQueue(queue.root, { threads: 1 });
 const threaded = await auditQueue(queue.root, { threads: 2 });

@@ -196,7 +196,7 @@ function coveringSync(log: readonly string[], id: string): number {
   return -1;
 }
 
-const group = suite('group commit: one fsync of jobs/ shared by the jobs renamed before it (spec 6.2 step 8, ENQ-4)');
+const group = suite('group commit: one fsync of jobs/ shared by the jobs renamed before it (spec/producer.md step 8, ENQ-4)');
 group.after(cleanupAll);
 
 group('a batch shares the fsync of jobs/, and no line is reported before an fsync that began after its rename', async () => {

@@ -104,7 +104,7 @@ cli('init, enqueue with every option, --json, and status as a table, as JSON and
 
 cli('dedupe exits 3; --request (the produce role) and --batch', async () => {
   const { dir, root, run } = await setup();
-  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
+  const queue = await initQueue(root); // `fsjob init` itself is tested above
   const first = await run(['enqueue', '-q', root, '--dedupe', 'nightly', '--', 'report']);
   await writeFile(join(dir, 'request.json'), '{"argv":["make","all"],"priority":3}\n');
   await writeFile(join(dir, 'bad.json'), '{"argv":["make"],"timeout_ms":-1}\n');
@@ -137,7 +137,7 @@ cli('dedupe exits 3; --request (the produce role) and --batch', async () => {
 
 cli('wait exits with the job exit code, 130 after cancel, 75 on its own timeout; cancel refuses a finished job', async () => {
   const { root, run } = await setup();
-  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
+  const queue = await initQueue(root); // `fsjob init` itself is tested above
   const failed = await enqueue(queue, { argv: ['x'] });
   await writeReceipt(queue, failed.id, { outcome: 'failed', exit_code: 3, status: { exit: 3, signal: null } });
   const open = await enqueue(queue, { argv: ['x'] });
@@ -173,7 +173,7 @@ cli('wait exits with the job exit code, 130 after cancel, 75 on its own timeout;
 
 cli('logs prints the output bytes exactly; gc removes only finished jobs', async () => {
   const { root, run } = await setup();
-  const { queue } = await initQueue(root); // `fsjob init` itself is tested above
+  const queue = await initQueue(root); // `fsjob init` itself is tested above
   const done = await enqueue(queue, { argv: ['x'] });
   const open = await enqueue(queue, { argv: ['x'] });
   await writeClaim(queue, done.id, 1);

@@ -74,7 +74,7 @@ dedupe('a producer that died between its hold and publication does not block the
   const { id } = await enqueue(queue, { argv: ['x'], dedupe: 'k' });
   assert.equal(await holdsOf(queue, 'k'), ['2.json']);
   assert.ok((await entries(queue.paths.dir('jobs'))).includes(id));
-  assert.equal(await entries(queue.paths.dir('tmp')), [ghost], "the dead producer's staging is left for section 12");
+  assert.equal(await entries(queue.paths.dir('tmp')), [ghost], "the dead producer's staging is left for spec/recovery-and-gc.md");
 });
 
 dedupe('a live producer between its hold and publication does hold the key', async () => {

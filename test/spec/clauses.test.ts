@@ -3,9 +3,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FINDING_CODES } from '../../src/records/findings.ts';
 import { schemaDocuments } from '../../src/records/schemas.ts';
+import { clauseTexts, readSpec, specDocuments, strongestKeyword } from '../support/spec-clauses.ts';
 
-const DOCUMENTS = ['fsjob-v1.md', 'tools.md'] as const;
-const texts = new Map(DOCUMENTS.map((name) => [name, readFileSync(new URL(`../../spec/${name}`, import.meta.url), 'utf8')] as const));
+const DOCUMENTS = specDocuments();
+const texts = new Map(DOCUMENTS.map((name) => [name, readSpec(name)] as const));
 const prose = [...texts.values()].join('\n');
 
 interface Clause {
@@ -20,33 +21,8 @@ interface Clause {
 const clauses = JSON.parse(readFileSync(new URL('../../spec/clauses.json', import.meta.url), 'utf8')) as Clause[];
 const known = new Set(clauses.map((clause) => clause.id));
 
-const MARKER = /\*\*\[([A-Z]+-[0-9]+)\]\*\*/g;
-
-/**
- * The text of each clause: from its marker to the next marker, heading or
- * numbered list item (a step without an id is not part of the clause before it).
- */
-function clauseTexts(document: string, text: string): { id: string; document: string; text: string }[] {
-  const marks = [...text.matchAll(MARKER)];
-  return marks.map((mark, index) => {
-    const from = (mark.index ?? 0) + mark[0].length;
-    const next = marks[index + 1]?.index ?? text.length;
-    const rest = text.slice(from, next);
-    const stop = /^#{1,6} |^ {0,3}[0-9]+\. /m.exec(rest);
-    return { id: mark[1] ?? '', document, text: stop === null ? rest : rest.slice(0, stop.index) };
-  });
-}
 const segments = DOCUMENTS.flatMap((name) => clauseTexts(name, texts.get(name) ?? ''));
 const defined = segments.map((segment) => segment.id);
-
-/** The strongest RFC 2119 key word of a clause's text (code spans do not count). */
-function strongestKeyword(text: string): 'MUST' | 'SHOULD' | 'MAY' | undefined {
-  const words = text.replace(/`[^`]*`/g, '');
-  if (/\b(MUST|REQUIRED|SHALL)\b/.test(words)) return 'MUST';
-  if (/\b(SHOULD|RECOMMENDED)\b/.test(words)) return 'SHOULD';
-  if (/\b(MAY|OPTIONAL)\b/.test(words)) return 'MAY';
-  return undefined;
-}
 
 // Citations are words like CLAIM-6 whose prefix is a clause family (not SHA-256, UTF-8).
 const families = new Set(defined.map((id) => id.split('-')[0]));
@@ -55,7 +31,7 @@ const citationsIn = (text: string): string[] =>
 
 const ids = suite('spec/clauses.json');
 
-ids('lists exactly the clause ids the prose defines, in document order (protocol, then tools)', () => {
+ids('lists exactly the clause ids the prose defines, in document order (the files of spec/README.md, protocol then tools)', () => {
   assert.equal(
     clauses.map((clause) => clause.id),
     defined,
@@ -94,17 +70,17 @@ ids('every clause has conformance levels, a known feature, a version and a one-l
   }
 });
 
-ids('a clause added in 1.1 says so in the prose, and only those do', () => {
-  for (const [index, clause] of clauses.entries()) {
-    const marked = /^\s*\(1\.1\)/.test(segments[index]?.text ?? '');
-    assert.is(marked, clause.since === '1.1', clause.id);
-  }
+ids('the clauses added in 1.1 are the ones spec/CHANGES.md lists, and the rules carry no history', () => {
+  const changes = readSpec('CHANGES.md');
+  const listed = /Clauses added in 1\.1 \(clauses\.json `since`\): ([^.]*)\./.exec(changes.replace(/\s+/g, ' '))?.[1]?.split(', ') ?? [];
+  assert.equal(listed, clauses.filter((clause) => clause.since === '1.1').map((clause) => clause.id), 'CHANGES.md lists them in document order');
+  for (const segment of segments) assert.not.match(segment.text, /\(1\.[0-9]+[):]|\b1\.0 said\b|\bin 1\.0\b/, `${segment.id} carries a history note: it belongs in spec/CHANGES.md`);
 });
 
-ids('every feature of clauses.json is a feature of section 15, with its clauses listed there', () => {
-  const section = (texts.get('fsjob-v1.md') ?? '').split('## 15.')[1] ?? '';
+ids('every feature of clauses.json is a feature of the conformance section of spec/README.md', () => {
+  const section = (texts.get('README.md') ?? '').split('## Conformance levels and profiles')[1] ?? '';
   for (const clause of clauses.filter((c) => c.feature !== undefined)) {
-    assert.ok(section.includes(`\`${clause.feature}\``), `${clause.id}: feature ${clause.feature} is not in section 15`);
+    assert.ok(section.includes(`\`${clause.feature}\``), `${clause.id}: feature ${clause.feature} is not in spec/README.md's conformance section`);
   }
 });
 
@@ -156,7 +132,7 @@ described('every member of the record, request, manifest and report schemas appe
   for (const [name, document] of schemaDocuments()) {
     if (name === 'vector-case') continue; // described by conformance/vectors/README.md
     for (const member of memberNames(document, new Set())) {
-      assert.ok(prose.includes(`\`${member}\``) || prose.includes(`"${member}"`), `${name}.schema.json: member ${member} is not in spec/fsjob-v1.md or spec/tools.md`);
+      assert.ok(prose.includes(`\`${member}\``) || prose.includes(`"${member}"`), `${name}.schema.json: member ${member} is not in the spec's text (spec/README.md's files)`);
     }
   }
 });

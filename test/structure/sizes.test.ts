@@ -1,13 +1,16 @@
 /**
  * Small modules (the project's standard): no source file of src/, tools/,
  * bin/ or bench/ over 500 lines, generated code excepted (it is written by
- * tools/gen/ from schemas/ and read by nobody).
+ * tools/gen/ from schemas/ and read by nobody). The spec's files are short
+ * too (issue 25): none over 2,500 words as `wc -w` counts them, and the
+ * protocol's files together no longer than 1.1's one file (17,409 words).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readSpec, specDocuments } from '../support/spec-clauses.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LIMIT = 500;
@@ -30,6 +33,31 @@ sizes(`no source file of src/, tools/, bin/ or bench/ is over ${LIMIT} lines (ge
     .filter(({ lines }) => lines > LIMIT)
     .map(({ file, lines }) => `${file}: ${lines} lines`);
   assert.equal(long, []);
+});
+
+const words = (text: string): number => text.split(/\s+/).filter((word) => word !== '').length;
+
+function markdown(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? markdown(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
+  );
+}
+
+sizes('no file of spec/ is over 2,500 words (wc -w)', () => {
+  const files = markdown(join(ROOT, 'spec'));
+  assert.ok(files.length > 15, `found ${files.length} files`);
+  const long = files
+    .map((file) => ({ file: relative(ROOT, file), words: words(readFileSync(file, 'utf8')) }))
+    .filter((file) => file.words > 2500)
+    .map(({ file, words }) => `${file}: ${words} words`);
+  assert.equal(long, []);
+});
+
+sizes("the protocol's files together are no longer than 1.1's 17,409 words", () => {
+  const protocol = specDocuments().filter((name) => name !== 'tools.md');
+  assert.ok(protocol.length > 10, protocol.join(' '));
+  const total = protocol.reduce((sum, name) => sum + words(readSpec(name)), 0);
+  assert.ok(total <= 17409, `${total} words`);
 });
 
 sizes.run();

@@ -1,6 +1,6 @@
 /**
  * A minimal producer for consumer tests: publishes jobs through the core
- * primitives exactly as spec section 6.2 says (staging in tmp/<id>/,
+ * primitives exactly as spec/producer.md says (staging in tmp/<id>/,
  * stdin and spec.json created exclusively and fsynced, the staging
  * directory fsynced, the ready entry, then renameNoReplace into jobs/).
  * No dedupe keys. The real producer (src/producer) may replace it.
@@ -50,7 +50,7 @@ async function writeExclusive(dir: string, name: string, bytes: Buffer, queue: Q
   }
 }
 
-/** Section 6.2 steps 2 to 8 for already built spec bytes. */
+/** Enqueue (spec/producer.md) steps 2 to 8 for already built spec bytes. */
 export async function publishStaged(queue: Queue, id: string, specBytes: Buffer, priority: number, stdin?: Buffer): Promise<string> {
   const staging = queue.paths.staging(id);
   await ensurePrivateDir(staging, queue.fsOptions);
@@ -71,7 +71,7 @@ export async function buildSpec(id: string, request: TestRequest): Promise<SpecR
   return specRecord(id, asked, await selfIdentity(), createdMs ?? Date.now()).spec;
 }
 
-/** Enqueue one job (section 6.2); resolves to its id. */
+/** Enqueue one job (spec/producer.md); resolves to its id. */
 export async function enqueue(queue: Queue, request: TestRequest): Promise<string> {
   const id = newJobId();
   const spec = await buildSpec(id, request);
@@ -87,5 +87,5 @@ export async function enqueueRaw(queue: Queue, specBytes: string | Buffer, prior
 /** A fresh queue in a private temporary directory. */
 export async function freshQueue(label = 'fsjob-q'): Promise<Queue> {
   const dir = await freshDir(label);
-  return (await initQueue(`${dir}/q`)).queue;
+  return initQueue(`${dir}/q`);
 }

@@ -134,7 +134,7 @@ export async function auditErrors(queue: Queue | string): Promise<string[]> {
 
 /** A queue made by `initQueue` in a fresh directory (or under `parent`), and a private working directory for its jobs. */
 export async function queueAndCwd(label: string, parent?: string): Promise<{ queue: Queue; cwd: string }> {
-  const queue = (await initQueue(join(parent ?? (await freshDir(label)), 'q'))).queue;
+  const queue = await initQueue(join(parent ?? (await freshDir(label)), 'q'));
   return { queue, cwd: await freshDir(`${label}-cwd`) };
 }
 

@@ -19,7 +19,7 @@ import { freshDir } from './helpers.ts';
 
 export async function freshQueue(label = 'fsjob-producer'): Promise<Queue> {
   const dir = await freshDir(label);
-  return (await initQueue(join(dir, 'q'))).queue;
+  return initQueue(join(dir, 'q'));
 }
 
 /** Every path under `dir` (relative, sorted), with a kind suffix: "/" directory, "@" symlink. */

@@ -1,6 +1,6 @@
 /**
  * Realistic queues for the validator tests, built through the core
- * primitives exactly as the spec's protocols do (section 6 and 7): staging in
+ * primitives exactly as the spec's protocols do (spec/producer.md and spec/claim.md): staging in
  * tmp/, spec.json, the ready entry, renameNoReplace into jobs/; claims, exec,
  * end and receipt records by publishRecord link; outputs created
  * exclusively. A test then plants one hazard and checks the finding.
@@ -39,7 +39,7 @@ export { newJobId };
 
 export async function newQueue(label = 'vq'): Promise<Queue> {
   const dir = await freshDir(label);
-  return (await initQueue(join(dir, 'q'))).queue;
+  return initQueue(join(dir, 'q'));
 }
 
 export type SpecFields = Partial<Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'producer'>> & { stdinBytes?: Buffer };

@@ -94,7 +94,7 @@ export function walk(root: string): { paths: string[]; dirs: Set<string> } {
 export async function buildHostileFixture(): Promise<HostileFixture> {
   const dir = await freshDir('fsjob-walker');
   const live = join(dir, 'live');
-  const { queue } = await initQueue(live);
+  const queue = await initQueue(live);
   const cwd = tmpdir();
   const add = async (request: JobRequest): Promise<string> => (await enqueue(queue, request, { cwd })).id;
 

@@ -1,5 +1,5 @@
 /**
- * fsjob validate QUEUE, liveness (sections 10 and 11): claims of real dead
+ * fsjob validate QUEUE, liveness (spec/identity.md and spec/recovery-and-gc.md): claims of real dead
  * processes, of a really reused pid, of a foreign host whose lease expired,
  * orphans whose command still runs, orphans whose execution cannot be
  * proven stopped, owners the process table will not describe, and stale

@@ -1,5 +1,5 @@
 /**
- * fsjob validate QUEUE, one job's records against each other (sections 7 to
+ * fsjob validate QUEUE, one job's records against each other (spec/claim.md, spec/running.md, spec/control.md
  * 9): the spec and its stdin, claim generations, what each generation
  * recorded, attempts and I2, the receipt against its claim, its attempts,
  * its outcome and the output files it describes (I4).

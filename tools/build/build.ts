@@ -32,20 +32,41 @@ import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build, type Plugin } from 'esbuild';
+import { gzipSync } from 'node:zlib';
+import { build, transform, type Plugin } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
 
-/** Files copied into dist/ as they are (relative to the root): what modules read beside themselves at run time. */
+/** Files copied into dist/ (relative to the root): what modules read beside themselves at run time. */
 const ASSETS: readonly RegExp[] = [
   /^src\/records\/generated\/validators\.(js|d\.ts)$/,
   /^conformance\/vectors\/[^/]+\.json$/,
   /^conformance\/crash\/[^/]+\.[ch]$/,
   /^conformance\/impls\/reference\/manifest\.json$/,
 ];
+
+/**
+ * Assets that dist/ holds in a smaller form, since nobody reads them there
+ * (the install stays under 3 MB, test/package/install.test.ts): the
+ * generated validators minified (ajv's code, 0.7 MB as generated, is for
+ * machines; the exports keep their names), and the vectors gzipped
+ * (JSON of many near-identical records: 0.8 MB becomes 50 KB;
+ * conformance/cases/vectors.ts reads either form).
+ */
+async function copyAsset(asset: string, out: string): Promise<void> {
+  const from = path.join(ROOT, asset);
+  const to = path.join(out, asset);
+  if (asset === 'src/records/generated/validators.js') {
+    await mkdir(path.dirname(to), { recursive: true });
+    await writeFile(to, (await transform(await readFile(from, 'utf8'), { minify: true, format: 'esm', target: 'node20', legalComments: 'none' })).code);
+  } else if (asset.startsWith('conformance/vectors/')) {
+    await mkdir(path.dirname(to), { recursive: true });
+    await writeFile(`${to}.gz`, gzipSync(await readFile(from), { level: 9 }));
+  } else await fse.copy(from, to);
+}
 
 /** Sources that are never part of dist/: the loader shim only the sources need, and the guardian script (written into guardian.js). */
 const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/];
@@ -128,6 +149,38 @@ async function buildDeclarations(out: string): Promise<void> {
   }
 }
 
+/** The relative imports of a declaration file, resolved to files beside it. */
+function declarationImports(file: string, text: string): string[] {
+  const found = [...text.matchAll(/(?:from\s+|import\()(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
+  return found.map((specifier) => path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.d.ts')));
+}
+
+/**
+ * Keeps only the .d.ts files the `types` of package.json's exports reach:
+ * the CLI's and the conformance suite's are no library's types, and
+ * shipping them would only grow the install.
+ */
+async function pruneDeclarations(dir: string): Promise<void> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types?: string }> };
+  // The types live at dist/... in the package and at ... in `dir`, which becomes dist/.
+  const pending = Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.types !== undefined ? [path.join(dir, path.relative('dist', target.types))] : []));
+  const reached = new Set<string>();
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (reached.has(file)) continue;
+    reached.add(file);
+    pending.push(...declarationImports(file, await readFile(file, 'utf8')));
+  }
+  const prune = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const file = path.join(at, entry.name);
+      if (entry.isDirectory()) await prune(file);
+      else if (entry.name.endsWith('.d.ts') && !reached.has(file)) await rm(file);
+    }
+  };
+  await prune(dir);
+}
+
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
 async function keepDeclarations(from: string, out: string): Promise<void> {
   for (const entry of await readdir(from, { withFileTypes: true })) {
@@ -155,9 +208,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
   try {
     await mkdir(staging);
     await buildJavaScript(staging, modules);
-    for (const asset of assets) {
-      await fse.copy(path.join(ROOT, asset), path.join(staging, asset));
-    }
+    for (const asset of assets) await copyAsset(asset, staging);
     let typesKey: string | undefined;
     if (types) {
       await buildDeclarations(staging);
@@ -168,6 +219,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
     }
     if (typesKey !== undefined) {
       await rewriteDeclarations(staging);
+      await pruneDeclarations(staging);
       await writeFile(path.join(staging, TYPES_KEY), typesKey);
     }
     await writeFile(path.join(staging, JS_KEY), key);

@@ -11,7 +11,7 @@ export const DIST = join(ROOT, 'dist');
 
 /** Directories compiled or copied into dist/ whole, and single input files. */
 export const INPUT_DIRS = ['src', 'conformance/runner', 'conformance/cases', 'conformance/crash', 'conformance/vectors', 'conformance/impls/reference'];
-export const INPUT_FILES = ['bin/fsjob.ts', 'package.json', 'tools/build/build.ts', 'tools/build/inputs.mjs'];
+export const INPUT_FILES = ['bin/fsjob.ts', 'tools/build/build.ts', 'tools/build/inputs.mjs'];
 
 /** dist/.source-key holds the sourceKey() its JavaScript was built from; dist/.types-key the one of its .d.ts files. */
 export const JS_KEY = '.source-key';
@@ -19,13 +19,16 @@ export const TYPES_KEY = '.types-key';
 
 /**
  * A digest naming every input: each file's path, inode, size and change time
- * (any write changes the ctime, a checkout makes new inodes), and node's
- * major version. Statting the ~200 inputs costs about a millisecond; hashing
- * their contents would cost every start ~15 ms.
+ * (any write changes the ctime, a checkout makes new inodes), node's major
+ * version, and the package's version (the one thing of package.json the
+ * build writes in: `npm pack` rewrites package.json, tools/package/manifest.mjs,
+ * and that must not make dist/ stale). Statting the ~200 inputs costs about
+ * a millisecond; hashing their contents would cost every start ~15 ms.
  */
 export function sourceKey() {
   const hash = createHash('sha256');
   hash.update(`${process.versions.node.split('.')[0]}\0`);
+  hash.update(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\0`);
   const add = (path) => {
     const { ino, size, ctimeNs } = statSync(path, { bigint: true });
     hash.update(`${relative(ROOT, path)}\0${ino}\0${size}\0${ctimeNs}\0`);

@@ -20,6 +20,8 @@ export interface Clause {
   since: string;
   levels: string[];
   summary: string;
+  /** The spec file that states it (spec/<document>). */
+  document: string;
 }
 
 export interface ClauseCitations {
@@ -78,10 +80,19 @@ export function renderClauseIndex(rows: readonly ClauseCitations[] = citations()
     `${rows.length} clauses, ${must.length} with MUST; ${must.length - since10.length - later.length} of those are cited.`,
     `MUST clauses of 1.0 cited by nothing: ${since10.length === 0 ? 'none (test/spec/clause-index.test.ts keeps it so)' : since10.join(', ')}.`,
     `MUST clauses added in 1.1 not cited yet (their implementation and cases are issue 13's): ${later.length === 0 ? 'none' : later.join(', ')}.`,
-    '',
-    '| clause | key word | since | tests | conformance cases |',
-    '| --- | --- | --- | --- | --- |',
-    ...rows.map((row) => `| ${row.clause.id} | ${row.clause.keyword} | ${row.clause.since} | ${cell(row.tests)} | ${cell(row.cases)} |`),
+    'One section per spec file, in the order of spec/README.md: its clauses, the tests that cite them, and the cases;',
+    'the cases of spec/<name>.md live in conformance/cases/<name>.ts (and <name>-<aspect>.ts), those of the record files',
+    '(records, spec-record, versioning) in the vectors (conformance/vectors/, cases/vectors.ts).',
+    ...[...new Set(rows.map((row) => row.clause.document))].flatMap((document) => [
+      '',
+      `## ${document}`,
+      '',
+      '| clause | key word | since | tests | conformance cases |',
+      '| --- | --- | --- | --- | --- |',
+      ...rows
+        .filter((row) => row.clause.document === document)
+        .map((row) => `| ${row.clause.id} | ${row.clause.keyword} | ${row.clause.since} | ${cell(row.tests)} | ${cell(row.cases)} |`),
+    ]),
     '',
   ];
   return lines.join('\n');

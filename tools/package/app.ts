@@ -48,7 +48,12 @@ interface PackageJson {
   license?: string;
 }
 
-/** `npm pack` of this repository into `dest`; resolves to the tarball's path. `ignoreScripts` skips prepare (the caller built dist/). */
+/**
+ * `npm pack` of this repository into `dest`; resolves to the tarball's path.
+ * `ignoreScripts` skips prepare (the caller built dist/) but also prepack,
+ * which writes the shipped package.json (tools/package/manifest.mjs): such a
+ * tarball still carries the repository's scripts.
+ */
 export async function packRepo(dest: string, options: { ignoreScripts?: boolean } = {}): Promise<string> {
   const args = ['pack', '--json', '--pack-destination', dest, ...(options.ignoreScripts === true ? ['--ignore-scripts'] : [])];
   const { stdout } = await run('npm', args, { cwd: REPO, maxBuffer: 64 * 1024 * 1024 });
@@ -103,6 +108,8 @@ export interface FreshApp {
   packageDir: string;
   /** The installed command: dir/node_modules/.bin/fsjob. */
   bin: string;
+  /** What `npm ci` printed (stdout and stderr): a warning about the package shows here. */
+  npmOutput: string;
 }
 
 /**
@@ -143,6 +150,6 @@ export async function freshApp(tarball: string, options: { extra?: readonly stri
   await fse.writeJson(path.join(dir, 'package.json'), appJson, { spaces: 2 });
   await fse.writeJson(path.join(dir, 'package-lock.json'), { name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages: lockPackages }, { spaces: 2 });
   const args = ['ci', '--offline', '--no-audit', '--no-fund', ...(options.ignoreScripts === true ? ['--ignore-scripts'] : [])];
-  await run('npm', args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
-  return { dir, packageDir: path.join(dir, 'node_modules', manifest.name), bin: path.join(dir, 'node_modules', '.bin', manifest.name) };
+  const { stdout, stderr } = await run('npm', args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  return { dir, packageDir: path.join(dir, 'node_modules', manifest.name), bin: path.join(dir, 'node_modules', '.bin', manifest.name), npmOutput: `${stdout}${stderr}` };
 }

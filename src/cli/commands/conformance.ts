@@ -31,7 +31,7 @@ export const conformanceCommand: FsjobCommand = {
         type: 'string',
       })
       .option('role', {
-        describe: 'Test one conformance level of the implementation (section 15), or all of them',
+        describe: 'Test one conformance level of the implementation (spec/README.md), or all of them',
         choices: ['producer', 'consumer', 'validator', 'all'],
         default: 'all',
         type: 'string',

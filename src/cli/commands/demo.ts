@@ -4,7 +4,11 @@
  * fails, one times out, one is cancelled while it runs, one is retried, one
  * reads stdin, two share a lane), runs a worker until the queue is drained,
  * prints the status table, and says what to try next. Nothing here is special:
- * it calls the same producer and consumer libraries the other commands use.
+ * it calls the same producer and consumer libraries the other commands use,
+ * and prints before each step the `fsjob` command line that does the same
+ * (as git's porcelain shows its plumbing), written the way this demo was
+ * started: `fsjob` when it ran as `fsjob`, else `node bin/fsjob.js`, so that
+ * every line can be pasted as it is (test/cli/demo.test.ts runs them).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +16,8 @@ import path from 'node:path';
 import type { JobRequest } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { shellQuoteArg } from '../shell-quote.ts';
+import { formatBytes, formatDuration } from '../units.ts';
 import { jobsTable } from './status.ts';
 
 interface DemoJob {
@@ -19,6 +25,47 @@ interface DemoJob {
   request: JobRequest;
   /** Cancel it this long after it starts. */
   cancelAfterMs?: number;
+}
+
+/**
+ * How to write the fsjob command in what the demo prints: `fsjob` when it runs
+ * as a command of that name (npm link, npx, an installed package), else
+ * `node` and the script it was started as, relative to the working directory
+ * when it lies inside it (`node bin/fsjob.js` in a fresh clone).
+ */
+export function invokedAs(script: string | undefined = process.argv[1], cwd: string = process.cwd()): string {
+  if (script === undefined || path.basename(script) === 'fsjob') return 'fsjob';
+  const relative = path.relative(cwd, script);
+  return `node ${shellQuoteArg(relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : script)}`;
+}
+
+/** The `fsjob enqueue` arguments that make `request` (the inverse of the enqueue command's flags; stdin comes from a pipe: `--stdin -`). */
+export function enqueueArgs(request: JobRequest): string[] {
+  const args: string[] = [];
+  const flag = (name: string, value: string | number | undefined): void => {
+    if (value !== undefined) args.push(`--${name}`, String(value));
+  };
+  flag('cwd', request.cwd);
+  flag('timeout', request.timeout_ms === undefined ? undefined : formatDuration(request.timeout_ms));
+  flag('kill-grace', request.kill_grace_ms === undefined ? undefined : formatDuration(request.kill_grace_ms));
+  flag('max-attempts', request.max_attempts);
+  flag('retry-delay', request.retry_delay_ms === undefined ? undefined : formatDuration(request.retry_delay_ms));
+  flag('lane', request.lane ?? undefined);
+  flag('dedupe', request.dedupe ?? undefined);
+  flag('max-output', request.max_output_bytes === undefined ? undefined : formatBytes(request.max_output_bytes));
+  if (request.stdin_text !== undefined || request.stdin_base64 !== undefined) args.push('--stdin', '-');
+  if (request.argv !== undefined) args.push('--', ...request.argv);
+  return args;
+}
+
+/** `request` as a shell command line: `fsjob enqueue ...`, behind `printf ... |` when it has a standard input. */
+function enqueueLine(fsjob: string, request: JobRequest): string {
+  const line = `${fsjob} enqueue ${enqueueArgs(request).map(shellQuoteArg).join(' ')}`;
+  if (request.stdin_text === undefined) return line;
+  // printf '%s\n' for a last line break: a POSIX sh has no $'...' to quote one.
+  const text = request.stdin_text;
+  const lines = text.endsWith('\n') ? `'%s\\n' ${shellQuoteArg(text.slice(0, -1))}` : `'%s' ${shellQuoteArg(text)}`;
+  return `printf ${lines} | ${line}`;
 }
 
 function demoJobs(scratch: string): DemoJob[] {
@@ -73,20 +120,27 @@ interface DemoResult {
 async function runDemo(scratch: string, root: string, kept: boolean, io: Parameters<FsjobCommand['run']>[1]): Promise<DemoResult> {
   const { initQueue, enqueue, cancel, listJobs, readLogs } = await import('../../producer/index.ts');
   const { Worker } = await import('../../consumer/index.ts');
-  const { queue } = await initQueue(root);
-  io.stdout(`queue: ${queue.root}\n\nenqueued:\n`);
+  const fsjob = invokedAs();
+  const step = (line: string): void => io.stdout(`  $ ${line}\n`);
+  const queue = await initQueue(root);
+  io.stdout(`queue: ${queue.root}\n`);
+  step(`export FSJOB_QUEUE=${shellQuoteArg(queue.root)}      # the default of --queue`);
+  step(`${fsjob} init`);
+  io.stdout('\nenqueued (each prints its id once the job is durable):\n');
 
   const jobs = demoJobs(scratch);
   const labels = new Map<string, string>();
   const cancelAfter = new Map<string, number>();
   for (const job of jobs) {
-    const { id } = await enqueue(queue, job.request, { cwd: scratch });
+    step(enqueueLine(fsjob, job.request));
+    const { id } = await enqueue(queue, job.request);
     labels.set(id, job.label);
     if (job.cancelAfterMs !== undefined) cancelAfter.set(id, job.cancelAfterMs);
-    io.stdout(`  ${id}  ${job.label}\n`);
+    io.stdout(`    ${id}  ${job.label}\n`);
   }
 
   io.stdout('\nworker (3 at a time, until the queue is drained):\n');
+  step(`${fsjob} work --concurrency 3 --drain`);
   const started = Date.now();
   const stamp = (): string => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
   const pending: Promise<unknown>[] = [];
@@ -103,7 +157,7 @@ async function runDemo(scratch: string, root: string, kept: boolean, io: Paramet
           pending.push(
             new Promise((resolve) => setTimeout(resolve, delay)).then(async () => {
               await cancel(queue, event.job_id, { reason: 'the demo cancels it' });
-              io.stdout(`  ${stamp()}  cancel    ${event.job_id}  requested\n`);
+              io.stdout(`  ${stamp()}  cancel    ${event.job_id}  requested: ${fsjob} cancel ${event.job_id} --reason 'the demo cancels it'\n`);
             }),
           );
         }
@@ -127,26 +181,34 @@ async function runDemo(scratch: string, root: string, kept: boolean, io: Paramet
   await Promise.all(pending);
 
   const list = await listJobs(queue, {});
-  io.stdout(`\nstatus:\n${jobsTable(list.jobs, Date.now())}`);
+  io.stdout('\nstatus:\n');
+  step(`${fsjob} status`);
+  io.stdout(jobsTable(list.jobs, Date.now()));
 
   const first = [...labels.keys()][0] as string;
   const stdinJob = [...labels.entries()].find(([, label]) => label === 'reads its stdin')?.[0] ?? first;
   for (const id of [first, stdinJob]) {
     let text = '';
     for await (const chunk of readLogs(queue, id, {})) text += chunk.bytes.toString('utf8');
-    io.stdout(`\nfsjob logs ${id}:\n  ${text.trimEnd()}\n`);
+    io.stdout('\n');
+    step(`${fsjob} logs ${id}`);
+    io.stdout(`    ${text.trimEnd()}\n`);
   }
 
-  const q = kept ? `-q ${queue.root}` : '-q DIR';
+  // Each line works as it is, pasted where the demo ran: a kept queue is named, else the
+  // user's own queue is the default one (--queue, FSJOB_QUEUE or ~/.local/state/fsjob/default).
+  const q = kept ? ` -q ${shellQuoteArg(queue.root)}` : '';
   io.stdout(
     [
       '',
       kept ? `the queue is kept: ${queue.root}` : 'the demo queue was removed (fsjob demo --keep keeps it to explore)',
-      'try next:',
-      ...(kept ? [`  fsjob status ${q} ${first.slice(20, 28)}      # one job in full, by a short id`, `  fsjob validate ${q}             # audit the queue: exit 0 only when clean`] : [`  fsjob init ${q}                 # a queue of your own`]),
-      `  fsjob enqueue ${q} --env PATH --timeout 10m -- make test`,
-      `  fsjob work ${q} --shutdown-grace 10m &      # a worker; SIGTERM lets running jobs finish`,
-      `  fsjob status ${q} --status failed           # what failed; fsjob retry ID runs one again`,
+      `try next${fsjob === 'fsjob' ? '' : ` (${fsjob} is the fsjob command of this checkout; \`npm link\` here once puts it on PATH as fsjob)`}:`,
+      ...(kept
+        ? [`  ${fsjob} status${q} ${first.slice(20, 28)}      # one job in full, by a short id`, `  ${fsjob} validate${q}             # audit the queue: exit 0 only when clean`]
+        : [`  ${fsjob} init                 # a queue of your own: ~/.local/state/fsjob/default, or -q DIR, or FSJOB_QUEUE=DIR`]),
+      `  ${fsjob} enqueue${q} --env PATH --timeout 10m -- make test`,
+      `  ${fsjob} work${q} --shutdown-grace 10m &      # a worker; SIGTERM lets running jobs finish`,
+      `  ${fsjob} status${q} --status failed           # what failed; ${fsjob} retry ID runs one again`,
       '',
     ].join('\n'),
   );

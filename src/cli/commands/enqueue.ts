@@ -38,7 +38,7 @@ const JOB_FLAGS = [
   'output-keep',
 ] as const;
 
-/** The limits of section 5.2, per flag, so that a refusal names the flag and says "at most 7d". */
+/** The limits of spec/spec-record.md, per flag, so that a refusal names the flag and says "at most 7d". */
 const LIMITS: Record<string, Bounds> = {
   timeout: { min: 1, max: TIMEOUT_MAX },
   'kill-grace': { min: 0, max: 300_000 },

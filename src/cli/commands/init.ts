@@ -14,9 +14,9 @@ export const initCommand: FsjobCommand = {
       .epilog('Creates tmp/, jobs/, ready/, dedupe/, lanes/, workers/ and publishes fsjob.json last (INIT-2). Exit status: 0 created or already a queue, 1 refused (for example a root writable by others, SEC-1).'),
   run: async (args, io) => {
     const { initQueue } = await import('../../model/queue.ts');
-    const { queue, created } = await initQueue(await queuePathOf(args));
-    if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, created, record: queue.record }));
-    else io.stdout(`${created ? 'created queue' : 'already a queue:'} ${queue.root}\n`);
+    const queue = await initQueue(await queuePathOf(args));
+    if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, created: queue.created, record: queue.record }));
+    else io.stdout(`${queue.created ? 'created queue' : 'already a queue:'} ${queue.root}\n`);
     return EXIT.OK;
   },
 };

@@ -4,7 +4,7 @@ import type { Queue } from '../../model/queue.ts';
 import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { jobIdsOf, openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { noticeUnserved } from '../service-notice.ts';
+import { noticeUnserved } from '../../producer/service-notice.ts';
 
 type Stream = 'stdout' | 'stderr';
 

@@ -1,4 +1,4 @@
-/** `fsjob pause [--reason TEXT]` and `fsjob resume`: stop and restart a queue's consumption (PAUSE-1, section 5.11). */
+/** `fsjob pause [--reason TEXT]` and `fsjob resume`: stop and restart a queue's consumption (PAUSE-1, spec/records.md). */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, openQueueOf, withQueue } from '../queue-arg.ts';

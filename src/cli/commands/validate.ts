@@ -91,7 +91,7 @@ export const validateCommand: FsjobCommand = {
       .example('$0 validate --type request batch-line.json', 'check a request before enqueueing it')
       .epilog(
         'validate never modifies a queue: it opens nothing for writing, changes no mode or time, follows no symlink and never opens a FIFO or socket; it may run while producers and consumers work. ' +
-          'A finding names the path, the job, the spec clause (spec/fsjob-v1.md), its severity (error, warning, info) and what to do. ' +
+          'A finding names the path, the job, the spec clause (spec/README.md names the file of each family), its severity (error, warning, info) and what to do. ' +
           'Exit status: 0 no error (with --strict: no warning either), 1 findings that fail, 2 it could not run (not a queue, an unsafe queue root, a usage error).',
       ),
   run: async (args, io) => {

@@ -4,7 +4,7 @@ import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
 import { jobIdsOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { noticeUnserved } from '../service-notice.ts';
+import { noticeUnserved } from '../../producer/service-notice.ts';
 import { parseDuration } from '../units.ts';
 
 export const waitCommand: FsjobCommand = {
@@ -39,7 +39,8 @@ export const waitCommand: FsjobCommand = {
       // One after the other: the total wait is bounded by --timeout, and a finished job answers at once.
       for (const id of ids) {
         const left = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
-        receipts.push(await waitFor(queue, id, left === undefined ? {} : { timeoutMs: left }));
+        // The notice above watches every id at once, so waitFor's own for one id stays quiet.
+        receipts.push(await waitFor(queue, id, { unservedNotice: false, ...(left === undefined ? {} : { timeoutMs: left }) }));
       }
     } finally {
       stopNotice();

@@ -4,7 +4,7 @@
 /** Any JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Identity of a process (REC-8, section 10). */
+/** Identity of a process (REC-8, spec/identity.md). */
 export interface Identity {
   /** Host name (`uname -n`), 1 to 255 bytes without control characters; informational (ID-1). */
   host: string;
@@ -22,7 +22,7 @@ export interface Identity {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** The recorded process group of an execution (section 5.4, ID-8). */
+/** The recorded process group of an execution (spec/records.md, ID-8). */
 export interface Group {
   /** Process group id, which is the pid of the group's leader. */
   pgid: number;
@@ -36,7 +36,7 @@ export interface Group {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** An execution status (section 5.6): exactly one of `exit` and `signal` is non-null. */
+/** An execution status (spec/records.md): exactly one of `exit` and `signal` is non-null. */
 export interface ExecStatus {
   /** Exit status 0 to 255 when the command exited, else null. */
   exit: number | null;
@@ -62,7 +62,7 @@ export interface OutputSummary {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** Describes the job's `stdin` file (section 5.2). */
+/** Describes the job's `stdin` file (spec/spec-record.md). */
 export interface StdinRef {
   /** Size of the file: 0 to STDIN_MAX (67108864). */
   bytes: number;
@@ -72,7 +72,7 @@ export interface StdinRef {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** A job and the generation a worker holds it under (section 5.9). */
+/** A job and the generation a worker holds it under (spec/records.md). */
 export interface JobRef {
   /** The job's id. */
   job_id: string;
@@ -82,7 +82,7 @@ export interface JobRef {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** A command and its arguments (section 5.2): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN). */
+/** A command and its arguments (spec/spec-record.md): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN). */
 export type Argv = [string, ...string[]];
 
 /** Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL. */
@@ -95,7 +95,7 @@ export type Labels = {
   [key: string]: string;
 };
 
-/** fsjob.json at the queue root (section 5.1), published once by init. Its presence makes a directory a queue (LAYOUT-2). */
+/** fsjob.json at the queue root (spec/records.md), published once by init. Its presence makes a directory a queue (LAYOUT-2). */
 export interface QueueRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -109,7 +109,7 @@ export interface QueueRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/spec.json (section 5.2): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults. */
+/** jobs/<id>/spec.json (spec/spec-record.md): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults. */
 export interface SpecRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -137,17 +137,17 @@ export interface SpecRecord {
   kill_grace_ms: number;
   /** The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline. */
   queue_deadline_ms: number | null;
-  /** Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100). */
+  /** Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100). */
   max_attempts: number;
   /** Wait before a retry (RETRY-3): 0 to 86400000. */
   retry_delay_ms: number;
   /** Priority: -1000 to 1000; higher runs first (LAYOUT-7). */
   priority: number;
-  /** Lane key: at most one running job per lane (section 9.3), or null. */
+  /** Lane key: at most one running job per lane (spec/lanes.md), or null. */
   lane: string | null;
-  /** Dedupe key: at most one unfinished job per key (section 9.4), or null. */
+  /** Dedupe key: at most one unfinished job per key (spec/producer.md), or null. */
   dedupe: string | null;
-  /** Whether the job may be stopped for a waiting job of its lane (section 9.5). */
+  /** Whether the job may be stopped for a waiting job of its lane (spec/lanes.md). */
   preemptible: boolean;
   /** Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864). */
   max_output_bytes: number;
@@ -163,7 +163,7 @@ export interface SpecRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/claim.<g>.json (section 5.3): generation g of ownership, published by link (CLAIM-5). */
+/** jobs/<id>/claim.<g>.json (spec/records.md): generation g of ownership, published by link (CLAIM-5). */
 export interface ClaimRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -185,7 +185,7 @@ export interface ClaimRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/exec.<g>.json (section 5.4): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3). */
+/** jobs/<id>/exec.<g>.json (spec/records.md): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3). */
 export interface ExecRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -205,7 +205,7 @@ export interface ExecRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/state.<g>.json (section 5.5): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1). */
+/** jobs/<id>/state.<g>.json (spec/records.md): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1). */
 export interface StateRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -231,7 +231,7 @@ export interface StateRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/end.<g>.json (section 5.6): generation g ended without a receipt and the job is queued again. */
+/** jobs/<id>/end.<g>.json (spec/records.md): generation g ended without a receipt and the job is queued again. */
 export interface EndRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -255,7 +255,7 @@ export interface EndRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (section 5.7): a request to cancel the job, published by link (CANCEL-1). */
+/** jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (spec/records.md): a request to cancel the job, published by link (CANCEL-1). */
 export interface CancelRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -275,7 +275,7 @@ export interface CancelRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** jobs/<id>/receipt.json (section 5.8): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3). */
+/** jobs/<id>/receipt.json (spec/records.md): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3). */
 export interface ReceiptRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -293,7 +293,7 @@ export interface ReceiptRecord {
   reason: null | "invalid_spec" | "unsupported_version" | "not_allowed" | "cwd_unusable" | "stdin_unusable" | "owner_lost" | "shutdown" | "claim_limit" | "no_handler";
   /** A human-readable explanation (at most 1024 bytes), or null. */
   message: string | null;
-  /** Attempts used (section 9.1): 0 to ATTEMPTS_MAX (100). */
+  /** Attempts used (spec/control.md): 0 to ATTEMPTS_MAX (100). */
   attempts: number;
   /** How the last execution ended, or null (no execution, or unknown). */
   status: ExecStatus | null;
@@ -313,7 +313,7 @@ export interface ReceiptRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** workers/<w>.json (section 5.9): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational. */
+/** workers/<w>.json (spec/records.md): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational. */
 export interface WorkerRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -341,7 +341,7 @@ export interface WorkerRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** dedupe/<h>/<n>.json or lanes/<h>/<n>.json (section 5.10): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2). */
+/** dedupe/<h>/<n>.json or lanes/<h>/<n>.json (spec/records.md): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2). */
 export interface HoldRecord {
   /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
   fsjob: string;
@@ -363,7 +363,7 @@ export interface HoldRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** pause.json in the queue root (section 5.11, 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume. */
+/** pause.json in the queue root (spec/records.md, new in 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume. */
 export interface PauseRecord {
   /** Protocol version (REC-3, VER-1): "1.1" or later (the record is new in 1.1). */
   fsjob: string;
@@ -379,7 +379,7 @@ export interface PauseRecord {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** The request form of a job (section 5.2, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of section 5.2 (SPEC-2). Unlike records, a request may contain whitespace between tokens. */
+/** The request form of a job (spec/spec-record.md, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of spec/spec-record.md (SPEC-2). Unlike records, a request may contain whitespace between tokens. */
 export interface JobRequest {
   /** Protocol version the request was written for (VER-1); absent means "1.0". */
   fsjob?: string;
@@ -403,17 +403,17 @@ export interface JobRequest {
   kill_grace_ms?: number;
   /** The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline. */
   queue_deadline_ms?: number | null;
-  /** Attempts the job may use (section 9.1): 1 to ATTEMPTS_MAX (100). */
+  /** Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100). */
   max_attempts?: number;
   /** Wait before a retry (RETRY-3): 0 to 86400000. */
   retry_delay_ms?: number;
   /** Priority: -1000 to 1000; higher runs first (LAYOUT-7). */
   priority?: number;
-  /** Lane key: at most one running job per lane (section 9.3), or null. */
+  /** Lane key: at most one running job per lane (spec/lanes.md), or null. */
   lane?: string | null;
-  /** Dedupe key: at most one unfinished job per key (section 9.4), or null. */
+  /** Dedupe key: at most one unfinished job per key (spec/producer.md), or null. */
   dedupe?: string | null;
-  /** Whether the job may be stopped for a waiting job of its lane (section 9.5). */
+  /** Whether the job may be stopped for a waiting job of its lane (spec/lanes.md). */
   preemptible?: boolean;
   /** Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864). */
   max_output_bytes?: number;
@@ -437,7 +437,7 @@ export interface ReportFinding {
   path: string;
   /** The job concerned, or null. */
   job_id: string | null;
-  /** The clause id of spec/fsjob-v1.md at stake, for example REC-1. */
+  /** The clause id at stake (spec/clauses.json), for example REC-1. */
   clause: string;
   /** What is wrong and what to do, 1 to 4096 bytes. */
   message: string;
@@ -445,7 +445,7 @@ export interface ReportFinding {
   field?: string;
 }
 
-/** The report of a validator (CONF-3, section 17): what was examined and every finding. */
+/** The report of a validator (CONF-3, spec/tools.md): what was examined and every finding. */
 export interface ValidateReport {
   /** Protocol version whose clauses the findings cite. */
   fsjob: string;
@@ -502,7 +502,7 @@ export interface ConformanceManifest {
     /** Extension members (VER-2). */
     [key: `x-${string}`]: JsonValue;
   };
-  /** The profile claimed (MANIFEST-3, spec section 15): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
+  /** The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
   profile?: {
     /** Features of the producer level: dedupe. */
     producer?: ("dedupe")[];

@@ -1,5 +1,5 @@
-# consumer.sh - choosing (7.2), claiming (7.3), deciding (CLAIM-6), running
-# (section 8) and finishing jobs; the guardian (WORKER-2).
+# consumer.sh - choosing and claiming (spec/claim.md), deciding (CLAIM-6), running
+# (spec/running.md) and finishing jobs; the guardian (WORKER-2).
 
 RECOVER_GRACE=5000
 GUARDIAN_GRACE=3000
@@ -62,7 +62,7 @@ finish_receipt() {
   esac
 }
 
-# finish_end JD ID G REASON COUNTED RETRY_AT STATUS_JSON|null (section 5.6)
+# finish_end JD ID G REASON COUNTED RETRY_AT STATUS_JSON|null (spec/records.md)
 finish_end() {
   if [ -e "$1/claim.$(($3 + 1)).json" ] || [ -L "$1/claim.$(($3 + 1)).json" ]; then
     log "$1: superseded; generation $3 publishes nothing more (CLAIM-7)"

@@ -1,4 +1,4 @@
-# control.sh - cancel (section 8.6) and one-shot recovery (section 11, 12).
+# control.sh - cancel (spec/control.md) and one-shot recovery (spec/recovery-and-gc.md).
 
 # cmd_cancel ROOT ID FORCE(true|false): CANCEL-1, CANCEL-2.
 cmd_cancel() {

@@ -1,4 +1,4 @@
-# fs.sh - the three writing primitives of section 4 and the checks of section 13.
+# fs.sh - the three writing primitives of spec/writing.md and the checks of spec/security.md.
 #
 # Every path handled here is built from the queue root Q and names that
 # matched their patterns (SEC-7). Nothing is followed through a symlink

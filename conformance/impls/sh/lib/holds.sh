@@ -1,4 +1,4 @@
-# holds.sh - dedupe holds (section 9.4) and lane holds (section 9.3).
+# holds.sh - dedupe holds (spec/producer.md) and lane holds (spec/lanes.md).
 #
 # A key's holds are numbered files dedupe/<h>/<n>.json or lanes/<h>/<n>.json;
 # only the highest one matters, and a new one is published by link so two

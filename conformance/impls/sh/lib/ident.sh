@@ -1,4 +1,4 @@
-# ident.sh - process identity and liveness (section 10), Linux /proc only.
+# ident.sh - process identity and liveness (spec/identity.md), Linux /proc only.
 #
 # Signals are used only to stop groups and to ask the kernel whether a
 # process group has members (ID-8); an owner is never judged by kill -0

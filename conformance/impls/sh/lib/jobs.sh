@@ -1,5 +1,5 @@
 # jobs.sh - what a job directory says (STATUS-1, RETRY-1) and the ready
-# index (section 6.3).
+# index (spec/claim.md).
 
 LEASE_DEFAULT=30000
 

@@ -1,4 +1,4 @@
-# producer.sh - creating a queue (section 6.1) and enqueueing (section 6.2).
+# producer.sh - creating a queue (spec/producer.md) and enqueueing (spec/producer.md).
 
 REQUEST_MAX=100663296
 

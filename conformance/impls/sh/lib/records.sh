@@ -1,4 +1,4 @@
-# records.sh - read (REC-4) and write (REC-1, section 5) fsjob records.
+# records.sh - read (REC-4) and write (REC-1, spec/records.md) fsjob records.
 #
 # rec_read PATH TYPE [JOB_ID [GEN [EXTRA]]] checks, in the order of REC-4:
 # the file (regular, not a symlink, trusted owner and mode, within
@@ -388,6 +388,11 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
   fi
   if [ "$R_type" != "$2" ]; then
     REC_ERR="type '$R_type' stored as a $2 record (REC-3)"
+    return 1
+  fi
+  # The pause record is new in 1.1 (spec/records.md): its schema refuses "fsjob": "1.0".
+  if [ "$2" = pause ] && [ "$_rr_minor" -lt 1 ]; then
+    REC_ERR="a pause record says fsjob 1.0, but the pause record is new in 1.1 (REC-5)"
     return 1
   fi
   # VER-2: minors this reader knows (1.0, 1.1) are closed to unknown members.

@@ -1,4 +1,4 @@
-# runner.sh - running one command attempt (section 8).
+# runner.sh - running one command attempt (spec/running.md).
 #
 # Process layout of one attempt:
 #

@@ -1,6 +1,10 @@
 /**
- * Fencing: what keeps one job from running twice at once when its owner
- * stops running, dies, or is judged by a clock it cannot trust.
+ * The cases of spec/leases-and-guardian.md. Fencing: what keeps one job from
+ * running twice at once when its owner stops running, dies, or is judged by
+ * a clock it cannot trust. ownership/guardian (WORKER-2): the consumer is
+ * SIGKILLed while its command runs; the command must be stopped within
+ * GUARDIAN_LIMIT, and recovery then ends the job `lost` (RECOV-1 step 3).
+ * An owner whose own clock jumps is leases-and-guardian-clock.ts's.
  *
  * identity/paused-owner. A paused owner (LEASE-2, LEASE-5, LEASE-6, issue 13 point 13): an owner that
  * does not run (SIGSTOP, a filesystem call that hangs) cannot fence itself, so
@@ -28,19 +32,20 @@
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { GUARDIAN_LIMIT, LEASE_MIN, LEASE_SKEW, renewInterval } from '../../src/base/constants.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
-import { encodeRecord } from '../../src/records/codec.ts';
+import { type ClaimRecord, encodeRecord, type StateRecord } from '../../src/records/codec.ts';
 import { claimRecord, foreignOwner, stateRecord } from '../runner/fixtures.ts';
-import { plantRecord } from '../runner/stage.ts';
-import type { ClaimRecord, StateRecord } from '../../src/records/codec.ts';
+import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { roleArgv } from '../runner/manifest.ts';
-import { listing } from '../runner/inspect.ts';
+import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, roleEnv, sleep, start, type ProcessResult } from '../runner/process.ts';
-import { reopen, stageJob } from '../runner/stage.ts';
 import { sh } from './jobs.ts';
+import { startRunning } from './running-job.ts';
+import { bound, groupLives, killGroupNow, probe, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
@@ -344,7 +349,47 @@ async function killed(spawned: ReturnType<typeof start>): Promise<ProcessResult>
   return spawned.done;
 }
 
-export const fencingCases: ConformanceCase[] = [
+async function guardianCase(ctx: CaseContext): Promise<void> {
+  const queue = await ctx.newQueue('guardian');
+  const work = await ctx.subdir('guardian/work');
+  const log = path.join(work, 'probe.log');
+  // The gate opens once the first run is stopped: a run the recovery should never start ends at once.
+  const gate = path.join(work, 'gate');
+  const run = await startRunning(ctx, queue, { argv: probe(log, 'orphan', { onTerm: 'ignore', gate }), cwd: work, timeout_ms: 300_000, kill_grace_ms: 1000 }, 'orphan', log);
+  if (run === undefined) return;
+  try {
+    // A crash of the consumer: SIGKILL to its whole process group (the command runs in its own).
+    run.consumer.kill();
+    const killed = Date.now();
+    const limit = GUARDIAN_LIMIT + SCHEDULING_TOLERANCE_MS;
+    const stopped = await waitFor(() => !groupLives(run.pgid), limit, 50);
+    const took = Date.now() - killed;
+    await run.consumer.done;
+    if (!stopped) {
+      ctx.fail(['WORKER-2'], `the consumer was SIGKILLed while its command ran; the command (group ${run.pgid}, ignoring SIGTERM) still ran ${took} ms later: commands of a dead consumer are stopped within ${bound('GUARDIAN_LIMIT', GUARDIAN_LIMIT)}`, listing(await ctx.snapshot(queue), new Set([run.id])));
+      killGroupNow(run.pgid);
+      await waitFor(() => !groupLives(run.pgid), 5000);
+    }
+    writeFileSync(gate, '');
+    // Recovery ends the dead attempt: max_attempts 1, so the job is lost (RECOV-1 step 3).
+    const runs: ProcessResult[] = [];
+    if (ctx.impl.roles.recover !== undefined) runs.push(await ctx.role('recover', { queue }));
+    runs.push(await ctx.role('consume', { queue }));
+    const snapshot = await ctx.snapshot(queue);
+    const receipt = snapshot.jobs.get(run.id)?.receipt;
+    const evidence = [...runs.map(describeExit), ...listing(snapshot, new Set([run.id]))];
+    // Whether it ran again first: that is the cause a wrong receipt would follow from.
+    const starts = countBy(await readStarts(log)).get('orphan') ?? 0;
+    ctx.check(starts === 1, ['RETRY-2', 'I2'], `a job with max_attempts 1 whose attempt died with its owner must never start again; it started ${starts} times`, evidence);
+    ctx.check(receipt?.outcome === 'lost' && receipt.exit_code === 125 && receipt.reason === 'owner_lost', ['RECOV-1', 'CLAIM-6', 'EXEC-10'], `the only attempt died with its owner: recovery publishes a lost receipt (125, owner_lost); got ${receipt === undefined ? 'no receipt' : `${receipt.outcome} (${receipt.exit_code}, ${receipt.reason})`}`, evidence);
+    if (receipt?.outcome === 'lost') ctx.check(receipt.stdout?.gen === 1 && receipt.stdout.bytes_total === null && receipt.stderr?.bytes_total === null, ['RECOV-1', 'RCPT-5'], `a lost receipt describes the dead generation's files with bytes_total null; got stdout ${JSON.stringify(receipt.stdout)}`, evidence);
+    for (const failure of await checkInvariants(snapshot, { accepted: [run.id] })) ctx.failures.push(failure);
+  } finally {
+    killGroupNow(groupLives(run.pgid) ? run.pgid : undefined);
+  }
+}
+
+export const leasesCases: ConformanceCase[] = [
   {
     name: 'identity/paused-owner',
     clauses: ['LEASE-5', 'LEASE-2', 'LEASE-3', 'WORKER-2', 'I2', 'RETRY-2', 'CLAIM-7', 'OWN-1'],
@@ -357,4 +402,5 @@ export const fencingCases: ConformanceCase[] = [
   { name: 'identity/foreign-renewing-skewed', clauses: ['LEASE-3', 'LEASE-4', 'ID-7', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: foreignRenewingSkewedCase },
   { name: 'consumer/guardian-grace', clauses: ['WORKER-2', 'WORKER-5'], level: 'consumer', strength: 'MUST', run: guardianGraceCase },
   { name: 'identity/lapsed-lease', clauses: ['LEASE-6', 'LEASE-2', 'RCPT-4'], level: 'consumer', strength: 'MUST', heavy: true, run: lapsedLeaseCase },
+  { name: 'ownership/guardian', clauses: ['WORKER-2', 'RECOV-1', 'RETRY-2'], level: 'consumer', strength: 'MUST', heavy: true, run: guardianCase },
 ];

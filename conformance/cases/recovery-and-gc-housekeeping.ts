@@ -13,7 +13,7 @@
  * - once the jobs finished: no ready entry of a finished job is left by the
  *   consumer that published its receipt (READY-2); every entry the consumer
  *   wrote is 0700/0600 and no temporary name survives (SEC-5, PUB-6, PUB-3);
- *   job directories hold only the names section 2 lists (LAYOUT-5), and
+ *   job directories hold only the names spec/layout.md lists (LAYOUT-5), and
  *   worker registrations are named as LAYOUT-9 says.
  */
 import { mkdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
@@ -105,7 +105,7 @@ async function housekeeping(ctx: CaseContext): Promise<void> {
   }
   const workers = (await entriesOf(path.join(root, 'workers'))).filter((e) => !e.name.startsWith('.') && !/^[0-9a-f]{16}\.json$/.test(e.name));
   ctx.check(workers.length === 0, ['LAYOUT-9', 'WORKER-1'], `worker registrations are named <16 lowercase hex digits>.json; written: ${workers.map((e) => `workers/${e.name}`).join(' ')}`, after);
-  ctx.check(unknown.length === 0, ['LAYOUT-5', 'LAYOUT-6'], `a job directory holds only the names of section 2 (and temporary names); written: ${unknown.join(' ')}`, after);
+  ctx.check(unknown.length === 0, ['LAYOUT-5', 'LAYOUT-6'], `a job directory holds only the names of spec/layout.md (and temporary names); written: ${unknown.join(' ')}`, after);
 }
 
 export const housekeepingCases: ConformanceCase[] = [

@@ -1,5 +1,5 @@
 /**
- * Planted names and states for hostile/job-entries (hostile.ts runs them):
+ * Planted names and states for hostile/job-entries (security.ts runs them):
  * what a reader must ignore, leave alone, or refuse to act on, though none
  * of it is a symlink or a broken record.
  *
@@ -24,7 +24,7 @@ import { readyEntryName } from '../../src/model/layout.ts';
 import { serializeRecord } from '../../src/records/codec.ts';
 import { claimRecord, deadOwner, execRecord, receiptRecord } from '../runner/fixtures.ts';
 import { plantBytes, plantRecord } from '../runner/stage.ts';
-import type { Scenario } from './hostile.ts';
+import type { Scenario } from './security.ts';
 
 export const PLANTED_SCENARIOS: Scenario[] = [
   {

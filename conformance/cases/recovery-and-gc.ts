@@ -1,4 +1,12 @@
 /**
+ * The cases of spec/recovery-and-gc.md (temporary files and ready entries:
+ * recovery-and-gc-housekeeping.ts).
+ *
+ * - recovery/same-decision (CLAIM-10): recover publishes what a consumer would;
+ * - recovery/ready-rebuild-invalid (READY-5): priority 0 for an invalid spec;
+ * - recovery/staging-of-published (TEMP-2): tmp/<id>/ of a published job is
+ *   left alone.
+ *
  * Recovery of orphans whose execution still runs (RECOV-1 step 1, RECOV-2,
  * ID-8, ID-9). Each job holds a claim of a dead owner and an exec record
  * naming a real process group the runner started outside any consumer:
@@ -19,15 +27,17 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { LEASE_MAX, PROTOCOL_VERSION, RECOVER_GRACE } from '../../src/base/constants.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
 import type { ExecRecord } from '../../src/records/codec.ts';
+import { ensurePrivateDir } from '../../src/fs/safefs.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner, FOREIGN_BOOT_ID } from '../runner/fixtures.ts';
+import { cancelRecord, claimRecord, deadOwner, execRecord, FOREIGN_BOOT_ID } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import type { Failure } from '../runner/report.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
-import { plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
+import { freshQueue, plantRecord, reopen, spoilSpec, type Staged, stageJob } from '../runner/stage.ts';
 import { reusePid } from './identity.ts';
 import { logged } from './jobs.ts';
 import { processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, spawnGroup, waitFor, type PlantedGroup } from './probes.ts';
@@ -222,9 +232,61 @@ async function ownerIdentitiesCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+async function sameDecisionCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'same');
+  const plantDead = async (job: Staged): Promise<void> => {
+    const dead = await deadOwner();
+    await plantRecord(f.queue, job.dir, 'claim.1.json', 'claim', claimRecord(job.id, 1, dead, Date.now() - 5000));
+    await plantRecord(f.queue, job.dir, 'exec.1.json', 'exec', execRecord(job.id, 1, dead));
+  };
+  // Both jobs' only attempt died with its owner: without CLAIM-10's order, a recoverer says lost.
+  const cancelled = await stageJob(f.queue, { argv: logged(f.log, 'cancelled'), cwd: f.work, max_attempts: 1 });
+  await plantDead(cancelled);
+  await plantRecord(f.queue, cancelled.dir, 'cancel.json', 'cancel', cancelRecord(cancelled.id, false, await selfIdentity()));
+  const invalid = await stageJob(f.queue, { argv: logged(f.log, 'invalid'), cwd: f.work, max_attempts: 1 });
+  await plantDead(invalid);
+  await spoilSpec(invalid);
+  const role = ctx.impl.roles.recover !== undefined ? 'recover' : 'consume';
+  const run = await ctx.role(role, { queue: f.root });
+  const snapshot = await ctx.snapshot(f.root);
+  const evidence = [describeExit(run), ...listing(snapshot, new Set([cancelled.id, invalid.id]))];
+  const a = snapshot.jobs.get(cancelled.id)?.receipt;
+  const b = snapshot.jobs.get(invalid.id)?.receipt;
+  ctx.check(a?.outcome === 'cancelled', ['CLAIM-10', 'RECOV-1', 'CLAIM-6'], `${role} over a dead owner's claim of a job with cancel.json must publish what a consumer would: cancelled (CLAIM-6 step 2 before step 4); got ${a?.outcome ?? 'no receipt'}`, evidence);
+  ctx.check(b?.outcome === 'rejected' && b.reason === 'invalid_spec', ['CLAIM-10', 'RECOV-1', 'CLAIM-6'], `${role} over a dead owner's claim of a job with an invalid spec must publish rejected invalid_spec (CLAIM-6 step 1); got ${b?.outcome ?? 'no receipt'} ${b?.reason ?? ''}`, evidence);
+}
+
+async function stagingOfPublishedCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'temp2');
+  const job = await stageJob(f.queue, { argv: logged(f.log, 'published'), cwd: f.work });
+  // A power loss may leave the published job's old name in tmp/ (DUR-3), here a copy, two hours old.
+  const staging = f.queue.paths.staging(job.id);
+  await ensurePrivateDir(staging, f.queue.fsOptions);
+  await writeFile(path.join(staging, 'spec.json'), await readFile(path.join(job.dir, 'spec.json')), { mode: 0o600 });
+  const old = new Date(Date.now() - 2 * 3_600_000);
+  await utimes(path.join(staging, 'spec.json'), old, old);
+  await utimes(staging, old, old);
+  const run = await ctx.role('recover', { queue: f.root });
+  const kept = await readFile(path.join(staging, 'spec.json')).then(() => true, () => false);
+  ctx.check(kept, ['TEMP-2', 'TEMP-1'], `an entry of tmp/ named after a job that jobs/ holds (tmp/${job.id}/, older than TEMP_MAX_AGE) must not be removed: after a power loss it may be that job's own directory; recover removed it`, [describeExit(run)]);
+}
+
+async function readyRebuildCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'rebuild');
+  const job = await stageJob(f.queue, { argv: logged(f.log, 'invalid'), cwd: f.work, priority: 7 }, { ready: false });
+  await spoilSpec(job);
+  const run = await ctx.role('recover', { queue: f.root });
+  const snapshot = await ctx.snapshot(f.root);
+  const names = snapshot.ready.map((e) => e.name);
+  ctx.check(names.includes(`1000-${job.id}`), ['READY-5', 'READY-4'], `recover must rebuild the missing ready entry of a job whose spec is invalid with priority 0: ready/1000-${job.id}; ready/ holds ${names.join(' ') || 'nothing'}`, [describeExit(run)]);
+}
+
 export const recoveryCases: ConformanceCase[] = [
   { name: 'recovery/running-orphans', clauses: ['RECOV-1', 'RECOV-2', 'ID-8', 'ID-9', 'CLAIM-3', 'I2'], level: 'consumer', strength: 'MUST', heavy: true, run: runningOrphansCase },
   { name: 'recovery/owner-identities', clauses: ['ID-1', 'ID-2', 'ID-7', 'ID-6', 'CLAIM-3', 'ID-9', 'I5'], level: 'consumer', strength: 'MUST', run: ownerIdentitiesCase },
   { name: 'recovery/reused-group', clauses: ['ID-8', 'ID-9', 'RECOV-1', 'I5'], level: 'consumer', strength: 'MUST', root: true, exclusive: true, run: reusedGroupCase },
+  { name: 'recovery/same-decision', clauses: ['CLAIM-10', 'RECOV-1', 'CLAIM-6'], level: 'consumer', strength: 'MUST', run: sameDecisionCase },
+  { name: 'recovery/ready-rebuild-invalid', clauses: ['READY-5', 'READY-4'], level: 'consumer', strength: 'MUST', roles: ['recover'], run: readyRebuildCase },
+  { name: 'recovery/staging-of-published', clauses: ['TEMP-2', 'TEMP-1'], level: 'consumer', strength: 'MUST', roles: ['recover'], run: stagingOfPublishedCase },
 ];
 

@@ -1,4 +1,12 @@
 /**
+ * The cases of spec/security.md (a hostile queue root: security-root.ts;
+ * the planted names of hostile/job-entries: security-planted.ts).
+ *
+ * - hostile/hazard-table (SEC-10, REC-9): one job per cell of SEC-10's table
+ *   where implementations differed, each with the table's one action;
+ * - hostile/damaged-layout (LAYOUT-10): a queue whose lanes/ is a symlink is
+ *   refused by every operation, not served in part.
+ *
  * Hostile input (SEC-2..SEC-6, I6, I7): a real queue with one path replaced
  * by something hostile: a symlink to a file or directory OUTSIDE the queue
  * (a valid record there, so following it would "work"), a FIFO, an oversized
@@ -13,21 +21,21 @@
  * - the job whose record could not be validated never ran, and if it got a
  *   receipt, that receipt is `rejected` (where the spec itself is bad).
  */
-import { chmod, chown, mkdir, readdir, rename, symlink, unlink, writeFile, lstat } from 'node:fs/promises';
+import { chmod, chown, link, lstat, mkdir, readdir, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { selfIdentity } from '../../src/model/identity.ts';
 import { keyHash, readyEntryName } from '../../src/model/layout.ts';
 import type { Queue } from '../../src/model/queue.ts';
 import { serializeRecord, type JobRequest, type SpecRecord } from '../../src/records/codec.ts';
+import { LEASE_MIN } from '../../src/base/constants.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord, stateRecord } from '../runner/fixtures.ts';
-import { listing } from '../runner/inspect.ts';
-import type { Role } from '../runner/manifest.ts';
+import { claimRecord, deadOwner, endRecord, execRecord, foreignOwner, receiptRecord, stateRecord } from '../runner/fixtures.ts';
+import { entriesOf, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
-import { fingerprint, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
-import { PLANTED_SCENARIOS } from './hostile-planted.ts';
+import { fingerprint, freshQueue, plantBytes, plantRecord, reopen, type Staged, stageJob, writeRequest } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
+import { PLANTED_SCENARIOS } from './security-planted.ts';
 
 export interface HostileEnv {
   ctx: CaseContext;
@@ -403,7 +411,94 @@ async function runHostile(ctx: CaseContext, scenarios: readonly Scenario[]): Pro
 const JOB_LEVEL = SCENARIOS.filter((s) => s.queueLevel !== true);
 const union = (lists: string[][]): string[] => [...new Set(lists.flat())];
 
-export const hostileCases: ConformanceCase[] = [
+async function recoverAndConsume(ctx: CaseContext, root: string): Promise<ProcessResult[]> {
+  const runs: ProcessResult[] = [];
+  if (ctx.impl.roles.recover !== undefined) runs.push(await ctx.role('recover', { queue: root }));
+  runs.push(await ctx.role('consume', { queue: root }));
+  return runs;
+}
+
+async function hazardTableCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'hazards');
+  const outside = await ctx.subdir('hazards/outside');
+  const job = (tag: string, extra: Record<string, unknown> = {}): Promise<Staged> => stageJob(f.queue, { argv: logged(f.log, tag), cwd: f.work, ...extra });
+
+  // stdin hard-linked to a file outside the queue (same bytes, so only the link count tells).
+  const linked = await job('linked', { stdin_text: 'outside\n' });
+  const secret = path.join(outside, 'secret');
+  await writeFile(secret, 'outside\n', { mode: 0o600 });
+  await unlink(path.join(linked.dir, 'stdin'));
+  await link(secret, path.join(linked.dir, 'stdin'));
+
+  // The current generation's end record is invalid: the job is damaged, left alone.
+  const ended = await job('ended');
+  const dead = await deadOwner();
+  await plantRecord(f.queue, ended.dir, 'claim.1.json', 'claim', claimRecord(ended.id, 1, dead, Date.now() - 5000));
+  await plantBytes(path.join(ended.dir, 'end.1.json'), '{ "not": "an end record" }\n');
+
+  // An invalid cancel.json still cancels: its name blocks every valid request.
+  const cancelled = await job('cancelled');
+  await plantBytes(path.join(cancelled.dir, 'cancel.json'), 'garbage\n');
+
+  // A foreign open claim whose state.1.json is a symlink: the renewal cannot be read, the owner is unknown.
+  const unknown = await job('unknown');
+  const self = await selfIdentity();
+  await plantRecord(f.queue, unknown.dir, 'claim.1.json', 'claim', claimRecord(unknown.id, 1, foreignOwner(self), Date.now() - 3_600_000, LEASE_MIN));
+  const stateOutside = path.join(outside, 'state.1.json');
+  await writeFile(stateOutside, serializeRecord({ ...stateRecord(unknown.id, 1), heartbeat_ms: Date.now() - 3_600_000 }), { mode: 0o600 });
+  await symlink(stateOutside, path.join(unknown.dir, 'state.1.json'));
+
+  // A ready entry that is a symlink counts by its name: the job runs.
+  const byName = await job('byname');
+  const entry = (await entriesOf(path.join(f.root, 'ready'))).find((e) => e.name.endsWith(byName.id));
+  if (entry !== undefined) {
+    const target = path.join(outside, 'ready-target');
+    await writeFile(target, '', { mode: 0o600 });
+    await unlink(path.join(f.root, 'ready', entry.name));
+    await symlink(target, path.join(f.root, 'ready', entry.name));
+  }
+
+  // A spec writable by others: rejected, invalid_spec.
+  const wide = await job('wide');
+  await chmod(path.join(wide.dir, 'spec.json'), 0o666);
+
+  const runs = await recoverAndConsume(ctx, f.root);
+  const snapshot = await ctx.snapshot(f.root);
+  const starts = countBy(await readStarts(f.log));
+  const all = new Set([linked.id, ended.id, cancelled.id, unknown.id, byName.id, wide.id]);
+  const evidence = (): string[] => [...runs.map(describeExit), ...listing(snapshot, all)];
+  const receipt = (s: Staged) => snapshot.jobs.get(s.id)?.receipt;
+
+  const r1 = receipt(linked);
+  ctx.check(r1?.outcome === 'rejected' && r1.reason === 'stdin_unusable' && (starts.get('linked') ?? 0) === 0, ['SEC-10', 'EXEC-7', 'SEC-9'], `a stdin with two hard links (one outside the queue) must be rejected, stdin_unusable, never run; got ${r1?.outcome ?? 'no receipt'} ${r1?.reason ?? ''}, ${starts.get('linked') ?? 0} starts`, evidence);
+  const s2 = snapshot.jobs.get(ended.id);
+  ctx.check(s2?.receipt === undefined && JSON.stringify(s2?.claims) === '[1]' && (starts.get('ended') ?? 0) === 0, ['SEC-10', 'REC-9', 'STATUS-1'], `a job whose current end record is invalid is damaged and left alone (no claim, no receipt, never run); claims ${s2?.claims.join(',')}, receipt ${s2?.receipt?.outcome ?? 'none'}`, evidence);
+  const r3 = receipt(cancelled);
+  ctx.check(r3?.outcome === 'cancelled' && (starts.get('cancelled') ?? 0) === 0, ['REC-9', 'SEC-10', 'CLAIM-6'], `an invalid cancel.json still cancels the job (REC-9: the name counts); got ${r3?.outcome ?? 'no receipt'}, ${starts.get('cancelled') ?? 0} starts`, evidence);
+  const s4 = snapshot.jobs.get(unknown.id);
+  ctx.check(JSON.stringify(s4?.claims) === '[1]' && (starts.get('unknown') ?? 0) === 0, ['SEC-10', 'LEASE-3'], `a foreign claim whose state.1.json is a symlink has an unknown owner: never broken; claims ${s4?.claims.join(',')}`, evidence);
+  const r5 = receipt(byName);
+  ctx.check(r5?.outcome === 'succeeded' && (starts.get('byname') ?? 0) === 1, ['SEC-10', 'READY-1'], `a job whose ready entry is a symlink runs (the entry counts by its name, never opened); got ${r5?.outcome ?? 'no receipt'}`, evidence);
+  const r6 = receipt(wide);
+  ctx.check(r6?.outcome === 'rejected' && r6.reason === 'invalid_spec' && (starts.get('wide') ?? 0) === 0, ['SEC-10', 'SEC-5'], `a spec writable by others is rejected, invalid_spec; got ${r6?.outcome ?? 'no receipt'} ${r6?.reason ?? ''}`, evidence);
+}
+
+async function damagedLayoutCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'layout');
+  const plain = await stageJob(f.queue, { argv: logged(f.log, 'plain'), cwd: f.work });
+  const copy = await ctx.subdir('layout/copy');
+  await rename(path.join(f.root, 'lanes'), path.join(copy, 'lanes'));
+  await symlink(path.join(copy, 'lanes'), path.join(f.root, 'lanes'));
+  const produced = await ctx.produce(f.root, { argv: logged(f.log, 'produced'), cwd: f.work });
+  const run = await ctx.role('consume', { queue: f.root });
+  const starts = countBy(await readStarts(f.log));
+  const snapshot = await ctx.snapshot(f.root);
+  const evidence = [describeExit(produced.result), describeExit(run), ...listing(snapshot, new Set([plain.id]))];
+  ctx.check(produced.id === undefined && produced.result.code !== 0 && produced.result.code !== 3, ['LAYOUT-10', 'SEC-2'], `produce must refuse a queue whose lanes/ is a symlink, even for a job without a lane (exit non-zero, not 3); ${describeExit(produced.result)}`, evidence);
+  ctx.check((starts.get('plain') ?? 0) === 0 && snapshot.jobs.get(plain.id)?.claims.length === 0, ['LAYOUT-10', 'SEC-2'], `consume must refuse a queue whose lanes/ is a symlink: no job runs, not even one without a lane; ${starts.get('plain') ?? 0} starts`, evidence);
+}
+
+export const securityCases: ConformanceCase[] = [
   {
     name: 'hostile/job-entries',
     clauses: union(JOB_LEVEL.map((s) => s.clauses)),
@@ -424,4 +519,6 @@ export const hostileCases: ConformanceCase[] = [
     strength: 'MUST' as const,
     run: (ctx: CaseContext) => runHostile(ctx, [scenario]),
   })),
+  { name: 'hostile/hazard-table', clauses: ['SEC-10', 'REC-9', 'EXEC-7', 'SEC-9', 'STATUS-1', 'CLAIM-6', 'LEASE-3', 'READY-1', 'SEC-5'], level: 'consumer', strength: 'MUST', run: hazardTableCase },
+  { name: 'hostile/damaged-layout', clauses: ['LAYOUT-10', 'SEC-2'], level: 'consumer', strength: 'MUST', run: damagedLayoutCase },
 ];

@@ -1,24 +1,29 @@
 /**
- * Who runs when: lanes (LANE-1..LANE-3), preemption (PREEMPT-1, PREEMPT-2)
- * and the choice of the next job (CLAIM-2). Every overlap a case needs is
- * forced, never hoped for: the first job's command is a probe that runs
- * until the case creates its gate file, so the second consumer or the late
- * job meets it running every time.
+ * The cases of spec/lanes.md: lanes (LANE-1..LANE-4) and preemption
+ * (PREEMPT-1, PREEMPT-2). Every overlap a case needs is forced, never hoped
+ * for: the first job's command is a probe that runs until the case creates
+ * its gate file, so the second consumer or the late job meets it running
+ * every time. consumer/lane-held-no-claim (LANE-4): a held lane is checked
+ * before claiming. A lane hold number reused under a taker is
+ * hold-reuse.ts's (one machinery for lane and dedupe holds).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CONTROL_LATENCY } from '../../src/base/constants.ts';
+import { CONTROL_LATENCY, PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { ensurePrivateDir } from '../../src/fs/safefs.ts';
+import { keyHash } from '../../src/model/layout.ts';
+import type { HoldRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner, execRecord, ownerOf, sleeper } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
 import type { Failure } from '../runner/report.ts';
-import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { freshQueue, plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 import { bound, groupLives, killGroupNow, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, spawnGroup, waitFor } from './probes.ts';
-import { consumerExit, recordAt, startRunning } from './running.ts';
-import { execWithGroup } from './recovery.ts';
+import { consumerExit, recordAt, startRunning } from './running-job.ts';
+import { execWithGroup } from './recovery-and-gc.ts';
 
 const LANE = 'the lane';
 
@@ -243,37 +248,34 @@ async function preemptionCase(ctx: CaseContext): Promise<void> {
   for (const flow of flows) ctx.failures.push(...flow.failures);
 }
 
-/**
- * CLAIM-2 with a job that arrives late: while A runs, C waits; then B of
- * higher priority is enqueued. Once A ends, B must start before C: a
- * consumer chooses again from the top after each job, never from an old
- * listing.
- */
-async function priorityArrivalCase(ctx: CaseContext): Promise<void> {
-  const queue = await ctx.newQueue('arrival');
-  const work = await ctx.subdir('arrival/work');
-  const log = path.join(work, 'starts.log');
-  const gate = path.join(work, 'gate');
-  const idC = await ctx.produceOk(queue, { argv: logged(log, 'c'), cwd: work }, ['CLAIM-2']);
-  const run = await startRunning(ctx, queue, { argv: probe(log, 'a', { gate }), cwd: work, priority: 1 }, 'a', log);
-  if (run === undefined || idC === undefined) return;
+async function laneHeldCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'lanes');
+  const lane = 'held lane';
+  const holder = await stageJob(f.queue, { argv: logged(f.log, 'holder'), cwd: f.work, lane });
+  const waiter = await stageJob(f.queue, { argv: logged(f.log, 'waiter'), cwd: f.work, lane });
+  const live = await sleeper();
   try {
-    const idB = await ctx.produceOk(queue, { argv: logged(log, 'b'), cwd: work, priority: 10 }, ['CLAIM-2']);
-    writeFileSync(gate, '');
-    const done = await consumerExit(ctx, run.consumer, ['CLAIM-2']);
-    const snapshot = await ctx.snapshot(queue);
-    const order = await readStarts(log);
-    ctx.check(JSON.stringify(order) === JSON.stringify(['a', 'b', 'c']), ['CLAIM-2', 'CLAIM-1'], `B (priority 10) arrived while A ran and C (priority 0) waited: after A, B must start before C; starts were ${order.join(', ')}`, [describeExit(done), ...listing(snapshot)]);
-    for (const failure of await checkInvariants(snapshot, { accepted: [run.id, idC, ...(idB === undefined ? [] : [idB])], requireReceipts: true })) ctx.failures.push(failure);
+    const owner = await ownerOf(live.pid, live.start);
+    await plantRecord(f.queue, holder.dir, 'claim.1.json', 'claim', claimRecord(holder.id, 1, owner));
+    await plantRecord(f.queue, holder.dir, 'exec.1.json', 'exec', execRecord(holder.id, 1, owner));
+    const dir = path.join(f.root, 'lanes', keyHash(lane));
+    await ensurePrivateDir(dir, f.queue.fsOptions);
+    const hold: HoldRecord = { fsjob: PROTOCOL_VERSION, type: 'hold', kind: 'lane', key: lane, job_id: holder.id, gen: 1, owner, created_ms: Date.now() };
+    await plantRecord(f.queue, dir, '1.json', 'hold', hold);
+    const run = await ctx.role('consume', { queue: f.root });
+    const snapshot = await ctx.snapshot(f.root);
+    const seen = snapshot.jobs.get(waiter.id);
+    const evidence = [describeExit(run), ...listing(snapshot, new Set([holder.id, waiter.id]))];
+    ctx.check((seen?.claims.length ?? 0) === 0, ['LANE-4', 'LANE-2'], `a job whose lane is held by a live owner must not be claimed (the check comes before the claim, so no generation is spent on lane_busy); it has claims ${seen?.claims.join(',')}`, evidence);
+    ctx.check(!run.timedOut, ['MANIFEST-4'], 'consume must finish when the only runnable job waits behind a lane another live owner holds', evidence);
   } finally {
-    run.consumer.kill();
-    if (groupLives(run.pgid)) killGroupNow(run.pgid);
+    await live.stop();
   }
 }
 
-export const schedulingCases: ConformanceCase[] = [
+export const lanesCases: ConformanceCase[] = [
   { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2', 'LANE-3', 'LANE-4', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: lanesCase },
   { name: 'scheduling/lane-held-by-orphan', clauses: ['LANE-2', 'LANE-1', 'RECOV-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneHeldByOrphanCase },
   { name: 'scheduling/preemption', clauses: ['PREEMPT-1', 'PREEMPT-2', 'RETRY-1', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes', 'preemption'], heavy: true, run: preemptionCase },
-  { name: 'scheduling/priority-arrival', clauses: ['CLAIM-2', 'CLAIM-1'], level: 'consumer', strength: 'MUST', run: priorityArrivalCase },
+  { name: 'consumer/lane-held-no-claim', clauses: ['LANE-4', 'LANE-2', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneHeldCase },
 ];

@@ -1,5 +1,6 @@
 /**
- * What the filesystem must provide (spec 4.9, FS-1..FS-3), with the
+ * The cases of spec/writing.md (moving directories: writing-moves.ts; the
+ * persistence model: power.ts). What the filesystem must provide (FS-1..FS-3), with the
  * filesystem's answers forced by the crash injector (FaultPoint):
  *
  * - producer/init-probe (FS-2): init on a filesystem whose rename() cannot
@@ -118,7 +119,7 @@ async function receiptRefusedCase(ctx: CaseContext): Promise<void> {
   );
 }
 
-export const filesystemCases: ConformanceCase[] = [
+export const writingCases: ConformanceCase[] = [
   { name: 'consumer/receipt-refused', clauses: ['RCPT-7', 'RETRY-2', 'RECOV-1'], level: 'consumer', strength: 'MUST', heavy: true, run: receiptRefusedCase },
   { name: 'producer/init-probe', clauses: ['FS-2', 'FS-1'], level: 'producer', strength: 'MUST', run: initProbeCase },
   { name: 'producer/retransmitted-link', clauses: ['FS-3', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: retransmittedHoldCase },

@@ -1,14 +1,18 @@
 /**
- * `wait` and `logs --follow` on a job nobody will run would block forever in
- * silence. While they wait, this looks every few seconds at the queue's
- * worker registrations (WORKER-1) and the job's status, and says once when
- * the job waits with no live worker serving the queue, and once when one
- * shows up again. It only reads, and what it says is advice: a one-shot
- * consumer (fsjob-sh consume, a cron job) serves a queue without
- * registering, and claims decide, not registrations.
+ * `waitFor`, `fsjob wait` and `fsjob logs --follow` on a job nobody will run
+ * would block forever in silence. While they wait, this looks every few
+ * seconds at the queue's worker registrations (WORKER-1) and the job's
+ * status, and says once when the job waits with no live worker serving the
+ * queue, and once when one shows up again. It only reads, and what it says
+ * is advice: a one-shot consumer (fsjob-sh consume, a cron job) serves a
+ * queue without registering, and claims decide, not registrations.
  */
-import type { CliIo } from './command.ts';
 import type { Queue } from '../model/queue.ts';
+
+/** Where the advice goes: one line at a time, each ending in a newline (the CLI's io, or process.stderr). */
+export interface NoticeSink {
+  stderr: (text: string) => void;
+}
 
 /** First look after this long: a job that finishes at once needs no advice. */
 const FIRST_LOOK_MS = 1500;
@@ -22,7 +26,7 @@ async function pausedNow(queue: Queue): Promise<boolean> {
 }
 
 /** Starts watching; the returned function stops it. */
-export function noticeUnserved(queue: Queue, ids: readonly string[], io: CliIo): () => void {
+export function noticeUnserved(queue: Queue, ids: readonly string[], io: NoticeSink): () => void {
   let served: boolean | undefined;
   let paused = false;
   let busy = false;

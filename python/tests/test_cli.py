@@ -1,0 +1,78 @@
+"""The command line's units and defaults (fsjob/units.py, fsjob/cli.py), as the
+reference's: durations, byte counts and pairs read exactly or refused with
+USAGE naming the option; FSJOB_QUEUE as the default queue. (That both
+command lines take the same arguments to the same records is
+test/python/cli-options.test.ts's.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import unittest
+from typing import Dict, List, Optional, Tuple
+
+from fsjob import FsjobError
+from fsjob.units import format_bytes, format_duration, parse_bytes, parse_duration, parse_integer, parse_pairs
+
+from .support import QueueCase, cli
+
+
+class UnitsTest(unittest.TestCase):
+    def test_durations_read_as_the_reference_reads_them(self) -> None:
+        cases = {"30": 30_000, "1.5": 1500, "250ms": 250, "30s": 30_000, "10m": 600_000, "2h": 7_200_000, "7d": 604_800_000, " 5s ": 5000}
+        for text, ms in cases.items():
+            self.assertEqual(parse_duration(text, "timeout"), ms, text)
+        for bad in ("10x", "", "1 h", "-1s", "1e3", "s"):
+            with self.assertRaises(FsjobError) as raised:
+                parse_duration(bad, "timeout")
+            self.assertEqual(raised.exception.code, "USAGE")
+            self.assertIn("--timeout", raised.exception.message)
+
+    def test_bounds_are_said_in_the_option_s_unit(self) -> None:
+        with self.assertRaises(FsjobError) as raised:
+            parse_duration("8d", "timeout", 1, 604_800_000)
+        self.assertEqual(raised.exception.message, "--timeout 8d is too large: at most 7d")
+        with self.assertRaises(FsjobError) as raised:
+            parse_bytes("65M", "max-output", 0, 64 * 1024 * 1024)
+        self.assertEqual(raised.exception.message, "--max-output 65M is too large: at most 64M")
+        self.assertEqual((format_duration(1500), format_duration(250), format_bytes(65536), format_bytes(1000)), ("1.5s", "250ms", "64k", "1000"))
+
+    def test_bytes_integers_and_pairs(self) -> None:
+        self.assertEqual([parse_bytes(t, "max-output") for t in ("1048576", "64k", "1M", "1MiB", "2G", "10b")], [1048576, 65536, 1048576, 1048576, 2 * 1024 ** 3, 10])
+        self.assertEqual(parse_integer("-5", "priority", -1000, 1000), -5)
+        for bad in ("1.5", "x"):
+            with self.assertRaises(FsjobError):
+                parse_integer(bad, "priority")
+        self.assertEqual(parse_pairs(["A=1", "B", "C=x=y"], "env", {"B": "from-env"}), {"A": "1", "B": "from-env", "C": "x=y"})
+        self.assertIsNone(parse_pairs([], "env", {}))
+        mistakes: List[Tuple[List[str], Optional[Dict[str, str]]]] = [(["A=1", "A=2"], {}), (["B"], {}), (["=1"], {}), (["B"], None)]
+        for items, environment in mistakes:
+            with self.assertRaises(FsjobError) as raised:
+                parse_pairs(items, "env", environment)
+            self.assertEqual(raised.exception.code, "USAGE")
+
+
+class CommandLineTest(QueueCase):
+    def test_units_go_into_the_spec_and_fsjob_queue_names_the_queue(self) -> None:
+        env = dict(os.environ, FSJOB_QUEUE=self.queue.root)
+        made = cli("enqueue", "--json", "--timeout", "10m", "--max-output", "64k", "--kill-grace", "250ms", "--", "true", env=env)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        spec = json.loads(made.stdout)
+        self.assertEqual((spec["timeout_ms"], spec["max_output_bytes"], spec["kill_grace_ms"]), (600_000, 65536, 250))
+        self.assertEqual(self.names(spec["id"])[-1], "spec.json")
+
+    def test_a_bad_unit_is_a_usage_error_that_names_the_option_and_writes_nothing(self) -> None:
+        bad = cli("enqueue", "--queue", self.queue.root, "--timeout", "10 minutes", "--", "true")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn(b"--timeout", bad.stderr)
+        self.assertEqual(os.listdir(os.path.join(self.queue.root, "jobs")), [])
+
+    def test_wait_that_times_out_exits_75_and_says_no_worker_serves_the_queue(self) -> None:
+        made = cli("enqueue", "--queue", self.queue.root, "--", "true")
+        waited = cli("wait", "--queue", self.queue.root, "--timeout", "200ms", made.stdout.decode().strip())
+        self.assertEqual(waited.returncode, 75, waited.stderr)
+        self.assertIn(f"no live worker serves {self.queue.root}".encode(), waited.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
