@@ -313,7 +313,10 @@ export class ClaimedJob {
   readonly attempt: number;
   readonly queue: string;
   readonly owner: Ownership;
-  private readonly controller = new AbortController();
+  /** Made when the handler first asks for its signal: most jobs end without one, and it costs a few µs to make. */
+  private controller: AbortController | undefined;
+  /** Called once when the job is asked to stop (runPayload races the handler against it). */
+  private stopped: (() => void) | undefined;
   private readonly control: ControlLoop;
   private timer: NodeJS.Timeout | undefined;
   private reason: StopReason | null = null;
@@ -355,7 +358,15 @@ export class ClaimedJob {
   }
 
   get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.reason !== null && !this.controller.signal.aborted) this.controller.abort(this.reason);
     return this.controller.signal;
+  }
+
+  /** Resolves when the job is asked to stop (its signal aborts then too). */
+  whenStopped(): Promise<void> {
+    if (this.reason !== null) return Promise.resolve();
+    return new Promise((resolve) => (this.stopped = resolve));
   }
 
   /** Why the job was asked to stop, or null. */
@@ -368,7 +379,9 @@ export class ClaimedJob {
     const strong = (r: StopReason | null): boolean => r === 'force' || r === 'superseded';
     if (this.reason !== null && (strong(this.reason) || !strong(reason))) return;
     this.reason = reason;
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    if (this.controller !== undefined && !this.controller.signal.aborted) this.controller.abort(reason);
+    this.stopped?.();
+    this.stopped = undefined;
   }
 
   /** LEASE-1: renew now, with optional progress for state.<g>.json. */
@@ -474,7 +487,9 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
       spec: claimed.spec,
       payload: claimed.payload,
       attempt: claimed.attempt,
-      signal: claimed.signal,
+      get signal() {
+        return claimed.signal;
+      },
       heartbeat: (progress) => claimed.heartbeat(progress),
     };
     type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -484,7 +499,7 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
         (value): Settled => ({ ok: true, value }),
         (error: unknown): Settled => ({ ok: false, error }),
       );
-    const aborted = new Promise<null>((resolve) => claimed.signal.addEventListener('abort', () => resolve(null), { once: true }));
+    const aborted = claimed.whenStopped().then(() => null);
     let outcome: Settled | null = await Promise.race([settled, aborted]);
     if (outcome === null) {
       const reason = claimed.stopReason;

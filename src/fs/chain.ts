@@ -156,7 +156,8 @@ export class DirRef {
   /** The path of one entry, as messages name it: `name` must be one component. */
   entry(name: string): string {
     validateComponent(name);
-    return join(this.path, name);
+    // One checked component below an absolute directory: nothing for join() to normalise.
+    return this.path.endsWith('/') ? `${this.path}${name}` : `${this.path}/${name}`;
   }
 
   /**

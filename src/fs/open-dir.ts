@@ -39,7 +39,7 @@
  */
 import { closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { errnoOf, FsjobError } from '../base/errors.ts';
-import { describeKind, DIR_SYNC_FLAGS, judgeQueueRoot, notFound, notRegular, PRIVATE_DIR_MODE, refuseUnsafe, symlinkRefused, validateEntryName } from './checks.ts';
+import { describeKind, DIR_SYNC_FLAGS, judgeQueueRoot, notFound, notRegular, PRIVATE_DIR_MODE, refuseUnsafe, symlinkRefused, validateComponent, validateEntryName } from './checks.ts';
 import { directoryChain, type SafeFsOptions } from './chain.ts';
 import { Dir } from './dir.ts';
 import { fsyncFd } from './flush.ts';
@@ -149,8 +149,7 @@ export class OpenDir extends Dir {
    * another file's.
    */
   override at(name: string): string {
-    // entry() validates the name: one component, no "/" or NUL, not "." or "..".
-    this.entry(name);
+    validateComponent(name);
     return `${this.base}/${name}`;
   }
 
