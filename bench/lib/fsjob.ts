@@ -53,8 +53,8 @@ async function freshQueue(ctx: Ctx, name: string): Promise<string> {
 export type ProducerShape = { kind: 'enqueue' } | { kind: 'batch' | 'many'; size: number };
 
 /**
- * The pool threads a consumer process gets: what design-notes ("The hot
- * path") advises for a Worker running `concurrency` jobs at once, 4 (libuv's
+ * The pool threads a consumer process gets: what spec/design-hot-path.md
+ * advises for a Worker running `concurrency` jobs at once, 4 (libuv's
  * default) at least. Set in the child's environment, as a user would.
  */
 export function poolFor(concurrency: number): NodeJS.ProcessEnv {

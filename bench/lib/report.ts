@@ -194,7 +194,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
     '',
   );
   out.push(
-    'CPU ms/job: user + system CPU of every process of the row (the producer and each consumer, every thread), from the common start to its end, divided by the jobs; the floor\'s from its getrusage. Consumer processes with concurrency k run with UV_THREADPOOL_SIZE = max(4, k) in their environment (design-notes, "The hot path").',
+    'CPU ms/job: user + system CPU of every process of the row (the producer and each consumer, every thread), from the common start to its end, divided by the jobs; the floor\'s from its getrusage. Consumer processes with concurrency k run with UV_THREADPOOL_SIZE = max(4, k) in their environment (spec/design-hot-path.md).',
     '',
   );
   out.push(rateTable(r.throughput, r.throughput, { extra: [['cpu_ms', 'CPU ms/job', fixed(2, ' ms')], ['enqueue_rate', 'enqueue jobs/s during the cycle', formatRate]] }), '');

@@ -9,7 +9,7 @@ import type { Queue } from '../model/queue.ts';
 import { beginOperation } from '../fs/safefs.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { GIVE_BACK_DELAY } from './owner.ts';
-import { ClaimedJob } from './run.ts';
+import { ClaimedJob } from './payload.ts';
 import { claimNextIn } from './select.ts';
 
 /** Options of `claimNext`: the consumer options, and which payload handlers the caller runs. */

@@ -8,7 +8,6 @@ import { systemClock } from '../base/clock.ts';
 import { CANCEL_GRACE, LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, OUTPUT_MAX } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
-import { fastParseRecordBytes } from '../validator/fast-json.ts';
 import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
@@ -196,8 +195,7 @@ export class SpecCache {
    */
   async getIn(queue: Queue, id: string, dir: Dir): Promise<SpecView> {
     const key = `${queue.root}\0${id}`;
-    // REC-4 in full; fastParseRecordBytes answers as the scanner does, without it for a plainly compact record.
-    return this.entries.get(key) ?? this.keep(key, await readRecordIn(dir, 'spec.json', 'spec', { expectedJobId: id, allowMissing: true, parse: fastParseRecordBytes }));
+    return this.entries.get(key) ?? this.keep(key, await readRecordIn(dir, 'spec.json', 'spec', { expectedJobId: id, allowMissing: true }));
   }
 
   private keep(key: string, read: Inspection<SpecRecord> | undefined): SpecView {

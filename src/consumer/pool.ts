@@ -21,11 +21,15 @@
  * rank wakes LISTENER_STEP_MS later, the rest poll). Nothing depends on
  * them but latency.
  */
+import type { FSWatcher } from 'node:fs';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 import { readRecordIn } from '../records/codec.ts';
 import type { Queue } from '../model/queue.ts';
 import { queueDir } from '../model/queue-dirs.ts';
 import type { Clock } from '../base/clock.ts';
+import { watchQueue } from './queue-watch.ts';
+import type { ReadyView } from './ready-view.ts';
+import type { PoolLook } from './select.ts';
 
 /** How many ranks wake on a new job. */
 export const LISTENERS = 2;
@@ -92,4 +96,110 @@ export class PoolRank {
     this.size = Math.max(1, live.length);
     return this.rank;
   }
+}
+
+/** What a PoolMember asks of its worker. */
+export interface PoolHooks {
+  /** Wake the worker's loop. */
+  wake(): void;
+  /** Whether the worker has a free slot (a busy one needs no wake-up). */
+  free(): boolean;
+  /** Whether the worker is shutting down (it watches nothing more). */
+  stopping(): boolean;
+}
+
+/**
+ * A serving worker's place in one queue's pool: its rank, the watchers a
+ * listener keeps, and its wake-ups. Outside serve mode (drain, once) a worker
+ * ranks itself 0 and listens as a lone worker does.
+ */
+export class PoolMember {
+  readonly queue: Queue;
+  readonly view: ReadyView;
+  private readonly ranks: PoolRank | undefined;
+  private readonly hooks: PoolHooks;
+  private watchers: FSWatcher[] = [];
+  /** A listener's delayed wake-up (rank × LISTENER_STEP_MS), while one is pending. */
+  private timer: NodeJS.Timeout | undefined;
+  /** Set by start(): from then on the watchers follow the rank. */
+  private started = false;
+  rank = 0;
+  /** Whether this worker watches the queue (a listener). */
+  listening = false;
+
+  constructor(queue: Queue, view: ReadyView, serving: { workerId: string; clock: Clock } | undefined, hooks: PoolHooks) {
+    this.queue = queue;
+    this.view = view;
+    this.ranks = serving === undefined ? undefined : new PoolRank(queue, serving.workerId, serving.clock);
+    this.hooks = hooks;
+  }
+
+  /** How many live workers the last ranking counted. */
+  get size(): number {
+    return this.ranks?.size ?? 1;
+  }
+
+  /** How the worker looks at the index (select.ts): a glance only pays where other workers claim too; a worker that does not listen defers new entries. */
+  look(): PoolLook {
+    return this.ranks === undefined ? {} : { glance: this.size > 1, deferNew: !this.listening };
+  }
+
+  /** Ranks again (with every record: after each registration; else from the names, at most every RANK_REFRESH_MS); the watchers follow. */
+  async update(records = false): Promise<void> {
+    if (this.ranks === undefined) return;
+    try {
+      this.rank = await this.ranks.update(records);
+    } catch {
+      this.rank = 0; // unknown: listen, as a lone worker does
+    }
+    if (this.started) this.listen();
+  }
+
+  /** The worker is set up: watch the queue when listening. */
+  start(): void {
+    this.started = true;
+    this.listen();
+  }
+
+  /**
+   * A listener watches the queue: ready/ feeds its view, jobs/ wakes it. A
+   * worker that does not listen watches nothing (every event would wake its
+   * process) and lists ready/ when it looks, as often as that costs a
+   * fiftieth of the time (ready-view.ts).
+   */
+  private listen(): void {
+    if (this.hooks.stopping()) return;
+    this.listening = this.rank < LISTENERS;
+    if (!this.listening) {
+      this.close();
+      return;
+    }
+    if (this.watchers.length === 0) this.watchers = watchQueue(this.queue, this.view, () => this.published());
+  }
+
+  /** A job was published: a listener with a free slot wakes (rank 0 at once, rank r after r × LISTENER_STEP_MS). */
+  private published(): void {
+    if (!this.hooks.free() || this.rank >= LISTENERS) return;
+    if (this.rank === 0) {
+      this.hooks.wake();
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      if (this.hooks.free()) this.hooks.wake();
+    }, this.rank * LISTENER_STEP_MS).unref();
+  }
+
+  /** Stops watching. */
+  close(): void {
+    for (const watcher of this.watchers.splice(0)) watcher.close();
+    this.view.watched = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** How long an idle serving worker sleeps: one that listens nowhere looks every POOL_POLL_MS. */
+export function idlePollMs(members: readonly PoolMember[], pollMs: number): number {
+  return members.length > 0 && members.every((member) => !member.listening && member.rank >= LISTENERS) ? Math.min(pollMs, POOL_POLL_MS) : pollMs;
 }

@@ -25,21 +25,23 @@
  * - Recovery limits (seed 004): a job whose attempt could not start, or whose
  *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
-import type { FSWatcher } from 'node:fs';
-import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { CONSUME_RETRY_WAIT, renewInterval } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
-import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
-import { beginOperation, publishRecord, removeTree } from '../fs/safefs.ts';
+import { beginOperation, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
-import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
-import { watchQueue } from './queue-watch.ts';
+import { runCommand, type RunningJob, type RunOutcome } from './run.ts';
+import { runPayload, type Handler } from './payload.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
-import { LISTENERS, LISTENER_STEP_MS, POOL_POLL_MS, PoolRank } from './pool.ts';
+import { PoolMember, idlePollMs } from './pool.ts';
+import { publishRegistration } from './registration.ts';
+import { newSummary, tally, type WorkerSummary } from './summary.ts';
+
+export type { WorkerSummary } from './summary.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -64,43 +66,15 @@ export interface WorkerOptions extends ConsumerOptions {
   guardian?: Guardian;
 }
 
-/** What a Worker did, when `run()` resolves. */
-export interface WorkerSummary {
-  workerId: string;
-  /** Claims taken (each is one generation of one job). */
-  claimed: number;
-  /** Receipts published, by outcome. */
-  finished: Record<string, number>;
-  /** End records published, by reason. */
-  ended: Record<string, number>;
-  superseded: number;
-  unproven: number;
-  errors: number;
-  /** Scans of a queue (one pass over its ready index in claim order). */
-  scans: number;
-  /** Claims lost to another consumer (CLAIM-5): what a pool of consumers racing for the same job costs. */
-  raced: number;
-  /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
-  left: { queue: string; job_id: string; gen: number; reason: string }[];
-}
 
 interface QueueSlot {
   queue: Queue;
-  watchers: FSWatcher[];
   /** Whether the last scan found the queue paused (PAUSE-1). */
   paused: boolean;
   /** ready/ in claim order, kept current by watch events and listed afresh when due. */
   view: ReadyView;
-  /** This worker's rank among the queue's live workers (pool.ts); 0 until known, and outside serve mode. */
-  rank: number;
-  /** Where the rank comes from (serve mode). */
-  pool: PoolRank | undefined;
-  /** A listener's delayed wake-up (rank × LISTENER_STEP_MS), while one is pending. */
-  listen: NodeJS.Timeout | undefined;
-  /** Whether this worker watches the queue (a listener, pool.ts). */
-  listening: boolean;
-  /** Set once the slot is set up: from then on the watchers follow the rank (listen()). */
-  watched: boolean;
+  /** This worker's place in the queue's pool: rank, watchers, wake-ups (pool.ts). */
+  member: PoolMember;
 }
 
 interface InFlight {
@@ -108,7 +82,6 @@ interface InFlight {
   job: RunningJob;
 }
 
-const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue), rank: 0, pool: undefined, listen: undefined, listening: false, watched: false });
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -166,7 +139,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, scans: 0, raced: 0, left: [] };
+    this.summary = newSummary(this.id);
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -207,15 +180,20 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push(slotOf(await openServed(root, ctx)));
+    const hooks = { wake: () => this.wake(), free: () => this.inFlight.size < this.concurrency, stopping: () => this.stopping };
+    const serving = this.mode === 'serve' ? { workerId: this.id, clock: ctx.clock } : undefined;
+    for (const root of this.options.queues) {
+      const queue = await openServed(root, ctx);
+      const view = new ReadyView(queue);
+      this.slots.push({ queue, paused: false, view, member: new PoolMember(queue, view, serving, hooks) });
+    }
     try {
       // WORKER-2: the guardian runs before any command may start.
       if (this.guardian !== undefined) await this.guardian.start();
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
-        slot.watched = true;
-        this.listen(slot);
+        slot.member.start();
       }
       this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
       this.registrationTimer.unref();
@@ -227,74 +205,10 @@ export class Worker {
     return this.summary;
   }
 
-  /**
-   * A job was published in `slot`'s queue: a listener with a free slot wakes
-   * (rank 0 at once, rank r after r × LISTENER_STEP_MS); the others look
-   * when a job of theirs ends or at POOL_POLL_MS (pool.ts).
-   */
-  private published(slot: QueueSlot): void {
-    if (this.inFlight.size >= this.concurrency || slot.rank >= LISTENERS) return;
-    if (slot.rank === 0) {
-      this.wake();
-      return;
-    }
-    slot.listen ??= setTimeout(() => {
-      slot.listen = undefined;
-      if (this.inFlight.size < this.concurrency) this.wake();
-    }, slot.rank * LISTENER_STEP_MS).unref();
-  }
-
-  /**
-   * Serve mode: this worker's rank in a queue's pool (pool.ts): with every
-   * record read after each registration, from the names of workers/ at most
-   * every RANK_REFRESH_MS before a scan. The watchers follow it (listen()).
-   */
-  private async rank(slot: QueueSlot, records = false): Promise<void> {
-    if (this.mode !== 'serve') return;
-    slot.pool ??= new PoolRank(slot.queue, this.id, (this.ctx as Context).clock);
-    try {
-      slot.rank = await slot.pool.update(records);
-    } catch {
-      slot.rank = 0; // unknown: listen, as a lone worker does
-    }
-    if (slot.watched) this.listen(slot);
-  }
-
-  /**
-   * A listener (pool.ts) watches the queue: ready/ feeds its view, jobs/
-   * wakes it. A worker that does not listen watches nothing (every event
-   * would wake its process) and lists ready/ when it looks, as often as
-   * that costs a fiftieth of the time (ready-view.ts).
-   */
-  private listen(slot: QueueSlot): void {
-    if (this.stopping) return;
-    const on = slot.rank < LISTENERS;
-    slot.listening = on;
-    if (!on) {
-      for (const watcher of slot.watchers.splice(0)) watcher.close();
-      slot.view.watched = false;
-      return;
-    }
-    if (slot.watchers.length === 0) slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.published(slot)));
-  }
-
-  /** How long an idle serving worker sleeps: a worker that listens nowhere looks every POOL_POLL_MS. */
-  private idlePollMs(): number {
-    return this.slots.every((slot) => slot.rank >= LISTENERS) ? Math.min(this.pollMs, POOL_POLL_MS) : this.pollMs;
-  }
-
   private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
-    const s = this.summary;
-    if (event.type === 'claimed') s.claimed += 1;
-    else if (event.type === 'finished') {
-      s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
-      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id); // READY-2 removed its entry
-    }
-    else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
-    else if (event.type === 'superseded') s.superseded += 1;
-    else if (event.type === 'unproven') s.unproven += 1;
-    else if (event.type === 'error') s.errors += 1;
-    else if (event.type === 'left') s.left.push({ queue: event.queue, job_id: event.job_id, gen: event.gen, reason: event.reason });
+    tally(this.summary, event);
+    // READY-2 removed its entry.
+    if (event.type === 'finished') for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
     user?.(event);
   }
 
@@ -330,13 +244,11 @@ export class Worker {
         if (exhausted.has(index)) continue;
         const slot = this.slots[index] as QueueSlot;
         let selected;
-        await this.rank(slot);
+        await slot.member.update();
         // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
         const scanning = beginOperation();
         try {
-          // A pool's look (pool.ts): a glance only pays where other workers claim too.
-          const look = { glance: this.mode === 'serve' && (slot.pool?.size ?? 1) > 1, deferNew: this.mode === 'serve' && !slot.listening };
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, look);
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, slot.member.look());
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
@@ -389,7 +301,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.scans.pause(this.idlePollMs()));
+      await this.sleep(this.scans.pause(idlePollMs(this.slots.map((slot) => slot.member), this.pollMs)));
     }
   }
 
@@ -514,32 +426,13 @@ export class Worker {
     for (const waker of [...this.wakers]) waker();
   }
 
-  private registration(slot: QueueSlot, ctx: Context): WorkerRecord {
-    const jobs = [...this.inFlight.values()]
-      .filter((entry) => entry.slot === slot)
-      .slice(0, 1024)
-      .map((entry) => ({ job_id: entry.job.owner.id, gen: entry.job.owner.gen }));
-    return {
-      fsjob: PROTOCOL_VERSION,
-      type: 'worker',
-      worker_id: this.id,
-      owner: ctx.self,
-      started_ms: this.startedMs,
-      heartbeat_ms: ctx.clock.nowMs(),
-      lease_ms: ctx.leaseMs,
-      concurrency: this.concurrency,
-      mode: this.stopping ? 'stopping' : this.mode === 'serve' ? 'serving' : 'draining',
-      jobs,
-      handlers: [...this.handlers.keys()].slice(0, 256),
-    };
-  }
-
   /** WORKER-1: publish workers/<w>.json by rename; then this worker's rank in the pool (pool.ts). */
   private async register(slot: QueueSlot): Promise<void> {
     const ctx = this.ctx as Context;
-    const bytes = encodeRecord('worker', this.registration(slot, ctx), { expectedWorkerId: this.id });
-    await publishRecord(slot.queue.paths.dir('workers'), `${this.id}.json`, bytes, 'rename', slot.queue.fsOptions);
-    await this.rank(slot, true);
+    const jobs = [...this.inFlight.values()].filter((entry) => entry.slot === slot).map((entry) => ({ job_id: entry.job.owner.id, gen: entry.job.owner.gen }));
+    const mode = this.stopping ? 'stopping' : this.mode === 'serve' ? 'serving' : 'draining';
+    await publishRegistration(slot.queue, ctx, { workerId: this.id, startedMs: this.startedMs, concurrency: this.concurrency, mode, jobs, handlers: [...this.handlers.keys()] });
+    await slot.member.update(true);
   }
 
   private async renewRegistrations(): Promise<void> {
@@ -556,10 +449,7 @@ export class Worker {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.registrationTimer);
-    for (const slot of this.slots) {
-      for (const watcher of slot.watchers.splice(0)) watcher.close();
-      clearTimeout(slot.listen);
-    }
+    for (const slot of this.slots) slot.member.close();
     const ctx = this.ctx as Context;
     if (this.inFlight.size > 0) {
       await this.renewRegistrations(); // mode "stopping"

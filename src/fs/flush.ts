@@ -4,7 +4,7 @@
  * An fsync handed to the pool costs CPU besides the disk's flush: a futex
  * wake of a pool thread, an eventfd write when it is done, an epoll wake-up
  * and a callback on the main thread. Measured on the project's 2-core VM
- * (spec/design-notes.md, "The hot path"): about 45 µs of CPU per fsync, and
+ * (spec/design-hot-path.md): about 45 µs of CPU per fsync, and
  * a durable payload job makes nine or ten. Called synchronously, the same
  * fsync costs only the kernel's work, but the event loop waits for the disk.
  *
@@ -19,9 +19,10 @@
  * they still overlap on the disk at the cost of one hand-off.
  *
  * Everything else goes to the pool, where concurrent fsyncs share the disk's
- * cache flushes. The pool has UV_THREADPOOL_SIZE threads (4 unless set
- * before the pool's first use; `fsjob work` sets it, see
- * design-notes). `FSJOB_INLINE_FSYNC=0` in the environment turns the inline
+ * cache flushes. The pool has UV_THREADPOOL_SIZE threads (4 unless the
+ * environment sets it: node starts the pool while it loads ES modules, so no
+ * library code can size it; spec/design-hot-path.md advises at least a
+ * Worker's concurrency). `FSJOB_INLINE_FSYNC=0` in the environment turns the inline
  * path off, for a process whose event loop must never wait for a disk (a
  * server that enqueues jobs among requests it is serving).
  */
