@@ -12,7 +12,8 @@
  * job: rank 0 at once, rank r after r × LISTENER_STEP_MS, by when rank 0
  * has usually claimed it (the later one then passes over the claim on a
  * glance, select.ts). The others look when a job of theirs ends and every
- * POOL_POLL_MS. Order is untouched: whoever looks still takes the first job
+ * POOL_POLL_MS, backing off to the worker's poll interval while their looks
+ * find nothing. Order is untouched: whoever looks still takes the first job
  * it can run (CLAIM-1, CLAIM-2); only when it looks changes.
  *
  * The ranks are a hint computed by each worker alone from what it read:
@@ -126,6 +127,8 @@ export class PoolMember {
   rank = 0;
   /** Whether this worker watches the queue (a listener). */
   listening = false;
+  /** Polls in a row that claimed nothing (a worker that does not listen backs off while the listeners keep up). */
+  private empty = 0;
 
   constructor(queue: Queue, view: ReadyView, serving: { workerId: string; clock: Clock } | undefined, hooks: PoolHooks) {
     this.queue = queue;
@@ -174,7 +177,10 @@ export class PoolMember {
       this.close();
       return;
     }
-    if (this.watchers.length === 0) this.watchers = watchQueue(this.queue, this.view, () => this.published());
+    if (this.watchers.length > 0) return;
+    this.watchers = watchQueue(this.queue, this.view, () => this.published());
+    // Nothing fed the view while it was not watched: list it afresh at its next use.
+    this.view.invalidate();
   }
 
   /** A job was published: a listener with a free slot wakes (rank 0 at once, rank r after r × LISTENER_STEP_MS). */
@@ -190,6 +196,23 @@ export class PoolMember {
     }, this.rank * LISTENER_STEP_MS).unref();
   }
 
+  /** After a round of scans: whether it claimed a job. */
+  polled(claimed: boolean): void {
+    this.empty = claimed ? 0 : Math.min(this.empty + 1, 16);
+  }
+
+  /**
+   * How long this worker may sleep when idle, for this queue: a listener is
+   * woken by events and looks at `pollMs`; one that does not listen looks
+   * after POOL_POLL_MS, doubling while its looks find nothing, up to `pollMs`,
+   * and again after POOL_POLL_MS once one found work (a backlog the listeners
+   * leave).
+   */
+  idleMs(pollMs: number): number {
+    if (this.listening || this.rank < LISTENERS) return pollMs;
+    return Math.min(pollMs, POOL_POLL_MS * 2 ** this.empty);
+  }
+
   /** Stops watching. */
   close(): void {
     for (const watcher of this.watchers.splice(0)) watcher.close();
@@ -199,7 +222,7 @@ export class PoolMember {
   }
 }
 
-/** How long an idle serving worker sleeps: one that listens nowhere looks every POOL_POLL_MS. */
+/** How long an idle worker sleeps: the shortest of its queues' (PoolMember.idleMs). */
 export function idlePollMs(members: readonly PoolMember[], pollMs: number): number {
-  return members.length > 0 && members.every((member) => !member.listening && member.rank >= LISTENERS) ? Math.min(pollMs, POOL_POLL_MS) : pollMs;
+  return Math.min(pollMs, ...members.map((member) => member.idleMs(pollMs)));
 }

@@ -278,6 +278,7 @@ export class Worker {
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
       this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
+      for (const slot of this.slots) slot.member.polled(claimedNow > 0);
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
