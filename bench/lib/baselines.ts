@@ -26,6 +26,23 @@ export function sizes(quick: boolean): Sizes {
 
 export const FLOOR_DURABILITY = 'fsync per step (9 fsyncs/job)';
 
+/**
+ * The floor's full job sequence, 1 thread, measured in the CPU group beside
+ * fsjob's CPU per payload job (round-robin with it, so both see one fs state
+ * and one load): the figure issue 24's target 1 divides by.
+ */
+export function floorCpuSystem(jobs: number): System {
+  return {
+    id: 'cpu-floor',
+    label: `floor: full job sequence, 1 thread, ${jobs} jobs (CPU per job, beside fsjob's)`,
+    durability: FLOOR_DURABILITY,
+    run: async (ctx: Ctx): Promise<Sample> => {
+      const r = await runFloor(ctx.fresh('cpu-floor'), jobs, 1, 'full');
+      return { rate: r.jobs_per_s, cpu_ms: r.cpu_ns / r.jobs / 1e6 };
+    },
+  };
+}
+
 export function floorSystems(size: Sizes): System[] {
   const floor = (id: string, label: string, threads: number, mode: 'full' | 'enqueue'): System => ({
     id,
