@@ -11,6 +11,7 @@ import { latencySample, runCycle, type Ctx, type Sample, type System } from './h
 import { Peer, REPO_DIR, run, runJson, tsNode } from './proc.ts';
 import { percentile } from './stats.ts';
 import { timeCommand, type Timed, type TimedOptions } from './timed.ts';
+import { metered } from './cgroup-cpu.ts';
 import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
 import { CONSUMER_PROCESSES, PROCESS_CONCURRENCY } from './targets-hotpath.ts';
@@ -168,22 +169,37 @@ function receiptsOf(root: string): ReceiptTimes[] {
   return out;
 }
 
-/** `fsjob work --drain` processes over n queued `true` jobs; the rate is taken from the receipts' own times. */
+/** `workers` processes of `fsjob work --drain` over `root`, run to their end in one cgroup; the CPU of all their processes. */
+async function drainWith(root: string, workers: number, concurrency: number): Promise<{ wallS: number; cpuMs: number }> {
+  const t0 = performance.now();
+  const { value: runs, cpuMs } = await metered((wrap) =>
+    Promise.all(
+      Array.from({ length: workers }, () => run(wrap([process.execPath, FSJOB_BIN, 'work', '--queue', root, '--drain', '--concurrency', String(concurrency)]), { timeoutMs: 600_000 })),
+    ),
+  );
+  for (const r of runs) if (r.status !== 0) throw new Error(`fsjob work exited ${r.status}: ${r.stderr.trim().slice(-1500)}`);
+  return { wallS: (performance.now() - t0) / 1000, cpuMs };
+}
+
+/**
+ * `fsjob work --drain` processes over n queued `true` jobs; the rate is
+ * taken from the receipts' own times. CPU per job: every process of the
+ * run (the workers, their guardians and spawners, the commands), less the
+ * start-up and shutdown of as many workers draining an empty queue.
+ */
 async function workRun(ctx: Ctx, name: string, n: number, workers: number, concurrency: number): Promise<Sample> {
+  const idle = path.join(ctx.fresh(`${name}-idle`), 'q');
+  await initQueue(idle);
+  const startup = await drainWith(idle, workers, concurrency);
   const root = path.join(ctx.fresh(name), 'q');
   await buildQueue(root, n, 'queued', { argv: ['true'] }, ctx.fresh('templates'));
-  const t0 = performance.now();
-  const runs = await Promise.all(
-    Array.from({ length: workers }, () => run([process.execPath, FSJOB_BIN, 'work', '--queue', root, '--drain', '--concurrency', String(concurrency)], { timeoutMs: 600_000 })),
-  );
-  const wallS = (performance.now() - t0) / 1000;
-  for (const r of runs) if (r.status !== 0) throw new Error(`fsjob work exited ${r.status}: ${r.stderr.trim().slice(-1500)}`);
+  const { wallS, cpuMs } = await drainWith(root, workers, concurrency);
   const receipts = receiptsOf(root);
   const ok = receipts.filter((r) => r.outcome === 'succeeded').length;
   if (receipts.length !== n || ok !== n) throw new Error(`fsjob work left ${receipts.length} receipts (${ok} succeeded) for ${n} jobs`);
   const finished = receipts.map((r) => r.finished_ms).sort((a, b) => a - b);
   const spanS = ((finished[finished.length - 1] as number) - (finished[0] as number)) / 1000;
-  return { rate: (n - 1) / spanS, wall_rate: n / wallS };
+  return { rate: (n - 1) / spanS, wall_rate: n / wallS, cpu_ms: (cpuMs - startup.cpuMs) / n };
 }
 
 export function fsjobCommandSystems(n: number, latencySamples: number): System[] {
@@ -199,6 +215,7 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
     work('fsjob-work-2', 'fsjob work: 2 worker processes, command `true`', 2, 1),
     work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
     work('fsjob-work-c4', 'fsjob work: 1 worker with --concurrency 4, command `true`', 1, 4),
+    work('fsjob-work-c8', 'fsjob work: 1 worker with --concurrency 8, command `true`', 1, 8),
     {
       id: 'fsjob-work-latency',
       label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',

@@ -183,7 +183,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   targetRows(computeHotPathTargets(r));
   out.push('## Targets of issue 16', '');
   out.push(
-    'The six targets of issue 16; a target with several goals has a row for each. Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (a group left out with --only, a skipped or failed system). In quick mode the deep queues are smaller: each row names the depth it used.',
+    'The six targets of issue 16 (and 4b, issue 29\'s for command jobs); a target with several goals has a row for each. Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (a group left out with --only, a skipped or failed system). In quick mode the deep queues are smaller: each row names the depth it used.',
     '',
   );
   targetRows(targets);
@@ -206,13 +206,16 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push(`## 2. CPU per payload job (fs state: ${stateOf('before CPU per job')})`, '', cpuPerJobSection(r), '');
   out.push(`## 4. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
   out.push(
-    '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is node spawning `true` serially (piped stdio, as a worker capturing output needs).',
+    '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is a plain node process (bench/spawn-rate.mjs, no tsx loader) spawning `true` serially (piped stdio, as a worker capturing output needs). CPU per job: for the reference, its own and its children\'s over the measured spawns; for the others, every process of the run, counted by a cgroup of its own (bench/lib/cgroup-cpu.ts; n/a where none can be made), less, for `fsjob work`, the start-up and shutdown of as many workers draining an empty queue; filespooler\'s includes preparing its packets.',
     '',
   );
   out.push(
     rateTable(r.commands.filter((o) => o.system.id !== 'fsjob-work-latency'), r.commands, {
       latency: false,
-      extra: [['wall_rate', 'jobs/s incl. start-up', formatRate]],
+      extra: [
+        ['wall_rate', 'jobs/s incl. start-up', formatRate],
+        ['cpu_ms', 'CPU ms per job', fixed(2)],
+      ],
     }),
     '',
   );

@@ -30,7 +30,7 @@ const RETRY_DELAY_MS = 5000;
 /** How far a probe's claimed_ms may be from the role's expected clock and still show the offset reached it. */
 const PROBE_SLACK_MS = 10 * 60_000;
 
-async function readClaim(file: string): Promise<ClaimRecord | undefined> {
+export async function readClaim(file: string): Promise<ClaimRecord | undefined> {
   return readFile(file, 'utf8').then((text) => JSON.parse(text) as ClaimRecord, () => undefined);
 }
 

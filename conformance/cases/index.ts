@@ -19,6 +19,7 @@ import { interopCases } from './interop.ts';
 import { lanesCases } from './lanes.ts';
 import { leasesCases } from './leases-and-guardian.ts';
 import { clockCases } from './leases-and-guardian-clock.ts';
+import { judgeClockCases } from './leases-and-guardian-judge-clock.ts';
 import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { dedupeRaceCases } from './producer-dedupe-race.ts';
@@ -27,6 +28,7 @@ import { recoveryCases } from './recovery-and-gc.ts';
 import { housekeepingCases } from './recovery-and-gc-housekeeping.ts';
 import { runningCases } from './running.ts';
 import { securityCases } from './security.ts';
+import { bytesCases } from './spec-record-bytes.ts';
 import { rootCases } from './security-root.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
@@ -39,6 +41,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...producerCases,
   ...dedupeRaceCases,
   ...holdReuseCases,
+  ...bytesCases,
   ...writingCases,
   ...movesCases,
   ...claimCases,
@@ -46,6 +49,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...runningCases,
   ...leasesCases,
   ...clockCases,
+  ...judgeClockCases,
   ...workersCases,
   ...controlCases,
   ...retryClockCases,

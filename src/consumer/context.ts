@@ -78,6 +78,11 @@ export type ConsumerEvent =
   | { type: 'left'; queue: string; job_id: string; gen: number; reason: string }
   | { type: 'skipped'; queue: string; job_id: string; reason: string }
   | { type: 'guardian'; state: 'down' | 'restarted' }
+  /**
+   * The spawner that starts the commands (spawner.ts) died ('down': no command job is claimed until it is back) or
+   * is back; 'unavailable': it cannot run on this system (`reason` says why) and node forks each command itself.
+   */
+  | { type: 'spawner'; state: 'down' | 'restarted' | 'unavailable'; reason?: string }
   /** PAUSE-1: the queue's pause.json appeared (nothing is claimed there) or went away. */
   | { type: 'paused'; queue: string }
   | { type: 'resumed'; queue: string }

@@ -52,3 +52,4 @@ export type * from '../records/generated/types.ts';
 export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 export { AllowList, globToRegExp } from './allow.ts';
 export { Guardian } from './guardian.ts';
+export { Spawner } from './spawner.ts';

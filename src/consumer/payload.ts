@@ -90,7 +90,7 @@ export class ClaimedJob {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     await owner.publishExec(job.attempt, null);
-    job.startedMs = owner.ctx.clock.nowMs();
+    job.startedMs = owner.writeTimeMs();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
     job.control.start();
     job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8

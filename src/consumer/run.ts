@@ -12,7 +12,8 @@
  * publishes nothing (OWN-1); an owner that cannot prove its group stopped
  * publishes nothing either, and says so (UNPROVEN).
  */
-import { commandEnv, signalExitCode } from './command-env.ts';
+import { monotonicMs } from '../base/clock.ts';
+import { commandArgv, commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -20,6 +21,7 @@ import { startCommand, type CommandResult, type RunningCommand, type StopReason 
 import type { Context } from './context.ts';
 import { ControlLoop } from './control.ts';
 import type { Guardian } from './guardian.ts';
+import type { Launcher } from './launch.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
 import { leaseWindow, persist, proveStoppedLater, type FinishWindow } from './finishing.ts';
@@ -72,7 +74,8 @@ export function superseded(owner: Ownership): RunOutcome {
 
 /** What an attempt came to, for `conclude`. */
 export interface Ending {
-  stoppedBy: StopReason | 'fenced' | null;
+  /** 'lost': the command's exit status died with its waiter (the spawner's), as with a dead owner. */
+  stoppedBy: StopReason | 'fenced' | 'lost' | null;
   /** Whether the command was released / the handler called (the execution may have happened). */
   released: boolean;
   /** Exit 0, or the handler resolved. */
@@ -129,10 +132,11 @@ export async function conclude(owner: Ownership, spec: SpecRecord, attempt: numb
           ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
-        // LEASE-6: a counted failure; with no attempt left the attempt was lost with its lease.
+      case 'lost':
+        // LEASE-6, and a status lost with its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -145,13 +149,13 @@ export async function conclude(owner: Ownership, spec: SpecRecord, attempt: numb
   }
 }
 
-/** Runs a command job (spec/running.md) under `guardian` (WORKER-2). */
-export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined }): RunningJob {
+/** Runs a command job (spec/running.md) under `guardian` (WORKER-2), its leader started by `launcher` (the worker's spawner). */
+export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined; launcher?: Launcher | undefined }): RunningJob {
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
-  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find.
-  const argv = (ticket.program === undefined ? spec.argv : [ticket.program, ...(spec.argv ?? []).slice(1)]) as [string, ...string[]];
+  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find; SPEC-3: the bytes the spec holds.
+  const argv = commandArgv(spec.argv ?? [], ticket.program);
   let command: RunningCommand | undefined;
   let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;
@@ -207,8 +211,10 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
             ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
           },
           guardian: deps.guardian,
+          ...(deps.launcher === undefined ? {} : { launcher: deps.launcher }),
           leaseDeadline: () => control.guardianDeadline(),
-          clock: ctx.clock,
+          // The command's started instant is one this owner writes (LEASE-4: never before its earlier ones).
+          clock: { nowMs: () => owner.writeTimeMs(), sleep: (ms, signal) => ctx.clock.sleep(ms, signal), monotonicMs: () => monotonicMs(ctx.clock) },
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
         },
       );
@@ -257,8 +263,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
         : result.signal !== null
           ? { exit: null, signal: result.signal }
           : null;
+    const lost = result.statusLost;
     return conclude(owner, spec, attempt, {
-      stoppedBy: fenced ? 'fenced' : result.stoppedBy,
+      stoppedBy: fenced ? 'fenced' : (result.stoppedBy ?? (lost === null ? null : 'lost')), // EXEC-14: a cause fsjob acted on first
       released: result.released,
       ok: result.exit === 0,
       failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),
@@ -266,7 +273,7 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       startedMs: result.startedMs,
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
-      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : lost,
       ...outsideNote(result),
     }, window);
   }

@@ -8,7 +8,9 @@
  *   (WORKER-1).
  * - The guardian is running before any command starts; if it dies the worker
  *   restarts it and claims no command job until it is back (WORKER-2, fail
- *   closed).
+ *   closed). So is the spawner that forks every command (spawner.ts; where it
+ *   cannot run, node forks them itself): if it dies, no command job is
+ *   claimed until a new one answers.
  * - It wakes on fs.watch events of jobs/ (a job was published; ready/'s
  *   events keep its view of the index current) and polls at least every
  *   second in case an event is missed (a watch is a hint, like the index).
@@ -26,12 +28,15 @@
  *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
 import { CONSUME_RETRY_WAIT, renewInterval } from '../base/constants.ts';
+import { monotonicMs } from '../base/clock.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { beginOperation, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
+import { Spawner } from './spawner.ts';
+import { CommandSupport } from './command-support.ts';
 import { runCommand, type RunningJob, type RunOutcome } from './run.ts';
 import { runPayload, type Handler } from './payload.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
@@ -64,6 +69,8 @@ export interface WorkerOptions extends ConsumerOptions {
   pollMs?: number;
   /** The guardian (WORKER-2). @default a new Guardian */
   guardian?: Guardian;
+  /** The process that forks every command (spawner.ts). @default a new Spawner */
+  spawner?: Spawner;
 }
 
 
@@ -104,10 +111,13 @@ export class Worker {
   private readonly mode: WorkerMode;
   private readonly pollMs: number;
   private readonly guardian: Guardian | undefined;
+  private readonly spawner: Spawner | undefined;
+  /** The guardian and the spawner, once run() started them. */
+  private commands: CommandSupport | undefined;
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly avoidUntil = new Map<string, number>();
+  private readonly avoidUntil = new Map<string, number>(); // until a monotonic instant: a wall clock that goes back must not lengthen the pause (LEASE-4)
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private stopping = false;
@@ -119,7 +129,6 @@ export class Worker {
   /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
   private fatal: FsjobError | undefined;
   private woken = false;
-  private guardianDown = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -139,6 +148,7 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
+    this.spawner = options.commands === false ? undefined : (options.spawner ?? new Spawner());
     this.summary = newSummary(this.id);
   }
 
@@ -188,8 +198,11 @@ export class Worker {
       this.slots.push({ queue, paused: false, view, member: new PoolMember(queue, view, serving, hooks) });
     }
     try {
-      // WORKER-2: the guardian runs before any command may start.
-      if (this.guardian !== undefined) await this.guardian.start();
+      // WORKER-2: the guardian runs before any command may start, and so does the spawner.
+      if (this.guardian !== undefined && this.spawner !== undefined) {
+        this.commands = new CommandSupport(this.guardian, this.spawner, ctx, () => this.slots[0]?.queue.root ?? '');
+        await this.commands.start();
+      }
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
@@ -213,12 +226,12 @@ export class Worker {
   }
 
   private commandsAllowed(): boolean {
-    return this.guardian !== undefined && this.guardian.healthy && !this.stopping;
+    return this.commands !== undefined && this.commands.ready && !this.stopping;
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
     return {
-      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? 0) > ctx.clock.nowMs(),
+      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? -Infinity) > monotonicMs(ctx.clock),
       canRun: (spec) => (spec.argv !== undefined ? this.commandsAllowed() : spec.handler !== undefined && this.handlers.has(spec.handler)),
     };
   }
@@ -230,7 +243,7 @@ export class Worker {
     let relisted = false; // see relistBeforeEnd
     for (;;) {
       if (this.stopping) return;
-      await this.ensureGuardian();
+      if (!this.stopping) await this.commands?.ensure();
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -277,13 +290,13 @@ export class Worker {
         relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
-      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
+      this.scans.turn(scanError !== undefined, monotonicMs(ctx.clock));
       for (const slot of this.slots) slot.member.polled(claimedNow > 0);
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
-          if (this.scans.exhausted(ctx.clock.nowMs())) {
+          if (this.scans.exhausted(monotonicMs(ctx.clock))) {
             this.fatal ??= scanError;
             return;
           }
@@ -344,7 +357,7 @@ export class Worker {
     let job: RunningJob;
     // Each running job is an operation (flush.ts) until it ends.
     const running = beginOperation();
-    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
+    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian, launcher: this.commands?.launcher });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
@@ -386,23 +399,7 @@ export class Worker {
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
-    this.avoidUntil.set(key(slot, id), (this.ctx as Context).clock.nowMs() + ms);
-  }
-
-  /** WORKER-2, fail closed: restart a dead guardian; until it is back, no command job is claimed. */
-  private async ensureGuardian(): Promise<void> {
-    const guardian = this.guardian;
-    if (guardian === undefined || guardian.healthy || this.stopping) return;
-    const ctx = this.ctx as Context;
-    if (!this.guardianDown) ctx.emit({ type: 'guardian', state: 'down' });
-    this.guardianDown = true;
-    try {
-      await guardian.ensure();
-      this.guardianDown = false;
-      ctx.emit({ type: 'guardian', state: 'restarted' });
-    } catch (error) {
-      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
-    }
+    this.avoidUntil.set(key(slot, id), monotonicMs((this.ctx as Context).clock) + ms);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -475,7 +472,7 @@ export class Worker {
     for (const slot of this.slots) {
       await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
     }
-    this.guardian?.close();
+    await this.commands?.close();
   }
 }
 

@@ -14,7 +14,7 @@
  *   (PUB-7). Nothing here writes a protocol file any other way.
  * - RCPT-3 then READY-2: the receipt is linked, then the ready entry goes.
  */
-import type { Clock } from '../base/clock.ts';
+import { monotonicMs, type Clock } from '../base/clock.ts';
 import { GEN_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { clipUtf8 } from '../base/text.ts';
@@ -104,6 +104,9 @@ export class Generation {
   /** The identity a receipt names in `by`. */
   readonly by: Identity;
   private lost = false;
+  /** The last instant this owner wrote, and the monotonic time it was written at (writeTimeMs). */
+  private lastWrittenMs: number;
+  private lastWrittenMono: number;
 
   /** `handle`: the job directory a visit holds (model/queue-dirs.ts), kept until close(); default: named by its path. */
   constructor(queue: Queue, id: string, gen: number, claimedMs: number, clock: Clock, by: Identity, handle: Dir = jobDir(queue, id)) {
@@ -115,6 +118,26 @@ export class Generation {
     this.claimedMs = claimedMs;
     this.clock = clock;
     this.by = by;
+    this.lastWrittenMs = claimedMs;
+    this.lastWrittenMono = monotonicMs(clock) - Math.max(0, clock.nowMs() - claimedMs);
+  }
+
+  /**
+   * The instant to write now: the wall clock, but never before the last
+   * instant this owner wrote for the generation (claimed_ms first) plus the
+   * monotonic time since. LEASE-4 measures elapsed time on the monotonic
+   * clock: a wall clock that went back a day mid-run must not give a receipt
+   * whose finished_ms is a day before its started_ms (issue 28 point 4), any
+   * more than it may give a stale heartbeat. Every instant a generation
+   * writes (recorded_ms, heartbeat_ms, ended_ms, started_ms, finished_ms)
+   * comes from here.
+   */
+  writeTimeMs(atLeastMs = 0): number {
+    const mono = monotonicMs(this.clock);
+    const at = Math.max(this.clock.nowMs(), atLeastMs, this.lastWrittenMs + Math.round(mono - this.lastWrittenMono));
+    this.lastWrittenMs = at;
+    this.lastWrittenMono = mono;
+    return at;
   }
 
   /** Ends the generation's visit of the job directory (a held handle's descriptor is closed). */
@@ -173,7 +196,7 @@ export class Generation {
       gen: this.gen,
       attempt,
       group,
-      recorded_ms: this.clock.nowMs(),
+      recorded_ms: this.writeTimeMs(),
     };
     await this.handle.publish(genRecordName('exec', this.gen), encodeBuilt('exec', record, this.expect(), group ?? undefined), 'link', FRESH);
   }
@@ -181,7 +204,7 @@ export class Generation {
   /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
   async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>, atMs?: number): Promise<number> {
     await this.guard();
-    const now = atMs ?? this.clock.nowMs();
+    const now = this.writeTimeMs(atMs);
     const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
     await this.handle.publish(genRecordName('state', this.gen), encodeBuilt('state', record, this.expect()), 'rename');
     return now;
@@ -190,7 +213,7 @@ export class Generation {
   /** spec/records.md, the end record: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
   async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
     await this.guard();
-    const endedMs = this.clock.nowMs();
+    const endedMs = this.writeTimeMs();
     const record: EndRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'end',
@@ -226,7 +249,7 @@ export class Generation {
       attempts: fields.attempts,
       status: fields.status ?? null,
       started_ms: fields.started_ms ?? null,
-      finished_ms: this.clock.nowMs(),
+      finished_ms: this.writeTimeMs(fields.started_ms ?? 0), // never before the start it reports
       stdout: fields.stdout ?? null,
       stderr: fields.stderr ?? null,
       result: fields.result ?? null,

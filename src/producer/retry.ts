@@ -15,7 +15,7 @@ import { readBounded } from '../fs/safefs.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
-import { findJob, readSpec } from './jobs.ts';
+import { findJob, readReceipt, readSpec } from './jobs.ts';
 
 /** The label a retried job carries: the id of the job it repeats. */
 export const RETRY_OF_LABEL = 'retry-of';
@@ -37,13 +37,17 @@ export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
 /**
  * Enqueues a copy of job `id` (which must be finished, unless `unfinished`)
  * labelled `retry-of=<id>`; resolves like enqueue. NOT_FOUND for no such
- * job, USAGE for an unfinished one, INVALID_RECORD when its spec or stdin
+ * job, USAGE for an unfinished one, INVALID_RECORD when its receipt is not
+ * a valid receipt of it (unless `unfinished`) or its spec or stdin
  * cannot be read back, DEDUPE_HELD when its dedupe key is held by another
  * unfinished job.
  */
 export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
   assertQueue(queue, 'retry');
   const files = await findJob(queue, id);
+  // A receipt.json that is not this job's valid receipt (a hard link to another job's) leaves the job
+  // damaged, not finished: refused as wait and validate refuse it.
+  if (options.unfinished !== true) await readReceipt(queue, files);
   if (!files.receipt && options.unfinished !== true) {
     throw new FsjobError('USAGE', `job ${id} is not finished; a retry is a new job doing the same thing, so it waits until this one has its receipt (fsjob wait ${id})`, { jobId: id });
   }

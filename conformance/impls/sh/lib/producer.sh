@@ -105,6 +105,9 @@ _rq_cb() {
   case $2 in
     1) ;;
     2) _rq_d2 "$@"; return 0 ;;
+    3)
+      case $3 in argv|env) _rr_bytes_member "$1" "$JW_K3" "$5" ;; esac
+      return 0 ;;
     *) return 0 ;;
   esac
   case $1 in
@@ -173,8 +176,17 @@ _rq_cb() {
 _rq_d2() {
   case $3 in
     argv)
-      case $1 in A|O|E) return 0 ;; esac
-      if [ "$1" != s ]; then _rq_bad "argv must be an array of strings"; return 0; fi
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+        O)
+          # SPEC-3: an argument whose bytes are not UTF-8, copied in its one form.
+          if [ "$4" = 0 ]; then _rq_bmax=4096; else _rq_bmax=131072; fi
+          _rq_bytes "$_rq_bmax" "argv[$4]" || return 0
+          if [ "$4" = 0 ]; then RQ_ARGV="{\"base64\":\"$_rr_b64\"}"; else RQ_ARGV="$RQ_ARGV,{\"base64\":\"$_rr_b64\"}"; fi
+          return 0 ;;
+      esac
+      if [ "$1" != s ]; then _rq_bad "argv must be an array of strings and base64 forms"; return 0; fi
       [ "$JW_NUL" = 0 ] || _rq_bad "argv: NUL is not allowed"
       if [ "$4" = 0 ]; then
         [ ${#5} -ge 1 ] && [ ${#5} -le 4096 ] || _rq_bad "argv[0] must be 1 to 4096 bytes"
@@ -183,8 +195,11 @@ _rq_d2() {
       fi
       if [ "$4" = 0 ]; then RQ_ARGV="\"$JW_CANON\""; else RQ_ARGV="$RQ_ARGV,\"$JW_CANON\""; fi ;;
     env)
-      case $1 in O|A|E) return 0 ;; esac
-      if [ "$1" != s ]; then _rq_bad "env values must be strings"; return 0; fi
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+      esac
+      if [ "$1" != s ] && [ "$1" != O ]; then _rq_bad "env values must be strings or base64 forms"; return 0; fi
       case $4 in
         FSJOB_*) _rq_bad "env: names must not start with FSJOB_" ;;
         [A-Za-z_]*) ;;
@@ -192,6 +207,11 @@ _rq_d2() {
       esac
       case $4 in *[!A-Za-z0-9_]*) _rq_bad "env: invalid name" ;; esac
       [ ${#4} -le 128 ] || _rq_bad "env: name too long"
+      if [ "$1" = O ]; then
+        _rq_bytes 32768 "env $4" || return 0
+        RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":{\"base64\":\"$_rr_b64\"}"
+        return 0
+      fi
       [ "$JW_NUL" = 0 ] || _rq_bad "env: NUL is not allowed"
       [ ${#5} -le 32768 ] || _rq_bad "env: a value over 32768 bytes"
       RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":\"$JW_CANON\"" ;;
@@ -204,6 +224,14 @@ _rq_d2() {
       RQ_LABELS="$RQ_LABELS${RQ_LABELS:+,}\"$4\":\"$JW_CANON\"" ;;
   esac
   return 0
+}
+
+# _rq_bytes MAX WHAT: the {"base64": ...} element just closed is the one form
+# SPEC-3 allows (a producer copies the bytes exactly, never as text).
+_rq_bytes() {
+  if [ -n "$_rr_bbad" ]; then _rq_bad "$2: $_rr_bbad (SPEC-3)"; return 1; fi
+  if [ -z "${_rr_b64+set}" ]; then _rq_bad "$2: an object without base64 (SPEC-3)"; return 1; fi
+  bytes_form "$_rr_b64" "$1" || { _rq_bad "$2: base64 form: $BF_ERR (SPEC-3)"; return 1; }
 }
 
 _rq_reset() {
