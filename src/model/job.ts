@@ -151,8 +151,15 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
 }
 
 export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
-  const handle = jobDir(queue, id);
-  return { ...classifyJob(id, await handle.list()), dir: handle.path, handle };
+  return listJobIn(id, jobDir(queue, id));
+}
+
+/** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir). */
+export async function listJobIn(id: string, handle: Dir): Promise<JobFiles> {
+  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir };
+  listing.dir = handle.path;
+  listing.handle = handle;
+  return listing;
 }
 
 /** LEASE-3: the time of the last renewal of a claim: claimed_ms or a later heartbeat of a valid state record. */

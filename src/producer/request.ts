@@ -12,7 +12,7 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
-import { stringifyKeepingRaw } from '../records/json.ts';
+import { stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
 import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 

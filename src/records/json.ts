@@ -13,11 +13,11 @@
  * whitespace is allowed there, everything else (UTF-8, no BOM, one object,
  * no duplicate names, bounded nesting) still holds.
  */
-import { randomBytes } from 'node:crypto';
 import { FsjobError } from '../base/errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './generated/types.ts';
 import { NEST_MAX, RECORD_MAX } from '../base/constants.ts';
+import { RawJson, stringifyKeepingRaw } from './raw-json.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
@@ -57,32 +57,7 @@ export type ParseResult = { ok: true; value: JsonObject } | { ok: false; failure
 /** 'record': REC-1 compact form and framing. 'request': RFC 8259 text, whitespace allowed (REQ-1). */
 export type JsonForm = 'record' | 'request';
 
-/**
- * A payload kept as written (REQ-2): its compact text, and the value a reader
- * in this language makes of it. A producer copies a request's payload into
- * the spec as written, number for number (`1e400`, `1.50` and
- * `12345678901234567890123` stay so), which a JSON value cannot carry: a
- * double holds neither of the last two, and JSON.stringify writes 1e5 as
- * 100000. serializeRecord writes `text`; anything else sees `value`
- * (JSON.stringify calls toJSON).
- */
-export class RawJson {
-  constructor(
-    /** Compact JSON text (REC-1), numbers as written. */
-    readonly text: string,
-    readonly value: JsonValue,
-  ) {}
 
-  toJSON(): JsonValue {
-    return this.value;
-  }
-}
-
-/** `value` with a RawJson payload replaced by its value: a spec as an API caller sees it. */
-export function plainPayload<T extends object>(value: T): T {
-  const payload = (value as { payload?: unknown }).payload;
-  return payload instanceof RawJson ? { ...value, payload: payload.value } : value;
-}
 
 /** A payload given as JSON text (the CLI's --payload), kept as written (REQ-2); a string saying what is wrong when it is not one JSON value. */
 export function parsePayloadText(text: string): RawJson | string {
@@ -429,7 +404,12 @@ function invalid(message: string, path: (string | number)[]): FsjobError {
   return new FsjobError('INVALID_RECORD', `cannot serialize ${where}: ${message}`, { clause: 'REC-1' });
 }
 
-/** Check that `value` is plain JSON that serializes to compact form (REC-1). */
+/**
+ * Check that `value` is plain JSON that serializes to compact form (REC-1);
+ * true when it holds a RawJson (a payload kept as written, REQ-2). `path` is
+ * the member path to `value`, one array shared by the whole walk (pushed and
+ * popped): a record's members cost no allocation each.
+ */
 function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): boolean {
   if (value === null || typeof value === 'boolean') return false;
   if (value instanceof RawJson) {
@@ -451,18 +431,25 @@ function checkSerializable(value: unknown, path: (string | number)[], depth: num
   if (depth >= NEST_MAX) throw invalid(`arrays and objects nest deeper than ${NEST_MAX} (or refer to themselves)`, path);
   let raw = false;
   if (Array.isArray(value)) {
-    value.forEach((item: unknown, index) => {
-      if (item === undefined) throw invalid('undefined is not a JSON value', [...path, index]);
-      if (checkSerializable(item, [...path, index], depth + 1, free)) raw = true;
-    });
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      path.push(index);
+      if (item === undefined) throw invalid('undefined is not a JSON value', path);
+      if (checkSerializable(item, path, depth + 1, free)) raw = true;
+      path.pop();
+    }
     return raw;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw invalid('only plain objects and arrays are JSON', path);
-  for (const [key, item] of Object.entries(value)) {
-    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', [...path, key]);
-    if (item === undefined) continue; // omitted, as JSON.stringify does
-    if (checkSerializable(item, [...path, key], depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)))) raw = true;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item: unknown = (value as Record<string, unknown>)[key];
+    path.push(key);
+    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', path);
+    // undefined is omitted, as JSON.stringify does
+    if (item !== undefined && checkSerializable(item, path, depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)))) raw = true;
+    path.pop();
   }
   return raw;
 }
@@ -474,23 +461,6 @@ function checkSerializable(value: unknown, path: (string | number)[], depth: num
  * payload and result, non-plain objects, nesting over 128) and TOO_LARGE over
  * RECORD_MAX (REC-2). It does not check the schema: see encodeRecord.
  */
-/**
- * JSON.stringify, with each RawJson written as its text (REQ-2): it becomes
- * a string holding a NUL, a random nonce and its index, which no other
- * string of the value can equal, and that string's JSON is then replaced.
- * Exported for a request given as a value whose payload is kept as written.
- */
-export function stringifyKeepingRaw(value: unknown): string {
-  const nonce = randomBytes(12).toString('hex');
-  const texts: string[] = [];
-  const json = JSON.stringify(value, function (this: Record<string, unknown>, key: string, item: unknown) {
-    const original = this[key];
-    if (!(original instanceof RawJson)) return item;
-    texts.push(original.text);
-    return `\u0000${nonce}:${texts.length - 1}`;
-  });
-  return json.replace(new RegExp(`"\\\\u0000${nonce}:([0-9]+)"`, 'g'), (_whole, index: string) => texts[Number(index)] as string);
-}
 
 export function serializeRecord(value: unknown): Buffer {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

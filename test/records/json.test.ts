@@ -1,7 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isFsjobError } from '../../src/base/errors.ts';
-import { type ParseFailureCode, parseRecordBytes, RawJson, serializeRecord } from '../../src/records/json.ts';
+import { type ParseFailureCode, parseRecordBytes, serializeRecord } from '../../src/records/json.ts';
+import { RawJson } from '../../src/records/raw-json.ts';
 import { NEST_MAX } from '../../src/base/constants.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
