@@ -14,6 +14,7 @@ import { timeCommand, type Timed, type TimedOptions } from './timed.ts';
 import { metered } from './cgroup-cpu.ts';
 import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
+import { CONSUMER_PROCESSES, PROCESS_CONCURRENCY } from './targets-hotpath.ts';
 
 export const FSJOB_DURABILITY = 'fsync per step (spec/writing.md, spec/producer.md, spec/claim.md and spec/running.md)';
 /** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
@@ -49,52 +50,69 @@ async function freshQueue(ctx: Ctx, name: string): Promise<string> {
   return root;
 }
 
-/** One producer process and `consumers` consumer processes (each a Worker with `concurrency`). */
-export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number, batch = 0): Promise<Sample> {
-  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n), ...(batch > 0 ? ['--batch', String(batch)] : [])]));
+/** How the producer of a full cycle enqueues: one `enqueue` at a time, or `enqueueBatch`/`enqueueMany` calls of `size`. */
+export type ProducerShape = { kind: 'enqueue' } | { kind: 'batch' | 'many'; size: number };
+
+/**
+ * The pool threads a consumer process gets: what spec/design-hot-path.md
+ * advises for a Worker running `concurrency` jobs at once, 4 (libuv's
+ * default) at least. Set in the child's environment, as a user would.
+ */
+export function poolFor(concurrency: number): NodeJS.ProcessEnv {
+  return { ...process.env, UV_THREADPOOL_SIZE: String(Math.max(4, Math.min(128, concurrency))) };
+}
+
+/** One producer process and `consumers` consumer processes (each a Worker with `concurrency`), with their CPU per job. */
+export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number, shape: ProducerShape = { kind: 'enqueue' }): Promise<Sample> {
+  const flags = shape.kind === 'enqueue' ? [] : [`--${shape.kind}`, String(shape.size)];
+  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n), ...flags]));
   const cs = Array.from(
     { length: consumers },
-    (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)])),
+    (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)]), { env: poolFor(concurrency) }),
   );
   const r = await runCycle(producer, cs, n, true);
-  return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, ...latencySample(r.latencies) };
+  return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob, scans_per_job: r.scansPerJob, raced_per_job: r.racedPerJob, ...latencySample(r.latencies) };
 }
 
 export function fsjobLibrarySystems(size: Sizes): System[] {
   const n = size.fsjobJobs;
-  const out: System[] = [
-    {
-      id: 'fsjob-enq',
-      label: 'fsjob: enqueue only (library, 1 process)',
-      durability: FSJOB_DURABILITY,
-      refs: { floor: 'floor-enq', sqlite: 'sqlite-full-insert' },
-      skip: fsjobMissing,
-      run: async (ctx) => {
-        const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', await freshQueue(ctx, 'fsjob-enq'), String(n)]));
-        const r = await runCycle(producer, [], n, false);
-        return { rate: r.enqueueRate };
-      },
+  const enqueueOnly = (id: string, label: string, shape: ProducerShape): System => ({
+    id,
+    label,
+    durability: FSJOB_DURABILITY,
+    refs: { floor: 'floor-enq', sqlite: 'sqlite-full-insert' },
+    skip: fsjobMissing,
+    run: async (ctx) => {
+      const flags = shape.kind === 'enqueue' ? [] : [`--${shape.kind}`, String(shape.size)];
+      const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', await freshQueue(ctx, id), String(n), ...flags]));
+      const r = await runCycle(producer, [], n, false);
+      return { rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob };
     },
+  });
+  const out: System[] = [
+    enqueueOnly('fsjob-enq', 'fsjob: enqueue only (library, 1 process, one `enqueue` at a time)', { kind: 'enqueue' }),
+    enqueueOnly('fsjob-enq-many', 'fsjob: enqueue only (library, 1 process, `enqueueMany` of 64 requests)', { kind: 'many', size: 64 }),
   ];
-  for (const consumers of [1, 2, 4]) {
+  // Issue 24: consumers that scale. A serving Worker per process, concurrency 1.
+  for (const consumers of CONSUMER_PROCESSES) {
     out.push({
       id: `fsjob-c${consumers}`,
       label: `fsjob: full cycle, ${consumers} consumer process${consumers > 1 ? 'es' : ''}`,
       durability: FSJOB_DURABILITY,
-      refs: { floor: 'floor-1t', sqlite: `sqlite-full-c${Math.min(consumers, 2)}` },
+      refs: { floor: 'floor-1t', sqlite: `sqlite-full-c${Math.min(consumers, 8)}` },
       skip: fsjobMissing,
-      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), n, consumers, 1),
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), size.scaleJobs, consumers, 1),
     });
   }
-  // Issue 16: fsjob is free to choose its concurrency against SQLite's best; one process running many jobs is its efficient layout.
-  for (const concurrency of [2, 4, 8, 16]) {
+  // One process running many jobs at once (UV_THREADPOOL_SIZE as poolFor says).
+  for (const concurrency of PROCESS_CONCURRENCY) {
     out.push({
       id: `fsjob-a${concurrency}`,
       label: `fsjob: full cycle, 1 consumer process with concurrency ${concurrency} (async)`,
       durability: FSJOB_DURABILITY,
       refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
       skip: fsjobMissing,
-      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), n, 1, concurrency),
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), size.scaleJobs, 1, concurrency),
     });
   }
   // The producer free to choose too: enqueueBatch shares the fsync of jobs/ among the lines of a batch (spec/producer.md, "Sharing step 8").
@@ -104,7 +122,7 @@ export function fsjobLibrarySystems(size: Sizes): System[] {
     durability: FSJOB_DURABILITY,
     refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
     skip: fsjobMissing,
-    run: async (ctx) => fsjobCycle(await freshQueue(ctx, 'fsjob-b16'), n, 1, 16, 64),
+    run: async (ctx) => fsjobCycle(await freshQueue(ctx, 'fsjob-b16'), size.scaleJobs, 1, 16, { kind: 'batch', size: 64 }),
   });
   out.push({
     id: 'fsjob-latency',

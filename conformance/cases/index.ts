@@ -11,7 +11,7 @@ import type { ConformanceCase } from '../runner/case.ts';
 import { behaviourCases } from './behaviour.ts';
 import { claimCases } from './claim.ts';
 import { controlCases } from './control.ts';
-import { retryClockCases } from './control-retry-clock.ts';
+import { controlClockCases } from './control-clock.ts';
 import { crashCases } from './crash.ts';
 import { holdReuseCases } from './hold-reuse.ts';
 import { identityCases } from './identity.ts';
@@ -52,7 +52,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...judgeClockCases,
   ...workersCases,
   ...controlCases,
-  ...retryClockCases,
+  ...controlClockCases,
   ...identityCases,
   ...recoveryCases,
   ...housekeepingCases,

@@ -38,7 +38,7 @@ import { needsInjector } from '../runner/pause.ts';
 import { sleep } from '../runner/process.ts';
 import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { settle } from './leases-and-guardian-clock.ts';
-import { readClaim } from './control-retry-clock.ts';
+import { readClaim } from './control-clock.ts';
 import { logged } from './jobs.ts';
 
 const HOUR = 3_600_000;

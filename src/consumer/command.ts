@@ -64,6 +64,8 @@ export interface CommandHooks {
   cgroup?: AttemptCgroup;
   /** Who forks the group's leader: the worker's spawner. @default node's own spawn (launch.ts) */
   launcher?: Launcher;
+  /** Called once the leader's exit status is collected: the instant LEASE-6 judges a lapse at. */
+  leaderExited?: () => void;
 }
 
 export interface CommandResult {
@@ -209,6 +211,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
 
     const end = await leader.ended;
     leaderExited = true;
+    hooks.leaderExited?.();
     clearTimeout(timeout);
     clearTimeout(killTimer);
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader

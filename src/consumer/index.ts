@@ -45,7 +45,8 @@ import '../records/compiled.ts';
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
 export { recover, type RecoverOptions, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';
-export { ClaimedJob, type Handler, type HandlerContext, type RunOutcome } from './run.ts';
+export { ClaimedJob, type Handler, type HandlerContext } from './payload.ts';
+export { type RunOutcome } from './run.ts';
 export type { ConsumerOptions, ConsumerEvent } from './context.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
 /** Every record type (spec/records.md) and the request form (spec/spec-record.md), as the schemas define them. */

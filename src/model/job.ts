@@ -151,8 +151,15 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
 }
 
 export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
-  const handle = jobDir(queue, id);
-  return { ...classifyJob(id, await handle.list()), dir: handle.path, handle };
+  return listJobIn(id, jobDir(queue, id));
+}
+
+/** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir). */
+export async function listJobIn(id: string, handle: Dir): Promise<JobFiles> {
+  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir };
+  listing.dir = handle.path;
+  listing.handle = handle;
+  return listing;
 }
 
 /** LEASE-3: the time of the last renewal of a claim: claimed_ms or a later heartbeat of a valid state record. */
@@ -256,9 +263,10 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   }
   let end: EndRecord | undefined;
   if (gen > 0) {
-    const claim = await readGenRecord(queue, files, 'claim', gen);
-    if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
     if (!files.ends.has(gen)) {
+      // SEC-10: the open claim's content decides (its owner); a closed one counts by its name.
+      const claim = await readGenRecord(queue, files, 'claim', gen);
+      if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
       const owner = await judgeClaimOwner(queue, files, claim.value, now, options.leases);
       const status: JobStatus = owner.verdict === 'dead' ? 'orphaned' : files.execs.has(gen) ? 'running' : 'claimed';
       return { status, gen, claim: claim.value, owner, findings: [] };

@@ -28,6 +28,7 @@ import { FsjobError } from '../base/errors.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../base/units.ts';
 import { isPlainText, type RecordText } from '../records/bytes.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
+import { parsePayloadText } from '../records/json.ts';
 
 /** Option values by option name ("timeout", "max-attempts", ...), as a command-line parser gives them. */
 export type RequestOptions = Readonly<Record<string, unknown>>;
@@ -101,11 +102,10 @@ export function requestFromOptions(options: RequestOptions, command: readonly Re
     if (command.length > 0) throw new FsjobError('USAGE', 'give either a command (after --) or --handler, not both (SPEC-1)', { clause: 'SPEC-1' });
     request.handler = handler;
     if (options['payload'] !== undefined) {
-      try {
-        request.payload = JSON.parse(String(options['payload'])) as JobRequest['payload'];
-      } catch (error) {
-        throw new FsjobError('USAGE', `--payload is not JSON: ${error instanceof Error ? error.message : String(error)}`, { field: '/payload' });
-      }
+      // REQ-2: kept as written, number for number (a RawJson, written as its text).
+      const payload = parsePayloadText(String(options['payload']));
+      if (typeof payload === 'string') throw new FsjobError('USAGE', `--payload is not one JSON value: ${payload}`, { field: '/payload' });
+      request.payload = payload as unknown as JobRequest['payload'];
     }
   } else {
     if (options['payload'] !== undefined) throw new FsjobError('USAGE', '--payload needs --handler: only payload jobs have a payload (SPEC-1)', { clause: 'SPEC-1', field: '/payload' });

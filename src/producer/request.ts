@@ -12,6 +12,7 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
+import { stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
 import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
@@ -91,7 +92,8 @@ function checkRequestValue(request: unknown, source: string, nameField?: (field:
   }
   let text: string;
   try {
-    text = JSON.stringify(request);
+    // A payload kept as written (RawJson, REQ-2) stays so through the bytes.
+    text = stringifyKeepingRaw(request);
   } catch (error) {
     throw new FsjobError('USAGE', `${source} cannot be written as JSON (REQ-1): ${error instanceof Error ? error.message : String(error)}`, { clause: 'REQ-1' });
   }

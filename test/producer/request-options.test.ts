@@ -10,6 +10,7 @@ import { KILL_GRACE_MAX, PRIORITY_MAX, PRIORITY_MIN, RETRY_DELAY_MAX } from '../
 import { isFsjobError } from '../../src/base/errors.ts';
 import { normalizeRequest } from '../../src/producer/request.ts';
 import { requestFromOptions, requestOptionNamed } from '../../src/producer/request-options.ts';
+import { RawJson } from '../../src/records/raw-json.ts';
 
 const options = suite('requestFromOptions');
 
@@ -58,7 +59,12 @@ options('the bounds are those of section 5.2, said in the option\'s unit', () =>
 options('a command or a handler, not both and not neither', () => {
   assert.is(refusal(() => requestFromOptions({ handler: 'h' }, ['x'])).code, 'USAGE');
   assert.match(refusal(() => requestFromOptions({}, [])).message, /after --/);
-  assert.equal(requestFromOptions({ handler: 'resize', payload: '{"w":640}' }, []), { handler: 'resize', payload: { w: 640 } });
+  // REQ-2: the payload is kept as written (a RawJson: its compact text, number for number, and its value).
+  const request = requestFromOptions({ handler: 'resize', payload: '{"w": 640, "big": 12345678901234567890123, "f": 1.50}' }, []);
+  assert.is(request.handler, 'resize');
+  assert.ok(request.payload instanceof RawJson);
+  assert.is((request.payload as unknown as RawJson).text, '{"w":640,"big":12345678901234567890123,"f":1.50}');
+  assert.equal(Object.keys(request), ['handler', 'payload']);
 });
 
 const named = suite('the flag behind a refused member');

@@ -461,15 +461,16 @@ cmd_produce() {
     _pr_stage_cleanup
     return 1
   fi
-  # DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for others.
-  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -gt "$DEDUPE_STAGE_MAX" ]; then
-    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
-    _pr_stage_cleanup
-    return 1
-  fi
   # ENQ-3: publish.
   if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ]; then
     log "job id collision: $_pr_id"
+    _pr_stage_cleanup
+    return 1
+  fi
+  # DEDUPE-5, the last step before the rename: at DEDUPE_STAGE_MAX the hold
+  # no longer counts for others.
+  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -ge "$DEDUPE_STAGE_MAX" ]; then
+    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
     _pr_stage_cleanup
     return 1
   fi
