@@ -157,9 +157,10 @@ output('init, enqueue, work, status, wait, logs, retry, cancel, gc, recover, val
   assert.is(audit.status, 0, `the kept demo queue is clean: ${audit.stdout}`);
   await rm(dirname(kept.queue), { recursive: true, force: true });
 
-  for (const [name, result] of Object.entries({ init, ok, work, list, one, waitTwo, gcDry, recovered, cancelled, missing, demo })) keyStyle(json(result, name), name);
+  for (const [name, result] of Object.entries({ init, ok, work, list, one, gcDry, recovered, cancelled, missing, demo })) keyStyle(json(result, name), name);
   for (const event of events) keyStyle(event, 'work event');
   for (const line of logLines) keyStyle(line, 'logs');
+  for (const line of waitLines) keyStyle(line, 'wait');
 });
 
 output.run();

@@ -1,7 +1,6 @@
 /** `fsjob status [ID]`: a table of jobs and workers, or one job in full (STATUS-1, WORKER-1). */
 import type { JobStatus } from '../../model/job.ts';
-import type { IndexCounts, JobCounts, JobList, JobReport, JobSummary, Outcome, WorkerView } from '../../producer/index.ts';
-import type { JobSort } from '../../producer/inspect.ts';
+import type { IndexCounts, JobCounts, JobList, JobReport, JobSort, JobSummary, Outcome, WorkerView } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
