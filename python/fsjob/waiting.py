@@ -44,8 +44,7 @@ def matches(spec: Optional[Mapping[str, object]], lane: Optional[str] = None, la
     if lane is not None and spec.get("lane") != lane:
         return False
     own = spec.get("labels")
-    own = own if isinstance(own, dict) else {}
-    return all(own.get(name) == value for name, value in (labels or {}).items())
+    return all(isinstance(own, dict) and own.get(name) == value for name, value in (labels or {}).items())
 
 
 def unfinished_jobs(queue: "Queue", lane: Optional[str] = None, labels: Optional[Mapping[str, str]] = None) -> List[str]:
