@@ -9,7 +9,7 @@ import type { Queue } from '../../model/queue.ts';
 import { unfinishedJobs, type JobSelection } from '../../producer/selection.ts';
 import { waitForMany } from '../../producer/wait-many.ts';
 import type { ReceiptRecord } from '../../records/codec.ts';
-import type { FsjobCommand } from '../command.ts';
+import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf } from '../input.ts';
 import { withoutClauseIds } from '../messages.ts';
@@ -44,13 +44,15 @@ function idOnLine(line: string, number: number): string | undefined {
 }
 
 /** The ids named, "-" replaced by those read from standard input, each resolved (a unique prefix is enough) and counted once. */
-async function namedIds(queue: Queue, typed: string[]): Promise<string[]> {
+async function namedIds(queue: Queue, typed: string[], io: CliIo): Promise<string[]> {
   const ids = new Set<string>();
   for (const text of typed) {
     if (text !== STDIN_POSITIONAL) {
       ids.add(await resolveJobId(queue, text));
       continue;
     }
+    // Typed at a terminal, "-" would wait in silence for input the user did not mean to give.
+    if (process.stdin.isTTY === true) io.stderr('fsjob: reading job ids from the terminal, one per line; end with Ctrl-D (or pipe them in: fsjob enqueue ... | fsjob wait -)\n');
     let number = 0;
     for await (const line of linesOf('-')) {
       const id = idOnLine(line, ++number);
@@ -108,7 +110,7 @@ export const waitCommand: FsjobCommand = {
     const selection = selectionOf(args);
     if (selection !== undefined && typed.length > 0) throw new FsjobError('USAGE', 'name job ids or select them with --all, --lane or --label, not both');
     if (selection === undefined && typed.length === 0) throw new FsjobError('USAGE', 'name the jobs to wait for: ids, - to read ids from standard input, or --all, --lane L, --label NAME=VALUE');
-    const ids = selection === undefined ? await namedIds(queue, typed) : await unfinishedJobs(queue, selection);
+    const ids = selection === undefined ? await namedIds(queue, typed, io) : await unfinishedJobs(queue, selection);
     if (ids.length === 0) {
       io.stderr(`fsjob: no job to wait for (${selection === undefined ? 'standard input named none' : 'no unfinished job matches'})\n`);
       return EXIT.OK;
