@@ -143,6 +143,7 @@ export async function buildCli(out: string, define: Record<string, string>): Pro
     plugins: [sharedGenerated, yargsStandIns],
     define,
     minifySyntax: true,
+    minifyWhitespace: true,
     logLevel: 'warning',
     metafile: true,
   });
