@@ -57,10 +57,16 @@ function groupMembers(pgid: number): number[] {
   return out;
 }
 
-/** Where each descriptor of `pid` points. */
+/** Where each descriptor of `pid` points; none for a process that is gone (a waiter of an earlier test that just ended). */
 function descriptors(pid: number): Map<number, string> {
   const out = new Map<number, string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
+  for (const fd of fds) {
     try {
       out.set(Number(fd), readlinkSync(`/proc/${pid}/fd/${fd}`));
     } catch {
