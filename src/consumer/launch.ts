@@ -3,8 +3,8 @@
  * engine (command.ts) needs from whoever forks, and node's own fork for
  * where the worker's spawner (spawner.ts) cannot run.
  *
- * A launcher starts `argv` behind a gate: a process in a new session and
- * process group, its leader, that waits for one line on a pipe whose write
+ * A launcher starts `argv` behind a gate: a process in a new process group
+ * (and session, but for the spawner's bash chain), its leader, that waits for one line on a pipe whose write
  * end only this process holds before it executes anything. `release()`
  * writes that line; `withhold()` closes the write end instead, and the
  * leader exits 125 without running anything, as it does when this process

@@ -10,10 +10,9 @@
 # worker ('\'' for a quote), so each byte of an argument or environment
 # value travels exactly as given (anything but NUL, which neither can hold).
 # The shell parses them from an 8 KiB buffer (bash: one `read -N` each): no
-# read per byte. End of file
-# (the worker closed the pipe, or died) ends the spawner; the commands it
-# started run on, and the worker's guardian stops them if the worker is gone
-# (WORKER-2).
+# read per byte. End of file (the worker closed the pipe, or died) ends the
+# spawner; the commands it started run on, and the worker's guardian stops
+# them if the worker is gone (WORKER-2).
 #
 # Its standard output is the reply channel (a socket pair node made). Every
 # reply is one short line written by one printf or jobs, a single write:
@@ -24,8 +23,8 @@
 #   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid>                  the gate of <id> runs in its own session and
-#                                 process group, <pid> = pgid, and waits for
+#   p <id> <pid>                  the gate of <id> runs in its own process
+#                                 group, <pid> = pgid, and waits for
 #                                 its release (written by the gate itself)
 #   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
 #   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
@@ -67,7 +66,8 @@
 #   spawner exported nothing from its start (`export -n`), `cd` exported
 #   OLDPWD, which is unset, and each of the job's names is unset (a
 #   variable bash computes, RANDOM or SECONDS, loses its magic) and then
-#   exported with its value; bash's `exec` adds nothing to the environment.
+#   exported with its value; bash's `exec` adds nothing to the environment
+#   from a `( )` subshell (from a function's own `&` it exports SHLVL).
 #   A check at start-up runs this gate once and compares the environment
 #   `env` prints; the bash chain is offered only when it is exact.
 # Why each program of the sh chain:

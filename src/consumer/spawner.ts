@@ -16,8 +16,9 @@
  *   outputs and the write end of the release before the request goes out,
  *   and holds the only write end of the release (EXEC-2).
  * - EXEC-2 and EXEC-3 are as with node's own spawn: the leader, in its own
- *   session and group, reports its pid and waits; the caller records the
- *   group and only then releases it.
+ *   group (made by bash's job control, or by setsid(1) with a session too),
+ *   reports its pid and waits; the caller records the group and only then
+ *   releases it.
  * - The exit status comes from the leader's waiter, a subshell of the
  *   spawner, on the reply pipe (shell-status.ts reads it).
  * - A spawner that dies takes no running command with it: each waiter is
