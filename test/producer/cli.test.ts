@@ -91,7 +91,7 @@ cli('init, enqueue with every option, --json, and status as a table, as JSON and
   assert.is(table.status, 0, table.stderr);
   const lines = table.stdout.split('\n');
   assert.is(lines[0], '3 jobs: 2 queued, 1 finished (1 failed)', 'counts by status and outcome first');
-  assert.match(lines[2] ?? '', /^ID +STATUS +ATTEMPTS +LANE +AGE +RESULT +COMMAND$/);
+  assert.match(lines[2] ?? '', /^ID +STATUS +ATTEMPTS +LANE +PRI +AGE +STARTED +FINISHED +DURATION +RESULT +COMMAND$/);
   assert.ok(lines.some((line) => line.startsWith(plainId) && line.includes('finished') && line.includes('failed (exit 7)')), table.stdout);
   assert.ok(lines.some((line) => line.startsWith(spec.id) && / queued +0\/3 +web /.test(line)), table.stdout);
   assert.ok(table.stdout.includes('no workers registered'), table.stdout);
@@ -195,9 +195,10 @@ cli('logs prints the output bytes exactly; gc removes only finished jobs', async
   assert.equal((JSON.parse(dry.stdout) as { jobs: string[]; dry_run: boolean }).jobs, [done.id]);
   assert.ok(recent.stdout.includes('removed 0 finished jobs'), recent.stdout);
   assert.is((await entries(queue.paths.dir('jobs'))).length, 2);
-  const removed = await run(['gc', '-q', root, '--keep', '0']);
+  const removed = await run(['gc', '-q', root, '--keep', '0', '--verbose']);
   assert.is(removed.status, 0, removed.stderr);
-  assert.ok(removed.stdout.includes(`removed job ${done.id}`), removed.stdout);
+  assert.ok(removed.stdout.includes(`removed job ${done.id}`), `--verbose lists each job: ${removed.stdout}`);
+  assert.ok(removed.stdout.includes('removed 1 finished job,'), removed.stdout);
   assert.equal(await entries(queue.paths.dir('jobs')), [open.id], 'the unfinished job survives gc --keep 0');
 });
 
