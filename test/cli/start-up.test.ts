@@ -2,10 +2,9 @@
  * A start of `fsjob` loads what its command needs, no more (issue 29 point
  * 2), checked on the built command users run (dist/bin/fsjob.js and its
  * chunks, tools/build/cli-bundle.ts): a loader hook lists every file the
- * start loads, and the account of the bundle the build keeps
- * (dist/.cli-inputs.json: esbuild's metafile, each file and the sources it
- * holds) says which sources those files hold (the generated modules load
- * from dist/src/ as files of their own).
+ * start loads, and the comments esbuild leaves at the head of each bundled
+ * module (`// src/producer/enqueue.ts`) say which sources those files hold
+ * (the generated modules load from dist/src/ as files of their own).
  * Which files, not how long: the time of a start is the bench's
  * (bench/package.bench.ts).
  */
@@ -13,12 +12,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import '../support/cli.ts';
-import { CLI_INPUTS } from '../../tools/build/cli-bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = join(ROOT, 'dist', 'bin', 'fsjob.js');
@@ -57,11 +55,11 @@ function start(args: readonly string[]): Start {
     .split('\n')
     .filter((line) => line !== '')
     .map((url) => fileURLToPath(url));
-  // What each file of the bundle holds, as the build recorded it (tools/build/cli-bundle.ts, CLI_INPUTS).
-  const inputs = JSON.parse(readFileSync(join(ROOT, 'dist', CLI_INPUTS), 'utf8')) as Record<string, string[]>;
   const sources = new Set<string>();
   for (const file of files) {
-    for (const input of inputs[relative(join(ROOT, 'dist'), file)] ?? []) sources.add(input.replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
+    for (const match of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:src|bin|conformance|node_modules)\/\S+|\.\.\/\S+)$/gm)) {
+      sources.add((match[1] as string).replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
+    }
   }
   return { status: run.status, stdout: run.stdout, stderr: run.stderr, files: files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
 }

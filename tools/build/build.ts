@@ -35,7 +35,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { build, transform, type BuildOptions as EsbuildOptions, type Plugin } from 'esbuild';
+import { build, transform, type Plugin } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
 import { buildCli } from './cli-bundle.ts';
@@ -116,12 +116,18 @@ async function buildJavaScript(out: string, modules: readonly string[]): Promise
   const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
   const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
   const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
-  const options: EsbuildOptions = { outdir: out, outbase: ROOT, bundle: true, plugins: [keepImports], format: 'esm', platform: 'node', target: 'node20', define, logLevel: 'warning' };
-  const suite = (file: string): boolean => file.startsWith('conformance/');
-  await build({ ...options, entryPoints: modules.filter((file) => !suite(file)).map((file) => path.join(ROOT, file)) });
-  // The suite's modules without their whitespace (75 KB of the 3 MB the install may take, test/package/install.test.ts):
-  // users run the suite, they do not read it; the library's modules keep their lines, so a stack trace into them reads.
-  await build({ ...options, entryPoints: modules.filter(suite).map((file) => path.join(ROOT, file)), minifyWhitespace: true });
+  await build({
+    entryPoints: modules.map((file) => path.join(ROOT, file)),
+    outdir: out,
+    outbase: ROOT,
+    bundle: true,
+    plugins: [keepImports],
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    define,
+    logLevel: 'warning',
+  });
   await buildCli(out, define);
 }
 

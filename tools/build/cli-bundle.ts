@@ -41,7 +41,7 @@
  */
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { build, type Metafile, type Plugin } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
 
 const YARGS_DIR = path.join(ROOT, 'node_modules', 'yargs');
@@ -124,21 +124,6 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
-/**
- * dist/.cli-inputs.json: the source modules (relative to the repository)
- * each file of the bundle holds, by its path relative to dist/.
- * The bundle is minified in whitespace, which drops esbuild's path comments,
- * so test/cli/start-up.test.ts reads what a start loaded from here. Not
- * packed (package.json's files).
- */
-export const CLI_INPUTS = '.cli-inputs.json';
-
-function inputsOf(metafile: Metafile, out: string): Record<string, string[]> {
-  // esbuild names files relative to the working directory; outputs are keyed relative to dist/ (the build writes a temporary directory first).
-  const from = (base: string, file: string): string => path.relative(base, path.resolve(file));
-  return Object.fromEntries(Object.entries(metafile.outputs).map(([file, output]) => [from(out, file), Object.keys(output.inputs).map((input) => from(ROOT, input))]));
-}
-
 /** Builds the command into `<out>/bin/`: fsjob.js and chunks/. */
 export async function buildCli(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
@@ -165,7 +150,6 @@ export async function buildCli(out: string, define: Record<string, string>): Pro
   // FSJOB_CLI_METAFILE=FILE keeps esbuild's account of what went into which chunk (to see what a command loads).
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
-  await writeFile(path.join(out, CLI_INPUTS), JSON.stringify(inputsOf(result.metafile, out)));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
   const entry = path.join(bin, 'fsjob.js');
   const text = await readFile(entry, 'utf8');
