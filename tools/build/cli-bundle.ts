@@ -143,7 +143,6 @@ export async function buildCli(out: string, define: Record<string, string>): Pro
     plugins: [sharedGenerated, yargsStandIns],
     define,
     minifySyntax: true,
-    minifyWhitespace: true,
     logLevel: 'warning',
     metafile: true,
   });
