@@ -8,8 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const SOURCES = ['interpose.c', 'interpose-trace.c', 'interpose-calls.c', 'interpose-clock.c'].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));
-const HEADER = fileURLToPath(new URL('./interpose.h', import.meta.url));
+// As ../../conformance/crash/: this module is two levels below the root in the checkout and in dist/, where it may be in a chunk (tools/build/cli-bundle.ts).
+const SOURCES = ['interpose.c', 'interpose-trace.c', 'interpose-calls.c', 'interpose-clock.c'].map((name) => fileURLToPath(new URL(`../../conformance/crash/${name}`, import.meta.url)));
+const HEADER = fileURLToPath(new URL('../../conformance/crash/interpose.h', import.meta.url));
 // Only the wrappers are exported (EXPORT in interpose.h); the library's own
 // helpers stay out of the programs' symbol namespace.
 const CC_ARGS = ['-shared', '-fPIC', '-O2', '-U_FORTIFY_SOURCE', '-Wall', '-fvisibility=hidden'];

@@ -14,12 +14,12 @@
  * a module finds beside itself through import.meta.url is at the same
  * relative place in both.
  *
- * JavaScript: esbuild transpiles each module of src/ and conformance/ on its
- * own (no bundling: the package's modules stay modules, and a user's bundler
- * sees them one by one), rewriting the `.ts` of relative imports to `.js`.
+ * JavaScript: one esbuild build with code splitting of the command, the
+ * library's entry points, the suite's command and the scan worker
+ * (tools/build/cli-bundle.ts says why): each module of src/ and conformance/
+ * is in one chunk of dist/bin/chunks/, shared by the entries that use it.
  * esbuild is what tsx runs the sources with, so the sources in tests and
- * dist/ in use are the same transform. The command itself is a bundle
- * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks.
+ * dist/ in use are the same transform.
  * Three values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian's and the
@@ -35,10 +35,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { build, transform, type Plugin } from 'esbuild';
+import { transform } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
-import { buildCli } from './cli-bundle.ts';
+import { buildBundle } from './cli-bundle.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
@@ -99,36 +99,12 @@ async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
   return { modules: modules.sort(), assets: assets.sort() };
 }
 
-/** Relative `.ts` imports become `.js`; every import stays an import (nothing is bundled). */
-const keepImports: Plugin = {
-  name: 'keep-imports',
-  setup(b) {
-    b.onResolve({ filter: /.*/ }, (args) => {
-      if (args.kind === 'entry-point') return undefined;
-      const relative = args.path.startsWith('./') || args.path.startsWith('../');
-      return { path: relative ? args.path.replace(/\.ts$/, '.js') : args.path, external: true };
-    });
-  },
-};
-
-async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
+async function buildJavaScript(out: string): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
   const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
   const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
-  await build({
-    entryPoints: modules.map((file) => path.join(ROOT, file)),
-    outdir: out,
-    outbase: ROOT,
-    bundle: true,
-    plugins: [keepImports],
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    define,
-    logLevel: 'warning',
-  });
-  await buildCli(out, define);
+  await buildBundle(out, define);
 }
 
 /** `.d.ts` files name their imports as the sources do (./x.ts); a consumer's TypeScript resolves ./x.js. */
@@ -186,48 +162,6 @@ async function pruneDeclarations(dir: string): Promise<void> {
   await prune(dir);
 }
 
-/** The relative imports of a JavaScript module (static, side-effect and import() with a literal), resolved beside it. */
-function moduleImports(file: string, text: string): string[] {
-  const found = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
-  return found.map((specifier) => path.resolve(path.dirname(file), specifier));
-}
-
-async function filesUnder(dir: string, suffix: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const at = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(at, suffix)));
-    else if (entry.name.endsWith(suffix)) out.push(at);
-  }
-  return out;
-}
-
-/**
- * Keeps only the modules of dist/src/ something loads: what the `default`s
- * of package.json's exports import, what the suite (dist/conformance/) and
- * the command's chunks import from there, and the validator's scan worker
- * (started by path, not imported). The CLI's own modules are in the
- * command's bundle; their per-module copies would only grow the install,
- * and main.js would import yargs, which the package does not depend on.
- */
-async function pruneModules(dir: string): Promise<void> {
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
-  const pending = [
-    ...Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.default?.endsWith('.js') === true ? [path.join(dir, path.relative('dist', target.default))] : [])),
-    ...(await filesUnder(path.join(dir, 'conformance'), '.js')),
-    ...(await filesUnder(path.join(dir, 'bin'), '.js')),
-    path.join(dir, 'src', 'validator', 'scan-worker.js'),
-  ];
-  const reached = new Set<string>();
-  while (pending.length > 0) {
-    const file = pending.pop() as string;
-    if (reached.has(file)) continue;
-    reached.add(file);
-    pending.push(...moduleImports(file, await readFile(file, 'utf8')).filter((target) => target.endsWith('.js')));
-  }
-  for (const file of await filesUnder(path.join(dir, 'src'), '.js')) if (!reached.has(file)) await rm(file);
-}
-
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
 async function keepDeclarations(from: string, out: string): Promise<void> {
   for (const entry of await readdir(from, { withFileTypes: true })) {
@@ -254,9 +188,8 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
   const staging = path.join(ROOT, `.dist-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await mkdir(staging);
-    await buildJavaScript(staging, modules);
+    await buildJavaScript(staging);
     for (const asset of assets) await copyAsset(asset, staging);
-    await pruneModules(staging);
     let typesKey: string | undefined;
     if (types) {
       await buildDeclarations(staging);
