@@ -55,9 +55,12 @@ const ASSETS: readonly RegExp[] = [
  * Assets that dist/ holds in a smaller form, since nobody reads them there
  * (the install stays under 3 MB, test/package/install.test.ts): the
  * generated validators minified (ajv's code, 0.7 MB as generated, is for
- * machines; the exports keep their names), and the vectors gzipped
+ * machines; the exports keep their names), the vectors gzipped
  * (JSON of many near-identical records: 0.8 MB becomes 50 KB;
- * conformance/cases/vectors.ts reads either form).
+ * conformance/cases/vectors.ts reads either form), and the crash
+ * injector's C sources gzipped (64 KB become 18 KB; compiled only by
+ * `fsjob conformance --crash`, conformance/crash/interposer.ts, which
+ * reads either form).
  */
 async function copyAsset(asset: string, out: string): Promise<void> {
   const from = path.join(ROOT, asset);
@@ -65,7 +68,7 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   if (asset === 'src/records/generated/validators.js') {
     await mkdir(path.dirname(to), { recursive: true });
     await writeFile(to, (await transform(await readFile(from, 'utf8'), { minify: true, format: 'esm', target: 'node20', legalComments: 'none' })).code);
-  } else if (asset.startsWith('conformance/vectors/')) {
+  } else if (asset.startsWith('conformance/vectors/') || asset.startsWith('conformance/crash/')) {
     await mkdir(path.dirname(to), { recursive: true });
     await writeFile(`${to}.gz`, gzipSync(await readFile(from), { level: 9 }));
   } else await fse.copy(from, to);
