@@ -37,8 +37,10 @@ export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedR
 export { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 export { enqueueBatch, enqueueMany, type BatchOptions, type BatchResult, type ManyOptions, type ManyResult } from './many.ts';
 export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
-export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
+export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type JobSort, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
+export { waitForMany, summaryExitCode, type ManyWaitOptions, type ManyWaitResult } from './wait-many.ts';
+export { unfinishedJobs, matchesSelection, type JobSelection } from './selection.ts';
 export { gc, type GcOptions, type GcProgress, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
 export { initQueue, openQueue, defaultQueuePath, type InitializedQueue, type Queue, type QueueOptions } from '../model/queue.ts';

@@ -25,8 +25,8 @@ async function pausedNow(queue: Queue): Promise<boolean> {
   return isPaused(queue);
 }
 
-/** Starts watching; the returned function stops it. */
-export function noticeUnserved(queue: Queue, ids: readonly string[], io: NoticeSink): () => void {
+/** Starts watching `ids` (a live set is read anew at each look: waitForMany passes the jobs still pending); the returned function stops it. */
+export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSink): () => void {
   let served: boolean | undefined;
   let paused = false;
   let busy = false;
@@ -42,7 +42,10 @@ export function noticeUnserved(queue: Queue, ids: readonly string[], io: NoticeS
       for (const id of ids) {
         const files = await listJob(queue, id).catch(() => undefined);
         if (files === undefined) continue;
-        if (WAITING.has((await deriveStatus(queue, files)).status)) waiting = true;
+        if (WAITING.has((await deriveStatus(queue, files)).status)) {
+          waiting = true;
+          break; // one waiting job is enough to advise; a wait on thousands looks at few
+        }
       }
       const live = (await liveWorkers(queue)).filter((view) => view.record !== null && view.verdict !== 'dead' && view.record.mode !== 'stopping');
       const isPaused = waiting && (await pausedNow(queue));
