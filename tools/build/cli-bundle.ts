@@ -27,8 +27,15 @@
  * themselves, which holds for conformance/x/ in the checkout and for
  * dist/conformance/runner/ and dist/bin/chunks/ alike (a check below).
  *
- * What stays out of the bundle: write-file-atomic (a CommonJS dependency,
- * imported from node_modules); and the two generated modules (the compiled
+ * write-file-atomic (the CLI's --output reports, src/cli/report-file.ts)
+ * and its signal-exit are bundled too, as yargs is, so the package has no
+ * run-time dependency to install (they took 208 KB of disk in 43 files for
+ * 20 KB of code): they are CommonJS, whose require() of node's modules and
+ * __filename an ES module chunk does not have, so the chunk with esbuild's
+ * require shim gets a require from createRequire, and __filename is the
+ * chunk's (below).
+ *
+ * What stays out of the bundle: the two generated modules (the compiled
  * validators and the schema documents, 0.6 MB), which hold data and
  * functions but no state: every output imports dist/src/records/generated/
  * at its path relative to that output (written in after the build), so
@@ -140,6 +147,10 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
+/** What esbuild's require shim throws without a `require` in scope, and the `require` the chunk holding it gets (bundled CommonJS requires node's modules). */
+const REQUIRE_SHIM = 'Dynamic require of "';
+const REQUIRE_IMPORT = 'import { createRequire as __fsjobCreateRequire } from "node:module";\nconst require = __fsjobCreateRequire(import.meta.url);\n';
+
 /** The library's entry points: package.json's exports that name code (./dist/src/x/index.js, built from src/x/index.ts). */
 async function libraryEntries(): Promise<{ in: string; out: string }[]> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
@@ -172,9 +183,9 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: ['write-file-atomic'],
     plugins: [sharedGenerated, yargsStandIns],
-    define,
+    // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
+    define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
     logLevel: 'warning',
     metafile: true,
@@ -192,7 +203,12 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
     if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
     const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
-    if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
+    let written = text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`);
+    if (written.includes(REQUIRE_SHIM)) {
+      if (file === entry) throw new Error(`${entry} holds CommonJS code: move its import behind a dynamic one (a chunk)`);
+      written = `${REQUIRE_IMPORT}${written}`;
+    }
+    if (written !== text) await writeFile(file, written);
   }
   const text = await readFile(entry, 'utf8');
   if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
