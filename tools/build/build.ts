@@ -6,13 +6,15 @@
  *   node --import tsx tools/build/build.ts --js     JavaScript only (what `npm test` and bin/fsjob.js need; ~1 s)
  *   node --import tsx tools/build/build.ts --if-stale [--js]   nothing when dist/ is current
  *
- * dist/ mirrors the repository: dist/src/ (the library and the CLI),
- * dist/conformance/ (the suite `fsjob conformance` runs: runner, cases, the
- * crash injector's C sources, the vectors, the reference's manifest) and
- * dist/bin/fsjob.js (the command; the manifest names it as ../../../bin/fsjob.js
- * from its own directory, in the checkout and in dist/ alike). So every file
- * a module finds beside itself through import.meta.url is at the same
- * relative place in both.
+ * dist/ mirrors the repository where a path is looked up: dist/src/ (the
+ * library's entry points, as package.json's exports name them, their .d.ts
+ * files and the generated modules), dist/conformance/ (the suite's command
+ * that `fsjob conformance` loads, the crash injector's C sources, the
+ * vectors, the reference's manifest) and dist/bin/fsjob.js (the command;
+ * the manifest names it as ../../../bin/fsjob.js from its own directory, in
+ * the checkout and in dist/ alike). The code itself is in dist/bin/chunks/;
+ * a module that finds a file through import.meta.url names it so that the
+ * path holds from there too (tools/build/cli-bundle.ts checks).
  *
  * JavaScript: one esbuild build with code splitting of the command, the
  * library's entry points, the suite's command and the scan worker
@@ -23,7 +25,8 @@
  * Three values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian's and the
- * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts). Declarations: tsc, with the same rewrite.
+ * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts).
+ * Declarations: tsc, `.ts` imports rewritten to `.js`.
  *
  * dist/ is replaced whole: built aside, then renamed into place, so a
  * process starting meanwhile sees the old dist/ or the new one.
