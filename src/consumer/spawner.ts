@@ -16,8 +16,9 @@
  *   outputs and the write end of the release before the request goes out,
  *   and holds the only write end of the release (EXEC-2).
  * - EXEC-2 and EXEC-3 are as with node's own spawn: the leader, in its own
- *   session and group, reports its pid and waits; the caller records the
- *   group and only then releases it.
+ *   group (made by bash's job control, or by setsid(1) with a session too),
+ *   reports its pid and waits; the caller records the group and only then
+ *   releases it.
  * - The exit status comes from the leader's waiter, a subshell of the
  *   spawner, on the reply pipe (shell-status.ts reads it).
  * - A spawner that dies takes no running command with it: each waiter is
@@ -30,15 +31,15 @@
  *   `lost`, checked every second while attempts run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, statSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
-import type { Launcher, LaunchRequest, Leader, LeaderEnd } from './launch.ts';
-import { fifosRequest, runRequest, spawnerError, type Fifos } from './spawner-request.ts';
+import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { bashChainFits, fifosRequest, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -49,8 +50,49 @@ const SPAWNER_SCRIPT: string =
 
 /** What a process listing shows: /bin/sh -s fsjob-spawner. */
 export const SPAWNER_NAME = 'fsjob-spawner';
-/** The spawner's own PATH: where it finds env, setsid and mkfifo; never a job's. */
+/** The spawner's own PATH: where it finds bash, env, setsid and mkfifo; never a job's. */
 const SPAWNER_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * Where the FIFO directory goes: TMPDIR where the user set it, else a
+ * memory filesystem (XDG_RUNTIME_DIR, the user's own; /dev/shm, sticky like
+ * /tmp), else /tmp. Every attempt makes three FIFOs and removes them; on a
+ * disk filesystem each is an inode allocated and freed, which ext4 without
+ * a journal makes slow when many were freed lately (measured: 0.7 ms of CPU
+ * per attempt on this project's test VM, none on tmpfs).
+ */
+function fifoParent(): string {
+  if (process.env['TMPDIR']) return os.tmpdir();
+  const runtime = process.env['XDG_RUNTIME_DIR'];
+  for (const [dir, sticky] of [[runtime, false], ['/dev/shm', true]] as const) {
+    if (dir === undefined || !path.isAbsolute(dir)) continue;
+    try {
+      const st = statSync(dir);
+      const ours = sticky ? (st.mode & 0o1000) !== 0 : st.uid === process.getuid?.() && (st.mode & 0o077) === 0;
+      if (st.isDirectory() && ours) {
+        accessSync(dir, fsConstants.W_OK | fsConstants.X_OK);
+        return dir;
+      }
+    } catch {
+      // not there, or not ours to write
+    }
+  }
+  return os.tmpdir();
+}
+
+/** bash on the spawner's PATH (its job control makes the one-exec chain, spawner.sh), else /bin/sh. */
+function defaultShell(): string {
+  for (const dir of SPAWNER_PATH.split(':')) {
+    const candidate = path.join(dir, 'bash');
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return '/bin/sh';
+}
 /** FIFO triples made per mkfifo, and the stock below which the next batch is made ahead. */
 const FIFO_BATCH = 16;
 const FIFO_LOW = 4;
@@ -81,8 +123,12 @@ function deferred<T>(): Deferred<T> {
 /** One spawner process and what it answered. */
 interface Generation {
   child: ChildProcess;
+  /** Whether requests go framed (bash) or as script lines (sh). */
+  framed: boolean;
   /** null once it said `ready`; the reason when it said `fail`. */
   ready: Deferred<string | null>;
+  /** The chains its `ready` offered. */
+  chains: ReadonlySet<Chain>;
   exited: boolean;
   /** The end of its stderr, for the message when it fails. */
   stderr: string;
@@ -105,11 +151,18 @@ interface Attempt {
   waiterGone: boolean;
 }
 
+/** Writes one request line to the spawner, framed with its length in bytes where the spawner is bash. */
+function send(generation: Generation, request: Buffer): void {
+  generation.child.stdin?.write(generation.framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request);
+}
+
 /**
  * A worker's spawner: `start()` it before the first command (the worker
  * does, with the guardian), `launch()` each command, `close()` at the end.
  */
 export class Spawner implements Launcher {
+  /** The shell that runs spawner.sh. */
+  private readonly shell: string;
   private current: Generation | undefined;
   private dir: string | undefined;
   private seq = 0;
@@ -122,6 +175,11 @@ export class Spawner implements Launcher {
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
 
+  /** @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh */
+  constructor(options: { shell?: string } = {}) {
+    this.shell = options.shell ?? defaultShell();
+  }
+
   /** The spawner process's pid while it runs. */
   get pid(): number | undefined {
     return this.healthy ? this.current?.child.pid : undefined;
@@ -130,6 +188,11 @@ export class Spawner implements Launcher {
   /** The 0700 directory of this worker's FIFOs, once started. */
   get directory(): string | undefined {
     return this.dir;
+  }
+
+  /** The chains the running spawner offers (spawner.sh): `bash` for one exec per command, `sh`. */
+  get chains(): ReadonlySet<Chain> {
+    return this.healthy ? (this.current as Generation).chains : new Set();
   }
 
   /** True while a spawner process is there to take requests. */
@@ -145,21 +208,27 @@ export class Spawner implements Launcher {
    * process could not be started or did not answer.
    */
   async start(): Promise<string | null> {
-    this.dir ??= mkdtempSync(path.join(os.tmpdir(), `${SPAWNER_NAME}-`));
+    this.dir ??= mkdtempSync(path.join(fifoParent(), `${SPAWNER_NAME}-`));
     mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // a spawner that exited removed it
-    const child = spawn('/bin/sh', ['-s', SPAWNER_NAME], {
+    // bash reads a script from a pipe one byte per read(2) (it must not read past the command it runs), dash 8 KiB
+    // at a time: bash gets the script in its environment and each request framed, `<bytes>\n<request>`, which it
+    // takes with one `read -N` (spawner.sh); dash reads the requests as the rest of its script.
+    const framed = path.basename(this.shell) === 'bash';
+    const env: NodeJS.ProcessEnv = { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir };
+    if (framed) Object.assign(env, { FSJOB_SPAWNER_INPUT: 'framed', FSJOB_SPAWNER_SCRIPT: SPAWNER_SCRIPT });
+    const child = spawn(this.shell, framed ? ['-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
       cwd: '/',
       detached: true, // its own session: a signal to the worker's terminal group does not reach it
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir },
+      env,
     });
-    const generation: Generation = { child, ready: deferred(), exited: false, stderr: '' };
+    const generation: Generation = { child, framed, ready: deferred(), chains: new Set(), exited: false, stderr: '' };
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
-      child.once('error', (error) => reject(spawnerError(`could not start the spawner (/bin/sh): ${error.message}`)));
+      child.once('error', (error) => reject(spawnerError(`could not start the spawner (${this.shell}): ${error.message}`)));
     });
     this.attach(generation);
-    child.stdin?.write(SPAWNER_SCRIPT);
+    if (!framed) child.stdin?.write(SPAWNER_SCRIPT);
     const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
     let unavailable: string | null;
     try {
@@ -218,6 +287,9 @@ export class Spawner implements Launcher {
   async launch(request: LaunchRequest): Promise<Leader> {
     const generation = this.current;
     if (generation === undefined || generation.exited) throw spawnerError('the spawner is not running; no command starts until a new one answers');
+    const chain: Chain | undefined = generation.chains.has('bash') && bashChainFits(request.env) ? 'bash' : generation.chains.has('sh') ? 'sh' : undefined;
+    // Only bash's chain runs here, and this job's environment needs the other: node forks this one.
+    if (chain === undefined) return directLauncher.launch(request);
     const fifos = await this.takeFifos(generation);
     const attempt: Attempt = {
       id: ++this.seq,
@@ -239,14 +311,14 @@ export class Spawner implements Launcher {
       attempt.outFd = openSync(fifos.out, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.errFd = openSync(fifos.err, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.relFd = openSync(fifos.rel, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
-      request_ = runRequest(attempt.id, attempt.fifos, request);
+      request_ = runRequest(attempt.id, attempt.fifos, request, chain);
     } catch (error) {
       this.release(attempt);
       if (error instanceof FsjobError) throw error;
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
     this.track(attempt);
-    generation.child.stdin?.write(request_);
+    send(generation, request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
   }
@@ -374,6 +446,7 @@ export class Spawner implements Launcher {
     const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
     switch (kind) {
       case 'ready':
+        generation.chains = new Set(text.split(' ').slice(2).filter((c): c is Chain => c === 'bash' || c === 'sh'));
         generation.ready.resolve(null);
         return;
       case 'fail':
@@ -445,7 +518,7 @@ export class Spawner implements Launcher {
       this.batches.set(tag, answer);
       this.holdAlive();
       if (generation.exited) answer.resolve(false);
-      else generation.child.stdin?.write(fifosRequest(tag, made));
+      else send(generation, fifosRequest(tag, made));
       const madeThem = await answer.promise;
       this.batches.delete(tag);
       this.holdAlive();
