@@ -8,7 +8,8 @@
  * (b) `tsc --noEmit` of a strict NodeNext file using the public types, whose
  *     one misspelt member is its only error, and of README.md's Node example;
  * (c) an esbuild bundle of a small consumer runs a payload job (and a command
- *     job) from a directory without node_modules;
+ *     job) from a directory without node_modules, and a CommonJS bundle of
+ *     the .cjs gives what it gives;
  * (d) the installed `fsjob` runs the demo and `fsjob conformance --case
  *     behaviour/` against the reference.
  *
@@ -171,13 +172,18 @@ installed('(a)-(d) a plain .mjs, a .cjs, a strict NodeNext tsc, an esbuild bundl
   assert.ok(app !== undefined);
   const dir = app.dir;
   const bundleDir = await mkdtemp(join(work, 'bundle-'));
-  const [plain, required, tsc, bundled, demo, conformance] = await Promise.all([
+  const [plain, required, tsc, bundled, requiredBundle, demo, conformance] = await Promise.all([
     run(process.execPath, ['enqueue-work-wait.mjs'], dir),
     run(process.execPath, ['require.cjs'], dir),
     run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], dir),
     (async (): Promise<Run> => {
       await build({ entryPoints: [join(dir, 'bundled-consumer.mjs')], outfile: join(bundleDir, 'consumer.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent', absWorkingDir: dir });
       return run(process.execPath, ['consumer.mjs'], bundleDir);
+    })(),
+    // A CommonJS bundle has no import.meta.url: nothing the library loads may need it to start.
+    (async (): Promise<Run> => {
+      await build({ entryPoints: [join(dir, 'require.cjs')], outfile: join(bundleDir, 'require.cjs'), bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent', absWorkingDir: dir });
+      return run(process.execPath, ['require.cjs'], bundleDir);
     })(),
     run(app.bin, ['demo'], dir),
     run(app.bin, ['conformance', '--case', 'behaviour/', '--case', 'vectors/queue'], dir), // vectors/: dist/ ships them gzipped
@@ -201,10 +207,12 @@ installed('(a)-(d) a plain .mjs, a .cjs, a strict NodeNext tsc, an esbuild bundl
   assert.match(diagnostics[0] ?? '', new RegExp(`^app\\.ts\\(${misspeltLine},\\d+\\): error TS2353: .*'timout_ms' does not exist in type`));
 
   // (c) The bundle carries what fsjob reads at run time (validators, schemas, the guardian script).
-  assert.equal(await readdir(bundleDir), ['consumer.mjs']);
+  assert.equal((await readdir(bundleDir)).sort(), ['consumer.mjs', 'require.cjs']);
   assert.is(bundled.code, 0, bundled.stderr);
   const c = JSON.parse(bundled.stdout) as { root: string; payload: string; result: unknown; command: string };
   assert.equal([c.payload, c.result, c.command], ['succeeded', 'hello bundle', 'succeeded']);
+  assert.is(requiredBundle.code, 0, requiredBundle.stderr);
+  assert.equal(JSON.parse(requiredBundle.stdout), JSON.parse(required.stdout), 'the CommonJS bundle gives what require() does');
 
   // (d) The installed command.
   assert.is(demo.code, 0, demo.stdout + demo.stderr);

@@ -31,9 +31,11 @@
  * and its signal-exit are bundled too, as yargs is, so the package has no
  * run-time dependency to install (they took 208 KB of disk in 43 files for
  * 20 KB of code): they are CommonJS, whose require() of node's modules and
- * __filename an ES module chunk does not have, so the chunk with esbuild's
- * require shim gets a require from createRequire, and __filename is the
- * chunk's (below).
+ * __filename an ES module chunk does not have, so each require() of one of
+ * node's modules becomes an import of it (below), and __filename is the
+ * chunk's. No `require` is made for the chunks (createRequire of
+ * import.meta.url): it would shadow the real one in a user's CommonJS
+ * bundle of the library, which has no import.meta.url.
  *
  * What stays out of the bundle: the two generated modules (the compiled
  * validators and the schema documents, 0.6 MB), which hold data and
@@ -63,6 +65,7 @@
  * itself, and in the bundle scan-pool.ts is in a chunk (a check below).
  */
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
@@ -147,9 +150,14 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
-/** What esbuild's require shim throws without a `require` in scope, and the `require` the chunk holding it gets (bundled CommonJS requires node's modules). */
-const REQUIRE_SHIM = 'Dynamic require of "';
-const REQUIRE_IMPORT = 'import { createRequire as __fsjobCreateRequire } from "node:module";\nconst require = __fsjobCreateRequire(import.meta.url);\n';
+/** A require() of one of node's modules in bundled CommonJS: an ES module that imports it (esbuild would leave a require() that an ES module chunk cannot run). */
+const builtinRequires: Plugin = {
+  name: 'builtin-requires',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'require-call' && isBuiltin(args.path) ? { path: args.path.replace(/^node:/, ''), namespace: 'builtin-require' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `export * from 'node:${args.path}';`, loader: 'js' }));
+  },
+};
 
 /** The library's entry points: package.json's exports that name code (./dist/src/x/index.js, built from src/x/index.ts). */
 async function libraryEntries(): Promise<{ in: string; out: string }[]> {
@@ -183,7 +191,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [sharedGenerated, yargsStandIns],
+    plugins: [sharedGenerated, yargsStandIns, builtinRequires],
     // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
     define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
@@ -203,12 +211,8 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
     if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
     const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
-    let written = text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`);
-    if (written.includes(REQUIRE_SHIM)) {
-      if (file === entry) throw new Error(`${entry} holds CommonJS code: move its import behind a dynamic one (a chunk)`);
-      written = `${REQUIRE_IMPORT}${written}`;
-    }
-    if (written !== text) await writeFile(file, written);
+    if (/\b__require\(/.test(text)) throw new Error(`${file} calls require(), which an ES module has not: bundle what it requires (builtinRequires)`);
+    if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
   }
   const text = await readFile(entry, 'utf8');
   if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
