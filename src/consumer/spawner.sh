@@ -1,6 +1,6 @@
-# The spawner of one fsjob worker (spec/design-notes.md, "Spawning
-# commands"): it starts every command of the worker, so that the worker's
-# node process, tens to hundreds of MiB, never forks.
+# The spawner of one fsjob worker (spec/design-spawner.md): it starts every
+# command of the worker, so that the worker's node process, tens to hundreds
+# of MiB, never forks.
 #
 # The worker starts it as `/bin/sh -s fsjob-spawner`, writes this script to
 # its standard input and then one request per line (or, where bash is
@@ -46,7 +46,7 @@
 # The waiter is the gate's parent so that the exit status has one owner that
 # waits for it, and so that the spawner can take the next request at once.
 # The bash chain costs a fork and an exec where the sh chain costs a fork
-# and four execs (measured: spec/design-notes.md, "Spawning commands"); the
+# and four execs (measured: spec/design-spawner.md, "Spawning commands"); the
 # worker takes it for every job whose environment holds no name that bash
 # treats specially (spawner-request.ts), the sh chain for the others.
 # `wait` gives 128 + n for a death by signal n and for `exit 128+n` alike;

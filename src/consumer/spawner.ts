@@ -1,5 +1,5 @@
 /**
- * The spawner of a worker (spec/design-notes.md, "Spawning commands"): one
+ * The spawner of a worker (spec/design-spawner.md): one
  * small long-lived /bin/sh per worker that starts every command job, so
  * that this process, 60 to 200 MiB, never forks for a command. libuv has no
  * posix_spawn: every `spawn()` copies this process's page tables on the
@@ -31,14 +31,14 @@
  *   `lost`, checked every second while attempts run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, statSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
 import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
 import { bashChainFits, fifosRequest, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
@@ -50,49 +50,6 @@ const SPAWNER_SCRIPT: string =
 
 /** What a process listing shows: /bin/sh -s fsjob-spawner. */
 export const SPAWNER_NAME = 'fsjob-spawner';
-/** The spawner's own PATH: where it finds bash, env, setsid and mkfifo; never a job's. */
-const SPAWNER_PATH = '/usr/local/bin:/usr/bin:/bin';
-
-/**
- * Where the FIFO directory goes: TMPDIR where the user set it, else a
- * memory filesystem (XDG_RUNTIME_DIR, the user's own; /dev/shm, sticky like
- * /tmp), else /tmp. Every attempt makes three FIFOs and removes them; on a
- * disk filesystem each is an inode allocated and freed, which ext4 without
- * a journal makes slow when many were freed lately (measured: 0.7 ms of CPU
- * per attempt on this project's test VM, none on tmpfs).
- */
-function fifoParent(): string {
-  if (process.env['TMPDIR']) return os.tmpdir();
-  const runtime = process.env['XDG_RUNTIME_DIR'];
-  for (const [dir, sticky] of [[runtime, false], ['/dev/shm', true]] as const) {
-    if (dir === undefined || !path.isAbsolute(dir)) continue;
-    try {
-      const st = statSync(dir);
-      const ours = sticky ? (st.mode & 0o1000) !== 0 : st.uid === process.getuid?.() && (st.mode & 0o077) === 0;
-      if (st.isDirectory() && ours) {
-        accessSync(dir, fsConstants.W_OK | fsConstants.X_OK);
-        return dir;
-      }
-    } catch {
-      // not there, or not ours to write
-    }
-  }
-  return os.tmpdir();
-}
-
-/** bash on the spawner's PATH (its job control makes the one-exec chain, spawner.sh), else /bin/sh. */
-function defaultShell(): string {
-  for (const dir of SPAWNER_PATH.split(':')) {
-    const candidate = path.join(dir, 'bash');
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return '/bin/sh';
-}
 /** FIFO triples made per mkfifo, and the stock below which the next batch is made ahead. */
 const FIFO_BATCH = 16;
 const FIFO_LOW = 4;

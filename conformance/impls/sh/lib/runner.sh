@@ -354,7 +354,7 @@ run_command() {
     RUN_OUTCOME=superseded
     return 1
   fi
-  now_ms
+  gen_time_ms
   rec_exec "$_rc_id" "$_rc_g" "$_rc_att" "$_rc_lp" "$_rc_ls" "$NOW_MS"
   if ! pub_link "$_rc_jd" "exec.$_rc_g.json" "$REC"; then
     _rc_abort_start "cannot publish exec.$_rc_g.json"
@@ -372,7 +372,7 @@ run_command() {
   mono_ms
   _rc_m=$MONO_MS
   _rc_deadline=$((_rc_m + S_timeout))
-  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((_rc_m + 1000))
+  _rc_stop= _rc_kill_at= _rc_next_pre=$((_rc_m + 1000))
   _rc_next_hb=$((CLAIM_MONO + CLAIM_LEASE_MS / 3))
   _rc_nap=0.005
   # A short command is often done at once: look a few times before sleeping.
@@ -440,14 +440,15 @@ run_command() {
       _rc_stop=fenced _rc_kill_at=
     fi
     # LEASE-1 and LEASE-2, scheduled by monotonic time; the heartbeat is
-    # never less than the last one plus the monotonic time since (LEASE-4),
-    # so a wall clock that jumped back does not make it look stale.
+    # never less than the last instant written plus the monotonic time since
+    # (LEASE-4, gen_time_ms), so a wall clock that jumped back does not make
+    # it look stale.
     if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$_rc_m" -ge "$_rc_next_hb" ]; then
       if [ -n "$_rc_stop" ]; then _rc_ph=stopping; else _rc_ph=running; fi
-      _rc_hb=$((_rc_last_renew + _rc_m - _rc_last_mono))
-      [ "$NOW_MS" -le "$_rc_hb" ] || _rc_hb=$NOW_MS
+      gen_time_ms
+      _rc_hb=$NOW_MS
       if _rc_heartbeat "$_rc_ph"; then
-        _rc_last_renew=$_rc_hb _rc_last_mono=$_rc_m
+        _rc_last_mono=$_rc_m
         guardian_tell "r $_rc_lp $((_rc_last_mono + CLAIM_LEASE_MS))"
       elif [ "$_rc_m" -ge $((_rc_last_mono + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
         log "$_rc_jd: cannot renew the lease; stopping the attempt (LEASE-2)"
