@@ -9,12 +9,11 @@
  *   environment travel as the bytes given (a string as its UTF-8), without
  *   a length to parse in sh, which has no substring by length; the shell's
  *   parser reads them from an 8 KiB buffer.
- * - The three FIFOs of an attempt (stdout, stderr, release) are made ahead,
- *   a batch per `mkfifo`, in a 0700 directory of this worker's, and used
- *   once: a process that left a job's group and kept its stdout cannot
- *   write into a later job's. This process opens the read ends of the
- *   outputs and the write end of the release before the request goes out,
- *   and holds the only write end of the release (EXEC-2).
+ * - The three FIFOs of an attempt (stdout, stderr, release) come from a
+ *   stock made ahead, and are used once (spawner-fifos.ts). This process
+ *   opens the read ends of the outputs and the write end of the release
+ *   before the request goes out, and holds the only write end of the
+ *   release (EXEC-2).
  * - EXEC-2 and EXEC-3 are as with node's own spawn: the leader, in its own
  *   group (made by bash's job control, or by setsid(1) with a session too),
  *   reports its pid and waits; the caller records the group and only then
@@ -35,11 +34,13 @@ import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, 
 import net from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { deferred, type Deferred } from '../base/deferred.ts';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
 import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
-import { bashChainFits, fifosRequest, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
+import { bashChainFits, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -50,9 +51,6 @@ const SPAWNER_SCRIPT: string =
 
 /** What a process listing shows: /bin/sh -s fsjob-spawner. */
 export const SPAWNER_NAME = 'fsjob-spawner';
-/** FIFO triples made per mkfifo, and the stock below which the next batch is made ahead. */
-const FIFO_BATCH = 16;
-const FIFO_LOW = 4;
 /** How long a new spawner may take to say `ready`. */
 const START_LIMIT_MS = 15_000;
 /** How long close() waits for the spawner to exit. */
@@ -60,25 +58,8 @@ const CLOSE_LIMIT_MS = 2_000;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
 
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: Error): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // awaited by whoever needs it; an early failure is not unhandled
-  return { promise, resolve, reject };
-}
-
 /** One spawner process and what it answered. */
-interface Generation {
+interface Generation extends FifoMaker {
   child: ChildProcess;
   /** Whether requests go framed (bash) or as script lines (sh). */
   framed: boolean;
@@ -108,11 +89,6 @@ interface Attempt {
   waiterGone: boolean;
 }
 
-/** Writes one request line to the spawner, framed with its length in bytes where the spawner is bash. */
-function send(generation: Generation, request: Buffer): void {
-  generation.child.stdin?.write(generation.framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request);
-}
-
 /**
  * A worker's spawner: `start()` it before the first command (the worker
  * does, with the guardian), `launch()` each command, `close()` at the end.
@@ -126,9 +102,7 @@ export class Spawner implements Launcher {
   private readonly attempts = new Map<number, Attempt>();
   /** The final `jobs -l` status of each leader pid, until its waiter's `x` line takes it. */
   private readonly statuses = new Map<number, ShellStatus>();
-  private readonly batches = new Map<string, Deferred<boolean>>();
-  private pool: Fifos[] = [];
-  private filling: Promise<boolean> | undefined;
+  private readonly fifos = new FifoStock(() => this.holdAlive());
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
 
@@ -179,7 +153,17 @@ export class Spawner implements Launcher {
       stdio: ['pipe', 'pipe', 'pipe'],
       env,
     });
-    const generation: Generation = { child, framed, ready: deferred(), chains: new Set(), exited: false, stderr: '' };
+    const generation: Generation = {
+      child,
+      framed,
+      dir: this.dir,
+      ready: deferred(),
+      chains: new Set(),
+      exited: false,
+      stderr: '',
+      // One request line, framed with its length in bytes where the spawner is bash.
+      send: (request) => void child.stdin?.write(framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request),
+    };
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (error) => reject(spawnerError(`could not start the spawner (${this.shell}): ${error.message}`)));
@@ -203,7 +187,7 @@ export class Spawner implements Launcher {
     (child.stdin as unknown as net.Socket | null)?.unref?.();
     this.current = generation;
     this.checker ??= setInterval(() => void this.checkWaiters(), WAITER_CHECK_MS).unref();
-    this.fill(generation).catch(() => undefined);
+    this.fifos.ahead(generation);
     return null;
   }
 
@@ -223,7 +207,7 @@ export class Spawner implements Launcher {
     this.checker = undefined;
     const generation = this.current;
     this.current = undefined;
-    this.pool = [];
+    this.fifos.discard();
     if (generation !== undefined && !generation.exited) {
       const exited = new Promise<void>((resolve) => generation.child.once('exit', () => resolve()));
       generation.child.stdin?.end();
@@ -247,7 +231,7 @@ export class Spawner implements Launcher {
     const chain: Chain | undefined = generation.chains.has('bash') && bashChainFits(request.env) ? 'bash' : generation.chains.has('sh') ? 'sh' : undefined;
     // Only bash's chain runs here, and this job's environment needs the other: node forks this one.
     if (chain === undefined) return directLauncher.launch(request);
-    const fifos = await this.takeFifos(generation);
+    const fifos = await this.fifos.take(generation);
     const attempt: Attempt = {
       id: ++this.seq,
       generation,
@@ -275,7 +259,7 @@ export class Spawner implements Launcher {
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
     this.track(attempt);
-    send(generation, request_);
+    generation.send(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
   }
@@ -346,7 +330,7 @@ export class Spawner implements Launcher {
   }
 
   private holdAlive(): void {
-    if (this.attempts.size + this.batches.size > 0) this.checker?.ref();
+    if (this.attempts.size + this.fifos.pending > 0) this.checker?.ref();
     else this.checker?.unref();
   }
 
@@ -389,9 +373,8 @@ export class Spawner implements Launcher {
     const how = signal === null ? `status ${code}` : signal;
     const said = generation.stderr.trim() === '' ? '' : `: ${generation.stderr.trim().slice(-300)}`;
     generation.ready.reject(spawnerError(`the spawner exited (${how}) before it was ready${said}`));
-    for (const batch of this.batches.values()) batch.resolve(false);
     // Its FIFOs went with its directory (spawner.sh removes it on exit); the next spawner makes new ones.
-    this.pool = [];
+    this.fifos.lost();
     for (const attempt of this.attempts.values()) {
       if (attempt.generation === generation) this.failStart(attempt, `the spawner exited (${how}) before the command group started${said}`);
     }
@@ -410,7 +393,7 @@ export class Spawner implements Launcher {
         generation.ready.resolve(text.slice('fail '.length));
         return;
       case 'm':
-        this.batches.get(a as string)?.resolve(b === 'ok');
+        this.fifos.answered(a as string, b === 'ok');
         return;
       case 'w': {
         // Its start is read at the first check that finds it alive: most waiters are done before one.
@@ -447,48 +430,6 @@ export class Spawner implements Launcher {
         if (jobs?.status != null) this.statuses.set(jobs.pid, jobs.status);
       }
     }
-  }
-
-  /** A FIFO triple from the stock, made by the spawner a batch at a time; awaited when the stock is out. */
-  private async takeFifos(generation: Generation): Promise<Fifos> {
-    for (let failures = 0; ; ) {
-      const fifos = this.pool.shift();
-      if (fifos !== undefined) {
-        if (this.pool.length < FIFO_LOW) this.fill(generation).catch(() => undefined);
-        return fifos;
-      }
-      if (generation.exited || failures >= 2) throw spawnerError(`the spawner could not make FIFOs in ${this.dir}`);
-      if (!(await this.fill(generation))) failures += 1;
-    }
-  }
-
-  /** Asks the spawner for a batch of FIFO triples (one at a time); true when they were made. */
-  private fill(generation: Generation): Promise<boolean> {
-    this.filling ??= (async () => {
-      const tag = `f${++this.seq}`;
-      const made: Fifos[] = [];
-      for (let i = 0; i < FIFO_BATCH; i++) {
-        const base = path.join(this.dir as string, String(++this.seq));
-        made.push({ out: `${base}.o`, err: `${base}.e`, rel: `${base}.r` });
-      }
-      const answer = deferred<boolean>();
-      this.batches.set(tag, answer);
-      this.holdAlive();
-      if (generation.exited) answer.resolve(false);
-      else send(generation, fifosRequest(tag, made));
-      const madeThem = await answer.promise;
-      this.batches.delete(tag);
-      this.holdAlive();
-      if (madeThem && !generation.exited) {
-        this.pool.push(...made);
-        return true;
-      }
-      for (const f of made) for (const file of [f.out, f.err, f.rel]) rmSync(file, { force: true });
-      return false;
-    })().finally(() => {
-      this.filling = undefined;
-    });
-    return this.filling;
   }
 
   /**
