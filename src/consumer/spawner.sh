@@ -68,6 +68,12 @@
 #   variable bash computes, RANDOM or SECONDS, loses its magic) and then
 #   exported with its value; bash's `exec` adds nothing to the environment
 #   from a `( )` subshell (from a function's own `&` it exports SHLVL).
+#   From the export on, IFS is the job's: every expansion after it is
+#   quoted (an IFS of digits split `shift $((...))`, and the command never
+#   ran), and the export's stderr is discarded: bash warns there about a
+#   locale the job names but this system lacks (LC_ALL, LANG), a line the
+#   command never wrote; the job's names are identifiers that are not
+#   read-only (bashChainFits), so the export has no error of its own to lose.
 #   A check at start-up runs this gate once and compares the environment
 #   `env` prints; the bash chain is offered only when it is exact.
 # Why each program of the sh chain:
@@ -205,8 +211,8 @@ fsjob_gate() {
   exec 3<&-
   umask 022
   unset -v OLDPWD PWD "${@:3:$2}"
-  [ "$2" = 0 ] || export "${@:3+$2:$2}" || exit 125
-  shift $((2 + 2 * $2))
+  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>/dev/null || exit 125
+  shift "$((2 + 2 * $2))"
   exec "$@"
 }
 

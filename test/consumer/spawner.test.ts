@@ -139,14 +139,16 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
   });
 
   spawning('names a shell treats as its own arrive exactly as given, and nothing else (EXEC-6)', async () => {
-    // Those bash's gate sets itself (bashChainFits), then those it leaves to the sh chain.
-    const own = { PATH, SHLVL: '7', RANDOM: 'r', SECONDS: 's', LINENO: 'l', PWD: '/nowhere', OLDPWD: '/old', IFS: ':', OPTIND: '9', ENV: 'e', fsjob_release: 'f' };
+    // Those bash's gate sets itself (bashChainFits), then those it leaves to the sh chain. An IFS of digits
+    // must not split the gate's own words; a locale this system lacks must not make bash warn on the job's stderr.
+    const own = { PATH, SHLVL: '7', RANDOM: 'r', SECONDS: 's', LINENO: 'l', PWD: '/nowhere', OLDPWD: '/old', IFS: ':0123456789', OPTIND: '9', ENV: 'e', fsjob_release: 'f', LC_ALL: 'xx_XX.no-such-locale' };
     const denied = { PATH, _: 'under', PIPESTATUS: 'p', SHELLOPTS: 'o', BASHPID: 'b', UID: 'u', PPID: '1', FUNCNAME: 'f' };
     assert.ok(bashChainFits(own));
     assert.not.ok(bashChainFits({ PATH, PPID: '1' }));
     for (const env of [own, denied]) {
       const out = await run(spawner, ['/usr/bin/env'], { env });
       assert.equal(out.stdout.toString().split('\n').filter((l) => l !== '').sort(), Object.entries(env).map(([k, v]) => `${k}=${v}`).sort());
+      assert.is(out.stderr.toString(), '', 'nothing on the way writes to the command\'s stderr');
     }
   });
 

@@ -42,6 +42,20 @@ shift
 umask 022
 exec env -i --default-signal -- "$@"'
 
+# What runs a command whose name holds '=' (env(1) would take it for an
+# assignment) after env(1): sh's exec, with the same PATH search and the
+# same 126/127. That sh sets PWD, IFS, OPTIND and PPID of its own accord
+# (dash exports PWD, and resets the other three, still exported where the
+# job's env had them), so it is told the job's value of each, "=VALUE", or
+# "-" for none, and sets them again just before the exec (EXEC-6). dash
+# exports OPTIND only where the job's env had it.
+EQUALS_SCRIPT='case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac
+case $2 in =*) IFS=${2#=}; export IFS ;; esac
+case $3 in =*) OPTIND=${3#=}; export OPTIND ;; esac
+case $4 in =*) PPID=${4#=}; export PPID ;; esac
+shift 4
+exec "$@"'
+
 # _rc_poll: whether the leader has ended, from dash's `jobs -l`, which also
 # reaps finished children without blocking. Returns 0 while it runs; once
 # it ended, sets RUN_EXIT / RUN_SIGNAL from the status text ("Done",
@@ -287,10 +301,20 @@ run_command() {
     _rc_i=$((_rc_i + 1))
   done
   # env(1) takes every leading NAME=VALUE operand as an assignment, so a
-  # command name containing '=' is run through sh's exec instead (same PATH
-  # search, same 126/127).
+  # command name containing '=' is run through sh's exec instead, told the
+  # job's PWD, IFS, OPTIND and PPID (EQUALS_SCRIPT).
   case $R_argv_0 in
-    *=*) set -- "$@" /bin/sh -c 'exec "$@"' sh ;;
+    *=*)
+      set -- "$@" /bin/sh -c "$EQUALS_SCRIPT" sh
+      for _rc_n in PWD IFS OPTIND PPID; do
+        _rc_w=- _rc_i=0
+        while [ "$_rc_i" -lt "$R_envc" ]; do
+          eval "[ \"\$R_envk_$_rc_i\" != \"\$_rc_n\" ] || _rc_w==\$R_envv_$_rc_i"
+          _rc_i=$((_rc_i + 1))
+        done
+        set -- "$@" "$_rc_w"
+      done
+      ;;
   esac
   _rc_i=0
   while [ "$_rc_i" -lt "$R_argc" ]; do
