@@ -407,7 +407,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     examine = (id) => Promise.resolve(examined.get(id));
   }
   const receiptOf = (id: string): Promise<boolean> => hasReceipt(queue, id);
-  const visits: Iterable<Visit> | AsyncIterable<Visit> =
+  const visits: Iterable<Visit<JobSummary>> | AsyncIterable<Visit<JobSummary>> =
     sort === 'priority'
       ? claimOrder(queue, ids, receiptOf)
       : sort === 'duration'

@@ -19,19 +19,26 @@ import { RECORD_MAX } from '../base/constants.ts';
 import { isFsjobError } from '../base/errors.ts';
 import { listReady } from '../model/ready.ts';
 import { jobDir, type Queue } from '../model/queue.ts';
-import type { JobSummary } from './inspect.ts';
+
+/**
+ * The part of a job's summary the duration order reads; inspect.ts's
+ * JobSummary has it (this module does not import inspect.ts, which imports it).
+ */
+export interface Timed {
+  durationMs: number | null;
+}
 
 /** One job to look at, in the order shown; what the order learned about it on the way. */
-export interface Visit {
+export interface Visit<S extends Timed = Timed> {
   id: string;
   /** Whether receipt.json is there, when the order looked. */
   receipt?: boolean;
   /** The job examined already (by the duration order). */
-  summary?: JobSummary;
+  summary?: S;
 }
 
 /** The plain listing's order: `ids` as given (descending: newest first). */
-export function* newestFirst(ids: readonly string[]): Generator<Visit> {
+export function* newestFirst<S extends Timed>(ids: readonly string[]): Generator<Visit<S>> {
   for (const id of ids) yield { id };
 }
 
@@ -44,7 +51,7 @@ export function* newestFirst(ids: readonly string[]): Generator<Visit> {
  * A job with two entries comes once, at its first. ready/ that cannot be
  * listed gives the plain order (fsjob validate says why).
  */
-export async function* claimOrder(queue: Queue, ids: readonly string[], hasReceipt: (id: string) => Promise<boolean>): AsyncGenerator<Visit> {
+export async function* claimOrder<S extends Timed>(queue: Queue, ids: readonly string[], hasReceipt: (id: string) => Promise<boolean>): AsyncGenerator<Visit<S>> {
   const known = new Set(ids);
   const visited = new Set<string>();
   let entries: Awaited<ReturnType<typeof listReady>> = [];
@@ -108,10 +115,10 @@ export interface DurationFilter {
  * runOf); of an unfinished job it looks for claim.1.json, and examines in
  * full (`examine`) only one that was ever claimed. `onLook` is called per job.
  */
-export async function durationOrder(queue: Queue, ids: readonly string[], filter: DurationFilter, examine: (id: string) => Promise<JobSummary | undefined>, onLook: () => void): Promise<Visit[]> {
-  const timed: { visit: Visit; durationMs: number }[] = [];
-  const never: Visit[] = [];
-  const place = (visit: Visit, durationMs: number | null): void => void (durationMs === null ? never.push(visit) : timed.push({ visit, durationMs }));
+export async function durationOrder<S extends Timed>(queue: Queue, ids: readonly string[], filter: DurationFilter, examine: (id: string) => Promise<S | undefined>, onLook: () => void): Promise<Visit<S>[]> {
+  const timed: { visit: Visit<S>; durationMs: number }[] = [];
+  const never: Visit<S>[] = [];
+  const place = (visit: Visit<S>, durationMs: number | null): void => void (durationMs === null ? never.push(visit) : timed.push({ visit, durationMs }));
   for (const id of ids) {
     onLook();
     // A filter that no finished job can match needs only to know that the receipt is there (one lstat).
