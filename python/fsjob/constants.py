@@ -5,9 +5,9 @@ Times are milliseconds and sizes bytes, as in the spec.
 """
 
 #: The version this implementation writes (VER-4) and the highest minor it reads closed (VER-2).
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 
 RECORD_MAX = 1_048_576
 STDIN_MAX = 67_108_864

@@ -12,7 +12,7 @@ import stat as _stat
 from typing import List, NamedTuple, Optional
 
 from .clock import now_ms
-from .constants import DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_SKEW
+from .constants import DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_SKEW, PROTOCOL_VERSION
 from .errors import FsjobError
 from .identity import judge_local, same_host, self_identity
 from .judge import Judge
@@ -132,7 +132,7 @@ class Key:
                         return HoldVerdict(False, job_id, gen)
                     return verdict
             value = {
-                "fsjob": "1.1", "type": "hold", "kind": self.kind, "key": self.key, "job_id": job_id,
+                "fsjob": PROTOCOL_VERSION, "type": "hold", "kind": self.kind, "key": self.key, "job_id": job_id,
                 "gen": gen, "owner": self_identity(), "created_ms": now_ms(),
             }
             data = encode_record("hold", value, RecordName("hold", kind=self.kind, key_hash=self.hash))

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from .clock import now_ms
-from .constants import GEN_MAX, OUTPUT_MAX
+from .constants import GEN_MAX, OUTPUT_MAX, PROTOCOL_VERSION
 from .decide import decide
 from .errors import FsjobError
 from .generation import Generation
@@ -137,7 +137,7 @@ def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[st
     name = "cancel-force.json" if force else "cancel.json"
     if reason is not None:
         reason = reason.encode("utf-8")[:1024].decode("utf-8", "ignore")
-    value = {"fsjob": "1.1", "type": "cancel", "job_id": job_id, "force": force, "requested_ms": now_ms(), "by": self_identity(), "reason": reason}
+    value = {"fsjob": PROTOCOL_VERSION, "type": "cancel", "job_id": job_id, "force": force, "requested_ms": now_ms(), "by": self_identity(), "reason": reason}
     published = publish_link(view.dir, name, encode_record("cancel", value, RecordName("cancel", job_id=job_id, force=force)))
     view.refresh()
     listing = view.listing

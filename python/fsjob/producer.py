@@ -83,7 +83,7 @@ def build_request(
     """The request form (schemas/request.schema.json) of the keyword arguments of :meth:`Queue.enqueue`."""
     if (argv is None) == (handler is None):
         raise FsjobError("USAGE", "a job has exactly one of argv (a command) or handler (a payload job) (SPEC-1)", clause="SPEC-1")
-    request: Dict[str, Any] = {"fsjob": "1.1"}
+    request: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION}
     if argv is not None:
         if isinstance(argv, (str, bytes)):
             raise FsjobError("USAGE", "argv is a sequence of strings, not one string", clause="ENQ-1")

@@ -7,6 +7,7 @@ import stat
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from .clock import now_ms
+from .constants import PROTOCOL_VERSION
 from .errors import FsjobError, io_error
 from .names import RecordName, is_job_id, random_hex16
 from .records import encode_record, read_record
@@ -97,7 +98,7 @@ class Queue:
             # (fsjob.json is not written); an existing queue is only confirmed, also on a read-only mount.
             probe_filesystem(os.path.join(root, "tmp"))
             queue_id, created = random_hex16(), now_ms()
-            value: Dict[str, Any] = {"fsjob": "1.1", "type": "queue", "queue_id": queue_id, "created_ms": created}
+            value: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION, "type": "queue", "queue_id": queue_id, "created_ms": created}
             if publish_link(root, "fsjob.json", encode_record("queue", value)):
                 return cls(root, queue_id, created)
             existing = read_record(os.path.join(root, "fsjob.json"), "queue", RecordName("queue"))

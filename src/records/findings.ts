@@ -42,7 +42,7 @@ export const FINDING_CODES = {
   RECORD_NOT_COMPACT: spec('error', 'REC-1', 'write compact JSON as JSON.stringify or jq -c does: no whitespace, no optional escapes, plain integers'),
   RECORD_TOO_DEEP: spec('error', 'REC-1', 'arrays and objects nest at most 128 deep; flatten the payload'),
   // Content (REC-4 steps 3 and 4, REC-3, REC-7).
-  RECORD_VERSION: spec('error', 'VER-1', 'this reader supports fsjob 1.x; use an implementation of that major, or write "fsjob":"1.1"'),
+  RECORD_VERSION: spec('error', 'VER-1', 'this reader supports fsjob 1.x; use an implementation of that major, or write "fsjob":"1.2"'),
   RECORD_NEWER_MINOR: spec('info', 'VER-3', 'members unknown to this reader were ignored; upgrade the reader to check them'),
   RECORD_TYPE_MISMATCH: spec('error', 'REC-3', 'store each record under the name of its type (LAYOUT-5)'),
   RECORD_SCHEMA: spec('error', 'REC-5', 'fix the member to match the schema in schemas/'),

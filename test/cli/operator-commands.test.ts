@@ -180,7 +180,7 @@ day('a delayed start (--delay, --at), output_keep in logs, and pause/resume with
   assert.is(delayed.status, 0, delayed.stderr);
   const delayedId = delayed.stdout.trim();
   const delayedSpec = await spec(queue, delayedId);
-  assert.equal([delayedSpec.fsjob, typeof delayedSpec.not_before_ms], ['1.1', 'number'], 'a spec with not_before_ms says 1.1 (SPEC-2)');
+  assert.equal([delayedSpec.fsjob, typeof delayedSpec.not_before_ms], ['1.2', 'number'], 'a spec written by this version says 1.2 (VER-4)');
   assert.equal([past.status, garbage.status], [2, 2]);
   assert.match(past.stderr, /--at 2001-01-01T00:00Z is in the past/);
   assert.match(garbage.stderr, /--at "soonish" is not a time/);

@@ -143,9 +143,11 @@ cmd_check_record() {
     jobs/*/*)
       _ck_id=${3#jobs/}
       _ck_id=${_ck_id%%/*}
+      _ck_id=${_ck_id%.gated}
       _ck_n=${3##*/}
       case $_ck_n in
         spec.json) _ck_type=spec ;;
+        release.json) _ck_type=release ;;
         receipt.json) _ck_type=receipt ;;
         cancel.json) _ck_type=cancel _ck_extra=false ;;
         cancel-force.json) _ck_type=cancel _ck_extra=true ;;
