@@ -24,6 +24,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
   status: async () => (await import('./commands/status.ts')).statusCommand,
   wait: async () => (await import('./commands/wait.ts')).waitCommand,
   cancel: async () => (await import('./commands/cancel.ts')).cancelCommand,
+  release: async () => (await import('./commands/release.ts')).releaseCommand,
   retry: async () => (await import('./commands/retry.ts')).retryCommand,
   logs: async () => (await import('./commands/logs.ts')).logsCommand,
   gc: async () => (await import('./commands/gc.ts')).gcCommand,

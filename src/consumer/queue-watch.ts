@@ -6,6 +6,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Queue } from '../model/queue.ts';
+import { gateMayHaveOpened } from './gates.ts';
 import type { ReadyView } from './ready-view.ts';
 
 /** Starts the watchers of `queue`; `wake` is called after every event (after the view has taken it in). */
@@ -13,7 +14,14 @@ export function watchQueue(queue: Queue, view: ReadyView, wake: () => void): FSW
   const watchers: FSWatcher[] = [];
   for (const dir of ['ready', 'jobs'] as const) {
     try {
-      const onEvent = dir === 'ready' ? (_event: string, name: string | Buffer | null) => readyChanged(queue, view, name, wake) : () => wake();
+      const onEvent =
+        dir === 'ready'
+          ? (_event: string, name: string | Buffer | null) => readyChanged(queue, view, name, wake)
+          : (_event: string, name: string | Buffer | null) => {
+              // A job's open name appearing may be its gate opening (GATE-3): the next scan looks at it again.
+              if (typeof name === 'string') gateMayHaveOpened(view, name);
+              wake();
+            };
       const watcher = watch(queue.paths.dir(dir), { persistent: false }, onEvent);
       watcher.on('error', () => {
         // A watch that failed feeds nothing more: the view is listed at every scan again.

@@ -17,6 +17,7 @@ import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../mod
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context } from './context.ts';
+import { lookAtGated, passOverGated } from './gates.ts';
 import { mayStartNow } from './lanes.ts';
 import { ReadyView } from './ready-view.ts';
 
@@ -66,12 +67,18 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
   await ready.current();
   for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
+    // AFTER-4: a gated job the last look found blocked is passed over without a system call.
+    if (passOverGated(ready, entry.id)) continue;
     const id = entry.id;
     try {
-      const spec = await ctx.specs.get(queue, id);
+      let spec = await ctx.specs.get(queue, id);
       if (spec === undefined) {
-        if (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs())) ready.remove(entry.name);
-        continue;
+        // No jobs/<id>: a gated job is looked at and opened when it may be (GATE-2, GATE-3).
+        const gate = await lookAtGated(ctx, queue, id, ready);
+        if (gate === 'missing' && (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs()))) ready.remove(entry.name);
+        if (gate !== 'opened') continue;
+        spec = await ctx.specs.get(queue, id);
+        if (spec === undefined) continue;
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
       const files = await listJob(queue, id);
@@ -126,8 +133,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
 
 /** READY-4 for this consumer: entries named from the specs it caches. */
 export function rebuildReady(ctx: Context, queue: Queue): Promise<string[]> {
-  return rebuildReadyIndex(queue, async (id) => {
-    const spec = await ctx.specs.get(queue, id);
+  return rebuildReadyIndex(queue, async (id, gated) => {
+    const spec = await ctx.specs.get(queue, id, gated);
     return spec?.ok === true ? spec.spec.priority : undefined;
   });
 }

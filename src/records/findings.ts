@@ -92,6 +92,12 @@ export const FINDING_CODES = {
   RECEIPT_OUTPUT: spec('error', 'RCPT-5', 'the output files are not what the receipt describes (I4): they were changed after the receipt, or the receipt was published before they were complete'),
   RECEIPT_CANCEL_UNREQUESTED: spec('warning', 'CANCEL-3', 'a job is cancelled only on a cancel record (cancel-force.json for force_stopped); find what cancelled it'),
   // Across jobs: the ready index, dedupe keys, lanes, holds.
+  GATED_RECORD: spec('error', 'GATE-2', 'a gated job is never claimed: a claim, generation record, output or receipt there was written by a consumer that ignored the gate; find it'),
+  GATED_NO_GATE: spec('warning', 'GATE-1', 'a job is gated for its dependencies or its hold; a consumer opens this one at once'),
+  AFTER_INVALID: spec('error', 'AFTER-2', 'a producer refuses such an after; cancel the job and enqueue it again'),
+  AFTER_UNSATISFIED: spec('error', 'AFTER-3', 'the job was opened before its dependency was satisfied; find the consumer or releaser that opened it'),
+  JOB_HELD: spec('info', 'HOLD-1', 'it runs once released: fsjob release ID (or cancel it)'),
+  HOLD_UNRELEASED: spec('error', 'HOLD-1', 'a held job is opened only once release.json exists or a cancel was asked for; find what opened it'),
   READY_MISSING: spec('warning', 'READY-1', 'consumers only find jobs through ready/; run fsjob recover to rebuild the entry'),
   READY_FINISHED: spec('info', 'READY-3', 'the job is finished; the entry is garbage that fsjob gc or recover removes'),
   READY_NO_JOB: spec('warning', 'READY-3', 'no job directory has existed for this entry for over TEMP_MAX_AGE; fsjob gc or recover removes it'),

@@ -33,7 +33,8 @@ import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
 import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
-import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
+import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
+import { checkGates } from './gates.ts';
 
 /** Options of `auditQueue`. */
 export interface QueueAuditOptions {
@@ -138,6 +139,7 @@ class QueueAuditRun {
     this.checkIndex();
     checkDedupe(this.keyContext(), dedupe);
     checkLanes(this.keyContext(), lanes, running);
+    checkGates(this.keyContext());
     await this.checkWorkers();
     return this.result();
   }
@@ -225,36 +227,38 @@ class QueueAuditRun {
     }
   }
 
-  /** jobs/: valid ids that are directories; everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
+  /** jobs/: directories named by a job id, or by one and `.gated` (GATE-1); everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
   private listJobs(): string[] {
     const sink = this.queueSink;
-    const ids: string[] = [];
+    const names: string[] = [];
     for (const entry of this.list('jobs') ?? []) {
       const shown = this.shown('jobs', entry.name);
+      const id = jobIdOfDirName(entry.name);
       if (entry.name.startsWith('.')) {
         checkTemp(sink, this.env, this.abs('jobs', entry.name), shown, entry.kind, null);
-      } else if (!isJobId(entry.name)) {
+      } else if (id === undefined) {
         sink.add('JOB_BAD_ID', `${shown} is not a job id (19 digits, "-", 16 lowercase hex digits)`, shown, null);
         if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs('jobs', entry.name), shown, null);
-      } else if (checkKind(this.jobSink(entry.name), shown, entry.kind, 'dir', entry.name)) {
-        ids.push(entry.name);
+      } else if (checkKind(this.jobSink(id), shown, entry.kind, 'dir', id)) {
+        names.push(entry.name);
       }
     }
-    return ids;
+    return names;
   }
 
+  /** Scans the job directories `ids` (names in jobs/: an id, or an id and `.gated`). */
   private async scanJobs(ids: readonly string[]): Promise<void> {
     const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
     const progress = this.progressTicker(ids.length);
     const entry = threads > 1 ? scanWorkerEntry() : undefined;
     if (entry === undefined) {
       for (const [index, id] of ids.entries()) {
-        this.record(id, scanJob(this.env, id));
+        this.record(jobIdOfDirName(id) ?? id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
       const results = await scanInWorkers(entry, this.env, ids, threads, progress);
-      for (const [index, id] of ids.entries()) this.record(id, results[index]);
+      for (const [index, id] of ids.entries()) this.record(jobIdOfDirName(id) ?? id, results[index]);
     }
     if (ids.length > 0) progress(ids.length, true);
   }

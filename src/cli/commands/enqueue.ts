@@ -6,13 +6,13 @@
 import { access, constants as fsConstants, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
-import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
+import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, SLOTS_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
 import type { JobRequest } from '../../records/codec.ts';
 import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
-import { openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { openQueueOf, producer, resolveJobId, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
@@ -36,6 +36,9 @@ const JOB_FLAGS = [
   'delay',
   'at',
   'output-keep',
+  'after',
+  'hold',
+  'lane-slots',
 ] as const;
 
 /** The limits of spec/spec-record.md, per flag, so that a refusal names the flag and says "at most 7d". */
@@ -54,6 +57,7 @@ const FLAG_OF: Record<string, string> = {
   argv: 'the command', cwd: '--cwd', env: '--env', timeout_ms: '--timeout', kill_grace_ms: '--kill-grace', queue_deadline_ms: '--queue-deadline',
   max_attempts: '--max-attempts', retry_delay_ms: '--retry-delay', priority: '--priority', lane: '--lane', dedupe: '--dedupe',
   max_output_bytes: '--max-output', labels: '--label', handler: '--handler', payload: '--payload', output_keep: '--output-keep', not_before_ms: '--delay/--at',
+  after: '--after', hold: '--hold', lane_slots: '--lane-slots',
 };
 
 /**
@@ -114,7 +118,31 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
   set('labels', parsePairs(args['label'], 'label'));
   set('output_keep', args['output-keep'] as JobRequest['output_keep']);
   set('not_before_ms', notBeforeOf(args));
+  if (args['hold'] === true) request.hold = true;
+  set('lane_slots', args['lane-slots'] === undefined ? undefined : parseInteger(args['lane-slots'], 'lane-slots', { min: 1, max: SLOTS_MAX }));
   return request;
+}
+
+/**
+ * --after ID[:succeeded|:finished] (repeatable, or several ids after one
+ * --after as pueue takes them): each a whole id or a unique prefix
+ * (resolveJobId), `succeeded` unless it says `finished` (AFTER-1).
+ */
+async function afterOf(queue: Queue, args: Record<string, unknown>): Promise<JobRequest['after']> {
+  const given = args['after'];
+  if (given === undefined) return undefined;
+  const typed = (Array.isArray(given) ? given : [given]).flatMap((value) => String(value).split(/[\s,]+/)).filter((text) => text !== '');
+  if (typed.length === 0) throw new FsjobError('USAGE', '--after needs a job id (ID, ID:succeeded or ID:finished)');
+  const after: NonNullable<JobRequest['after']> = [];
+  for (const text of typed) {
+    const cut = text.lastIndexOf(':');
+    const when = cut < 0 ? 'succeeded' : text.slice(cut + 1);
+    if (when !== 'succeeded' && when !== 'finished') {
+      throw new FsjobError('USAGE', `--after ${text}: say ID, ID:succeeded (the default: run only if it succeeded) or ID:finished (run once it finished, whatever its outcome)`, { clause: 'AFTER-1' });
+    }
+    after.push({ job_id: await resolveJobId(queue, cut < 0 ? text : text.slice(0, cut)), when });
+  }
+  return after;
 }
 
 /** --delay D or --at TIME as the instant the job may start (DELAY-1); undefined for neither. */
@@ -208,7 +236,10 @@ export const enqueueCommand: FsjobCommand = {
       .option('queue-deadline', { describe: 'The job must start within this long of being enqueued, else it expires (exit 124); at most 30d', type: 'string' })
       .option('max-attempts', { describe: 'Attempts the job may use, 1 to 100 (default 1: never started twice)', type: 'number' })
       .option('retry-delay', { describe: 'Wait before a retry (default 0, at most 1d)', type: 'string' })
-      .option('lane', { describe: 'At most one job of a lane runs at a time', type: 'string' })
+      .option('lane', { describe: 'At most one job of a lane runs at a time (more with --lane-slots)', type: 'string' })
+      .option('lane-slots', { describe: 'With --lane: up to N jobs of the lane run at once, this one in any of slots 1 to N (1 to 64; default 1); give every job of the lane the same N', type: 'number' })
+      .option('after', { describe: 'Run only after job ID succeeded (ID or ID:succeeded), or finished whatever its outcome (ID:finished); repeatable. If it cannot succeed any more, this job is cancelled (exit 130)', type: 'string', array: true })
+      .option('hold', { describe: 'Enqueue the job held: it runs only once released (fsjob release ID), and may be cancelled meanwhile', type: 'boolean' })
       .option('dedupe', { describe: 'At most one unfinished job per key: a second one is refused with exit 3', type: 'string' })
       .option('priority', { describe: 'Higher runs first, -1000 to 1000 (default 0); negative values as --priority=-5', type: 'number' })
       .option('stdin', { describe: "The job's standard input: a file, or - for this command's standard input (at most 64 MiB)", type: 'string' })
@@ -232,6 +263,9 @@ export const enqueueCommand: FsjobCommand = {
       .example('$0 enqueue --at 2026-12-01T02:00 --output-keep tail -- ./nightly.sh', 'run at 2 am or later; keep the end of its output')
       .example("id=$($0 enqueue --timeout 10m --max-attempts 3 --retry-delay 30s -- ./deploy.sh) && $0 wait $id", 'enqueue, then wait for the outcome')
       .example('$0 enqueue --dedupe nightly-report -- ./report.sh || [ $? -eq 3 ]', 'at most one unfinished report; exit 3 means one is queued already')
+      .example('build=$($0 enqueue -- make) && $0 enqueue --after $build -- ./deploy.sh', 'deploy only once the build succeeded')
+      .example('$0 enqueue --lane render --lane-slots 3 -- ./render.sh 1', 'at most 3 render jobs at once')
+      .example('$0 enqueue --hold -- ./migrate.sh', 'enqueue now, start it later with fsjob release ID')
       .example('printf "%s\\n" \'{"argv":["echo","a"]}\' \'{"argv":["echo","b"]}\' | $0 enqueue --batch -', 'one job per JSON line')
       .example('$0 enqueue --handler resize --payload \'{"w":640}\'', 'a payload job for a consumer that has a "resize" handler')
       .epilog(
@@ -292,6 +326,8 @@ async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFi
     return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
   }
   const request = requestOf(args, argv);
+  const after = await afterOf(queue, args);
+  if (after !== undefined) request.after = after;
   const stdinFile = args['stdin'] as string | undefined;
   const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
   return enqueue(queue, request, stdin === undefined ? {} : { stdin });

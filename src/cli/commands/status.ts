@@ -9,7 +9,7 @@ import { shellQuote } from '../shell-quote.ts';
 import { formatAge, formatBytes, formatDuration, parseInteger } from '../units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
-const STATUSES: readonly JobStatus[] = ['queued', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
+const STATUSES: readonly JobStatus[] = ['queued', 'held', 'blocked', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
 const OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'timed_out', 'expired', 'cancelled', 'force_stopped', 'lost', 'rejected'];
 const DEFAULT_LIMIT = 20;
 /**

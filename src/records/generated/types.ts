@@ -545,6 +545,8 @@ export interface ConformanceManifest {
     cancel?: ArgvTemplate;
     /** Request forced cancellation of job {id}. */
     cancel_force?: ArgvTemplate;
+    /** Release the held job {id} (HOLD-2); required when the producer claims gates. */
+    release?: ArgvTemplate;
     /** Run RECOV-1, READY-4 and TEMP-1 over {queue}. */
     recover?: ArgvTemplate;
     /** Audit {queue}; exit 0 when clean, 1 on findings. */
@@ -552,12 +554,12 @@ export interface ConformanceManifest {
     /** Extension members (VER-2). */
     [key: `x-${string}`]: JsonValue;
   };
-  /** The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
+  /** The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with dedupe, consumer with lanes, preemption, payload and workers, and validator when a validate role exists. */
   profile?: {
-    /** Features of the producer level: dedupe. */
-    producer?: ("dedupe")[];
-    /** Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy. */
-    consumer?: ("lanes" | "preemption" | "payload" | "workers" | "policy")[];
+    /** Features of the producer level: dedupe, gates (after, hold and the release role). */
+    producer?: ("dedupe" | "gates")[];
+    /** Features of the consumer level: lanes, slots (needs lanes), preemption (needs lanes), gates, payload, workers, policy. */
+    consumer?: ("lanes" | "slots" | "preemption" | "gates" | "payload" | "workers" | "policy")[];
     /** The validator level has no features: an empty array claims it. */
     validator?: JsonValue[];
   };

@@ -5893,14 +5893,14 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe.","type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":["dedupe"]}},"consumer":{"description":"Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":5,"items":{"enum":["lanes","preemption","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"release":{"description":"Release the held job {id} (HOLD-2); required when the producer claims gates.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with dedupe, consumer with lanes, preemption, payload and workers, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe, gates (after, hold and the release role).","type":"array","uniqueItems":true,"maxItems":2,"items":{"enum":["dedupe","gates"]}},"consumer":{"description":"Features of the consumer level: lanes, slots (needs lanes), preemption (needs lanes), gates, payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":7,"items":{"enum":["lanes","slots","preemption","gates","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}};
 const schema101 = {"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}};
 const pattern48 = new RegExp("^[^\\u0000]+$", "u");
 const pattern49 = new RegExp("\\{queue\\}", "u");
 const pattern50 = new RegExp("\\{request\\}", "u");
 const pattern57 = new RegExp("\\{id\\}", "u");
-const pattern66 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
-const pattern67 = new RegExp("^[^\\u0000]*$", "u");
+const pattern69 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const pattern70 = new RegExp("^[^\\u0000]*$", "u");
 const func0 = (function equal(a, b) {
   if (a === b) return true;
 
@@ -6045,7 +6045,7 @@ if(data.roles !== undefined){
 let data1 = data.roles;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
-if(!((((((((key1 === "produce") || (key1 === "consume")) || (key1 === "init")) || (key1 === "cancel")) || (key1 === "cancel_force")) || (key1 === "recover")) || (key1 === "validate")) || (pattern8.test(key1)))){
+if(!(((((((((key1 === "produce") || (key1 === "consume")) || (key1 === "init")) || (key1 === "cancel")) || (key1 === "cancel_force")) || (key1 === "release")) || (key1 === "recover")) || (key1 === "validate")) || (pattern8.test(key1)))){
 const err8 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err8];
@@ -6951,10 +6951,10 @@ vErrors = null;
 }
 }
 }
-if(data1.recover !== undefined){
-let data20 = data1.recover;
+if(data1.release !== undefined){
+let data20 = data1.release;
 if(!(Array.isArray(data20))){
-const err73 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.recover.type,parentSchema:schema100.properties.roles.properties.recover,data:data20};
+const err73 = {instancePath:instancePath+"/roles/release",schemaPath:"#/properties/roles/properties/release/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.release.type,parentSchema:schema100.properties.roles.properties.release,data:data20};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -6965,7 +6965,7 @@ errors++;
 }
 if(Array.isArray(data20)){
 if(data20.length > 256){
-const err74 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data20};
+const err74 = {instancePath:instancePath+"/roles/release",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data20};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -6975,7 +6975,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data20.length < 1){
-const err75 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data20};
+const err75 = {instancePath:instancePath+"/roles/release",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data20};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -6989,7 +6989,7 @@ for(let i13=0; i13<len13; i13++){
 let data21 = data20[i13];
 if(typeof data21 === "string"){
 if(func1(data21) > 4096){
-const err76 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data21};
+const err76 = {instancePath:instancePath+"/roles/release/" + i13,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -6999,7 +6999,7 @@ vErrors.push(err76);
 errors++;
 }
 if(func1(data21) < 1){
-const err77 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data21};
+const err77 = {instancePath:instancePath+"/roles/release/" + i13,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -7009,7 +7009,7 @@ vErrors.push(err77);
 errors++;
 }
 if(!pattern48.test(data21)){
-const err78 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data21};
+const err78 = {instancePath:instancePath+"/roles/release/" + i13,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -7019,7 +7019,7 @@ vErrors.push(err78);
 errors++;
 }
 if(Buffer.byteLength(data21, "utf8") > 4096){
-const err79 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data21};
+const err79 = {instancePath:instancePath+"/roles/release/" + i13,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -7030,7 +7030,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/roles/recover/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data21};
+const err80 = {instancePath:instancePath+"/roles/release/" + i13,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data21};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -7049,7 +7049,7 @@ let data22 = data20[i14];
 const _errs71 = errors;
 if(typeof data22 === "string"){
 if(!pattern49.test(data22)){
-const err81 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
+const err81 = {instancePath:instancePath+"/roles/release/" + i14,schemaPath:"#/properties/roles/properties/release/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.release.allOf[0].contains,data:data22};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -7060,7 +7060,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath:instancePath+"/roles/recover/" + i14,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data22};
+const err82 = {instancePath:instancePath+"/roles/release/" + i14,schemaPath:"#/properties/roles/properties/release/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.release.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.release.allOf[0].contains,data:data22};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -7075,7 +7075,7 @@ break;
 }
 }
 if(!valid34){
-const err83 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema100.properties.roles.properties.recover.allOf[0],data:data20};
+const err83 = {instancePath:instancePath+"/roles/release",schemaPath:"#/properties/roles/properties/release/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.release.allOf[0].contains,parentSchema:schema100.properties.roles.properties.release.allOf[0],data:data20};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -7096,11 +7096,15 @@ vErrors = null;
 }
 }
 }
-}
-if(data1.validate !== undefined){
-let data23 = data1.validate;
-if(!(Array.isArray(data23))){
-const err84 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.validate.type,parentSchema:schema100.properties.roles.properties.validate,data:data23};
+if(Array.isArray(data20)){
+const _errs74 = errors;
+const len15 = data20.length;
+for(let i15=0; i15<len15; i15++){
+let data23 = data20[i15];
+const _errs75 = errors;
+if(typeof data23 === "string"){
+if(!pattern57.test(data23)){
+const err84 = {instancePath:instancePath+"/roles/release/" + i15,schemaPath:"#/properties/roles/properties/release/allOf/1/contains/pattern",keyword:"pattern",params:{pattern: "\\{id\\}"},message:"must match pattern \""+"\\{id\\}"+"\"",schema:"\\{id\\}",parentSchema:schema100.properties.roles.properties.release.allOf[1].contains,data:data23};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -7109,9 +7113,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-if(Array.isArray(data23)){
-if(data23.length > 256){
-const err85 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data23};
+}
+else {
+const err85 = {instancePath:instancePath+"/roles/release/" + i15,schemaPath:"#/properties/roles/properties/release/allOf/1/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.release.allOf[1].contains.type,parentSchema:schema100.properties.roles.properties.release.allOf[1].contains,data:data23};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -7120,8 +7124,13 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data23.length < 1){
-const err86 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data23};
+var valid35 = _errs75 === errors;
+if(valid35){
+break;
+}
+}
+if(!valid35){
+const err86 = {instancePath:instancePath+"/roles/release",schemaPath:"#/properties/roles/properties/release/allOf/1/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.release.allOf[1].contains,parentSchema:schema100.properties.roles.properties.release.allOf[1],data:data20};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -7130,111 +7139,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-const len15 = data23.length;
-for(let i15=0; i15<len15; i15++){
-let data24 = data23[i15];
-if(typeof data24 === "string"){
-if(func1(data24) > 4096){
-const err87 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err87];
-}
 else {
-vErrors.push(err87);
-}
-errors++;
-}
-if(func1(data24) < 1){
-const err88 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-if(!pattern48.test(data24)){
-const err89 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-if(Buffer.byteLength(data24, "utf8") > 4096){
-const err90 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-}
-else {
-const err91 = {instancePath:instancePath+"/roles/validate/" + i15,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data24};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-}
-}
-if(Array.isArray(data23)){
-const _errs79 = errors;
-const len16 = data23.length;
-for(let i16=0; i16<len16; i16++){
-let data25 = data23[i16];
-const _errs80 = errors;
-if(typeof data25 === "string"){
-if(!pattern49.test(data25)){
-const err92 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/roles/validate/" + i16,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data25};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-var valid39 = _errs80 === errors;
-if(valid39){
-break;
-}
-}
-if(!valid39){
-const err94 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema100.properties.roles.properties.validate.allOf[0],data:data23};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-else {
-errors = _errs79;
+errors = _errs74;
 if(vErrors !== null){
-if(_errs79){
-vErrors.length = _errs79;
+if(_errs74){
+vErrors.length = _errs74;
 }
 else {
 vErrors = null;
@@ -7243,9 +7152,105 @@ vErrors = null;
 }
 }
 }
+if(data1.recover !== undefined){
+let data24 = data1.recover;
+if(!(Array.isArray(data24))){
+const err87 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.recover.type,parentSchema:schema100.properties.roles.properties.recover,data:data24};
+if(vErrors === null){
+vErrors = [err87];
 }
 else {
-const err95 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.roles.type,parentSchema:schema100.properties.roles,data:data1};
+vErrors.push(err87);
+}
+errors++;
+}
+if(Array.isArray(data24)){
+if(data24.length > 256){
+const err88 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data24};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(data24.length < 1){
+const err89 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data24};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+const len16 = data24.length;
+for(let i16=0; i16<len16; i16++){
+let data25 = data24[i16];
+if(typeof data25 === "string"){
+if(func1(data25) > 4096){
+const err90 = {instancePath:instancePath+"/roles/recover/" + i16,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data25};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+if(func1(data25) < 1){
+const err91 = {instancePath:instancePath+"/roles/recover/" + i16,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data25};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+if(!pattern48.test(data25)){
+const err92 = {instancePath:instancePath+"/roles/recover/" + i16,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data25};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if(Buffer.byteLength(data25, "utf8") > 4096){
+const err93 = {instancePath:instancePath+"/roles/recover/" + i16,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data25};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/roles/recover/" + i16,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data25};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+if(Array.isArray(data24)){
+const _errs83 = errors;
+const len17 = data24.length;
+for(let i17=0; i17<len17; i17++){
+let data26 = data24[i17];
+const _errs84 = errors;
+if(typeof data26 === "string"){
+if(!pattern49.test(data26)){
+const err95 = {instancePath:instancePath+"/roles/recover/" + i17,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data26};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -7255,11 +7260,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.profile !== undefined){
-let data27 = data.profile;
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(Object.keys(data27).length < 1){
-const err96 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100.properties.profile,data:data27};
+else {
+const err96 = {instancePath:instancePath+"/roles/recover/" + i17,schemaPath:"#/properties/roles/properties/recover/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.recover.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.recover.allOf[0].contains,data:data26};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -7268,9 +7270,13 @@ vErrors.push(err96);
 }
 errors++;
 }
-for(const key3 in data27){
-if(!(((key3 === "producer") || (key3 === "consumer")) || (key3 === "validator"))){
-const err97 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.profile,data:data27};
+var valid40 = _errs84 === errors;
+if(valid40){
+break;
+}
+}
+if(!valid40){
+const err97 = {instancePath:instancePath+"/roles/recover",schemaPath:"#/properties/roles/properties/recover/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.recover.allOf[0].contains,parentSchema:schema100.properties.roles.properties.recover.allOf[0],data:data24};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7279,12 +7285,23 @@ vErrors.push(err97);
 }
 errors++;
 }
+else {
+errors = _errs83;
+if(vErrors !== null){
+if(_errs83){
+vErrors.length = _errs83;
 }
-if(data27.producer !== undefined){
-let data28 = data27.producer;
-if(Array.isArray(data28)){
-if(data28.length > 1){
-const err98 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/maxItems",keyword:"maxItems",params:{limit: 1},message:"must NOT have more than 1 items",schema:1,parentSchema:schema100.properties.profile.properties.producer,data:data28};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+if(data1.validate !== undefined){
+let data27 = data1.validate;
+if(!(Array.isArray(data27))){
+const err98 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.roles.properties.validate.type,parentSchema:schema100.properties.roles.properties.validate,data:data27};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -7293,11 +7310,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-const len17 = data28.length;
-for(let i17=0; i17<len17; i17++){
-let data29 = data28[i17];
-if(!(data29 === "dedupe")){
-const err99 = {instancePath:instancePath+"/profile/producer/" + i17,schemaPath:"#/properties/profile/properties/producer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.producer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.producer.items.enum,parentSchema:schema100.properties.profile.properties.producer.items,data:data29};
+if(Array.isArray(data27)){
+if(data27.length > 256){
+const err99 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema101,data:data27};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -7306,15 +7321,8 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-let i18 = data28.length;
-let j0;
-if(i18 > 1){
-outer0:
-for(;i18--;){
-for(j0 = i18; j0--;){
-if(func0(data28[i18], data28[j0])){
-const err100 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/uniqueItems",keyword:"uniqueItems",params:{i: i18, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i18+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.producer,data:data28};
+if(data27.length < 1){
+const err100 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/$defs/argv_template/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema101,data:data27};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -7322,14 +7330,13 @@ else {
 vErrors.push(err100);
 }
 errors++;
-break outer0;
 }
-}
-}
-}
-}
-else {
-const err101 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.producer.type,parentSchema:schema100.properties.profile.properties.producer,data:data28};
+const len18 = data27.length;
+for(let i18=0; i18<len18; i18++){
+let data28 = data27[i18];
+if(typeof data28 === "string"){
+if(func1(data28) > 4096){
+const err101 = {instancePath:instancePath+"/roles/validate/" + i18,schemaPath:"#/$defs/argv_template/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema101.items,data:data28};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -7338,12 +7345,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-if(data27.consumer !== undefined){
-let data30 = data27.consumer;
-if(Array.isArray(data30)){
-if(data30.length > 5){
-const err102 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items",schema:5,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
+if(func1(data28) < 1){
+const err102 = {instancePath:instancePath+"/roles/validate/" + i18,schemaPath:"#/$defs/argv_template/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.items,data:data28};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -7352,11 +7355,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-const len18 = data30.length;
-for(let i19=0; i19<len18; i19++){
-let data31 = data30[i19];
-if(!(((((data31 === "lanes") || (data31 === "preemption")) || (data31 === "payload")) || (data31 === "workers")) || (data31 === "policy"))){
-const err103 = {instancePath:instancePath+"/profile/consumer/" + i19,schemaPath:"#/properties/profile/properties/consumer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.consumer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.consumer.items.enum,parentSchema:schema100.properties.profile.properties.consumer.items,data:data31};
+if(!pattern48.test(data28)){
+const err103 = {instancePath:instancePath+"/roles/validate/" + i18,schemaPath:"#/$defs/argv_template/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema101.items,data:data28};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -7365,15 +7365,8 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-let i20 = data30.length;
-let j1;
-if(i20 > 1){
-outer1:
-for(;i20--;){
-for(j1 = i20; j1--;){
-if(func0(data30[i20], data30[j1])){
-const err104 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/uniqueItems",keyword:"uniqueItems",params:{i: i20, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i20+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
+if(Buffer.byteLength(data28, "utf8") > 4096){
+const err104 = {instancePath:instancePath+"/roles/validate/" + i18,schemaPath:"#/$defs/argv_template/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema101.items,data:data28};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -7381,14 +7374,10 @@ else {
 vErrors.push(err104);
 }
 errors++;
-break outer1;
-}
-}
-}
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.consumer.type,parentSchema:schema100.properties.profile.properties.consumer,data:data30};
+const err105 = {instancePath:instancePath+"/roles/validate/" + i18,schemaPath:"#/$defs/argv_template/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.items.type,parentSchema:schema101.items,data:data28};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -7398,11 +7387,16 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data27.validator !== undefined){
-let data32 = data27.validator;
-if(Array.isArray(data32)){
-if(data32.length > 0){
-const err106 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema100.properties.profile.properties.validator,data:data32};
+}
+if(Array.isArray(data27)){
+const _errs92 = errors;
+const len19 = data27.length;
+for(let i19=0; i19<len19; i19++){
+let data29 = data27[i19];
+const _errs93 = errors;
+if(typeof data29 === "string"){
+if(!pattern49.test(data29)){
+const err106 = {instancePath:instancePath+"/roles/validate/" + i19,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/pattern",keyword:"pattern",params:{pattern: "\\{queue\\}"},message:"must match pattern \""+"\\{queue\\}"+"\"",schema:"\\{queue\\}",parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data29};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -7413,7 +7407,7 @@ errors++;
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.validator.type,parentSchema:schema100.properties.profile.properties.validator,data:data32};
+const err107 = {instancePath:instancePath+"/roles/validate/" + i19,schemaPath:"#/properties/roles/properties/validate/allOf/0/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.roles.properties.validate.allOf[0].contains.type,parentSchema:schema100.properties.roles.properties.validate.allOf[0].contains,data:data29};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -7422,10 +7416,13 @@ vErrors.push(err107);
 }
 errors++;
 }
+var valid45 = _errs93 === errors;
+if(valid45){
+break;
 }
 }
-else {
-const err108 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.profile.type,parentSchema:schema100.properties.profile,data:data27};
+if(!valid45){
+const err108 = {instancePath:instancePath+"/roles/validate",schemaPath:"#/properties/roles/properties/validate/allOf/0/contains",keyword:"contains",params:{minContains: 1},message:"must contain at least 1 valid item(s)",schema:schema100.properties.roles.properties.validate.allOf[0].contains,parentSchema:schema100.properties.roles.properties.validate.allOf[0],data:data27};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -7434,12 +7431,22 @@ vErrors.push(err108);
 }
 errors++;
 }
+else {
+errors = _errs92;
+if(vErrors !== null){
+if(_errs92){
+vErrors.length = _errs92;
 }
-if(data.env !== undefined){
-let data33 = data.env;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(Object.keys(data33).length > 256){
-const err109 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema100.properties.env,data:data33};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/roles",schemaPath:"#/properties/roles/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.roles.type,parentSchema:schema100.properties.roles,data:data1};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -7448,11 +7455,12 @@ vErrors.push(err109);
 }
 errors++;
 }
-for(const key4 in data33){
-const _errs96 = errors;
-if(typeof key4 === "string"){
-if(!pattern66.test(key4)){
-const err110 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema100.properties.env.propertyNames,data:key4,propertyName:key4};
+}
+if(data.profile !== undefined){
+let data31 = data.profile;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(Object.keys(data31).length < 1){
+const err110 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100.properties.profile,data:data31};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -7461,10 +7469,9 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-var valid49 = _errs96 === errors;
-if(!valid49){
-const err111 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema100.properties.env.propertyNames,parentSchema:schema100.properties.env,data:data33};
+for(const key3 in data31){
+if(!(((key3 === "producer") || (key3 === "consumer")) || (key3 === "validator"))){
+const err111 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.profile,data:data31};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -7474,11 +7481,11 @@ vErrors.push(err111);
 errors++;
 }
 }
-for(const key5 in data33){
-let data34 = data33[key5];
-if(typeof data34 === "string"){
-if(func1(data34) > 32768){
-const err112 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+if(data31.producer !== undefined){
+let data32 = data31.producer;
+if(Array.isArray(data32)){
+if(data32.length > 2){
+const err112 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items",schema:2,parentSchema:schema100.properties.profile.properties.producer,data:data32};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -7487,8 +7494,11 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(!pattern67.test(data34)){
-const err113 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema100.properties.env.additionalProperties,data:data34};
+const len20 = data32.length;
+for(let i20=0; i20<len20; i20++){
+let data33 = data32[i20];
+if(!((data33 === "dedupe") || (data33 === "gates"))){
+const err113 = {instancePath:instancePath+"/profile/producer/" + i20,schemaPath:"#/properties/profile/properties/producer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.producer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.producer.items.enum,parentSchema:schema100.properties.profile.properties.producer.items,data:data33};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -7497,8 +7507,15 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(Buffer.byteLength(data34, "utf8") > 32768){
-const err114 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+}
+let i21 = data32.length;
+let j0;
+if(i21 > 1){
+outer0:
+for(;i21--;){
+for(j0 = i21; j0--;){
+if(func0(data32[i21], data32[j0])){
+const err114 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/uniqueItems",keyword:"uniqueItems",params:{i: i21, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i21+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.producer,data:data32};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -7506,10 +7523,14 @@ else {
 vErrors.push(err114);
 }
 errors++;
+break outer0;
+}
+}
+}
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.env.additionalProperties.type,parentSchema:schema100.properties.env.additionalProperties,data:data34};
+const err115 = {instancePath:instancePath+"/profile/producer",schemaPath:"#/properties/profile/properties/producer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.producer.type,parentSchema:schema100.properties.profile.properties.producer,data:data32};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -7519,9 +7540,11 @@ vErrors.push(err115);
 errors++;
 }
 }
-}
-else {
-const err116 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.env.type,parentSchema:schema100.properties.env,data:data33};
+if(data31.consumer !== undefined){
+let data34 = data31.consumer;
+if(Array.isArray(data34)){
+if(data34.length > 7){
+const err116 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items",schema:7,parentSchema:schema100.properties.profile.properties.consumer,data:data34};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -7530,11 +7553,11 @@ vErrors.push(err116);
 }
 errors++;
 }
-}
-if(data.timeout_s !== undefined){
-let data35 = data.timeout_s;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err117 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.timeout_s.type,parentSchema:schema100.properties.timeout_s,data:data35};
+const len21 = data34.length;
+for(let i22=0; i22<len21; i22++){
+let data35 = data34[i22];
+if(!(((((((data35 === "lanes") || (data35 === "slots")) || (data35 === "preemption")) || (data35 === "gates")) || (data35 === "payload")) || (data35 === "workers")) || (data35 === "policy"))){
+const err117 = {instancePath:instancePath+"/profile/consumer/" + i22,schemaPath:"#/properties/profile/properties/consumer/items/enum",keyword:"enum",params:{allowedValues: schema100.properties.profile.properties.consumer.items.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.profile.properties.consumer.items.enum,parentSchema:schema100.properties.profile.properties.consumer.items,data:data35};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -7543,9 +7566,15 @@ vErrors.push(err117);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 3600 || isNaN(data35)){
-const err118 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema100.properties.timeout_s,data:data35};
+}
+let i23 = data34.length;
+let j1;
+if(i23 > 1){
+outer1:
+for(;i23--;){
+for(j1 = i23; j1--;){
+if(func0(data34[i23], data34[j1])){
+const err118 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/uniqueItems",keyword:"uniqueItems",params:{i: i23, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i23+" are identical)",schema:true,parentSchema:schema100.properties.profile.properties.consumer,data:data34};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -7553,9 +7582,14 @@ else {
 vErrors.push(err118);
 }
 errors++;
+break outer1;
 }
-if(data35 < 1 || isNaN(data35)){
-const err119 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.timeout_s,data:data35};
+}
+}
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/profile/consumer",schemaPath:"#/properties/profile/properties/consumer/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.consumer.type,parentSchema:schema100.properties.profile.properties.consumer,data:data34};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -7565,15 +7599,182 @@ vErrors.push(err119);
 errors++;
 }
 }
-}
-}
-else {
-const err120 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+if(data31.validator !== undefined){
+let data36 = data31.validator;
+if(Array.isArray(data36)){
+if(data36.length > 0){
+const err120 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema100.properties.profile.properties.validator,data:data36};
 if(vErrors === null){
 vErrors = [err120];
 }
 else {
 vErrors.push(err120);
+}
+errors++;
+}
+}
+else {
+const err121 = {instancePath:instancePath+"/profile/validator",schemaPath:"#/properties/profile/properties/validator/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.profile.properties.validator.type,parentSchema:schema100.properties.profile.properties.validator,data:data36};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.profile.type,parentSchema:schema100.properties.profile,data:data31};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data.env !== undefined){
+let data37 = data.env;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(Object.keys(data37).length > 256){
+const err123 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema100.properties.env,data:data37};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+for(const key4 in data37){
+const _errs109 = errors;
+if(typeof key4 === "string"){
+if(!pattern69.test(key4)){
+const err124 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema100.properties.env.propertyNames,data:key4,propertyName:key4};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+var valid55 = _errs109 === errors;
+if(!valid55){
+const err125 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid",schema:schema100.properties.env.propertyNames,parentSchema:schema100.properties.env,data:data37};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+for(const key5 in data37){
+let data38 = data37[key5];
+if(typeof data38 === "string"){
+if(func1(data38) > 32768){
+const err126 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data38};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+if(!pattern70.test(data38)){
+const err127 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema100.properties.env.additionalProperties,data:data38};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if(Buffer.byteLength(data38, "utf8") > 32768){
+const err128 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema100.properties.env.additionalProperties,data:data38};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/env/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.env.additionalProperties.type,parentSchema:schema100.properties.env.additionalProperties,data:data38};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+else {
+const err130 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.env.type,parentSchema:schema100.properties.env,data:data37};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+if(data.timeout_s !== undefined){
+let data39 = data.timeout_s;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err131 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.timeout_s.type,parentSchema:schema100.properties.timeout_s,data:data39};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 > 3600 || isNaN(data39)){
+const err132 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600",schema:3600,parentSchema:schema100.properties.timeout_s,data:data39};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+if(data39 < 1 || isNaN(data39)){
+const err133 = {instancePath:instancePath+"/timeout_s",schemaPath:"#/properties/timeout_s/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.timeout_s,data:data39};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err134 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
 }
 errors++;
 }
@@ -7583,7 +7784,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/pause.schema.json","title":"fsjob 1.2 pause record","description":"pause.json in the queue root (spec/records.md, new in 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume.","type":"object","maxProperties":64,"required":["fsjob","type","paused_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" or later (the record is new in 1.1).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"const":"1.0"}},"type":{"description":"Record type (REC-3): \"pause\".","const":"pause"},"paused_ms":{"description":"When the queue was paused.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that paused the queue.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/pause.schema.json","title":"fsjob 1.2 pause record","description":"pause.json in the queue root (spec/records.md, new in 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume.","type":"object","maxProperties":64,"required":["fsjob","type","paused_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" or later (the record is new in 1.1).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"const":"1.0"}},"type":{"description":"Record type (REC-3): \"pause\".","const":"pause"},"paused_ms":{"description":"When the queue was paused.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that paused the queue.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8032,7 +8233,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110.then.properties.by,data:data1};
+const err1 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema111.then.properties.by,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8067,7 +8268,7 @@ props1 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema110.if,parentSchema:schema110,data};
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema111.if,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8078,7 +8279,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema110,data};
+const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8088,7 +8289,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.fsjob === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema111.required,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8098,7 +8299,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.type === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema111.required,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8108,7 +8309,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.paused_ms === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paused_ms"},message:"must have required property '"+"paused_ms"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paused_ms"},message:"must have required property '"+"paused_ms"+"'",schema:schema111.required,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8118,7 +8319,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.by === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema111.required,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8128,7 +8329,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.reason === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema110.required,parentSchema:schema110,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema111.required,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8148,7 +8349,7 @@ if(props1 !== true){props1.reason = true;}
 if(data.fsjob !== undefined){
 let data2 = data.fsjob;
 if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fsjob.type,parentSchema:schema110.properties.fsjob,data:data2};
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.fsjob.type,parentSchema:schema111.properties.fsjob,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8193,7 +8394,7 @@ errors++;
 }
 var valid6 = _errs14 === errors;
 if(valid6){
-const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema110.properties.fsjob.not,parentSchema:schema110.properties.fsjob,data:data2};
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema111.properties.fsjob.not,parentSchema:schema111.properties.fsjob,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8217,7 +8418,7 @@ vErrors = null;
 if(data.type !== undefined){
 let data3 = data.type;
 if("pause" !== data3){
-const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pause"},message:"must be equal to constant",schema:"pause",parentSchema:schema110.properties.type,data:data3};
+const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pause"},message:"must be equal to constant",schema:"pause",parentSchema:schema111.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8230,7 +8431,7 @@ errors++;
 if(data.paused_ms !== undefined){
 let data4 = data.paused_ms;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/paused_ms",schemaPath:"#/properties/paused_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.paused_ms.type,parentSchema:schema110.properties.paused_ms,data:data4};
+const err15 = {instancePath:instancePath+"/paused_ms",schemaPath:"#/properties/paused_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.paused_ms.type,parentSchema:schema111.properties.paused_ms,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8265,7 +8466,7 @@ errors++;
 if(data.by !== undefined){
 let data5 = data.by;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err18 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.by.type,parentSchema:schema110.properties.by,data:data5};
+const err18 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.properties.by.type,parentSchema:schema111.properties.by,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8282,7 +8483,7 @@ errors = vErrors.length;
 if(data.reason !== undefined){
 let data6 = data.reason;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err19 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema110.properties.reason.type},message:"must be string,null",schema:schema110.properties.reason.type,parentSchema:schema110.properties.reason,data:data6};
+const err19 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema111.properties.reason.type},message:"must be string,null",schema:schema111.properties.reason.type,parentSchema:schema111.properties.reason,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8322,7 +8523,7 @@ if(props1 !== true){props1[key1] = true;}
 if(props1 !== true){
 for(const key2 in data){
 if(!props1 || !props1[key2]){
-const err22 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema110,data};
+const err22 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8335,7 +8536,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8350,7 +8551,7 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema121 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.2 queue record","description":"fsjob.json at the queue root (spec/records.md), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.2 queue record","description":"fsjob.json at the queue root (spec/records.md), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/queue.schema.json" */;
@@ -8400,7 +8601,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema121.if,parentSchema:schema121,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema122.if,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8411,7 +8612,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema121,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8421,7 +8622,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema121.required,parentSchema:schema121,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema122.required,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8431,7 +8632,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema121.required,parentSchema:schema121,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema122.required,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8441,7 +8642,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.queue_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema121.required,parentSchema:schema121,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_id"},message:"must have required property '"+"queue_id"+"'",schema:schema122.required,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8451,7 +8652,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.created_ms === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema121.required,parentSchema:schema121,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema122.required,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8470,7 +8671,7 @@ if(props0 !== true){props0.created_ms = true;}
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.fsjob.type,parentSchema:schema121.properties.fsjob,data:data1};
+const err7 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema122.properties.fsjob.type,parentSchema:schema122.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8505,7 +8706,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("queue" !== data2){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema121.properties.type,data:data2};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "queue"},message:"must be equal to constant",schema:"queue",parentSchema:schema122.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8518,7 +8719,7 @@ errors++;
 if(data.queue_id !== undefined){
 let data3 = data.queue_id;
 if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.queue_id.type,parentSchema:schema121.properties.queue_id,data:data3};
+const err11 = {instancePath:instancePath+"/queue_id",schemaPath:"#/properties/queue_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema122.properties.queue_id.type,parentSchema:schema122.properties.queue_id,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8563,7 +8764,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data4 = data.created_ms;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema121.properties.created_ms.type,parentSchema:schema121.properties.created_ms,data:data4};
+const err15 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema122.properties.created_ms.type,parentSchema:schema122.properties.created_ms,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8603,7 +8804,7 @@ if(props0 !== true){props0[key0] = true;}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema121,data};
+const err18 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8616,7 +8817,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.type,parentSchema:schema121,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema122.type,parentSchema:schema122,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8631,8 +8832,8 @@ return errors === 0;
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.2 receipt record","description":"jobs/<id>/receipt.json (spec/records.md): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (spec/control.md): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
-const schema145 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.2 receipt record","description":"jobs/<id>/receipt.json (spec/records.md): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (spec/control.md): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]};
+const schema146 = {"description":"Any JSON value; the handler's input. Only the record bound (REC-2) and the nesting bound (REC-1) limit it."};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8854,9 +9055,9 @@ return errors === 0;
 }
 validate55.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema131 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
-const schema133 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
-const pattern81 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema132 = {"description":"Describes the output file `stdout.<gen>` or `stderr.<gen>` of an execution (RCPT-5).","required":["gen","bytes_total","bytes_kept","truncated","sha256"],"maxProperties":32,"properties":{"gen":{"description":"Generation whose file this describes.","type":"integer","$ref":"#/$defs/gen"},"bytes_total":{"description":"Bytes the stream produced, 0 to 2^53-1, or null when unknown because the owner died.","type":["integer","null"],"minimum":0,"maximum":9007199254740991},"bytes_kept":{"description":"Size of the file: 0 to OUTPUT_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"truncated":{"description":"Whether bytes of the stream were discarded.","type":"boolean"},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema134 = {"description":"SHA-256 digest as 64 lowercase hexadecimal digits.","pattern":"^[0-9a-f]{64}$","minLength":64,"maxLength":64};
+const pattern84 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8870,7 +9071,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema131,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8880,7 +9081,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.gen === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema131.required,parentSchema:schema131,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema132.required,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8890,7 +9091,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.bytes_total === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema131.required,parentSchema:schema131,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_total"},message:"must have required property '"+"bytes_total"+"'",schema:schema132.required,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8900,7 +9101,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.bytes_kept === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema131.required,parentSchema:schema131,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes_kept"},message:"must have required property '"+"bytes_kept"+"'",schema:schema132.required,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8910,7 +9111,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.truncated === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema131.required,parentSchema:schema131,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'",schema:schema132.required,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8920,7 +9121,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.sha256 === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema131.required,parentSchema:schema131,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema132.required,parentSchema:schema132,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8932,7 +9133,7 @@ errors++;
 if(data.gen !== undefined){
 let data0 = data.gen;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.properties.gen.type,parentSchema:schema131.properties.gen,data:data0};
+const err6 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.gen.type,parentSchema:schema132.properties.gen,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8967,7 +9168,7 @@ errors++;
 if(data.bytes_total !== undefined){
 let data1 = data.bytes_total;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema131.properties.bytes_total.type},message:"must be integer,null",schema:schema131.properties.bytes_total.type,parentSchema:schema131.properties.bytes_total,data:data1};
+const err9 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/type",keyword:"type",params:{type: schema132.properties.bytes_total.type},message:"must be integer,null",schema:schema132.properties.bytes_total.type,parentSchema:schema132.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8978,7 +9179,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema131.properties.bytes_total,data:data1};
+const err10 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema132.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8988,7 +9189,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data1 < 0 || isNaN(data1)){
-const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema131.properties.bytes_total,data:data1};
+const err11 = {instancePath:instancePath+"/bytes_total",schemaPath:"#/properties/bytes_total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema132.properties.bytes_total,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9002,7 +9203,7 @@ errors++;
 if(data.bytes_kept !== undefined){
 let data2 = data.bytes_kept;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.properties.bytes_kept.type,parentSchema:schema131.properties.bytes_kept,data:data2};
+const err12 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema132.properties.bytes_kept.type,parentSchema:schema132.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9013,7 +9214,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 67108864 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema131.properties.bytes_kept,data:data2};
+const err13 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema132.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9023,7 +9224,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data2 < 0 || isNaN(data2)){
-const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema131.properties.bytes_kept,data:data2};
+const err14 = {instancePath:instancePath+"/bytes_kept",schemaPath:"#/properties/bytes_kept/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema132.properties.bytes_kept,data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9037,7 +9238,7 @@ errors++;
 if(data.truncated !== undefined){
 let data3 = data.truncated;
 if(typeof data3 !== "boolean"){
-const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema131.properties.truncated.type,parentSchema:schema131.properties.truncated,data:data3};
+const err15 = {instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema132.properties.truncated.type,parentSchema:schema132.properties.truncated,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9050,7 +9251,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data4 = data.sha256;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.sha256.type,parentSchema:schema131.properties.sha256,data:data4};
+const err16 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.properties.sha256.type,parentSchema:schema132.properties.sha256,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9061,7 +9262,7 @@ errors++;
 }
 if(typeof data4 === "string"){
 if(func1(data4) > 64){
-const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema133,data:data4};
+const err17 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema134,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9071,7 +9272,7 @@ vErrors.push(err17);
 errors++;
 }
 if(func1(data4) < 64){
-const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema133,data:data4};
+const err18 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema134,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9080,8 +9281,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern81.test(data4)){
-const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema133,data:data4};
+if(!pattern84.test(data4)){
+const err19 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema134,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9546,7 +9747,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data1 = data.exit_code;
 if(0 !== data1){
-const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema127.allOf[0].then.properties.exit_code,data:data1};
+const err1 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/0/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema128.allOf[0].then.properties.exit_code,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9566,7 +9767,7 @@ if(props0 !== true){props0.outcome = true;}
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[0].if,parentSchema:schema127.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[0].if,parentSchema:schema128.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9609,7 +9810,7 @@ if(data.exit_code !== undefined){
 let data3 = data.exit_code;
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema127.allOf[1].then.properties.exit_code,data:data3};
+const err4 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/1/then/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema128.allOf[1].then.properties.exit_code,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9630,7 +9831,7 @@ if(props1 !== true){props1.outcome = true;}
 }
 }
 if(!valid4){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[1].if,parentSchema:schema127.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[1].if,parentSchema:schema128.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9682,7 +9883,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data5 = data.exit_code;
 if(124 !== data5){
-const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema127.allOf[2].then.properties.exit_code,data:data5};
+const err7 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/2/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 124},message:"must be equal to constant",schema:124,parentSchema:schema128.allOf[2].then.properties.exit_code,data:data5};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9702,7 +9903,7 @@ if(props2 !== true){props2.outcome = true;}
 }
 }
 if(!valid7){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[2].if,parentSchema:schema127.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[2].if,parentSchema:schema128.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9753,7 +9954,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data7 = data.exit_code;
 if(125 !== data7){
-const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema127.allOf[3].then.properties.exit_code,data:data7};
+const err10 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/3/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 125},message:"must be equal to constant",schema:125,parentSchema:schema128.allOf[3].then.properties.exit_code,data:data7};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9773,7 +9974,7 @@ if(props3 !== true){props3.outcome = true;}
 }
 }
 if(!valid10){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[3].if,parentSchema:schema127.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[3].if,parentSchema:schema128.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9824,7 +10025,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data9 = data.exit_code;
 if(126 !== data9){
-const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema127.allOf[4].then.properties.exit_code,data:data9};
+const err13 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/4/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 126},message:"must be equal to constant",schema:126,parentSchema:schema128.allOf[4].then.properties.exit_code,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9844,7 +10045,7 @@ if(props4 !== true){props4.outcome = true;}
 }
 }
 if(!valid13){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[4].if,parentSchema:schema127.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[4].if,parentSchema:schema128.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9895,7 +10096,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data11 = data.exit_code;
 if(130 !== data11){
-const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema127.allOf[5].then.properties.exit_code,data:data11};
+const err16 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/5/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 130},message:"must be equal to constant",schema:130,parentSchema:schema128.allOf[5].then.properties.exit_code,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9915,7 +10116,7 @@ if(props5 !== true){props5.outcome = true;}
 }
 }
 if(!valid16){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[5].if,parentSchema:schema127.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[5].if,parentSchema:schema128.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9966,7 +10167,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.exit_code !== undefined){
 let data13 = data.exit_code;
 if(137 !== data13){
-const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema127.allOf[6].then.properties.exit_code,data:data13};
+const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/allOf/6/then/properties/exit_code/const",keyword:"const",params:{allowedValue: 137},message:"must be equal to constant",schema:137,parentSchema:schema128.allOf[6].then.properties.exit_code,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9986,7 +10187,7 @@ if(props6 !== true){props6.outcome = true;}
 }
 }
 if(!valid19){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema127.allOf[6].if,parentSchema:schema127.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[6].if,parentSchema:schema128.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10039,7 +10240,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data15 = data.reason;
 if(typeof data15 !== "string"){
-const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.allOf[7].then.properties.reason.type,parentSchema:schema127.allOf[7].then.properties.reason,data:data15};
+const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.allOf[7].then.properties.reason.type,parentSchema:schema128.allOf[7].then.properties.reason,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10065,7 +10266,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reason !== undefined){
 let data16 = data.reason;
 if(data16 !== null){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema127.allOf[7].else.properties.reason.type,parentSchema:schema127.allOf[7].else.properties.reason,data:data16};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/allOf/7/else/properties/reason/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema128.allOf[7].else.properties.reason.type,parentSchema:schema128.allOf[7].else.properties.reason,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10087,7 +10288,7 @@ if(props7 !== true){props7.reason = true;}
 ifClause0 = "else";
 }
 if(!valid22){
-const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema127.allOf[7].if,parentSchema:schema127.allOf[7],data};
+const err24 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema128.allOf[7].if,parentSchema:schema128.allOf[7],data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10154,7 +10355,7 @@ if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(props8 !== true){
 for(const key0 in data18){
 if(!props8 || !props8[key0]){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.status,data:data18};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/then/properties/status/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema128.then.properties.status,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10180,7 +10381,7 @@ if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(props9 !== true){
 for(const key1 in data19){
 if(!props9 || !props9[key1]){
-const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.stdout,data:data19};
+const err27 = {instancePath:instancePath+"/stdout",schemaPath:"#/then/properties/stdout/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema128.then.properties.stdout,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10206,7 +10407,7 @@ if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(props10 !== true){
 for(const key2 in data20){
 if(!props10 || !props10[key2]){
-const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.stderr,data:data20};
+const err28 = {instancePath:instancePath+"/stderr",schemaPath:"#/then/properties/stderr/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema128.then.properties.stderr,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10232,7 +10433,7 @@ if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 if(props11 !== true){
 for(const key3 in data21){
 if(!props11 || !props11[key3]){
-const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127.then.properties.by,data:data21};
+const err29 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema128.then.properties.by,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10271,7 +10472,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid26){
-const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema127.if,parentSchema:schema127,data};
+const err30 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema128.if,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10282,7 +10483,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema127,data};
+const err31 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10292,7 +10493,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data.fsjob === undefined){
-const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10302,7 +10503,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data.type === undefined){
-const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10312,7 +10513,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data.job_id === undefined){
-const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10322,7 +10523,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data.gen === undefined){
-const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10332,7 +10533,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data.outcome === undefined){
-const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10342,7 +10543,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data.exit_code === undefined){
-const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "exit_code"},message:"must have required property '"+"exit_code"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10352,7 +10553,7 @@ vErrors.push(err37);
 errors++;
 }
 if(data.reason === undefined){
-const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10362,7 +10563,7 @@ vErrors.push(err38);
 errors++;
 }
 if(data.message === undefined){
-const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10372,7 +10573,7 @@ vErrors.push(err39);
 errors++;
 }
 if(data.attempts === undefined){
-const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10382,7 +10583,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data.status === undefined){
-const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10392,7 +10593,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data.started_ms === undefined){
-const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10402,7 +10603,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10412,7 +10613,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data.stdout === undefined){
-const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout"},message:"must have required property '"+"stdout"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10422,7 +10623,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data.stderr === undefined){
-const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr"},message:"must have required property '"+"stderr"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10432,7 +10633,7 @@ vErrors.push(err45);
 errors++;
 }
 if(data.result === undefined){
-const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "result"},message:"must have required property '"+"result"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10442,7 +10643,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data.by === undefined){
-const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema127.required,parentSchema:schema127,data};
+const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema128.required,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10473,7 +10674,7 @@ if(props0 !== true){props0.by = true;}
 if(data.fsjob !== undefined){
 let data22 = data.fsjob;
 if(typeof data22 !== "string"){
-const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.properties.fsjob.type,parentSchema:schema127.properties.fsjob,data:data22};
+const err48 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.fsjob.type,parentSchema:schema128.properties.fsjob,data:data22};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10508,7 +10709,7 @@ errors++;
 if(data.type !== undefined){
 let data23 = data.type;
 if("receipt" !== data23){
-const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema127.properties.type,data:data23};
+const err51 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "receipt"},message:"must be equal to constant",schema:"receipt",parentSchema:schema128.properties.type,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10521,7 +10722,7 @@ errors++;
 if(data.job_id !== undefined){
 let data24 = data.job_id;
 if(typeof data24 !== "string"){
-const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema127.properties.job_id.type,parentSchema:schema127.properties.job_id,data:data24};
+const err52 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.job_id.type,parentSchema:schema128.properties.job_id,data:data24};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10566,7 +10767,7 @@ errors++;
 if(data.gen !== undefined){
 let data25 = data.gen;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.gen.type,parentSchema:schema127.properties.gen,data:data25};
+const err56 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.gen.type,parentSchema:schema128.properties.gen,data:data25};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10601,7 +10802,7 @@ errors++;
 if(data.outcome !== undefined){
 let data26 = data.outcome;
 if(!((((((((data26 === "succeeded") || (data26 === "failed")) || (data26 === "timed_out")) || (data26 === "expired")) || (data26 === "cancelled")) || (data26 === "force_stopped")) || (data26 === "lost")) || (data26 === "rejected"))){
-const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema127.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema127.properties.outcome.enum,parentSchema:schema127.properties.outcome,data:data26};
+const err59 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema128.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema128.properties.outcome.enum,parentSchema:schema128.properties.outcome,data:data26};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10614,7 +10815,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data27 = data.exit_code;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.exit_code.type,parentSchema:schema127.properties.exit_code,data:data27};
+const err60 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.exit_code.type,parentSchema:schema128.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10625,7 +10826,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 255 || isNaN(data27)){
-const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema127.properties.exit_code,data:data27};
+const err61 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255",schema:255,parentSchema:schema128.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10635,7 +10836,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data27 < 0 || isNaN(data27)){
-const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema127.properties.exit_code,data:data27};
+const err62 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema128.properties.exit_code,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10649,7 +10850,7 @@ errors++;
 if(data.reason !== undefined){
 let data28 = data.reason;
 if(!((((((((((data28 === null) || (data28 === "invalid_spec")) || (data28 === "unsupported_version")) || (data28 === "not_allowed")) || (data28 === "cwd_unusable")) || (data28 === "stdin_unusable")) || (data28 === "owner_lost")) || (data28 === "shutdown")) || (data28 === "claim_limit")) || (data28 === "no_handler"))){
-const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema127.properties.reason.enum,parentSchema:schema127.properties.reason,data:data28};
+const err63 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema128.properties.reason.enum},message:"must be equal to one of the allowed values",schema:schema128.properties.reason.enum,parentSchema:schema128.properties.reason,data:data28};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10662,7 +10863,7 @@ errors++;
 if(data.message !== undefined){
 let data29 = data.message;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema127.properties.message.type},message:"must be string,null",schema:schema127.properties.message.type,parentSchema:schema127.properties.message,data:data29};
+const err64 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: schema128.properties.message.type},message:"must be string,null",schema:schema128.properties.message.type,parentSchema:schema128.properties.message,data:data29};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10697,7 +10898,7 @@ errors++;
 if(data.attempts !== undefined){
 let data30 = data.attempts;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.attempts.type,parentSchema:schema127.properties.attempts,data:data30};
+const err67 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.attempts.type,parentSchema:schema128.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10708,7 +10909,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 > 100 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema127.properties.attempts,data:data30};
+const err68 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema128.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10718,7 +10919,7 @@ vErrors.push(err68);
 errors++;
 }
 if(data30 < 0 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema127.properties.attempts,data:data30};
+const err69 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema128.properties.attempts,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10732,7 +10933,7 @@ errors++;
 if(data.status !== undefined){
 let data31 = data.status;
 if((!(data31 && typeof data31 == "object" && !Array.isArray(data31))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema127.properties.status.type},message:"must be object,null",schema:schema127.properties.status.type,parentSchema:schema127.properties.status,data:data31};
+const err70 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: schema128.properties.status.type},message:"must be object,null",schema:schema128.properties.status.type,parentSchema:schema128.properties.status,data:data31};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10749,7 +10950,7 @@ errors = vErrors.length;
 if(data.started_ms !== undefined){
 let data32 = data.started_ms;
 if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema127.properties.started_ms.type},message:"must be integer,null",schema:schema127.properties.started_ms.type,parentSchema:schema127.properties.started_ms,data:data32};
+const err71 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: schema128.properties.started_ms.type},message:"must be integer,null",schema:schema128.properties.started_ms.type,parentSchema:schema128.properties.started_ms,data:data32};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10784,7 +10985,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data33 = data.finished_ms;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.finished_ms.type,parentSchema:schema127.properties.finished_ms,data:data33};
+const err74 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.finished_ms.type,parentSchema:schema128.properties.finished_ms,data:data33};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10819,7 +11020,7 @@ errors++;
 if(data.stdout !== undefined){
 let data34 = data.stdout;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema127.properties.stdout.type},message:"must be object,null",schema:schema127.properties.stdout.type,parentSchema:schema127.properties.stdout,data:data34};
+const err77 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: schema128.properties.stdout.type},message:"must be object,null",schema:schema128.properties.stdout.type,parentSchema:schema128.properties.stdout,data:data34};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10836,7 +11037,7 @@ errors = vErrors.length;
 if(data.stderr !== undefined){
 let data35 = data.stderr;
 if((!(data35 && typeof data35 == "object" && !Array.isArray(data35))) && (data35 !== null)){
-const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema127.properties.stderr.type},message:"must be object,null",schema:schema127.properties.stderr.type,parentSchema:schema127.properties.stderr,data:data35};
+const err78 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: schema128.properties.stderr.type},message:"must be object,null",schema:schema128.properties.stderr.type,parentSchema:schema128.properties.stderr,data:data35};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10853,7 +11054,7 @@ errors = vErrors.length;
 if(data.result !== undefined){
 let data36 = data.result;
 if(Buffer.byteLength(JSON.stringify(data36) ?? "", "utf8") > 262144){
-const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema127.properties.result,data:data36};
+const err79 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/maxJsonBytes",keyword:"maxJsonBytes",params:{},message:"must pass \"maxJsonBytes\" keyword validation",schema:262144,parentSchema:schema128.properties.result,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10866,7 +11067,7 @@ errors++;
 if(data.by !== undefined){
 let data37 = data.by;
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.properties.by.type,parentSchema:schema127.properties.by,data:data37};
+const err80 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.by.type,parentSchema:schema128.properties.by,data:data37};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10888,7 +11089,7 @@ if(props0 !== true){props0[key4] = true;}
 if(props0 !== true){
 for(const key5 in data){
 if(!props0 || !props0[key5]){
-const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema127,data};
+const err81 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key5},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10901,7 +11102,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.type,parentSchema:schema127,data};
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.type,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10916,7 +11117,7 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/release.schema.json","title":"fsjob 1.2 release record","description":"release.json in a gated job's directory (spec/records.md, new in 1.2): while the entry exists the held job is released (HOLD-1); published by link (HOLD-2) and kept when the gate opens.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","released_ms","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" or later (the record is new in 1.2).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"enum":["1.0","1.1"]}},"type":{"description":"Record type (REC-3): \"release\".","const":"release"},"job_id":{"description":"The released job; equals the job of the directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"released_ms":{"description":"When the job was released.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that released the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/release.schema.json","title":"fsjob 1.2 release record","description":"release.json in a gated job's directory (spec/records.md, new in 1.2): while the entry exists the held job is released (HOLD-1); published by link (HOLD-2) and kept when the gate opens.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","released_ms","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" or later (the record is new in 1.2).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"enum":["1.0","1.1"]}},"type":{"description":"Record type (REC-3): \"release\".","const":"release"},"job_id":{"description":"The released job; equals the job of the directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"released_ms":{"description":"When the job was released.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that released the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11365,7 +11566,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema147.then.properties.by,data:data1};
+const err1 = {instancePath:instancePath+"/by",schemaPath:"#/then/properties/by/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema148.then.properties.by,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11400,7 +11601,7 @@ props1 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema147.if,parentSchema:schema147,data};
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema148.if,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11411,7 +11612,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema147,data};
+const err3 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11421,7 +11622,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.fsjob === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema147.required,parentSchema:schema147,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11431,7 +11632,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.type === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema147.required,parentSchema:schema147,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11441,7 +11642,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.job_id === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema147.required,parentSchema:schema147,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11451,7 +11652,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.released_ms === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "released_ms"},message:"must have required property '"+"released_ms"+"'",schema:schema147.required,parentSchema:schema147,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "released_ms"},message:"must have required property '"+"released_ms"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11461,7 +11662,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.by === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema147.required,parentSchema:schema147,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11481,7 +11682,7 @@ if(props1 !== true){props1.by = true;}
 if(data.fsjob !== undefined){
 let data2 = data.fsjob;
 if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.fsjob.type,parentSchema:schema147.properties.fsjob,data:data2};
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.fsjob.type,parentSchema:schema148.properties.fsjob,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11526,7 +11727,7 @@ errors++;
 }
 var valid6 = _errs14 === errors;
 if(valid6){
-const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema147.properties.fsjob.not,parentSchema:schema147.properties.fsjob,data:data2};
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema148.properties.fsjob.not,parentSchema:schema148.properties.fsjob,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11550,7 +11751,7 @@ vErrors = null;
 if(data.type !== undefined){
 let data3 = data.type;
 if("release" !== data3){
-const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "release"},message:"must be equal to constant",schema:"release",parentSchema:schema147.properties.type,data:data3};
+const err14 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "release"},message:"must be equal to constant",schema:"release",parentSchema:schema148.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11563,7 +11764,7 @@ errors++;
 if(data.job_id !== undefined){
 let data4 = data.job_id;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema147.properties.job_id.type,parentSchema:schema147.properties.job_id,data:data4};
+const err15 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.job_id.type,parentSchema:schema148.properties.job_id,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11608,7 +11809,7 @@ errors++;
 if(data.released_ms !== undefined){
 let data5 = data.released_ms;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/released_ms",schemaPath:"#/properties/released_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema147.properties.released_ms.type,parentSchema:schema147.properties.released_ms,data:data5};
+const err19 = {instancePath:instancePath+"/released_ms",schemaPath:"#/properties/released_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.released_ms.type,parentSchema:schema148.properties.released_ms,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11643,7 +11844,7 @@ errors++;
 if(data.by !== undefined){
 let data6 = data.by;
 if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
-const err22 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.properties.by.type,parentSchema:schema147.properties.by,data:data6};
+const err22 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.by.type,parentSchema:schema148.properties.by,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11665,7 +11866,7 @@ if(props1 !== true){props1[key1] = true;}
 if(props1 !== true){
 for(const key2 in data){
 if(!props1 || !props1[key2]){
-const err23 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema147,data};
+const err23 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11678,7 +11879,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema147.type,parentSchema:schema147,data};
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.type,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11693,12 +11894,12 @@ return errors === 0;
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, spec/tools.md): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
-const schema162 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema167 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
-const pattern100 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
-const pattern102 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
-const pattern103 = new RegExp("^(/[^/]*)*$", "u");
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, spec/tools.md): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
+const schema163 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema168 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
+const pattern103 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
+const pattern105 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
+const pattern106 = new RegExp("^(/[^/]*)*$", "u");
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11712,7 +11913,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.code === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11722,7 +11923,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.severity === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11732,7 +11933,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.path === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11742,7 +11943,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.job_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11752,7 +11953,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.clause === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11762,7 +11963,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.message === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema167.required,parentSchema:schema167,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'",schema:schema168.required,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11773,7 +11974,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "code") || (key0 === "severity")) || (key0 === "path")) || (key0 === "job_id")) || (key0 === "clause")) || (key0 === "message")) || (key0 === "field"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema167,data};
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11786,8 +11987,8 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema167.properties.code,data:data0};
+if(!pattern103.test(data0)){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema168.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11798,7 +11999,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.code.type,parentSchema:schema167.properties.code,data:data0};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.code.type,parentSchema:schema168.properties.code,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11811,7 +12012,7 @@ errors++;
 if(data.severity !== undefined){
 let data1 = data.severity;
 if(!(((data1 === "error") || (data1 === "warning")) || (data1 === "info"))){
-const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema167.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema167.properties.severity.enum,parentSchema:schema167.properties.severity,data:data1};
+const err9 = {instancePath:instancePath+"/severity",schemaPath:"#/properties/severity/enum",keyword:"enum",params:{allowedValues: schema168.properties.severity.enum},message:"must be equal to one of the allowed values",schema:schema168.properties.severity.enum,parentSchema:schema168.properties.severity,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11825,7 +12026,7 @@ if(data.path !== undefined){
 let data2 = data.path;
 if(typeof data2 === "string"){
 if(func1(data2) > 4096){
-const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema167.properties.path,data:data2};
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema168.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11835,7 +12036,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func1(data2) < 1){
-const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema167.properties.path,data:data2};
+const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema168.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11845,7 +12046,7 @@ vErrors.push(err11);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 4096){
-const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema167.properties.path,data:data2};
+const err12 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema168.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11856,7 +12057,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.path.type,parentSchema:schema167.properties.path,data:data2};
+const err13 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.path.type,parentSchema:schema168.properties.path,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11869,7 +12070,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema167.properties.job_id.type},message:"must be string,null",schema:schema167.properties.job_id.type,parentSchema:schema167.properties.job_id,data:data3};
+const err14 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: schema168.properties.job_id.type},message:"must be string,null",schema:schema168.properties.job_id.type,parentSchema:schema168.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11915,7 +12116,7 @@ if(data.clause !== undefined){
 let data4 = data.clause;
 if(typeof data4 === "string"){
 if(func1(data4) > 16){
-const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema167.properties.clause,data:data4};
+const err18 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/maxLength",keyword:"maxLength",params:{limit: 16},message:"must NOT have more than 16 characters",schema:16,parentSchema:schema168.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11924,8 +12125,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern102.test(data4)){
-const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema167.properties.clause,data:data4};
+if(!pattern105.test(data4)){
+const err19 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema168.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11936,7 +12137,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.clause.type,parentSchema:schema167.properties.clause,data:data4};
+const err20 = {instancePath:instancePath+"/clause",schemaPath:"#/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.clause.type,parentSchema:schema168.properties.clause,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11950,7 +12151,7 @@ if(data.message !== undefined){
 let data5 = data.message;
 if(typeof data5 === "string"){
 if(func1(data5) > 4096){
-const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema167.properties.message,data:data5};
+const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema168.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11960,7 +12161,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func1(data5) < 1){
-const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema167.properties.message,data:data5};
+const err22 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema168.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11970,7 +12171,7 @@ vErrors.push(err22);
 errors++;
 }
 if(Buffer.byteLength(data5, "utf8") > 4096){
-const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema167.properties.message,data:data5};
+const err23 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema168.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11981,7 +12182,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.message.type,parentSchema:schema167.properties.message,data:data5};
+const err24 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.message.type,parentSchema:schema168.properties.message,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11995,7 +12196,7 @@ if(data.field !== undefined){
 let data6 = data.field;
 if(typeof data6 === "string"){
 if(func1(data6) > 4096){
-const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema167.properties.field,data:data6};
+const err25 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema168.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12004,8 +12205,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern103.test(data6)){
-const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema167.properties.field,data:data6};
+if(!pattern106.test(data6)){
+const err26 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/pattern",keyword:"pattern",params:{pattern: "^(/[^/]*)*$"},message:"must match pattern \""+"^(/[^/]*)*$"+"\"",schema:"^(/[^/]*)*$",parentSchema:schema168.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12015,7 +12216,7 @@ vErrors.push(err26);
 errors++;
 }
 if(Buffer.byteLength(data6, "utf8") > 4096){
-const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema167.properties.field,data:data6};
+const err27 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema168.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12026,7 +12227,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema167.properties.field.type,parentSchema:schema167.properties.field,data:data6};
+const err28 = {instancePath:instancePath+"/field",schemaPath:"#/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.field.type,parentSchema:schema168.properties.field,data:data6};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12056,7 +12257,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fsjob === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12066,7 +12267,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.tool === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12076,7 +12277,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.version === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12086,7 +12287,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.targets === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12096,7 +12297,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.started_ms === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12106,7 +12307,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.finished_ms === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_ms"},message:"must have required property '"+"finished_ms"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12116,7 +12317,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.summary === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12126,7 +12327,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.findings === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema158.required,parentSchema:schema158,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12137,7 +12338,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((((((key0 === "fsjob") || (key0 === "tool")) || (key0 === "version")) || (key0 === "targets")) || (key0 === "started_ms")) || (key0 === "finished_ms")) || (key0 === "summary")) || (key0 === "findings"))){
-const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema158,data};
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12150,7 +12351,7 @@ errors++;
 if(data.fsjob !== undefined){
 let data0 = data.fsjob;
 if(typeof data0 !== "string"){
-const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.fsjob.type,parentSchema:schema158.properties.fsjob,data:data0};
+const err9 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.fsjob.type,parentSchema:schema159.properties.fsjob,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12186,7 +12387,7 @@ if(data.tool !== undefined){
 let data1 = data.tool;
 if(typeof data1 === "string"){
 if(func1(data1) > 128){
-const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema158.properties.tool,data:data1};
+const err12 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema159.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12196,7 +12397,7 @@ vErrors.push(err12);
 errors++;
 }
 if(func1(data1) < 1){
-const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema158.properties.tool,data:data1};
+const err13 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema159.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12206,7 +12407,7 @@ vErrors.push(err13);
 errors++;
 }
 if(Buffer.byteLength(data1, "utf8") > 128){
-const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema158.properties.tool,data:data1};
+const err14 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:128,parentSchema:schema159.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12217,7 +12418,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.tool.type,parentSchema:schema158.properties.tool,data:data1};
+const err15 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.tool.type,parentSchema:schema159.properties.tool,data:data1};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12231,7 +12432,7 @@ if(data.version !== undefined){
 let data2 = data.version;
 if(typeof data2 === "string"){
 if(func1(data2) > 64){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema158.properties.version,data:data2};
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema159.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12241,7 +12442,7 @@ vErrors.push(err16);
 errors++;
 }
 if(func1(data2) < 1){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema158.properties.version,data:data2};
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema159.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12251,7 +12452,7 @@ vErrors.push(err17);
 errors++;
 }
 if(Buffer.byteLength(data2, "utf8") > 64){
-const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema158.properties.version,data:data2};
+const err18 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:64,parentSchema:schema159.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12262,7 +12463,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.version.type,parentSchema:schema158.properties.version,data:data2};
+const err19 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.version.type,parentSchema:schema159.properties.version,data:data2};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12276,7 +12477,7 @@ if(data.targets !== undefined){
 let data3 = data.targets;
 if(Array.isArray(data3)){
 if(data3.length > 100000){
-const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema158.properties.targets,data:data3};
+const err20 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema159.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12286,7 +12487,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.length < 1){
-const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema158.properties.targets,data:data3};
+const err21 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema159.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12300,7 +12501,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 === "string"){
 if(func1(data4) > 4096){
-const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema158.properties.targets.items,data:data4};
+const err22 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema159.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12310,7 +12511,7 @@ vErrors.push(err22);
 errors++;
 }
 if(func1(data4) < 1){
-const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema158.properties.targets.items,data:data4};
+const err23 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema159.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12320,7 +12521,7 @@ vErrors.push(err23);
 errors++;
 }
 if(Buffer.byteLength(data4, "utf8") > 4096){
-const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema158.properties.targets.items,data:data4};
+const err24 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema159.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12331,7 +12532,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.targets.items.type,parentSchema:schema158.properties.targets.items,data:data4};
+const err25 = {instancePath:instancePath+"/targets/" + i0,schemaPath:"#/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.targets.items.type,parentSchema:schema159.properties.targets.items,data:data4};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12343,7 +12544,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema158.properties.targets.type,parentSchema:schema158.properties.targets,data:data3};
+const err26 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema159.properties.targets.type,parentSchema:schema159.properties.targets,data:data3};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12356,7 +12557,7 @@ errors++;
 if(data.started_ms !== undefined){
 let data5 = data.started_ms;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.started_ms.type,parentSchema:schema158.properties.started_ms,data:data5};
+const err27 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.started_ms.type,parentSchema:schema159.properties.started_ms,data:data5};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12391,7 +12592,7 @@ errors++;
 if(data.finished_ms !== undefined){
 let data6 = data.finished_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.finished_ms.type,parentSchema:schema158.properties.finished_ms,data:data6};
+const err30 = {instancePath:instancePath+"/finished_ms",schemaPath:"#/properties/finished_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.finished_ms.type,parentSchema:schema159.properties.finished_ms,data:data6};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12427,7 +12628,7 @@ if(data.summary !== undefined){
 let data7 = data.summary;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.errors === undefined){
-const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema158.properties.summary.required,parentSchema:schema158.properties.summary,data:data7};
+const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "errors"},message:"must have required property '"+"errors"+"'",schema:schema159.properties.summary.required,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12437,7 +12638,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data7.warnings === undefined){
-const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema158.properties.summary.required,parentSchema:schema158.properties.summary,data:data7};
+const err34 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'",schema:schema159.properties.summary.required,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12447,7 +12648,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data7.infos === undefined){
-const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema158.properties.summary.required,parentSchema:schema158.properties.summary,data:data7};
+const err35 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "infos"},message:"must have required property '"+"infos"+"'",schema:schema159.properties.summary.required,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12457,7 +12658,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data7.files === undefined){
-const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema158.properties.summary.required,parentSchema:schema158.properties.summary,data:data7};
+const err36 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'",schema:schema159.properties.summary.required,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12467,7 +12668,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data7.jobs === undefined){
-const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema158.properties.summary.required,parentSchema:schema158.properties.summary,data:data7};
+const err37 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema159.properties.summary.required,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12478,7 +12679,7 @@ errors++;
 }
 for(const key1 in data7){
 if(!(((((key1 === "errors") || (key1 === "warnings")) || (key1 === "infos")) || (key1 === "files")) || (key1 === "jobs"))){
-const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.summary,data:data7};
+const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12491,7 +12692,7 @@ errors++;
 if(data7.errors !== undefined){
 let data8 = data7.errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.summary.properties.errors.type,parentSchema:schema158.properties.summary.properties.errors,data:data8};
+const err39 = {instancePath:instancePath+"/summary/errors",schemaPath:"#/properties/summary/properties/errors/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.summary.properties.errors.type,parentSchema:schema159.properties.summary.properties.errors,data:data8};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12502,7 +12703,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data8};
+const err40 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data8};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12512,7 +12713,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data8};
+const err41 = {instancePath:instancePath+"/summary/errors",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data8};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12526,7 +12727,7 @@ errors++;
 if(data7.warnings !== undefined){
 let data9 = data7.warnings;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.summary.properties.warnings.type,parentSchema:schema158.properties.summary.properties.warnings,data:data9};
+const err42 = {instancePath:instancePath+"/summary/warnings",schemaPath:"#/properties/summary/properties/warnings/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.summary.properties.warnings.type,parentSchema:schema159.properties.summary.properties.warnings,data:data9};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12537,7 +12738,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data9};
+const err43 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data9};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12547,7 +12748,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data9};
+const err44 = {instancePath:instancePath+"/summary/warnings",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data9};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12561,7 +12762,7 @@ errors++;
 if(data7.infos !== undefined){
 let data10 = data7.infos;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.summary.properties.infos.type,parentSchema:schema158.properties.summary.properties.infos,data:data10};
+const err45 = {instancePath:instancePath+"/summary/infos",schemaPath:"#/properties/summary/properties/infos/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.summary.properties.infos.type,parentSchema:schema159.properties.summary.properties.infos,data:data10};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12572,7 +12773,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data10};
+const err46 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data10};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12582,7 +12783,7 @@ vErrors.push(err46);
 errors++;
 }
 if(data10 < 0 || isNaN(data10)){
-const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data10};
+const err47 = {instancePath:instancePath+"/summary/infos",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data10};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12596,7 +12797,7 @@ errors++;
 if(data7.files !== undefined){
 let data11 = data7.files;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.summary.properties.files.type,parentSchema:schema158.properties.summary.properties.files,data:data11};
+const err48 = {instancePath:instancePath+"/summary/files",schemaPath:"#/properties/summary/properties/files/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.summary.properties.files.type,parentSchema:schema159.properties.summary.properties.files,data:data11};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -12607,7 +12808,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data11};
+const err49 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data11};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -12617,7 +12818,7 @@ vErrors.push(err49);
 errors++;
 }
 if(data11 < 0 || isNaN(data11)){
-const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data11};
+const err50 = {instancePath:instancePath+"/summary/files",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -12631,7 +12832,7 @@ errors++;
 if(data7.jobs !== undefined){
 let data12 = data7.jobs;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.summary.properties.jobs.type,parentSchema:schema158.properties.summary.properties.jobs,data:data12};
+const err51 = {instancePath:instancePath+"/summary/jobs",schemaPath:"#/properties/summary/properties/jobs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema159.properties.summary.properties.jobs.type,parentSchema:schema159.properties.summary.properties.jobs,data:data12};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -12642,7 +12843,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data12};
+const err52 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data12};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -12652,7 +12853,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data12 < 0 || isNaN(data12)){
-const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data12};
+const err53 = {instancePath:instancePath+"/summary/jobs",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data12};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -12665,7 +12866,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.summary.type,parentSchema:schema158.properties.summary,data:data7};
+const err54 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.properties.summary.type,parentSchema:schema159.properties.summary,data:data7};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -12679,7 +12880,7 @@ if(data.findings !== undefined){
 let data13 = data.findings;
 if(Array.isArray(data13)){
 if(data13.length > 1000000){
-const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema158.properties.findings,data:data13};
+const err55 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/maxItems",keyword:"maxItems",params:{limit: 1000000},message:"must NOT have more than 1000000 items",schema:1000000,parentSchema:schema159.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -12692,7 +12893,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.findings.items.type,parentSchema:schema158.properties.findings.items,data:data14};
+const err56 = {instancePath:instancePath+"/findings/" + i1,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.properties.findings.items.type,parentSchema:schema159.properties.findings.items,data:data14};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -12708,7 +12909,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema158.properties.findings.type,parentSchema:schema158.properties.findings,data:data13};
+const err57 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema159.properties.findings.type,parentSchema:schema159.properties.findings,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12720,7 +12921,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.type,parentSchema:schema158,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -12735,16 +12936,16 @@ return errors === 0;
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.2 job request","description":"The request form of a job (spec/spec-record.md, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of spec/spec-record.md (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (spec/lanes.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (spec/producer.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (spec/lanes.md).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"lane_slots":{"description":"How many jobs of the lane may run beside each other (LANE-5): 1 to SLOTS_MAX (64); only with a lane, 1 for a preemptible job. Default 1.","type":"integer","$ref":"common.schema.json#/$defs/lane_slots"},"after":{"description":"The jobs this job runs after (AFTER-1), each {job_id, when}; when defaults to succeeded. Default: none.","type":"array","$ref":"common.schema.json#/$defs/after","items":{"type":"object","$ref":"common.schema.json#/$defs/request_dependency"}},"hold":{"description":"Enqueue the job held: it runs only once released (HOLD-1). Default false.","type":"boolean"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2), here and in each dependency.","properties":{"after":{"items":{"$ref":"common.schema.json#/$defs/request_dependency","unevaluatedProperties":false}}}},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.","if":{"required":["lane_slots"]},"then":{"required":["lane"],"properties":{"lane":{"type":"string"}},"if":{"required":["preemptible"],"properties":{"preemptible":{"const":true}}},"then":{"properties":{"lane_slots":{"const":1}}}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
-const schema174 = {"description":"A command and its arguments (spec/spec-record.md): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
-const schema175 = {"description":"Handler name of a payload job (spec/spec-record.md): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
-const schema177 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
-const schema178 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
-const schema179 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema188 = {"description":"How many jobs of the lane may run beside each other (LANE-5): 1 to SLOTS_MAX (64).","minimum":1,"maximum":64};
-const schema189 = {"description":"The jobs a job runs after (AFTER-1): 1 to AFTER_MAX (256), each named once (AFTER-2).","minItems":1,"maxItems":256};
-const schema190 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
-const schema171 = {"description":"A dependency in a request (spec/spec-record.md): the job id, and when (finished or succeeded; absent: succeeded).","required":["job_id"],"maxProperties":32,"properties":{"job_id":{"description":"The dependency's job id (LAYOUT-4).","type":"string","$ref":"#/$defs/job_id"},"when":{"description":"finished or succeeded (AFTER-1); absent: succeeded.","enum":["finished","succeeded"]}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/request.schema.json","title":"fsjob 1.2 job request","description":"The request form of a job (spec/spec-record.md, REQ-1): what enqueue --batch lines and conformance request files hold. Every member is optional except argv or handler; a producer fills the defaults of spec/spec-record.md (SPEC-2). Unlike records, a request may contain whitespace between tokens.","type":"object","maxProperties":64,"properties":{"fsjob":{"description":"Protocol version the request was written for (VER-1); absent means \"1.0\".","type":"string","$ref":"common.schema.json#/$defs/version"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin_text":{"description":"Standard input of the job as text, at most STDIN_MAX (67108864) bytes of UTF-8; excludes stdin_base64.","type":"string","maxLength":67108864,"maxBytes":67108864},"stdin_base64":{"description":"Standard input of the job as padded base64 (RFC 4648), decoding to at most STDIN_MAX (67108864) bytes; excludes stdin_text.","type":"string","maxLength":89478488,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (spec/lanes.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (spec/producer.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (spec/lanes.md).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"lane_slots":{"description":"How many jobs of the lane may run beside each other (LANE-5): 1 to SLOTS_MAX (64); only with a lane, 1 for a preemptible job. Default 1.","type":"integer","$ref":"common.schema.json#/$defs/lane_slots"},"after":{"description":"The jobs this job runs after (AFTER-1), each {job_id, when}; when defaults to succeeded. Default: none.","type":"array","$ref":"common.schema.json#/$defs/after","items":{"type":"object","$ref":"common.schema.json#/$defs/request_dependency"}},"hold":{"description":"Enqueue the job held: it runs only once released (HOLD-1). Default false.","type":"boolean"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A request of a minor this reader knows (or without fsjob): unknown members are invalid (VER-2), here and in each dependency.","properties":{"after":{"items":{"$ref":"common.schema.json#/$defs/request_dependency","unevaluatedProperties":false}}}},"else":{"description":"A request of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"SPEC-1: a command job has no payload.","if":{"required":["argv"]},"then":{"not":{"required":["payload"]}}},{"description":"LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.","if":{"required":["lane_slots"]},"then":{"required":["lane"],"properties":{"lane":{"type":"string"}},"if":{"required":["preemptible"],"properties":{"preemptible":{"const":true}}},"then":{"properties":{"lane_slots":{"const":1}}}}},{"description":"REQ-1: stdin_text and stdin_base64 exclude each other.","not":{"required":["stdin_text","stdin_base64"]}}]};
+const schema175 = {"description":"A command and its arguments (spec/spec-record.md): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN).","minItems":1,"maxItems":4096,"prefixItems":[{"description":"The program: a name looked up in PATH or a path.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}],"items":{"description":"An argument.","type":"string","maxLength":131072,"maxBytes":131072,"pattern":"^[^\\u0000]*$"}};
+const schema176 = {"description":"Handler name of a payload job (spec/spec-record.md): a lowercase letter or digit, then up to 63 of lowercase letters, digits, '.', '_', '-'.","pattern":"^[a-z0-9][a-z0-9._-]{0,63}$","maxLength":64};
+const schema178 = {"description":"Absolute path of a working directory, 1 to 4096 bytes, without NUL.","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^/[^\\u0000]*$"};
+const schema179 = {"description":"Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL.","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","not":{"pattern":"^FSJOB_"}},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}};
+const schema180 = {"description":"Duration (REC-6): milliseconds, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
+const schema189 = {"description":"How many jobs of the lane may run beside each other (LANE-5): 1 to SLOTS_MAX (64).","minimum":1,"maximum":64};
+const schema190 = {"description":"The jobs a job runs after (AFTER-1): 1 to AFTER_MAX (256), each named once (AFTER-2).","minItems":1,"maxItems":256};
+const schema191 = {"description":"Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes.","maxProperties":64,"propertyNames":{"pattern":"^[a-z0-9][a-z0-9._/-]{0,63}$"},"additionalProperties":{"description":"The label's value.","type":"string","maxLength":256,"maxBytes":256}};
+const schema172 = {"description":"A dependency in a request (spec/spec-record.md): the job id, and when (finished or succeeded; absent: succeeded).","required":["job_id"],"maxProperties":32,"properties":{"job_id":{"description":"The dependency's job id (LAYOUT-4).","type":"string","$ref":"#/$defs/job_id"},"when":{"description":"finished or succeeded (AFTER-1); absent: succeeded.","enum":["finished","succeeded"]}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12758,7 +12959,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema171,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema172,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12768,7 +12969,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.job_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema171.required,parentSchema:schema171,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema172.required,parentSchema:schema172,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12780,7 +12981,7 @@ errors++;
 if(data.job_id !== undefined){
 let data0 = data.job_id;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.job_id.type,parentSchema:schema171.properties.job_id,data:data0};
+const err2 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema172.properties.job_id.type,parentSchema:schema172.properties.job_id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12825,7 +13026,7 @@ errors++;
 if(data.when !== undefined){
 let data1 = data.when;
 if(!((data1 === "finished") || (data1 === "succeeded"))){
-const err6 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/enum",keyword:"enum",params:{allowedValues: schema171.properties.when.enum},message:"must be equal to one of the allowed values",schema:schema171.properties.when.enum,parentSchema:schema171.properties.when,data:data1};
+const err6 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/enum",keyword:"enum",params:{allowedValues: schema172.properties.when.enum},message:"must be equal to one of the allowed values",schema:schema172.properties.when.enum,parentSchema:schema172.properties.when,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12850,11 +13051,11 @@ return errors === 0;
 }
 validate74.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const pattern109 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern110 = new RegExp("^/[^\\u0000]*$", "u");
-const pattern111 = new RegExp("^FSJOB_", "u");
-const pattern114 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
-const pattern117 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
+const pattern112 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern113 = new RegExp("^/[^\\u0000]*$", "u");
+const pattern114 = new RegExp("^FSJOB_", "u");
+const pattern117 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
+const pattern120 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/request.schema.json" */;
@@ -12873,7 +13074,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema169.allOf[0].oneOf[0].required,parentSchema:schema169.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema170.allOf[0].oneOf[0].required,parentSchema:schema170.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12891,7 +13092,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema169.allOf[0].oneOf[1].required,parentSchema:schema169.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema170.allOf[0].oneOf[1].required,parentSchema:schema170.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12913,7 +13114,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema169.allOf[0].oneOf,parentSchema:schema169.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema170.allOf[0].oneOf,parentSchema:schema170.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12978,7 +13179,7 @@ errors++;
 }
 var valid3 = _errs10 === errors;
 if(valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema169.allOf[1].then.not,parentSchema:schema169.allOf[1].then,data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema170.allOf[1].then.not,parentSchema:schema170.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13002,7 +13203,7 @@ var _valid1 = _errs8 === errors;
 valid2 = _valid1;
 }
 if(!valid2){
-const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema169.allOf[1].if,parentSchema:schema169.allOf[1],data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema170.allOf[1].if,parentSchema:schema170.allOf[1],data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13085,7 +13286,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.lane_slots !== undefined){
 let data1 = data.lane_slots;
 if(1 !== data1){
-const err10 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/allOf/2/then/then/properties/lane_slots/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema169.allOf[2].then.then.properties.lane_slots,data:data1};
+const err10 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/allOf/2/then/then/properties/lane_slots/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema170.allOf[2].then.then.properties.lane_slots,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13105,7 +13306,7 @@ if(props0 !== true){props0.preemptible = true;}
 }
 }
 if(!valid5){
-const err11 = {instancePath,schemaPath:"#/allOf/2/then/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema169.allOf[2].then.if,parentSchema:schema169.allOf[2].then,data};
+const err11 = {instancePath,schemaPath:"#/allOf/2/then/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema170.allOf[2].then.if,parentSchema:schema170.allOf[2].then,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13116,7 +13317,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.lane === undefined){
-const err12 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema169.allOf[2].then.required,parentSchema:schema169.allOf[2].then,data};
+const err12 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema170.allOf[2].then.required,parentSchema:schema170.allOf[2].then,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13132,7 +13333,7 @@ if(props0 !== true){props0.lane = true;}
 if(data.lane !== undefined){
 let data2 = data.lane;
 if(typeof data2 !== "string"){
-const err13 = {instancePath:instancePath+"/lane",schemaPath:"#/allOf/2/then/properties/lane/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.allOf[2].then.properties.lane.type,parentSchema:schema169.allOf[2].then.properties.lane,data:data2};
+const err13 = {instancePath:instancePath+"/lane",schemaPath:"#/allOf/2/then/properties/lane/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.allOf[2].then.properties.lane.type,parentSchema:schema170.allOf[2].then.properties.lane,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13147,7 +13348,7 @@ var _valid2 = _errs14 === errors;
 valid4 = _valid2;
 }
 if(!valid4){
-const err14 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema169.allOf[2].if,parentSchema:schema169.allOf[2],data};
+const err14 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema170.allOf[2].if,parentSchema:schema170.allOf[2],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13173,7 +13374,7 @@ errors++;
 }
 var valid9 = _errs24 === errors;
 if(valid9){
-const err16 = {instancePath,schemaPath:"#/allOf/3/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema169.allOf[3].not,parentSchema:schema169.allOf[3],data};
+const err16 = {instancePath,schemaPath:"#/allOf/3/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema170.allOf[3].not,parentSchema:schema170.allOf[3],data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13246,7 +13447,7 @@ if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(props1 !== true){
 for(const key0 in data5){
 if(!props1 || !props1[key0]){
-const err18 = {instancePath:instancePath+"/after/" + i0,schemaPath:"#/then/properties/after/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema169.then.properties.after.items,data:data5};
+const err18 = {instancePath:instancePath+"/after/" + i0,schemaPath:"#/then/properties/after/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema170.then.properties.after.items,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13284,7 +13485,7 @@ props0 = true;
 ifClause0 = "else";
 }
 if(!valid10){
-const err19 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema169.if,parentSchema:schema169,data};
+const err19 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema170.if,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13295,7 +13496,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err20 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema169,data};
+const err20 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13334,7 +13535,7 @@ if(props0 !== true){props0.labels = true;}
 if(data.fsjob !== undefined){
 let data6 = data.fsjob;
 if(typeof data6 !== "string"){
-const err21 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.fsjob.type,parentSchema:schema169.properties.fsjob,data:data6};
+const err21 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.fsjob.type,parentSchema:schema170.properties.fsjob,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13369,7 +13570,7 @@ errors++;
 if(data.argv !== undefined){
 let data7 = data.argv;
 if(!(Array.isArray(data7))){
-const err24 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema169.properties.argv.type,parentSchema:schema169.properties.argv,data:data7};
+const err24 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema170.properties.argv.type,parentSchema:schema170.properties.argv,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13380,7 +13581,7 @@ errors++;
 }
 if(Array.isArray(data7)){
 if(data7.length > 4096){
-const err25 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema174,data:data7};
+const err25 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema175,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13390,7 +13591,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7.length < 1){
-const err26 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema174,data:data7};
+const err26 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema175,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13404,7 +13605,7 @@ if(len1 > 0){
 let data8 = data7[0];
 if(typeof data8 === "string"){
 if(func1(data8) > 4096){
-const err27 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema174.prefixItems[0],data:data8};
+const err27 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema175.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13414,7 +13615,7 @@ vErrors.push(err27);
 errors++;
 }
 if(func1(data8) < 1){
-const err28 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema174.prefixItems[0],data:data8};
+const err28 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema175.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13424,7 +13625,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!pattern48.test(data8)){
-const err29 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema174.prefixItems[0],data:data8};
+const err29 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema175.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13434,7 +13635,7 @@ vErrors.push(err29);
 errors++;
 }
 if(Buffer.byteLength(data8, "utf8") > 4096){
-const err30 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema174.prefixItems[0],data:data8};
+const err30 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema175.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13445,7 +13646,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.prefixItems[0].type,parentSchema:schema174.prefixItems[0],data:data8};
+const err31 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.prefixItems[0].type,parentSchema:schema175.prefixItems[0],data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13463,7 +13664,7 @@ let data9 = data7[i1];
 const _errs42 = errors;
 if(typeof data9 === "string"){
 if(func1(data9) > 131072){
-const err32 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema174.items,data:data9};
+const err32 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema175.items,data:data9};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13472,8 +13673,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern67.test(data9)){
-const err33 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema174.items,data:data9};
+if(!pattern70.test(data9)){
+const err33 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema175.items,data:data9};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13483,7 +13684,7 @@ vErrors.push(err33);
 errors++;
 }
 if(Buffer.byteLength(data9, "utf8") > 131072){
-const err34 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema174.items,data:data9};
+const err34 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema175.items,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13494,7 +13695,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.items.type,parentSchema:schema174.items,data:data9};
+const err35 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.items.type,parentSchema:schema175.items,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13511,7 +13712,7 @@ var valid20 = _errs42 === errors;
 if(data.handler !== undefined){
 let data10 = data.handler;
 if(typeof data10 !== "string"){
-const err36 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.handler.type,parentSchema:schema169.properties.handler,data:data10};
+const err36 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.handler.type,parentSchema:schema170.properties.handler,data:data10};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13522,7 +13723,7 @@ errors++;
 }
 if(typeof data10 === "string"){
 if(func1(data10) > 64){
-const err37 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema175,data:data10};
+const err37 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema176,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13531,8 +13732,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(!pattern109.test(data10)){
-const err38 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema175,data:data10};
+if(!pattern112.test(data10)){
+const err38 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema176,data:data10};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13546,7 +13747,7 @@ errors++;
 if(data.cwd !== undefined){
 let data12 = data.cwd;
 if(typeof data12 !== "string"){
-const err39 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.cwd.type,parentSchema:schema169.properties.cwd,data:data12};
+const err39 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.cwd.type,parentSchema:schema170.properties.cwd,data:data12};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13557,7 +13758,7 @@ errors++;
 }
 if(typeof data12 === "string"){
 if(func1(data12) > 4096){
-const err40 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema177,data:data12};
+const err40 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema178,data:data12};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13567,7 +13768,7 @@ vErrors.push(err40);
 errors++;
 }
 if(func1(data12) < 1){
-const err41 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177,data:data12};
+const err41 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema178,data:data12};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13576,8 +13777,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!pattern110.test(data12)){
-const err42 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema177,data:data12};
+if(!pattern113.test(data12)){
+const err42 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema178,data:data12};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13587,7 +13788,7 @@ vErrors.push(err42);
 errors++;
 }
 if(Buffer.byteLength(data12, "utf8") > 4096){
-const err43 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema177,data:data12};
+const err43 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema178,data:data12};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13601,7 +13802,7 @@ errors++;
 if(data.env !== undefined){
 let data13 = data.env;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err44 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.env.type,parentSchema:schema169.properties.env,data:data13};
+const err44 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.properties.env.type,parentSchema:schema170.properties.env,data:data13};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13612,7 +13813,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length > 256){
-const err45 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema178,data:data13};
+const err45 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema179,data:data13};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13626,7 +13827,7 @@ const _errs54 = errors;
 const _errs55 = errors;
 const _errs56 = errors;
 if(typeof key1 === "string"){
-if(!pattern111.test(key1)){
+if(!pattern114.test(key1)){
 const err46 = {};
 if(vErrors === null){
 vErrors = [err46];
@@ -13639,7 +13840,7 @@ errors++;
 }
 var valid26 = _errs56 === errors;
 if(valid26){
-const err47 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema178.propertyNames.not,parentSchema:schema178.propertyNames,data:key1,propertyName:key1};
+const err47 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema179.propertyNames.not,parentSchema:schema179.propertyNames,data:key1,propertyName:key1};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13660,8 +13861,8 @@ vErrors = null;
 }
 }
 if(typeof key1 === "string"){
-if(!pattern66.test(key1)){
-const err48 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema178.propertyNames,data:key1,propertyName:key1};
+if(!pattern69.test(key1)){
+const err48 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema179.propertyNames,data:key1,propertyName:key1};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13673,7 +13874,7 @@ errors++;
 }
 var valid25 = _errs54 === errors;
 if(!valid25){
-const err49 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid",schema:schema178.propertyNames,parentSchema:schema178,data:data13};
+const err49 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid",schema:schema179.propertyNames,parentSchema:schema179,data:data13};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13687,7 +13888,7 @@ for(const key2 in data13){
 let data14 = data13[key2];
 if(typeof data14 === "string"){
 if(func1(data14) > 32768){
-const err50 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema178.additionalProperties,data:data14};
+const err50 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema179.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13696,8 +13897,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(!pattern67.test(data14)){
-const err51 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema178.additionalProperties,data:data14};
+if(!pattern70.test(data14)){
+const err51 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema179.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13707,7 +13908,7 @@ vErrors.push(err51);
 errors++;
 }
 if(Buffer.byteLength(data14, "utf8") > 32768){
-const err52 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema178.additionalProperties,data:data14};
+const err52 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema179.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13718,7 +13919,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.additionalProperties.type,parentSchema:schema178.additionalProperties,data:data14};
+const err53 = {instancePath:instancePath+"/env/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.additionalProperties.type,parentSchema:schema179.additionalProperties,data:data14};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13734,7 +13935,7 @@ if(data.stdin_text !== undefined){
 let data15 = data.stdin_text;
 if(typeof data15 === "string"){
 if(func1(data15) > 67108864){
-const err54 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema169.properties.stdin_text,data:data15};
+const err54 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxLength",keyword:"maxLength",params:{limit: 67108864},message:"must NOT have more than 67108864 characters",schema:67108864,parentSchema:schema170.properties.stdin_text,data:data15};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13744,7 +13945,7 @@ vErrors.push(err54);
 errors++;
 }
 if(Buffer.byteLength(data15, "utf8") > 67108864){
-const err55 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema169.properties.stdin_text,data:data15};
+const err55 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:67108864,parentSchema:schema170.properties.stdin_text,data:data15};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13755,7 +13956,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.stdin_text.type,parentSchema:schema169.properties.stdin_text,data:data15};
+const err56 = {instancePath:instancePath+"/stdin_text",schemaPath:"#/properties/stdin_text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.stdin_text.type,parentSchema:schema170.properties.stdin_text,data:data15};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13769,7 +13970,7 @@ if(data.stdin_base64 !== undefined){
 let data16 = data.stdin_base64;
 if(typeof data16 === "string"){
 if(func1(data16) > 89478488){
-const err57 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema169.properties.stdin_base64,data:data16};
+const err57 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/maxLength",keyword:"maxLength",params:{limit: 89478488},message:"must NOT have more than 89478488 characters",schema:89478488,parentSchema:schema170.properties.stdin_base64,data:data16};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13778,8 +13979,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(!pattern114.test(data16)){
-const err58 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema169.properties.stdin_base64,data:data16};
+if(!pattern117.test(data16)){
+const err58 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema170.properties.stdin_base64,data:data16};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13790,7 +13991,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.stdin_base64.type,parentSchema:schema169.properties.stdin_base64,data:data16};
+const err59 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.stdin_base64.type,parentSchema:schema170.properties.stdin_base64,data:data16};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13803,7 +14004,7 @@ errors++;
 if(data.timeout_ms !== undefined){
 let data17 = data.timeout_ms;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err60 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.timeout_ms.type,parentSchema:schema169.properties.timeout_ms,data:data17};
+const err60 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.timeout_ms.type,parentSchema:schema170.properties.timeout_ms,data:data17};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13814,7 +14015,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-const err61 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data17};
+const err61 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data17};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13824,7 +14025,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data17 < 0 || isNaN(data17)){
-const err62 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data17};
+const err62 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data17};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13836,7 +14037,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 604800000 || isNaN(data17)){
-const err63 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema169.properties.timeout_ms,data:data17};
+const err63 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema170.properties.timeout_ms,data:data17};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13846,7 +14047,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data17 < 1 || isNaN(data17)){
-const err64 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema169.properties.timeout_ms,data:data17};
+const err64 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema170.properties.timeout_ms,data:data17};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13860,7 +14061,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data18 = data.kill_grace_ms;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err65 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.kill_grace_ms.type,parentSchema:schema169.properties.kill_grace_ms,data:data18};
+const err65 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.kill_grace_ms.type,parentSchema:schema170.properties.kill_grace_ms,data:data18};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13871,7 +14072,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
-const err66 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data18};
+const err66 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data18};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13881,7 +14082,7 @@ vErrors.push(err66);
 errors++;
 }
 if(data18 < 0 || isNaN(data18)){
-const err67 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data18};
+const err67 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data18};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13893,7 +14094,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 300000 || isNaN(data18)){
-const err68 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema169.properties.kill_grace_ms,data:data18};
+const err68 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema170.properties.kill_grace_ms,data:data18};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13907,7 +14108,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data19 = data.queue_deadline_ms;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err69 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema169.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema169.properties.queue_deadline_ms.type,parentSchema:schema169.properties.queue_deadline_ms,data:data19};
+const err69 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema170.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema170.properties.queue_deadline_ms.type,parentSchema:schema170.properties.queue_deadline_ms,data:data19};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13918,7 +14119,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
-const err70 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data19};
+const err70 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data19};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13928,7 +14129,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data19 < 0 || isNaN(data19)){
-const err71 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data19};
+const err71 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data19};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -13940,7 +14141,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 2592000000 || isNaN(data19)){
-const err72 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema169.properties.queue_deadline_ms,data:data19};
+const err72 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema170.properties.queue_deadline_ms,data:data19};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13950,7 +14151,7 @@ vErrors.push(err72);
 errors++;
 }
 if(data19 < 1 || isNaN(data19)){
-const err73 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema169.properties.queue_deadline_ms,data:data19};
+const err73 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema170.properties.queue_deadline_ms,data:data19};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -13964,7 +14165,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data20 = data.max_attempts;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err74 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.max_attempts.type,parentSchema:schema169.properties.max_attempts,data:data20};
+const err74 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.max_attempts.type,parentSchema:schema170.properties.max_attempts,data:data20};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -13999,7 +14200,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data21 = data.retry_delay_ms;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err77 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.retry_delay_ms.type,parentSchema:schema169.properties.retry_delay_ms,data:data21};
+const err77 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.retry_delay_ms.type,parentSchema:schema170.properties.retry_delay_ms,data:data21};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -14010,7 +14211,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 9007199254740991 || isNaN(data21)){
-const err78 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data21};
+const err78 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data21};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -14020,7 +14221,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data21 < 0 || isNaN(data21)){
-const err79 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data21};
+const err79 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data21};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14032,7 +14233,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 86400000 || isNaN(data21)){
-const err80 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema169.properties.retry_delay_ms,data:data21};
+const err80 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema170.properties.retry_delay_ms,data:data21};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14046,7 +14247,7 @@ errors++;
 if(data.priority !== undefined){
 let data22 = data.priority;
 if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err81 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.priority.type,parentSchema:schema169.properties.priority,data:data22};
+const err81 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.priority.type,parentSchema:schema170.properties.priority,data:data22};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14057,7 +14258,7 @@ errors++;
 }
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 > 1000 || isNaN(data22)){
-const err82 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema169.properties.priority,data:data22};
+const err82 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema170.properties.priority,data:data22};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -14067,7 +14268,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data22 < -1000 || isNaN(data22)){
-const err83 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema169.properties.priority,data:data22};
+const err83 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema170.properties.priority,data:data22};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -14081,7 +14282,7 @@ errors++;
 if(data.lane !== undefined){
 let data23 = data.lane;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err84 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema169.properties.lane.type},message:"must be string,null",schema:schema169.properties.lane.type,parentSchema:schema169.properties.lane,data:data23};
+const err84 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema170.properties.lane.type},message:"must be string,null",schema:schema170.properties.lane.type,parentSchema:schema170.properties.lane,data:data23};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14136,7 +14337,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data24 = data.dedupe;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err89 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema169.properties.dedupe.type},message:"must be string,null",schema:schema169.properties.dedupe.type,parentSchema:schema169.properties.dedupe,data:data24};
+const err89 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema170.properties.dedupe.type},message:"must be string,null",schema:schema170.properties.dedupe.type,parentSchema:schema170.properties.dedupe,data:data24};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -14191,7 +14392,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data25 = data.preemptible;
 if(typeof data25 !== "boolean"){
-const err94 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.preemptible.type,parentSchema:schema169.properties.preemptible,data:data25};
+const err94 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema170.properties.preemptible.type,parentSchema:schema170.properties.preemptible,data:data25};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -14204,7 +14405,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data26 = data.max_output_bytes;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err95 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.max_output_bytes.type,parentSchema:schema169.properties.max_output_bytes,data:data26};
+const err95 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.max_output_bytes.type,parentSchema:schema170.properties.max_output_bytes,data:data26};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -14215,7 +14416,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 9007199254740991 || isNaN(data26)){
-const err96 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data26};
+const err96 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data26};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -14225,7 +14426,7 @@ vErrors.push(err96);
 errors++;
 }
 if(data26 < 0 || isNaN(data26)){
-const err97 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data26};
+const err97 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data26};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -14237,7 +14438,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 67108864 || isNaN(data26)){
-const err98 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema169.properties.max_output_bytes,data:data26};
+const err98 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema170.properties.max_output_bytes,data:data26};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -14251,7 +14452,7 @@ errors++;
 if(data.output_keep !== undefined){
 let data27 = data.output_keep;
 if(!(((data27 === "head") || (data27 === "tail")) || (data27 === "head_tail"))){
-const err99 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema169.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema169.properties.output_keep.enum,parentSchema:schema169.properties.output_keep,data:data27};
+const err99 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema170.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema170.properties.output_keep.enum,parentSchema:schema170.properties.output_keep,data:data27};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -14264,7 +14465,7 @@ errors++;
 if(data.not_before_ms !== undefined){
 let data28 = data.not_before_ms;
 if((!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))) && (data28 !== null)){
-const err100 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema169.properties.not_before_ms.type},message:"must be integer,null",schema:schema169.properties.not_before_ms.type,parentSchema:schema169.properties.not_before_ms,data:data28};
+const err100 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema170.properties.not_before_ms.type},message:"must be integer,null",schema:schema170.properties.not_before_ms.type,parentSchema:schema170.properties.not_before_ms,data:data28};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -14299,7 +14500,7 @@ errors++;
 if(data.lane_slots !== undefined){
 let data29 = data.lane_slots;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err103 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/properties/lane_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.lane_slots.type,parentSchema:schema169.properties.lane_slots,data:data29};
+const err103 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/properties/lane_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.lane_slots.type,parentSchema:schema170.properties.lane_slots,data:data29};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -14310,7 +14511,7 @@ errors++;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 64 || isNaN(data29)){
-const err104 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64",schema:64,parentSchema:schema188,data:data29};
+const err104 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64",schema:64,parentSchema:schema189,data:data29};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -14320,7 +14521,7 @@ vErrors.push(err104);
 errors++;
 }
 if(data29 < 1 || isNaN(data29)){
-const err105 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema188,data:data29};
+const err105 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema189,data:data29};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -14335,7 +14536,7 @@ if(data.after !== undefined){
 let data30 = data.after;
 if(Array.isArray(data30)){
 if(data30.length > 256){
-const err106 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema189,data:data30};
+const err106 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema190,data:data30};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -14345,7 +14546,7 @@ vErrors.push(err106);
 errors++;
 }
 if(data30.length < 1){
-const err107 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema189,data:data30};
+const err107 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema190,data:data30};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -14360,7 +14561,7 @@ const len3 = data30.length;
 for(let i2=0; i2<len3; i2++){
 let data31 = data30[i2];
 if(!(data31 && typeof data31 == "object" && !Array.isArray(data31))){
-const err108 = {instancePath:instancePath+"/after/" + i2,schemaPath:"#/properties/after/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.after.items.type,parentSchema:schema169.properties.after.items,data:data31};
+const err108 = {instancePath:instancePath+"/after/" + i2,schemaPath:"#/properties/after/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.properties.after.items.type,parentSchema:schema170.properties.after.items,data:data31};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -14376,7 +14577,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err109 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema169.properties.after.type,parentSchema:schema169.properties.after,data:data30};
+const err109 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema170.properties.after.type,parentSchema:schema170.properties.after,data:data30};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -14389,7 +14590,7 @@ errors++;
 if(data.hold !== undefined){
 let data32 = data.hold;
 if(typeof data32 !== "boolean"){
-const err110 = {instancePath:instancePath+"/hold",schemaPath:"#/properties/hold/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.hold.type,parentSchema:schema169.properties.hold,data:data32};
+const err110 = {instancePath:instancePath+"/hold",schemaPath:"#/properties/hold/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema170.properties.hold.type,parentSchema:schema170.properties.hold,data:data32};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -14402,7 +14603,7 @@ errors++;
 if(data.labels !== undefined){
 let data33 = data.labels;
 if(!(data33 && typeof data33 == "object" && !Array.isArray(data33))){
-const err111 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.labels.type,parentSchema:schema169.properties.labels,data:data33};
+const err111 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.properties.labels.type,parentSchema:schema170.properties.labels,data:data33};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -14413,7 +14614,7 @@ errors++;
 }
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(Object.keys(data33).length > 64){
-const err112 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema190,data:data33};
+const err112 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema191,data:data33};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -14425,8 +14626,8 @@ errors++;
 for(const key3 in data33){
 const _errs110 = errors;
 if(typeof key3 === "string"){
-if(!pattern117.test(key3)){
-const err113 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema190.propertyNames,data:key3,propertyName:key3};
+if(!pattern120.test(key3)){
+const err113 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema191.propertyNames,data:key3,propertyName:key3};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -14438,7 +14639,7 @@ errors++;
 }
 var valid42 = _errs110 === errors;
 if(!valid42){
-const err114 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema190.propertyNames,parentSchema:schema190,data:data33};
+const err114 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema191.propertyNames,parentSchema:schema191,data:data33};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -14452,7 +14653,7 @@ for(const key4 in data33){
 let data34 = data33[key4];
 if(typeof data34 === "string"){
 if(func1(data34) > 256){
-const err115 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema190.additionalProperties,data:data34};
+const err115 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema191.additionalProperties,data:data34};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -14462,7 +14663,7 @@ vErrors.push(err115);
 errors++;
 }
 if(Buffer.byteLength(data34, "utf8") > 256){
-const err116 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema190.additionalProperties,data:data34};
+const err116 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema191.additionalProperties,data:data34};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -14473,7 +14674,7 @@ errors++;
 }
 }
 else {
-const err117 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema190.additionalProperties.type,parentSchema:schema190.additionalProperties,data:data34};
+const err117 = {instancePath:instancePath+"/labels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.additionalProperties.type,parentSchema:schema191.additionalProperties,data:data34};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -14493,7 +14694,7 @@ if(props0 !== true){props0[key5] = true;}
 if(props0 !== true){
 for(const key6 in data){
 if(!props0 || !props0[key6]){
-const err118 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key6},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema169,data};
+const err118 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key6},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -14506,7 +14707,7 @@ errors++;
 }
 }
 else {
-const err119 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.type,parentSchema:schema169,data};
+const err119 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.type,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -14521,8 +14722,8 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.2 spec record","description":"jobs/<id>/spec.json (spec/spec-record.md): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (spec/lanes.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (spec/producer.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (spec/lanes.md).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"lane_slots":{"description":"How many jobs of the lane may run beside each other: the job runs in one of the lane's slots 1 to lane_slots (LANE-5); absent: 1. Only with a lane, and 1 for a preemptible job.","type":"integer","$ref":"common.schema.json#/$defs/lane_slots"},"after":{"description":"The jobs this job runs after (AFTER-1); absent: none. A job with after is published gated (GATE-1).","type":"array","$ref":"common.schema.json#/$defs/after","items":{"type":"object","$ref":"common.schema.json#/$defs/dependency"}},"hold":{"description":"The job is published gated and runs only once released (HOLD-1); absent: false.","type":"boolean"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"after":{"description":"Each dependency closed to unknown members (VER-2).","items":{"$ref":"common.schema.json#/$defs/dependency","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.","if":{"required":["lane_slots"]},"then":{"properties":{"lane":{"type":"string"}},"if":{"properties":{"preemptible":{"const":true}}},"then":{"properties":{"lane_slots":{"const":1}}}}},{"description":"VER-6: after, hold and lane_slots are 1.2 members, admitted in records of 1.2 and later only.","if":{"properties":{"fsjob":{"enum":["1.0","1.1"]}}},"then":{"not":{"anyOf":[{"required":["after"]},{"required":["hold"]},{"required":["lane_slots"]}]}}},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
-const schema194 = {"description":"Describes the job's `stdin` file (spec/spec-record.md).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema193 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/spec.schema.json","title":"fsjob 1.2 spec record","description":"jobs/<id>/spec.json (spec/spec-record.md): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults.","type":"object","maxProperties":64,"required":["fsjob","type","id","created_ms","cwd","env","stdin","timeout_ms","kill_grace_ms","queue_deadline_ms","max_attempts","retry_delay_ms","priority","lane","dedupe","preemptible","max_output_bytes","labels","producer"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"spec\".","const":"spec"},"id":{"description":"The job id; equals the name of the job directory (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"created_ms":{"description":"When the producer created the job.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"argv":{"description":"Command jobs: the command and its arguments (SPEC-1); absent in payload jobs.","type":"array","$ref":"common.schema.json#/$defs/argv"},"handler":{"description":"Payload jobs: the name of the in-process handler (SPEC-1, PAYLOAD-1); absent in command jobs.","type":"string","$ref":"common.schema.json#/$defs/handler"},"payload":{"description":"Payload jobs: the handler's input, any JSON value; absent in command jobs.","$ref":"common.schema.json#/$defs/payload"},"cwd":{"description":"Working directory of the command (EXEC-5): an absolute path.","type":"string","$ref":"common.schema.json#/$defs/cwd"},"env":{"description":"Extra environment of the command (EXEC-6).","type":"object","$ref":"common.schema.json#/$defs/env"},"stdin":{"description":"Size and digest of the job's stdin file, or null when the job has none (EXEC-7).","type":["object","null"],"$ref":"common.schema.json#/$defs/stdin_ref"},"timeout_ms":{"description":"Run time limit of one attempt (EXEC-8): 1 to TIMEOUT_MAX (604800000).","type":"integer","$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":604800000},"kill_grace_ms":{"description":"TERM-to-KILL grace after the timeout: 0 to 300000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":300000},"queue_deadline_ms":{"description":"The job must first start within this long of created_ms: 1 to QUEUE_DEADLINE_MAX (2592000000), or null for no deadline.","type":["integer","null"],"$ref":"common.schema.json#/$defs/duration","minimum":1,"maximum":2592000000},"max_attempts":{"description":"Attempts the job may use (spec/control.md): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"retry_delay_ms":{"description":"Wait before a retry (RETRY-3): 0 to 86400000.","type":"integer","$ref":"common.schema.json#/$defs/duration","maximum":86400000},"priority":{"description":"Priority: -1000 to 1000; higher runs first (LAYOUT-7).","type":"integer","minimum":-1000,"maximum":1000},"lane":{"description":"Lane key: at most one running job per lane (spec/lanes.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"dedupe":{"description":"Dedupe key: at most one unfinished job per key (spec/producer.md), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/key"},"preemptible":{"description":"Whether the job may be stopped for a waiting job of its lane (spec/lanes.md).","type":"boolean"},"max_output_bytes":{"description":"Bytes kept per output stream (EXEC-1): 0 to OUTPUT_MAX (67108864).","type":"integer","$ref":"common.schema.json#/$defs/byte_count","maximum":67108864},"output_keep":{"description":"(1.1) Which bytes of a stream longer than the bound are kept (EXEC-17): head (the default when absent), tail, or head_tail (the first half and the last half).","enum":["head","tail","head_tail"]},"not_before_ms":{"description":"(1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"lane_slots":{"description":"How many jobs of the lane may run beside each other: the job runs in one of the lane's slots 1 to lane_slots (LANE-5); absent: 1. Only with a lane, and 1 for a preemptible job.","type":"integer","$ref":"common.schema.json#/$defs/lane_slots"},"after":{"description":"The jobs this job runs after (AFTER-1); absent: none. A job with after is published gated (GATE-1).","type":"array","$ref":"common.schema.json#/$defs/after","items":{"type":"object","$ref":"common.schema.json#/$defs/dependency"}},"hold":{"description":"The job is published gated and runs only once released (HOLD-1); absent: false.","type":"boolean"},"labels":{"description":"Informational labels.","type":"object","$ref":"common.schema.json#/$defs/labels"},"producer":{"description":"Identity of the process that published the job.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"stdin":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/stdin_ref","unevaluatedProperties":false},"producer":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"after":{"description":"Each dependency closed to unknown members (VER-2).","items":{"$ref":"common.schema.json#/$defs/dependency","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"SPEC-1: exactly one of argv (a command job) or handler (a payload job) is present.","oneOf":[{"required":["argv"]},{"required":["handler"]}]},{"description":"LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.","if":{"required":["lane_slots"]},"then":{"properties":{"lane":{"type":"string"}},"if":{"properties":{"preemptible":{"const":true}}},"then":{"properties":{"lane_slots":{"const":1}}}}},{"description":"VER-6: after, hold and lane_slots are 1.2 members, admitted in records of 1.2 and later only.","if":{"properties":{"fsjob":{"enum":["1.0","1.1"]}}},"then":{"not":{"anyOf":[{"required":["after"]},{"required":["hold"]},{"required":["lane_slots"]}]}}},{"description":"SPEC-1: a payload job has a payload member (null allowed); a command job has none.","if":{"required":["handler"]},"then":{"required":["payload"]},"else":{"not":{"required":["payload"]}}}]};
+const schema195 = {"description":"Describes the job's `stdin` file (spec/spec-record.md).","required":["bytes","sha256"],"maxProperties":32,"properties":{"bytes":{"description":"Size of the file: 0 to STDIN_MAX (67108864).","type":"integer","minimum":0,"maximum":67108864},"sha256":{"description":"SHA-256 of the file's content.","type":"string","$ref":"#/$defs/sha256"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14536,7 +14737,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema194,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema195,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14546,7 +14747,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.bytes === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema194.required,parentSchema:schema194,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema195.required,parentSchema:schema195,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14556,7 +14757,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.sha256 === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema194.required,parentSchema:schema194,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'",schema:schema195.required,parentSchema:schema195,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14568,7 +14769,7 @@ errors++;
 if(data.bytes !== undefined){
 let data0 = data.bytes;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema194.properties.bytes.type,parentSchema:schema194.properties.bytes,data:data0};
+const err3 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema195.properties.bytes.type,parentSchema:schema195.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14579,7 +14780,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 67108864 || isNaN(data0)){
-const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema194.properties.bytes,data:data0};
+const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema195.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14589,7 +14790,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data0 < 0 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema194.properties.bytes,data:data0};
+const err5 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema195.properties.bytes,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14603,7 +14804,7 @@ errors++;
 if(data.sha256 !== undefined){
 let data1 = data.sha256;
 if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema194.properties.sha256.type,parentSchema:schema194.properties.sha256,data:data1};
+const err6 = {instancePath:instancePath+"/sha256",schemaPath:"#/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema195.properties.sha256.type,parentSchema:schema195.properties.sha256,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14614,7 +14815,7 @@ errors++;
 }
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema133,data:data1};
+const err7 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema134,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14624,7 +14825,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func1(data1) < 64){
-const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema133,data:data1};
+const err8 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/minLength",keyword:"minLength",params:{limit: 64},message:"must NOT have fewer than 64 characters",schema:64,parentSchema:schema134,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14633,8 +14834,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern81.test(data1)){
-const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema133,data:data1};
+if(!pattern84.test(data1)){
+const err9 = {instancePath:instancePath+"/sha256",schemaPath:"#/$defs/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema134,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15051,7 +15252,7 @@ return errors === 0;
 }
 validate80.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema201 = {"description":"A job this job runs after (AFTER-1): its id, and whether it must have finished (any outcome) or succeeded.","required":["job_id","when"],"maxProperties":32,"properties":{"job_id":{"description":"The dependency's job id (LAYOUT-4).","type":"string","$ref":"#/$defs/job_id"},"when":{"description":"finished: any receipt satisfies it; succeeded: a receipt with outcome succeeded (AFTER-1).","enum":["finished","succeeded"]}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema202 = {"description":"A job this job runs after (AFTER-1): its id, and whether it must have finished (any outcome) or succeeded.","required":["job_id","when"],"maxProperties":32,"properties":{"job_id":{"description":"The dependency's job id (LAYOUT-4).","type":"string","$ref":"#/$defs/job_id"},"when":{"description":"finished: any receipt satisfies it; succeeded: a receipt with outcome succeeded (AFTER-1).","enum":["finished","succeeded"]}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15065,7 +15266,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema201,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema202,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15075,7 +15276,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.job_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema202.required,parentSchema:schema202,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -15085,7 +15286,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.when === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'",schema:schema201.required,parentSchema:schema201,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'",schema:schema202.required,parentSchema:schema202,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15097,7 +15298,7 @@ errors++;
 if(data.job_id !== undefined){
 let data0 = data.job_id;
 if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema201.properties.job_id.type,parentSchema:schema201.properties.job_id,data:data0};
+const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema202.properties.job_id.type,parentSchema:schema202.properties.job_id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -15142,7 +15343,7 @@ errors++;
 if(data.when !== undefined){
 let data1 = data.when;
 if(!((data1 === "finished") || (data1 === "succeeded"))){
-const err7 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/enum",keyword:"enum",params:{allowedValues: schema201.properties.when.enum},message:"must be equal to one of the allowed values",schema:schema201.properties.when.enum,parentSchema:schema201.properties.when,data:data1};
+const err7 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/enum",keyword:"enum",params:{allowedValues: schema202.properties.when.enum},message:"must be equal to one of the allowed values",schema:schema202.properties.when.enum,parentSchema:schema202.properties.when,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15185,7 +15386,7 @@ let passing0 = null;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.argv === undefined){
-const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema192.allOf[0].oneOf[0].required,parentSchema:schema192.allOf[0].oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/allOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "argv"},message:"must have required property '"+"argv"+"'",schema:schema193.allOf[0].oneOf[0].required,parentSchema:schema193.allOf[0].oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15203,7 +15404,7 @@ passing0 = 0;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.handler === undefined){
-const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema192.allOf[0].oneOf[1].required,parentSchema:schema192.allOf[0].oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/allOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "handler"},message:"must have required property '"+"handler"+"'",schema:schema193.allOf[0].oneOf[1].required,parentSchema:schema193.allOf[0].oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -15225,7 +15426,7 @@ passing0 = 1;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema192.allOf[0].oneOf,parentSchema:schema192.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema193.allOf[0].oneOf,parentSchema:schema193.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15306,7 +15507,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.lane_slots !== undefined){
 let data1 = data.lane_slots;
 if(1 !== data1){
-const err5 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/allOf/1/then/then/properties/lane_slots/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema192.allOf[1].then.then.properties.lane_slots,data:data1};
+const err5 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/allOf/1/then/then/properties/lane_slots/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema193.allOf[1].then.then.properties.lane_slots,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15326,7 +15527,7 @@ if(props0 !== true){props0.preemptible = true;}
 }
 }
 if(!valid3){
-const err6 = {instancePath,schemaPath:"#/allOf/1/then/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema192.allOf[1].then.if,parentSchema:schema192.allOf[1].then,data};
+const err6 = {instancePath,schemaPath:"#/allOf/1/then/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema193.allOf[1].then.if,parentSchema:schema193.allOf[1].then,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15343,7 +15544,7 @@ if(props0 !== true){props0.lane = true;}
 if(data.lane !== undefined){
 let data2 = data.lane;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/lane",schemaPath:"#/allOf/1/then/properties/lane/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.allOf[1].then.properties.lane.type,parentSchema:schema192.allOf[1].then.properties.lane,data:data2};
+const err7 = {instancePath:instancePath+"/lane",schemaPath:"#/allOf/1/then/properties/lane/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema193.allOf[1].then.properties.lane.type,parentSchema:schema193.allOf[1].then.properties.lane,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15358,7 +15559,7 @@ var _valid1 = _errs8 === errors;
 valid2 = _valid1;
 }
 if(!valid2){
-const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema192.allOf[1].if,parentSchema:schema192.allOf[1],data};
+const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema193.allOf[1].if,parentSchema:schema193.allOf[1],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15472,7 +15673,7 @@ vErrors = null;
 }
 var valid9 = _errs22 === errors;
 if(valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/2/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema192.allOf[2].then.not,parentSchema:schema192.allOf[2].then,data};
+const err14 = {instancePath,schemaPath:"#/allOf/2/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema193.allOf[2].then.not,parentSchema:schema193.allOf[2].then,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15496,7 +15697,7 @@ var _valid3 = _errs20 === errors;
 valid7 = _valid3;
 }
 if(!valid7){
-const err15 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema192.allOf[2].if,parentSchema:schema192.allOf[2],data};
+const err15 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema193.allOf[2].if,parentSchema:schema193.allOf[2],data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -15540,7 +15741,7 @@ if(_valid5){
 const _errs30 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.payload === undefined){
-const err17 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema192.allOf[3].then.required,parentSchema:schema192.allOf[3].then,data};
+const err17 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "payload"},message:"must have required property '"+"payload"+"'",schema:schema193.allOf[3].then.required,parentSchema:schema193.allOf[3].then,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15573,7 +15774,7 @@ errors++;
 }
 var valid12 = _errs33 === errors;
 if(valid12){
-const err19 = {instancePath,schemaPath:"#/allOf/3/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema192.allOf[3].else.not,parentSchema:schema192.allOf[3].else,data};
+const err19 = {instancePath,schemaPath:"#/allOf/3/else/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema193.allOf[3].else.not,parentSchema:schema193.allOf[3].else,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15598,7 +15799,7 @@ valid11 = _valid5;
 ifClause0 = "else";
 }
 if(!valid11){
-const err20 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema192.allOf[3].if,parentSchema:schema192.allOf[3],data};
+const err20 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema193.allOf[3].if,parentSchema:schema193.allOf[3],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15656,7 +15857,7 @@ if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(props1 !== true){
 for(const key0 in data5){
 if(!props1 || !props1[key0]){
-const err22 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192.then.properties.stdin,data:data5};
+const err22 = {instancePath:instancePath+"/stdin",schemaPath:"#/then/properties/stdin/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema193.then.properties.stdin,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15682,7 +15883,7 @@ if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(props2 !== true){
 for(const key1 in data6){
 if(!props2 || !props2[key1]){
-const err23 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192.then.properties.producer,data:data6};
+const err23 = {instancePath:instancePath+"/producer",schemaPath:"#/then/properties/producer/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema193.then.properties.producer,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15712,7 +15913,7 @@ if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(props3 !== true){
 for(const key2 in data8){
 if(!props3 || !props3[key2]){
-const err24 = {instancePath:instancePath+"/after/" + i0,schemaPath:"#/then/properties/after/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192.then.properties.after.items,data:data8};
+const err24 = {instancePath:instancePath+"/after/" + i0,schemaPath:"#/then/properties/after/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema193.then.properties.after.items,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15752,7 +15953,7 @@ props0 = true;
 ifClause1 = "else";
 }
 if(!valid13){
-const err25 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema192.if,parentSchema:schema192,data};
+const err25 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema",schema:schema193.if,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15763,7 +15964,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err26 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema192,data};
+const err26 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15773,7 +15974,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.fsjob === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15783,7 +15984,7 @@ vErrors.push(err27);
 errors++;
 }
 if(data.type === undefined){
-const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15793,7 +15994,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data.id === undefined){
-const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15803,7 +16004,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data.created_ms === undefined){
-const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_ms"},message:"must have required property '"+"created_ms"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15813,7 +16014,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data.cwd === undefined){
-const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cwd"},message:"must have required property '"+"cwd"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15823,7 +16024,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data.env === undefined){
-const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "env"},message:"must have required property '"+"env"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15833,7 +16034,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data.stdin === undefined){
-const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdin"},message:"must have required property '"+"stdin"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15843,7 +16044,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data.timeout_ms === undefined){
-const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timeout_ms"},message:"must have required property '"+"timeout_ms"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15853,7 +16054,7 @@ vErrors.push(err34);
 errors++;
 }
 if(data.kill_grace_ms === undefined){
-const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kill_grace_ms"},message:"must have required property '"+"kill_grace_ms"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15863,7 +16064,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data.queue_deadline_ms === undefined){
-const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue_deadline_ms"},message:"must have required property '"+"queue_deadline_ms"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15873,7 +16074,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data.max_attempts === undefined){
-const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15883,7 +16084,7 @@ vErrors.push(err37);
 errors++;
 }
 if(data.retry_delay_ms === undefined){
-const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retry_delay_ms"},message:"must have required property '"+"retry_delay_ms"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15893,7 +16094,7 @@ vErrors.push(err38);
 errors++;
 }
 if(data.priority === undefined){
-const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "priority"},message:"must have required property '"+"priority"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15903,7 +16104,7 @@ vErrors.push(err39);
 errors++;
 }
 if(data.lane === undefined){
-const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lane"},message:"must have required property '"+"lane"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15913,7 +16114,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data.dedupe === undefined){
-const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dedupe"},message:"must have required property '"+"dedupe"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15923,7 +16124,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data.preemptible === undefined){
-const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "preemptible"},message:"must have required property '"+"preemptible"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15933,7 +16134,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data.max_output_bytes === undefined){
-const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_bytes"},message:"must have required property '"+"max_output_bytes"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15943,7 +16144,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data.labels === undefined){
-const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "labels"},message:"must have required property '"+"labels"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15953,7 +16154,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data.producer === undefined){
-const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema192.required,parentSchema:schema192,data};
+const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "producer"},message:"must have required property '"+"producer"+"'",schema:schema193.required,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15995,7 +16196,7 @@ if(props0 !== true){props0.producer = true;}
 if(data.fsjob !== undefined){
 let data9 = data.fsjob;
 if(typeof data9 !== "string"){
-const err46 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.fsjob.type,parentSchema:schema192.properties.fsjob,data:data9};
+const err46 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema193.properties.fsjob.type,parentSchema:schema193.properties.fsjob,data:data9};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16030,7 +16231,7 @@ errors++;
 if(data.type !== undefined){
 let data10 = data.type;
 if("spec" !== data10){
-const err49 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema192.properties.type,data:data10};
+const err49 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "spec"},message:"must be equal to constant",schema:"spec",parentSchema:schema193.properties.type,data:data10};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -16043,7 +16244,7 @@ errors++;
 if(data.id !== undefined){
 let data11 = data.id;
 if(typeof data11 !== "string"){
-const err50 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.id.type,parentSchema:schema192.properties.id,data:data11};
+const err50 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema193.properties.id.type,parentSchema:schema193.properties.id,data:data11};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -16088,7 +16289,7 @@ errors++;
 if(data.created_ms !== undefined){
 let data12 = data.created_ms;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err54 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.created_ms.type,parentSchema:schema192.properties.created_ms,data:data12};
+const err54 = {instancePath:instancePath+"/created_ms",schemaPath:"#/properties/created_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.created_ms.type,parentSchema:schema193.properties.created_ms,data:data12};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -16123,7 +16324,7 @@ errors++;
 if(data.argv !== undefined){
 let data13 = data.argv;
 if(!(Array.isArray(data13))){
-const err57 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema192.properties.argv.type,parentSchema:schema192.properties.argv,data:data13};
+const err57 = {instancePath:instancePath+"/argv",schemaPath:"#/properties/argv/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema193.properties.argv.type,parentSchema:schema193.properties.argv,data:data13};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -16134,7 +16335,7 @@ errors++;
 }
 if(Array.isArray(data13)){
 if(data13.length > 4096){
-const err58 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema174,data:data13};
+const err58 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items",schema:4096,parentSchema:schema175,data:data13};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -16144,7 +16345,7 @@ vErrors.push(err58);
 errors++;
 }
 if(data13.length < 1){
-const err59 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema174,data:data13};
+const err59 = {instancePath:instancePath+"/argv",schemaPath:"common.schema.json#/$defs/argv/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema175,data:data13};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -16158,7 +16359,7 @@ if(len1 > 0){
 let data14 = data13[0];
 if(typeof data14 === "string"){
 if(func1(data14) > 4096){
-const err60 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema174.prefixItems[0],data:data14};
+const err60 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema175.prefixItems[0],data:data14};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -16168,7 +16369,7 @@ vErrors.push(err60);
 errors++;
 }
 if(func1(data14) < 1){
-const err61 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema174.prefixItems[0],data:data14};
+const err61 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema175.prefixItems[0],data:data14};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -16178,7 +16379,7 @@ vErrors.push(err61);
 errors++;
 }
 if(!pattern48.test(data14)){
-const err62 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema174.prefixItems[0],data:data14};
+const err62 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]+$"},message:"must match pattern \""+"^[^\\u0000]+$"+"\"",schema:"^[^\\u0000]+$",parentSchema:schema175.prefixItems[0],data:data14};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -16188,7 +16389,7 @@ vErrors.push(err62);
 errors++;
 }
 if(Buffer.byteLength(data14, "utf8") > 4096){
-const err63 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema174.prefixItems[0],data:data14};
+const err63 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema175.prefixItems[0],data:data14};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -16199,7 +16400,7 @@ errors++;
 }
 }
 else {
-const err64 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.prefixItems[0].type,parentSchema:schema174.prefixItems[0],data:data14};
+const err64 = {instancePath:instancePath+"/argv/0",schemaPath:"common.schema.json#/$defs/argv/prefixItems/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.prefixItems[0].type,parentSchema:schema175.prefixItems[0],data:data14};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -16217,7 +16418,7 @@ let data15 = data13[i1];
 const _errs62 = errors;
 if(typeof data15 === "string"){
 if(func1(data15) > 131072){
-const err65 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema174.items,data:data15};
+const err65 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxLength",keyword:"maxLength",params:{limit: 131072},message:"must NOT have more than 131072 characters",schema:131072,parentSchema:schema175.items,data:data15};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -16226,8 +16427,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(!pattern67.test(data15)){
-const err66 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema174.items,data:data15};
+if(!pattern70.test(data15)){
+const err66 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema175.items,data:data15};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -16237,7 +16438,7 @@ vErrors.push(err66);
 errors++;
 }
 if(Buffer.byteLength(data15, "utf8") > 131072){
-const err67 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema174.items,data:data15};
+const err67 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:131072,parentSchema:schema175.items,data:data15};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -16248,7 +16449,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.items.type,parentSchema:schema174.items,data:data15};
+const err68 = {instancePath:instancePath+"/argv/" + i1,schemaPath:"common.schema.json#/$defs/argv/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.items.type,parentSchema:schema175.items,data:data15};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -16265,7 +16466,7 @@ var valid25 = _errs62 === errors;
 if(data.handler !== undefined){
 let data16 = data.handler;
 if(typeof data16 !== "string"){
-const err69 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.handler.type,parentSchema:schema192.properties.handler,data:data16};
+const err69 = {instancePath:instancePath+"/handler",schemaPath:"#/properties/handler/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema193.properties.handler.type,parentSchema:schema193.properties.handler,data:data16};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -16276,7 +16477,7 @@ errors++;
 }
 if(typeof data16 === "string"){
 if(func1(data16) > 64){
-const err70 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema175,data:data16};
+const err70 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema176,data:data16};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -16285,8 +16486,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(!pattern109.test(data16)){
-const err71 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema175,data:data16};
+if(!pattern112.test(data16)){
+const err71 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema176,data:data16};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -16300,7 +16501,7 @@ errors++;
 if(data.cwd !== undefined){
 let data18 = data.cwd;
 if(typeof data18 !== "string"){
-const err72 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.properties.cwd.type,parentSchema:schema192.properties.cwd,data:data18};
+const err72 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema193.properties.cwd.type,parentSchema:schema193.properties.cwd,data:data18};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -16311,7 +16512,7 @@ errors++;
 }
 if(typeof data18 === "string"){
 if(func1(data18) > 4096){
-const err73 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema177,data:data18};
+const err73 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema178,data:data18};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -16321,7 +16522,7 @@ vErrors.push(err73);
 errors++;
 }
 if(func1(data18) < 1){
-const err74 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177,data:data18};
+const err74 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema178,data:data18};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -16330,8 +16531,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(!pattern110.test(data18)){
-const err75 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema177,data:data18};
+if(!pattern113.test(data18)){
+const err75 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema178,data:data18};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -16341,7 +16542,7 @@ vErrors.push(err75);
 errors++;
 }
 if(Buffer.byteLength(data18, "utf8") > 4096){
-const err76 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema177,data:data18};
+const err76 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:4096,parentSchema:schema178,data:data18};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -16355,7 +16556,7 @@ errors++;
 if(data.env !== undefined){
 let data19 = data.env;
 if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
-const err77 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.properties.env.type,parentSchema:schema192.properties.env,data:data19};
+const err77 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema193.properties.env.type,parentSchema:schema193.properties.env,data:data19};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -16366,7 +16567,7 @@ errors++;
 }
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(Object.keys(data19).length > 256){
-const err78 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema178,data:data19};
+const err78 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/maxProperties",keyword:"maxProperties",params:{limit: 256},message:"must NOT have more than 256 properties",schema:256,parentSchema:schema179,data:data19};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -16380,7 +16581,7 @@ const _errs74 = errors;
 const _errs75 = errors;
 const _errs76 = errors;
 if(typeof key3 === "string"){
-if(!pattern111.test(key3)){
+if(!pattern114.test(key3)){
 const err79 = {};
 if(vErrors === null){
 vErrors = [err79];
@@ -16393,7 +16594,7 @@ errors++;
 }
 var valid31 = _errs76 === errors;
 if(valid31){
-const err80 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema178.propertyNames.not,parentSchema:schema178.propertyNames,data:key3,propertyName:key3};
+const err80 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema179.propertyNames.not,parentSchema:schema179.propertyNames,data:key3,propertyName:key3};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -16414,8 +16615,8 @@ vErrors = null;
 }
 }
 if(typeof key3 === "string"){
-if(!pattern66.test(key3)){
-const err81 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema178.propertyNames,data:key3,propertyName:key3};
+if(!pattern69.test(key3)){
+const err81 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]{0,127}$",parentSchema:schema179.propertyNames,data:key3,propertyName:key3};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -16427,7 +16628,7 @@ errors++;
 }
 var valid30 = _errs74 === errors;
 if(!valid30){
-const err82 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema178.propertyNames,parentSchema:schema178,data:data19};
+const err82 = {instancePath:instancePath+"/env",schemaPath:"common.schema.json#/$defs/env/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid",schema:schema179.propertyNames,parentSchema:schema179,data:data19};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -16441,7 +16642,7 @@ for(const key4 in data19){
 let data20 = data19[key4];
 if(typeof data20 === "string"){
 if(func1(data20) > 32768){
-const err83 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema178.additionalProperties,data:data20};
+const err83 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters",schema:32768,parentSchema:schema179.additionalProperties,data:data20};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -16450,8 +16651,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(!pattern67.test(data20)){
-const err84 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema178.additionalProperties,data:data20};
+if(!pattern70.test(data20)){
+const err84 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\"",schema:"^[^\\u0000]*$",parentSchema:schema179.additionalProperties,data:data20};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -16461,7 +16662,7 @@ vErrors.push(err84);
 errors++;
 }
 if(Buffer.byteLength(data20, "utf8") > 32768){
-const err85 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema178.additionalProperties,data:data20};
+const err85 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:32768,parentSchema:schema179.additionalProperties,data:data20};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -16472,7 +16673,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.additionalProperties.type,parentSchema:schema178.additionalProperties,data:data20};
+const err86 = {instancePath:instancePath+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/env/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.additionalProperties.type,parentSchema:schema179.additionalProperties,data:data20};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -16487,7 +16688,7 @@ errors++;
 if(data.stdin !== undefined){
 let data21 = data.stdin;
 if((!(data21 && typeof data21 == "object" && !Array.isArray(data21))) && (data21 !== null)){
-const err87 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema192.properties.stdin.type},message:"must be object,null",schema:schema192.properties.stdin.type,parentSchema:schema192.properties.stdin,data:data21};
+const err87 = {instancePath:instancePath+"/stdin",schemaPath:"#/properties/stdin/type",keyword:"type",params:{type: schema193.properties.stdin.type},message:"must be object,null",schema:schema193.properties.stdin.type,parentSchema:schema193.properties.stdin,data:data21};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -16504,7 +16705,7 @@ errors = vErrors.length;
 if(data.timeout_ms !== undefined){
 let data22 = data.timeout_ms;
 if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err88 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.timeout_ms.type,parentSchema:schema192.properties.timeout_ms,data:data22};
+const err88 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.timeout_ms.type,parentSchema:schema193.properties.timeout_ms,data:data22};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -16515,7 +16716,7 @@ errors++;
 }
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 > 9007199254740991 || isNaN(data22)){
-const err89 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data22};
+const err89 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data22};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -16525,7 +16726,7 @@ vErrors.push(err89);
 errors++;
 }
 if(data22 < 0 || isNaN(data22)){
-const err90 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data22};
+const err90 = {instancePath:instancePath+"/timeout_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data22};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -16537,7 +16738,7 @@ errors++;
 }
 if((typeof data22 == "number") && (isFinite(data22))){
 if(data22 > 604800000 || isNaN(data22)){
-const err91 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema192.properties.timeout_ms,data:data22};
+const err91 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800000},message:"must be <= 604800000",schema:604800000,parentSchema:schema193.properties.timeout_ms,data:data22};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -16547,7 +16748,7 @@ vErrors.push(err91);
 errors++;
 }
 if(data22 < 1 || isNaN(data22)){
-const err92 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema192.properties.timeout_ms,data:data22};
+const err92 = {instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema193.properties.timeout_ms,data:data22};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -16561,7 +16762,7 @@ errors++;
 if(data.kill_grace_ms !== undefined){
 let data23 = data.kill_grace_ms;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err93 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.kill_grace_ms.type,parentSchema:schema192.properties.kill_grace_ms,data:data23};
+const err93 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.kill_grace_ms.type,parentSchema:schema193.properties.kill_grace_ms,data:data23};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -16572,7 +16773,7 @@ errors++;
 }
 if((typeof data23 == "number") && (isFinite(data23))){
 if(data23 > 9007199254740991 || isNaN(data23)){
-const err94 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data23};
+const err94 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data23};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -16582,7 +16783,7 @@ vErrors.push(err94);
 errors++;
 }
 if(data23 < 0 || isNaN(data23)){
-const err95 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data23};
+const err95 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data23};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -16594,7 +16795,7 @@ errors++;
 }
 if((typeof data23 == "number") && (isFinite(data23))){
 if(data23 > 300000 || isNaN(data23)){
-const err96 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema192.properties.kill_grace_ms,data:data23};
+const err96 = {instancePath:instancePath+"/kill_grace_ms",schemaPath:"#/properties/kill_grace_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300000},message:"must be <= 300000",schema:300000,parentSchema:schema193.properties.kill_grace_ms,data:data23};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -16608,7 +16809,7 @@ errors++;
 if(data.queue_deadline_ms !== undefined){
 let data24 = data.queue_deadline_ms;
 if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
-const err97 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema192.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema192.properties.queue_deadline_ms.type,parentSchema:schema192.properties.queue_deadline_ms,data:data24};
+const err97 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/type",keyword:"type",params:{type: schema193.properties.queue_deadline_ms.type},message:"must be integer,null",schema:schema193.properties.queue_deadline_ms.type,parentSchema:schema193.properties.queue_deadline_ms,data:data24};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -16619,7 +16820,7 @@ errors++;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 9007199254740991 || isNaN(data24)){
-const err98 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data24};
+const err98 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data24};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -16629,7 +16830,7 @@ vErrors.push(err98);
 errors++;
 }
 if(data24 < 0 || isNaN(data24)){
-const err99 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data24};
+const err99 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data24};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -16641,7 +16842,7 @@ errors++;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 2592000000 || isNaN(data24)){
-const err100 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema192.properties.queue_deadline_ms,data:data24};
+const err100 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000000},message:"must be <= 2592000000",schema:2592000000,parentSchema:schema193.properties.queue_deadline_ms,data:data24};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -16651,7 +16852,7 @@ vErrors.push(err100);
 errors++;
 }
 if(data24 < 1 || isNaN(data24)){
-const err101 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema192.properties.queue_deadline_ms,data:data24};
+const err101 = {instancePath:instancePath+"/queue_deadline_ms",schemaPath:"#/properties/queue_deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema193.properties.queue_deadline_ms,data:data24};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -16665,7 +16866,7 @@ errors++;
 if(data.max_attempts !== undefined){
 let data25 = data.max_attempts;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err102 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.max_attempts.type,parentSchema:schema192.properties.max_attempts,data:data25};
+const err102 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.max_attempts.type,parentSchema:schema193.properties.max_attempts,data:data25};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -16700,7 +16901,7 @@ errors++;
 if(data.retry_delay_ms !== undefined){
 let data26 = data.retry_delay_ms;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err105 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.retry_delay_ms.type,parentSchema:schema192.properties.retry_delay_ms,data:data26};
+const err105 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.retry_delay_ms.type,parentSchema:schema193.properties.retry_delay_ms,data:data26};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -16711,7 +16912,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 9007199254740991 || isNaN(data26)){
-const err106 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema179,data:data26};
+const err106 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema180,data:data26};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -16721,7 +16922,7 @@ vErrors.push(err106);
 errors++;
 }
 if(data26 < 0 || isNaN(data26)){
-const err107 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179,data:data26};
+const err107 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"common.schema.json#/$defs/duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema180,data:data26};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -16733,7 +16934,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 86400000 || isNaN(data26)){
-const err108 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema192.properties.retry_delay_ms,data:data26};
+const err108 = {instancePath:instancePath+"/retry_delay_ms",schemaPath:"#/properties/retry_delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000",schema:86400000,parentSchema:schema193.properties.retry_delay_ms,data:data26};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -16747,7 +16948,7 @@ errors++;
 if(data.priority !== undefined){
 let data27 = data.priority;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err109 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.priority.type,parentSchema:schema192.properties.priority,data:data27};
+const err109 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.priority.type,parentSchema:schema193.properties.priority,data:data27};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -16758,7 +16959,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 > 1000 || isNaN(data27)){
-const err110 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema192.properties.priority,data:data27};
+const err110 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema193.properties.priority,data:data27};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -16768,7 +16969,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data27 < -1000 || isNaN(data27)){
-const err111 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema192.properties.priority,data:data27};
+const err111 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1000},message:"must be >= -1000",schema:-1000,parentSchema:schema193.properties.priority,data:data27};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -16782,7 +16983,7 @@ errors++;
 if(data.lane !== undefined){
 let data28 = data.lane;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err112 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema192.properties.lane.type},message:"must be string,null",schema:schema192.properties.lane.type,parentSchema:schema192.properties.lane,data:data28};
+const err112 = {instancePath:instancePath+"/lane",schemaPath:"#/properties/lane/type",keyword:"type",params:{type: schema193.properties.lane.type},message:"must be string,null",schema:schema193.properties.lane.type,parentSchema:schema193.properties.lane,data:data28};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -16837,7 +17038,7 @@ errors++;
 if(data.dedupe !== undefined){
 let data29 = data.dedupe;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err117 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema192.properties.dedupe.type},message:"must be string,null",schema:schema192.properties.dedupe.type,parentSchema:schema192.properties.dedupe,data:data29};
+const err117 = {instancePath:instancePath+"/dedupe",schemaPath:"#/properties/dedupe/type",keyword:"type",params:{type: schema193.properties.dedupe.type},message:"must be string,null",schema:schema193.properties.dedupe.type,parentSchema:schema193.properties.dedupe,data:data29};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -16892,7 +17093,7 @@ errors++;
 if(data.preemptible !== undefined){
 let data30 = data.preemptible;
 if(typeof data30 !== "boolean"){
-const err122 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema192.properties.preemptible.type,parentSchema:schema192.properties.preemptible,data:data30};
+const err122 = {instancePath:instancePath+"/preemptible",schemaPath:"#/properties/preemptible/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema193.properties.preemptible.type,parentSchema:schema193.properties.preemptible,data:data30};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -16905,7 +17106,7 @@ errors++;
 if(data.max_output_bytes !== undefined){
 let data31 = data.max_output_bytes;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err123 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.max_output_bytes.type,parentSchema:schema192.properties.max_output_bytes,data:data31};
+const err123 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.max_output_bytes.type,parentSchema:schema193.properties.max_output_bytes,data:data31};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -16916,7 +17117,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 > 9007199254740991 || isNaN(data31)){
-const err124 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data31};
+const err124 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data31};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -16926,7 +17127,7 @@ vErrors.push(err124);
 errors++;
 }
 if(data31 < 0 || isNaN(data31)){
-const err125 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data31};
+const err125 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data31};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -16938,7 +17139,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 > 67108864 || isNaN(data31)){
-const err126 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema192.properties.max_output_bytes,data:data31};
+const err126 = {instancePath:instancePath+"/max_output_bytes",schemaPath:"#/properties/max_output_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864",schema:67108864,parentSchema:schema193.properties.max_output_bytes,data:data31};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -16952,7 +17153,7 @@ errors++;
 if(data.output_keep !== undefined){
 let data32 = data.output_keep;
 if(!(((data32 === "head") || (data32 === "tail")) || (data32 === "head_tail"))){
-const err127 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema192.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema192.properties.output_keep.enum,parentSchema:schema192.properties.output_keep,data:data32};
+const err127 = {instancePath:instancePath+"/output_keep",schemaPath:"#/properties/output_keep/enum",keyword:"enum",params:{allowedValues: schema193.properties.output_keep.enum},message:"must be equal to one of the allowed values",schema:schema193.properties.output_keep.enum,parentSchema:schema193.properties.output_keep,data:data32};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -16965,7 +17166,7 @@ errors++;
 if(data.not_before_ms !== undefined){
 let data33 = data.not_before_ms;
 if((!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))) && (data33 !== null)){
-const err128 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema192.properties.not_before_ms.type},message:"must be integer,null",schema:schema192.properties.not_before_ms.type,parentSchema:schema192.properties.not_before_ms,data:data33};
+const err128 = {instancePath:instancePath+"/not_before_ms",schemaPath:"#/properties/not_before_ms/type",keyword:"type",params:{type: schema193.properties.not_before_ms.type},message:"must be integer,null",schema:schema193.properties.not_before_ms.type,parentSchema:schema193.properties.not_before_ms,data:data33};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -17000,7 +17201,7 @@ errors++;
 if(data.lane_slots !== undefined){
 let data34 = data.lane_slots;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err131 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/properties/lane_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.properties.lane_slots.type,parentSchema:schema192.properties.lane_slots,data:data34};
+const err131 = {instancePath:instancePath+"/lane_slots",schemaPath:"#/properties/lane_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema193.properties.lane_slots.type,parentSchema:schema193.properties.lane_slots,data:data34};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -17011,7 +17212,7 @@ errors++;
 }
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 > 64 || isNaN(data34)){
-const err132 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64",schema:64,parentSchema:schema188,data:data34};
+const err132 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64",schema:64,parentSchema:schema189,data:data34};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -17021,7 +17222,7 @@ vErrors.push(err132);
 errors++;
 }
 if(data34 < 1 || isNaN(data34)){
-const err133 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema188,data:data34};
+const err133 = {instancePath:instancePath+"/lane_slots",schemaPath:"common.schema.json#/$defs/lane_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema189,data:data34};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -17036,7 +17237,7 @@ if(data.after !== undefined){
 let data35 = data.after;
 if(Array.isArray(data35)){
 if(data35.length > 256){
-const err134 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema189,data:data35};
+const err134 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema190,data:data35};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -17046,7 +17247,7 @@ vErrors.push(err134);
 errors++;
 }
 if(data35.length < 1){
-const err135 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema189,data:data35};
+const err135 = {instancePath:instancePath+"/after",schemaPath:"common.schema.json#/$defs/after/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema190,data:data35};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -17061,7 +17262,7 @@ const len3 = data35.length;
 for(let i2=0; i2<len3; i2++){
 let data36 = data35[i2];
 if(!(data36 && typeof data36 == "object" && !Array.isArray(data36))){
-const err136 = {instancePath:instancePath+"/after/" + i2,schemaPath:"#/properties/after/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.properties.after.items.type,parentSchema:schema192.properties.after.items,data:data36};
+const err136 = {instancePath:instancePath+"/after/" + i2,schemaPath:"#/properties/after/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema193.properties.after.items.type,parentSchema:schema193.properties.after.items,data:data36};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -17077,7 +17278,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err137 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema192.properties.after.type,parentSchema:schema192.properties.after,data:data35};
+const err137 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema193.properties.after.type,parentSchema:schema193.properties.after,data:data35};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -17090,7 +17291,7 @@ errors++;
 if(data.hold !== undefined){
 let data37 = data.hold;
 if(typeof data37 !== "boolean"){
-const err138 = {instancePath:instancePath+"/hold",schemaPath:"#/properties/hold/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema192.properties.hold.type,parentSchema:schema192.properties.hold,data:data37};
+const err138 = {instancePath:instancePath+"/hold",schemaPath:"#/properties/hold/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema193.properties.hold.type,parentSchema:schema193.properties.hold,data:data37};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -17103,7 +17304,7 @@ errors++;
 if(data.labels !== undefined){
 let data38 = data.labels;
 if(!(data38 && typeof data38 == "object" && !Array.isArray(data38))){
-const err139 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.properties.labels.type,parentSchema:schema192.properties.labels,data:data38};
+const err139 = {instancePath:instancePath+"/labels",schemaPath:"#/properties/labels/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema193.properties.labels.type,parentSchema:schema193.properties.labels,data:data38};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -17114,7 +17315,7 @@ errors++;
 }
 if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
 if(Object.keys(data38).length > 64){
-const err140 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema190,data:data38};
+const err140 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema191,data:data38};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -17126,8 +17327,8 @@ errors++;
 for(const key5 in data38){
 const _errs127 = errors;
 if(typeof key5 === "string"){
-if(!pattern117.test(key5)){
-const err141 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema190.propertyNames,data:key5,propertyName:key5};
+if(!pattern120.test(key5)){
+const err141 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema191.propertyNames,data:key5,propertyName:key5};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -17139,7 +17340,7 @@ errors++;
 }
 var valid47 = _errs127 === errors;
 if(!valid47){
-const err142 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid",schema:schema190.propertyNames,parentSchema:schema190,data:data38};
+const err142 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid",schema:schema191.propertyNames,parentSchema:schema191,data:data38};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -17153,7 +17354,7 @@ for(const key6 in data38){
 let data39 = data38[key6];
 if(typeof data39 === "string"){
 if(func1(data39) > 256){
-const err143 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema190.additionalProperties,data:data39};
+const err143 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema191.additionalProperties,data:data39};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -17163,7 +17364,7 @@ vErrors.push(err143);
 errors++;
 }
 if(Buffer.byteLength(data39, "utf8") > 256){
-const err144 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema190.additionalProperties,data:data39};
+const err144 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/maxBytes",keyword:"maxBytes",params:{},message:"must pass \"maxBytes\" keyword validation",schema:256,parentSchema:schema191.additionalProperties,data:data39};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -17174,7 +17375,7 @@ errors++;
 }
 }
 else {
-const err145 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema190.additionalProperties.type,parentSchema:schema190.additionalProperties,data:data39};
+const err145 = {instancePath:instancePath+"/labels/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/labels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.additionalProperties.type,parentSchema:schema191.additionalProperties,data:data39};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -17189,7 +17390,7 @@ errors++;
 if(data.producer !== undefined){
 let data40 = data.producer;
 if(!(data40 && typeof data40 == "object" && !Array.isArray(data40))){
-const err146 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.properties.producer.type,parentSchema:schema192.properties.producer,data:data40};
+const err146 = {instancePath:instancePath+"/producer",schemaPath:"#/properties/producer/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema193.properties.producer.type,parentSchema:schema193.properties.producer,data:data40};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -17211,7 +17412,7 @@ if(props0 !== true){props0[key7] = true;}
 if(props0 !== true){
 for(const key8 in data){
 if(!props0 || !props0[key8]){
-const err147 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key8},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema192,data};
+const err147 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key8},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -17224,7 +17425,7 @@ errors++;
 }
 }
 else {
-const err148 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.type,parentSchema:schema192,data};
+const err148 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema193.type,parentSchema:schema193,data};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -17239,7 +17440,7 @@ return errors === 0;
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema224 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.2 state record","description":"jobs/<id>/state.<g>.json (spec/records.md): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/state.schema.json","title":"fsjob 1.2 state record","description":"jobs/<id>/state.<g>.json (spec/records.md): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","phase","heartbeat_ms","attempt","stdout_bytes","stderr_bytes","progress"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"state\".","const":"state"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"phase":{"description":"What the owner is doing.","enum":["claimed","starting","running","stopping","finishing"]},"heartbeat_ms":{"description":"Last lease renewal (LEASE-1).","type":"integer","$ref":"common.schema.json#/$defs/instant"},"attempt":{"description":"Attempt number of the recorded execution, or null before one is recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/attempt"},"stdout_bytes":{"description":"Bytes the command wrote to standard output so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"stderr_bytes":{"description":"Bytes the command wrote to standard error so far, kept or not.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"progress":{"description":"Progress a payload handler reports (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/state.schema.json" */;
@@ -17289,7 +17490,7 @@ var props0 = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema224.if,parentSchema:schema224,data};
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema",schema:schema225.if,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17300,7 +17501,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema224,data};
+const err2 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17310,7 +17511,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.fsjob === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17320,7 +17521,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17330,7 +17531,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.job_id === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17340,7 +17541,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.gen === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17350,7 +17551,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.phase === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17360,7 +17561,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17370,7 +17571,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.attempt === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17380,7 +17581,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.stdout_bytes === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stdout_bytes"},message:"must have required property '"+"stdout_bytes"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17390,7 +17591,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.stderr_bytes === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "stderr_bytes"},message:"must have required property '"+"stderr_bytes"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17400,7 +17601,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.progress === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema224.required,parentSchema:schema224,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'",schema:schema225.required,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -17425,7 +17626,7 @@ if(props0 !== true){props0.progress = true;}
 if(data.fsjob !== undefined){
 let data1 = data.fsjob;
 if(typeof data1 !== "string"){
-const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema224.properties.fsjob.type,parentSchema:schema224.properties.fsjob,data:data1};
+const err13 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema225.properties.fsjob.type,parentSchema:schema225.properties.fsjob,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17460,7 +17661,7 @@ errors++;
 if(data.type !== undefined){
 let data2 = data.type;
 if("state" !== data2){
-const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema224.properties.type,data:data2};
+const err16 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "state"},message:"must be equal to constant",schema:"state",parentSchema:schema225.properties.type,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17473,7 +17674,7 @@ errors++;
 if(data.job_id !== undefined){
 let data3 = data.job_id;
 if(typeof data3 !== "string"){
-const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema224.properties.job_id.type,parentSchema:schema224.properties.job_id,data:data3};
+const err17 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema225.properties.job_id.type,parentSchema:schema225.properties.job_id,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17518,7 +17719,7 @@ errors++;
 if(data.gen !== undefined){
 let data4 = data.gen;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema224.properties.gen.type,parentSchema:schema224.properties.gen,data:data4};
+const err21 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema225.properties.gen.type,parentSchema:schema225.properties.gen,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17553,7 +17754,7 @@ errors++;
 if(data.phase !== undefined){
 let data5 = data.phase;
 if(!(((((data5 === "claimed") || (data5 === "starting")) || (data5 === "running")) || (data5 === "stopping")) || (data5 === "finishing"))){
-const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema224.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema224.properties.phase.enum,parentSchema:schema224.properties.phase,data:data5};
+const err24 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema225.properties.phase.enum},message:"must be equal to one of the allowed values",schema:schema225.properties.phase.enum,parentSchema:schema225.properties.phase,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17566,7 +17767,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data6 = data.heartbeat_ms;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema224.properties.heartbeat_ms.type,parentSchema:schema224.properties.heartbeat_ms,data:data6};
+const err25 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema225.properties.heartbeat_ms.type,parentSchema:schema225.properties.heartbeat_ms,data:data6};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17601,7 +17802,7 @@ errors++;
 if(data.attempt !== undefined){
 let data7 = data.attempt;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema224.properties.attempt.type},message:"must be integer,null",schema:schema224.properties.attempt.type,parentSchema:schema224.properties.attempt,data:data7};
+const err28 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: schema225.properties.attempt.type},message:"must be integer,null",schema:schema225.properties.attempt.type,parentSchema:schema225.properties.attempt,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -17636,7 +17837,7 @@ errors++;
 if(data.stdout_bytes !== undefined){
 let data8 = data.stdout_bytes;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema224.properties.stdout_bytes.type,parentSchema:schema224.properties.stdout_bytes,data:data8};
+const err31 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/properties/stdout_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema225.properties.stdout_bytes.type,parentSchema:schema225.properties.stdout_bytes,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -17647,7 +17848,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data8};
+const err32 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -17657,7 +17858,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data8 < 0 || isNaN(data8)){
-const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data8};
+const err33 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -17671,7 +17872,7 @@ errors++;
 if(data.stderr_bytes !== undefined){
 let data9 = data.stderr_bytes;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema224.properties.stderr_bytes.type,parentSchema:schema224.properties.stderr_bytes,data:data9};
+const err34 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/properties/stderr_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema225.properties.stderr_bytes.type,parentSchema:schema225.properties.stderr_bytes,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -17682,7 +17883,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema162,data:data9};
+const err35 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema163,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17692,7 +17893,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data9 < 0 || isNaN(data9)){
-const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162,data:data9};
+const err36 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"common.schema.json#/$defs/byte_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema163,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -17706,7 +17907,7 @@ errors++;
 if(data.progress !== undefined){
 let data10 = data.progress;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema224.properties.progress.type},message:"must be string,null",schema:schema224.properties.progress.type,parentSchema:schema224.properties.progress,data:data10};
+const err37 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: schema225.properties.progress.type},message:"must be string,null",schema:schema225.properties.progress.type,parentSchema:schema225.properties.progress,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -17746,7 +17947,7 @@ if(props0 !== true){props0[key0] = true;}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema224,data};
+const err40 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -17759,7 +17960,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema224.type,parentSchema:schema224,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema225.type,parentSchema:schema225,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -17774,9 +17975,9 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","pause","release","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
-const schema236 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
-const pattern146 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","pause","release","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
+const schema237 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
+const pattern149 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/vector-case.schema.json" */;
@@ -17791,7 +17992,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.description === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema235.required,parentSchema:schema235,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema236.required,parentSchema:schema236,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -17801,7 +18002,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.record_type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema235.required,parentSchema:schema235,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "record_type"},message:"must have required property '"+"record_type"+"'",schema:schema236.required,parentSchema:schema236,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17811,7 +18012,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.tests === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema235.required,parentSchema:schema235,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tests"},message:"must have required property '"+"tests"+"'",schema:schema236.required,parentSchema:schema236,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17822,7 +18023,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "description") || (key0 === "record_type")) || (key0 === "tests"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema235,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema236,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17836,7 +18037,7 @@ if(data.description !== undefined){
 let data0 = data.description;
 if(typeof data0 === "string"){
 if(func1(data0) > 1024){
-const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema235.properties.description,data:data0};
+const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema236.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17846,7 +18047,7 @@ vErrors.push(err4);
 errors++;
 }
 if(func1(data0) < 1){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema235.properties.description,data:data0};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema236.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17857,7 +18058,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema235.properties.description.type,parentSchema:schema235.properties.description,data:data0};
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.description.type,parentSchema:schema236.properties.description,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17870,7 +18071,7 @@ errors++;
 if(data.record_type !== undefined){
 let data1 = data.record_type;
 if(!(((((((((((((data1 === "queue") || (data1 === "spec")) || (data1 === "claim")) || (data1 === "exec")) || (data1 === "state")) || (data1 === "end")) || (data1 === "cancel")) || (data1 === "receipt")) || (data1 === "worker")) || (data1 === "hold")) || (data1 === "pause")) || (data1 === "release")) || (data1 === "request"))){
-const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema235.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema235.properties.record_type.enum,parentSchema:schema235.properties.record_type,data:data1};
+const err7 = {instancePath:instancePath+"/record_type",schemaPath:"#/properties/record_type/enum",keyword:"enum",params:{allowedValues: schema236.properties.record_type.enum},message:"must be equal to one of the allowed values",schema:schema236.properties.record_type.enum,parentSchema:schema236.properties.record_type,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17884,7 +18085,7 @@ if(data.tests !== undefined){
 let data2 = data.tests;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema235.properties.tests,data:data2};
+const err8 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema236.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17894,7 +18095,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data2.length < 1){
-const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema235.properties.tests,data:data2};
+const err9 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema236.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17907,7 +18108,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema235.properties.tests.items.type,parentSchema:schema235.properties.tests.items,data:data3};
+const err10 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/properties/tests/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema236.properties.tests.items.type,parentSchema:schema236.properties.tests.items,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17922,7 +18123,7 @@ let passing0 = null;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.data === undefined){
-const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema236.oneOf[0].required,parentSchema:schema236.oneOf[0],data:data3};
+const err11 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/0/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'",schema:schema237.oneOf[0].required,parentSchema:schema237.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17940,7 +18141,7 @@ passing0 = 0;
 const _errs11 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw === undefined){
-const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema236.oneOf[1].required,parentSchema:schema236.oneOf[1],data:data3};
+const err12 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/1/required",keyword:"required",params:{missingProperty: "raw"},message:"must have required property '"+"raw"+"'",schema:schema237.oneOf[1].required,parentSchema:schema237.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -17963,7 +18164,7 @@ passing0 = 1;
 const _errs12 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.raw_base64 === undefined){
-const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema236.oneOf[2].required,parentSchema:schema236.oneOf[2],data:data3};
+const err13 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf/2/required",keyword:"required",params:{missingProperty: "raw_base64"},message:"must have required property '"+"raw_base64"+"'",schema:schema237.oneOf[2].required,parentSchema:schema237.oneOf[2],data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17986,7 +18187,7 @@ passing0 = 2;
 }
 }
 if(!valid4){
-const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema236.oneOf,parentSchema:schema236,data:data3};
+const err14 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema237.oneOf,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18052,7 +18253,7 @@ errors++;
 }
 var valid7 = _errs18 === errors;
 if(valid7){
-const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema236.then.not,parentSchema:schema236.then,data:data3};
+const err17 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/then/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema237.then.not,parentSchema:schema237.then,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18076,7 +18277,7 @@ var _valid1 = _errs16 === errors;
 valid5 = _valid1;
 }
 if(!valid5){
-const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema236.if,parentSchema:schema236,data:data3};
+const err18 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema237.if,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18087,7 +18288,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.description === undefined){
-const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema236.required,parentSchema:schema236,data:data3};
+const err19 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'",schema:schema237.required,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18097,7 +18298,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data3.clause === undefined){
-const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema236.required,parentSchema:schema236,data:data3};
+const err20 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "clause"},message:"must have required property '"+"clause"+"'",schema:schema237.required,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18107,7 +18308,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data3.valid === undefined){
-const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema236.required,parentSchema:schema236,data:data3};
+const err21 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'",schema:schema237.required,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18118,7 +18319,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "description") || (key1 === "clause")) || (key1 === "data")) || (key1 === "raw")) || (key1 === "raw_base64")) || (key1 === "file_name")) || (key1 === "valid")) || (key1 === "finding"))){
-const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema236,data:data3};
+const err22 = {instancePath:instancePath+"/tests/" + i0,schemaPath:"#/$defs/test/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema237,data:data3};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18132,7 +18333,7 @@ if(data3.description !== undefined){
 let data5 = data3.description;
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema236.properties.description,data:data5};
+const err23 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema237.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18142,7 +18343,7 @@ vErrors.push(err23);
 errors++;
 }
 if(func1(data5) < 1){
-const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema236.properties.description,data:data5};
+const err24 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema237.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18153,7 +18354,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.description.type,parentSchema:schema236.properties.description,data:data5};
+const err25 = {instancePath:instancePath+"/tests/" + i0+"/description",schemaPath:"#/$defs/test/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.description.type,parentSchema:schema237.properties.description,data:data5};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18166,8 +18367,8 @@ errors++;
 if(data3.clause !== undefined){
 let data6 = data3.clause;
 if(typeof data6 === "string"){
-if(!pattern102.test(data6)){
-const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema236.properties.clause,data:data6};
+if(!pattern105.test(data6)){
+const err26 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/pattern",keyword:"pattern",params:{pattern: "^[A-Z]+-[0-9]{1,3}$"},message:"must match pattern \""+"^[A-Z]+-[0-9]{1,3}$"+"\"",schema:"^[A-Z]+-[0-9]{1,3}$",parentSchema:schema237.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18178,7 +18379,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.clause.type,parentSchema:schema236.properties.clause,data:data6};
+const err27 = {instancePath:instancePath+"/tests/" + i0+"/clause",schemaPath:"#/$defs/test/properties/clause/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.clause.type,parentSchema:schema237.properties.clause,data:data6};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18192,7 +18393,7 @@ if(data3.raw !== undefined){
 let data7 = data3.raw;
 if(typeof data7 === "string"){
 if(func1(data7) > 2097152){
-const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema236.properties.raw,data:data7};
+const err28 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/maxLength",keyword:"maxLength",params:{limit: 2097152},message:"must NOT have more than 2097152 characters",schema:2097152,parentSchema:schema237.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -18203,7 +18404,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.raw.type,parentSchema:schema236.properties.raw,data:data7};
+const err29 = {instancePath:instancePath+"/tests/" + i0+"/raw",schemaPath:"#/$defs/test/properties/raw/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.raw.type,parentSchema:schema237.properties.raw,data:data7};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18217,7 +18418,7 @@ if(data3.raw_base64 !== undefined){
 let data8 = data3.raw_base64;
 if(typeof data8 === "string"){
 if(func1(data8) > 2796204){
-const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema236.properties.raw_base64,data:data8};
+const err30 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/maxLength",keyword:"maxLength",params:{limit: 2796204},message:"must NOT have more than 2796204 characters",schema:2796204,parentSchema:schema237.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18226,8 +18427,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern114.test(data8)){
-const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema236.properties.raw_base64,data:data8};
+if(!pattern117.test(data8)){
+const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema237.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18238,7 +18439,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.raw_base64.type,parentSchema:schema236.properties.raw_base64,data:data8};
+const err32 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.raw_base64.type,parentSchema:schema237.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -18252,7 +18453,7 @@ if(data3.file_name !== undefined){
 let data9 = data3.file_name;
 if(typeof data9 === "string"){
 if(func1(data9) > 1024){
-const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema236.properties.file_name,data:data9};
+const err33 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",schema:1024,parentSchema:schema237.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18262,7 +18463,7 @@ vErrors.push(err33);
 errors++;
 }
 if(func1(data9) < 1){
-const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema236.properties.file_name,data:data9};
+const err34 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema237.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -18271,8 +18472,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern146.test(data9)){
-const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema236.properties.file_name,data:data9};
+if(!pattern149.test(data9)){
+const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema237.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -18283,7 +18484,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.file_name.type,parentSchema:schema236.properties.file_name,data:data9};
+const err36 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.file_name.type,parentSchema:schema237.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -18296,7 +18497,7 @@ errors++;
 if(data3.valid !== undefined){
 let data10 = data3.valid;
 if(typeof data10 !== "boolean"){
-const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema236.properties.valid.type,parentSchema:schema236.properties.valid,data:data10};
+const err37 = {instancePath:instancePath+"/tests/" + i0+"/valid",schemaPath:"#/$defs/test/properties/valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema237.properties.valid.type,parentSchema:schema237.properties.valid,data:data10};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -18309,8 +18510,8 @@ errors++;
 if(data3.finding !== undefined){
 let data11 = data3.finding;
 if(typeof data11 === "string"){
-if(!pattern100.test(data11)){
-const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema236.properties.finding,data:data11};
+if(!pattern103.test(data11)){
+const err38 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,63}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,63}$",parentSchema:schema237.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -18321,7 +18522,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema236.properties.finding.type,parentSchema:schema236.properties.finding,data:data11};
+const err39 = {instancePath:instancePath+"/tests/" + i0+"/finding",schemaPath:"#/$defs/test/properties/finding/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.finding.type,parentSchema:schema237.properties.finding,data:data11};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -18335,7 +18536,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema235.properties.tests.type,parentSchema:schema235.properties.tests,data:data2};
+const err40 = {instancePath:instancePath+"/tests",schemaPath:"#/properties/tests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema236.properties.tests.type,parentSchema:schema236.properties.tests,data:data2};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -18347,7 +18548,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema235.type,parentSchema:schema235,data};
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema236.type,parentSchema:schema236,data};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -18362,7 +18563,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.2 worker record","description":"workers/<w>.json (spec/records.md): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/worker.schema.json","title":"fsjob 1.2 worker record","description":"workers/<w>.json (spec/records.md): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational.","type":"object","maxProperties":64,"required":["fsjob","type","worker_id","owner","started_ms","heartbeat_ms","lease_ms","concurrency","mode","jobs","handlers"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"worker\".","const":"worker"},"worker_id":{"description":"The worker id; equals <w> in the file name (LAYOUT-9, REC-7).","type":"string","$ref":"common.schema.json#/$defs/hex16"},"owner":{"description":"Identity of the worker process.","type":"object","$ref":"common.schema.json#/$defs/identity"},"started_ms":{"description":"When the worker started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"heartbeat_ms":{"description":"Last renewal of the registration.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"lease_ms":{"description":"Lease length: LEASE_MIN (3000) to LEASE_MAX (3600000).","type":"integer","$ref":"common.schema.json#/$defs/lease"},"concurrency":{"description":"Most jobs the worker runs at once: 1 to 1024.","type":"integer","minimum":1,"maximum":1024},"mode":{"description":"serving (claiming), draining (finishing, not claiming) or stopping.","enum":["serving","draining","stopping"]},"jobs":{"description":"Jobs the worker holds: at most 1024.","type":"array","maxItems":1024,"items":{"description":"A held job.","type":"object","$ref":"common.schema.json#/$defs/job_ref"}},"handlers":{"description":"Payload handlers the worker has: at most 256 distinct names.","type":"array","maxItems":256,"uniqueItems":true,"items":{"description":"A handler name.","type":"string","$ref":"common.schema.json#/$defs/handler"}}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false},"jobs":{"description":"Closed to unknown members (VER-2).","items":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/job_ref","unevaluatedProperties":false}}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18754,7 +18955,7 @@ return errors === 0;
 }
 validate90.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema244 = {"description":"A job and the generation a worker holds it under (spec/records.md).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
+const schema245 = {"description":"A job and the generation a worker holds it under (spec/records.md).","required":["job_id","gen"],"maxProperties":32,"properties":{"job_id":{"description":"The job's id.","type":"string","$ref":"#/$defs/job_id"},"gen":{"description":"The worker's claim generation of that job.","type":"integer","$ref":"#/$defs/gen"}},"patternProperties":{"^x-":{"description":"Extension member (VER-2): allowed, ignored by readers."}}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18768,7 +18969,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 32){
-const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema244,data};
+const err0 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties",schema:32,parentSchema:schema245,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -18778,7 +18979,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.job_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema244.required,parentSchema:schema244,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_id"},message:"must have required property '"+"job_id"+"'",schema:schema245.required,parentSchema:schema245,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -18788,7 +18989,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.gen === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema244.required,parentSchema:schema244,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "gen"},message:"must have required property '"+"gen"+"'",schema:schema245.required,parentSchema:schema245,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -18800,7 +19001,7 @@ errors++;
 if(data.job_id !== undefined){
 let data0 = data.job_id;
 if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema244.properties.job_id.type,parentSchema:schema244.properties.job_id,data:data0};
+const err3 = {instancePath:instancePath+"/job_id",schemaPath:"#/properties/job_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema245.properties.job_id.type,parentSchema:schema245.properties.job_id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -18845,7 +19046,7 @@ errors++;
 if(data.gen !== undefined){
 let data1 = data.gen;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema244.properties.gen.type,parentSchema:schema244.properties.gen,data:data1};
+const err7 = {instancePath:instancePath+"/gen",schemaPath:"#/properties/gen/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema245.properties.gen.type,parentSchema:schema245.properties.gen,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18949,7 +19150,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(props0 !== true){
 for(const key0 in data1){
 if(!props0 || !props0[key0]){
-const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema237.then.properties.owner,data:data1};
+const err1 = {instancePath:instancePath+"/owner",schemaPath:"#/then/properties/owner/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema238.then.properties.owner,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -18979,7 +19180,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(props1 !== true){
 for(const key1 in data3){
 if(!props1 || !props1[key1]){
-const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema237.then.properties.jobs.items,data:data3};
+const err2 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/then/properties/jobs/items/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema238.then.properties.jobs.items,data:data3};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -19017,7 +19218,7 @@ props2 = true;
 ifClause0 = "else";
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema237.if,parentSchema:schema237,data};
+const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema238.if,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -19028,7 +19229,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length > 64){
-const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema237,data};
+const err4 = {instancePath,schemaPath:"#/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties",schema:64,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -19038,7 +19239,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fsjob === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fsjob"},message:"must have required property '"+"fsjob"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19048,7 +19249,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.type === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19058,7 +19259,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.worker_id === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "worker_id"},message:"must have required property '"+"worker_id"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19068,7 +19269,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.owner === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19078,7 +19279,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data.started_ms === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_ms"},message:"must have required property '"+"started_ms"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19088,7 +19289,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.heartbeat_ms === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "heartbeat_ms"},message:"must have required property '"+"heartbeat_ms"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19098,7 +19299,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data.lease_ms === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lease_ms"},message:"must have required property '"+"lease_ms"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19108,7 +19309,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data.concurrency === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "concurrency"},message:"must have required property '"+"concurrency"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -19118,7 +19319,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.mode === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19128,7 +19329,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.jobs === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19138,7 +19339,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.handlers === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema237.required,parentSchema:schema237,data};
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handlers"},message:"must have required property '"+"handlers"+"'",schema:schema238.required,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -19164,7 +19365,7 @@ if(props2 !== true){props2.handlers = true;}
 if(data.fsjob !== undefined){
 let data4 = data.fsjob;
 if(typeof data4 !== "string"){
-const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.fsjob.type,parentSchema:schema237.properties.fsjob,data:data4};
+const err16 = {instancePath:instancePath+"/fsjob",schemaPath:"#/properties/fsjob/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema238.properties.fsjob.type,parentSchema:schema238.properties.fsjob,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19199,7 +19400,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("worker" !== data5){
-const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema237.properties.type,data:data5};
+const err19 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "worker"},message:"must be equal to constant",schema:"worker",parentSchema:schema238.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19212,7 +19413,7 @@ errors++;
 if(data.worker_id !== undefined){
 let data6 = data.worker_id;
 if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.worker_id.type,parentSchema:schema237.properties.worker_id,data:data6};
+const err20 = {instancePath:instancePath+"/worker_id",schemaPath:"#/properties/worker_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema238.properties.worker_id.type,parentSchema:schema238.properties.worker_id,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19257,7 +19458,7 @@ errors++;
 if(data.owner !== undefined){
 let data7 = data.owner;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema237.properties.owner.type,parentSchema:schema237.properties.owner,data:data7};
+const err24 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema238.properties.owner.type,parentSchema:schema238.properties.owner,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19274,7 +19475,7 @@ errors = vErrors.length;
 if(data.started_ms !== undefined){
 let data8 = data.started_ms;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema237.properties.started_ms.type,parentSchema:schema237.properties.started_ms,data:data8};
+const err25 = {instancePath:instancePath+"/started_ms",schemaPath:"#/properties/started_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema238.properties.started_ms.type,parentSchema:schema238.properties.started_ms,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19309,7 +19510,7 @@ errors++;
 if(data.heartbeat_ms !== undefined){
 let data9 = data.heartbeat_ms;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema237.properties.heartbeat_ms.type,parentSchema:schema237.properties.heartbeat_ms,data:data9};
+const err28 = {instancePath:instancePath+"/heartbeat_ms",schemaPath:"#/properties/heartbeat_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema238.properties.heartbeat_ms.type,parentSchema:schema238.properties.heartbeat_ms,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19344,7 +19545,7 @@ errors++;
 if(data.lease_ms !== undefined){
 let data10 = data.lease_ms;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema237.properties.lease_ms.type,parentSchema:schema237.properties.lease_ms,data:data10};
+const err31 = {instancePath:instancePath+"/lease_ms",schemaPath:"#/properties/lease_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema238.properties.lease_ms.type,parentSchema:schema238.properties.lease_ms,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19379,7 +19580,7 @@ errors++;
 if(data.concurrency !== undefined){
 let data11 = data.concurrency;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema237.properties.concurrency.type,parentSchema:schema237.properties.concurrency,data:data11};
+const err34 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema238.properties.concurrency.type,parentSchema:schema238.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19390,7 +19591,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 1024 || isNaN(data11)){
-const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema237.properties.concurrency,data:data11};
+const err35 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1024},message:"must be <= 1024",schema:1024,parentSchema:schema238.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19400,7 +19601,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data11 < 1 || isNaN(data11)){
-const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema237.properties.concurrency,data:data11};
+const err36 = {instancePath:instancePath+"/concurrency",schemaPath:"#/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema238.properties.concurrency,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19414,7 +19615,7 @@ errors++;
 if(data.mode !== undefined){
 let data12 = data.mode;
 if(!(((data12 === "serving") || (data12 === "draining")) || (data12 === "stopping"))){
-const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema237.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema237.properties.mode.enum,parentSchema:schema237.properties.mode,data:data12};
+const err37 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema238.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema238.properties.mode.enum,parentSchema:schema238.properties.mode,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19428,7 +19629,7 @@ if(data.jobs !== undefined){
 let data13 = data.jobs;
 if(Array.isArray(data13)){
 if(data13.length > 1024){
-const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema237.properties.jobs,data:data13};
+const err38 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items",schema:1024,parentSchema:schema238.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19441,7 +19642,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(!(data14 && typeof data14 == "object" && !Array.isArray(data14))){
-const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema237.properties.jobs.items.type,parentSchema:schema237.properties.jobs.items,data:data14};
+const err39 = {instancePath:instancePath+"/jobs/" + i1,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema238.properties.jobs.items.type,parentSchema:schema238.properties.jobs.items,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19457,7 +19658,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema237.properties.jobs.type,parentSchema:schema237.properties.jobs,data:data13};
+const err40 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema238.properties.jobs.type,parentSchema:schema238.properties.jobs,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19471,7 +19672,7 @@ if(data.handlers !== undefined){
 let data15 = data.handlers;
 if(Array.isArray(data15)){
 if(data15.length > 256){
-const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema237.properties.handlers,data:data15};
+const err41 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items",schema:256,parentSchema:schema238.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19484,7 +19685,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema237.properties.handlers.items.type,parentSchema:schema237.properties.handlers.items,data:data16};
+const err42 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"#/properties/handlers/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema238.properties.handlers.items.type,parentSchema:schema238.properties.handlers.items,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19495,7 +19696,7 @@ errors++;
 }
 if(typeof data16 === "string"){
 if(func1(data16) > 64){
-const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema175,data:data16};
+const err43 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema176,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -19504,8 +19705,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!pattern109.test(data16)){
-const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema175,data:data16};
+if(!pattern112.test(data16)){
+const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema176,data:data16};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -19527,7 +19728,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema237.properties.handlers,data:data15};
+const err45 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)",schema:true,parentSchema:schema238.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -19542,7 +19743,7 @@ indices0[item0] = i3;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema237.properties.handlers.type,parentSchema:schema237.properties.handlers,data:data15};
+const err46 = {instancePath:instancePath+"/handlers",schemaPath:"#/properties/handlers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema238.properties.handlers.type,parentSchema:schema238.properties.handlers,data:data15};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -19560,7 +19761,7 @@ if(props2 !== true){props2[key2] = true;}
 if(props2 !== true){
 for(const key3 in data){
 if(!props2 || !props2[key3]){
-const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema237,data};
+const err47 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties",schema:false,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -19573,7 +19774,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema237.type,parentSchema:schema237,data};
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema238.type,parentSchema:schema238,data};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -19615,7 +19816,7 @@ export const documents = {
   "end": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/end.schema.json","title":"fsjob 1.2 end record","description":"jobs/<id>/end.<g>.json (spec/records.md): generation g ended without a receipt and the job is queued again.","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","reason","counted","retry_at_ms","status","ended_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"end\".","const":"end"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"reason":{"description":"Why the generation ended.","enum":["failed","timed_out","lane_busy","preempted","shutdown","released"]},"counted":{"description":"Whether an execution of this generation uses up an attempt (RETRY-1): true for failed, timed_out and shutdown; false for lane_busy, preempted and released.","type":"boolean"},"retry_at_ms":{"description":"The job is not runnable before this instant.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"status":{"description":"How the execution ended, or null when none ended (no execution, or its status is unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"ended_ms":{"description":"When the end record was written.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"RETRY-1: failed, timed_out and shutdown ends are counted.","if":{"properties":{"reason":{"enum":["failed","timed_out","shutdown"]}}},"then":{"properties":{"counted":{"const":true}}},"else":{"properties":{"counted":{"const":false}}}}]},
   "exec": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/exec.schema.json","title":"fsjob 1.2 exec record","description":"jobs/<id>/exec.<g>.json (spec/records.md): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","attempt","group","recorded_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"exec\".","const":"exec"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Claim generation; equals <g> in the file name (REC-7).","type":"integer","$ref":"common.schema.json#/$defs/gen"},"attempt":{"description":"Attempt number of this execution (RETRY-1): 1 to ATTEMPTS_MAX (100).","type":"integer","$ref":"common.schema.json#/$defs/attempt"},"group":{"description":"The recorded process group, or null for a payload job run inside the owner's process (PAYLOAD-1).","type":["object","null"],"$ref":"common.schema.json#/$defs/group"},"recorded_ms":{"description":"When the execution was recorded.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"group":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/group","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "hold": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/hold.schema.json","title":"fsjob 1.2 hold record","description":"dedupe/<h>/<n>.json or lanes/<h>/<n>.json (spec/records.md): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2).","type":"object","maxProperties":64,"required":["fsjob","type","kind","key","job_id","gen","owner","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"hold\".","const":"hold"},"kind":{"description":"dedupe or lane; equals the directory the hold is under (REC-7).","enum":["dedupe","lane"]},"key":{"description":"The key; its SHA-256 is <h> in the path (LAYOUT-8, REC-7).","type":"string","$ref":"common.schema.json#/$defs/key"},"job_id":{"description":"The job holding the key.","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"Lane holds: the holder's claim generation; dedupe holds: null.","type":["integer","null"],"$ref":"common.schema.json#/$defs/gen"},"owner":{"description":"Identity of the process that published the hold.","type":"object","$ref":"common.schema.json#/$defs/identity"},"created_ms":{"description":"When the hold was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"slot":{"description":"Lane holds of slot 2 to SLOTS_MAX (64): the slot (LANE-6); absent: slot 1.","type":"integer","minimum":2,"maximum":64}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"owner":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"LANE-6: only a lane hold has a slot, and only in a record of 1.2 or later (VER-6).","if":{"required":["slot"]},"then":{"properties":{"kind":{"const":"lane"},"fsjob":{"not":{"enum":["1.0","1.1"]}}}}},{"description":"LANE-2, DEDUPE-2: a lane hold names a generation; a dedupe hold has gen null.","if":{"properties":{"kind":{"const":"lane"}}},"then":{"properties":{"gen":{"type":"integer"}}},"else":{"properties":{"gen":{"type":"null"}}}}]},
-  "manifest": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe.","type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":["dedupe"]}},"consumer":{"description":"Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":5,"items":{"enum":["lanes","preemption","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}},
+  "manifest": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/manifest.schema.json","title":"fsjob conformance implementation manifest","description":"Describes an implementation to the conformance runner (MANIFEST-1, spec/tools.md): its profile and the argv templates of its roles. Relative paths are relative to the manifest's directory.","type":"object","required":["name","roles"],"properties":{"name":{"description":"Name of the implementation: 1 to 128 bytes without control characters.","type":"string","minLength":1,"maxLength":128,"maxBytes":128,"pattern":"^[^\\u0000-\\u001f\\u007f]+$"},"roles":{"description":"argv templates of the roles. produce is required when the producer level is claimed, consume when the consumer level is, validate when the validator level is (MANIFEST-3); a manifest without profile needs produce and consume.","type":"object","properties":{"produce":{"description":"Enqueue {request} into {queue}; print the id alone on stdout; exit 0, or 3 for a held dedupe key.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {request}.","type":"string","pattern":"\\{request\\}"}}]},"consume":{"description":"Process runnable jobs in {queue} until none remains, then exit 0.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"init":{"description":"Create the queue {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"cancel":{"description":"Request graceful cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"cancel_force":{"description":"Request forced cancellation of job {id}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"release":{"description":"Release the held job {id} (HOLD-2); required when the producer claims gates.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}},{"contains":{"description":"An argument containing {id}.","type":"string","pattern":"\\{id\\}"}}]},"recover":{"description":"Run RECOV-1, READY-4 and TEMP-1 over {queue}.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]},"validate":{"description":"Audit {queue}; exit 0 when clean, 1 on findings.","type":"array","$ref":"#/$defs/argv_template","allOf":[{"contains":{"description":"An argument containing {queue}.","type":"string","pattern":"\\{queue\\}"}}]}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false},"profile":{"description":"The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with dedupe, consumer with lanes, preemption, payload and workers, and validator when a validate role exists.","type":"object","properties":{"producer":{"description":"Features of the producer level: dedupe, gates (after, hold and the release role).","type":"array","uniqueItems":true,"maxItems":2,"items":{"enum":["dedupe","gates"]}},"consumer":{"description":"Features of the consumer level: lanes, slots (needs lanes), preemption (needs lanes), gates, payload, workers, policy.","type":"array","uniqueItems":true,"maxItems":7,"items":{"enum":["lanes","slots","preemption","gates","payload","workers","policy"]}},"validator":{"description":"The validator level has no features: an empty array claims it.","type":"array","maxItems":0}},"minProperties":1,"additionalProperties":false},"env":{"description":"Extra environment for every role command: at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$, values at most 32768 bytes without NUL.","type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"description":"The variable's value.","type":"string","maxLength":32768,"maxBytes":32768,"pattern":"^[^\\u0000]*$"}},"timeout_s":{"description":"Seconds each role command may run before the runner kills it and fails the case: 1 to 3600; default 60.","type":"integer","minimum":1,"maximum":3600}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"additionalProperties":false,"$defs":{"argv_template":{"description":"A command as 1 to 256 arguments (1 to 4096 bytes each, no NUL) in which {queue}, {request} and {id} are replaced before it runs.","minItems":1,"maxItems":256,"items":{"description":"An argument or a template of one.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096,"pattern":"^[^\\u0000]+$"}}}},
   "pause": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/pause.schema.json","title":"fsjob 1.2 pause record","description":"pause.json in the queue root (spec/records.md, new in 1.1): while the entry exists no consumer claims a job (PAUSE-1); published by link, removed by unlink to resume.","type":"object","maxProperties":64,"required":["fsjob","type","paused_ms","by","reason"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.1\" or later (the record is new in 1.1).","type":"string","$ref":"common.schema.json#/$defs/version","not":{"const":"1.0"}},"type":{"description":"Record type (REC-3): \"pause\".","const":"pause"},"paused_ms":{"description":"When the queue was paused.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"by":{"description":"Identity of the process that paused the queue.","type":"object","$ref":"common.schema.json#/$defs/identity"},"reason":{"description":"Why, for people (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "queue": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/queue.schema.json","title":"fsjob 1.2 queue record","description":"fsjob.json at the queue root (spec/records.md), published once by init. Its presence makes a directory a queue (LAYOUT-2).","type":"object","maxProperties":64,"required":["fsjob","type","queue_id","created_ms"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"queue\".","const":"queue"},"queue_id":{"description":"Random id of the queue: 16 lowercase hexadecimal digits.","type":"string","$ref":"common.schema.json#/$defs/hex16"},"created_ms":{"description":"When the queue was created.","type":"integer","$ref":"common.schema.json#/$defs/instant"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2)."},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true}},
   "receipt": {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/receipt.schema.json","title":"fsjob 1.2 receipt record","description":"jobs/<id>/receipt.json (spec/records.md): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3).","type":"object","maxProperties":64,"required":["fsjob","type","job_id","gen","outcome","exit_code","reason","message","attempts","status","started_ms","finished_ms","stdout","stderr","result","by"],"properties":{"fsjob":{"description":"Protocol version (REC-3, VER-1): \"1.2\" for this document (\"1.1\" and \"1.0\" records stay valid, VER-5, VER-6).","type":"string","$ref":"common.schema.json#/$defs/version"},"type":{"description":"Record type (REC-3): \"receipt\".","const":"receipt"},"job_id":{"description":"Id of the job whose directory holds this record (REC-7).","type":"string","$ref":"common.schema.json#/$defs/job_id"},"gen":{"description":"The publisher's claim generation.","type":"integer","$ref":"common.schema.json#/$defs/gen"},"outcome":{"description":"How the job finished.","enum":["succeeded","failed","timed_out","expired","cancelled","force_stopped","lost","rejected"]},"exit_code":{"description":"Exit code by EXEC-10: 0 to 255.","type":"integer","minimum":0,"maximum":255},"reason":{"description":"For rejected and lost receipts a reason code of RCPT-4; null for every other outcome.","enum":[null,"invalid_spec","unsupported_version","not_allowed","cwd_unusable","stdin_unusable","owner_lost","shutdown","claim_limit","no_handler"]},"message":{"description":"A human-readable explanation (at most 1024 bytes), or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/text"},"attempts":{"description":"Attempts used (spec/control.md): 0 to ATTEMPTS_MAX (100).","type":"integer","minimum":0,"maximum":100},"status":{"description":"How the last execution ended, or null (no execution, or unknown).","type":["object","null"],"$ref":"common.schema.json#/$defs/exec_status"},"started_ms":{"description":"Start of the last execution, or null when none was recorded.","type":["integer","null"],"$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When the receipt was published.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"stdout":{"description":"The standard output file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"stderr":{"description":"The standard error file of the reported execution (RCPT-5), or null when no execution was recorded.","type":["object","null"],"$ref":"common.schema.json#/$defs/output_summary"},"result":{"description":"The JSON value a payload handler returned, or null; at most 262144 bytes serialized.","$ref":"common.schema.json#/$defs/payload","maxJsonBytes":262144},"by":{"description":"Identity of the publisher.","type":"object","$ref":"common.schema.json#/$defs/identity"}},"patternProperties":{"^x-":{"$ref":"common.schema.json#/$defs/extension"}},"unevaluatedProperties":false,"if":{"$ref":"common.schema.json#/$defs/reader_minor"},"then":{"description":"A record of a minor this reader knows: unknown members are invalid, here and in nested objects (VER-2).","properties":{"status":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/exec_status","unevaluatedProperties":false},"stdout":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"stderr":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/output_summary","unevaluatedProperties":false},"by":{"description":"Closed to unknown members (VER-2).","$ref":"common.schema.json#/$defs/identity","unevaluatedProperties":false}}},"else":{"description":"A record of a higher minor: unknown members are ignored (VER-3).","additionalProperties":true},"allOf":[{"description":"EXEC-10: a succeeded receipt has exit_code 0.","if":{"properties":{"outcome":{"const":"succeeded"}}},"then":{"properties":{"exit_code":{"const":0}}}},{"description":"EXEC-10: a failed receipt has exit_code 1 to 255.","if":{"properties":{"outcome":{"const":"failed"}}},"then":{"properties":{"exit_code":{"minimum":1}}}},{"description":"EXEC-10: timed_out and expired receipts have exit_code 124.","if":{"properties":{"outcome":{"enum":["timed_out","expired"]}}},"then":{"properties":{"exit_code":{"const":124}}}},{"description":"EXEC-10: a lost receipt has exit_code 125.","if":{"properties":{"outcome":{"const":"lost"}}},"then":{"properties":{"exit_code":{"const":125}}}},{"description":"EXEC-10: a rejected receipt has exit_code 126.","if":{"properties":{"outcome":{"const":"rejected"}}},"then":{"properties":{"exit_code":{"const":126}}}},{"description":"EXEC-10: a cancelled receipt has exit_code 130.","if":{"properties":{"outcome":{"const":"cancelled"}}},"then":{"properties":{"exit_code":{"const":130}}}},{"description":"EXEC-10: a force_stopped receipt has exit_code 137.","if":{"properties":{"outcome":{"const":"force_stopped"}}},"then":{"properties":{"exit_code":{"const":137}}}},{"description":"RCPT-4: rejected and lost receipts carry a reason code; other outcomes carry null.","if":{"properties":{"outcome":{"enum":["rejected","lost"]}}},"then":{"properties":{"reason":{"type":"string"}}},"else":{"properties":{"reason":{"type":"null"}}}}]},

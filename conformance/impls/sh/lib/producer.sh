@@ -342,6 +342,24 @@ _pr_stage_cleanup() {
   _pr_stage= _pr_ready=
 }
 
+# _pr_publish_gated: ENQ-3 and ENQ-4 for a gated job (GATE-1): renamed to
+# jobs/<id>.gated, neither name taken before.
+_pr_publish_gated() {
+  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ] || [ -e "$Q/jobs/$_pr_id.gated" ] || [ -L "$Q/jobs/$_pr_id.gated" ]; then
+    log "job id collision: $_pr_id"
+    _pr_stage_cleanup
+    return 1
+  fi
+  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_id.gated" 2>/dev/null; then
+    log "cannot publish $Q/jobs/$_pr_id.gated"
+    _pr_stage_cleanup
+    return 1
+  fi
+  _pr_stage=
+  sync -- "$Q/jobs" || { log "cannot fsync $Q/jobs"; return 1; }
+  printf '%s\n' "$_pr_id"
+}
+
 # cmd_produce ROOT REQUEST: enqueue (ENQ-1..ENQ-6); prints the id.
 cmd_produce() {
   _pr_stage= _pr_ready=
@@ -350,11 +368,26 @@ cmd_produce() {
     log "invalid request: $RQ_ERR"
     return 1
   fi
-  # CONF-1: this producer has no gates feature: a request it cannot keep is refused.
-  if [ "$RQ_AFTERC" != 0 ] || [ "$RQ_HOLD" = true ]; then
-    log "invalid request: after and hold need the gates feature, which this producer does not have (CONF-1)"
-    return 1
-  fi
+  # AFTER-2: each dependency exists (GATE-4) and is named once; GATE-1: gated
+  # unless it is not held and every dependency is satisfied now.
+  _pr_gated=$RQ_HOLD _pr_after= _pr_i=0 _pr_seen=
+  while [ "$_pr_i" -lt "$RQ_AFTERC" ]; do
+    eval "_pr_dep=\$RQ_AFTER_JOB_$_pr_i _pr_when=\$RQ_AFTER_WHEN_$_pr_i"
+    case "$_pr_seen " in
+      *" $_pr_dep "*) log "invalid request: after names job $_pr_dep twice (AFTER-2)"; return 1 ;;
+    esac
+    _pr_seen="$_pr_seen $_pr_dep"
+    job_place "$_pr_dep"
+    if [ "$PLACE" = missing ]; then
+      log "invalid request: after names job $_pr_dep, which does not exist in $Q (AFTER-2)"
+      return 1
+    fi
+    dep_state "$_pr_dep" "$_pr_when"
+    [ "$DEP" = satisfied ] || _pr_gated=true
+    _pr_after="$_pr_after${_pr_after:+,}{\"job_id\":\"$_pr_dep\",\"when\":\"$_pr_when\"}"
+    _pr_i=$((_pr_i + 1))
+  done
+  _pr_seen=
   id_init || { log "cannot determine this process's identity"; return 1; }
   # LAYOUT-4: 19 digits of nanoseconds and 16 random hex digits.
   _pr_ns=$(date +%s%N) || return 1
@@ -409,6 +442,8 @@ cmd_produce() {
   if [ "$RQ_KEEP" != head ]; then _pr_new="$_pr_new,\"output_keep\":\"$RQ_KEEP\""; fi
   if [ "$RQ_NOTBEFORE" != null ]; then _pr_new="$_pr_new,\"not_before_ms\":$RQ_NOTBEFORE"; fi
   if [ "$RQ_SLOTS" != 1 ]; then _pr_new="$_pr_new,\"lane_slots\":$RQ_SLOTS"; fi
+  if [ -n "$_pr_after" ]; then _pr_new="$_pr_new,\"after\":[$_pr_after]"; fi
+  if [ "$RQ_HOLD" = true ]; then _pr_new="$_pr_new,\"hold\":true"; fi
   _pr_head="{$F10,\"type\":\"spec\",\"id\":\"$_pr_id\",\"created_ms\":$_pr_created,$_pr_cmd"
   _pr_tail=",\"cwd\":$RQ_CWD,\"env\":{$RQ_ENV},\"stdin\":$_pr_stdin,\"timeout_ms\":$RQ_TIMEOUT,\"kill_grace_ms\":$RQ_GRACE,\"queue_deadline_ms\":$RQ_DEADLINE,\"max_attempts\":$RQ_ATTEMPTS,\"retry_delay_ms\":$RQ_RETRY,\"priority\":$RQ_PRIORITY,\"lane\":$RQ_lane,\"dedupe\":$RQ_dedupe,\"preemptible\":$RQ_PREEMPT,\"max_output_bytes\":$RQ_MAXOUT$_pr_new,\"labels\":{$RQ_LABELS},\"producer\":$ID_JSON}"
   set -C
@@ -476,6 +511,11 @@ cmd_produce() {
     log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
     _pr_stage_cleanup
     return 1
+  fi
+  # GATE-1: a gated job is published at jobs/<id>.gated instead.
+  if [ "$_pr_gated" = true ]; then
+    _pr_publish_gated
+    return
   fi
   # ENQ-3: publish.
   if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ]; then

@@ -273,7 +273,10 @@ _rr_top() {
       return 0 ;;
     argv|jobs|handlers|after)
       [ "$1" = a ] || { _rr_bad "must be an array"; _rr_t1=skip; return 0; }
-      R_argc=0 _rr_handlers='|' R_afterc=0
+      case $_rr_t in
+        after) R_afterc=0 ;;
+        *) R_argc=0 _rr_handlers='|' ;;
+      esac
       return 0 ;;
     env|labels)
       [ "$1" = o ] || { _rr_bad "must be an object"; _rr_t1=skip; return 0; }
@@ -553,8 +556,9 @@ rec_end() { # JOB_ID GEN REASON COUNTED RETRY_AT_MS STATUS_JSON|null ENDED_MS
   REC="{$F10,\"type\":\"end\",\"job_id\":\"$1\",\"gen\":$2,\"reason\":\"$3\",\"counted\":$4,\"retry_at_ms\":$5,\"status\":$6,\"ended_ms\":$7}"
 }
 
-rec_cancel() { # JOB_ID FORCE(true|false) REQUESTED_MS
-  REC="{$F10,\"type\":\"cancel\",\"job_id\":\"$1\",\"force\":$2,\"requested_ms\":$3,\"by\":$ID_JSON,\"reason\":null}"
+rec_cancel() { # JOB_ID FORCE(true|false) REQUESTED_MS [REASON]
+  if [ -n "${4:-}" ]; then jstr "$4"; _rb_r=$JS; else _rb_r=null; fi
+  REC="{$F10,\"type\":\"cancel\",\"job_id\":\"$1\",\"force\":$2,\"requested_ms\":$3,\"by\":$ID_JSON,\"reason\":$_rb_r}"
 }
 
 # output_json GEN BYTES_TOTAL|null BYTES_KEPT TRUNCATED SHA: OUTPUT_JSON
@@ -570,6 +574,8 @@ rec_receipt() {
   REC="{$F10,\"type\":\"receipt\",\"job_id\":\"$1\",\"gen\":$2,\"outcome\":\"$3\",\"exit_code\":$4,\"reason\":$_rb_r,\"message\":$_rb_m,\"attempts\":$7,\"status\":$8,\"started_ms\":$9,\"finished_ms\":${10},\"stdout\":${11},\"stderr\":${12},\"result\":null,\"by\":$ID_JSON}"
 }
 
-rec_hold() { # KIND KEY_JSON JOB_ID GEN|null CREATED_MS
-  REC="{$F10,\"type\":\"hold\",\"kind\":\"$1\",\"key\":$2,\"job_id\":\"$3\",\"gen\":$4,\"owner\":$ID_JSON,\"created_ms\":$5}"
+rec_hold() { # KIND KEY_JSON JOB_ID GEN|null CREATED_MS [SLOT]
+  # LANE-6: a hold of slot 1 carries no slot, as a 1.1 lane hold.
+  if [ "${6:-1}" -gt 1 ]; then _rb_s=",\"slot\":$6"; else _rb_s=; fi
+  REC="{$F10,\"type\":\"hold\",\"kind\":\"$1\",\"key\":$2,\"job_id\":\"$3\",\"gen\":$4,\"owner\":$ID_JSON,\"created_ms\":$5$_rb_s}"
 }
