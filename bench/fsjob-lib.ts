@@ -3,8 +3,8 @@
  * src/consumer Worker's handler API (no command is spawned). Children of
  * bench/run.ts speaking the READY/GO/STOP protocol of lib/proc.ts.
  *
- *   producer <queue> <n> [--latency] [--batch k]  enqueue n payload jobs (--latency: each after the previous has its receipt; --batch: k lines per enqueueBatch call)
- *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints D per receipt
+ *   producer <queue> <n> [--latency] [--batch k] [--many k]  enqueue n payload jobs (--latency: each after the previous has its receipt; --batch: k lines per enqueueBatch call; --many: k requests per enqueueMany call)
+ *   consumer <queue> [--concurrency k] a Worker serving handler `bench` until STOP; prints `D k` for the k receipts of every few ms
  *   claim <queue> <samples> [--profile-out F]  claim latency: enqueue one job, time claimNext(), complete it; repeat
  *                                      (after 2 unmeasured warm-up jobs; F: a CPU profile of the measured loop only)
  *   start <queue>                      how long a Worker takes to start (its READY-4 scan of jobs/)
@@ -26,7 +26,7 @@ import fs, { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { childProtocol, childResult } from './lib/proc.ts';
-import { costOf, percentile, wallMicros } from './lib/stats.ts';
+import { costOf, cpuSince, percentile, wallMicros } from './lib/stats.ts';
 
 // --no-watch must take effect before the consumer module binds node:fs's watch.
 if (process.argv.includes('--no-watch')) {
@@ -35,8 +35,12 @@ if (process.argv.includes('--no-watch')) {
   }) as unknown as typeof fs.watch;
   syncBuiltinESMExports();
 }
-const { claimNext, Worker } = await import('../src/consumer/index.ts');
-const { enqueue, enqueueBatch, initQueue, openQueue, waitFor } = await import('../src/producer/index.ts');
+// The library as users run it: the built JavaScript of dist/ (bench/lib/fsjob.ts builds it
+// first when stale); FSJOB_BENCH_SRC=1 takes the sources instead (through tsx).
+const lib = process.env['FSJOB_BENCH_SRC'] === '1' ? { consumer: '../src/consumer/index.ts', producer: '../src/producer/index.ts' } : { consumer: '../dist/src/consumer/index.js', producer: '../dist/src/producer/index.js' };
+const { claimNext, Worker } = (await import(lib.consumer)) as typeof import('../src/consumer/index.ts');
+const { enqueue, enqueueBatch, enqueueMany, initQueue, openQueue, waitFor } = (await import(lib.producer)) as typeof import('../src/producer/index.ts');
+
 
 const HANDLER = 'bench';
 
@@ -58,27 +62,28 @@ function payload(seq: number): BenchPayload {
  */
 const idleGap = () => new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
 
-async function producer(root: string, n: number, latencyMode: boolean, batch = 0): Promise<void> {
+async function producer(root: string, n: number, latencyMode: boolean, batch = 0, many = 0): Promise<void> {
   const queue = await openQueue(root);
+  await warmUp(root, WARM_UP_JOBS);
   const proto = childProtocol();
   await proto.go;
+  const cpu0 = process.cpuUsage();
   const t0 = wallMicros();
   const enqueueUs: number[] = [];
-  if (batch > 0) {
-    // Lines of `batch` jobs through enqueueBatch; a job's latency starts when its line is made.
-    for (let i = 0; i < n; i += batch) {
+  const group = many > 0 ? many : batch;
+  if (group > 0) {
+    // Groups of `group` jobs through one enqueueMany (request objects) or enqueueBatch (request lines) call; a job's latency starts when its call does.
+    for (let i = 0; i < n; i += group) {
       const start = wallMicros();
-      const lines = Array.from({ length: Math.min(batch, n - i) }, (_, k) => JSON.stringify({ handler: HANDLER, payload: { ...payload(i + k), created_us: start } }));
-      const results = await enqueueBatch(queue, lines);
+      const requests = Array.from({ length: Math.min(group, n - i) }, (_, k) => ({ handler: HANDLER, payload: { ...payload(i + k), created_us: start } }));
+      const results = many > 0 ? await enqueueMany(queue, requests) : await enqueueBatch(queue, requests.map((request) => JSON.stringify(request)));
       const refused = results.find((result) => 'error' in result);
       if (refused !== undefined && 'error' in refused) throw refused.error;
-      const us = (wallMicros() - start) / lines.length;
-      for (let k = 0; k < lines.length; k++) enqueueUs.push(us);
+      const us = (wallMicros() - start) / requests.length;
+      for (let k = 0; k < requests.length; k++) enqueueUs.push(us);
     }
-    childResult({ t0_us: t0, t1_us: wallMicros(), n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
-    return;
   }
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < (group > 0 ? 0 : n); i++) {
     const start = wallMicros();
     const { id } = await enqueue(queue, { handler: HANDLER, payload: { ...payload(i), created_us: start } });
     enqueueUs.push(wallMicros() - start);
@@ -88,15 +93,23 @@ async function producer(root: string, n: number, latencyMode: boolean, batch = 0
     }
   }
   const t1 = wallMicros();
-  childResult({ t0_us: t0, t1_us: t1, n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
+  childResult({ t0_us: t0, t1_us: t1, n, cpu_us: cpuSince(cpu0), enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
 }
 
 async function consumer(root: string, concurrency: number, pollMs: number): Promise<void> {
+  await warmUp(root, WARM_UP_JOBS, true);
   const created = new Map<string, number>();
   const latencies: number[] = [];
   const starts: number[] = [];
   let done = 0;
   let lastUs = 0;
+  let unreported = 0;
+  let reportTimer: NodeJS.Timeout | undefined;
+  const report = (): void => {
+    reportTimer = undefined;
+    if (unreported > 0) process.stdout.write(`D ${unreported}\n`);
+    unreported = 0;
+  };
   const worker = new Worker({
     queues: [root],
     concurrency,
@@ -110,7 +123,10 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
         if (c !== undefined) latencies.push(lastUs - c);
         created.delete(event.job_id);
         done++;
-        process.stdout.write('D\n');
+        unreported++;
+        // One line for the receipts of a few ms (lib/proc.ts counts `D k`): a write to the parent per
+        // receipt cost this process more CPU than a payload job's own system calls.
+        reportTimer ??= setTimeout(report, REPORT_MS);
       } else if (event.type === 'error') {
         process.stderr.write(`fsjob-lib consumer: ${event.error.message}\n`);
       }
@@ -131,8 +147,11 @@ async function consumer(root: string, concurrency: number, pollMs: number): Prom
   const proto = childProtocol();
   proto.onStop(() => worker.stop());
   await proto.go;
-  await running;
-  childResult({ done, last_us: lastUs, latencies_us: latencies, start_us: starts });
+  const cpu0 = process.cpuUsage();
+  const summary = await running;
+  clearTimeout(reportTimer);
+  report();
+  childResult({ done, last_us: lastUs, cpu_us: cpuSince(cpu0), scans: summary.scans, raced: summary.raced, latencies_us: latencies, start_us: starts });
 }
 
 /** The steady-state CPU profile of a run, through the inspector, so start-up and module loading stay out of it. */
@@ -235,11 +254,27 @@ async function commandLatency(root: string, samples: number): Promise<void> {
   childResult({ samples, start_us: startUs, receipt_us: receiptUs });
 }
 
-/** A queue of its own beside root, where the first jobs of a process (lazy compilation, module loading) go unmeasured. */
-async function warmUp(root: string): Promise<void> {
+/**
+ * A queue of its own beside root, where the first jobs of a process (lazy
+ * compilation, module loading) go unmeasured: `jobs` enqueued, and with
+ * `consume` run by a draining Worker too, so a consumer's claim and receipt
+ * paths are compiled before GO (each of 16 consumer processes would
+ * otherwise pay its JIT inside the measurement).
+ */
+async function warmUp(root: string, jobs = 2, consume = false): Promise<void> {
   const queue = await initQueue(path.join(path.dirname(root), `warm-up-${process.pid}`));
-  for (let i = 0; i < 2; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
+  for (let i = 0; i < jobs; i++) await enqueue(queue, { handler: HANDLER, payload: payload(i) });
+  if (!consume) return;
+  const worker = new Worker({ queues: [queue], commands: false, mode: 'drain' });
+  worker.handle(HANDLER, (ctx) => ({ seq: (ctx.payload as unknown as BenchPayload).seq }));
+  await worker.run();
 }
+
+/** How long a consumer gathers receipts before it reports them to the parent (one `D k` line). */
+const REPORT_MS = 5;
+
+/** Jobs a producer or consumer process runs before READY (warmUp). */
+const WARM_UP_JOBS = 30;
 
 async function enqueueCost(root: string, n: number): Promise<void> {
   const queue = await openQueue(root);
@@ -272,7 +307,7 @@ const option = (name: string, fallback: number): number => {
   const i = rest.indexOf(name);
   return i >= 0 ? Number(rest[i + 1]) : fallback;
 };
-if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'), option('--batch', 0));
+if (mode === 'producer') await producer(root, Number(rest[0]), rest.includes('--latency'), option('--batch', 0), option('--many', 0));
 else if (mode === 'consumer') await consumer(root, option('--concurrency', 1), option('--poll-ms', 1000));
 else if (mode === 'claim') await claim(root, Number(rest[0]), rest.includes('--profile-out') ? rest[rest.indexOf('--profile-out') + 1] : undefined);
 else if (mode === 'start') await start(root);

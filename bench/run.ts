@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { dirqSystems, floorSystems, sizes, sqliteSystems } from './lib/baselines.ts';
+import { dirqSystems, floorCpuSystem, floorSystems, sizes, sqliteSystems } from './lib/baselines.ts';
 import { commandJobs, commandPeerSystems, spawnSystems } from './lib/commands.ts';
 import { floorBinary, probeDisk, runFloor } from './lib/floor.ts';
 import { deleteNearby, settle, type FsState } from './lib/fsstate.ts';
@@ -213,7 +213,8 @@ async function main(): Promise<void> {
   }
   if (args.only.has('cpu')) {
     await probe('before CPU per job', state);
-    results.cpuPerJob = await group('CPU per payload job', [cpuPerJobSystem(args.quick ? 100 : 300)], args.rounds);
+    const jobs = args.quick ? 100 : 300;
+    results.cpuPerJob = await group('CPU per payload job, beside the floor', [cpuPerJobSystem(jobs), floorCpuSystem(Math.max(jobs, 300))], args.rounds);
   }
   if (args.only.has('commands')) {
     await probe('before command jobs', state);

@@ -17,7 +17,7 @@
  */
 import Database from 'better-sqlite3';
 import { childProtocol, childResult } from './lib/proc.ts';
-import { percentile, wallMicros } from './lib/stats.ts';
+import { cpuSince, percentile, wallMicros } from './lib/stats.ts';
 
 type Sync = 'FULL' | 'NORMAL';
 
@@ -71,6 +71,7 @@ function queue(db: Database) {
   return { enqueue, claim, complete, remaining, doneCount, stateOf };
 }
 
+
 const sleep = (us: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, Math.round(us / 1000))));
 
 async function producer(file: string, sync: Sync, n: number, latencyMode: boolean, pollUs: number): Promise<void> {
@@ -78,6 +79,7 @@ async function producer(file: string, sync: Sync, n: number, latencyMode: boolea
   const q = queue(db);
   const proto = childProtocol();
   await proto.go;
+  const cpu0 = process.cpuUsage();
   const t0 = wallMicros();
   const enqueueUs: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -91,7 +93,7 @@ async function producer(file: string, sync: Sync, n: number, latencyMode: boolea
   }
   const t1 = wallMicros();
   db.close();
-  childResult({ t0_us: t0, t1_us: t1, n, enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
+  childResult({ t0_us: t0, t1_us: t1, n, cpu_us: cpuSince(cpu0), enqueue_p50_us: percentile(enqueueUs, 50), enqueue_p99_us: percentile(enqueueUs, 99) });
 }
 
 async function consumer(file: string, sync: Sync, n: number, pollUs: number): Promise<void> {
@@ -100,6 +102,7 @@ async function consumer(file: string, sync: Sync, n: number, pollUs: number): Pr
   const owner = `pid-${process.pid}`;
   const proto = childProtocol();
   await proto.go;
+  const cpu0 = process.cpuUsage();
   let done = 0;
   let lastUs = 0;
   const latencies: number[] = [];
@@ -120,7 +123,7 @@ async function consumer(file: string, sync: Sync, n: number, pollUs: number): Pr
     done++;
   }
   db.close();
-  childResult({ done, last_us: lastUs, latencies_us: latencies, claim_p50_us: percentile(claimUs, 50) });
+  childResult({ done, last_us: lastUs, cpu_us: cpuSince(cpu0), latencies_us: latencies, claim_p50_us: percentile(claimUs, 50) });
 }
 
 async function depth(file: string, sync: Sync, finished: number, samples: number): Promise<void> {

@@ -26,4 +26,5 @@ try {
   process.stderr.write(message);
   process.exit(1);
 }
-process.exitCode = await cli.main(process.argv.slice(2));
+// SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
+process.exitCode = await cli.main(cli.commandLine());

@@ -13,16 +13,35 @@ export interface Sizes {
   sqliteJobs: number;
   dirqJobs: number;
   fsjobJobs: number;
+  /** Jobs of fsjob's full-cycle rows: enough that 16 consumer processes each run a couple of dozen. */
+  scaleJobs: number;
   latencySamples: number;
 }
 
 export function sizes(quick: boolean): Sizes {
   return quick
-    ? { floorJobs: 100, sqliteJobs: 200, dirqJobs: 200, fsjobJobs: 40, latencySamples: 8 }
-    : { floorJobs: 500, sqliteJobs: 1000, dirqJobs: 1000, fsjobJobs: 200, latencySamples: 40 };
+    ? { floorJobs: 100, sqliteJobs: 200, dirqJobs: 200, fsjobJobs: 40, scaleJobs: 160, latencySamples: 8 }
+    : { floorJobs: 500, sqliteJobs: 1000, dirqJobs: 1000, fsjobJobs: 200, scaleJobs: 500, latencySamples: 40 };
 }
 
 export const FLOOR_DURABILITY = 'fsync per step (9 fsyncs/job)';
+
+/**
+ * The floor's full job sequence, 1 thread, measured in the CPU group beside
+ * fsjob's CPU per payload job (round-robin with it, so both see one fs state
+ * and one load): the figure issue 24's target 1 divides by.
+ */
+export function floorCpuSystem(jobs: number): System {
+  return {
+    id: 'cpu-floor',
+    label: `floor: full job sequence, 1 thread, ${jobs} jobs (CPU per job, beside fsjob's)`,
+    durability: FLOOR_DURABILITY,
+    run: async (ctx: Ctx): Promise<Sample> => {
+      const r = await runFloor(ctx.fresh('cpu-floor'), jobs, 1, 'full');
+      return { rate: r.jobs_per_s, cpu_ms: r.cpu_ns / r.jobs / 1e6 };
+    },
+  };
+}
 
 export function floorSystems(size: Sizes): System[] {
   const floor = (id: string, label: string, threads: number, mode: 'full' | 'enqueue'): System => ({
@@ -74,10 +93,11 @@ export function sqliteSystems(size: Sizes): System[] {
         const db = path.join(ctx.fresh(`sqlite-${tag}`), 'queue.db');
         const producer = new Peer('sqlite producer', tsNode('sqlite-queue.ts', ['producer', db, sync, String(size.sqliteJobs)]));
         const r = await runCycle(producer, [], size.sqliteJobs, false);
-        return { rate: r.enqueueRate };
+        return { rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob };
       },
     });
-    for (const consumers of [1, 2]) {
+    // Issue 24: FULL beside fsjob's consumer processes 1 to 8; NORMAL at 1 and 2.
+    for (const consumers of sync === 'FULL' ? [1, 2, 4, 8] : [1, 2]) {
       out.push({
         id: `sqlite-${tag}-c${consumers}`,
         label: `SQLite WAL ${sync}: full cycle, ${consumers} consumer process${consumers > 1 ? 'es' : ''}`,
@@ -90,7 +110,7 @@ export function sqliteSystems(size: Sizes): System[] {
           const producer = new Peer('sqlite producer', tsNode('sqlite-queue.ts', ['producer', db, sync, n]));
           const cs = Array.from({ length: consumers }, (_, i) => new Peer(`sqlite consumer ${i}`, tsNode('sqlite-queue.ts', ['consumer', db, sync, n])));
           const r = await runCycle(producer, cs, size.sqliteJobs, false);
-          return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, ...latencySample(r.latencies) };
+          return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob, ...latencySample(r.latencies) };
         },
       });
     }

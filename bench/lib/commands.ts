@@ -1,10 +1,15 @@
 /**
- * Command jobs (`true`): the reference rate at which node spawns `true`
+ * Command jobs (`true`): the reference rate at which a plain node process
+ * (spawn-rate.mjs: no tsx loader, as a user's program runs) spawns `true`
  * serially, and the Debian command queues nq, task-spooler and filespooler.
- * fsjob's `fsjob work` joins these in fsjob.ts.
+ * fsjob's `fsjob work` joins these in fsjob.ts. Each row has its CPU per job
+ * beside its rate: the reference's own and its children's over the measured
+ * spawns; a peer's whole run, every process of it (lib/cgroup-cpu.ts).
  */
+import path from 'node:path';
+import { metered } from './cgroup-cpu.ts';
 import type { Ctx, System } from './harness.ts';
-import { commandExists, runJson, tsNode } from './proc.ts';
+import { BENCH_DIR, commandExists, runJson } from './proc.ts';
 
 export function commandJobs(quick: boolean): number {
   return quick ? 20 : 100;
@@ -16,22 +21,25 @@ export function spawnSystems(n: number): System[] {
     label: `node: spawn \`true\` serially, stdio ${stdio === 'pipe' ? 'piped (the reference)' : 'ignored'}`,
     durability: 'n/a',
     run: async () => {
-      const r = await runJson<{ jobs_per_s: number }>(tsNode('spawn-rate.ts', [String(n), stdio]));
-      return { rate: r.jobs_per_s };
+      const r = await runJson<{ jobs_per_s: number; cpu_ms: number }>([process.execPath, path.join(BENCH_DIR, 'spawn-rate.mjs'), String(n), stdio]);
+      return { rate: r.jobs_per_s, cpu_ms: r.cpu_ms };
     },
   }));
 }
 
 const installHint = (pkg: string) => `${pkg} is not installed (bench/peers.sh installs it as root)`;
 
-/** Runs a bash script that prints one JSON line; `$N` and `$D` (a fresh directory) are set. */
-async function bashJson(ctx: Ctx, name: string, n: number, script: string): Promise<{ seconds: number }> {
+/** Runs a bash script that prints one JSON line; `$N` and `$D` (a fresh directory) are set. Its CPU, all processes, per job. */
+async function bashJson(ctx: Ctx, name: string, n: number, script: string): Promise<{ seconds: number; cpu_ms: number }> {
   const dir = ctx.fresh(name);
-  return runJson<{ seconds: number }>(['bash', '-c', script], {
-    env: { ...process.env, N: String(n), D: dir },
-    cwd: dir,
-    timeoutMs: 600_000,
-  });
+  const { value, cpuMs } = await metered((wrap) =>
+    runJson<{ seconds: number }>(wrap(['bash', '-c', script]), {
+      env: { ...process.env, N: String(n), D: dir },
+      cwd: dir,
+      timeoutMs: 600_000,
+    }),
+  );
+  return { seconds: value.seconds, cpu_ms: cpuMs / n };
 }
 
 const TIMED = (body: string) => `set -euo pipefail
@@ -49,7 +57,7 @@ export function commandPeerSystems(n: number): System[] {
       skip: async () => (commandExists('nq') ? null : installHint('nq')),
       run: async (ctx) => {
         const r = await bashJson(ctx, 'nq', n, `export NQDIR="$D/q"\n${TIMED('for ((i = 0; i < N; i++)); do nq -q true; done\nnq -w')}`);
-        return { rate: n / r.seconds };
+        return { rate: n / r.seconds, cpu_ms: r.cpu_ms };
       },
     },
     {
@@ -63,7 +71,7 @@ trap 'tsp -K >/dev/null 2>&1 || true' EXIT
 tsp -S 1 >/dev/null 2>&1 || true
 ${TIMED('for ((i = 0; i < N; i++)); do tsp -n true >/dev/null; done\ntsp -w >/dev/null')}`;
         const r = await bashJson(ctx, 'tsp', n, body);
-        return { rate: n / r.seconds };
+        return { rate: n / r.seconds, cpu_ms: r.cpu_ms };
       },
     },
     {
@@ -77,7 +85,7 @@ for ((i = 0; i < N; i++)); do fspl prepare -s "$D/seq" -i /dev/null | fspl queue
 ${TIMED('fspl -l ERROR queue-process -q "$D/q" --ignore-payload true')}
 test -z "$(ls -A "$D/q/jobs")"`;
         const r = await bashJson(ctx, 'fspl', n, body);
-        return { rate: n / r.seconds };
+        return { rate: n / r.seconds, cpu_ms: r.cpu_ms };
       },
     },
   ];

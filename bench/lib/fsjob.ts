@@ -11,8 +11,10 @@ import { latencySample, runCycle, type Ctx, type Sample, type System } from './h
 import { Peer, REPO_DIR, run, runJson, tsNode } from './proc.ts';
 import { percentile } from './stats.ts';
 import { timeCommand, type Timed, type TimedOptions } from './timed.ts';
+import { metered } from './cgroup-cpu.ts';
 import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
+import { CONSUMER_PROCESSES, PROCESS_CONCURRENCY } from './targets-hotpath.ts';
 
 export const FSJOB_DURABILITY = 'fsync per step (spec/writing.md, spec/producer.md, spec/claim.md and spec/running.md)';
 /** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
@@ -48,52 +50,69 @@ async function freshQueue(ctx: Ctx, name: string): Promise<string> {
   return root;
 }
 
-/** One producer process and `consumers` consumer processes (each a Worker with `concurrency`). */
-export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number, batch = 0): Promise<Sample> {
-  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n), ...(batch > 0 ? ['--batch', String(batch)] : [])]));
+/** How the producer of a full cycle enqueues: one `enqueue` at a time, or `enqueueBatch`/`enqueueMany` calls of `size`. */
+export type ProducerShape = { kind: 'enqueue' } | { kind: 'batch' | 'many'; size: number };
+
+/**
+ * The pool threads a consumer process gets: what spec/design-hot-path.md
+ * advises for a Worker running `concurrency` jobs at once, 4 (libuv's
+ * default) at least. Set in the child's environment, as a user would.
+ */
+export function poolFor(concurrency: number): NodeJS.ProcessEnv {
+  return { ...process.env, UV_THREADPOOL_SIZE: String(Math.max(4, Math.min(128, concurrency))) };
+}
+
+/** One producer process and `consumers` consumer processes (each a Worker with `concurrency`), with their CPU per job. */
+export async function fsjobCycle(root: string, n: number, consumers: number, concurrency: number, shape: ProducerShape = { kind: 'enqueue' }): Promise<Sample> {
+  const flags = shape.kind === 'enqueue' ? [] : [`--${shape.kind}`, String(shape.size)];
+  const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', root, String(n), ...flags]));
   const cs = Array.from(
     { length: consumers },
-    (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)])),
+    (_, i) => new Peer(`fsjob consumer ${i}`, tsNode('fsjob-lib.ts', ['consumer', root, '--concurrency', String(concurrency)]), { env: poolFor(concurrency) }),
   );
   const r = await runCycle(producer, cs, n, true);
-  return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, ...latencySample(r.latencies) };
+  return { rate: r.cycleRate, enqueue_rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob, scans_per_job: r.scansPerJob, raced_per_job: r.racedPerJob, ...latencySample(r.latencies) };
 }
 
 export function fsjobLibrarySystems(size: Sizes): System[] {
   const n = size.fsjobJobs;
-  const out: System[] = [
-    {
-      id: 'fsjob-enq',
-      label: 'fsjob: enqueue only (library, 1 process)',
-      durability: FSJOB_DURABILITY,
-      refs: { floor: 'floor-enq', sqlite: 'sqlite-full-insert' },
-      skip: fsjobMissing,
-      run: async (ctx) => {
-        const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', await freshQueue(ctx, 'fsjob-enq'), String(n)]));
-        const r = await runCycle(producer, [], n, false);
-        return { rate: r.enqueueRate };
-      },
+  const enqueueOnly = (id: string, label: string, shape: ProducerShape): System => ({
+    id,
+    label,
+    durability: FSJOB_DURABILITY,
+    refs: { floor: 'floor-enq', sqlite: 'sqlite-full-insert' },
+    skip: fsjobMissing,
+    run: async (ctx) => {
+      const flags = shape.kind === 'enqueue' ? [] : [`--${shape.kind}`, String(shape.size)];
+      const producer = new Peer('fsjob producer', tsNode('fsjob-lib.ts', ['producer', await freshQueue(ctx, id), String(n), ...flags]));
+      const r = await runCycle(producer, [], n, false);
+      return { rate: r.enqueueRate, cpu_ms: r.cpuMsPerJob };
     },
+  });
+  const out: System[] = [
+    enqueueOnly('fsjob-enq', 'fsjob: enqueue only (library, 1 process, one `enqueue` at a time)', { kind: 'enqueue' }),
+    enqueueOnly('fsjob-enq-many', 'fsjob: enqueue only (library, 1 process, `enqueueMany` of 64 requests)', { kind: 'many', size: 64 }),
   ];
-  for (const consumers of [1, 2, 4]) {
+  // Issue 24: consumers that scale. A serving Worker per process, concurrency 1.
+  for (const consumers of CONSUMER_PROCESSES) {
     out.push({
       id: `fsjob-c${consumers}`,
       label: `fsjob: full cycle, ${consumers} consumer process${consumers > 1 ? 'es' : ''}`,
       durability: FSJOB_DURABILITY,
-      refs: { floor: 'floor-1t', sqlite: `sqlite-full-c${Math.min(consumers, 2)}` },
+      refs: { floor: 'floor-1t', sqlite: `sqlite-full-c${Math.min(consumers, 8)}` },
       skip: fsjobMissing,
-      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), n, consumers, 1),
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-c${consumers}`), size.scaleJobs, consumers, 1),
     });
   }
-  // Issue 16: fsjob is free to choose its concurrency against SQLite's best; one process running many jobs is its efficient layout.
-  for (const concurrency of [2, 4, 8, 16]) {
+  // One process running many jobs at once (UV_THREADPOOL_SIZE as poolFor says).
+  for (const concurrency of PROCESS_CONCURRENCY) {
     out.push({
       id: `fsjob-a${concurrency}`,
       label: `fsjob: full cycle, 1 consumer process with concurrency ${concurrency} (async)`,
       durability: FSJOB_DURABILITY,
       refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
       skip: fsjobMissing,
-      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), n, 1, concurrency),
+      run: async (ctx) => fsjobCycle(await freshQueue(ctx, `fsjob-a${concurrency}`), size.scaleJobs, 1, concurrency),
     });
   }
   // The producer free to choose too: enqueueBatch shares the fsync of jobs/ among the lines of a batch (spec/producer.md, "Sharing step 8").
@@ -103,7 +122,7 @@ export function fsjobLibrarySystems(size: Sizes): System[] {
     durability: FSJOB_DURABILITY,
     refs: { floor: 'floor-1t', sqlite: 'sqlite-full-c2' },
     skip: fsjobMissing,
-    run: async (ctx) => fsjobCycle(await freshQueue(ctx, 'fsjob-b16'), n, 1, 16, 64),
+    run: async (ctx) => fsjobCycle(await freshQueue(ctx, 'fsjob-b16'), size.scaleJobs, 1, 16, { kind: 'batch', size: 64 }),
   });
   out.push({
     id: 'fsjob-latency',
@@ -150,22 +169,37 @@ function receiptsOf(root: string): ReceiptTimes[] {
   return out;
 }
 
-/** `fsjob work --drain` processes over n queued `true` jobs; the rate is taken from the receipts' own times. */
+/** `workers` processes of `fsjob work --drain` over `root`, run to their end in one cgroup; the CPU of all their processes. */
+async function drainWith(root: string, workers: number, concurrency: number): Promise<{ wallS: number; cpuMs: number }> {
+  const t0 = performance.now();
+  const { value: runs, cpuMs } = await metered((wrap) =>
+    Promise.all(
+      Array.from({ length: workers }, () => run(wrap([process.execPath, FSJOB_BIN, 'work', '--queue', root, '--drain', '--concurrency', String(concurrency)]), { timeoutMs: 600_000 })),
+    ),
+  );
+  for (const r of runs) if (r.status !== 0) throw new Error(`fsjob work exited ${r.status}: ${r.stderr.trim().slice(-1500)}`);
+  return { wallS: (performance.now() - t0) / 1000, cpuMs };
+}
+
+/**
+ * `fsjob work --drain` processes over n queued `true` jobs; the rate is
+ * taken from the receipts' own times. CPU per job: every process of the
+ * run (the workers, their guardians and spawners, the commands), less the
+ * start-up and shutdown of as many workers draining an empty queue.
+ */
 async function workRun(ctx: Ctx, name: string, n: number, workers: number, concurrency: number): Promise<Sample> {
+  const idle = path.join(ctx.fresh(`${name}-idle`), 'q');
+  await initQueue(idle);
+  const startup = await drainWith(idle, workers, concurrency);
   const root = path.join(ctx.fresh(name), 'q');
   await buildQueue(root, n, 'queued', { argv: ['true'] }, ctx.fresh('templates'));
-  const t0 = performance.now();
-  const runs = await Promise.all(
-    Array.from({ length: workers }, () => run([process.execPath, FSJOB_BIN, 'work', '--queue', root, '--drain', '--concurrency', String(concurrency)], { timeoutMs: 600_000 })),
-  );
-  const wallS = (performance.now() - t0) / 1000;
-  for (const r of runs) if (r.status !== 0) throw new Error(`fsjob work exited ${r.status}: ${r.stderr.trim().slice(-1500)}`);
+  const { wallS, cpuMs } = await drainWith(root, workers, concurrency);
   const receipts = receiptsOf(root);
   const ok = receipts.filter((r) => r.outcome === 'succeeded').length;
   if (receipts.length !== n || ok !== n) throw new Error(`fsjob work left ${receipts.length} receipts (${ok} succeeded) for ${n} jobs`);
   const finished = receipts.map((r) => r.finished_ms).sort((a, b) => a - b);
   const spanS = ((finished[finished.length - 1] as number) - (finished[0] as number)) / 1000;
-  return { rate: (n - 1) / spanS, wall_rate: n / wallS };
+  return { rate: (n - 1) / spanS, wall_rate: n / wallS, cpu_ms: (cpuMs - startup.cpuMs) / n };
 }
 
 export function fsjobCommandSystems(n: number, latencySamples: number): System[] {
@@ -181,6 +215,7 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
     work('fsjob-work-2', 'fsjob work: 2 worker processes, command `true`', 2, 1),
     work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
     work('fsjob-work-c4', 'fsjob work: 1 worker with --concurrency 4, command `true`', 1, 4),
+    work('fsjob-work-c8', 'fsjob work: 1 worker with --concurrency 8, command `true`', 1, 8),
     {
       id: 'fsjob-work-latency',
       label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',

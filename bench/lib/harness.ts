@@ -102,6 +102,11 @@ export interface CycleResult {
   enqueueRate: number;
   cycleRate: number;
   latencies: number[];
+  /** CPU (user + system, every thread) of the producer and every consumer from GO to their end, per job, in ms; NaN when a child does not report it. */
+  cpuMsPerJob: number;
+  /** Scans of the ready index and claims lost to another consumer, per job, summed over the consumers that report them (fsjob's). */
+  scansPerJob: number;
+  racedPerJob: number;
 }
 
 /**
@@ -118,14 +123,15 @@ export async function runCycle(producer: Peer | undefined, consumers: readonly P
     for (const c of consumers) {
       c.onLine = (line) => {
         if (line.startsWith('D')) {
-          count++;
+          // `D` is one job done, `D k` k of them (fsjob-lib.ts gathers its receipts).
+          count += line.length > 2 ? Number(line.slice(2)) : 1;
           if (count >= n) resolveAll();
         }
       };
     }
   }
   await startTogether(producer === undefined ? consumers : [producer, ...consumers]);
-  const p = producer === undefined ? undefined : await producer.result<{ t0_us: number; t1_us: number; n: number }>();
+  const p = producer === undefined ? undefined : await producer.result<{ t0_us: number; t1_us: number; n: number; cpu_us?: number }>();
   if (stopOnCount) {
     const timeout = setTimeout(() => resolveAll(), 600_000);
     await all;
@@ -133,16 +139,20 @@ export async function runCycle(producer: Peer | undefined, consumers: readonly P
     if (count < n) throw new Error(`only ${count} of ${n} jobs finished within 600 s`);
     for (const c of consumers) c.send('STOP');
   }
-  const results = await Promise.all(consumers.map((c) => c.result<{ done: number; last_us: number; latencies_us?: number[] }>()));
+  const results = await Promise.all(consumers.map((c) => c.result<{ done: number; last_us: number; cpu_us?: number; scans?: number; raced?: number; latencies_us?: number[] }>()));
   await Promise.all([...consumers, ...(producer === undefined ? [] : [producer])].map((c) => c.exit()));
   const done = results.reduce((a, r) => a + r.done, 0);
   if (consumers.length > 0 && done !== n) throw new Error(`consumers report ${done} jobs done, expected ${n}`);
   const last = Math.max(...results.map((r) => r.last_us));
   const t0 = p?.t0_us ?? Number.NaN;
+  const cpuUs = [...(p === undefined ? [] : [p.cpu_us]), ...results.map((r) => r.cpu_us)].reduce<number>((sum, us) => sum + (us ?? Number.NaN), 0);
   return {
     enqueueRate: p === undefined ? Number.NaN : n / ((p.t1_us - p.t0_us) / 1e6),
     cycleRate: n / ((last - t0) / 1e6),
     latencies: results.flatMap((r) => r.latencies_us ?? []),
+    cpuMsPerJob: cpuUs / 1000 / n,
+    scansPerJob: results.reduce((sum, r) => sum + (r.scans ?? Number.NaN), 0) / n,
+    racedPerJob: results.reduce((sum, r) => sum + (r.raced ?? Number.NaN), 0) / n,
   };
 }
 

@@ -8,9 +8,10 @@ import type { ProbeResult } from './floor.ts';
 import { med, spreadOf, type Outcome, type Sample } from './harness.ts';
 import type { CpuSummary, SyscallTable } from './profile.ts';
 import { formatMicros, formatRate, formatRatio } from './stats.ts';
-import { byId, metric, status, tableHead } from './tables.ts';
+import { byId, fixed, metric, status, tableHead } from './tables.ts';
 import { backlogSection, cpuPerJobSection, enqueueSection } from './sections.ts';
-import { computeTargets } from './targets.ts';
+import { computeTargets, type Target } from './targets.ts';
+import { computeHotPathTargets } from './targets-hotpath.ts';
 
 export { computeTargets, type Target } from './targets.ts';
 
@@ -169,21 +170,34 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push(`| CPU | ${m.cores} cores, ${m.cpu} |`, `| memory | ${m.memoryGiB} GiB |`, `| kernel | ${m.kernel} |`, `| node | ${m.node} |`);
   out.push(`| disk | ${m.disk}, write cache: ${m.writeCache} |`, `| filesystem | ${m.filesystem}, journal: ${m.journal} |`, `| mount options | ${m.mountOptions} |`, `| SQLite | ${m.sqlite} (better-sqlite3 12) |`, '');
   out.push('The disk and the load, probed before each group (bench/floor.c probe: 100 samples each):', '', probeTable(r), '');
-  out.push('## Targets', '');
+  const targetRows = (list: readonly Target[]): void => {
+    out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
+    for (const t of list) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
+    out.push('');
+  };
+  out.push('## Targets of issue 24 (the hot path, consumers that scale, the producer)', '');
   out.push(
-    'The six targets of issue 16; a target with several goals has a row for each. Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (a group left out with --only, a skipped or failed system). In quick mode the deep queues are smaller: each row names the depth it used.',
+    `Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (\`npm run bench -- --only throughput,cpu\` measures all of them). This machine has ${m.cores} cores, which picks the scaling goals.`,
     '',
   );
-  out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
-  for (const t of targets) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
-  out.push('');
+  targetRows(computeHotPathTargets(r));
+  out.push('## Targets of issue 16', '');
+  out.push(
+    'The six targets of issue 16 (and 4b, issue 29\'s for command jobs); a target with several goals has a row for each. Every ratio divides two figures of this run, measured side by side in the same fs state; "not measured" means a figure is missing (a group left out with --only, a skipped or failed system). In quick mode the deep queues are smaller: each row names the depth it used.',
+    '',
+  );
+  targetRows(targets);
   const stateOf = (when: string) => r.probes.find((p) => p.when === when)?.state ?? 'unknown';
   out.push(`## 1. Throughput: the floor, fsjob at library level, SQLite, dirq (fs state: ${stateOf('before throughput')})`, '');
   out.push(
     'Full cycle = one producer process enqueuing all jobs while the consumers run (enqueue to receipt); its rate is jobs / (last receipt − first enqueue). "× floor" divides by the floor of the same shape (enqueue only, or the single-threaded full sequence); "× SQLite FULL" by SQLite WAL FULL with the same number of consumers (2 for more). p50/p99 of a full cycle include the time a job waits in the queue behind the others; the latency rows measure one job at a time with an idle consumer. fsjob consumers are Worker processes with a handler (payload jobs; no command spawned); "async" rows run several jobs at once in one process. Target 1 takes the best fsjob full-cycle row against the best SQLite WAL FULL full-cycle row; the floor with 1 to 64 threads shows what concurrent fsyncs of the calls the spec asks for reach on this disk. fsjob has no non-durable mode (the spec offers none), so none is measured.',
     '',
   );
-  out.push(rateTable(r.throughput, r.throughput, { extra: [['enqueue_rate', 'enqueue jobs/s during the cycle', formatRate]] }), '');
+  out.push(
+    'CPU ms/job: user + system CPU of every process of the row (the producer and each consumer, every thread), from the common start to its end, divided by the jobs; the floor\'s from its getrusage. Consumer processes with concurrency k run with UV_THREADPOOL_SIZE = max(4, k) in their environment (spec/design-hot-path.md).',
+    '',
+  );
+  out.push(rateTable(r.throughput, r.throughput, { extra: [['cpu_ms', 'CPU ms/job', fixed(2, ' ms')], ['enqueue_rate', 'enqueue jobs/s during the cycle', formatRate]] }), '');
   const floorCalls = byId(r.throughput, 'floor-1t');
   if (floorCalls !== undefined && floorCalls.samples.length > 0) {
     const kinds = Object.keys(floorCalls.samples[0] as Sample).filter((k) => k.startsWith('_us_'));
@@ -192,13 +206,16 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push(`## 2. CPU per payload job (fs state: ${stateOf('before CPU per job')})`, '', cpuPerJobSection(r), '');
   out.push(`## 4. Command jobs (\`true\`) (fs state: ${stateOf('before command jobs')})`, '');
   out.push(
-    '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is node spawning `true` serially (piped stdio, as a worker capturing output needs).',
+    '`fsjob work` rates come from the receipts\' own times: (jobs − 1) / (last finished_ms − first finished_ms), so node start-up is not counted; the "wall" column includes it. nq and task-spooler are measured enqueue-to-done (each enqueue is a process start); filespooler processes packets prepared beforehand. "× floor" is left blank here: the reference is a plain node process (bench/spawn-rate.mjs, no tsx loader) spawning `true` serially (piped stdio, as a worker capturing output needs). CPU per job: for the reference, its own and its children\'s over the measured spawns; for the others, every process of the run, counted by a cgroup of its own (bench/lib/cgroup-cpu.ts; n/a where none can be made), less, for `fsjob work`, the start-up and shutdown of as many workers draining an empty queue; filespooler\'s includes preparing its packets.',
     '',
   );
   out.push(
     rateTable(r.commands.filter((o) => o.system.id !== 'fsjob-work-latency'), r.commands, {
       latency: false,
-      extra: [['wall_rate', 'jobs/s incl. start-up', formatRate]],
+      extra: [
+        ['wall_rate', 'jobs/s incl. start-up', formatRate],
+        ['cpu_ms', 'CPU ms per job', fixed(2)],
+      ],
     }),
     '',
   );

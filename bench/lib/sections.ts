@@ -23,12 +23,14 @@ export function cpuPerJobSection(r: Results): string {
   if (o === undefined) return 'Not measured in this run.';
   const s = status(o);
   if (s !== undefined) return `${o.system.label}: ${s}`;
-  const lines = [`${o.system.label}; CPU time = user + system of that process (getrusage), per job, medians over rounds. Module loading and 5 warm-up jobs come before the figures; the consume phase includes the Worker's start-up (its READY-4 scan).`, ''];
+  const lines = [`${o.system.label}; CPU time = user + system of that process (getrusage), per job, medians over rounds. Module loading and 5 warm-up jobs come before the figures; the consume phase counts from the Worker's first claim (its start-up, the FS-2 probe and the READY-4 scan, is per process).`, ''];
   lines.push(...tableHead(['part', 'CPU ms/job (user + system)', 'user', 'system', 'wall ms/job']));
   for (const [side, name] of [['enqueue', 'producer: enqueue()'], ['consume', 'consumer: Worker claim, handler, receipt']] as const) {
     lines.push(`| ${name} | ${metric(o, `${side}_cpu_ms`, msCell)} | ${metric(o, `${side}_user_ms`, msCell)} | ${metric(o, `${side}_sys_ms`, msCell)} | ${metric(o, `${side}_wall_ms`, msCell)} |`);
   }
   lines.push(`| **both** | **${metric(o, 'cpu_ms', msCell)}** | | | |`);
+  const floor = byId(r.cpuPerJob, 'cpu-floor');
+  if (floor !== undefined) lines.push(`| ${floor.system.label} | ${status(floor) ?? metric(floor, 'cpu_ms', msCell)} | | | |`);
   return lines.join('\n');
 }
 

@@ -60,3 +60,9 @@ export async function costOf<T>(body: () => Promise<T>): Promise<{ value: T; cos
   const cpu = process.cpuUsage(cpu0);
   return { value, cost: { wall_us: wall * 1000, cpu_user_us: cpu.user, cpu_system_us: cpu.system } };
 }
+
+/** CPU of this process (every thread: the pool's fsyncs too) since `from`, in µs. */
+export function cpuSince(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return used.user + used.system;
+}

@@ -97,18 +97,31 @@ export function computeTargets(r: Results): Target[] {
     worst === undefined ? undefined : worst < 1,
   );
 
-  // 4. Command jobs: one `fsjob work --concurrency N`, best N of 1, 2, 4, against node spawning `true` serially.
+  // 4. Command jobs: one `fsjob work --concurrency N`, best N of 1, 2, 4, 8, against node spawning `true` serially.
   const spawn = med(byId(r.commands, 'spawn-pipe'));
-  const work = best(r.commands, (id) => ['fsjob-work-1', 'fsjob-work-c2', 'fsjob-work-c4'].includes(id));
+  const work = best(r.commands, (id) => ['fsjob-work-1', 'fsjob-work-c2', 'fsjob-work-c4', 'fsjob-work-c8'].includes(id));
   const c1 = med(byId(r.commands, 'fsjob-work-1'));
   const r4 = div(work?.v, spawn);
   const n = work === undefined ? '?' : work.o.system.id === 'fsjob-work-1' ? '1' : work.o.system.id.slice('fsjob-work-c'.length);
   row(
-    '4. command jobs `true`: one `fsjob work --concurrency N` (best N of 1, 2, 4) ≥ 0.8× node spawning `true` serially',
+    '4. command jobs `true`: one `fsjob work --concurrency N` (best N of 1, 2, 4, 8) ≥ 0.8× node spawning `true` serially',
     `${formatRate(work?.v)} (--concurrency ${n}) vs ${formatRate(spawn)} jobs/s; --concurrency 1: ${formatRate(c1)} jobs/s, ${formatRatio(div(c1, spawn))}`,
     r4,
     '≥ 0.8×',
     at(r4, 0.8, true),
+  );
+
+  // 4b. Issue 29, target 1: the same best against the plain-node reference and against nq, each at least half.
+  const nq = med(byId(r.commands, 'nq'));
+  const [vsNode, vsNq] = [div(work?.v, spawn), div(work?.v, nq)];
+  const r4b = vsNode === undefined || vsNq === undefined ? undefined : Math.min(vsNode, vsNq);
+  const cpuOf = (id: string | undefined) => (id === undefined ? 'n/a' : ms(med(byId(r.commands, id), 'cpu_ms')));
+  row(
+    '4b. (issue 29) command jobs `true`: one `fsjob work --concurrency N` (best N) ≥ 0.5× a plain node process spawning `true` serially and ≥ 0.5× nq',
+    `${formatRate(work?.v)} (--concurrency ${n}) vs ${formatRate(spawn)} (node) and ${formatRate(nq)} (nq) jobs/s: ${formatRatio(vsNode)} and ${formatRatio(vsNq)}; CPU per job ${cpuOf(work?.o.system.id)} vs ${cpuOf('spawn-pipe')} and ${cpuOf('nq')}`,
+    r4b,
+    '≥ 0.5× each (ratio: the smaller)',
+    at(r4b, 0.5, true),
   );
 
   // 5a. `fsjob enqueue` from a shell loop against `node -e 0`.

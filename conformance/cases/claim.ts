@@ -27,13 +27,13 @@ import { selfIdentity } from '../../src/model/identity.ts';
 import type { EndRecord } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
-import { describeExit, roleEnv } from '../runner/process.ts';
+import { describeExit, type ProcessResult, roleEnv } from '../runner/process.ts';
 import { roleArgv } from '../runner/manifest.ts';
 import { auditCalls } from '../runner/audit.ts';
 import { runWithCrash, type CrashRunResult } from '../crash/run.ts';
 import { interposerPath } from '../crash/interposer.ts';
 import { freshQueue, plantRecord, reopen, type Staged, stageJob } from '../runner/stage.ts';
-import { claimRecord, deadOwner, ownerOf, sleeper } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner, execRecord, ownerOf, sleeper } from '../runner/fixtures.ts';
 import { logged } from './jobs.ts';
 import { bound, groupLives, killGroupNow, probe, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
 import { consumerExit, recordAt, type Running, startRunning } from './running-job.ts';
@@ -126,7 +126,21 @@ async function genMaxCase(ctx: CaseContext): Promise<void> {
   // RECOV-4: a second job whose claim GEN_MAX is open, its owner dead (it died before its receipt).
   const orphan = await stageJob(f.queue, { argv: logged(f.log, 'orphan'), cwd: f.work });
   await plantRecord(f.queue, orphan.dir, `claim.${GEN_MAX}.json`, 'claim', claimRecord(orphan.id, GEN_MAX, await deadOwner(), now - 60_000));
-  const run = await ctx.consumeOk(f.root, ['CLAIM-9']);
+  // RECOV-4 after RECOV-1 step 1: a third job whose dead owner of claim
+  // GEN_MAX recorded an execution anyway (CLAIM-9 forbids it), still
+  // running: it is stopped before the receipt, never left behind one.
+  const recorded = await stageJob(f.queue, { argv: logged(f.log, 'recorded'), cwd: f.work });
+  await plantRecord(f.queue, recorded.dir, `claim.${GEN_MAX}.json`, 'claim', claimRecord(recorded.id, GEN_MAX, await deadOwner(), now - 60_000));
+  const running = await sleeper();
+  await plantRecord(f.queue, recorded.dir, `exec.${GEN_MAX}.json`, 'exec', execRecord(recorded.id, GEN_MAX, await ownerOf(running.pid, running.start)));
+  let run: ProcessResult;
+  let left: boolean;
+  try {
+    run = await ctx.consumeOk(f.root, ['CLAIM-9']);
+  } finally {
+    left = groupLives(running.pid);
+    await running.stop();
+  }
   const snapshot = await ctx.snapshot(f.root);
   // CLAIM-4 first: a claim numbered past GEN_MAX is the cause; whatever the
   // receipts say after it is a consequence.
@@ -154,6 +168,19 @@ async function genMaxCase(ctx: CaseContext): Promise<void> {
     ['RECOV-4', 'CLAIM-4', 'RECOV-3'],
     `a job whose claim GEN_MAX is open with a dead owner is finished by the recoverer without a claim: lost, claim_limit, gen ${GEN_MAX}; got ${JSON.stringify(finished && { gen: finished.gen, outcome: finished.outcome, reason: finished.reason })}`,
     [describeExit(run), ...listing(snapshot, new Set([orphan.id]))],
+  );
+  const after = snapshot.jobs.get(recorded.id)?.receipt;
+  ctx.check(
+    !left,
+    ['RECOV-4', 'RECOV-1', 'I4'],
+    `exec.${GEN_MAX}.json records a group (pgid ${running.pid}) that still ran when its owner of claim GEN_MAX was found dead: RECOV-1 step 1 stops it before the claim_limit receipt; after consume it ${left ? 'still ran' : 'was stopped'}, receipt ${after === undefined ? 'none' : `${after.outcome} (${after.reason})`}`,
+    [describeExit(run), ...listing(snapshot, new Set([recorded.id]))],
+  );
+  ctx.check(
+    after?.outcome === 'lost' && after.reason === 'claim_limit' && after.gen === GEN_MAX,
+    ['RECOV-4', 'CLAIM-4'],
+    `once the recorded execution of claim GEN_MAX is stopped, the recoverer publishes lost, claim_limit, gen ${GEN_MAX}; got ${JSON.stringify(after && { gen: after.gen, outcome: after.outcome, reason: after.reason })}`,
+    [describeExit(run), ...listing(snapshot, new Set([recorded.id]))],
   );
 }
 
@@ -281,7 +308,7 @@ async function supersededCase(ctx: CaseContext): Promise<void> {
 export const claimCases: ConformanceCase[] = [
   { name: 'consumer/concurrency', clauses: ['CLAIM-5', 'I2', 'I3'], level: 'consumer', strength: 'MUST', heavy: true, run: concurrencyCase },
   { name: 'consumer/unclaimed-features', clauses: ['CLAIM-11', 'MANIFEST-3', 'CLAIM-2'], level: 'consumer', strength: 'MUST', unclaimed: ['payload', 'lanes', 'preemption'], run: unclaimedFeaturesCase },
-  { name: 'consumer/gen-max', clauses: ['CLAIM-9', 'CLAIM-4', 'RECOV-4', 'RECOV-3'], level: 'consumer', strength: 'MUST', run: genMaxCase },
+  { name: 'consumer/gen-max', clauses: ['CLAIM-9', 'CLAIM-4', 'RECOV-4', 'RECOV-3', 'RECOV-1', 'I4'], level: 'consumer', strength: 'MUST', run: genMaxCase },
   { name: 'scheduling/priority-arrival', clauses: ['CLAIM-2', 'CLAIM-1'], level: 'consumer', strength: 'MUST', run: priorityArrivalCase },
   { name: 'ownership/superseded', clauses: ['CLAIM-7', 'OWN-1', 'LEASE-1', 'ID-1', 'ID-2', 'ID-3', 'ID-4', 'EXEC-3', 'WORKER-1'], level: 'consumer', strength: 'MUST', idle: true, run: supersededCase },
 ];

@@ -6,7 +6,8 @@
  * broken consumer breaks is the first failure.
  *
  * - consumer/delayed-start (DELAY-1): not claimed before not_before_ms;
- * - consumer/paused-queue (PAUSE-1): nothing claimed while pause.json exists;
+ * - consumer/paused-queue (PAUSE-1): nothing claimed while pause.json exists,
+ *   not even the next generation over an orphan's claim;
  * - consumer/cancel-running, consumer/cancel-force-running (CANCEL-3): a
  *   graceful cancel reaches a running command as SIGTERM within
  *   CONTROL_LATENCY and as SIGKILL only after CANCEL_GRACE; a forced one as
@@ -14,7 +15,8 @@
  * - consumer/role-contracts (MANIFEST-4, CANCEL-1): consume leaves a far
  *   retry; cancel of a finished job fails.
  *
- * The retry time under a wall clock that jumps is control-retry-clock.ts's.
+ * The retry time and the delayed start under a wall clock that is off are
+ * control-clock.ts's.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,7 +26,8 @@ import { pauseQueue } from '../../src/model/pause.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit } from '../runner/process.ts';
-import { freshQueue, reopen, stageJob } from '../runner/stage.ts';
+import { freshQueue, plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { claimRecord, deadOwner } from '../runner/fixtures.ts';
 import type { Failure } from '../runner/report.ts';
 import { logged, sh } from './jobs.ts';
 import { bound, groupLives, killGroupNow, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
@@ -93,9 +96,16 @@ async function pausedQueue(ctx: CaseContext): Promise<void> {
   const queue = await reopen(root);
   const work = await ctx.subdir('paused/work');
   const ids = [(await stageJob(queue, { argv: sh('echo one'), cwd: work })).id, (await stageJob(queue, { argv: sh('echo two'), cwd: work })).id];
+  // An orphan (a dead owner's open claim, nothing recorded): breaking its
+  // claim is a claim too, so a paused consumer leaves it (RECOV-2 waits).
+  const orphan = await stageJob(queue, { argv: sh('echo orphan'), cwd: work });
+  await plantRecord(queue, orphan.dir, 'claim.1.json', 'claim', claimRecord(orphan.id, 1, await deadOwner(), Date.now() - 5000));
   const pauseFile = path.join(root, 'pause.json');
   await pauseQueue(queue, { reason: 'conformance: paused-queue' });
-  const claimed = async (): Promise<string[]> => (await Promise.all(ids.map(async (id) => ((await claimOf(root, id)) === undefined ? [] : [id])))).flat();
+  const claimed = async (): Promise<string[]> => [
+    ...(await Promise.all(ids.map(async (id) => ((await claimOf(root, id)) === undefined ? [] : [id])))).flat(),
+    ...((await claimOf(root, orphan.id, 2)) === undefined ? [] : [`${orphan.id} (claim.2.json over the orphan's claim)`]),
+  ];
   for (const what of ['a pause record', 'an invalid pause.json']) {
     if (what !== 'a pause record') {
       await rm(pauseFile, { force: true });
@@ -110,9 +120,10 @@ async function pausedQueue(ctx: CaseContext): Promise<void> {
   await rm(pauseFile, { force: true });
   const resumed = await ctx.consumeOk(root, ['PAUSE-1']);
   const snapshot = await ctx.snapshot(root);
-  const ran = ids.filter((id) => snapshot.jobs.get(id)?.receipt?.outcome === 'succeeded');
-  ctx.check(ran.length === ids.length, ['PAUSE-1', 'CLAIM-1'], `once pause.json is gone the jobs run; ${ran.length} of ${ids.length} did`, [describeExit(resumed), ...listing(snapshot)]);
-  for (const failure of await checkInvariants(snapshot, { accepted: ids })) ctx.failures.push(failure);
+  const all = [...ids, orphan.id];
+  const ran = all.filter((id) => snapshot.jobs.get(id)?.receipt?.outcome === 'succeeded');
+  ctx.check(ran.length === all.length, ['PAUSE-1', 'CLAIM-1', 'RECOV-2'], `once pause.json is gone the jobs run, the orphan recovered first; ${ran.length} of ${all.length} did`, [describeExit(resumed), ...listing(snapshot)]);
+  for (const failure of await checkInvariants(snapshot, { accepted: all })) ctx.failures.push(failure);
 }
 
 /**
@@ -240,7 +251,7 @@ async function roleContractsCase(ctx: CaseContext): Promise<void> {
 
 export const controlCases: ConformanceCase[] = [
   { name: 'consumer/delayed-start', clauses: ['DELAY-1', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: delayedStart },
-  { name: 'consumer/paused-queue', clauses: ['PAUSE-1', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: pausedQueue },
+  { name: 'consumer/paused-queue', clauses: ['PAUSE-1', 'MANIFEST-4', 'RECOV-2'], level: 'consumer', strength: 'MUST', run: pausedQueue },
   { name: 'consumer/cancel-running', clauses: ['CANCEL-3', 'CANCEL-2', 'EXEC-10'], level: 'consumer', strength: 'MUST', roles: ['cancel'], idle: true, run: cancelCase([{ label: 'graceful', steps: ['cancel'] }]) },
   {
     name: 'consumer/cancel-force-running',

@@ -205,7 +205,7 @@ async function auditInvalidRequest(ctx: CaseContext): Promise<Failure[]> {
 
 const auditCase: ConformanceCase = {
   name: 'audit/publication',
-  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'PUB-7', 'PUB-9', 'PUB-10', 'PUB-11', 'ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'GC-1', 'LAYOUT-3', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'I1', 'I4'],
+  clauses: ['PUB-1', 'PUB-2', 'PUB-3', 'PUB-4', 'PUB-5', 'PUB-7', 'PUB-9', 'PUB-10', 'PUB-11', 'ENQ-1', 'ENQ-2', 'ENQ-3', 'ENQ-4', 'ENQ-5', 'GC-1', 'LAYOUT-3', 'CLAIM-5', 'RCPT-2', 'RCPT-6', 'DUR-2', 'I1', 'I4'],
   level: 'consumer',
   strength: 'MUST',
   fansOut: true,

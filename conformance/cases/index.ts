@@ -11,7 +11,7 @@ import type { ConformanceCase } from '../runner/case.ts';
 import { behaviourCases } from './behaviour.ts';
 import { claimCases } from './claim.ts';
 import { controlCases } from './control.ts';
-import { retryClockCases } from './control-retry-clock.ts';
+import { controlClockCases } from './control-clock.ts';
 import { crashCases } from './crash.ts';
 import { holdReuseCases } from './hold-reuse.ts';
 import { identityCases } from './identity.ts';
@@ -21,6 +21,7 @@ import { laneSlotsCases } from './lanes-slots.ts';
 import { gatesCases } from './gates.ts';
 import { leasesCases } from './leases-and-guardian.ts';
 import { clockCases } from './leases-and-guardian-clock.ts';
+import { judgeClockCases } from './leases-and-guardian-judge-clock.ts';
 import { powerCases } from './power.ts';
 import { producerCases } from './producer.ts';
 import { dedupeRaceCases } from './producer-dedupe-race.ts';
@@ -29,6 +30,7 @@ import { recoveryCases } from './recovery-and-gc.ts';
 import { housekeepingCases } from './recovery-and-gc-housekeeping.ts';
 import { runningCases } from './running.ts';
 import { securityCases } from './security.ts';
+import { bytesCases } from './spec-record-bytes.ts';
 import { rootCases } from './security-root.ts';
 import { validatorCases } from './validator.ts';
 import { vectorCases } from './vectors.ts';
@@ -41,6 +43,7 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...producerCases,
   ...dedupeRaceCases,
   ...holdReuseCases,
+  ...bytesCases,
   ...writingCases,
   ...movesCases,
   ...claimCases,
@@ -50,9 +53,10 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...runningCases,
   ...leasesCases,
   ...clockCases,
+  ...judgeClockCases,
   ...workersCases,
   ...controlCases,
-  ...retryClockCases,
+  ...controlClockCases,
   ...identityCases,
   ...recoveryCases,
   ...housekeepingCases,

@@ -13,17 +13,19 @@ import path from 'node:path';
 import { CONTROL_LATENCY, PROTOCOL_VERSION } from '../../src/base/constants.ts';
 import { ensurePrivateDir } from '../../src/fs/safefs.ts';
 import { keyHash } from '../../src/model/layout.ts';
-import type { HoldRecord } from '../../src/records/codec.ts';
+import { type HoldRecord, serializeRecord } from '../../src/records/codec.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
-import { claimRecord, deadOwner, execRecord, ownerOf, sleeper } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner, execRecord, ownerOf, receiptRecord, sleeper } from '../runner/fixtures.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, type ProcessResult } from '../runner/process.ts';
 import type { Failure } from '../runner/report.ts';
-import { freshQueue, plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { freshQueue, plantBytes, plantRecord, reopen, stageJob } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 import { bound, groupLives, killGroupNow, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, spawnGroup, waitFor } from './probes.ts';
 import { consumerExit, recordAt, startRunning } from './running-job.ts';
 import { execWithGroup } from './recovery-and-gc.ts';
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
 
 const LANE = 'the lane';
 
@@ -273,9 +275,53 @@ async function laneHeldCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/** How many links into a lane's directory the injector refuses in consumer/lane-link-bound: more than LANE-2's 100. */
+const LOST_LINKS = 150;
+
+/**
+ * consumer/lane-link-bound (LANE-2): every link of a hold into the lane's
+ * directory loses its race for the first LOST_LINKS tries of the run: the
+ * injector links a rival's hold at the name first (a hold of a finished
+ * job, so never held) and the link fails with EEXIST. LANE-2 lists again
+ * after a failed link at most 100 times; then the lane counts as busy and
+ * the generation ends with a lane_busy end record (CLAIM-6 step 8),
+ * uncounted. So generation 1 ends lane_busy, and a later generation (in
+ * that run, or in a consume run after it) takes the lane and runs the job
+ * once. An owner that lists and links without
+ * bound stays in generation 1 for all of them.
+ */
+async function laneLinkBoundCase(ctx: CaseContext): Promise<void> {
+  await needsInjector(ctx, 'to make the lane\'s links fail');
+  const f = await freshQueue(ctx, 'contended');
+  const job = await stageJob(f.queue, { argv: logged(f.log, 'laned'), cwd: f.work, lane: LANE });
+  // The rival: each lost link finds its hold at the name, a hold of a finished job (so not held, LANE-2).
+  const finished = await stageJob(f.queue, { argv: logged(f.log, 'rival'), cwd: f.work });
+  const self = await selfIdentity();
+  await plantRecord(f.queue, finished.dir, 'receipt.json', 'receipt', receiptRecord(finished.id, 1, self));
+  const rival = path.join(f.work, 'rival-hold.json');
+  const hold: HoldRecord = { fsjob: PROTOCOL_VERSION, type: 'hold', kind: 'lane', key: LANE, job_id: finished.id, gen: 1, owner: self, created_ms: Date.now() };
+  await plantBytes(rival, serializeRecord(hold));
+  const result = await ctx.roleFaulted('consume', { queue: f.root }, { op: 'link', path: 'lanes/*/*', errno: 'EEXIST', upTo: LOST_LINKS, plant: rival });
+  // The races are over: a consume without the injector finishes the job if the first left it.
+  const again = await ctx.role('consume', { queue: f.root });
+  const snapshot = await ctx.snapshot(f.root);
+  const seen = snapshot.jobs.get(job.id);
+  const end = await recordAt(path.join(job.dir, 'end.1.json'), 'end', job.id);
+  const starts = countBy(await readStarts(f.log)).get('laned') ?? 0;
+  const evidence = [describeInjectedRun(result), describeExit(again), `end.1.json: ${end === undefined ? 'none' : `${end.reason}, counted ${end.counted}`}`, ...listing(snapshot, new Set([job.id]))];
+  ctx.check(
+    end?.reason === 'lane_busy' && end.counted === false,
+    ['LANE-2', 'CLAIM-6'],
+    `the first ${LOST_LINKS} links of a lane hold fail with EEXIST: LANE-2 lists again at most 100 times, then the lane is busy and generation 1 ends with a lane_busy end record, counted false; got ${end === undefined ? 'no end.1.json' : `end.1.json ${end.reason}, counted ${end.counted}`}`,
+    evidence,
+  );
+  ctx.check(starts === 1 && seen?.receipt?.outcome === 'succeeded', ['LANE-2', 'LANE-4'], `once the links succeed again a later generation takes the lane and runs the job once; ${starts} starts, receipt ${seen?.receipt?.outcome ?? 'none'}`, evidence);
+}
+
 export const lanesCases: ConformanceCase[] = [
   { name: 'consumer/lanes', clauses: ['LANE-1', 'LANE-2', 'LANE-3', 'LANE-4', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: lanesCase },
   { name: 'scheduling/lane-held-by-orphan', clauses: ['LANE-2', 'LANE-1', 'RECOV-2'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneHeldByOrphanCase },
   { name: 'scheduling/preemption', clauses: ['PREEMPT-1', 'PREEMPT-2', 'RETRY-1', 'CLAIM-2'], level: 'consumer', strength: 'MUST', features: ['lanes', 'preemption'], heavy: true, run: preemptionCase },
   { name: 'consumer/lane-held-no-claim', clauses: ['LANE-4', 'LANE-2', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneHeldCase },
+  { name: 'consumer/lane-link-bound', clauses: ['LANE-2', 'CLAIM-6', 'LANE-4'], level: 'consumer', strength: 'MUST', features: ['lanes'], run: laneLinkBoundCase },
 ];

@@ -244,13 +244,16 @@ async function clockJumpCase(ctx: CaseContext, jumpMs: number): Promise<void> {
     );
     ctx.check(result.exitCode === 0 && !result.timedOut, ['MANIFEST-1'], 'consume must exit 0 once the job is done', evidence);
   } finally {
-    await writeFile(release, '').catch(() => undefined);
-    if (!ended) {
-      await Promise.race([run.result.then(() => undefined, () => undefined), sleep(30_000)]);
-      if (!ended) run.kill();
-    }
-    await run.result.catch(() => undefined);
+    await settle(run, release);
   }
+}
+
+/** The end of a case that holds a role's command on a release file: release it, give the role 30 s to end, then kill it. */
+export async function settle(run: CrashRun, release: string): Promise<void> {
+  await writeFile(release, '').catch(() => undefined);
+  const ended = await Promise.race([run.result.then(() => true, () => true), sleep(30_000).then(() => false)]);
+  if (!ended) run.kill();
+  await run.result.catch(() => undefined);
 }
 
 export const clockCases: ConformanceCase[] = [

@@ -36,20 +36,24 @@ import { writeFileSync } from 'node:fs';
 import { GUARDIAN_LIMIT, LEASE_MIN, LEASE_SKEW, renewInterval } from '../../src/base/constants.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
-import { type ClaimRecord, encodeRecord, type StateRecord } from '../../src/records/codec.ts';
+import { type ClaimRecord, encodeRecord, type ExecRecord, type StateRecord } from '../../src/records/codec.ts';
 import { claimRecord, foreignOwner, stateRecord } from '../runner/fixtures.ts';
-import { plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { freshQueue, plantRecord, reopen, stageJob } from '../runner/stage.ts';
+import { describeInjectedRun, needsInjector } from '../runner/pause.ts';
+import { logged } from './jobs.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { roleArgv } from '../runner/manifest.ts';
 import { checkInvariants, listing } from '../runner/inspect.ts';
 import { describeExit, roleEnv, sleep, start, type ProcessResult } from '../runner/process.ts';
 import { sh } from './jobs.ts';
 import { startRunning } from './running-job.ts';
-import { bound, groupLives, killGroupNow, probe, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
+import { bound, groupLives, killGroupNow, leaderLeavingMember, probe, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
 const TICK_MS = 200;
+/** The longest lease identity/lapse-after-exit waits out (LEASE_DEFAULT, with room). */
+const LEASE_MAX_WAIT_MS = 60_000;
 
 /**
  * The job both fencing cases watch: it logs one start, then a tick every
@@ -344,6 +348,57 @@ async function lapsedLeaseCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/**
+ * identity/lapse-after-exit (LEASE-6): LEASE-6 judges a lapse at the instant
+ * the owner sees its execution end. Here the command exits 0 at once; the
+ * consumer is stopped (crash injector) at its fsync of stdout.1, after the
+ * command's end and before its receipt, for longer than its lease, then
+ * resumed. The lease lapsed only after the end was seen, so the outcome is
+ * the command's own: a succeeded receipt of generation 1, one start, no end
+ * record. Ending it as a counted failure would throw away a success (here,
+ * max_attempts 1, as lost: owner_lost).
+ */
+async function lapseAfterExitCase(ctx: CaseContext): Promise<void> {
+  await needsInjector(ctx, 'to stop the consumer between its command\'s end and its receipt');
+  const f = await freshQueue(ctx, 'after-exit');
+  const job = await stageJob(f.queue, { argv: logged(f.log, 'quick'), cwd: f.work, max_attempts: 1 });
+  const limit = ctx.impl.timeoutMs + LEASE_MAX_WAIT_MS;
+  const run = await ctx.startRolePaused('consume', { queue: f.root }, { op: 'fsync', path: 'jobs/*/stdout.1' }, { timeoutMs: limit });
+  const call = await run.paused;
+  if (call === undefined) {
+    const result = await run.result;
+    ctx.fail(['RCPT-2', 'EXEC-1'], `consume ended without an fsync of stdout.1 (RCPT-2), so the case could not stop it between the command's end and its receipt: ${describeInjectedRun(result)}`, listing(await ctx.snapshot(f.root)));
+    return;
+  }
+  try {
+    const claim = await readJson<ClaimRecord>(path.join(job.dir, 'claim.1.json'));
+    const exec = await readJson<ExecRecord>(path.join(job.dir, 'exec.1.json'));
+    const starts = countBy(await readStarts(f.log)).get('quick') ?? 0;
+    if (claim === undefined || exec?.group == null || starts !== 1 || groupLives(exec.group.pgid)) {
+      ctx.skip(`the consumer fsyncs stdout.1 before its command has ended (claim ${claim === undefined ? 'missing' : 'there'}, ${starts} starts, group ${exec?.group == null ? 'unrecorded' : groupLives(exec.group.pgid) ? 'still running' : 'gone'}): the case cannot stop it between the end and the receipt`);
+    }
+    if (claim.lease_ms + TOLERANCE_MS > LEASE_MAX_WAIT_MS) ctx.skip(`the consumer's lease is ${claim.lease_ms} ms: longer than this case waits (${LEASE_MAX_WAIT_MS} ms)`);
+    const state = await readJson<StateRecord>(path.join(job.dir, 'state.1.json'));
+    const lastRenewal = Math.max(claim.claimed_ms, state?.heartbeat_ms ?? 0);
+    // Past the lease, by a margin, before the owner runs again.
+    while (Date.now() < lastRenewal + claim.lease_ms + TOLERANCE_MS) await sleep(200);
+  } finally {
+    run.resume();
+  }
+  const result = await run.result;
+  const snapshot = await ctx.snapshot(f.root);
+  const seen = snapshot.jobs.get(job.id);
+  const receipt = seen?.receipt;
+  const evidence = [describeInjectedRun(result), `stopped at k=${call.k} ${call.op} ${path.relative(f.root, call.path)}`, ...listing(snapshot, new Set([job.id]))];
+  ctx.check(
+    receipt?.outcome === 'succeeded' && receipt.gen === 1 && (seen?.claims.length ?? 0) === 1 && !(seen?.entries.some((e) => e.name === 'end.1.json') ?? false),
+    ['LEASE-6', 'RCPT-3'],
+    `the command had exited 0 and the owner had seen it end before its lease lapsed (it was stopped afterwards, before its receipt): LEASE-6 judges the lapse when the end is seen, so the outcome is the command's own, a succeeded receipt of generation 1; got ${receipt === undefined ? 'no receipt' : `${receipt.outcome} (${receipt.reason ?? '-'}) of generation ${receipt.gen}`}, claims ${seen?.claims.join(',') || 'none'}`,
+    evidence,
+  );
+  ctx.check((countBy(await readStarts(f.log)).get('quick') ?? 0) === 1, ['LEASE-6', 'RETRY-2'], 'the job must have started exactly once', evidence);
+}
+
 async function killed(spawned: ReturnType<typeof start>): Promise<ProcessResult> {
   spawned.kill();
   return spawned.done;
@@ -389,6 +444,47 @@ async function guardianCase(ctx: CaseContext): Promise<void> {
   }
 }
 
+/**
+ * consumer/guardian-after-leader (WORKER-2, EXEC-11): the leader exits 0 at
+ * once and leaves a member in its group that ignores SIGTERM; the job's
+ * kill_grace_ms is 300 s, so the owner's EXEC-11 sweep is in its grace when
+ * the case SIGKILLs the consumer. The guardian still guards the group (until
+ * the owner has proven the whole group stopped, not until the leader exits,
+ * and from outside the group, which the leader's exit did not take with it):
+ * the member is stopped within GUARDIAN_LIMIT.
+ */
+async function guardianAfterLeaderCase(ctx: CaseContext): Promise<void> {
+  const root = await ctx.newQueue('leftover');
+  const work = await ctx.subdir('leftover/work');
+  const log = path.join(work, 'probe.log');
+  await stageJob(await reopen(root), { argv: await leaderLeavingMember(work, log), cwd: work, kill_grace_ms: 300_000, timeout_ms: 900_000 });
+  const consumer = ctx.startRole('consume', { queue: root }, { timeoutMs: 600_000 });
+  let pgid: number | undefined;
+  try {
+    // The owner's EXEC-11 SIGTERM has reached the member: the leader is gone and the sweep is in its grace.
+    const swept = await waitFor(async () => (await readProbeLog(log)).lines.some((l) => l.startsWith('term member ')), 60_000);
+    const pid = Number((await readProbeLog(log)).lines.find((l) => l.startsWith('member '))?.slice(7));
+    pgid = Number.isInteger(pid) && pid > 0 ? procStat(pid)?.pgrp : undefined;
+    if (!swept || pgid === undefined) {
+      ctx.fail(['EXEC-11', 'MANIFEST-1'], `the leader exited leaving a member in its group, but the member got no SIGTERM within 60 s (EXEC-11), so the case could not kill the owner during the sweep`, [describeExit(await killed(consumer)), ...listing(await ctx.snapshot(root))]);
+      return;
+    }
+    consumer.kill();
+    const died = Date.now();
+    const stopped = await waitFor(() => !groupLives(pgid as number), GUARDIAN_LIMIT + SCHEDULING_TOLERANCE_MS, 50);
+    ctx.check(
+      stopped,
+      ['WORKER-2', 'EXEC-11', 'LEASE-2'],
+      `the owner was SIGKILLed while EXEC-11 swept what its command's leader left in the group (a member ignoring SIGTERM, kill_grace_ms 300 s): its guardian guards the group until the whole group is proven stopped, so the member is stopped within ${bound('GUARDIAN_LIMIT', GUARDIAN_LIMIT)}; it still ran ${Date.now() - died} ms later`,
+      listing(await ctx.snapshot(root)),
+    );
+  } finally {
+    consumer.kill();
+    await consumer.done;
+    killGroupNow(pgid);
+  }
+}
+
 export const leasesCases: ConformanceCase[] = [
   {
     name: 'identity/paused-owner',
@@ -401,6 +497,8 @@ export const leasesCases: ConformanceCase[] = [
   },
   { name: 'identity/foreign-renewing-skewed', clauses: ['LEASE-3', 'LEASE-4', 'ID-7', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: foreignRenewingSkewedCase },
   { name: 'consumer/guardian-grace', clauses: ['WORKER-2', 'WORKER-5'], level: 'consumer', strength: 'MUST', run: guardianGraceCase },
+  { name: 'consumer/guardian-after-leader', clauses: ['WORKER-2', 'EXEC-11', 'LEASE-2'], level: 'consumer', strength: 'MUST', run: guardianAfterLeaderCase },
   { name: 'identity/lapsed-lease', clauses: ['LEASE-6', 'LEASE-2', 'RCPT-4'], level: 'consumer', strength: 'MUST', heavy: true, run: lapsedLeaseCase },
+  { name: 'identity/lapse-after-exit', clauses: ['LEASE-6', 'RCPT-3', 'RETRY-2'], level: 'consumer', strength: 'MUST', heavy: true, idle: true, run: lapseAfterExitCase },
   { name: 'ownership/guardian', clauses: ['WORKER-2', 'RECOV-1', 'RETRY-2'], level: 'consumer', strength: 'MUST', heavy: true, run: guardianCase },
 ];

@@ -15,7 +15,8 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { sleep } from '../runner/process.ts';
 import { sh, type Argv } from './jobs.ts';
 
@@ -121,6 +122,24 @@ export function probe(log: string, tag: string, options: { gate?: string; onTerm
     log,
     options.gate ?? '/nonexistent',
   );
+}
+
+/** Runs in the background of the job's group: survives its leader, ignores SIGTERM, logs it ("term member <uptime>"). */
+const MEMBER_SCRIPT = `trap 'read -r u x < /proc/uptime; printf "term member %s\\n" "$u" >> "$1"' TERM
+: > "$2"
+while :; do sleep 0.1; done
+`;
+
+/**
+ * A command whose leader starts a member in its group (MEMBER_SCRIPT), waits
+ * until the member's trap is set, logs "start leader" and "member <pid>" to
+ * `log`, and exits 0 at once: what EXEC-11 stops is the member alone.
+ */
+export async function leaderLeavingMember(work: string, log: string): Promise<Argv> {
+  const member = path.join(work, 'member.sh');
+  const ready = path.join(work, 'member.ready');
+  await writeFile(member, MEMBER_SCRIPT, { mode: 0o600 });
+  return sh(`printf 'start %s\\n' "$1" >> "$2"; sh "$3" "$2" "$4" & printf 'member %s\\n' "$!" >> "$2"; while [ ! -e "$4" ]; do sleep 0.02; done; exit 0`, 'leader', log, member, ready);
 }
 
 export interface ProbeLog {

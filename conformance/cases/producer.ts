@@ -8,8 +8,9 @@
  *   exceed RECORD_MAX is refused with nothing written;
  * - producer/dedupe-foreign-stage (DEDUPE-3): a foreign producer's hold of
  *   a job still in tmp/ counts for DEDUPE_STAGE_MAX + LEASE_SKEW, no longer;
- * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its hold's
- *   link for longer than DEDUPE_STAGE_MAX publishes nothing afterwards.
+ * - producer/dedupe-stage-bound (DEDUPE-5): a producer stopped at its ready
+ *   entry (after its hold) for longer than DEDUPE_STAGE_MAX publishes
+ *   nothing afterwards: the check is its last step before the rename.
  *
  * A producer that publishes and exits between a rival's looks is
  * producer-dedupe-race.ts's; a hold number reused under a taker is
@@ -417,6 +418,32 @@ async function cancelCase(ctx: CaseContext): Promise<void> {
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 3000;
 
+/**
+ * producer/payload-as-written (REQ-2): a payload's numbers are copied into
+ * the spec as written, whatever value the producer's language makes of them:
+ * 1e400 (no double holds it), 23 significant digits, 1.50, -0 and 1E+2 stay
+ * so, and so does the member order (an integer-like name last). Refusing
+ * them, or writing another text of their value, fails.
+ */
+async function payloadAsWrittenCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'payload');
+  const payload = '{"big":1e400,"long":12345678901234567890123,"kept":1.50,"neg":-0,"exp":1E+2,"list":[0.1,2e-7],"2":"last"}';
+  // Written by hand: a JavaScript value cannot hold these numbers (MANIFEST-2's compact form still holds).
+  const request = path.join(await ctx.subdir('payload/requests'), 'numbers.json');
+  await writeFile(request, `{"handler":"numbers.v1","payload":${payload},"cwd":${JSON.stringify(f.work)}}\n`, { mode: 0o600 });
+  const produced = await ctx.role('produce', { queue: f.root, request });
+  const id = produced.stdout.trim();
+  const evidence = [describeExit(produced), `payload in the request: ${payload}`];
+  if (!ctx.check(produced.code === 0 && JOB_ID_PATTERN.test(id), ['REQ-2', 'ENQ-1'], `a request whose payload numbers are valid JSON (1e400, 23 significant digits, 1.50, -0, 1E+2) must be accepted; ${describeExit(produced)}`, evidence)) return;
+  const spec = await readFile(path.join(f.root, 'jobs', id, 'spec.json'), 'utf8').catch(() => '');
+  ctx.check(
+    spec.includes(`"payload":${payload}`),
+    ['REQ-2', 'SPEC-1'],
+    `the spec must carry the payload as the request wrote it, number for number and member for member; spec.json has ${/"payload":.*?\},"cwd"/.exec(spec)?.[0] ?? spec.slice(0, 300)}`,
+    [...evidence, `spec.json: ${spec.slice(0, 600)}`],
+  );
+}
+
 async function specOverRecordMaxCase(ctx: CaseContext): Promise<void> {
   const f = await freshQueue(ctx, 'recordmax');
   // Every argument within its own bound (131072 bytes), the spec past RECORD_MAX.
@@ -470,11 +497,12 @@ async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
   const f = await freshQueue(ctx, 'bound');
   const request = await writeRequest(path.join(ctx.dir, 'requests'), 'late', { argv: logged(f.log, 'late'), cwd: f.work, dedupe: 'late key' });
   // The role's own time limit runs while it is stopped: extend it by the stop.
-  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'link', path: 'dedupe/*/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
+  // Stopped at its ready entry (ENQ-2), after the hold: DEDUPE-5's check comes later, just before the rename.
+  const run = await ctx.startRolePaused('produce', { queue: f.root, request }, { op: 'open', path: 'ready/*' }, { timeoutMs: ctx.impl.timeoutMs + STOPPED_MS });
   const call = await run.paused;
   if (call === undefined) {
     const result = await run.result;
-    ctx.fail(['DEDUPE-2'], `produce of a request with a dedupe key ended without linking a hold under dedupe/ (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
+    ctx.fail(['ENQ-2'], `produce of a request with a dedupe key ended without creating its ready entry (exit ${result.exitCode}); the case could not stop it there`, listing(await ctx.snapshot(f.root)));
     return;
   }
   const staged = (await readdir(path.join(f.root, 'tmp'))).filter((name) => JOB_ID_PATTERN.test(name));
@@ -484,7 +512,7 @@ async function dedupeStageBoundCase(ctx: CaseContext): Promise<void> {
   const snapshot = await ctx.snapshot(f.root);
   const published = [...snapshot.jobs.keys()];
   const evidence = [`produce: ${result.timedOut ? 'killed after its time limit; ' : ''}exit ${result.exitCode}${result.signal === null ? '' : ` signal ${result.signal}`}; stderr: ${result.stderr.trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`, ...listing(snapshot)];
-  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the link of its dedupe hold (${call.path2 ?? call.path}) is past DEDUPE_STAGE_MAX when it resumes: it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
+  if (!ctx.check(published.length === 0 && result.exitCode !== 0 && result.exitCode !== null, ['DEDUPE-5', 'DEDUPE-3'], `a producer stopped ${STOPPED_MS / 1000} s at the creation of its ready entry (${call.path}), after taking its dedupe hold, is past DEDUPE_STAGE_MAX when it resumes: its last step before the rename is DEDUPE-5's check, so it must refuse the job and publish nothing; published ${published.length === 0 ? 'nothing' : published.join(' ')}, exit ${result.exitCode}`, evidence)) return;
   const left = snapshot.tmp.map((e) => e.name).filter((name) => staged.includes(name));
   const ready = snapshot.ready.map((e) => e.name).filter((name) => staged.some((id) => name.endsWith(id)));
   ctx.check(left.length === 0 && ready.length === 0, ['ENQ-6', 'DEDUPE-5'], `the refused job's staging and ready entry must be removed (ENQ-6); left: ${[...left.map((n) => `tmp/${n}`), ...ready.map((n) => `ready/${n}`)].join(' ')}`, evidence);
@@ -501,6 +529,7 @@ export const producerCases: ConformanceCase[] = [
   },
   { name: 'producer/cancel', clauses: ['CANCEL-1', 'PUB-3', 'PUB-6', 'RCPT-6'], level: 'producer', strength: 'MUST', roles: ['cancel'], run: cancelCase },
   { name: 'producer/dedupe', clauses: ['DEDUPE-1', 'DEDUPE-2', 'DEDUPE-3', 'DEDUPE-4', 'ENQ-6', 'LAYOUT-8'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeCase },
+  { name: 'producer/payload-as-written', clauses: ['REQ-2', 'ENQ-1', 'SPEC-1'], level: 'producer', strength: 'MUST', run: payloadAsWrittenCase },
   { name: 'producer/spec-over-record-max', clauses: ['ENQ-7', 'REC-2', 'ENQ-1'], level: 'producer', strength: 'MUST', run: specOverRecordMaxCase },
   { name: 'producer/dedupe-foreign-stage', clauses: ['DEDUPE-3', 'DEDUPE-1', 'DEDUPE-2'], level: 'producer', strength: 'MUST', features: ['dedupe'], run: dedupeForeignStageCase },
   { name: 'producer/dedupe-stage-bound', clauses: ['DEDUPE-5', 'DEDUPE-3', 'DEDUPE-2', 'ENQ-6'], level: 'producer', strength: 'MUST', features: ['dedupe'], heavy: true, run: dedupeStageBoundCase },

@@ -21,7 +21,7 @@
  * The behaviour plans (behaviour.ts) check the rest of running.md job by
  * job; the armed handshake's forced interleavings are races.ts's.
  */
-import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -32,28 +32,18 @@ import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../
 import { checkInvariants, listing, outputOf } from '../runner/inspect.ts';
 import { describeExit, run as runProcess, sleep } from '../runner/process.ts';
 import { freshQueue, plantBytes, plantRecord, reopen, stageJob } from '../runner/stage.ts';
-import { cancelRecord, claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
+import { cancelRecord, claimRecord, deadOwner, execRecord, stateRecord } from '../runner/fixtures.ts';
 import { logged, sh } from './jobs.ts';
-import { bound, killGroupNow, killNow, probe, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor, watchDeath } from './probes.ts';
+import { bound, killGroupNow, killNow, leaderLeavingMember, probe, processLives, procStat, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor, watchDeath } from './probes.ts';
 
 const KILL_GRACE_MS = 2000;
 const WATCHDOG_MS = 90_000;
-
-/** Runs in the background of the job's group: survives its leader, ignores SIGTERM, logs it. */
-const MEMBER_SCRIPT = `trap 'read -r u x < /proc/uptime; printf "term member %s\\n" "$u" >> "$1"' TERM
-: > "$2"
-while :; do sleep 0.1; done
-`;
 
 async function groupMembersCase(ctx: CaseContext): Promise<void> {
   const queue = await ctx.newQueue('members');
   const work = await ctx.subdir('members/work');
   const log = path.join(work, 'probe.log');
-  const member = path.join(work, 'member.sh');
-  const ready = path.join(work, 'member.ready');
-  await writeFile(member, MEMBER_SCRIPT, { mode: 0o600 });
-  // The leader starts the member, waits until its trap is set, and exits 0 at once.
-  const argv = sh(`printf 'start %s\\n' "$1" >> "$2"; sh "$3" "$2" "$4" & printf 'member %s\\n' "$!" >> "$2"; while [ ! -e "$4" ]; do sleep 0.02; done; exit 0`, 'leader', log, member, ready);
+  const argv = await leaderLeavingMember(work, log);
   const id = await ctx.produceOk(queue, { argv, cwd: work, kill_grace_ms: KILL_GRACE_MS, timeout_ms: 60_000 }, ['EXEC-11']);
   if (id === undefined) return;
   const receiptFile = path.join(queue, 'jobs', id, 'receipt.json');
@@ -212,9 +202,24 @@ async function receiptReportsCase(ctx: CaseContext): Promise<void> {
   await plantRecord(f.queue, lostJob.dir, 'exec.1.json', 'exec', exec);
   await plantBytes(path.join(lostJob.dir, 'stdout.1'), '');
   await plantBytes(path.join(lostJob.dir, 'stderr.1'), '');
+  // (c) a dead owner kept 100 bytes of a stream under max_output_bytes 1000
+  // (its own consumer limit, say), and its state record says 500 were
+  // produced: truncated is judged from max_output_bytes alone, so false; (d)
+  // one that kept exactly 1000 bytes: true.
+  const limited = await stageJob(f.queue, { argv: logged(f.log, 'limited'), cwd: f.work, max_attempts: 1, max_output_bytes: 1000 });
+  await plantRecord(f.queue, limited.dir, 'claim.1.json', 'claim', claimRecord(limited.id, 1, dead, Date.now() - 5000));
+  await plantRecord(f.queue, limited.dir, 'exec.1.json', 'exec', execRecord(limited.id, 1, dead));
+  await plantRecord(f.queue, limited.dir, 'state.1.json', 'state', stateRecord(limited.id, 1, { phase: 'running', attempt: 1, stdout_bytes: 500, stderr_bytes: 0 }));
+  await plantBytes(path.join(limited.dir, 'stdout.1'), 'x'.repeat(100));
+  await plantBytes(path.join(limited.dir, 'stderr.1'), '');
+  const full = await stageJob(f.queue, { argv: logged(f.log, 'full'), cwd: f.work, max_attempts: 1, max_output_bytes: 1000 });
+  await plantRecord(f.queue, full.dir, 'claim.1.json', 'claim', claimRecord(full.id, 1, dead, Date.now() - 5000));
+  await plantRecord(f.queue, full.dir, 'exec.1.json', 'exec', execRecord(full.id, 1, dead));
+  await plantBytes(path.join(full.dir, 'stdout.1'), 'x'.repeat(1000));
+  await plantBytes(path.join(full.dir, 'stderr.1'), '');
   const second = await ctx.consumeOk(f.root, ['RCPT-8']);
   snapshot = await ctx.snapshot(f.root);
-  const evidence = [describeExit(second), ...listing(snapshot, new Set([failing.id, lostJob.id]))];
+  const evidence = [describeExit(second), ...listing(snapshot, new Set([failing.id, lostJob.id, limited.id, full.id]))];
   const cancelled: ReceiptRecord | undefined = snapshot.jobs.get(failing.id)?.receipt;
   ctx.check(
     cancelled?.outcome === 'cancelled' && cancelled.status === null && cancelled.started_ms === null && cancelled.stdout === null && cancelled.stderr === null && cancelled.attempts === 1,
@@ -229,6 +234,15 @@ async function receiptReportsCase(ctx: CaseContext): Promise<void> {
     `a lost receipt reports the dead generation: started_ms = its exec record's recorded_ms (${exec.recorded_ms}), bytes_total null, truncated false when max_output_bytes is 0; got ${JSON.stringify(lost && { outcome: lost.outcome, reason: lost.reason, started_ms: lost.started_ms, stdout: lost.stdout })}`,
     evidence,
   );
+  const kept100 = snapshot.jobs.get(limited.id)?.receipt?.stdout;
+  ctx.check(
+    kept100?.bytes_kept === 100 && kept100.bytes_total === null && kept100.truncated === false,
+    ['RCPT-8', 'EXEC-17'],
+    `a dead generation kept 100 bytes under max_output_bytes 1000 (its state record says 500 were produced): truncated is judged from max_output_bytes alone, not from a bound the recoverer cannot know nor from the state's counts, so it is false with bytes_total null; got ${JSON.stringify(kept100)}`,
+    evidence,
+  );
+  const kept1000 = snapshot.jobs.get(full.id)?.receipt?.stdout;
+  ctx.check(kept1000?.bytes_kept === 1000 && kept1000.truncated === true, ['RCPT-8', 'EXEC-17'], `a dead generation that kept exactly max_output_bytes (1000) may have discarded bytes: truncated true; got ${JSON.stringify(kept1000)}`, evidence);
 }
 
 async function cancelTrapCase(ctx: CaseContext): Promise<void> {
@@ -349,7 +363,7 @@ export const runningCases: ConformanceCase[] = [
   { name: 'execution/group-members', clauses: ['EXEC-11', 'RCPT-1'], level: 'consumer', strength: 'MUST', run: groupMembersCase },
   { name: 'consumer/escaped-output', clauses: ['EXEC-12', 'EXEC-16', 'EXEC-11', 'RCPT-5'], level: 'consumer', strength: 'MUST', run: escapedOutputCase },
   { name: 'behaviour/process-state', clauses: ['EXEC-13'], level: 'consumer', strength: 'MUST', run: processStateCase },
-  { name: 'behaviour/receipt-reports', clauses: ['RCPT-8', 'RCPT-5', 'RETRY-3', 'RECOV-1', 'MANIFEST-4'], level: 'consumer', strength: 'MUST', run: receiptReportsCase },
+  { name: 'behaviour/receipt-reports', clauses: ['RCPT-8', 'RCPT-5', 'RETRY-3', 'RECOV-1', 'MANIFEST-4', 'EXEC-17'], level: 'consumer', strength: 'MUST', run: receiptReportsCase },
   { name: 'behaviour/cancel-trap-exit0', clauses: ['EXEC-14', 'CANCEL-3', 'EXEC-10'], level: 'consumer', strength: 'MUST', run: cancelTrapCase },
   { name: 'behaviour/home-fallback', clauses: ['EXEC-6'], level: 'consumer', strength: 'MUST', run: homeFallbackCase },
   { name: 'behaviour/cwd-lexical', clauses: ['EXEC-5', 'SEC-8'], level: 'consumer', strength: 'MUST', run: cwdLexicalCase },

@@ -462,10 +462,41 @@ async function hazardTableCase(ctx: CaseContext): Promise<void> {
   const wide = await job('wide');
   await chmod(path.join(wide.dir, 'spec.json'), 0o666);
 
+  // An invalid end record that says counted false: in its bytes, not valid
+  // (not compact). The bytes a careless reader greps must not count.
+  const uncounted = (id: string, gen: number): string => serializeRecord(endRecord(id, gen, { reason: 'released', counted: false, status: null })).toString('utf8').replace(`"gen":${gen}`, `"gen": ${gen}`);
+
+  // g is the highest CLAIM generation: an invalid end.1.json below an open
+  // claim 2 of a dead owner only counts attempt 1; the orphan is recovered
+  // and runs attempt 2 (max_attempts 2). Read as "the highest end record",
+  // end.1.json would leave the job alone.
+  const lower = await job('lowerend', { max_attempts: 2 });
+  await plantRecord(f.queue, lower.dir, 'claim.1.json', 'claim', claimRecord(lower.id, 1, dead, Date.now() - 9000));
+  await plantRecord(f.queue, lower.dir, 'exec.1.json', 'exec', execRecord(lower.id, 1, dead));
+  await plantBytes(path.join(lower.dir, 'end.1.json'), uncounted(lower.id, 1));
+  await plantRecord(f.queue, lower.dir, 'claim.2.json', 'claim', claimRecord(lower.id, 2, dead, Date.now() - 5000));
+
+  // The highest claim is invalid but a valid end.1.json closes it: nobody
+  // needs its content, so the job is queued and runs; it does not freeze.
+  const closed = await job('closedclaim');
+  await plantBytes(path.join(closed.dir, 'claim.1.json'), '{"fsjob":"1.1","type":"claim"}\n');
+  await plantRecord(f.queue, closed.dir, 'end.1.json', 'end', endRecord(closed.id, 1, { reason: 'released', counted: false, status: null, retry_at_ms: Date.now() - 1000 }));
+
+  // RETRY-1 over a history: attempt 1's end record is invalid (its bytes
+  // say counted false) below attempt 2's valid one; both attempts count, so
+  // max_attempts 2 is reached: never run again, lost (owner_lost).
+  const history = await job('history', { max_attempts: 2 });
+  await plantRecord(f.queue, history.dir, 'claim.1.json', 'claim', claimRecord(history.id, 1, dead, Date.now() - 9000));
+  await plantRecord(f.queue, history.dir, 'exec.1.json', 'exec', execRecord(history.id, 1, dead));
+  await plantBytes(path.join(history.dir, 'end.1.json'), uncounted(history.id, 1));
+  await plantRecord(f.queue, history.dir, 'claim.2.json', 'claim', claimRecord(history.id, 2, dead, Date.now() - 5000));
+  await plantRecord(f.queue, history.dir, 'exec.2.json', 'exec', execRecord(history.id, 2, dead));
+  await plantRecord(f.queue, history.dir, 'end.2.json', 'end', endRecord(history.id, 2, { retry_at_ms: Date.now() - 1000 }));
+
   const runs = await recoverAndConsume(ctx, f.root);
   const snapshot = await ctx.snapshot(f.root);
   const starts = countBy(await readStarts(f.log));
-  const all = new Set([linked.id, ended.id, cancelled.id, unknown.id, byName.id, wide.id]);
+  const all = new Set([linked.id, ended.id, cancelled.id, unknown.id, byName.id, wide.id, lower.id, closed.id, history.id]);
   const evidence = (): string[] => [...runs.map(describeExit), ...listing(snapshot, all)];
   const receipt = (s: Staged) => snapshot.jobs.get(s.id)?.receipt;
 
@@ -481,6 +512,23 @@ async function hazardTableCase(ctx: CaseContext): Promise<void> {
   ctx.check(r5?.outcome === 'succeeded' && (starts.get('byname') ?? 0) === 1, ['SEC-10', 'READY-1'], `a job whose ready entry is a symlink runs (the entry counts by its name, never opened); got ${r5?.outcome ?? 'no receipt'}`, evidence);
   const r6 = receipt(wide);
   ctx.check(r6?.outcome === 'rejected' && r6.reason === 'invalid_spec' && (starts.get('wide') ?? 0) === 0, ['SEC-10', 'SEC-5'], `a spec writable by others is rejected, invalid_spec; got ${r6?.outcome ?? 'no receipt'} ${r6?.reason ?? ''}`, evidence);
+  const s9 = snapshot.jobs.get(history.id);
+  ctx.check((starts.get('history') ?? 0) === 0, ['RETRY-1', 'RETRY-2', 'SEC-10'], `an invalid end.1.json (its bytes say counted false) counts attempt 1, and attempt 2 ended counted: max_attempts 2 is used up, so the job must never run again; it started ${starts.get('history') ?? 0} times`, evidence);
+  ctx.check(s9?.receipt?.outcome === 'lost' && s9.receipt.reason === 'owner_lost' && s9.receipt.attempts === 2, ['RETRY-1', 'CLAIM-6'], `with both attempts used, the next claimer publishes a lost receipt (owner_lost, attempts 2); got ${s9?.receipt?.outcome ?? 'none'} ${s9?.receipt?.reason ?? ''} (attempts ${s9?.receipt?.attempts ?? '?'})`, evidence);
+  const s7 = snapshot.jobs.get(lower.id);
+  ctx.check(
+    s7?.receipt?.outcome === 'succeeded' && s7.receipt.attempts === 2 && (starts.get('lowerend') ?? 0) === 1,
+    ['SEC-10', 'STATUS-1', 'RECOV-2'],
+    `g in SEC-10's rows is the highest claim generation: end.1.json below the open claim 2 of a dead owner is invalid, which counts attempt 1 and freezes nothing; the orphan must be recovered and run as attempt 2 of 2; claims ${s7?.claims.join(',')}, receipt ${s7?.receipt?.outcome ?? 'none'} (attempts ${s7?.receipt?.attempts ?? '?'}), ${starts.get('lowerend') ?? 0} starts`,
+    evidence,
+  );
+  const s8 = snapshot.jobs.get(closed.id);
+  ctx.check(
+    s8?.receipt?.outcome === 'succeeded' && (starts.get('closedclaim') ?? 0) === 1,
+    ['SEC-10', 'STATUS-1', 'REC-9'],
+    `the highest claim is invalid, but a valid end.1.json closes it: the claim counts by its name and the job is queued, so it must run once; claims ${s8?.claims.join(',')}, receipt ${s8?.receipt?.outcome ?? 'none'}, ${starts.get('closedclaim') ?? 0} starts`,
+    evidence,
+  );
 }
 
 async function damagedLayoutCase(ctx: CaseContext): Promise<void> {
@@ -519,6 +567,6 @@ export const securityCases: ConformanceCase[] = [
     strength: 'MUST' as const,
     run: (ctx: CaseContext) => runHostile(ctx, [scenario]),
   })),
-  { name: 'hostile/hazard-table', clauses: ['SEC-10', 'REC-9', 'EXEC-7', 'SEC-9', 'STATUS-1', 'CLAIM-6', 'LEASE-3', 'READY-1', 'SEC-5'], level: 'consumer', strength: 'MUST', run: hazardTableCase },
+  { name: 'hostile/hazard-table', clauses: ['SEC-10', 'REC-9', 'EXEC-7', 'SEC-9', 'STATUS-1', 'CLAIM-6', 'LEASE-3', 'READY-1', 'SEC-5', 'RETRY-1', 'RETRY-2', 'RECOV-2'], level: 'consumer', strength: 'MUST', run: hazardTableCase },
   { name: 'hostile/damaged-layout', clauses: ['LAYOUT-10', 'SEC-2'], level: 'consumer', strength: 'MUST', run: damagedLayoutCase },
 ];

@@ -4,14 +4,17 @@
  * SIGTERM where only SIGKILL may stop it; the runner watches its process
  * group in /proc): it claims nothing more, lets a running attempt that ends
  * within CANCEL_GRACE finish, stops one that does not after CANCEL_GRACE and
- * ends its generation `shutdown`, then exits 0.
+ * ends its generation `shutdown`, then exits 0. consumer/root-replaced
+ * (WORKER-4): the queue root moves away under a long-running consumer.
  */
 import { writeFileSync } from 'node:fs';
+import { readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { CANCEL_GRACE } from '../../src/base/constants.ts';
 import type { CaseContext, ConformanceCase } from '../runner/case.ts';
 import { listing } from '../runner/inspect.ts';
-import { describeExit } from '../runner/process.ts';
+import { describeExit, type ProcessResult, sleep } from '../runner/process.ts';
+import { createQueue } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 import { consumerExit, recordAt, startRunning } from './running-job.ts';
 import { groupLives, killGroupNow, probe, readProbeLog, SCHEDULING_TOLERANCE_MS, waitFor } from './probes.ts';
@@ -83,6 +86,64 @@ async function shutdownCase(ctx: CaseContext): Promise<void> {
   for (const result of results) ctx.failures.push(...result.failures);
 }
 
+/** How long consumer/root-replaced waits for consume to notice: WORKER-4 states no bound; RENEW_INTERVAL of LEASE_DEFAULT is when a registration is renewed. */
+const NOTICE_MS = 60_000;
+
+/**
+ * consumer/root-replaced (WORKER-4): while a long-running consumer (one that
+ * registers) runs a job, its queue root is moved away and another queue is
+ * created at that path. The consumer stops serving it: it exits non-zero
+ * naming the queue, has stopped the execution it started there, and has
+ * created nothing in the new queue (no claim, no registration, no record),
+ * not even for a while: the case lists it every 100 ms until consume exits.
+ */
+async function rootReplacedCase(ctx: CaseContext): Promise<void> {
+  const root = await ctx.newQueue('replaced');
+  const work = await ctx.subdir('replaced/work');
+  const log = path.join(work, 'probe.log');
+  const run = await startRunning(ctx, root, { argv: probe(log, 'victim', { gate: path.join(work, 'gate') }), cwd: work, timeout_ms: 300_000, kill_grace_ms: 1000 }, 'victim', log);
+  if (run === undefined) return;
+  try {
+    await rename(root, `${root}.moved`);
+    await createQueue(root);
+    const fresh = await treeOf(root);
+    // What appears in the new queue while the consumer runs, also what it removes again before it exits.
+    const seen = new Set<string>();
+    let exited: ProcessResult | undefined;
+    void run.consumer.done.then((result) => (exited = result));
+    const until = Date.now() + NOTICE_MS;
+    while (exited === undefined && Date.now() < until) {
+      for (const entry of await treeOf(root)) seen.add(entry);
+      await sleep(100);
+    }
+    const done = exited;
+    const stillRuns = groupLives(run.pgid);
+    for (const entry of await treeOf(root)) seen.add(entry);
+    const after = [...seen].sort();
+    const evidence = [done === undefined ? `consume still ran ${NOTICE_MS} ms after its root was replaced` : describeExit(done), `the new queue meanwhile: ${after.join(' ')}`];
+    ctx.check(
+      done !== undefined && done.code !== 0 && done.code !== null && `${done.stderr}${done.stdout}`.includes(root),
+      ['WORKER-4'],
+      `the queue root a consumer serves was moved away and another queue created at ${root}: the consumer stops serving it and exits with a failure status and a message naming the queue; ${done === undefined ? `it still ran after ${NOTICE_MS / 1000} s` : describeExit(done)}`,
+      evidence,
+    );
+    ctx.check(!stillRuns, ['WORKER-4'], `the execution the consumer started in the lost queue (group ${run.pgid}) is stopped when it stops serving it; it still ran`, evidence);
+    const added = after.filter((entry) => !fresh.includes(entry));
+    ctx.check(added.length === 0, ['WORKER-4', 'LAYOUT-2'], `nothing of the lost queue's consumer may be created in the queue now at its root, not even for a while; seen there: ${added.join(' ')}`, evidence);
+  } finally {
+    run.consumer.kill();
+    await run.consumer.done;
+    killGroupNow(groupLives(run.pgid) ? run.pgid : undefined);
+  }
+}
+
+/** Every path under `root`, relative, sorted. */
+async function treeOf(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true }).catch(() => [] as string[]);
+  return entries.map(String).sort();
+}
+
 export const workersCases: ConformanceCase[] = [
   { name: 'ownership/shutdown', clauses: ['WORKER-3'], level: 'consumer', strength: 'MUST', idle: true, run: shutdownCase },
+  { name: 'consumer/root-replaced', clauses: ['WORKER-4', 'LAYOUT-2'], level: 'consumer', strength: 'MUST', features: ['workers'], idle: true, run: rootReplacedCase },
 ];

@@ -5,6 +5,7 @@
  * interpose-calls.c; this is the driver's half: the option and its variables.
  */
 import os from 'node:os';
+import path from 'node:path';
 
 /**
  * A filesystem's answer to a link or rename, forced: every call of family
@@ -20,6 +21,10 @@ export interface FaultPoint {
   errno: string;
   after?: boolean;
   nth?: number;
+  /** Only the first `upTo` matches of the run fail (a run of lost races); the later ones are performed. */
+  upTo?: number;
+  /** An absolute path hard-linked at a failing link's destination before the failure: the rival's record that won the race (with errno EEXIST). */
+  plant?: string;
 }
 
 /** The variables the library reads (interpose.c do_init). */
@@ -29,6 +34,8 @@ export const FAULT_ENV = {
   faultErrno: 'FSJOB_CRASH_FAULT_ERRNO',
   faultAfter: 'FSJOB_CRASH_FAULT_AFTER',
   faultNth: 'FSJOB_CRASH_FAULT_NTH',
+  faultUpTo: 'FSJOB_CRASH_FAULT_UPTO',
+  faultPlant: 'FSJOB_CRASH_FAULT_PLANT',
 } as const;
 
 /** The environment that gives a run `fault`; throws on an errno this system does not name. */
@@ -40,5 +47,10 @@ export function faultEnv(fault: FaultPoint): Record<string, string> {
   if (fault.path !== undefined) env[FAULT_ENV.faultPath] = fault.path;
   if (fault.after === true) env[FAULT_ENV.faultAfter] = '1';
   if (fault.nth !== undefined) env[FAULT_ENV.faultNth] = String(fault.nth);
+  if (fault.upTo !== undefined) env[FAULT_ENV.faultUpTo] = String(fault.upTo);
+  if (fault.plant !== undefined) {
+    if (!path.isAbsolute(fault.plant) || /[\s]/.test(fault.plant)) throw new TypeError('runWithCrash: fault.plant must be an absolute path without blanks');
+    env[FAULT_ENV.faultPlant] = fault.plant;
+  }
   return env;
 }

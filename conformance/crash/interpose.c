@@ -96,12 +96,17 @@ static char g_pause_read[PATH_MAX];
 /* FSJOB_CRASH_FAULT_*: a link or rename whose family and path match fails
  * with FAULT_ERRNO, before the call (not performed) or, with FAULT_AFTER,
  * after it succeeded (performed, then reported failed: a network client
- * whose reply was lost). FAULT_NTH picks one match (0: every match). */
+ * whose reply was lost). FAULT_NTH picks one match (0: every match);
+ * FAULT_UPTO takes the first UPTO matches only; FAULT_PLANT (an absolute
+ * path) is hard-linked at a failing link's destination first, so that the
+ * EEXIST is a race really lost to a rival whose record stands there. */
 static char g_fault_op[32];
 static char g_fault_glob[PATH_MAX];
 static int g_fault_errno;
 static int g_fault_after;
 static uint64_t g_fault_nth;
+static uint64_t g_fault_upto;
+static char g_fault_plant[PATH_MAX];
 /* The fault the calling thread's current call draws, for its wrapper. */
 static __thread int t_fault_errno;
 static __thread int t_fault_after;
@@ -153,6 +158,9 @@ static void do_init(void) {
   g_fault_errno = (int)parse_u64(getenv("FSJOB_CRASH_FAULT_ERRNO"));
   g_fault_after = parse_u64(getenv("FSJOB_CRASH_FAULT_AFTER")) != 0;
   g_fault_nth = parse_u64(getenv("FSJOB_CRASH_FAULT_NTH"));
+  g_fault_upto = parse_u64(getenv("FSJOB_CRASH_FAULT_UPTO"));
+  const char *fault_plant = getenv("FSJOB_CRASH_FAULT_PLANT");
+  if (fault_plant && fault_plant[0] == '/') copy_env(g_fault_plant, sizeof g_fault_plant, fault_plant);
   if (g_pause_nth == 0) g_pause_nth = 1;
 
   int fd = (int)syscall(SYS_openat, AT_FDCWD, counter, O_RDWR | O_CLOEXEC);
@@ -391,6 +399,9 @@ static void draw_fault(const char *op, const char *path, const char *path2) {
   }
   uint64_t n = __atomic_add_fetch(&g_shared->fault_matches, 1, __ATOMIC_SEQ_CST);
   if (g_fault_nth && n != g_fault_nth) return;
+  if (g_fault_upto && n > g_fault_upto) return;
+  /* The rival's record takes the name first (the raw syscall: not counted, not interposed). */
+  if (g_fault_plant[0] && path2 && !g_fault_after) syscall(SYS_linkat, AT_FDCWD, g_fault_plant, AT_FDCWD, path2, 0);
   t_fault_errno = g_fault_errno;
   t_fault_after = g_fault_after;
 }

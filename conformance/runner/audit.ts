@@ -26,6 +26,12 @@
  *   record, an output, spec.json, stdin or the job directory itself (PUB-10).
  * - A mode is set only on what the run itself just created (PUB-8): never
  *   chmod of a published record or an entry someone else made (PUB-11).
+ * - The directory a write-once record was linked into is fsynced after the
+ *   link, before the next link into that directory and before the run ends
+ *   (PUB-5: the record is durable, and may be depended on, only then; a
+ *   writer MAY fold that fsync into its next publication's, which still
+ *   comes before the next link). A power loss would otherwise drop a record
+ *   its writer reported: --crash power shows it, this shows it without.
  *
  * Anything under tmp/ is staging or garbage collection and is not audited.
  * Calls are ordered by k, which is exact within one process; the checks that
@@ -158,6 +164,8 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
 
   /** Paths this run created itself (mkdir, mkdtemp, mkstemp, an open with O_CREAT): their mode may be set (PUB-8). */
   const made = new Set<string>();
+  /** PUB-5: per directory, the write-once link not yet followed by an fsync of that directory. */
+  const unsynced = new Map<string, CountedCall>();
 
   for (const call of [...calls].sort((a, b) => a.k - b.k)) {
     const family = callFamily(call.op);
@@ -194,6 +202,7 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
     }
     if (family === 'fsync') {
       lastSync.set(call.path, call);
+      unsynced.delete(call.path);
       continue;
     }
     if (family === 'mkdir') {
@@ -231,6 +240,14 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
       if (dest === undefined) continue;
       const to = classify(root, dest);
       if (to === undefined) continue;
+      if (family === 'link') {
+        const dir = path.dirname(dest);
+        const before = unsynced.get(dir);
+        if (before !== undefined && once(`pub5 ${before.path2 ?? ''}`)) {
+          report(call, ['PUB-5', 'DUR-2'], `${rel(before.path2 ?? dir)} was linked and then ${rel(dest)} was linked into the same directory without an fsync of ${rel(dir)}/ in between; a record is durable only once its directory is fsynced, before anything depends on it`, [before]);
+        }
+        if (to.kind === 'write-once') unsynced.set(dir, call);
+      }
       if (family === 'rename' && to.kind === 'write-once' && once(`rename ${dest}`)) {
         const claim = /^claim\./.test(to.name);
         report(call, claim ? ['CLAIM-5', 'PUB-3', 'I2'] : ['PUB-3', 'I3'], claim ? `the claim ${rel(dest)} was published by rename, which replaces an existing claim: two consumers can both take the same generation; a claim is linked, and link fails when the name exists` : `the write-once record ${rel(dest)} was published by rename, which replaces; write-once records are linked (PUB-3)`);
@@ -258,6 +275,9 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
         }
       }
     }
+  }
+  for (const [dir, call] of unsynced) {
+    if (once(`pub5 ${call.path2 ?? ''}`)) report(call, ['PUB-5', 'DUR-2'], `${rel(call.path2 ?? dir)} was linked, and ${rel(dir)}/ was never fsynced after it before the run ended; the writer reported success for a record a power loss can drop`);
   }
   return findings;
 }

@@ -140,7 +140,8 @@ def _retrying(gen: Generation, step: Callable[[], Any], log: Callable[[str], Non
         except Superseded:
             raise
         except FsjobError as error:
-            if error.code in ("EXISTS", "INVALID_RECORD", "TOO_LARGE") or mono_ms() + pause * 1000 >= give_up:
+            # A job directory that is gone (its queue moved away, WORKER-4) can never take the record: no retry.
+            if error.code in ("EXISTS", "INVALID_RECORD", "TOO_LARGE") or not os.path.lexists(gen.dir) or mono_ms() + pause * 1000 >= give_up:
                 raise
             log(f"{gen.dir}: cannot publish yet ({error.message}); trying again (RCPT-7)")
             time.sleep(pause)

@@ -21,7 +21,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import constants
+from . import constants, jsontext
 from .errors import FsjobError
 from .names import GATED_SUFFIX, record_name_of
 from .queue import Queue
@@ -243,10 +243,11 @@ def _request(args: argparse.Namespace) -> Dict[str, Any]:
             raise FsjobError("USAGE", "give either a command (after --) or --handler, not both (SPEC-1)", clause="SPEC-1")
         request["handler"] = args.handler
         if args.payload is not None:
-            try:
-                request["payload"] = json.loads(args.payload)
-            except ValueError as error:
-                raise FsjobError("USAGE", f"--payload is not JSON: {error}") from error
+            # REQ-2: kept as written, number for number.
+            payload = jsontext.parse_payload_text(args.payload)
+            if isinstance(payload, str):
+                raise FsjobError("USAGE", f"--payload is not one JSON value: {payload}")
+            request["payload"] = payload
     else:
         if args.payload is not None:
             raise FsjobError("USAGE", "--payload needs --handler: only payload jobs have a payload (SPEC-1)", clause="SPEC-1")

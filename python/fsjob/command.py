@@ -28,6 +28,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from .clock import mono_ms, now_ms
+from .bytesform import bytes_of_text
 from .constants import CANCEL_GRACE, CONTROL_POLL, DEFAULT_COMMAND_PATH, DRAIN_LIMIT, OUTPUT_MAX, renew_interval
 from .errors import FsjobError
 from .generation import Generation, Superseded
@@ -57,11 +58,17 @@ def consumer_home() -> str:
     return "/"
 
 
-def command_env(spec: Dict[str, Any], job_id: str, attempt: int, root: str) -> Dict[str, str]:
-    """EXEC-6: exactly PATH, HOME, FSJOB_JOB_ID, FSJOB_ATTEMPT, FSJOB_QUEUE and the spec's env."""
-    env = {"PATH": DEFAULT_COMMAND_PATH, "HOME": consumer_home(), "FSJOB_JOB_ID": job_id, "FSJOB_ATTEMPT": str(attempt), "FSJOB_QUEUE": root}
-    env.update(spec["env"])
+def command_env(spec: Dict[str, Any], job_id: str, attempt: int, root: str) -> Dict[str, bytes]:
+    """EXEC-6: exactly PATH, HOME, FSJOB_JOB_ID, FSJOB_ATTEMPT, FSJOB_QUEUE and the spec's env; SPEC-3: each value as the bytes the spec holds."""
+    env = {name: os.fsencode(value) for name, value in (("PATH", DEFAULT_COMMAND_PATH), ("HOME", consumer_home()), ("FSJOB_JOB_ID", job_id),
+                                                          ("FSJOB_ATTEMPT", str(attempt)), ("FSJOB_QUEUE", root))}
+    env.update((name, bytes_of_text(value)) for name, value in spec["env"].items())
     return env
+
+
+def command_argv(spec: Dict[str, Any]) -> List[bytes]:
+    """SPEC-3: the command line as the bytes the spec holds."""
+    return [bytes_of_text(arg) for arg in spec["argv"]]
 
 
 class Controls:
@@ -155,11 +162,12 @@ class CommandRun:
             else:
                 stdin_fd = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
             env = command_env(spec, gen.job_id, self.attempt, gen.root)
-            pairs = [f"{name}={value}" for name, value in env.items()]
+            # SPEC-3: bytes go to the gate as bytes (it keeps them in surrogate escapes and execs them as given).
+            pairs = [name.encode("ascii") + b"=" + value for name, value in env.items()]
             no_env: Dict[str, str] = {}
             # The leader: a new session and process group (EXEC-2), only fds 0-2 and the release pipe.
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-E", GATE, str(release_r), str(len(pairs)), *pairs, *spec["argv"]],
+                [sys.executable, "-S", "-E", GATE, str(release_r), str(len(pairs)), *pairs, *command_argv(spec)],
                 stdin=stdin_fd, stdout=out_w, stderr=err_w, pass_fds=(release_r,), close_fds=True,
                 cwd=spec["cwd"], env=no_env, start_new_session=True, restore_signals=True,
             )

@@ -13,10 +13,11 @@ import os
 from typing import Any, Callable, Dict, Optional
 
 from .clock import now_ms
-from .constants import GEN_MAX, OUTPUT_MAX
+from .constants import GEN_MAX, OUTPUT_MAX, RECOVER_GRACE
 from .errors import FsjobError
 from .generation import Generation, Superseded
 from .holds import Key
+from .identity import stop_group
 from .judge import Judge
 from .jobview import JobView
 from .safefs import read_bounded
@@ -79,8 +80,21 @@ def dead_output(view: JobView, name: str, gen: int, bound: int) -> Optional[Dict
     return {"gen": gen, "bytes_total": None, "bytes_kept": kept, "truncated": bound > 0 and kept == bound, "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def finish_at_gen_max(root: str, view: JobView, gen: int) -> bool:
-    """RECOV-4: the lost receipt (claim_limit) of a job whose claim GEN_MAX died open, published without a claim."""
+def orphan_stopped(view: JobView, gen: int, judge: Judge, log: Callable[[str], None]) -> bool:
+    """RECOV-1 step 1: whether the execution of a dead owner's open claim ``gen`` is proven stopped, stopping a same-host group whose identity matches first (the caller reports UNPROVEN)."""
+    if gen not in view.listing.execs:
+        return True
+    group = judge.group(view, gen)
+    if group.state == "running" and group.pgid is not None and group.start is not None:
+        log(f"{view.dir}: stopping the orphaned group {group.pgid} of generation {gen} (RECOV-1)")
+        group.state = stop_group(group.pgid, group.start, RECOVER_GRACE)
+    return group.state == "stopped"
+
+
+def finish_at_gen_max(root: str, view: JobView, gen: int, judge: Judge, log: Callable[[str], None]) -> bool:
+    """RECOV-4: the lost receipt (claim_limit) of a job whose claim GEN_MAX died open, published without a claim, once RECOV-1 step 1 proved its execution (which CLAIM-9 forbids) stopped."""
+    if not orphan_stopped(view, gen, judge, log):
+        return False
     owner = Generation(root, view.job_id, gen, now_ms(), 0, 30000, None)
     spec = view.spec_value()
     try:

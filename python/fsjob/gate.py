@@ -12,6 +12,10 @@ locale coercion must not reach the command, EXEC-6). The program is found
 as execvp(3) finds it, with the PATH of that environment; 127 when it cannot
 be found, 126 when it cannot be executed.
 
+Arguments and variables are the bytes the spec holds (SPEC-3): they arrive
+here as bytes, sys.argv keeps a byte that is not UTF-8 as a surrogate
+escape (PEP 383), and execve writes each back as that byte.
+
 This file imports nothing from fsjob: it runs before and instead of the command.
 """
 

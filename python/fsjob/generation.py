@@ -92,12 +92,23 @@ class Generation:
         self.renewed_ms = heartbeat
         self.renewed_mono = mono
 
+    def _time_ms(self, at_least: int = 0) -> int:
+        """An instant to write: never before the last renewal plus the monotonic time since (LEASE-4), nor ``at_least``.
+
+        A wall clock that went back a day mid-run then gives no end record or
+        receipt that is a day older than the renewals before it, and no
+        receipt that finishes before it started."""
+        return max(now_ms(), at_least, self.renewed_ms + (mono_ms() - self.renewed_mono))
+
     def publish_end(self, reason: str, counted: bool, retry_at_ms: int, status: Optional[Dict[str, Any]]) -> None:
         """end.<g>.json (spec/records.md): the generation ends and the job is queued again."""
         self.guard()
+        now = now_ms()
+        ended = self._time_ms()
+        # The caller's retry_at_ms is its now plus the delay: moved with ended_ms, the delay stays what it was.
         value = {
             "fsjob": PROTOCOL_VERSION, "type": "end", "job_id": self.job_id, "gen": self.gen, "reason": reason, "counted": counted,
-            "retry_at_ms": retry_at_ms, "status": status, "ended_ms": now_ms(),
+            "retry_at_ms": retry_at_ms + (ended - now), "status": status, "ended_ms": ended,
         }
         if not publish_link(self.dir, f"end.{self.gen}.json", encode_record("end", value, self._expect("end"))):
             raise FsjobError("EXISTS", f"{self.dir}/end.{self.gen}.json already exists", path=self.dir, clause="PUB-3")
@@ -117,7 +128,7 @@ class Generation:
         value = {
             "fsjob": PROTOCOL_VERSION, "type": "receipt", "job_id": self.job_id, "gen": self.gen, "outcome": outcome, "exit_code": exit_code,
             "reason": reason, "message": message, "attempts": attempts, "status": status, "started_ms": started_ms,
-            "finished_ms": now_ms(), "stdout": stdout, "stderr": stderr, "result": result, "by": self_identity(),
+            "finished_ms": self._time_ms(started_ms or 0), "stdout": stdout, "stderr": stderr, "result": result, "by": self_identity(),
         }
         published = publish_link(self.dir, "receipt.json", encode_record("receipt", value, self._expect("receipt")))
         if priority is not None:

@@ -158,5 +158,8 @@ class Key:
                     if st is not None and _stat.S_ISREG(st.st_mode):
                         remove_file(path)
                 return HoldVerdict(False, job_id, gen)
-        raise FsjobError("DEDUPE_HELD" if self.kind == "dedupe" else "IO", f"could not take the {self.kind} key {self.key!r} after {DEDUPE_TRIES} tries", path=self.dir, clause="DEDUPE-2")
+        if self.kind == "lane":
+            # LANE-2: after DEDUPE_TRIES lost links the lane counts as busy (a lane_busy end record, CLAIM-6 step 8).
+            return HoldVerdict(True, why=f"{DEDUPE_TRIES} links lost in a row (LANE-2)")
+        raise FsjobError("DEDUPE_HELD", f"could not take the {self.kind} key {self.key!r} after {DEDUPE_TRIES} tries", path=self.dir, clause="DEDUPE-2")
 

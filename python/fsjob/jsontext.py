@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import secrets
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from .constants import NEST_MAX, RECORD_MAX
@@ -35,7 +36,6 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _PLAIN_INTEGER = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 # A string body without escapes or control characters, then either the closing quote or something else.
 _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*')
-_DECIMAL = re.compile(r"(-?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?\Z")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HAS_SHORT_ESCAPE = frozenset((0x08, 0x09, 0x0A, 0x0C, 0x0D))
@@ -63,41 +63,63 @@ def json_pointer(segments: List[Union[str, int]]) -> str:
     return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segments)
 
 
-def _decimal_parts(text: str) -> str:
-    """A decimal number text as sign, significant digits and exponent: "1.50e2" and "150" are equal."""
-    match = _DECIMAL.match(text)
-    if match is None:
-        return text
-    fraction = match.group(3) or ""
-    digits = (match.group(2) or "") + fraction
-    exponent = int(match.group(4) or "0") - len(fraction)
-    digits = digits.lstrip("0")
-    if digits == "":
-        return "0"
-    stripped = digits.rstrip("0")
-    exponent += len(digits) - len(stripped)
-    return f"{'-' if match.group(1) == '-' else ''}{stripped}e{exponent}"
+class RawJson:
+    """A payload kept as written (REQ-2): its compact text, and the value Python makes of it.
+
+    A producer copies a request's payload into the spec number for number
+    (``1e400``, ``1.50`` and ``-0`` stay so), which a Python value cannot
+    always carry (``float("1e400")`` is infinite, ``json.dumps`` writes 1e5 as
+    100000.0). :func:`serialize_record` writes ``text``; anything else uses
+    ``value``.
+    """
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: JsonValue) -> None:
+        self.text = text
+        self.value = value
 
 
-def _same_decimal(token: str, value: float) -> bool:
-    """Whether the double read from ``token`` writes back as the same decimal value (-0 equals 0)."""
-    if not math.isfinite(value):
-        return False
-    written = _decimal_parts(token)
-    if written == "-0":
-        written = "0"
-    back = _decimal_parts(repr(value))
-    if back == "-0":
-        back = "0"
-    return written == back
+def parse_payload_text(text: str) -> Union[RawJson, str]:
+    """A payload given as JSON text (the CLI's --payload), kept as written (REQ-2); a string saying what is wrong when it is not one JSON value."""
+    parsed = parse_bytes(('{"payload":' + text + "\n}").encode("utf-8", "surrogatepass"), "request")
+    if isinstance(parsed, ParseFailure):
+        return parsed.detail
+    payload = parsed["payload"]
+    assert isinstance(payload, RawJson)
+    return payload
+
+
+def _compact_text(text: str) -> str:
+    """Compact form (REC-1) of a valid JSON text: whitespace dropped, strings as json.dumps writes them, every other token as it stands."""
+    out: List[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in " \t\n\r":
+            i += 1
+        elif c == '"':
+            scanner = _Scanner(text, False)
+            scanner.i = i
+            out.append(json.dumps(scanner.string(), ensure_ascii=False))
+            i = scanner.i
+        else:
+            j = i + 1
+            while j < len(text) and text[j] not in ' \t\n\r"':
+                j += 1
+            out.append(text[i:j])
+            i = j
+    return "".join(out)
 
 
 class _Scanner:
     """Recursive descent over a decoded text; depth is bounded by NEST_MAX, so recursion is too."""
 
-    def __init__(self, text: str, compact: bool) -> None:
+    def __init__(self, text: str, compact: bool, keep_payload: bool = False) -> None:
         self.text = text
         self.compact = compact
+        #: Keep the top-level payload as written (RawJson): a request's always (REQ-2), a record's when it is copied.
+        self.keep_payload = keep_payload
         self.i = 0
         self.not_compact: Optional[Tuple[str, int, str]] = None
         self.duplicate: Optional[Tuple[str, int, str]] = None
@@ -160,14 +182,8 @@ class _Scanner:
                 raise self.fail(f"number {token} is not an integer as records write it (REQ-2: no fraction, exponent or -0 outside payload)", at)
             self.note(f"number {token} is not a plain integer (no fraction, exponent or -0 outside payload and result)", at)
         if plain:
-            value: Union[int, float] = int(token)
-            if not self.compact and free and not _same_decimal(token, float(value)):
-                raise self.fail(f"number {token} cannot be kept exactly (REQ-2: the payload would change); write it as a string", at)
-            return value
-        number = float(token)
-        if not self.compact and free and not _same_decimal(token, number):
-            raise self.fail(f"number {token} cannot be kept exactly (REQ-2: the payload would change); write it as a string", at)
-        return number
+            return int(token)
+        return float(token)
 
     def string(self) -> str:
         text = self.text
@@ -273,7 +289,11 @@ class _Scanner:
                 raise self.fail('expected ":" after a member name')
             self.i += 1
             self.skip_ws()
+            start = self.i
             value = self.value(depth)
+            if depth == 1 and key == "payload" and self.keep_payload:
+                written = self.text[start:self.i]
+                value = RawJson(written if self.compact else _compact_text(written), value)  # type: ignore[assignment]
             if key not in out:
                 out[key] = value
             else:
@@ -295,7 +315,7 @@ def _byte_offset(text: str, index: int) -> int:
     return len(text[:index].encode("utf-8", "surrogatepass"))
 
 
-def parse_bytes(data: bytes, form: str = "record") -> Union[JsonObject, ParseFailure]:
+def parse_bytes(data: bytes, form: str = "record", keep_payload: bool = False) -> Union[JsonObject, ParseFailure]:
     """Parse the bytes of a record (REC-1), or of a request with ``form="request"`` (REQ-1).
 
     Returns the object, or a :class:`ParseFailure`; never raises for bad input.
@@ -309,7 +329,7 @@ def parse_bytes(data: bytes, form: str = "record") -> Union[JsonObject, ParseFai
     if text.startswith("\ufeff"):
         return ParseFailure("RECORD_BOM", "the file starts with a byte order mark", 0)
     compact = form == "record"
-    scanner = _Scanner(text, compact)
+    scanner = _Scanner(text, compact, not compact or keep_payload)
     try:
         scanner.skip_ws()
         value = scanner.value(0)
@@ -348,6 +368,10 @@ def _invalid(message: str, path: List[Union[str, int]]) -> FsjobError:
 def _check_serializable(value: JsonValue, path: List[Union[str, int]], depth: int, free: bool) -> None:
     if value is None or isinstance(value, bool):
         return
+    if isinstance(value, RawJson):
+        if not free:
+            raise _invalid("only payload and result are kept as written", path)
+        return
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -379,8 +403,20 @@ def _check_serializable(value: JsonValue, path: List[Union[str, int]], depth: in
 
 
 def dumps_compact(value: JsonValue) -> str:
-    """Compact JSON text of a value (REC-1), without the final line feed."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON text of a value (REC-1), without the final line feed; a RawJson is written as its text (REQ-2)."""
+    texts: List[str] = []
+
+    def raw(item: object) -> str:
+        if not isinstance(item, RawJson):
+            raise TypeError(f"a {type(item).__name__} is not a JSON value")
+        texts.append(item.text)
+        return f"\x00{nonce}:{len(texts) - 1}"
+
+    nonce = secrets.token_hex(12)
+    out = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=raw)
+    if not texts:
+        return out
+    return re.sub('"\\\\u0000' + nonce + ':([0-9]+)"', lambda match: texts[int(match.group(1))], out)
 
 
 def serialize_record(value: JsonObject) -> bytes:

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import gates, ready
+from .bytesform import require_text, text_of
 from .clock import mono_ms
 from .constants import (
     DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, STDIN_MAX, TIMEOUT_DEFAULT,
@@ -60,11 +61,11 @@ def _ms(seconds: Optional[float], name: str) -> Optional[int]:
 
 def build_request(
     *,
-    argv: Optional[Sequence[str]] = None,
+    argv: Optional[Sequence[Union[str, bytes]]] = None,
     handler: Optional[str] = None,
     payload: Any = None,
     stdin: Union[bytes, str, None] = None,
-    env: Optional[Dict[str, str]] = None,
+    env: Optional[Dict[str, Union[str, bytes]]] = None,
     cwd: Optional[str] = None,
     timeout: Optional[float] = None,
     kill_grace: Optional[float] = None,
@@ -94,14 +95,15 @@ def build_request(
     if argv is not None:
         if isinstance(argv, (str, bytes)):
             raise FsjobError("USAGE", "argv is a sequence of strings, not one string", clause="ENQ-1")
-        request["argv"] = list(argv)
+        # SPEC-3: each argument as the bytes given (str with surrogate escapes, as sys.argv has them, or bytes).
+        request["argv"] = [text_of(arg, f"argv[{i}]") for i, arg in enumerate(argv)]
     else:
         request["handler"] = handler
         request["payload"] = payload
     if cwd is not None:
-        request["cwd"] = os.fspath(cwd)
+        request["cwd"] = require_text(os.fspath(cwd), "cwd")
     if env is not None:
-        request["env"] = dict(env)
+        request["env"] = {require_text(name, f"the env name {name!r}"): text_of(value, f"env {name}") for name, value in env.items()}
     if stdin is not None:
         if isinstance(stdin, str):
             request["stdin_text"] = stdin
@@ -111,7 +113,7 @@ def build_request(
                         ("queue_deadline_ms", _ms(queue_deadline, "queue_deadline")), ("retry_delay_ms", _ms(retry_delay, "retry_delay"))):
         if value is not None:
             request[name] = value
-    request.update({"priority": priority, "max_attempts": max_attempts, "preemptible": preemptible, "lane": lane, "dedupe": dedupe})
+    request.update({"priority": priority, "max_attempts": max_attempts, "preemptible": preemptible, "lane": require_text(lane, "lane"), "dedupe": require_text(dedupe, "dedupe")})
     if max_output_bytes is not None:
         request["max_output_bytes"] = max_output_bytes
     if output_keep is not None:
@@ -121,7 +123,7 @@ def build_request(
         ms = _ms(not_before, "not_before")
         request["not_before_ms"] = ms
     if labels is not None:
-        request["labels"] = dict(labels)
+        request["labels"] = {require_text(name, "a label name"): require_text(value, f"label {name}") for name, value in labels.items()}
     if after:
         request["after"] = [{"job_id": item} if isinstance(item, str) else {"job_id": item[0], "when": item[1]} for item in after]
     if hold:
@@ -172,7 +174,8 @@ def spec_of(request: Dict[str, Any], job_id: str, created_ms: int, stdin: Option
     if "handler" in merged and "payload" not in merged:
         merged["payload"] = None
     if "cwd" not in merged:
-        merged["cwd"] = os.getcwd()
+        # SPEC-3: a working directory whose path is not UTF-8 is refused, not written as other bytes.
+        merged["cwd"] = require_text(os.getcwd(), "the working directory (give cwd)")
     merged["stdin"] = None if stdin is None else {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
     # SPEC-2: the members added after 1.0 are written only when they say something.
     if merged.get("output_keep") == "head":

@@ -11,10 +11,10 @@ from typing import Callable, List
 
 from . import ready
 from .clock import now_ms
-from .constants import GEN_MAX, RECOVER_GRACE, TEMP_MAX_AGE
-from .decide import decide, finish_at_gen_max
+from .constants import GEN_MAX, TEMP_MAX_AGE
+from .decide import decide, finish_at_gen_max, orphan_stopped
 from .generation import Generation
-from .identity import judge_local, same_host, stop_group
+from .identity import judge_local, same_host
 from .judge import Judge
 from .jobview import JobView
 from .names import RecordName, WORKER_ID, is_job_id
@@ -57,17 +57,12 @@ def recover(queue: Queue, log: Callable[[str], None] = lambda text: None) -> Rec
         if verdict != "dead":
             continue
         if g >= GEN_MAX:
-            if not finish_at_gen_max(queue.root, view, g):
-                report.left_alone.append(f"{view.dir}: generation {GEN_MAX} reached; cannot recover (CLAIM-4)")
+            if not finish_at_gen_max(queue.root, view, g, judge, log):
+                report.left_alone.append(f"{view.dir}: generation {GEN_MAX} reached; cannot recover (CLAIM-4, RECOV-4)")
             continue
-        if g in listing.execs:
-            group = judge.group(view, g)
-            if group.state == "running" and group.pgid is not None and group.start is not None:
-                log(f"{view.dir}: stopping the orphaned group {group.pgid} of generation {g} (RECOV-1)")
-                group.state = stop_group(group.pgid, group.start, RECOVER_GRACE)
-            if group.state != "stopped":
-                report.left_alone.append(f"{view.dir}: UNPROVEN: the execution of generation {g} may still run; left alone (RECOV-1)")
-                continue
+        if not orphan_stopped(view, g, judge, log):
+            report.left_alone.append(f"{view.dir}: UNPROVEN: the execution of generation {g} may still run; left alone (RECOV-1)")
+            continue
         gen = Generation.claim(queue.root, job_id, g + 1)
         if gen is None:
             continue

@@ -9,7 +9,8 @@ prefixItems, minItems, maxItems, uniqueItems, minimum, maximum, minLength,
 maxLength, pattern, $ref, allOf, anyOf, oneOf, not, if/then/else and
 unevaluatedProperties (with the annotations of 2020-12: only subschemas that
 pass mark members as evaluated), plus fsjob's own maxBytes (UTF-8 bytes of a
-string) and maxJsonBytes (bytes of the compact serialization). A keyword it
+string), maxJsonBytes (bytes of the compact serialization) and nonUtf8Base64
+(the base64 form of bytes that are not UTF-8, SPEC-3). A keyword it
 does not know makes :func:`check_schema_support` fail, and a test runs that
 over every vendored document.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Pattern, Set, Tuple, Union
 
+from .bytesform import non_utf8_base64_problem
 from .jsontext import compact_size, dumps_compact, json_pointer
 
 Schema = Dict[str, Any]
@@ -29,7 +31,7 @@ _KNOWN = frozenset((
     "type", "const", "enum", "properties", "patternProperties", "additionalProperties", "required",
     "maxProperties", "minProperties", "propertyNames", "items", "prefixItems", "minItems", "maxItems",
     "uniqueItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "$ref", "allOf", "anyOf",
-    "oneOf", "not", "if", "then", "else", "unevaluatedProperties", "maxBytes", "maxJsonBytes",
+    "oneOf", "not", "if", "then", "else", "unevaluatedProperties", "maxBytes", "maxJsonBytes", "nonUtf8Base64",
 )) | _IGNORED
 
 
@@ -247,6 +249,10 @@ class Validator:
                 size = len(value.encode("utf-8", "surrogatepass"))
                 if size > schema["maxBytes"]:
                     result.fail(pointer, "maxBytes", f"is {size} bytes of UTF-8, over the bound of {schema['maxBytes']}")
+            if "nonUtf8Base64" in schema:
+                problem = non_utf8_base64_problem(value, schema["nonUtf8Base64"])
+                if problem is not None:
+                    result.fail(pointer, "nonUtf8Base64", f"{problem} (SPEC-3)")
             if "pattern" in schema and _ecma_pattern(schema["pattern"]).search(value) is None:
                 result.fail(pointer, "pattern", f"must match {schema['pattern']}")
         if "maxJsonBytes" in schema:

@@ -9,12 +9,11 @@ from typing import Callable, Dict, Optional, Set
 
 from . import gates, ready
 from .clock import now_ms
-from .constants import GEN_MAX, LEASE_DEFAULT, RECOVER_GRACE
-from .decide import Decision, decide, finish_at_gen_max, give_back
+from .constants import GEN_MAX, LEASE_DEFAULT
+from .decide import Decision, decide, finish_at_gen_max, give_back, orphan_stopped
 from .errors import FsjobError
 from .generation import Generation
 from .holds import Key
-from .identity import stop_group
 from .judge import Judge
 from .jobview import JobView
 from .safefs import exists, lstat_or_none
@@ -116,10 +115,10 @@ class Chooser:
             orphan = True
         if g >= GEN_MAX:
             # CLAIM-4; RECOV-4 for a dead owner of claim GEN_MAX.
-            if orphan and finish_at_gen_max(self.root, view, g):
+            if orphan and finish_at_gen_max(self.root, view, g, self.judge, self.log):
                 result.progress = True
             else:
-                result.left[job_id] = f"{view.dir}: generation {GEN_MAX} reached; not claimed (CLAIM-4)"
+                result.left[job_id] = f"{view.dir}: generation {GEN_MAX} reached; not claimed (CLAIM-4, RECOV-4: an owner alive or unknown, or an execution not proven stopped)"
             return None
         inspection = view.spec()
         spec = inspection.value if inspection.ok else None
@@ -154,15 +153,10 @@ class Chooser:
                 return None
             if spec["preemptible"] and waiting_non_preemptible(self.root, self.uid, spec["lane"], job_id, self.judge):
                 return None
-        if orphan and g in listing.execs:
+        if orphan and not orphan_stopped(view, g, self.judge, self.log):
             # RECOV-1 step 1: the dead owner's execution must be proven stopped.
-            group = self.judge.group(view, g)
-            if group.state == "running" and group.pgid is not None and group.start is not None:
-                self.log(f"{view.dir}: stopping the orphaned group {group.pgid} of generation {g} (RECOV-1)")
-                group.state = stop_group(group.pgid, group.start, RECOVER_GRACE)
-            if group.state != "stopped":
-                result.left[job_id] = f"{view.dir}: UNPROVEN: the execution of generation {g} may still run; left alone (RECOV-1)"
-                return None
+            result.left[job_id] = f"{view.dir}: UNPROVEN: the execution of generation {g} may still run; left alone (RECOV-1)"
+            return None
         if exists(view.path(f"claim.{g + 1}.json")):
             result.progress = True  # someone else claimed it meanwhile: look again from the top
             return None

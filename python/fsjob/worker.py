@@ -61,6 +61,8 @@ class Worker:
         self._started_ms = now_ms()
         self._registered = False
         self.failed = False
+        #: The root no longer holds the queue this worker opened (WORKER-4): nothing more is written or removed there.
+        self.lost = False
 
     # --- what this consumer can run (CLAIM-11) -------------------------------
 
@@ -109,7 +111,7 @@ class Worker:
             self.log(f"cannot renew the registration: {error.message}")
 
     def _unregister(self) -> None:
-        if self.worker_id is not None and self._registered:
+        if self.worker_id is not None and self._registered and not self.lost:
             try:
                 remove_file(self.queue.path("workers", f"{self.worker_id}.json"))
             except FsjobError:
@@ -171,16 +173,18 @@ class Worker:
         try:
             while True:
                 now = mono_ms()
-                if now >= next_renewal:
-                    self._publish_registration("serving" if self._stopping_at is None else "stopping")
-                    next_renewal = now + renew_interval(self.lease_ms)
+                # WORKER-4 first, and at each renewal too: a root that now holds another queue gets nothing of this worker.
+                if (now >= next_check or now >= next_renewal) and not self.lost and not queue.still_here():
+                    self.log(f"{queue.root} no longer holds this queue: stopping (WORKER-4)")
+                    self.failed = True
+                    self.lost = True
+                    self.request_stop()
+                    self._stopping_at = 0  # stop running attempts at once
                 if now >= next_check:
                     next_check = now + 5000
-                    if not queue.still_here():
-                        self.log(f"{queue.root} no longer holds this queue: stopping (WORKER-4)")
-                        self.failed = True
-                        self.request_stop()
-                        self._stopping_at = 0  # stop running attempts at once
+                if now >= next_renewal and not self.lost:
+                    self._publish_registration("serving" if self._stopping_at is None else "stopping")
+                    next_renewal = now + renew_interval(self.lease_ms)
                 with self._lock:
                     busy = set(self._running)
                 if self._stopping_at is not None:

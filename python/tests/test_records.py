@@ -81,10 +81,16 @@ class CompactForm(unittest.TestCase):
             assert isinstance(failure, jsontext.ParseFailure)
             self.assertEqual(failure.code, "RECORD_NOT_COMPACT")
 
-    def test_requests_refuse_fractions_and_payload_numbers_that_would_change(self) -> None:
-        for text in ('{"timeout_ms":1.0}', '{"timeout_ms":6e5}', '{"timeout_ms":1.5}', '{"timeout_ms":6.5e-1}', '{"timeout_ms":-0}', '{"payload":1e400}', '{"payload":12345678901234567890}'):
+    def test_requests_refuse_fractions_and_keep_payload_numbers_as_written(self) -> None:
+        for text in ('{"timeout_ms":1.0}', '{"timeout_ms":6e5}', '{"timeout_ms":1.5}', '{"timeout_ms":6.5e-1}', '{"timeout_ms":-0}'):
             self.assertIsInstance(self.parse(text, "request"), jsontext.ParseFailure, text)
-        self.assertEqual(self.parse('{ "payload" : 1e5 , "x": 2 }', "request"), {"payload": 100000.0, "x": 2})
+        # REQ-2: a payload is copied as written, whatever value Python makes of it.
+        parsed = self.parse('{ "payload" : [1e400, 12345678901234567890, 1.50, -0, 1e5, "\\u0041\\/"] , "x": 2 }', "request")
+        assert isinstance(parsed, dict)
+        payload = parsed["payload"]
+        assert isinstance(payload, jsontext.RawJson)
+        self.assertEqual(payload.text, '[1e400,12345678901234567890,1.50,-0,1e5,"A/"]')
+        self.assertEqual(jsontext.serialize_record({"payload": payload, "x": 2}), b'{"payload":[1e400,12345678901234567890,1.50,-0,1e5,"A/"],"x":2}\n')
 
     def test_escapes_duplicates_and_framing(self) -> None:
         cases = {

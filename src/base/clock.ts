@@ -43,3 +43,15 @@ export const systemClock: Clock = {
 export function monotonicMs(clock: Clock): number {
   return clock.monotonicMs?.() ?? performance.now();
 }
+
+/**
+ * A deadline `ms` from now on the monotonic clock (LEASE-4): true once it
+ * has passed. Every wait and every "leave it alone for a while" is measured
+ * so: a deadline on the wall clock lasts an hour longer after the clock goes
+ * back an hour (issue 28 point 2: a judge that put a live foreign claim
+ * aside for a second skipped it for an hour, so never broke it once dead).
+ */
+export function deadlineIn(clock: Clock, ms: number): () => boolean {
+  const at = monotonicMs(clock) + ms;
+  return () => monotonicMs(clock) >= at;
+}

@@ -21,6 +21,12 @@ export interface FsjobCommand {
   builder: (yargs: Argv) => Argv;
   /** The command is about the spec itself (validate, conformance): its messages keep clause ids without --verbose. */
   citesClauses?: boolean;
+  /**
+   * The arguments (yargs keys) whose values may hold bytes that are not
+   * UTF-8, which the command carries exactly (SPEC-3, command-line.ts); main
+   * refuses such bytes in every other argument, naming it. @default none
+   */
+  bytes?: readonly string[];
   /** Runs the command with yargs' parsed arguments; resolves to the exit status. */
   run: (args: Record<string, unknown>, io: CliIo) => Promise<number>;
 }

@@ -5,11 +5,14 @@
  */
 import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { descriptorFailure } from '../base/descriptors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
+import { requireText } from './command-line.ts';
+export { commandLine } from './command-line.ts';
 
 /**
  * Every subcommand, one per line, loaded on demand: a command's module pulls in
@@ -78,6 +81,20 @@ function wantsVerbose(argv: readonly string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--verbose' || arg === '-v');
 }
 
+/**
+ * SPEC-3: an argument that holds bytes that are not UTF-8 (command-line.ts
+ * keeps them) is refused, naming it, unless the command carries such bytes
+ * exactly (`bytes`): a path or a key that node would turn into U+FFFD names
+ * something else.
+ */
+function refuseBytes(args: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (allowed.includes(key) || key === '$0') continue;
+    const name = key.length === 1 ? `-${key}` : `--${key}`;
+    for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') requireText(item, key === '_' ? `the argument ${JSON.stringify(item)}` : name);
+  }
+}
+
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   let status: number = EXIT.OK;
@@ -112,20 +129,23 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       if (error !== undefined && error !== null) throw error;
       throw new FsjobError('USAGE', message);
     });
-  for (const command of await commandsFor(argv)) {
-    cli.command(command.command, command.describe, command.builder, async (args) => {
-      citesClauses = command.citesClauses === true;
-      status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
-    });
-  }
   try {
+    for (const command of await commandsFor(argv)) {
+      cli.command(command.command, command.describe, command.builder, async (args) => {
+        citesClauses = command.citesClauses === true;
+        refuseBytes(args, command.bytes ?? []);
+        status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
+      });
+    }
     await cli.parseAsync();
     return status;
   } catch (error) {
     // The reader of standard output went away (fsjob logs ID | head): what it
     // wanted it has; stopping there is not a failure, and says nothing.
     if (io.stdoutClosed?.() === true && isFsjobError(error, 'IO')) return status;
-    const known = isFsjobError(error) ? error : undefined;
+    // Descriptors that ran out where nothing expected it (a command's module loaded late, an open
+    // before the command's own handling): the one clear line, never a loader's stack trace.
+    const known = isFsjobError(error) ? error : descriptorFailure(error);
     const exit = known === undefined ? EXIT.FAILURE : exitStatusOf(known.code);
     if (json) {
       // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).

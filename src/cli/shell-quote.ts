@@ -4,6 +4,8 @@
  * control characters (a newline would break a table row) are written in the
  * $'...' form that bash, zsh, ksh and busybox sh read.
  */
+import { bytesOfText, isPlainText, type RecordText } from '../records/bytes.ts';
+
 const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -29,6 +31,17 @@ export function shellQuoteArg(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-export function shellQuote(argv: readonly string[]): string {
-  return argv.map(shellQuoteArg).join(' ');
+/** Bytes that are not UTF-8 (SPEC-3) in the $'...' form, every byte outside printable ASCII as \\xHH: pasted back, it is those bytes. */
+function quoteBytes(bytes: Buffer): string {
+  let escaped = '';
+  for (const byte of bytes) {
+    if (byte === 0x5c || byte === 0x27) escaped += `\\${String.fromCharCode(byte)}`;
+    else if (byte >= 0x20 && byte < 0x7f) escaped += String.fromCharCode(byte);
+    else escaped += `\\x${byte.toString(16).padStart(2, '0')}`;
+  }
+  return `$'${escaped}'`;
+}
+
+export function shellQuote(argv: readonly RecordText[]): string {
+  return argv.map((arg) => (isPlainText(arg) ? shellQuoteArg(arg) : quoteBytes(bytesOfText(arg)))).join(' ');
 }

@@ -80,7 +80,7 @@ export function parseInteger(value: unknown, flag: string, bounds: Bounds = {}):
  * environment (as `docker run -e NAME` and `systemd-run -E NAME` do) and must
  * be set there.
  */
-export function parsePairs(values: unknown, flag: string, fromEnvironment?: NodeJS.ProcessEnv): Record<string, string> | undefined {
+export function parsePairs(values: unknown, flag: string, fromEnvironment?: (name: string) => string | undefined): Record<string, string> | undefined {
   if (values === undefined) return undefined;
   const list = Array.isArray(values) ? values : [values];
   const pairs: [string, string][] = [];
@@ -88,7 +88,7 @@ export function parsePairs(values: unknown, flag: string, fromEnvironment?: Node
     const text = String(item);
     const eq = text.indexOf('=');
     if (eq === -1 && fromEnvironment !== undefined && text !== '') {
-      const value = fromEnvironment[text];
+      const value = fromEnvironment(text);
       if (value === undefined) throw new FsjobError('USAGE', `--${flag} ${text}: ${text} is not set in this environment; set it, or give --${flag} ${text}=VALUE`);
       pairs.push([text, value]);
       continue;

@@ -24,6 +24,7 @@
  * A job refused by the list is rejected with reason `not_allowed`, never
  * silently skipped (EXEC-9).
  */
+import { displayText, isPlainText, type RecordText } from '../records/bytes.ts';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
@@ -101,9 +102,12 @@ export class AllowList {
   }
 
   /** EXEC-9, EXEC-15: may this job's command run, and which program runs. */
-  judge(argv0: string, cwd: string, env: Readonly<Record<string, string>>): PolicyVerdict {
+  judge(argv0Text: RecordText, cwd: string, env: Readonly<Record<string, unknown>>): PolicyVerdict {
     const loader = Object.keys(env).filter(isLoaderVariable);
     if (loader.length > 0) return { ok: false, why: `its env sets ${loader.join(', ')}, which would change what an allowed program does (EXEC-15)` };
+    // SPEC-3: patterns are text; a program name whose bytes are not UTF-8 matches none of them.
+    if (!isPlainText(argv0Text)) return { ok: false, why: `argv[0] (${displayText(argv0Text)}) is not UTF-8, and allow patterns match UTF-8 names only (EXEC-9)` };
+    const argv0 = argv0Text;
     if (argv0.includes('/')) {
       const absolute = path.resolve(cwd, argv0);
       return this.pathed.some((re) => re.test(absolute)) ? { ok: true, program: argv0 } : { ok: false, why: `${absolute} matches no allow pattern (EXEC-9)` };

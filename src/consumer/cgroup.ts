@@ -1,5 +1,6 @@
 /**
- * The opt-in cgroup stop (spec EXEC-16, `fsjob work --cgroup DIR`): a process
+ * The cgroup stop (spec EXEC-16, `fsjob work --cgroup DIR`, and by default
+ * `--cgroup auto`: the worker's own cgroup when it is delegated): a process
  * that leaves its job's process group (setsid, a daemon's double fork) is out
  * of reach of every group signal, but not out of its control group. Given a
  * cgroup v2 directory it may create children in, a consumer puts each
@@ -15,7 +16,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readFile, rmdir, stat, statfs, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FsjobError, errnoOf } from '../base/errors.ts';
-import type { Clock } from '../base/clock.ts';
+import { deadlineIn, type Clock } from '../base/clock.ts';
 
 /** statfs f_type of a cgroup v2 filesystem (linux/magic.h). */
 const CGROUP2_SUPER_MAGIC = 0x63677270;
@@ -74,6 +75,49 @@ export async function openCgroupBase(given: string): Promise<CgroupBase> {
   return { dir };
 }
 
+/** Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup (unified), else /sys/fs/cgroup/unified (hybrid). */
+async function cgroup2Mount(): Promise<string | undefined> {
+  for (const dir of ['/sys/fs/cgroup', '/sys/fs/cgroup/unified']) {
+    try {
+      if ((await statfs(dir)).type === CGROUP2_SUPER_MAGIC) return dir;
+    } catch {
+      // not mounted there
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `fsjob work --cgroup auto`, the default (issue 28 point 5): the worker's
+ * own cgroup v2 directory, when it is delegated to the worker. Delegated
+ * means what systemd's Delegate=yes (or an administrator's chown) does: the
+ * worker is not root and the directory is owned by its uid; then a child is
+ * made and joined there as openCgroupBase probes. Root gets no automatic
+ * cgroup: it may write anywhere in the hierarchy, including directories a
+ * service manager owns, so only the operator knows which subtree is its own
+ * (`--cgroup DIR`). The base, or why containment is off.
+ */
+export async function delegatedCgroup(): Promise<{ base: CgroupBase } | { off: string }> {
+  const mount = await cgroup2Mount();
+  if (mount === undefined) return { off: 'this system has no cgroup v2 hierarchy' };
+  let own: string | undefined;
+  try {
+    own = /^0::(\/.*)$/m.exec(await readFile('/proc/self/cgroup', 'latin1'))?.[1];
+  } catch {
+    own = undefined;
+  }
+  if (own === undefined) return { off: 'this process is in no cgroup v2 group (/proc/self/cgroup)' };
+  const dir = join(mount, own);
+  const uid = process.getuid?.();
+  if (uid === 0) return { off: `running as root, which may write anywhere in the cgroup tree: --cgroup DIR names the subtree that is this worker's` };
+  try {
+    if ((await stat(dir)).uid !== uid) return { off: `its cgroup ${dir} is not delegated to this user (not owned by uid ${String(uid)}; systemd's Delegate=yes makes it so)` };
+    return { base: await openCgroupBase(dir) };
+  } catch (error) {
+    return { off: `its cgroup ${dir} cannot be used (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
 /** What stopping an attempt's cgroup came to. */
 export interface CgroupStop {
   /** Processes outside the command's process group that the cgroup stop killed. */
@@ -129,14 +173,14 @@ export class AttemptCgroup {
     const found = await this.pids();
     const outside = new Set<number>();
     for (const pid of found) if ((await pgidOf(pid)) !== pgid) outside.add(pid);
-    const deadline = clock.nowMs() + CGROUP_STOP_LIMIT;
+    const passed = deadlineIn(clock, CGROUP_STOP_LIMIT);
     let remaining = found;
     if (remaining.length > 0) {
       const killFile = join(this.path, 'cgroup.kill');
       let useKillFile = this.killFile && (await writeFile(killFile, '1\n').then(() => true, () => false));
       for (;;) {
         remaining = await this.pids();
-        if (remaining.length === 0 || clock.nowMs() >= deadline) break;
+        if (remaining.length === 0 || passed()) break;
         for (const pid of remaining) {
           // A process that forked after the first listing, or a kernel without cgroup.kill.
           if (!outside.has(pid) && (await pgidOf(pid)) !== pgid) outside.add(pid);
@@ -146,19 +190,19 @@ export class AttemptCgroup {
         await clock.sleep(POLL_MS);
       }
     }
-    if (remaining.length === 0) await removeDir(this.path, clock, deadline);
+    if (remaining.length === 0) await removeDir(this.path, clock, passed);
     return { outside: outside.size, left: remaining.length, path: this.path };
   }
 }
 
-/** rmdir, retried while the kernel still counts the killed tasks (EBUSY), until `deadline`. */
-async function removeDir(path: string, clock: Clock, deadline: number): Promise<void> {
+/** rmdir, retried while the kernel still counts the killed tasks (EBUSY), until the deadline has `passed`. */
+async function removeDir(path: string, clock: Clock, passed: () => boolean): Promise<void> {
   for (;;) {
     try {
       await rmdir(path);
       return;
     } catch (error) {
-      if (errnoOf(error) !== 'EBUSY' || clock.nowMs() >= deadline) return;
+      if (errnoOf(error) !== 'EBUSY' || passed()) return;
     }
     await clock.sleep(POLL_MS);
   }

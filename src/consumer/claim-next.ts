@@ -6,9 +6,10 @@
  * for cancel, timeout and ownership loss.
  */
 import type { Queue } from '../model/queue.ts';
-import { makeContext, openWith, type ConsumerOptions } from './context.ts';
+import { beginOperation } from '../fs/safefs.ts';
+import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { GIVE_BACK_DELAY } from './owner.ts';
-import { ClaimedJob } from './run.ts';
+import { ClaimedJob } from './payload.ts';
 import { claimNextIn } from './select.ts';
 
 /** Options of `claimNext`: the consumer options, and which payload handlers the caller runs. */
@@ -23,6 +24,20 @@ export interface ClaimNextOptions extends ConsumerOptions {
 export async function claimNext(queue: string | Queue, options: ClaimNextOptions = {}): Promise<ClaimedJob | null> {
   const ctx = await makeContext(options, options.workerId ?? null);
   const q = await openWith(queue, ctx);
+  // An operation (src/fs/flush.ts) from here until the claimed job's end is published.
+  const operation = beginOperation();
+  try {
+    const job = await claimIn(ctx, q, options);
+    if (job === null) operation();
+    else job.onEnd(operation);
+    return job;
+  } catch (error) {
+    operation();
+    throw error;
+  }
+}
+
+async function claimIn(ctx: Context, q: Queue, options: ClaimNextOptions): Promise<ClaimedJob | null> {
   const names = options.handlers === undefined ? undefined : new Set(options.handlers);
   const accepts = (name: string): boolean => names === undefined || names.has(name);
   const avoided = new Set<string>();
@@ -37,11 +52,15 @@ export async function claimNext(queue: string | Queue, options: ClaimNextOptions
     );
     if (result === null) return null;
     if (result.kind === 'run') {
+      const { owner } = result.ticket;
       try {
-        return await ClaimedJob.start(result.ticket);
+        const job = await ClaimedJob.start(result.ticket);
+        job.onEnd(() => owner.close());
+        return job;
       } catch (error) {
         // Nothing ran: hand the generation back so the job does not wait for this process to die.
-        await result.ticket.owner.publishEnd('released', false, GIVE_BACK_DELAY, null).catch(() => undefined);
+        await owner.publishEnd('released', false, GIVE_BACK_DELAY, null).catch(() => undefined);
+        owner.close();
         throw error;
       }
     }

@@ -18,7 +18,7 @@ import { cancelReason } from '../model/cancel-request.ts';
 import { publishClaim, type ReceiptFields } from '../model/generation.ts';
 import { laneHeld, laneSlotsOf, takeHold } from '../model/holds.ts';
 import { stopGroup } from '../model/groups.ts';
-import { attemptsUsed, executionState, listJob, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
+import { attemptsUsed, executionState, listJob, listJobIn, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
 import { removeReadyEntry } from '../model/ready.ts';
 import type { EndRecord, ReceiptRecord, SpecRecord } from '../records/codec.ts';
@@ -102,11 +102,11 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
   // CLAIM-5: the commit point of the claim.
-  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs))) return { kind: 'raced' };
+  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs, files.handle))) return { kind: 'raced' };
   ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
-  const owner = new Ownership(ctx, queue, id, gen, claimedMs);
+  const owner = new Ownership(ctx, queue, id, gen, claimedMs, files.handle);
   try {
-    return await decide(owner, spec, policy, recovered);
+    return await decide(owner, spec, policy, recovered, files);
   } catch (error) {
     // Nothing ran (I/O failed while deciding, e.g. while taking the lane): hand
     // the generation back as EXEC-3 does for a failed start. Left open, the
@@ -138,10 +138,26 @@ async function finish(owner: Ownership, fields: ReceiptFields, spec?: SpecRecord
   return receipt === undefined ? { kind: 'decided', owner } : { kind: 'decided', owner, receipt };
 }
 
-/** CLAIM-6, in its order, as the owner of `owner.gen`. */
-export async function decide(owner: Ownership, view: SpecView, policy: ClaimPolicy, recovered: boolean): Promise<ClaimResult> {
+/**
+ * What CLAIM-6 reads after the claim: the job directory as it is now. The
+ * listing made before a first claim (`before`, no claim in it) still
+ * holds, except for cancel records: nobody else could claim generation 1
+ * meanwhile, so no exec, end or receipt can have appeared (6.0 needs a
+ * superseded owner; RECOV-4's receipt without a claim is GEN_MAX's), but a
+ * cancel record may (CANCEL-2 publishes it before it tries to claim). Two
+ * lstats replace a second listing there; any other claim lists again.
+ */
+async function afterClaim(owner: Ownership, before: JobFiles | undefined): Promise<JobFiles> {
+  if (before === undefined || before.gen !== 0 || owner.gen !== 1 || before.handle !== owner.handle) return listJobIn(owner.id, owner.handle);
+  const [cancel, cancelForce] = await Promise.all([owner.handle.present('cancel.json'), owner.handle.present('cancel-force.json')]);
+  if (cancel === before.cancel && cancelForce === before.cancelForce) return before;
+  return listJobIn(owner.id, owner.handle);
+}
+
+/** CLAIM-6, in its order, as the owner of `owner.gen`; `before` is the listing the claim was decided on, when the caller has it. */
+export async function decide(owner: Ownership, view: SpecView, policy: ClaimPolicy, recovered: boolean, before?: JobFiles): Promise<ClaimResult> {
   const { ctx, queue } = owner;
-  const files = await listJob(queue, owner.id);
+  const files = await afterClaim(owner, before);
   // 6.0: a superseded owner finished the job after we listed it.
   if (files.receipt) return { kind: 'decided', owner };
   const used = await attemptsUsed(queue, files);

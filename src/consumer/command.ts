@@ -7,14 +7,16 @@
  * is the leader released; if this process dies before that, the leader reads
  * end of file and exits 125 without running the command. So no command ever
  * runs unrecorded, and recovery can always find and stop what is running.
+ * Who forks the leader is a launcher's business (launch.ts): a worker's
+ * spawner (spawner.ts), or node's own spawn.
  *
  * Stopping (EXEC-8, EXEC-11, CANCEL-3, OWN-1, PREEMPT-1): every stop signals
  * the whole group, never a pid alone, and escalates to SIGKILL after its
  * grace. When the leader exits, stragglers in its group are stopped too:
  * nothing of a job runs after its attempt ends.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { SafeHandle } from '../fs/safefs.ts';
+import type { Readable } from 'node:stream';
 import { once } from 'node:events';
 import { processStart, selfIdentity, type ProcessGroup } from '../model/identity.ts';
 import { stopGroup } from '../model/groups.ts';
@@ -26,27 +28,16 @@ import { OutputCapture, type OutputSummary } from './output.ts';
 import type { OutputKeep } from '../model/output-keep.ts';
 import type { Guardian } from './guardian.ts';
 import type { AttemptCgroup, CgroupStop } from './cgroup.ts';
-
-/**
- * The leader: wait for one line on fd 3 (the release), close it, then become
- * the command. End of file on fd 3 means the worker died before recording the
- * execution: exit 125 without running anything. `exec` failing gives 127/126,
- * the shell conventions EXEC-4 adopts. The shell exports PWD of its own
- * accord; EXEC-6 wants exactly the job's environment, so $1 says what PWD
- * must be: "-" for none, "=<value>" when the job's env sets it.
- */
-// EXEC-13: the command starts with umask 0022 (the consumer's own may be 077);
-// node resets signal dispositions and the mask for its children, and only
-// descriptors 0-2 survive the gate's exec.
-const GATE_SCRIPT =
-  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
+import { directLauncher, type Launcher, type Leader } from './launch.ts';
 
 export type StopReason = 'timeout' | 'cancel' | 'force' | 'preempt' | 'superseded' | 'shutdown';
 
 export interface CommandSpec {
-  argv: string[];
+  /** The command line, as the bytes to pass (SPEC-3: commandArgv builds it from the spec). */
+  argv: Buffer[];
   cwd: string;
-  env: Record<string, string>;
+  /** The whole environment, as the bytes to pass (EXEC-6, SPEC-3: commandEnv). */
+  env: Record<string, Buffer>;
   /** An open descriptor on the job's stdin file, or null for /dev/null (EXEC-7). */
   stdin: SafeHandle | null;
   /** Exclusively created output files (EXEC-1); the engine fsyncs and closes them. */
@@ -71,6 +62,10 @@ export interface CommandHooks {
   clock?: Clock;
   /** EXEC-16, opt-in: the attempt's cgroup; the gate joins it before its release, and what is left in it is killed at the end. */
   cgroup?: AttemptCgroup;
+  /** Who forks the group's leader: the worker's spawner. @default node's own spawn (launch.ts) */
+  launcher?: Launcher;
+  /** Called once the leader's exit status is collected: the instant LEASE-6 judges a lapse at. */
+  leaderExited?: () => void;
 }
 
 export interface CommandResult {
@@ -94,6 +89,12 @@ export interface CommandResult {
   stderr: OutputSummary;
   /** The owner stopped waiting for the output pipes (EXEC-12): a process outside the group held them. */
   drainCut: boolean;
+  /**
+   * Why the exit status is unknown, when it is: whoever waited for the
+   * leader died with it (the spawner's waiter). `exit` and `signal` are
+   * null then, and the group was stopped like a dead owner's (RECOV-1).
+   */
+  statusLost: string | null;
   /** What the cgroup stop killed after the group's (EXEC-16), or null without a cgroup. */
   cgroup: CgroupStop | null;
 }
@@ -132,7 +133,6 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   const clock = hooks.clock ?? systemClock;
   const stdoutCapture = new OutputCapture(spec.stdout, spec.maxOutputBytes, spec.outputKeep);
   const stderrCapture = new OutputCapture(spec.stderr, spec.maxOutputBytes, spec.outputKeep);
-  let child: ChildProcess | undefined;
   let group: RecordedGroup | null = null;
   let released = false;
   let stoppedBy: StopReason | null = null;
@@ -164,72 +164,66 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 
   const done = (async (): Promise<CommandResult> => {
-    const pwd = spec.env['PWD'];
-    child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'fsjob-gate', pwd === undefined ? '-' : `=${pwd}`, ...spec.argv], {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
-      stdio: [spec.stdin === null ? 'ignore' : spec.stdin.fd, 'pipe', 'pipe', 'pipe'],
-    });
-    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    // A spawn failure rejects both promises; only the 'spawn' one is awaited then.
-    exited.catch(() => undefined);
+    let leader: Leader;
     try {
-      await once(child, 'spawn');
+      leader = await (hooks.launcher ?? directLauncher).launch({ argv: spec.argv as [Buffer, ...Buffer[]], cwd: spec.cwd, env: spec.env, stdinFd: spec.stdin?.fd ?? null });
     } catch (error) {
       await closeQuietly(spec.stdout, spec.stderr);
-      throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
+      throw error instanceof FsjobError ? error : new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
     }
-    child.stdout?.pipe(stdoutCapture);
-    child.stderr?.pipe(stderrCapture);
-    const gate = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
-    const pid = child.pid as number;
+    leader.stdout.pipe(stdoutCapture);
+    leader.stderr.pipe(stderrCapture);
+    const pid = leader.pid;
 
     try {
       // EXEC-16: into the cgroup while the gate still waits, so nothing of the command starts outside it.
       await hooks.cgroup?.adopt(pid);
-      const leader = await processStart(pid);
-      if (leader === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
+      const start = await processStart(pid);
+      if (start === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
-      group = { pgid: pid, start: leader.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
+      group = { pgid: pid, start: start.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
       hooks.guardian?.track(group, hooks.leaseDeadline?.(), hooks.cgroup?.path);
       await hooks.record(group);
     } catch (error) {
       // Never released: kill the gate and report the attempt as not started.
       signalGroup(pid, 'SIGKILL');
-      gate.destroy();
-      await exited;
+      leader.withhold();
+      await leader.ended;
       await hooks.cgroup?.stop(pid, clock);
       hooks.guardian?.untrack(pid);
-      await drainPipes(child, clock);
+      await drainPipes(leader, clock);
       await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]).catch(() => undefined);
       await closeQuietly(spec.stdout, spec.stderr);
+      leader.dispose();
       throw error;
     }
 
     if (stoppedBy !== null) {
       // Stopped before release (a cancel raced the recording): the command never runs.
-      gate.destroy();
+      leader.withhold();
     } else {
       startedMs = clock.nowMs();
-      gate.write('go\n');
-      gate.end();
+      leader.release();
       released = true;
     }
     const timeout = setTimeout(() => stop('timeout'), spec.timeoutMs);
     timeout.unref();
 
-    const [exit, signal] = await exited;
+    const end = await leader.ended;
     leaderExited = true;
+    hooks.leaderExited?.();
     clearTimeout(timeout);
     clearTimeout(killTimer);
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader
     // is reaped now, so the group is judged by its members (zombies count as
-    // stopped: an init that never reaps must not hold the attempt open).
+    // stopped: an init that never reaps must not hold the attempt open). When
+    // its status was lost with its waiter, the leader itself may still run:
+    // the group is stopped as a dead owner's would be (RECOV-1).
     const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
     // EXEC-16: then whatever left the group but not the cgroup; its pipes close with it.
     const cgroup = hooks.cgroup === undefined ? null : await hooks.cgroup.stop(group.pgid, clock);
-    const cut = await drainPipes(child, clock);
+    const cut = await drainPipes(leader, clock);
+    leader.dispose();
     // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
     if (groupStopped) hooks.guardian?.untrack(group.pgid);
     const [out, err] = await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]);
@@ -238,11 +232,12 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     const stderr: OutputSummary = cut ? { ...err, bytes_total: null } : err;
     // The engine owns the output descriptors from here: they are durable, so close them.
     await Promise.all([spec.stdout.close(), spec.stderr.close()]);
+    const lost = 'lost' in end ? end.lost : null;
     return {
       released,
       group,
-      exit,
-      signal,
+      exit: 'lost' in end ? null : end.exit,
+      signal: 'lost' in end ? null : end.signal,
       stoppedBy,
       startedMs,
       endedMs: clock.nowMs(),
@@ -251,6 +246,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       groupStopped,
       drainCut: cut,
       cgroup,
+      statusLost: lost,
     };
   })();
 
@@ -267,14 +263,13 @@ async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
   await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }
 
-/** Waits for both pipes to reach end of file, bounded: a process that left the group may still hold them. */
 /**
  * EXEC-12: wait at most DRAIN_LIMIT for end of file on the output pipes once
  * the group is gone; a process that left the group (setsid, a daemon) may
  * hold them open forever (EXEC-16). True when it stopped waiting.
  */
-async function drainPipes(child: ChildProcess, clock: Clock): Promise<boolean> {
-  const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null);
+async function drainPipes(leader: Leader, clock: Clock): Promise<boolean> {
+  const streams: Readable[] = [leader.stdout, leader.stderr];
   const ended = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
   // The bound is cancelled once the pipes end: its timer would otherwise keep
   // a drained worker's process alive for DRAIN_LIMIT after its last job.

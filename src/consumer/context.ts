@@ -12,8 +12,8 @@ import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
 import { probeFilesystem } from '../fs/safefs.ts';
-import { readRecord, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
-import type { SafeFsSeam } from '../fs/safefs.ts';
+import { readRecord, readRecordIn, type Inspection, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
+import type { Dir, SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
 import { openCgroupBase, type CgroupBase } from './cgroup.ts';
@@ -78,6 +78,11 @@ export type ConsumerEvent =
   | { type: 'left'; queue: string; job_id: string; gen: number; reason: string }
   | { type: 'skipped'; queue: string; job_id: string; reason: string }
   | { type: 'guardian'; state: 'down' | 'restarted' }
+  /**
+   * The spawner that starts the commands (spawner.ts) died ('down': no command job is claimed until it is back) or
+   * is back; 'unavailable': it cannot run on this system (`reason` says why) and node forks each command itself.
+   */
+  | { type: 'spawner'; state: 'down' | 'restarted' | 'unavailable'; reason?: string }
   /** PAUSE-1: the queue's pause.json appeared (nothing is claimed there) or went away. */
   | { type: 'paused'; queue: string }
   | { type: 'resumed'; queue: string }
@@ -184,26 +189,40 @@ export class SpecCache {
     const key = `${queue.root}\0${id}`;
     const cached = this.entries.get(key);
     if (cached !== undefined) return cached;
-    let view: SpecView;
+    let read: Inspection<SpecRecord> | undefined;
     try {
       const path = gated ? `${queue.paths.gatedJob(id)}/spec.json` : queue.paths.jobFile(id, 'spec.json');
-      const read = await readRecord(path, 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
-      if (read === undefined) {
-        view = { ok: false, reason: 'invalid_spec', message: 'the job directory has no spec.json', findings: [] };
-      } else if (read.ok) {
-        view = { ok: true, spec: read.value };
-      } else {
-        const first = read.findings[0];
-        view = {
-          ok: false,
-          reason: first?.code === 'RECORD_VERSION' ? 'unsupported_version' : 'invalid_spec',
-          message: first === undefined ? 'spec.json is invalid' : `spec.json is invalid (${first.clause}): ${first.message}`,
-          findings: read.findings,
-        };
-      }
+      read = await readRecord(path, 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
     } catch (error) {
       if (isFsjobError(error, 'NOT_FOUND')) return undefined;
       throw error;
+    }
+    return this.keep(key, read);
+  }
+
+  /**
+   * The job's spec, read through the handle of its directory that a visit
+   * holds (model/queue-dirs.ts) when it is not cached.
+   */
+  async getIn(queue: Queue, id: string, dir: Dir): Promise<SpecView> {
+    const key = `${queue.root}\0${id}`;
+    return this.entries.get(key) ?? this.keep(key, await readRecordIn(dir, 'spec.json', 'spec', { expectedJobId: id, allowMissing: true }));
+  }
+
+  private keep(key: string, read: Inspection<SpecRecord> | undefined): SpecView {
+    let view: SpecView;
+    if (read === undefined) {
+      view = { ok: false, reason: 'invalid_spec', message: 'the job directory has no spec.json', findings: [] };
+    } else if (read.ok) {
+      view = { ok: true, spec: read.value };
+    } else {
+      const first = read.findings[0];
+      view = {
+        ok: false,
+        reason: first?.code === 'RECORD_VERSION' ? 'unsupported_version' : 'invalid_spec',
+        message: first === undefined ? 'spec.json is invalid' : `spec.json is invalid (${first.clause}): ${first.message}`,
+        findings: read.findings,
+      };
     }
     if (this.entries.size >= SPEC_CACHE_MAX) {
       const oldest = this.entries.keys().next();

@@ -22,7 +22,6 @@ import { CONTROL_LATENCY, CONTROL_POLL, renewInterval } from '../base/constants.
 import { monotonicMs } from '../base/clock.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { SpecRecord, StateRecord } from '../records/codec.ts';
-import { statEntry } from '../fs/safefs.ts';
 import type { StopReason } from './command.ts';
 import type { Ownership } from './owner.ts';
 import { nonPreemptibleWaiting } from './lanes.ts';
@@ -73,10 +72,11 @@ export class ControlLoop {
   }
 
   /**
-   * LEASE-6 once the execution ended: an execution that ended while this
+   * LEASE-6 at the instant the execution is seen to end (its leader's status
+   * collected, its handler returned): an execution that ended while this
    * process was stopped (its guardian stopped the group at the deadline) is a
-   * counted failure whatever its status, when the lease lapsed meanwhile.
-   * True when the generation is fenced.
+   * counted failure whatever its status, when the lease lapsed meanwhile; a
+   * lapse after that instant changes nothing. True when the generation is fenced.
    */
   settle(): boolean {
     if (!this.superseded && !this.fenced && this.lapsed()) this.fenced = true;
@@ -152,8 +152,9 @@ export class ControlLoop {
         // judged again at the next tick
       }
       try {
-        if ((await statEntry(owner.path('cancel-force.json'), owner.queue.fsOptions)) !== undefined) target.stop('force');
-        else if ((await statEntry(owner.path('cancel.json'), owner.queue.fsOptions)) !== undefined) target.stop('cancel');
+        // CANCEL-3, in the directory the owner holds (a held handle needs no check per look).
+        if ((await owner.handle.stat('cancel-force.json')) !== undefined) target.stop('force');
+        else if ((await owner.handle.stat('cancel.json')) !== undefined) target.stop('cancel');
       } catch {
         // judged again at the next tick
       }

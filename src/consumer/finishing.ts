@@ -20,6 +20,7 @@
  *   reports the job as left unfinished.
  */
 import { closeSync, openSync } from 'node:fs';
+import { deadlineIn } from '../base/clock.ts';
 import { errnoOf, isFsjobError, type FsjobError } from '../base/errors.ts';
 import { descriptorAdvice } from '../base/descriptors.ts';
 import { stopGroup } from '../model/groups.ts';
@@ -39,8 +40,8 @@ export interface FinishWindow {
 
 /** A window of `lease_ms` from now (RCPT-7) for an owner that no longer renews, unless `giveUp` closes it first. */
 export function leaseWindow(owner: Ownership, giveUp: () => boolean): FinishWindow {
-  const deadline = owner.ctx.clock.nowMs() + owner.ctx.leaseMs;
-  return { closed: () => giveUp() || owner.ctx.clock.nowMs() >= deadline };
+  const passed = deadlineIn(owner.ctx.clock, owner.ctx.leaseMs);
+  return { closed: () => giveUp() || passed() };
 }
 
 /** What is pending, for the `pending` event: "the receipt", "the end record", "the EXEC-11 proof". */
@@ -58,15 +59,15 @@ function pending(owner: Ownership, step: Step, reason: string, error?: FsjobErro
 export async function persist<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Promise<T>, window: FinishWindow): Promise<T> {
   let pause = FINISH_RETRY_FIRST;
   /** RCPT-7: "for up to lease_ms", counted from the first refusal. */
-  let deadline = Number.POSITIVE_INFINITY;
+  let passed = (): boolean => false;
   for (let tries = 1; ; tries++) {
     try {
       return await publish();
     } catch (error) {
       // A job directory that is gone (ENOENT) can never take the record: no retry.
       const gone = isFsjobError(error) && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
-      if (tries === 1) deadline = owner.ctx.clock.nowMs() + owner.ctx.leaseMs;
-      if (!isFsjobError(error, 'IO') || gone || window.closed() || owner.ctx.clock.nowMs() >= deadline) throw error;
+      if (tries === 1) passed = deadlineIn(owner.ctx.clock, owner.ctx.leaseMs);
+      if (!isFsjobError(error, 'IO') || gone || window.closed() || passed()) throw error;
       if (tries === 1) pending(owner, step, (error as FsjobError).message, error as FsjobError);
       await owner.ctx.clock.sleep(pause);
       pause = Math.min(pause * 2, FINISH_RETRY_MAX);

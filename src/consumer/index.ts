@@ -43,7 +43,8 @@
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
 export { recover, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';
-export { ClaimedJob, type Handler, type HandlerContext, type RunOutcome } from './run.ts';
+export { ClaimedJob, type Handler, type HandlerContext } from './payload.ts';
+export { type RunOutcome } from './run.ts';
 export type { ConsumerOptions, ConsumerEvent } from './context.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
 /** Every record type (spec/records.md) and the request form (spec/spec-record.md), as the schemas define them. */
@@ -51,3 +52,4 @@ export type * from '../records/generated/types.ts';
 export type { ReceiptOutcome, ReceiptReason } from '../records/codec.ts';
 export { AllowList, globToRegExp } from './allow.ts';
 export { Guardian } from './guardian.ts';
+export { Spawner } from './spawner.ts';

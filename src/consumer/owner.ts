@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { FsjobError } from '../base/errors.ts';
 import { OUTPUT_MAX } from '../base/constants.ts';
-import { openBounded, type SafeHandle } from '../fs/safefs.ts';
+import { openBounded, type Dir, type SafeHandle } from '../fs/safefs.ts';
 import { Generation, type EndReason, type ReceiptFields } from '../model/generation.ts';
 import { outputName } from '../model/layout.ts';
 import { headPart, type OutputKeep } from '../model/output-keep.ts';
@@ -23,8 +23,8 @@ export class Ownership extends Generation {
   /** performance.now() just after the claim: where the guardian's first deadline counts from (LEASE-5). */
   readonly claimedReal = performance.now();
 
-  constructor(ctx: Context, queue: Queue, id: string, gen: number, claimedMs: number) {
-    super(queue, id, gen, claimedMs, ctx.clock, ctx.self);
+  constructor(ctx: Context, queue: Queue, id: string, gen: number, claimedMs: number, handle?: Dir) {
+    super(queue, id, gen, claimedMs, ctx.clock, ctx.self, handle);
     this.ctx = ctx;
   }
 

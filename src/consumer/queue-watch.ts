@@ -1,26 +1,31 @@
 /**
  * What a long-running consumer watches in a queue: ready/ feeds its view of
- * the index (ready-view.ts) and wakes it, jobs/ only wakes it. A watch is a
- * shortcut, never the truth: without inotify, or after a watch failed, the
- * view is listed at every scan and the poll finds the work anyway.
+ * the index (ready-view.ts), jobs/ says when a job was published (the
+ * consumer decides whether that wakes it: pool.ts). A watch is a shortcut,
+ * never the truth: without inotify, or after a watch failed, the view is
+ * listed at every scan and the poll finds the work anyway.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Queue } from '../model/queue.ts';
 import { gateMayHaveOpened } from './gates.ts';
 import type { ReadyView } from './ready-view.ts';
 
-/** Starts the watchers of `queue`; `wake` is called after every event (after the view has taken it in). */
-export function watchQueue(queue: Queue, view: ReadyView, wake: () => void): FSWatcher[] {
+/**
+ * Starts the watchers of `queue`: ready/ feeds `view` (no wake-up: a new
+ * entry's job is not published yet, ENQ-2 before ENQ-3); jobs/ calls
+ * `published` after every event, the moment a new job can be claimed.
+ */
+export function watchQueue(queue: Queue, view: ReadyView, published: () => void): FSWatcher[] {
   const watchers: FSWatcher[] = [];
   for (const dir of ['ready', 'jobs'] as const) {
     try {
       const onEvent =
         dir === 'ready'
-          ? (_event: string, name: string | Buffer | null) => readyChanged(queue, view, name, wake)
+          ? (_event: string, name: string | Buffer | null) => readyChanged(view, name)
           : (_event: string, name: string | Buffer | null) => {
               // A job's open name appearing may be its gate opening (GATE-3): the next scan looks at it again.
               if (typeof name === 'string') gateMayHaveOpened(view, name);
-              wake();
+              published();
             };
       const watcher = watch(queue.paths.dir(dir), { persistent: false }, onEvent);
       watcher.on('error', () => {
@@ -36,15 +41,12 @@ export function watchQueue(queue: Queue, view: ReadyView, wake: () => void): FSW
   return watchers;
 }
 
-/** A watch event of ready/: one lstat says whether the entry came or went (the event's kind is not trusted). */
-function readyChanged(queue: Queue, view: ReadyView, name: string | Buffer | null, wake: () => void): void {
-  if (typeof name !== 'string') {
-    view.invalidate();
-    wake();
-    return;
-  }
-  queue.dirs.ready.present(name).then(
-    (exists) => view.changed(name, exists),
-    () => view.invalidate(),
-  ).finally(wake);
+/**
+ * A watch event of ready/: the name is noted, and the view looks at it
+ * (one lstat: the event's kind is not trusted) when it is next used, so a
+ * busy consumer pays nothing more for the jobs others run.
+ */
+function readyChanged(view: ReadyView, name: string | Buffer | null): void {
+  if (typeof name === 'string') view.touched(name);
+  else view.invalidate();
 }

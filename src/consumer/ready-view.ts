@@ -8,11 +8,16 @@
  * fresh listing's would be. It is kept current by
  * - what this consumer learns itself: a receipt it published or found
  *   (`remove`), an entry it rebuilt (`add`);
- * - fs.watch events of ready/ (`changed`): one lstat of the named entry says
- *   whether it came or went;
+ * - fs.watch events of ready/ (`touched`): the name is noted, and one lstat
+ *   of it says whether it came or went when the view is next used
+ *   (`current`). A consumer whose slots are all busy takes events at no
+ *   more cost than the callback: an entry created and removed while it was
+ *   busy costs one lstat, or none once the view is listed afresh;
  * - a full listing, the truth, when the view is older than its refresh
- *   interval (`due`), when no watcher feeds it, and before a consumer
- *   concludes that nothing is left (drain and once modes).
+ *   interval (`due`), when no watcher feeds it (then as often as costs a
+ *   fiftieth of the time: a consumer of a pool that does not listen, or a
+ *   filesystem without inotify), and before a consumer concludes that
+ *   nothing is left (drain and once modes).
  *
  * Names are kept in a sorted array read from a head index, removals are
  * tombstones (a name absent from `present`), compacted once they outnumber
@@ -21,6 +26,7 @@
  */
 import { parseReadyEntry } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
+import { queueDir } from '../model/queue-dirs.ts';
 import { listReady, type ReadyEntry } from '../model/ready.ts';
 
 /** Shortest interval between two full listings while watchers feed the view. */
@@ -28,6 +34,8 @@ export const VIEW_REFRESH_MIN_MS = 5_000;
 /** The interval is at least this many times the last listing's duration (a deep index is listed less often). */
 const REFRESH_COST_FACTOR = 50;
 const COMPACT_MIN = 1_024;
+/** Watch events noted between two uses of the view before a full listing is cheaper. */
+const TOUCHED_MAX = 4_096;
 
 export class ReadyView {
   readonly queue: Queue;
@@ -38,10 +46,19 @@ export class ReadyView {
   /** Bumped whenever positions in `names` shift, so a walk re-finds its place. */
   private version = 0;
   private listedMs = Number.NEGATIVE_INFINITY;
+  /** How long the last full listing took. */
+  private listingMs = 0;
   private intervalMs = VIEW_REFRESH_MIN_MS;
   private lost = true;
   /** Watch results that arrived while a listing was under way: applied again after it. */
   private during: [string, boolean][] | undefined;
+  /** Names watch events touched since the view was last used: looked at by the next current(). */
+  private readonly touchedNames = new Set<string>();
+  /** Names whose job was seen claimed by another consumer (held) once already: looked at in full next time. */
+  private readonly glanced = new Set<string>();
+  /** Full listings made so far, and the one each listed name first appeared in. */
+  private listings = 0;
+  private readonly firstListed = new Map<string, number>();
   /** Whether fs.watch feeds the view; without it every scan lists ready/. */
   watched = false;
 
@@ -58,9 +75,15 @@ export class ReadyView {
     return this.byId.has(id);
   }
 
-  /** True when the view must be listed afresh before it is used. */
+  /**
+   * True when the view must be listed afresh before it is used: when lost,
+   * when its refresh interval passed, and, when no watcher feeds it, once
+   * REFRESH_COST_FACTOR times the last listing's duration passed (a shallow
+   * index at nearly every use, 100,000 entries every few seconds).
+   */
   due(nowMs: number = performance.now()): boolean {
-    return this.lost || !this.watched || nowMs - this.listedMs >= this.intervalMs;
+    const since = nowMs - this.listedMs;
+    return this.lost || since >= this.intervalMs || (!this.watched && since >= REFRESH_COST_FACTOR * this.listingMs);
   }
 
   /** When the last full listing started (performance.now()); -Infinity before the first. */
@@ -90,10 +113,16 @@ export class ReadyView {
     }
     const during = this.during;
     this.during = undefined;
+    this.listings += 1;
+    const seen = new Map<string, number>();
+    for (const entry of entries) seen.set(entry.name, this.firstListed.get(entry.name) ?? this.listings);
+    this.firstListed.clear();
+    for (const [name, at] of seen) this.firstListed.set(name, at);
     this.names = entries.map((entry) => entry.name);
     this.head = 0;
     this.present.clear();
     this.byId.clear();
+    this.glanced.clear();
     for (const entry of entries) {
       this.present.set(entry.name, entry);
       this.byId.set(entry.id, entry.name);
@@ -102,12 +131,57 @@ export class ReadyView {
     for (const [name, exists] of during) this.changed(name, exists);
     const ended = performance.now();
     this.listedMs = started;
-    this.intervalMs = Math.max(VIEW_REFRESH_MIN_MS, REFRESH_COST_FACTOR * (ended - started));
+    this.listingMs = ended - started;
+    this.intervalMs = Math.max(VIEW_REFRESH_MIN_MS, REFRESH_COST_FACTOR * this.listingMs);
   }
 
-  /** Lists ready/ when the view is due. */
+  /** Lists ready/ when the view is due; otherwise looks at the names watch events touched meanwhile. */
   async current(): Promise<void> {
-    if (this.due()) await this.refresh();
+    if (this.due()) {
+      this.touchedNames.clear();
+      await this.refresh();
+      return;
+    }
+    if (this.touchedNames.size === 0) return;
+    const ready = queueDir(this.queue, 'ready');
+    for (const name of this.touchedNames) this.changed(name, await ready.present(name));
+    this.touchedNames.clear();
+  }
+
+  /**
+   * A watch event named `name` (its kind is not trusted): looked at when
+   * the view is next used. Past TOUCHED_MAX pending names the view is listed
+   * afresh instead.
+   */
+  touched(name: string): void {
+    if (this.touchedNames.size >= TOUCHED_MAX) {
+      this.touchedNames.clear();
+      this.invalidate();
+      return;
+    }
+    this.touchedNames.add(name);
+  }
+
+  /**
+   * Whether entry `name` appeared in the latest full listing and in none
+   * before it: a job that has waited less than one listing interval. A
+   * consumer that does not listen (pool.ts) stops its walk there and looks
+   * again at its next poll, leaving the new job to the listeners meanwhile:
+   * a delay, never a skip (CLAIM-2).
+   */
+  newlyListed(name: string): boolean {
+    return this.firstListed.get(name) === this.listings;
+  }
+
+  /**
+   * Whether the job of entry `name` was seen held by another consumer once
+   * (select.ts glances at two names before it looks at a job in full); marks
+   * it so. Forgotten with the entry.
+   */
+  glancedOnce(name: string): boolean {
+    if (this.glanced.has(name)) return true;
+    this.glanced.add(name);
+    return false;
   }
 
   /** An entry that exists (or may): inserted in order. Names that are not ready entries are ignored. */
@@ -142,6 +216,7 @@ export class ReadyView {
     const entry = this.present.get(name);
     if (entry === undefined) return;
     this.present.delete(name);
+    this.glanced.delete(name);
     if (this.byId.get(entry.id) === name) this.byId.delete(entry.id);
     const dead = this.names.length - this.head - this.present.size;
     if (dead > COMPACT_MIN && dead > this.present.size) {

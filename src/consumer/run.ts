@@ -12,9 +12,8 @@
  * publishes nothing (OWN-1); an owner that cannot prove its group stopped
  * publishes nothing either, and says so (UNPROVEN).
  */
-import os from 'node:os';
-import { CANCEL_GRACE } from '../base/constants.ts';
-import { commandEnv, signalExitCode } from './command-env.ts';
+import { monotonicMs } from '../base/clock.ts';
+import { commandArgv, commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -22,7 +21,7 @@ import { startCommand, type CommandResult, type RunningCommand, type StopReason 
 import type { Context } from './context.ts';
 import { ControlLoop } from './control.ts';
 import type { Guardian } from './guardian.ts';
-import { clipUtf8 } from '../base/text.ts';
+import type { Launcher } from './launch.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
 import { leaseWindow, persist, proveStoppedLater, type FinishWindow } from './finishing.ts';
@@ -57,7 +56,7 @@ function asFsjobError(error: unknown): FsjobError {
 
 
 /** End the generation without an execution (EXEC-3: publication failed, or the attempt could not start). */
-async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
+export async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
   if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
   try {
     await persist(owner, 'end', () => owner.publishEnd('released', false, GIVE_BACK_DELAY, null), leaseWindow(owner, () => false));
@@ -68,14 +67,15 @@ async function giveBack(owner: Ownership, error: unknown): Promise<RunOutcome> {
   return { kind: 'aborted', error: asFsjobError(error), open: false };
 }
 
-function superseded(owner: Ownership): RunOutcome {
+export function superseded(owner: Ownership): RunOutcome {
   owner.ctx.emit({ type: 'superseded', queue: owner.queue.root, job_id: owner.id, gen: owner.gen });
   return { kind: 'superseded' };
 }
 
 /** What an attempt came to, for `conclude`. */
-interface Ending {
-  stoppedBy: StopReason | 'fenced' | null;
+export interface Ending {
+  /** 'lost': the command's exit status died with its waiter (the spawner's), as with a dead owner. */
+  stoppedBy: StopReason | 'fenced' | 'lost' | null;
   /** Whether the command was released / the handler called (the execution may have happened). */
   released: boolean;
   /** Exit 0, or the handler resolved. */
@@ -98,7 +98,7 @@ interface Ending {
  * record (RETRY-3, PREEMPT-1, WORKER-3). The attempt counts from its exec
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
-async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, window: FinishWindow): Promise<RunOutcome> {
+export async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, window: FinishWindow): Promise<RunOutcome> {
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
   const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
@@ -132,10 +132,11 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
           ? await end('timed_out', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
-        // LEASE-6: a counted failure; with no attempt left the attempt was lost with its lease.
+      case 'lost':
+        // LEASE-6, and a status lost with its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
+          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
         if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
@@ -148,13 +149,13 @@ async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: 
   }
 }
 
-/** Runs a command job (spec/running.md) under `guardian` (WORKER-2). */
-export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined }): RunningJob {
+/** Runs a command job (spec/running.md) under `guardian` (WORKER-2), its leader started by `launcher` (the worker's spawner). */
+export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | undefined; launcher?: Launcher | undefined }): RunningJob {
   const { owner, spec } = ticket;
   const ctx: Context = owner.ctx;
   const attempt = ticket.attemptsUsed + 1;
-  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find.
-  const argv = (ticket.program === undefined ? spec.argv : [ticket.program, ...(spec.argv ?? []).slice(1)]) as [string, ...string[]];
+  // EXEC-15: under a policy the resolved program runs, not what the job's PATH would find; SPEC-3: the bytes the spec holds.
+  const argv = commandArgv(spec.argv ?? [], ticket.program);
   let command: RunningCommand | undefined;
   let recorded: { pgid: number } | undefined;
   let pending: StopReason | null = null;
@@ -162,6 +163,8 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
   let shuttingDown = false;
   // Once the leader exited the attempt is over: the control loop only renews the lease while the generation is finished.
   let exited = false;
+  // LEASE-6 at the leader's exit: lapsed then, the status may be the guardian's doing; a lapse after it changes nothing.
+  let fencedAtExit: boolean | undefined;
   const stop = (reason: StopReason): void => {
     if (reason === 'shutdown') shuttingDown = true;
     if (exited) return;
@@ -210,9 +213,14 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
             ctx.emit({ type: 'started', queue: owner.queue.root, job_id: owner.id, gen: owner.gen, attempt });
           },
           guardian: deps.guardian,
+          ...(deps.launcher === undefined ? {} : { launcher: deps.launcher }),
           leaseDeadline: () => control.guardianDeadline(),
-          clock: ctx.clock,
+          // The command's started instant is one this owner writes (LEASE-4: never before its earlier ones).
+          clock: { nowMs: () => owner.writeTimeMs(), sleep: (ms, signal) => ctx.clock.sleep(ms, signal), monotonicMs: () => monotonicMs(ctx.clock) },
           ...(ctx.cgroup === undefined ? {} : { cgroup: new AttemptCgroup(ctx.cgroup, owner.id, owner.gen) }),
+          leaderExited: () => {
+            fencedAtExit = control.settle();
+          },
         },
       );
       // LEASE-5: every successful renewal moves the guardian's deadline for this group.
@@ -228,8 +236,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       await ticket.stdin?.close().catch(() => undefined);
     }
     exited = true;
-    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced.
-    const fenced = control.settle();
+    // LEASE-6: an execution that ended while this process was stopped past its lease is fenced;
+    // one whose end was seen in time keeps its outcome, however long finishing then takes.
+    const fenced = fencedAtExit ?? control.settle();
     try {
       return await finishCommand(result, fenced);
     } finally {
@@ -260,8 +269,9 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
         : result.signal !== null
           ? { exit: null, signal: result.signal }
           : null;
+    const lost = result.statusLost;
     return conclude(owner, spec, attempt, {
-      stoppedBy: fenced ? 'fenced' : result.stoppedBy,
+      stoppedBy: fenced ? 'fenced' : (result.stoppedBy ?? (lost === null ? null : 'lost')), // EXEC-14: a cause fsjob acted on first
       released: result.released,
       ok: result.exit === 0,
       failCode: result.exit ?? (result.signal !== null ? signalExitCode(result.signal) : 125),
@@ -269,224 +279,10 @@ export function runCommand(ticket: RunTicket, deps: { guardian?: Guardian | unde
       startedMs: result.startedMs,
       stdout: { gen: owner.gen, ...result.stdout },
       stderr: { gen: owner.gen, ...result.stderr },
-      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : null,
+      message: result.exit !== null ? `exited with status ${result.exit}` : result.signal !== null ? `killed by ${result.signal}` : lost,
       ...outsideNote(result),
     }, window);
   }
 
   return { owner, spec, stop: (reason) => stop(reason), done };
-}
-
-/** What a payload handler gets (PAYLOAD-1). */
-export interface HandlerContext {
-  readonly jobId: string;
-  readonly queue: string;
-  readonly spec: SpecRecord;
-  readonly payload: JsonValue;
-  readonly attempt: number;
-  /** Aborted on cancel, timeout, ownership loss, preemption and shutdown; `signal.reason` says which. */
-  readonly signal: AbortSignal;
-  /** Renew the lease now and report progress (at most 1024 bytes) in state.<g>.json. */
-  heartbeat(progress?: string | null): Promise<void>;
-}
-
-/**
- * A payload handler (PAYLOAD-1): resolves to the result (any JSON value, at most
- * 262144 bytes serialized) or throws to fail the attempt. Registered with `Worker.handle`.
- */
-export type Handler = (ctx: HandlerContext) => unknown;
-
-const RESULT_MAX_BYTES = 262_144;
-
-/**
- * A claimed payload job (PAYLOAD-1) whose execution is recorded: exec.<g>.json
- * with group null is published before it is handed out, so the attempt
- * counts. A control loop renews the lease and aborts `signal` on cancel,
- * timeout, ownership loss and preemption. End it with exactly one of
- * complete(), fail() or release().
- */
-export class ClaimedJob {
-  readonly id: string;
-  readonly gen: number;
-  readonly spec: SpecRecord;
-  readonly payload: JsonValue;
-  readonly attempt: number;
-  readonly queue: string;
-  readonly owner: Ownership;
-  private readonly controller = new AbortController();
-  private readonly control: ControlLoop;
-  private timer: NodeJS.Timeout | undefined;
-  private reason: StopReason | null = null;
-  private progressText: string | null = null;
-  private startedMs: number | null = null;
-  private settled = false;
-
-  private constructor(ticket: RunTicket) {
-    this.owner = ticket.owner;
-    this.id = ticket.owner.id;
-    this.gen = ticket.owner.gen;
-    this.spec = ticket.spec;
-    this.payload = ticket.spec.payload ?? null;
-    this.attempt = ticket.attemptsUsed + 1;
-    this.queue = ticket.owner.queue.root;
-    this.control = new ControlLoop(this.owner, {
-      spec: this.spec,
-      attempt: this.attempt,
-      phase: () => (this.reason === null ? 'running' : 'stopping'),
-      bytes: () => ({ stdout: 0, stderr: 0 }),
-      progress: () => this.progressText,
-      stop: (reason) => this.stop(reason),
-    });
-  }
-
-  /** Records the execution (EXEC-3 with group null; no output files, PAYLOAD-1) and starts the control loop. */
-  static async start(ticket: RunTicket): Promise<ClaimedJob> {
-    const job = new ClaimedJob(ticket);
-    const { owner } = job;
-    await owner.publishExec(job.attempt, null);
-    job.startedMs = owner.ctx.clock.nowMs();
-    owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
-    job.control.start();
-    job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8
-    job.timer.unref();
-    return job;
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** Why the job was asked to stop, or null. */
-  get stopReason(): StopReason | null {
-    return this.reason;
-  }
-
-  /** Abort the handler; a stronger reason (force, superseded) replaces a weaker one. */
-  stop(reason: StopReason): void {
-    const strong = (r: StopReason | null): boolean => r === 'force' || r === 'superseded';
-    if (this.reason !== null && (strong(this.reason) || !strong(reason))) return;
-    this.reason = reason;
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
-  }
-
-  /** LEASE-1: renew now, with optional progress for state.<g>.json. */
-  async heartbeat(progress?: string | null): Promise<void> {
-    if (progress !== undefined) this.progressText = progress === null ? null : clipUtf8(progress);
-    await this.control.renew();
-  }
-
-  private settle(): void {
-    if (this.settled) throw new FsjobError('USAGE', `job ${this.id} was already completed, failed or released`);
-    this.settled = true;
-    this.control.stop();
-    this.control.settle(); // LEASE-6: a handler that ran past a lapsed lease is a counted failure
-    clearTimeout(this.timer);
-  }
-
-  private ending(ok: boolean, message: string | null, result?: JsonValue): Ending {
-    return {
-      stoppedBy: this.control.fenced ? 'fenced' : this.reason,
-      released: true,
-      ok,
-      failCode: 1,
-      status: this.reason === null || ok ? { exit: ok ? 0 : 1, signal: null } : null,
-      startedMs: this.startedMs,
-      stdout: null,
-      stderr: null,
-      message,
-      ...(result === undefined ? {} : { result }),
-    };
-  }
-
-  private async finish(ending: Ending): Promise<RunOutcome> {
-    if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
-      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
-    }
-    const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
-    if (outcome.kind === 'superseded') {
-      throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
-    }
-    return outcome;
-  }
-
-  /** The handler succeeded: receipt `succeeded` with `result` (unless the job was stopped meanwhile). */
-  async complete(value: { result?: unknown } = {}): Promise<RunOutcome> {
-    this.settle();
-    const result = (value.result === undefined ? null : value.result) as JsonValue;
-    let size: number;
-    try {
-      size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
-    } catch (error) {
-      return this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
-    }
-    if (size > RESULT_MAX_BYTES) return this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
-    return this.finish(this.ending(true, null, result));
-  }
-
-  /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
-  async fail(error: unknown): Promise<RunOutcome> {
-    this.settle();
-    const message = error instanceof Error ? error.message : String(error);
-    return this.finish(this.ending(false, `handler failed: ${message}`));
-  }
-
-  /** Give the job back without counting this attempt (end record `released`, counted false). */
-  async release(): Promise<RunOutcome> {
-    this.settle();
-    return { kind: 'end', end: await this.owner.publishEnd('released', false, 0, null) };
-  }
-}
-
-/** Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort. */
-export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
-  let job: ClaimedJob | undefined;
-  let pending: 'shutdown' | null = null;
-  const done = (async (): Promise<RunOutcome> => {
-    try {
-      job = await ClaimedJob.start(ticket);
-    } catch (error) {
-      return giveBack(ticket.owner, error);
-    }
-    if (pending !== null) job.stop(pending);
-    const claimed = job;
-    const context: HandlerContext = {
-      jobId: claimed.id,
-      queue: claimed.queue,
-      spec: claimed.spec,
-      payload: claimed.payload,
-      attempt: claimed.attempt,
-      signal: claimed.signal,
-      heartbeat: (progress) => claimed.heartbeat(progress),
-    };
-    type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
-    const settled: Promise<Settled> = Promise.resolve()
-      .then(() => handler(context))
-      .then(
-        (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error }),
-      );
-    const aborted = new Promise<null>((resolve) => claimed.signal.addEventListener('abort', () => resolve(null), { once: true }));
-    let outcome: Settled | null = await Promise.race([settled, aborted]);
-    if (outcome === null) {
-      const reason = claimed.stopReason;
-      const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
-      outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
-    }
-    try {
-      if (outcome !== null && outcome.ok) return await claimed.complete({ result: outcome.value });
-      return await claimed.fail(outcome === null ? new Error(`the handler did not settle after it was aborted (${String(claimed.stopReason)})`) : outcome.error);
-    } catch (error) {
-      if (isFsjobError(error, 'SUPERSEDED')) return superseded(ticket.owner);
-      throw error;
-    }
-  })();
-  return {
-    owner: ticket.owner,
-    spec: ticket.spec,
-    stop: (reason) => {
-      if (job === undefined) pending = reason;
-      else job.stop(reason);
-    },
-    done,
-  };
 }

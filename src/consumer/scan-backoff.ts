@@ -9,7 +9,7 @@ const SCAN_BACKOFF_MAX = 30_000;
 /** How long drain and once keep trying queues whose scans fail before they stop with the error. */
 const SCAN_FAILURE_LIMIT = 60_000;
 
-/** Consecutive turns whose scans failed, and since when. */
+/** Consecutive turns whose scans failed, and since when (monotonic milliseconds: LEASE-4). */
 export class ScanBackoff {
   private failures = 0;
   private sinceMs = 0;

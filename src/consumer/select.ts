@@ -9,14 +9,16 @@
  * lane waits (PREEMPT-2). The index is a hint (READY-1): every entry is
  * verified against the job directory before anything is done to the job.
  */
-import { FsjobError } from '../base/errors.ts';
-import { CLAIMABLE, deriveStatus, listJob } from '../model/job.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import type { Dir } from '../fs/safefs.ts';
+import { CLAIMABLE, deriveStatus, listJobIn } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
+import { openJobDir } from '../model/queue-dirs.ts';
 import { isPaused } from '../model/pause.ts';
 import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
-import type { Context } from './context.ts';
+import type { Context, SpecView } from './context.ts';
 import { lookAtGated, passOverGated } from './gates.ts';
 import { mayStartNow } from './lanes.ts';
 import { ReadyView } from './ready-view.ts';
@@ -42,10 +44,24 @@ export interface SelectResult {
   notBeforeMs: number | null;
   /** The queue is paused (PAUSE-1): nothing was looked at, nothing claimed. */
   paused: boolean;
+  /** Claims this scan lost to another consumer (CLAIM-5: its link() came first). */
+  raced: number;
 }
 
 /** How long a job held by another live owner is passed over without a look (its owner finishes or dies meanwhile). */
 const HELD_PAUSE_MS = 1_000;
+
+/**
+ * A glance at a job another consumer may hold: its first claim exists and
+ * has not ended. Two lstats in the held job directory instead of a full
+ * look (its spec read and checked, a listing, its claim read and its
+ * owner judged), which N consumers each paid for every job the others ran.
+ * Only a pause follows from it: whatever the job's status, the full look
+ * after HELD_PAUSE_MS decides (CLAIM-3, an orphaned claim: RECOV-1).
+ */
+async function claimedByOther(dir: Dir): Promise<boolean> {
+  return (await dir.present('claim.1.json')) && !(await dir.present('end.1.json'));
+}
 
 function wrap(error: unknown): FsjobError {
   return error instanceof FsjobError ? error : new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
@@ -56,32 +72,67 @@ function wrap(error: unknown): FsjobError {
  * progress on. The order comes from `readyView` (a long-running consumer's view
  * of ready/, listed afresh when due) or from a listing made now.
  */
-export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilter, policy: ClaimPolicy, avoid: (id: string, ms: number) => void, readyView?: ReadyView): Promise<SelectResult> {
+/** How a long-running consumer of a pool looks at the index (pool.ts); the defaults are a lone consumer's. */
+export interface PoolLook {
+  /** Pass over another consumer's claim on a glance first (claimedByOther): a serving consumer does; drain and once look in full, so they end only on what they judged. */
+  glance?: boolean;
+  /** Stop at the first entry that appeared in the latest listing only (ReadyView.newlyListed): a consumer that does not listen leaves new jobs to the listeners for one poll. */
+  deferNew?: boolean;
+}
+
+export async function claimNextIn(
+  ctx: Context,
+  queue: Queue,
+  filter: SelectFilter,
+  policy: ClaimPolicy,
+  avoid: (id: string, ms: number) => void,
+  readyView?: ReadyView,
+  look: PoolLook = {},
+): Promise<SelectResult> {
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
-  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true };
+  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0 };
   let retryAtMs: number | null = null;
   let watchMs: number | null = null;
   let notBeforeMs: number | null = null;
-  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false });
+  let raced = 0;
+  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false, raced });
   const ready = readyView ?? new ReadyView(queue);
   await ready.current();
   for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
     // AFTER-4: a gated job the last look found blocked is passed over without a system call.
     if (passOverGated(ready, entry.id)) continue;
+    // A delay, not a skip: nothing after this entry is claimed in this scan (CLAIM-2).
+    if (look.deferNew === true && ready.newlyListed(entry.name)) break;
     const id = entry.id;
+    // One visit of the job directory: opened and checked once, listed once,
+    // and kept by the claim's owner when this consumer claims the job.
+    let dir: Dir | undefined;
+    let kept = false;
     try {
-      let spec = await ctx.specs.get(queue, id);
-      if (spec === undefined) {
+      let spec: SpecView;
+      try {
+        dir = openJobDir(queue, id);
+        // Another consumer's claim, seen for the first time: passed over on a
+        // glance, looked at in full once the pause is over (see glancedOnce).
+        if (look.glance === true && !ready.glancedOnce(entry.name) && (await claimedByOther(dir))) {
+          avoid(id, HELD_PAUSE_MS);
+          continue;
+        }
+        spec = await ctx.specs.getIn(queue, id, dir);
+      } catch (error) {
+        if (!isFsjobError(error, 'NOT_FOUND')) throw error;
+        dir = undefined;
         // No jobs/<id>: a gated job is looked at and opened when it may be (GATE-2, GATE-3).
         const gate = await lookAtGated(ctx, queue, id, ready);
+        // READY-3: no job directory under either name (yet: the producer may be between ENQ-2 and ENQ-3).
         if (gate === 'missing' && (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs()))) ready.remove(entry.name);
         if (gate !== 'opened') continue;
-        spec = await ctx.specs.get(queue, id);
-        if (spec === undefined) continue;
+        dir = openJobDir(queue, id);
+        spec = await ctx.specs.getIn(queue, id, dir);
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
-      const files = await listJob(queue, id);
+      const files = await listJobIn(id, dir);
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
       if (view.status === 'retrying') {
@@ -108,8 +159,11 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       const result = await claimJob(ctx, queue, id, spec, files, view, policy);
       switch (result.kind) {
-        case 'decided':
         case 'run':
+          // The owner keeps the visit's handle until its generation ends.
+          kept = true;
+          return done(result);
+        case 'decided':
           return done(result);
         case 'unproven':
           ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
@@ -119,6 +173,9 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
           ctx.emit({ type: 'skipped', queue: queue.root, job_id: id, reason: `claim generation ${result.gen} is GEN_MAX: no further claim is possible (CLAIM-4)` });
           avoid(id, 3_600_000);
           break;
+        case 'raced':
+          raced += 1;
+          break;
         default:
           break;
       }
@@ -126,6 +183,8 @@ export async function claimNextIn(ctx: Context, queue: Queue, filter: SelectFilt
       // One job's trouble (a planted symlink, EACCES) must not stop the queue.
       ctx.emit({ type: 'error', queue: queue.root, job_id: id, error: wrap(error) });
       avoid(id, 5_000);
+    } finally {
+      if (!kept) dir?.close();
     }
   }
   return done(null);

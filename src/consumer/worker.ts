@@ -8,9 +8,15 @@
  *   (WORKER-1).
  * - The guardian is running before any command starts; if it dies the worker
  *   restarts it and claims no command job until it is back (WORKER-2, fail
- *   closed).
- * - It wakes on fs.watch events of ready/ and jobs/ and polls at least every
+ *   closed). So is the spawner that forks every command (spawner.ts; where it
+ *   cannot run, node forks them itself): if it dies, no command job is
+ *   claimed until a new one answers.
+ * - It wakes on fs.watch events of jobs/ (a job was published; ready/'s
+ *   events keep its view of the index current) and polls at least every
  *   second in case an event is missed (a watch is a hint, like the index).
+ *   In a pool of serving workers only the first LISTENERS by rank watch and
+ *   wake; the others look when a job of theirs ends and every POOL_POLL_MS
+ *   (pool.ts), so N workers do not all wake and race for every new job.
  * - stop() is the graceful shutdown of WORKER-3: no new claims, running
  *   attempts get up to CANCEL_GRACE to end on their own, then each is stopped
  *   and its generation ended (an end record, or a `lost` receipt when no
@@ -21,20 +27,26 @@
  * - Recovery limits (seed 004): a job whose attempt could not start, or whose
  *   orphaned execution cannot be proven stopped, is left alone for a while.
  */
-import type { FSWatcher } from 'node:fs';
-import { CONSUME_RETRY_WAIT, PROTOCOL_VERSION, renewInterval } from '../base/constants.ts';
+import { CONSUME_RETRY_WAIT, renewInterval } from '../base/constants.ts';
+import { monotonicMs } from '../base/clock.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
-import { encodeRecord, type WorkerRecord } from '../records/codec.ts';
-import { publishRecord, removeTree } from '../fs/safefs.ts';
+import { beginOperation, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
 import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
-import { runCommand, runPayload, type Handler, type RunningJob, type RunOutcome } from './run.ts';
-import { watchQueue } from './queue-watch.ts';
+import { Spawner } from './spawner.ts';
+import { CommandSupport } from './command-support.ts';
+import { runCommand, type RunningJob, type RunOutcome } from './run.ts';
+import { runPayload, type Handler } from './payload.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
+import { PoolMember, idlePollMs } from './pool.ts';
+import { publishRegistration } from './registration.ts';
+import { newSummary, tally, type WorkerSummary } from './summary.ts';
+
+export type { WorkerSummary } from './summary.ts';
 
 /** How long a Worker runs: 'serve' until stop(), 'drain' until nothing it can run is left, 'once' one job. */
 export type WorkerMode = 'serve' | 'drain' | 'once';
@@ -57,31 +69,19 @@ export interface WorkerOptions extends ConsumerOptions {
   pollMs?: number;
   /** The guardian (WORKER-2). @default a new Guardian */
   guardian?: Guardian;
+  /** The process that forks every command (spawner.ts). @default a new Spawner */
+  spawner?: Spawner;
 }
 
-/** What a Worker did, when `run()` resolves. */
-export interface WorkerSummary {
-  workerId: string;
-  /** Claims taken (each is one generation of one job). */
-  claimed: number;
-  /** Receipts published, by outcome. */
-  finished: Record<string, number>;
-  /** End records published, by reason. */
-  ended: Record<string, number>;
-  superseded: number;
-  unproven: number;
-  errors: number;
-  /** Jobs this worker claimed and could not finish (RCPT-7, EXEC-11): their claims stay open for RECOV-1. */
-  left: { queue: string; job_id: string; gen: number; reason: string }[];
-}
 
 interface QueueSlot {
   queue: Queue;
-  watchers: FSWatcher[];
   /** Whether the last scan found the queue paused (PAUSE-1). */
   paused: boolean;
   /** ready/ in claim order, kept current by watch events and listed afresh when due. */
   view: ReadyView;
+  /** This worker's place in the queue's pool: rank, watchers, wake-ups (pool.ts). */
+  member: PoolMember;
 }
 
 interface InFlight {
@@ -89,7 +89,6 @@ interface InFlight {
   job: RunningJob;
 }
 
-const slotOf = (queue: Queue): QueueSlot => ({ queue, watchers: [], paused: false, view: new ReadyView(queue) });
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -112,12 +111,17 @@ export class Worker {
   private readonly mode: WorkerMode;
   private readonly pollMs: number;
   private readonly guardian: Guardian | undefined;
+  private readonly spawner: Spawner | undefined;
+  /** The guardian and the spawner, once run() started them. */
+  private commands: CommandSupport | undefined;
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly avoidUntil = new Map<string, number>();
+  private readonly avoidUntil = new Map<string, number>(); // until a monotonic instant: a wall clock that goes back must not lengthen the pause (LEASE-4)
   private readonly failures = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
+  /** Roots found no longer holding the queue this worker opened (WORKER-4). */
+  private readonly lostRoots = new Set<string>();
   private stopping = false;
   /** Why stop() was called ("SIGTERM"), for the shutdown events. */
   private stopReason = 'stop requested';
@@ -127,7 +131,6 @@ export class Worker {
   /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
   private fatal: FsjobError | undefined;
   private woken = false;
-  private guardianDown = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -147,7 +150,8 @@ export class Worker {
     this.mode = options.mode ?? 'serve';
     this.pollMs = Math.min(options.pollMs ?? 1000, 1000);
     this.guardian = options.commands === false ? undefined : (options.guardian ?? new Guardian());
-    this.summary = { workerId: this.id, claimed: 0, finished: {}, ended: {}, superseded: 0, unproven: 0, errors: 0, left: [] };
+    this.spawner = options.commands === false ? undefined : (options.spawner ?? new Spawner());
+    this.summary = newSummary(this.id);
   }
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
@@ -188,14 +192,23 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    for (const root of this.options.queues) this.slots.push(slotOf(await openServed(root, ctx)));
+    const hooks = { wake: () => this.wake(), free: () => this.inFlight.size < this.concurrency, stopping: () => this.stopping };
+    const serving = this.mode === 'serve' ? { workerId: this.id, clock: ctx.clock } : undefined;
+    for (const root of this.options.queues) {
+      const queue = await openServed(root, ctx);
+      const view = new ReadyView(queue);
+      this.slots.push({ queue, paused: false, view, member: new PoolMember(queue, view, serving, hooks) });
+    }
     try {
-      // WORKER-2: the guardian runs before any command may start.
-      if (this.guardian !== undefined) await this.guardian.start();
+      // WORKER-2: the guardian runs before any command may start, and so does the spawner.
+      if (this.guardian !== undefined && this.spawner !== undefined) {
+        this.commands = new CommandSupport(this.guardian, this.spawner, ctx, () => this.slots[0]?.queue.root ?? '');
+        await this.commands.start();
+      }
       for (const slot of this.slots) {
         await rebuildReady(ctx, slot.queue); // READY-4
         await this.register(slot);
-        slot.watchers.push(...watchQueue(slot.queue, slot.view, () => this.wake()));
+        slot.member.start();
       }
       this.registrationTimer = setInterval(() => void this.renewRegistrations(), renewInterval(ctx.leaseMs));
       this.registrationTimer.unref();
@@ -208,27 +221,19 @@ export class Worker {
   }
 
   private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
-    const s = this.summary;
-    if (event.type === 'claimed') s.claimed += 1;
-    else if (event.type === 'finished') {
-      s.finished[event.outcome] = (s.finished[event.outcome] ?? 0) + 1;
-      for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id); // READY-2 removed its entry
-    }
-    else if (event.type === 'ended') s.ended[event.reason] = (s.ended[event.reason] ?? 0) + 1;
-    else if (event.type === 'superseded') s.superseded += 1;
-    else if (event.type === 'unproven') s.unproven += 1;
-    else if (event.type === 'error') s.errors += 1;
-    else if (event.type === 'left') s.left.push({ queue: event.queue, job_id: event.job_id, gen: event.gen, reason: event.reason });
+    tally(this.summary, event);
+    // READY-2 removed its entry.
+    if (event.type === 'finished') for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
     user?.(event);
   }
 
   private commandsAllowed(): boolean {
-    return this.guardian !== undefined && this.guardian.healthy && !this.stopping;
+    return this.commands !== undefined && this.commands.ready && !this.stopping;
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
     return {
-      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? 0) > ctx.clock.nowMs(),
+      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? -Infinity) > monotonicMs(ctx.clock),
       canRun: (spec) => (spec.argv !== undefined ? this.commandsAllowed() : spec.handler !== undefined && this.handlers.has(spec.handler)),
     };
   }
@@ -240,7 +245,7 @@ export class Worker {
     let relisted = false; // see relistBeforeEnd
     for (;;) {
       if (this.stopping) return;
-      await this.ensureGuardian();
+      if (!this.stopping) await this.commands?.ensure();
       const roundMs = performance.now();
       let claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -254,19 +259,27 @@ export class Worker {
         if (exhausted.has(index)) continue;
         const slot = this.slots[index] as QueueSlot;
         let selected;
+        await slot.member.update();
+        // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
+        const scanning = beginOperation();
         try {
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view);
+          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, slot.member.look());
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
           const gone = await this.abandoned(slot, ctx);
           if (gone !== undefined) {
+            this.lostRoots.add(slot.queue.root);
             this.abandon(gone);
             return;
           }
           exhausted.add(index);
           continue;
+        } finally {
+          scanning();
         }
+        this.summary.scans += 1;
+        this.summary.raced += selected.raced;
         this.notePause(slot, selected.paused, ctx);
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
         if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
@@ -280,12 +293,13 @@ export class Worker {
         relisted = false;
         if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
       }
-      this.scans.turn(scanError !== undefined, ctx.clock.nowMs());
+      this.scans.turn(scanError !== undefined, monotonicMs(ctx.clock));
+      for (const slot of this.slots) slot.member.polled(claimedNow > 0);
       if (this.mode !== 'serve') {
         if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
         if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
-          if (this.scans.exhausted(ctx.clock.nowMs())) {
+          if (this.scans.exhausted(monotonicMs(ctx.clock))) {
             this.fatal ??= scanError;
             return;
           }
@@ -304,7 +318,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.scans.pause(this.pollMs));
+      await this.sleep(this.scans.pause(idlePollMs(this.slots.map((slot) => slot.member), this.pollMs)));
     }
   }
 
@@ -344,7 +358,9 @@ export class Worker {
     const ctx = this.ctx as Context;
     const k = key(slot, ticket.owner.id);
     let job: RunningJob;
-    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian });
+    // Each running job is an operation (flush.ts) until it ends.
+    const running = beginOperation();
+    if (ticket.spec.argv !== undefined) job = runCommand(ticket, { guardian: this.guardian, launcher: this.commands?.launcher });
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
@@ -371,6 +387,8 @@ export class Worker {
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
       })
       .finally(() => {
+        running();
+        ticket.owner.close();
         this.inFlight.delete(k);
         this.wake();
       });
@@ -384,23 +402,7 @@ export class Worker {
   }
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
-    this.avoidUntil.set(key(slot, id), (this.ctx as Context).clock.nowMs() + ms);
-  }
-
-  /** WORKER-2, fail closed: restart a dead guardian; until it is back, no command job is claimed. */
-  private async ensureGuardian(): Promise<void> {
-    const guardian = this.guardian;
-    if (guardian === undefined || guardian.healthy || this.stopping) return;
-    const ctx = this.ctx as Context;
-    if (!this.guardianDown) ctx.emit({ type: 'guardian', state: 'down' });
-    this.guardianDown = true;
-    try {
-      await guardian.ensure();
-      this.guardianDown = false;
-      ctx.emit({ type: 'guardian', state: 'restarted' });
-    } catch (error) {
-      ctx.emit({ type: 'error', queue: this.slots[0]?.queue.root ?? '', job_id: null, error: error instanceof FsjobError ? error : new FsjobError('IO', `the guardian cannot be restarted: ${String(error)}`, { clause: 'WORKER-2' }) });
-    }
+    this.avoidUntil.set(key(slot, id), monotonicMs((this.ctx as Context).clock) + ms);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -425,35 +427,30 @@ export class Worker {
     for (const waker of [...this.wakers]) waker();
   }
 
-  private registration(slot: QueueSlot, ctx: Context): WorkerRecord {
-    const jobs = [...this.inFlight.values()]
-      .filter((entry) => entry.slot === slot)
-      .slice(0, 1024)
-      .map((entry) => ({ job_id: entry.job.owner.id, gen: entry.job.owner.gen }));
-    return {
-      fsjob: PROTOCOL_VERSION,
-      type: 'worker',
-      worker_id: this.id,
-      owner: ctx.self,
-      started_ms: this.startedMs,
-      heartbeat_ms: ctx.clock.nowMs(),
-      lease_ms: ctx.leaseMs,
-      concurrency: this.concurrency,
-      mode: this.stopping ? 'stopping' : this.mode === 'serve' ? 'serving' : 'draining',
-      jobs,
-      handlers: [...this.handlers.keys()].slice(0, 256),
-    };
-  }
-
-  /** WORKER-1: publish workers/<w>.json by rename. */
+  /** WORKER-1: publish workers/<w>.json by rename; then this worker's rank in the pool (pool.ts). */
   private async register(slot: QueueSlot): Promise<void> {
     const ctx = this.ctx as Context;
-    const bytes = encodeRecord('worker', this.registration(slot, ctx), { expectedWorkerId: this.id });
-    await publishRecord(slot.queue.paths.dir('workers'), `${this.id}.json`, bytes, 'rename', slot.queue.fsOptions);
+    const jobs = [...this.inFlight.values()].filter((entry) => entry.slot === slot).map((entry) => ({ job_id: entry.job.owner.id, gen: entry.job.owner.gen }));
+    const mode = this.stopping ? 'stopping' : this.mode === 'serve' ? 'serving' : 'draining';
+    await publishRegistration(slot.queue, ctx, { workerId: this.id, startedMs: this.startedMs, concurrency: this.concurrency, mode, jobs, handlers: [...this.handlers.keys()] });
+    await slot.member.update(true);
   }
 
   private async renewRegistrations(): Promise<void> {
     for (const slot of this.slots) {
+      if (this.lostRoots.has(slot.queue.root)) continue; // WORKER-4: nothing is written there
+      // WORKER-4 at each renewal, also while every slot is busy (a scan only
+      // looks when it fails): a root that now holds another queue gets nothing
+      // of this worker, not even the registration.
+      if (!this.stopping && this.ctx !== undefined) {
+        const gone = await this.abandoned(slot, this.ctx);
+        if (gone !== undefined) {
+          this.lostRoots.add(slot.queue.root);
+          this.abandon(gone);
+          this.wake();
+          return;
+        }
+      }
       try {
         await this.register(slot);
       } catch (error) {
@@ -466,7 +463,7 @@ export class Worker {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.registrationTimer);
-    for (const slot of this.slots) for (const watcher of slot.watchers.splice(0)) watcher.close();
+    for (const slot of this.slots) slot.member.close();
     const ctx = this.ctx as Context;
     if (this.inFlight.size > 0) {
       await this.renewRegistrations(); // mode "stopping"
@@ -489,9 +486,10 @@ export class Worker {
       await all();
     }
     for (const slot of this.slots) {
+      if (this.lostRoots.has(slot.queue.root)) continue; // WORKER-4: another queue's, or none
       await removeTree(slot.queue.paths.worker(this.id), slot.queue.fsOptions).catch(() => undefined);
     }
-    this.guardian?.close();
+    await this.commands?.close();
   }
 }
 

@@ -1,5 +1,8 @@
 /**
- * The directories above what a call acts on (SEC-1, SEC-2, SEC-5, SEC-6).
+ * The directories above what a call acts on (SEC-1, SEC-2, SEC-5, SEC-6),
+ * for a directory named by its path (a Dir). The hot paths hold their
+ * directories open instead where the system allows it (open-dir.ts: checked
+ * once per visit, names resolved inside the opened directory).
  *
  * Node has no openat(2): every call names its target by a path from the root,
  * so a directory checked once could be swapped for a symlink before the next
@@ -142,13 +145,35 @@ export class DirRef {
     checkChain(this.chain, this.options);
   }
 
-  /** The path of one entry: `name` must be one component. */
-  entry(name: string): string {
-    validateComponent(name);
-    return join(this.path, name);
+  /**
+   * A descriptor of the directory when it is held open (an OpenDir, open-dir.ts:
+   * its fsync needs no open); undefined for a directory named by its path.
+   */
+  get fd(): number | undefined {
+    return undefined;
   }
 
-  /** The chain of a subdirectory `name`. */
+  /** The path of one entry, as messages name it: `name` must be one component. */
+  entry(name: string): string {
+    validateComponent(name);
+    // One checked component below an absolute directory: nothing for join() to normalise.
+    return this.path.endsWith('/') ? `${this.path}${name}` : `${this.path}/${name}`;
+  }
+
+  /**
+   * The path a system call uses for the entry `name`: entry(name) here; a
+   * held directory names it inside the directory it opened (open-dir.ts).
+   */
+  at(name: string): string {
+    return this.entry(name);
+  }
+
+  /** The path a system call uses for the directory itself (a listing): `path` here. */
+  get base(): string {
+    return this.path;
+  }
+
+  /** The chain of the subdirectory at `path` (an entry of this one). */
   protected childChain(path: string): readonly string[] {
     return this.options.root === undefined ? [path] : [...this.chain, path];
   }

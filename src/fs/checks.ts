@@ -153,9 +153,13 @@ export function isTempName(name: string): boolean {
   return name.startsWith('.');
 }
 
+/** At most this many UTF-16 units can never be more than NAME_MAX bytes of UTF-8 (3 bytes per unit at most). */
+const SURELY_SHORT = Math.floor(NAME_MAX_BYTES / 3);
+
 /** One path component: not empty, not "." or "..", no "/" or NUL (temporary names allowed). */
 export function validateComponent(name: string): void {
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0') || Buffer.byteLength(name) > NAME_MAX_BYTES) {
+  // Called for every entry a call names: the byte length is counted only for a name that might exceed NAME_MAX.
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0') || (name.length > SURELY_SHORT && Buffer.byteLength(name) > NAME_MAX_BYTES)) {
     throw new FsjobError('INVALID_ID', `${JSON.stringify(name).slice(0, 80)} is not one entry name of a directory (empty, "." or "..", or holding "/" or NUL)`, { path: name });
   }
 }

@@ -15,7 +15,7 @@ import type { DirEntry } from './checks.ts';
 import { DirRef, type SafeFsOptions } from './chain.ts';
 import { listIn, openIn, presentIn, readIn, statIn, type EntryStat } from './read.ts';
 import type { SafeHandle } from './seam.ts';
-import { createIn, fsyncDir, publishIn, removeIn, type Placement } from './write.ts';
+import { createIn, fsyncDir, publishIn, removeIn, type Placement, type PublishOptions } from './write.ts';
 
 export class Dir extends DirRef {
   constructor(path: string, options: SafeFsOptions, chain?: readonly string[]) {
@@ -54,8 +54,8 @@ export class Dir extends DirRef {
   }
 
   /** PUB-1..PUB-6: the one way a record is published. */
-  publish(name: string, data: string | Buffer, placement: Placement): Promise<string> {
-    return publishIn(this, name, data, placement);
+  publish(name: string, data: string | Buffer, placement: Placement, options?: PublishOptions): Promise<string> {
+    return publishIn(this, name, data, placement, options);
   }
 
   /** PUB-7: a data file created exclusively; the caller writes, fsyncs and closes it. */
@@ -71,4 +71,7 @@ export class Dir extends DirRef {
   fsync(): Promise<void> {
     return fsyncDir(this.path, this.options);
   }
+
+  /** Ends a visit: nothing to release for a directory named by its path (a held one closes its descriptor, open-dir.ts). */
+  close(): void {}
 }

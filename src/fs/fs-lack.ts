@@ -14,8 +14,8 @@
  */
 import type { Stats } from 'node:fs';
 import { FsjobError, errnoOf } from '../base/errors.ts';
-import { readBounded } from './read.ts';
-import type { SafeFsOptions } from './chain.ts';
+import { readIn } from './read.ts';
+import type { DirRef } from './chain.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
 /** Where a queue can live instead (FS-1), for every refusal that names a filesystem's lack. */
@@ -36,11 +36,11 @@ export function filesystemLack(error: unknown, operation: 'link' | 'rename', pat
   );
 }
 
-/** FS-3: whether `target`, which link() said exists, is the record we linked from `temp`. */
-export async function holdsOwnRecord(options: SafeFsOptions, temp: string, target: string, occupant: Stats, bytes: Uint8Array): Promise<boolean> {
-  const ours = lstatOrMissing(readsOf(options.fs), temp);
+/** FS-3: whether the entry `name` of `ref`, which link() said exists, is the record we linked from `tempName`. */
+export async function holdsOwnRecord(ref: DirRef, tempName: string, name: string, occupant: Stats, bytes: Uint8Array): Promise<boolean> {
+  const ours = lstatOrMissing(readsOf(ref.options.fs), ref.at(tempName), ref.entry(tempName));
   if (ours !== undefined && ours.ino === occupant.ino && ours.dev === occupant.dev) return true;
   if (occupant.size !== bytes.length) return false;
-  const there = await readBounded(target, bytes.length, { ...options, allowMissing: true }).catch(() => undefined);
+  const there = await readIn(ref, name, bytes.length, true).catch(() => undefined);
   return there !== undefined && Buffer.compare(there, bytes) === 0;
 }

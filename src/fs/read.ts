@@ -27,36 +27,40 @@ export interface EntryStat {
  * most maxBytes+1 bytes.
  */
 export async function readIn(dir: DirRef, name: string, maxBytes: number, allowMissing: boolean): Promise<Buffer | undefined> {
-  const path = dir.entry(name);
+  const at = dir.at(name);
   await dir.check();
-  return readFile(readsOf(dir.options.fs), path, maxBytes, { allowMissing })?.bytes;
+  // In a held directory the file is opened without an lstat first: the open
+  // never follows (O_NOFOLLOW) and never blocks (O_NONBLOCK), and its fstat
+  // is judged before a byte is read (SEC-3: a reader that chooses its open
+  // flags needs no look before them).
+  return readFile(readsOf(dir.options.fs), at, maxBytes, { allowMissing, listed: dir.fd !== undefined, shown: dir.entry(name) })?.bytes;
 }
 
 /** A data file opened for the caller to keep, with readIn's checks (EXEC-7: a job's stdin is handed on as a descriptor). */
 export async function openIn(dir: DirRef, name: string, maxBytes: number): Promise<{ handle: SafeHandle; size: number }> {
-  const path = dir.entry(name);
+  const at = dir.at(name);
   await dir.check();
-  const opened = openChecked(readsOf(dir.options.fs), path, maxBytes);
+  const opened = openChecked(readsOf(dir.options.fs), at, maxBytes, dir.entry(name));
   return { handle: directHandle(opened.handle), size: opened.size };
 }
 
 /** lstat of one entry (never followed) after the directory's checks; undefined when nothing is there. */
 export async function statIn(dir: DirRef, name: string): Promise<EntryStat | undefined> {
-  const path = dir.entry(name);
+  const at = dir.at(name);
   await dir.check();
-  const stats = lstatOrMissing(readsOf(dir.options.fs), path);
+  const stats = lstatOrMissing(readsOf(dir.options.fs), at, dir.entry(name));
   return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
 /** Whether anything is at `name`: one lstat WITHOUT the directory's checks (see entryPresent). */
 export async function presentIn(dir: DirRef, name: string): Promise<boolean> {
-  return lstatIfExists(readsOf(dir.options.fs), dir.entry(name)) !== undefined;
+  return lstatIfExists(readsOf(dir.options.fs), dir.at(name), dir.entry(name)) !== undefined;
 }
 
 /** The directory's entries, following nothing, after its checks; sorted by name. */
 export async function listIn(dir: DirRef): Promise<DirEntry[]> {
   await dir.check();
-  return listEntries(readsOf(dir.options.fs), dir.path);
+  return listEntries(readsOf(dir.options.fs), dir.base, dir.path);
 }
 
 // The same, named by a path.

@@ -13,7 +13,12 @@
  *   write.ts   publishRecord, createExclusive, private directories, fsync,
  *              renameNoReplace (moveNoReplace without its fsyncs), removeTree
  *   shared-sync.ts one fsync shared by every caller waiting for it (group commit)
- *   dir.ts     a directory handle: names relative to a checked directory
+ *   dir.ts     a directory handle: names relative to a directory checked per call
+ *   open-dir.ts a held directory handle: checked once per visit, names resolved
+ *              inside the opened directory (/proc/self/fd), what a check no
+ *              longer sees
+ *   flush.ts   where an fsync runs: inline when nothing else is in flight,
+ *              else on libuv's pool
  *   seam.ts    the system calls, as an injectable seam
  *   fs-lack.ts a filesystem without FS-1's operations (FS-2), FS-3's second look
  *   probe.ts   FS-2's probe of a queue's filesystem
@@ -54,8 +59,10 @@ export {
   type ReadBoundedOptions,
   type ReadBoundedSyncOptions,
 } from './read.ts';
-export { createExclusive, ensurePrivateDir, fsyncDir, later, moveNoReplace, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
+export { createExclusive, ensurePrivateDir, fsyncDir, later, moveIn, moveNoReplace, publishRecord, removeTree, renameNoReplace, settleAll, writeAll, type Placement } from './write.ts';
 export { SharedSync } from './shared-sync.ts';
 export { realReads, type ReadCalls, type SafeFsSeam, type SafeHandle } from './seam.ts';
 export { Dir } from './dir.ts';
+export { OpenDir, heldFor, heldHandles } from './open-dir.ts';
+export { beginOperation, together } from './flush.ts';
 export { probeFilesystem } from './probe.ts';

@@ -9,9 +9,10 @@
  * than the calls themselves (bench/results: ~250 futex and ~160 epoll_pwait
  * per job, 12-17 ms CPU per payload job against ~1 ms for the floor's same
  * calls in C). Metadata calls, small writes and opens of queue entries take
- * microseconds in the kernel, so directFs makes them synchronously; only
- * fsync, which waits for the disk, goes to the pool, so several jobs of one
- * process still overlap their fsyncs (which this disk rewards).
+ * microseconds in the kernel, so directFs makes them synchronously. Only
+ * fsync, which waits for the disk, may go to the pool, where several jobs of
+ * one process overlap their fsyncs (which this disk rewards); flush.ts says
+ * when it does.
  *
  * The methods stay async so a seam and the default are used the same way,
  * and a thrown errno reaches callers as a rejection, as before. The calls
@@ -21,8 +22,9 @@
  * queue, where a promise per call would cost more than the call.
  */
 import type { Dirent, Stats } from 'node:fs';
-import { closeSync, fchmodSync, fstatSync, fsync, linkSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { fsyncFd } from './flush.ts';
 
 /** The part of a FileHandle that safefs and its callers use; a node FileHandle is one. */
 export interface SafeHandle {
@@ -37,7 +39,8 @@ export interface SafeHandle {
 
 /** The synchronous calls every read makes (the node:fs functions of the same names). */
 export interface ReadCalls {
-  lstat(path: string): Stats;
+  /** lstat; undefined (or a thrown ENOENT) when nothing is there: the real one throws nothing for a missing name, which costs an exception per look. */
+  lstat(path: string): Stats | undefined;
   open(path: string, flags: number): number;
   fstat(fd: number): Stats;
   read(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
@@ -54,7 +57,7 @@ function readdirCall(path: string, options?: { withFileTypes: true }): Dirent[] 
 
 /** The real ones. A test seam spreads them and replaces one. */
 export const realReads: ReadCalls = {
-  lstat: (path) => lstatSync(path),
+  lstat: (path) => lstatSync(path, { throwIfNoEntry: false }),
   open: (path, flags) => openSync(path, flags),
   fstat: (fd) => fstatSync(fd),
   read: (fd, buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
@@ -111,10 +114,11 @@ class DirectHandle implements SafeHandle {
     return fstatSync(this.#open());
   }
 
+  /** On the main thread or the pool, as flush.ts decides. */
   sync(): Promise<void> {
     const fd = this.#fd;
     if (fd < 0) return Promise.reject(badDescriptor());
-    return new Promise((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))));
+    return fsyncFd(fd);
   }
 
   /** Idempotent: a second close must never close a descriptor number the process has since reused. */

@@ -34,23 +34,27 @@ export function readsOf(fs: SafeFsSeam | undefined): ReadCalls {
   return fs?.reads ?? realReads;
 }
 
-/** lstat; ENOENT is undefined, other errnos are refusals or IO (missingOrThrow). */
-export function lstatOrMissing(calls: ReadCalls, path: string): Stats | undefined {
+/**
+ * lstat; ENOENT is undefined, other errnos are refusals or IO (missingOrThrow).
+ * `shown` is the path messages name when `path` is the one a held directory
+ * resolves (src/fs/open-dir.ts).
+ */
+export function lstatOrMissing(calls: ReadCalls, path: string, shown: string = path): Stats | undefined {
   try {
     return calls.lstat(path);
   } catch (error) {
-    return missingOrThrow(error, path);
+    return missingOrThrow(error, shown);
   }
 }
 
 /** lstat for an audit: nothing there, or something in the way that is not a directory, is undefined. */
-export function lstatIfExists(calls: ReadCalls, path: string): Stats | undefined {
+export function lstatIfExists(calls: ReadCalls, path: string, shown: string = path): Stats | undefined {
   try {
     return calls.lstat(path);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === 'ENOENT' || errno === 'ENOTDIR') return undefined;
-    throw wrapIo(error, path, 'lstat of');
+    throw wrapIo(error, shown, 'lstat of');
   }
 }
 
@@ -83,6 +87,8 @@ export interface ReadFileOptions {
   scratch?: Buffer;
   /** Open with O_NOATIME where permitted (an audit leaves access times alone). */
   noatime?: boolean;
+  /** The path messages name, when `path` is the one a held directory resolves. @default path */
+  shown?: string;
 }
 
 export interface FileRead {
@@ -120,16 +126,17 @@ function openForRead(calls: ReadCalls, path: string, noatime: boolean): number {
  */
 export function readFile(calls: ReadCalls, path: string, maxBytes: number, options: ReadFileOptions = {}): FileRead | undefined {
   const listed = options.listed === true;
+  const shown = options.shown ?? path;
   for (let attempt = 1; ; attempt++) {
     let before: Stats | undefined;
     if (!listed) {
-      before = lstatOrMissing(calls, path);
+      before = lstatOrMissing(calls, path, shown);
       if (before === undefined) {
         if (options.allowMissing === true) return undefined;
-        throw notFound(path);
+        throw notFound(shown);
       }
-      refuseUnsafe(path, before, 'file', options.uid);
-      if (before.size > maxBytes) throw tooLarge(path, String(before.size), maxBytes);
+      refuseUnsafe(shown, before, 'file', options.uid);
+      if (before.size > maxBytes) throw tooLarge(shown, String(before.size), maxBytes);
     }
     let handle: number;
     try {
@@ -139,23 +146,23 @@ export function readFile(calls: ReadCalls, path: string, maxBytes: number, optio
       // Replaced or removed since the lstat: judge the new state afresh.
       if (!listed && (errno === 'ENOENT' || errno === 'ELOOP') && attempt < OPEN_ATTEMPTS) continue;
       if (errno === 'ENOENT' && options.allowMissing === true) return undefined;
-      throw openFailure(error, path);
+      throw openFailure(error, shown);
     }
     try {
       const opened = calls.fstat(handle);
       if (before !== undefined && (opened.dev !== before.dev || opened.ino !== before.ino)) {
         if (attempt < OPEN_ATTEMPTS) continue;
-        throw new FsjobError('IO', `${path} kept being replaced while it was opened; retry when writers are quiet`, { path, errno: 'EAGAIN' });
+        throw new FsjobError('IO', `${shown} kept being replaced while it was opened; retry when writers are quiet`, { path: shown, errno: 'EAGAIN' });
       }
-      refuseUnsafe(path, opened, 'file', options.uid);
-      if (opened.size > maxBytes) throw tooLarge(path, String(opened.size), maxBytes);
+      refuseUnsafe(shown, opened, 'file', options.uid);
+      if (opened.size > maxBytes) throw tooLarge(shown, String(opened.size), maxBytes);
       if (options.hash !== undefined) {
-        streamAtMost(calls, handle, path, maxBytes, opened.size, options.hash, options.scratch);
+        streamAtMost(calls, handle, shown, maxBytes, opened.size, options.hash, options.scratch);
         return { stats: opened, bytes: undefined };
       }
-      return { stats: opened, bytes: readAtMost(calls, handle, path, maxBytes, opened.size, options.scratch) };
+      return { stats: opened, bytes: readAtMost(calls, handle, shown, maxBytes, opened.size, options.scratch) };
     } catch (error) {
-      throw wrapIo(error, path, 'reading');
+      throw wrapIo(error, shown, 'reading');
     } finally {
       closeQuietly(calls, handle);
     }
@@ -205,28 +212,28 @@ function streamAtMost(calls: ReadCalls, handle: number, path: string, maxBytes: 
  * Opens a data file for the caller to keep (EXEC-7 hands a job's stdin to its
  * command as a descriptor), with readFile's checks; the caller closes it.
  */
-export function openChecked(calls: ReadCalls, path: string, maxBytes: number): { handle: number; size: number } {
-  const before = lstatOrMissing(calls, path);
-  if (before === undefined) throw notFound(path);
-  refuseUnsafe(path, before, 'file');
-  if (before.size > maxBytes) throw tooLarge(path, String(before.size), maxBytes);
+export function openChecked(calls: ReadCalls, path: string, maxBytes: number, shown: string = path): { handle: number; size: number } {
+  const before = lstatOrMissing(calls, path, shown);
+  if (before === undefined) throw notFound(shown);
+  refuseUnsafe(shown, before, 'file');
+  if (before.size > maxBytes) throw tooLarge(shown, String(before.size), maxBytes);
   let handle: number;
   try {
     handle = calls.open(path, READ_FLAGS);
   } catch (error) {
-    throw openFailure(error, path);
+    throw openFailure(error, shown);
   }
   try {
     const opened = calls.fstat(handle);
     if (opened.dev !== before.dev || opened.ino !== before.ino) {
-      throw new FsjobError('IO', `${path} was replaced while it was opened; retry`, { path, errno: 'EAGAIN' });
+      throw new FsjobError('IO', `${shown} was replaced while it was opened; retry`, { path: shown, errno: 'EAGAIN' });
     }
-    refuseUnsafe(path, opened, 'file');
-    if (opened.size > maxBytes) throw tooLarge(path, String(opened.size), maxBytes);
+    refuseUnsafe(shown, opened, 'file');
+    if (opened.size > maxBytes) throw tooLarge(shown, String(opened.size), maxBytes);
     return { handle, size: opened.size };
   } catch (error) {
     closeQuietly(calls, handle);
-    throw wrapIo(error, path, 'checking');
+    throw wrapIo(error, shown, 'checking');
   }
 }
 
@@ -235,8 +242,8 @@ function listFailure(error: unknown, dir: string): FsjobError {
   return wrapIo(error, dir, 'listing');
 }
 
-function lstatKind(calls: ReadCalls, path: string): EntryKind | undefined {
-  const stats = lstatOrMissing(calls, path);
+function lstatKind(calls: ReadCalls, path: string, shown: string): EntryKind | undefined {
+  const stats = lstatOrMissing(calls, path, shown);
   return stats === undefined ? undefined : kindOfStats(stats);
 }
 
@@ -244,34 +251,34 @@ function lstatKind(calls: ReadCalls, path: string): EntryKind | undefined {
  * A listing that follows nothing. Kinds come from d_type; where the
  * filesystem reports DT_UNKNOWN the entry is lstat-ed. Entries that vanish
  * while listing are left out. Sorted by name. The directory is the caller's
- * to check.
+ * to check; `shown` is the path messages name (see lstatOrMissing).
  */
-export function listEntries(calls: ReadCalls, dir: string): DirEntry[] {
+export function listEntries(calls: ReadCalls, dir: string, shown: string = dir): DirEntry[] {
   let dirents: Dirent[];
   try {
     dirents = calls.readdir(dir, { withFileTypes: true });
   } catch (error) {
     // Node itself lstats DT_UNKNOWN entries and fails the whole readdir when
     // one vanished meanwhile; fall back to names and our own tolerant lstat.
-    if (errnoOf(error) !== 'ENOENT' || (lstatOrMissing(calls, dir)) === undefined) {
-      throw error instanceof FsjobError ? error : listFailure(error, dir);
+    if (errnoOf(error) !== 'ENOENT' || (lstatOrMissing(calls, dir, shown)) === undefined) {
+      throw error instanceof FsjobError ? error : listFailure(error, shown);
     }
     let names: string[];
     try {
       names = calls.readdir(dir);
     } catch (second) {
-      throw listFailure(second, dir);
+      throw listFailure(second, shown);
     }
     const entries: DirEntry[] = [];
     for (const name of names) {
-      const kind = lstatKind(calls, join(dir, name));
+      const kind = lstatKind(calls, join(dir, name), join(shown, name));
       if (kind !== undefined) entries.push({ name, kind });
     }
     return entries.sort(byName);
   }
   const entries: DirEntry[] = [];
   for (const entry of dirents) {
-    const kind = kindOfDirent(entry) ?? (lstatKind(calls, join(dir, entry.name)));
+    const kind = kindOfDirent(entry) ?? (lstatKind(calls, join(dir, entry.name), join(shown, entry.name)));
     if (kind !== undefined) entries.push({ name: entry.name, kind });
   }
   return entries.sort(byName);

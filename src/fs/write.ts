@@ -6,9 +6,9 @@
  * directory moved into place without replacing anything (ENQ-3, GC-1), and a
  * removal that never follows a link (READY-2, TEMP-1, GC-1).
  */
-import type { Stats } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readFileSync, type Stats } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { randomHex } from '../base/random.ts';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import {
   CREATE_EXCLUSIVE_FLAGS,
@@ -27,6 +27,7 @@ import {
 import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
+import { fsyncFd } from './flush.ts';
 import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
@@ -36,8 +37,37 @@ function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
   return options?.fs ?? directFs;
 }
 
-async function lstatOf(options: SafeFsOptions, path: string): Promise<Stats | undefined> {
-  return lstatOrMissing(readsOf(options.fs), path);
+async function lstatOf(options: SafeFsOptions, path: string, shown: string = path): Promise<Stats | undefined> {
+  return lstatOrMissing(readsOf(options.fs), path, shown);
+}
+
+let umask: number | undefined;
+
+/**
+ * Whether this process's umask clears bits of `mode`, so that a file created
+ * with it needs a chmod to get it (SEC-5). The umask is read once: from
+ * /proc/self/status where Linux has it (process.umask() without an argument
+ * sets the umask twice to read it, and is deprecated). An ordinary umask
+ * (022, 077) clears no bit of 0600, so the fchmod per created file is
+ * skipped: it was 5 system calls of every job.
+ */
+function fileModeNeedsChmod(mode: number = PRIVATE_FILE_MODE): boolean {
+  if (umask === undefined) {
+    try {
+      const line = /^Umask:\s*([0-7]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'));
+      if (line !== null) umask = Number.parseInt(line[1] as string, 8);
+    } catch {
+      // no /proc: ask the process
+    }
+    umask ??= process.umask();
+  }
+  return (mode & umask) !== 0;
+}
+
+/** PUB-5 for a directory handle: its own descriptor when it is held open, else open, fsync, close. */
+export function syncDirOf(ref: DirRef): Promise<void> {
+  const fd = ref.fd;
+  return fd === undefined ? fsyncDir(ref.path, ref.options) : fsyncFd(fd, ref);
 }
 
 /**
@@ -113,8 +143,9 @@ export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<v
 }
 
 /** Refuse a symlink or non-regular entry at a record's name before placing it. */
-async function refuseBadTarget(options: SafeFsOptions, target: string): Promise<Stats | undefined> {
-  const stats = await lstatOf(options, target);
+async function refuseBadTarget(ref: DirRef, name: string): Promise<Stats | undefined> {
+  const target = ref.entry(name);
+  const stats = await lstatOf(ref.options, ref.at(name), target);
   if (stats === undefined) return undefined;
   if (stats.isSymbolicLink()) throw symlinkRefused(target);
   if (!stats.isFile()) throw notRegular(target, describeKind(stats), 'file');
@@ -138,32 +169,50 @@ export async function publishRecord(dir: string, name: string, data: string | Bu
   return publishIn(new DirRef(dir, options), name, data, placement);
 }
 
-/** publishRecord in a directory handle's directory. */
-export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement): Promise<string> {
-  validateEntryName(name, true);
-  const { options } = ref;
-  const fs = seamOf(options);
-  await ref.check();
-  const dir = ref.path;
-  const target = ref.entry(name);
-  const existing = await refuseBadTarget(options, target);
-  if (existing !== undefined && placement === 'link') throw recordExists(target);
+/** Options of publishIn. */
+export interface PublishOptions {
+  /**
+   * Look at the target before writing anything: a taken name is EXISTS (or
+   * a refusal) with no temporary file made, also on a read-only mount (an
+   * idempotent init). A record whose name is almost always free (a claim,
+   * an exec record, a receipt) skips the look: link() fails on any entry
+   * there, a symlink included, and the entry is looked at only then (to
+   * say which it is, and for FS-3). A rename always looks first, since it
+   * would replace a planted link. @default true
+   */
+  lookFirst?: boolean;
+}
 
-  const temp = join(dir, `.${name}.${randomBytes(8).toString('hex')}`);
+/** publishRecord in a directory handle's directory. */
+export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Promise<string> {
+  validateEntryName(name, true);
+  const fs = seamOf(ref.options);
+  await ref.check();
+  const target = ref.entry(name);
+  if (placement === 'rename' || options.lookFirst !== false) {
+    const existing = await refuseBadTarget(ref, name);
+    if (existing !== undefined && placement === 'link') throw recordExists(target);
+  }
+
+  const tempName = `.${name}.${randomHex(8)}`;
+  const temp = ref.entry(tempName);
+  const tempAt = ref.at(tempName);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let tempExists = false;
   try {
     let handle: SafeHandle;
     try {
-      handle = await fs.open(temp, CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE);
+      handle = await fs.open(tempAt, CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE);
     } catch (error) {
       throw wrapIo(error, temp, 'creating temp file', 'PUB-1');
     }
     tempExists = true;
     try {
-      await handle.chmod(PRIVATE_FILE_MODE).catch((error: unknown) => {
-        throw wrapIo(error, temp, 'chmod of temp file', 'SEC-5');
-      });
+      if (fileModeNeedsChmod()) {
+        await handle.chmod(PRIVATE_FILE_MODE).catch((error: unknown) => {
+          throw wrapIo(error, temp, 'chmod of temp file', 'SEC-5');
+        });
+      }
       await writeAll(handle, bytes).catch((error: unknown) => {
         throw wrapIo(error, temp, 'writing temp file', 'PUB-2');
       });
@@ -176,21 +225,21 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
 
     if (placement === 'link') {
       try {
-        await fs.link(temp, target);
+        await fs.link(tempAt, ref.at(name));
       } catch (error) {
         if (errnoOf(error) !== 'EEXIST') throw filesystemLack(error, 'link', target) ?? wrapIo(error, target, 'linking record into place', 'PUB-3');
-        const occupant = await refuseBadTarget(options, target);
+        const occupant = await refuseBadTarget(ref, name);
         // FS-3: a retransmitted link says EEXIST for the link it made.
-        if (occupant === undefined || !(await holdsOwnRecord(options, temp, target, occupant, bytes))) throw recordExists(target);
+        if (occupant === undefined || !(await holdsOwnRecord(ref, tempName, name, occupant, bytes))) throw recordExists(target);
       }
       // Committed. A leftover temp name is harmless garbage (GC removes dot
       // files), so failing to unlink it must not make the caller believe the
       // publish failed.
       tempExists = false;
-      await fs.unlink(temp).catch(() => undefined);
+      await fs.unlink(tempAt).catch(() => undefined);
     } else {
       try {
-        await fs.rename(temp, target);
+        await fs.rename(tempAt, ref.at(name));
       } catch (error) {
         const errno = errnoOf(error);
         if (errno === 'EISDIR' || errno === 'ENOTEMPTY' || errno === 'EEXIST') {
@@ -201,17 +250,19 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       tempExists = false;
     }
   } finally {
-    if (tempExists) await fs.unlink(temp).catch(() => undefined);
+    if (tempExists) await fs.unlink(tempAt).catch(() => undefined);
   }
-  await fsyncDir(dir, options);
+  await syncDirOf(ref).catch((error: unknown) => {
+    throw wrapIo(error, ref.path, 'fsync of directory', 'PUB-5');
+  });
   return target;
 }
 
 /**
  * PUB-7: create a data file exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), chmod it
- * to `mode` explicitly and hand back the open handle; the caller writes,
- * fsyncs and closes it. A symlink at the name is SYMLINK_REFUSED, anything
- * else there is EXISTS.
+ * to `mode` explicitly where the umask narrows it, and hand back the open
+ * handle; the caller writes, fsyncs and closes it. A symlink at the name is
+ * SYMLINK_REFUSED, anything else there is EXISTS.
  */
 export async function createExclusive(dir: string, name: string, mode: number = PRIVATE_FILE_MODE, options: SafeFsOptions = {}): Promise<SafeHandle> {
   return createIn(new DirRef(dir, options), name, mode);
@@ -227,12 +278,13 @@ export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE
   const { options } = ref;
   const fs = seamOf(options);
   await ref.check();
+  const at = ref.at(name);
   let handle: SafeHandle;
   try {
-    handle = await fs.open(path, CREATE_EXCLUSIVE_FLAGS, mode);
+    handle = await fs.open(at, CREATE_EXCLUSIVE_FLAGS, mode);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') {
-      const stats = await lstatOf(options, path);
+      const stats = await lstatOf(options, at, path);
       if (stats?.isSymbolicLink() === true) throw symlinkRefused(path);
       throw new FsjobError('EXISTS', `${path} already exists; data files are created exclusively (PUB-7)`, {
         path,
@@ -241,12 +293,15 @@ export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE
     }
     throw wrapIo(error, path, 'creating', 'PUB-7');
   }
-  try {
-    await handle.chmod(mode);
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await fs.unlink(path).catch(() => undefined);
-    throw wrapIo(error, path, 'chmod of', 'SEC-5');
+  // The umask may only clear bits: a mode it leaves whole needs no chmod.
+  if (fileModeNeedsChmod(mode)) {
+    try {
+      await handle.chmod(mode);
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await fs.unlink(at).catch(() => undefined);
+      throw wrapIo(error, path, 'chmod of', 'SEC-5');
+    }
   }
   return handle;
 }
@@ -275,21 +330,37 @@ export async function renameNoReplace(src: string, dst: string, options: SafeFsO
  * id (who already has our uid, see SEC-5/6) can hit it.
  */
 export async function moveNoReplace(src: string, dst: string, options: SafeFsOptions = {}): Promise<void> {
+  await moveIn(new DirRef(dirname(src), options), basename(src), new DirRef(dirname(dst), options), basename(dst));
+}
+
+/**
+ * moveNoReplace of the entry `name` of `from` to the entry `newName` of `to`
+ * (directory handles). `made`: the caller made the directory it moves and
+ * holds its checked handle (open-dir.ts), so it is not looked at again.
+ */
+export async function moveIn(from: DirRef, name: string, to: DirRef, newName: string, made = false): Promise<void> {
+  const { options } = from;
   const fs = seamOf(options);
-  await checkDirInside(dirname(src), options);
-  await checkDirInside(dirname(dst), options);
-  const staged = await lstatOf(options, src);
-  if (staged === undefined) throw notFound(src);
-  refuseUnsafe(src, staged, 'dir');
+  const src = from.entry(name);
+  const dst = to.entry(newName);
+  const srcAt = from.at(name);
+  const dstAt = to.at(newName);
+  await from.check();
+  await to.check();
+  if (!made) {
+    const staged = await lstatOf(options, srcAt, src);
+    if (staged === undefined) throw notFound(src);
+    refuseUnsafe(src, staged, 'dir');
+  }
   const taken = (): FsjobError =>
     new FsjobError('EXISTS', `${dst} already exists; a staged directory never replaces one. Pick a new id.`, {
       path: dst,
     });
-  const occupant = await lstatOf(options, dst);
+  const occupant = await lstatOf(options, dstAt, dst);
   if (occupant?.isSymbolicLink() === true) throw symlinkRefused(dst);
   if (occupant !== undefined) throw taken();
   try {
-    await fs.rename(src, dst);
+    await fs.rename(srcAt, dstAt);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === 'EEXIST' || errno === 'ENOTEMPTY' || errno === 'ENOTDIR') throw taken();
@@ -332,24 +403,32 @@ export async function removeTree(path: string, options: SafeFsOptions = {}): Pro
   return removeIn(new DirRef(dirname(path), options), basename(path));
 }
 
-/** removeTree of the entry `name` of a directory handle's directory. */
+/**
+ * removeTree of the entry `name` of a directory handle's directory. Most
+ * removals are one file (a ready entry, a temp name): one unlink(), which
+ * never follows a link either; only when the name is a directory is it
+ * lstat-ed and removed as a tree.
+ */
 export async function removeIn(ref: DirRef, name: string): Promise<boolean> {
   const path = ref.entry(name);
+  const at = ref.at(name);
   const { options } = ref;
   const fs = seamOf(options);
   await ref.check();
-  const stats = await lstatOf(options, path);
-  if (stats === undefined) return false;
   try {
-    // Most removals are one file (a ready entry, a temp name): a plain unlink,
-    // which never follows a link either.
-    if (!stats.isDirectory()) {
-      await fs.unlink(path).catch((error: unknown) => {
-        if (errnoOf(error) !== 'ENOENT') throw error;
-      });
-      return true;
-    }
-    await fs.rm(path, { recursive: true, force: true, maxRetries: 0 });
+    await fs.unlink(at);
+    return true;
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT') return false;
+    // Linux says EISDIR for a directory, POSIX EPERM: look before anything else.
+    if (errno !== 'EISDIR' && errno !== 'EPERM') throw wrapIo(error, path, 'removing');
+  }
+  const stats = await lstatOf(options, at, path);
+  if (stats === undefined) return false;
+  if (!stats.isDirectory()) throw wrapIo(Object.assign(new Error(`EPERM: unlink refused for ${describeKind(stats)}`), { code: 'EPERM' }), path, 'removing');
+  try {
+    await fs.rm(at, { recursive: true, force: true, maxRetries: 0 });
   } catch (error) {
     throw wrapIo(error, path, 'removing');
   }

@@ -14,13 +14,13 @@
  *   (PUB-7). Nothing here writes a protocol file any other way.
  * - RCPT-3 then READY-2: the receipt is linked, then the ready entry goes.
  */
-import type { Clock } from '../base/clock.ts';
+import { monotonicMs, type Clock } from '../base/clock.ts';
 import { GEN_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { Dir, SafeHandle } from '../fs/safefs.ts';
 import {
-  encodeRecord,
+  encodeBuilt,
   type ClaimRecord,
   type EndRecord,
   type ExecRecord,
@@ -37,6 +37,9 @@ import { jobDir, type Queue } from './queue.ts';
 import { removeReadyEntry } from './ready.ts';
 
 export type EndReason = EndRecord['reason'];
+
+/** A generation's records are linked without a look first: their names are almost always free, and link() refuses a taken one (PUB-3). */
+const FRESH = { lookFirst: false } as const;
 
 /** The receipt members a decision fills in; the rest comes from the owner. */
 export interface ReceiptFields {
@@ -65,7 +68,7 @@ export interface Claimant {
  * judged that generation gen - 1 may be broken (CLAIM-3) and that gen is
  * within GEN_MAX.
  */
-export async function publishClaim(queue: Queue, id: string, gen: number, claimant: Claimant, claimedMs: number): Promise<boolean> {
+export async function publishClaim(queue: Queue, id: string, gen: number, claimant: Claimant, claimedMs: number, dir: Dir = jobDir(queue, id)): Promise<boolean> {
   if (!Number.isSafeInteger(gen) || gen < 1 || gen > GEN_MAX) {
     throw new FsjobError('USAGE', `generation ${gen} of job ${id} is outside 1..GEN_MAX (CLAIM-4)`, { jobId: id, clause: 'CLAIM-4' });
   }
@@ -81,7 +84,7 @@ export async function publishClaim(queue: Queue, id: string, gen: number, claima
   };
   try {
     // CLAIM-5: the commit point of the claim.
-    await jobDir(queue, id).publish(genRecordName('claim', gen), encodeRecord('claim', claim, { expectedJobId: id, expectedGen: gen }), 'link');
+    await dir.publish(genRecordName('claim', gen), encodeBuilt('claim', claim, { expectedJobId: id, expectedGen: gen }, claimant.owner), 'link', FRESH);
     return true;
   } catch (error) {
     if (isFsjobError(error, 'EXISTS')) return false;
@@ -101,16 +104,45 @@ export class Generation {
   /** The identity a receipt names in `by`. */
   readonly by: Identity;
   private lost = false;
+  /** The last instant this owner wrote, and the monotonic time it was written at (writeTimeMs). */
+  private lastWrittenMs: number;
+  private lastWrittenMono: number;
 
-  constructor(queue: Queue, id: string, gen: number, claimedMs: number, clock: Clock, by: Identity) {
+  /** `handle`: the job directory a visit holds (model/queue-dirs.ts), kept until close(); default: named by its path. */
+  constructor(queue: Queue, id: string, gen: number, claimedMs: number, clock: Clock, by: Identity, handle: Dir = jobDir(queue, id)) {
     this.queue = queue;
     this.id = id;
     this.gen = gen;
-    this.handle = jobDir(queue, id);
+    this.handle = handle;
     this.dir = this.handle.path;
     this.claimedMs = claimedMs;
     this.clock = clock;
     this.by = by;
+    this.lastWrittenMs = claimedMs;
+    this.lastWrittenMono = monotonicMs(clock) - Math.max(0, clock.nowMs() - claimedMs);
+  }
+
+  /**
+   * The instant to write now: the wall clock, but never before the last
+   * instant this owner wrote for the generation (claimed_ms first) plus the
+   * monotonic time since. LEASE-4 measures elapsed time on the monotonic
+   * clock: a wall clock that went back a day mid-run must not give a receipt
+   * whose finished_ms is a day before its started_ms (issue 28 point 4), any
+   * more than it may give a stale heartbeat. Every instant a generation
+   * writes (recorded_ms, heartbeat_ms, ended_ms, started_ms, finished_ms)
+   * comes from here.
+   */
+  writeTimeMs(atLeastMs = 0): number {
+    const mono = monotonicMs(this.clock);
+    const at = Math.max(this.clock.nowMs(), atLeastMs, this.lastWrittenMs + Math.round(mono - this.lastWrittenMono));
+    this.lastWrittenMs = at;
+    this.lastWrittenMono = mono;
+    return at;
+  }
+
+  /** Ends the generation's visit of the job directory (a held handle's descriptor is closed). */
+  close(): void {
+    this.handle.close();
   }
 
   /** CLAIM-7: has someone claimed generation g + 1? Once true, always true. */
@@ -164,24 +196,24 @@ export class Generation {
       gen: this.gen,
       attempt,
       group,
-      recorded_ms: this.clock.nowMs(),
+      recorded_ms: this.writeTimeMs(),
     };
-    await this.handle.publish(genRecordName('exec', this.gen), encodeRecord('exec', record, this.expect()), 'link');
+    await this.handle.publish(genRecordName('exec', this.gen), encodeBuilt('exec', record, this.expect(), group ?? undefined), 'link', FRESH);
   }
 
   /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
   async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>, atMs?: number): Promise<number> {
     await this.guard();
-    const now = atMs ?? this.clock.nowMs();
+    const now = this.writeTimeMs(atMs);
     const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
-    await this.handle.publish(genRecordName('state', this.gen), encodeRecord('state', record, this.expect()), 'rename');
+    await this.handle.publish(genRecordName('state', this.gen), encodeBuilt('state', record, this.expect()), 'rename');
     return now;
   }
 
   /** spec/records.md, the end record: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
   async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
     await this.guard();
-    const endedMs = this.clock.nowMs();
+    const endedMs = this.writeTimeMs();
     const record: EndRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'end',
@@ -193,7 +225,7 @@ export class Generation {
       status,
       ended_ms: endedMs,
     };
-    await this.handle.publish(genRecordName('end', this.gen), encodeRecord('end', record, this.expect()), 'link');
+    await this.handle.publish(genRecordName('end', this.gen), encodeBuilt('end', record, this.expect()), 'link', FRESH);
     return record;
   }
 
@@ -217,19 +249,19 @@ export class Generation {
       attempts: fields.attempts,
       status: fields.status ?? null,
       started_ms: fields.started_ms ?? null,
-      finished_ms: this.clock.nowMs(),
+      finished_ms: this.writeTimeMs(fields.started_ms ?? 0), // never before the start it reports
       stdout: fields.stdout ?? null,
       stderr: fields.stderr ?? null,
       result: fields.result ?? null,
       by: this.by,
     };
     try {
-      await this.handle.publish('receipt.json', encodeRecord('receipt', record, { expectedJobId: this.id }), 'link');
+      await this.handle.publish('receipt.json', encodeBuilt('receipt', record, { expectedJobId: this.id }, this.by), 'link', FRESH);
     } catch (error) {
       if (isFsjobError(error, 'EXISTS')) return undefined;
       throw error;
     }
-    await removeReadyEntry(this.queue, this.id, spec?.priority).catch(() => undefined);
+    await removeReadyEntry(this.queue, this.id, spec?.priority).catch(() => undefined); // READY-2
     return record;
   }
 }

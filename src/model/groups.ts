@@ -15,7 +15,7 @@
  */
 import { errnoOf } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
-import { systemClock } from '../base/clock.ts';
+import { deadlineIn, systemClock } from '../base/clock.ts';
 import type { Clock } from '../base/clock.ts';
 import {
   isDeadState,
@@ -172,10 +172,10 @@ async function waitUntilStopped(
   clock: Clock,
   options: IdentityOptions,
 ): Promise<boolean> {
-  const deadline = clock.nowMs() + waitMs;
+  const passed = deadlineIn(clock, waitMs);
   for (;;) {
     if ((await groupState(group, options)) === 'stopped') return true;
-    if (clock.nowMs() >= deadline) return false;
+    if (passed()) return false;
     await clock.sleep(POLL_MS);
   }
 }

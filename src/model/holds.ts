@@ -147,6 +147,9 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
     await removeHolds(queue, dir, after.filter((hold) => hold.n < n));
     return { taken: true, n };
   }
+  // LANE-2: after 100 lost links the lane counts as busy (the job gets a lane_busy end record, CLAIM-6 step 8).
+  const last = kind === 'lane' ? await currentHold(queue, kind, key) : undefined;
+  if (last !== undefined) return { taken: false, current: last };
   throw new FsjobError('IO', `could not take the ${kind} key ${JSON.stringify(key)} after ${tries} tries: too much contention`, {
     path: dir,
     clause: kind === 'lane' ? 'LANE-2' : 'DEDUPE-2',

@@ -169,17 +169,25 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
 export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
   const open = jobDir(queue, id);
   try {
-    return { ...classifyJob(id, await open.list()), dir: open.path, handle: open, gated: false };
+    return await listJobIn(id, open);
   } catch (error) {
     if (!isFsjobError(error, 'NOT_FOUND')) throw error;
   }
-  const gated = gatedJobDir(queue, id);
   try {
-    return { ...classifyJob(id, await gated.list()), dir: gated.path, handle: gated, gated: true };
+    return await listJobIn(id, gatedJobDir(queue, id), true);
   } catch (error) {
     if (!isFsjobError(error, 'NOT_FOUND')) throw error;
   }
-  return { ...classifyJob(id, await open.list()), dir: open.path, handle: open, gated: false };
+  return listJobIn(id, open);
+}
+
+/** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir); `gated` when it is jobs/<id>.gated. */
+export async function listJobIn(id: string, handle: Dir, gated = false): Promise<JobFiles> {
+  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir; gated: boolean };
+  listing.dir = handle.path;
+  listing.handle = handle;
+  listing.gated = gated;
+  return listing;
 }
 
 /** LEASE-3: the time of the last renewal of a claim: claimed_ms or a later heartbeat of a valid state record. */
@@ -285,9 +293,10 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   }
   let end: EndRecord | undefined;
   if (gen > 0) {
-    const claim = await readGenRecord(queue, files, 'claim', gen);
-    if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
     if (!files.ends.has(gen)) {
+      // SEC-10: the open claim's content decides (its owner); a closed one counts by its name.
+      const claim = await readGenRecord(queue, files, 'claim', gen);
+      if (!claim.ok) return { status: 'damaged', gen, findings: claim.findings };
       const owner = await judgeClaimOwner(queue, files, claim.value, now, options.leases);
       const status: JobStatus = owner.verdict === 'dead' ? 'orphaned' : files.execs.has(gen) ? 'running' : 'claimed';
       return { status, gen, claim: claim.value, owner, findings: [] };

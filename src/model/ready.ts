@@ -20,6 +20,7 @@ import type { EntryKind } from '../fs/safefs.ts';
 import { parseReadyEntry, readyEntryId, readyEntryName } from './layout.ts';
 import { jobIdOfDirName } from '../records/names.ts';
 import { jobDir, locateJob, type Queue } from './queue.ts';
+import { queueDir } from './queue-dirs.ts';
 
 export interface ReadyEntry {
   name: string;
@@ -94,7 +95,7 @@ function gallop(ids: readonly string[], id: string, from: number): number {
  * fsynced (a lost entry is rebuilt, READY-4). Throws EXISTS when it is there.
  */
 export async function createReadyEntry(queue: Queue, priority: number, id: string): Promise<void> {
-  const handle = await queue.dirs.ready.create(readyEntryName(priority, id));
+  const handle = await queueDir(queue, 'ready').create(readyEntryName(priority, id));
   await handle.close().catch(() => undefined);
 }
 
@@ -104,7 +105,7 @@ export async function createReadyEntry(queue: Queue, priority: number, id: strin
  */
 export async function removeReadyEntry(queue: Queue, id: string, priority?: number): Promise<void> {
   if (priority !== undefined) {
-    await queue.dirs.ready.remove(readyEntryName(priority, id));
+    await queueDir(queue, 'ready').remove(readyEntryName(priority, id));
     return;
   }
   for (const entry of await listReady(queue)) {

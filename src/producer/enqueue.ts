@@ -6,10 +6,11 @@
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
-import { readyEntryName } from '../model/layout.ts';
+import { gatedName, readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
-import { checkDirInside, createExclusive, dirPresent, ensurePrivateDir, fsyncDir, removeTree, later, moveNoReplace, settleAll, SharedSync, writeAll, PRIVATE_FILE_MODE } from '../fs/safefs.ts';
-import { encodeRecord, type JobRequest, type SpecRecord } from '../records/codec.ts';
+import { beginOperation, Dir, dirPresent, ensurePrivateDir, moveIn, OpenDir, removeTree, SharedSync, together, writeAll, PRIVATE_FILE_MODE, type SafeHandle } from '../fs/safefs.ts';
+import { encodeBuilt, type JobRequest, type SpecRecord } from '../records/codec.ts';
+import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
@@ -19,6 +20,7 @@ import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
+import { plainPayload } from '../records/raw-json.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -48,10 +50,18 @@ function checkDelay(spec: SpecRecord, source: string): void {
   }
 }
 
-/** VER-4 through encodeRecord: the record is checked against its schema before a byte is written. */
+/**
+ * The bytes of the spec record (REC-1), built once and written once
+ * (encodeBuilt). Every member comes from the request, which ENQ-1 checked
+ * against its schema (the same definitions the spec's schema uses), or from
+ * this producer: the id and created_ms (checked where they are made, id.ts),
+ * its identity (checked in full with its first spec) and the cwd SPEC-2
+ * fills in when the request has none, checked here by hand.
+ */
 function encodeSpec(spec: SpecRecord, source: string): Buffer {
   try {
-    return encodeRecord('spec', spec, { expectedJobId: spec.id });
+    checkCwd(spec.cwd);
+    return encodeBuilt('spec', spec, { expectedJobId: spec.id }, spec.producer);
   } catch (error) {
     if (!isFsjobError(error)) throw error;
     // Everything in the spec came from the request (or the defaults), so a spec
@@ -60,33 +70,44 @@ function encodeSpec(spec: SpecRecord, source: string): Buffer {
   }
 }
 
+/** common.schema.json#/$defs/cwd for a cwd this producer filled in (SPEC-2): absolute, 1 to 4096 bytes, no NUL. */
+function checkCwd(cwd: string): void {
+  if (!cwd.startsWith('/') || cwd.includes('\0') || Buffer.byteLength(cwd) > 4096) {
+    throw new FsjobError('INVALID_RECORD', `the default cwd ${JSON.stringify(cwd.slice(0, 200))} is not an absolute path of at most 4096 bytes without NUL`, { clause: 'REC-5' });
+  }
+}
+
 /**
  * PUB-7: create a data file of a staged job exclusively and write all of it.
- * Resolves, once the bytes are written, to the pending fsync (which closes
- * the file): the caller runs it alongside the staging directory's fsync and
- * awaits both before the rename (spec/producer.md step 4 orders them before step 7,
- * not against each other). Wrapped in an object because an async function
- * would wait for a promise it returns.
+ * Resolves, once the bytes are written, to the handle to fsync and close:
+ * the caller runs its fsync alongside the staging directory's
+ * (spec/producer.md step 4 orders them before step 7, not against each
+ * other). Wrapped in an object because an async function would wait for a
+ * promise it returns.
  */
-async function writeDataFile(queue: Queue, dir: string, name: string, bytes: Uint8Array): Promise<{ synced: Promise<void> }> {
-  const handle = await createExclusive(dir, name, PRIVATE_FILE_MODE, queue.fsOptions);
-  const target = `${dir}/${name}`;
-  const closeQuietly = () => handle.close().catch(() => undefined);
+async function writeDataFile(dir: Dir, name: string, bytes: Uint8Array): Promise<{ handle: SafeHandle }> {
+  const handle = await dir.create(name, PRIVATE_FILE_MODE);
   try {
     await writeAll(handle, bytes);
   } catch (error) {
-    await closeQuietly();
-    throw wrapIo(error, target, 'writing', 'PUB-7');
+    await handle.close().catch(() => undefined);
+    throw wrapIo(error, dir.entry(name), 'writing', 'PUB-7');
   }
-  const synced = later(
-    handle.sync().then(closeQuietly, async (error: unknown) => {
-      await closeQuietly();
-      throw wrapIo(error, target, 'fsync of', 'PUB-7');
-    }),
-  );
-  return { synced };
+  return { handle };
 }
 
+/** PUB-7's fsync of a written data file, then its close (closed also when the fsync fails). */
+function syncAndClose(dir: Dir, name: string, handle: SafeHandle): () => Promise<void> {
+  return async () => {
+    try {
+      await handle.sync();
+    } catch (error) {
+      throw wrapIo(error, dir.entry(name), 'fsync of', 'PUB-7');
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  };
+}
 
 function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): FsjobError {
   const dir = holdDir(queue, 'dedupe', key);
@@ -115,6 +136,8 @@ export interface Pending {
   clock: Clock;
   staging: string;
   readyEntry: string;
+  /** The staged directory, made and held by step 2 until the rename (step 7) is done. */
+  stagingDir?: Dir;
   /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
   holdTakenMono?: number;
   /** Published at jobs/<id>.gated (GATE-1): held, or a dependency was not satisfied when looked at. */
@@ -175,46 +198,56 @@ export function prepare(queue: Queue, normalized: NormalizedRequest, producer: I
 export async function stage(queue: Queue, job: Pending): Promise<void> {
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job
   // with nothing staged (tmp/ is checked by the mkdir below).
-  await checkDirInside(queue.paths.dir('jobs'), queue.fsOptions);
-  await checkDirInside(queue.paths.dir('ready'), queue.fsOptions);
+  await queueDir(queue, 'jobs').check();
+  await queueDir(queue, 'ready').check();
   const { staging, id } = job;
   let staged = false;
   try {
     // Step 2 (PUB-8). A directory already at tmp/<id> is not ours: refuse, never reuse or remove it.
-    let created: boolean;
+    let dir: Dir;
     try {
-      created = await ensurePrivateDir(staging, queue.fsOptions);
+      dir = await makeStagingDir(queue, id);
     } catch (error) {
       // An IO failure after the mkdir (the chmod, the re-check) leaves a
       // directory that is ours; a refusal means what is there is not ours.
       if (isFsjobError(error, 'IO')) staged = true;
+      if (isFsjobError(error, 'EXISTS')) {
+        throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
+          path: staging,
+          jobId: id,
+          clause: 'ENQ-6',
+        });
+      }
       throw error;
     }
-    if (!created) {
-      throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
-        path: staging,
-        jobId: id,
-        clause: 'ENQ-6',
-      });
-    }
+    job.stagingDir = dir;
     staged = true;
     // Steps 3 and 4: stdin and spec.json created exclusively and written
-    // (PUB-7); their fsyncs and the staged directory's run at once, and all
-    // are done before anything below.
-    const syncs: Promise<void>[] = [];
+    // (PUB-7); their fsyncs and the staged directory's run together (flush.ts),
+    // and all are done before anything below.
+    const files: { name: string; handle: SafeHandle }[] = [];
     try {
-      if (job.stdin !== null) syncs.push((await writeDataFile(queue, staging, 'stdin', job.stdin)).synced);
-      syncs.push((await writeDataFile(queue, staging, 'spec.json', job.specBytes)).synced);
-      syncs.push(later(fsyncDir(staging, queue.fsOptions)));
+      if (job.stdin !== null) files.push({ name: 'stdin', ...(await writeDataFile(dir, 'stdin', job.stdin)) });
+      files.push({ name: 'spec.json', ...(await writeDataFile(dir, 'spec.json', job.specBytes)) });
     } catch (error) {
-      await Promise.allSettled(syncs);
+      for (const file of files) await file.handle.close().catch(() => undefined);
       throw error;
     }
-    await settleAll(syncs);
+    await together([...files.map((file) => syncAndClose(dir, file.name, file.handle)), () => dir.fsync()]);
   } catch (error) {
+    job.stagingDir?.close();
     await unstage(queue, staged ? staging : undefined, undefined);
     throw error;
   }
+}
+
+/** Step 2: tmp/<id>/ made (PUB-8) and held; EXISTS when the name is taken. */
+async function makeStagingDir(queue: Queue, id: string): Promise<Dir> {
+  const tmp = queueDir(queue, 'tmp');
+  if (tmp instanceof OpenDir) return tmp.makeChild(id);
+  const staging = queue.paths.staging(id);
+  if (!(await ensurePrivateDir(staging, queue.fsOptions))) throw new FsjobError('EXISTS', `${staging} already exists`, { path: staging });
+  return tmp.child(id);
 }
 
 /**
@@ -241,21 +274,23 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     readyCreated = true;
     // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
     // producers (DEDUPE-3), so publishing now could share the key: refuse.
-    if (job.holdTakenMono !== undefined && monotonicMs(clock) - job.holdTakenMono > DEDUPE_STAGE_MAX) {
+    if (job.holdTakenMono !== undefined && monotonicMs(clock) - job.holdTakenMono >= DEDUPE_STAGE_MAX) {
       throw new FsjobError('IO', `job ${id} was not published within DEDUPE_STAGE_MAX (${DEDUPE_STAGE_MAX} ms) of taking its dedupe key, so the key may be another job's now; nothing was published (DEDUPE-5)`, { jobId: id, clause: 'DEDUPE-5' });
     }
   } catch (error) {
+    job.stagingDir?.close();
     await unstage(queue, staging, readyCreated ? readyEntry : undefined);
     throw error;
   }
-  // Step 7 (ENQ-3): the rename publishes; moveNoReplace refuses an existing jobs/<id>.
+  // Step 7 (ENQ-3): the rename publishes; moveIn refuses an existing jobs/<id>.
   // GATE-1: a gated job goes to jobs/<id>.gated, and neither name may exist.
-  const target = job.gated === true ? queue.paths.gatedJob(id) : queue.paths.job(id);
+  const name = job.gated === true ? gatedName(id) : id;
+  const target = `${queue.paths.dir('jobs')}/${name}`;
   try {
     if (job.gated === true && (await dirPresent(queue.paths.job(id), queue.fsOptions))) {
       throw new FsjobError('EXISTS', `${queue.paths.job(id)} already exists; a staged job never shares its id. Pick a new id.`, { path: queue.paths.job(id), jobId: id, clause: 'GATE-1' });
     }
-    await moveNoReplace(staging, target, queue.fsOptions);
+    await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), name, job.stagingDir instanceof OpenDir);
   } catch (error) {
     const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
     if (!published) {
@@ -264,6 +299,8 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     }
     // The rename happened although it reported a failure: the job is
     // published, and step 8 decides whether it may be reported.
+  } finally {
+    job.stagingDir?.close();
   }
 }
 
@@ -279,10 +316,10 @@ const stepEight = new WeakMap<Queue, SharedSync>();
 export function publicationSync(queue: Queue): SharedSync {
   let shared = stepEight.get(queue);
   if (shared === undefined) {
-    shared = new SharedSync(async () => {
-      const jobs = later(fsyncDir(queue.paths.dir('jobs'), queue.fsOptions));
-      const tmp = fsyncDir(queue.paths.dir('tmp'), queue.fsOptions).catch(() => undefined);
-      await settleAll([jobs, tmp]);
+    shared = new SharedSync(() => {
+      const jobs = queueDir(queue, 'jobs');
+      const tmp = queueDir(queue, 'tmp');
+      return together([() => tmp.fsync().catch(() => undefined), () => jobs.fsync()]);
     });
     stepEight.set(queue, shared);
   }
@@ -308,11 +345,17 @@ export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
  * Resolves only once the job is published and jobs/ is fsynced.
  */
 export async function publishJob(queue: Queue, normalized: NormalizedRequest, options: EnqueueOptions = {}): Promise<Enqueued> {
-  const job = prepare(queue, normalized, await selfIdentity(), options);
-  await stage(queue, job);
-  await holdIndexPublish(queue, job);
-  await makeDurable(queue, job);
-  return { id: job.id, spec: job.spec, gated: job.gated === true };
+  // One operation (src/fs/flush.ts): alone in its process, its fsyncs need no thread hand-off.
+  const operation = beginOperation();
+  try {
+    const job = prepare(queue, normalized, await selfIdentity(), options);
+    await stage(queue, job);
+    await holdIndexPublish(queue, job);
+    await makeDurable(queue, job);
+    return { id: job.id, spec: plainPayload(job.spec), gated: job.gated === true };
+  } finally {
+    operation();
+  }
 }
 
 /**

@@ -10,7 +10,7 @@
  * order is the millisecond order, and the random part keeps two producers in
  * the same millisecond from colliding.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../base/random.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { FsjobError } from '../base/errors.ts';
@@ -39,7 +39,7 @@ export function newJobIdStamp(clock: Clock = systemClock): JobIdStamp {
     throw new FsjobError('USAGE', `the clock reads ${ms} ms, past what 19 digits of nanoseconds can hold (LAYOUT-4); fix the clock`, { clause: 'LAYOUT-4' });
   }
   lastNs = ns;
-  return { id: `${ns.toString().padStart(ID_DIGITS, '0')}-${randomBytes(8).toString('hex')}`, ms };
+  return { id: `${ns.toString().padStart(ID_DIGITS, '0')}-${randomHex(8)}`, ms };
 }
 
 /** LAYOUT-4: a new job id, strictly greater (in byte order) than every id this process made before. */

@@ -20,6 +20,9 @@
  *   it is a write-once release.json, and its gate opens by one rename within
  *   jobs/ once every dependency is satisfied (HOLD-2, GATE-3).
  * - Only finished jobs are ever removed (GC-1); reads never write.
+ * - Arguments and env values are bytes (SPEC-3): one that is not UTF-8 is
+ *   given as `textOfBytes(bytes)` ({"base64": ...}) and runs as exactly those
+ *   bytes; a string with a lone surrogate is refused, never written as U+FFFD.
  *
  * Assumptions: tmp/ and jobs/ are one filesystem (LAYOUT-3); the queue root
  * is ours and private (SEC-1); ids made in one millisecond by two processes
@@ -33,6 +36,7 @@
  * "Sharing step 8"): about two fsyncs per job in a batch.
  */
 export { newJobId } from './id.ts';
+export { textOfBytes, bytesOfText, type RecordText } from '../records/bytes.ts';
 export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedRequest, type SpecFields } from './request.ts';
 export { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 export { enqueueBatch, enqueueMany, type BatchOptions, type BatchResult, type ManyOptions, type ManyResult } from './many.ts';

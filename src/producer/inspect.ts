@@ -5,6 +5,7 @@
  * listJobs' cheap summary (IndexCounts), which says it is the index's.
  */
 import path from 'node:path';
+import { displayText, type RecordText } from '../records/bytes.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { jobIdOfDirName } from '../records/names.ts';
 import { attemptsUsed, deriveStatus, executionState, lastRenewalMs, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus, type JobStatusView } from '../model/job.ts';
@@ -168,8 +169,8 @@ export interface JobSummary {
   createdMs: number | null;
   /** What the job runs: argv joined, or `handler:<name>`. */
   what: string | null;
-  /** The command of a command job (null for a payload job or an unreadable spec). */
-  argv: string[] | null;
+  /** The command of a command job as its spec holds it (SPEC-3: bytes that are not UTF-8 in base64); null for a payload job or an unreadable spec. */
+  argv: RecordText[] | null;
   /** The handler of a payload job. */
   handler: string | null;
   outcome: ReceiptRecord['outcome'] | null;
@@ -275,7 +276,7 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     maxAttempts: spec?.max_attempts ?? null,
     lane: spec?.lane ?? null,
     createdMs: spec?.created_ms ?? null,
-    what: spec === undefined ? null : spec.argv !== undefined ? spec.argv.join(' ') : `handler:${spec.handler ?? '?'}`,
+    what: spec === undefined ? null : spec.argv !== undefined ? spec.argv.map(displayText).join(' ') : `handler:${spec.handler ?? '?'}`,
     argv: spec?.argv === undefined ? null : [...spec.argv],
     handler: spec?.handler ?? null,
     outcome: view.receipt?.outcome ?? null,

@@ -5,7 +5,8 @@
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { assertJobId } from '../model/layout.ts';
 import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
-import type { SpecRecord } from '../records/codec.ts';
+import type { ReceiptRecord, SpecRecord } from '../records/codec.ts';
+import type { Finding } from '../records/findings.ts';
 import type { Queue } from '../model/queue.ts';
 
 /** Lists jobs/<id>/ (LAYOUT-5); NOT_FOUND with the job id when there is no such job. */
@@ -30,4 +31,26 @@ export async function readSpec(queue: Queue, files: JobFiles): Promise<SpecRecor
   if (!files.spec) return undefined;
   const read = await readJobRecord(queue, files, 'spec');
   return read.ok ? read.value : undefined;
+}
+
+/** A receipt.json that exists but is invalid (RCPT-6: it will never change, so the job is damaged, not finished). */
+export function invalidReceipt(file: string, id: string, findings: readonly Finding[]): FsjobError {
+  const first = findings[0];
+  return new FsjobError('INVALID_RECORD', `${file} exists but is not a valid receipt (${first?.clause ?? 'REC-4'}): ${first?.message ?? 'invalid'}`, {
+    path: file,
+    jobId: id,
+    clause: first?.clause ?? 'REC-4',
+  });
+}
+
+/**
+ * The job's receipt: undefined when there is none, INVALID_RECORD when
+ * receipt.json is not a valid receipt of this job (a hard link to another
+ * job's receipt names that job, REC-7).
+ */
+export async function readReceipt(queue: Queue, files: JobFiles): Promise<ReceiptRecord | undefined> {
+  if (!files.receipt) return undefined;
+  const read = await readJobRecord(queue, files, 'receipt');
+  if (read.ok) return read.value;
+  throw invalidReceipt(queue.paths.jobFile(files.id, 'receipt.json'), files.id, read.findings);
 }

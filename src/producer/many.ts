@@ -16,11 +16,13 @@
  * errors that are not FsjobErrors (bugs) propagate.
  */
 import { isFsjobError, type FsjobError } from '../base/errors.ts';
+import { beginOperation } from '../fs/safefs.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions, type Pending } from './enqueue.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
+import { plainPayload } from '../records/raw-json.ts';
 
 /**
  * How many jobs are between their input and their report at once. Enough
@@ -93,7 +95,7 @@ export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> |
       const source = `request ${n}`;
       return { normalized: normalizeRequest(request, { ...options, source }), options: { ...options, source } };
     },
-    ({ n }, job) => ('error' in job ? { index: n, error: job.error } : { index: n, id: job.id, spec: job.spec }),
+    ({ n }, job) => ('error' in job ? { index: n, error: job.error } : { index: n, id: job.id, spec: plainPayload(job.spec) }),
     options.onResult,
   );
 }
@@ -110,6 +112,8 @@ async function pipelined<T, R>(
   onResult: ((result: R) => void) | undefined,
 ): Promise<R[]> {
   const producer = await selfIdentity();
+  // A pipeline overlaps its own jobs' fsyncs: none of them runs on the main thread (src/fs/flush.ts).
+  const operation = beginOperation(2);
   const results: R[] = [];
   const slots: Slot<R>[] = [];
   let reported = 0;
@@ -158,6 +162,7 @@ async function pipelined<T, R>(
   // Every job already taken from the input is finished and reported first:
   // one published but never reported would be a job its producer cannot name.
   while (slots.length > reported) await waitForReports();
+  operation();
   if (bug !== undefined) throw bug.error;
   if (unreadable !== undefined) throw unreadable.error;
   return results;
@@ -192,7 +197,7 @@ async function oneJob(
       done();
     }
     await makeDurable(queue, job);
-    return { id: job.id, spec: job.spec };
+    return { id: job.id, spec: plainPayload(job.spec) };
   } catch (error) {
     if (!isFsjobError(error)) throw error;
     return { error };

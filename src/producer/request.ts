@@ -12,6 +12,8 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
+import { stringifyKeepingRaw } from '../records/raw-json.ts';
+import { isWellFormed } from '../records/bytes.ts';
 import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
@@ -68,9 +70,16 @@ function checkRequestValue(request: unknown, source: string): JobRequest {
       clause: 'REQ-1',
     });
   }
+  const illFormed = illFormedMember(request);
+  if (illFormed !== undefined) {
+    throw new FsjobError('USAGE', `${source}: ${illFormed} holds a lone surrogate, which has no UTF-8 form (SPEC-3); pass an argument or environment value that is not UTF-8 as its bytes: {"base64": ...} (textOfBytes)`, {
+      clause: 'SPEC-3',
+    });
+  }
   let text: string;
   try {
-    text = JSON.stringify(request);
+    // A payload kept as written (RawJson, REQ-2) stays so through the bytes.
+    text = stringifyKeepingRaw(request);
   } catch (error) {
     throw new FsjobError('USAGE', `${source} cannot be written as JSON (REQ-1): ${error instanceof Error ? error.message : String(error)}`, { clause: 'REQ-1' });
   }
@@ -103,8 +112,28 @@ function decodeStdin(request: JobRequest, given: Uint8Array | undefined, source:
 }
 
 /** A copy of a JSON map with own data properties only ("__proto__" stays an ordinary member). */
-function copyMap(map: Record<string, string> | undefined): Record<string, string> {
+function copyMap<V>(map: Record<string, V> | undefined): Record<string, V> {
   return map === undefined ? {} : Object.fromEntries(Object.entries(map));
+}
+
+/**
+ * SPEC-3: a JavaScript string with a lone surrogate has no UTF-8 form (it
+ * would be written as U+FFFD, or refused as an escape REC-1 forbids). Name
+ * the first such string among the members that hold text, so the refusal
+ * says which argument it is and how to pass bytes that are not UTF-8 (a
+ * payload is JSON: the request parser refuses such an escape in it, and
+ * walking it here could meet a value nested 200,000 deep).
+ */
+function illFormedMember(request: object): string | undefined {
+  const r = request as Record<string, unknown>;
+  const texts: [string, unknown][] = [];
+  if (Array.isArray(r['argv'])) r['argv'].forEach((arg, i) => texts.push([`argv[${i}]`, arg]));
+  for (const map of ['env', 'labels'] as const) {
+    const value = r[map];
+    if (typeof value === 'object' && value !== null) for (const [name, inner] of Object.entries(value)) texts.push([`${map} name ${JSON.stringify(name)}`, name], [`${map}.${name}`, inner]);
+  }
+  for (const member of ['cwd', 'lane', 'dedupe', 'handler', 'stdin_text']) texts.push([member, r[member]]);
+  return texts.find(([, value]) => typeof value === 'string' && !isWellFormed(value))?.[0];
 }
 
 /**

@@ -4,8 +4,8 @@
  * "retry" is a second job that does the same thing, enqueued like any other
  * (ENQ-1..6), that says where it came from: the label `retry-of` names the
  * job it repeats. Everything the spec decides is copied (command or handler
- * and payload, cwd, env, limits, lane, dedupe key, priority, labels) and
- * so is the stdin file, byte for byte; what belongs to the old job (its id,
+ * and payload, cwd, env, limits, lane, dedupe key, priority, labels; the
+ * payload as written, REQ-2) and so is the stdin file, byte for byte; what belongs to the old job (its id,
  * created_ms, producer, a past not-before instant, a hold) is not.
  */
 import { createHash } from 'node:crypto';
@@ -13,9 +13,10 @@ import { STDIN_MAX } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { readBounded } from '../fs/safefs.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
-import type { JobRequest, SpecRecord } from '../records/codec.ts';
+import { readRecordIn, type JobRequest, type SpecRecord } from '../records/codec.ts';
+import { parseRecordBytes } from '../records/json.ts';
 import { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
-import { findJob, readSpec } from './jobs.ts';
+import { findJob, readReceipt } from './jobs.ts';
 
 /** The label a retried job carries: the id of the job it repeats. */
 export const RETRY_OF_LABEL = 'retry-of';
@@ -38,17 +39,23 @@ export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
 /**
  * Enqueues a copy of job `id` (which must be finished, unless `unfinished`)
  * labelled `retry-of=<id>`; resolves like enqueue. NOT_FOUND for no such
- * job, USAGE for an unfinished one, INVALID_RECORD when its spec or stdin
+ * job, USAGE for an unfinished one, INVALID_RECORD when its receipt is not
+ * a valid receipt of it (unless `unfinished`) or its spec or stdin
  * cannot be read back, DEDUPE_HELD when its dedupe key is held by another
  * unfinished job.
  */
 export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
   assertQueue(queue, 'retry');
   const files = await findJob(queue, id);
+  // A receipt.json that is not this job's valid receipt (a hard link to another job's) leaves the job
+  // damaged, not finished: refused as wait and validate refuse it.
+  if (options.unfinished !== true) await readReceipt(queue, files);
   if (!files.receipt && options.unfinished !== true) {
     throw new FsjobError('USAGE', `job ${id} is not finished; a retry is a new job doing the same thing, so it waits until this one has its receipt (fsjob wait ${id})`, { jobId: id });
   }
-  const spec = await readSpec(queue, files);
+  // REQ-2, REC-10: the payload is copied as written, so the spec is read keeping its text.
+  const read = files.spec ? await readRecordIn(files.handle, 'spec.json', 'spec', { expectedJobId: files.id, parse: (bytes, form) => parseRecordBytes(bytes, form, { keepPayload: true }) }) : undefined;
+  const spec = read?.ok === true ? read.value : undefined;
   if (spec === undefined) {
     throw new FsjobError('INVALID_RECORD', `job ${id} has no valid spec.json to copy (fsjob validate shows why)`, { jobId: id, path: queue.paths.jobFile(id, 'spec.json') });
   }

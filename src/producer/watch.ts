@@ -15,7 +15,7 @@ import { readRecord, type ReceiptRecord } from '../records/codec.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { findJob } from './jobs.ts';
+import { findJob, invalidReceipt } from './jobs.ts';
 import { noticeUnserved } from './service-notice.ts';
 
 /** The poll period when no watch event arrives. */
@@ -49,7 +49,7 @@ class Waker {
    * call, so a stream of events (a command writing fast) is read in batches.
    */
   sleep(ms: number, signal: AbortSignal | undefined, minMs = 0): Promise<void> {
-    const started = Date.now();
+    const started = performance.now(); // monotonic: a wall clock that goes back must not stretch the batching (LEASE-4)
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = (): void => {
@@ -60,7 +60,7 @@ class Waker {
         resolve();
       };
       const onEvent = (): void => {
-        const wait = minMs - (Date.now() - started);
+        const wait = minMs - (performance.now() - started);
         if (wait <= 0) return done();
         clearTimeout(timer);
         timer = setTimeout(done, Math.min(wait, Math.max(0, ms)));
@@ -98,12 +98,7 @@ async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | unde
   }
   if (read === undefined) return undefined;
   if (read.ok) return read.value;
-  const first = read.findings[0];
-  throw new FsjobError('INVALID_RECORD', `${file} exists but is not a valid receipt (${first?.clause ?? 'REC-4'}): ${first?.message ?? 'invalid'}`, {
-    path: file,
-    jobId: id,
-    clause: first?.clause ?? 'REC-4',
-  });
+  throw invalidReceipt(file, id, read.findings);
 }
 
 /** Options of `waitFor`. */

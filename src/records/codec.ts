@@ -202,6 +202,37 @@ export function encodeRecord<T extends RecordType>(type: T, value: RecordByType[
   return bytes;
 }
 
+/**
+ * Whether every record this process builds is checked against its schema
+ * before it is written: FSJOB_CHECK_WRITES=1, which the test suite sets
+ * (tools/test/run.ts), so that a writer that builds a record wrong fails
+ * its tests.
+ */
+const CHECK_WRITES = process.env['FSJOB_CHECK_WRITES'] === '1';
+
+/** Identities whose first record passed encodeRecord's full check. */
+const checkedIdentities = new WeakSet<object>();
+
+/**
+ * The bytes of a record this writer built itself, written once: serialized
+ * (REC-1: compact form, no lone surrogate, integers outside payload and
+ * result; REC-2: RECORD_MAX) without being parsed back and run through its
+ * schema. The generated validators check what others wrote; what a writer
+ * builds is valid by construction (VER-4): fixed members and enums from the
+ * code, numbers from the clock and counters, texts clipped to their bounds
+ * (clipUtf8). The one part a writer takes from outside, an identity read
+ * from the operating system (`identity`: the owner, `by`, the producer), is
+ * checked in full with the first record that carries it, and again
+ * whenever another identity object comes. FSJOB_CHECK_WRITES=1 checks every
+ * record in full (the test suite does).
+ */
+export function encodeBuilt<T extends RecordType>(type: T, value: RecordByType[T], options: CheckOptions = {}, identity?: object): Buffer {
+  if (!CHECK_WRITES && (identity === undefined || checkedIdentities.has(identity))) return serializeRecord(value);
+  const bytes = encodeRecord(type, value, options);
+  if (identity !== undefined) checkedIdentities.add(identity);
+  return bytes;
+}
+
 /** safefs refusals (SEC-2..SEC-6) and the findings that report them. */
 const REFUSALS: Partial<Record<FsjobErrorCode, FindingCode>> = {
   SYMLINK_REFUSED: 'RECORD_SYMLINK',

@@ -91,6 +91,7 @@ export const FINDING_CODES = {
   RECEIPT_ATTEMPTS: spec('error', 'RETRY-1', 'a receipt reports the attempts used as RETRY-1 counts them from the exec and end records'),
   RECEIPT_OUTPUT: spec('error', 'RCPT-5', 'the output files are not what the receipt describes (I4): they were changed after the receipt, or the receipt was published before they were complete'),
   RECEIPT_CANCEL_UNREQUESTED: spec('warning', 'CANCEL-3', 'a job is cancelled only on a cancel record (cancel-force.json for force_stopped); find what cancelled it'),
+  RECEIPT_TIME_ORDER: spec('warning', 'LEASE-4', "the writer's wall clock went back between the two instants (elapsed time is measured on a monotonic clock): the two are not a duration; check the clock of the host the receipt's by names"),
   // Across jobs: the ready index, dedupe keys, lanes, holds.
   GATED_RECORD: spec('error', 'GATE-2', 'a gated job is never claimed: a claim, generation record, output or receipt there was written by a consumer that ignored the gate; find it'),
   GATED_NO_GATE: spec('warning', 'GATE-1', 'a job is gated for its dependencies or its hold; a consumer opens this one at once'),

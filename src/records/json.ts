@@ -17,6 +17,7 @@ import { FsjobError } from '../base/errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './generated/types.ts';
 import { NEST_MAX, RECORD_MAX } from '../base/constants.ts';
+import { RawJson, stringifyKeepingRaw } from './raw-json.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
@@ -56,31 +57,42 @@ export type ParseResult = { ok: true; value: JsonObject } | { ok: false; failure
 /** 'record': REC-1 compact form and framing. 'request': RFC 8259 text, whitespace allowed (REQ-1). */
 export type JsonForm = 'record' | 'request';
 
+
+
+/** A payload given as JSON text (the CLI's --payload), kept as written (REQ-2); a string saying what is wrong when it is not one JSON value. */
+export function parsePayloadText(text: string): RawJson | string {
+  const wrapped = parseRecordBytes(Buffer.from(`{"payload":${text}\n}`, 'utf8'), 'request');
+  if (!wrapped.ok) return wrapped.failure.detail;
+  return wrapped.value['payload'] as unknown as RawJson;
+}
+
+/** Compact form (REC-1) of a valid JSON text: whitespace dropped, strings written as JSON.stringify writes them, every other token as it stands. */
+function compactText(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
+      i++;
+    } else if (c === 0x22) {
+      const scanner = new Scanner(text, false);
+      scanner.i = i;
+      out += JSON.stringify(scanner.string());
+      i = scanner.i;
+    } else {
+      let j = i + 1;
+      while (j < text.length && !' \t\n\r"'.includes(text[j] as string)) j++;
+      out += text.slice(i, j);
+      i = j;
+    }
+  }
+  return out;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const PLAIN_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
 
-/** A decimal number text as (sign, significant digits, exponent of the last digit): "1.50e2" and "150" are equal. */
-function decimalParts(text: string): string {
-  const match = /^(-?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
-  if (match === null) return text;
-  let digits = `${match[2] ?? ''}${match[3] ?? ''}`;
-  let exponent = Number(match[4] ?? '0') - (match[3] ?? '').length;
-  digits = digits.replace(/^0+/, '');
-  if (digits === '') return '0';
-  while (digits.endsWith('0')) {
-    digits = digits.slice(0, -1);
-    exponent += 1;
-  }
-  return `${match[1] === '-' ? '-' : ''}${digits}e${exponent}`;
-}
-
-/** Whether the double `value` (read from `token`) writes back as the same decimal value; -0 and 0 compare equal. */
-function sameDecimal(token: string, value: number): boolean {
-  if (!Number.isFinite(value)) return false;
-  const written = decimalParts(token).replace(/^-0$/, '0');
-  return written === decimalParts(String(value)).replace(/^-0$/, '0') || (value === 0 && written === '0');
-}
 const SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 /** Control characters JSON.stringify writes with a short escape; the rest of U+0000..U+001F use \u00xx. */
 const HAS_SHORT_ESCAPE = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
@@ -112,6 +124,8 @@ class Scanner {
   constructor(
     readonly text: string,
     readonly compact: boolean,
+    /** Keep the top-level `payload` as written (RawJson): a request's always (REQ-2), a record's when a copy of it is made. */
+    readonly keepPayload = false,
   ) {}
 
   private noteNotCompact(detail: string, at: number): void {
@@ -167,8 +181,6 @@ class Scanner {
       if (!this.compact) this.fail(`number ${token} is not an integer as records write it (REQ-2: no fraction, exponent or -0 outside payload)`, at);
       this.noteNotCompact(`number ${token} is not a plain integer (no fraction, exponent or -0 outside payload and result)`, at);
     }
-    // REQ-2: a payload number is copied with its value; one a double cannot hold is refused, never changed.
-    if (!this.compact && free && !sameDecimal(token, value)) this.fail(`number ${token} cannot be kept exactly (REQ-2: the payload would change); write it as a string`, at);
     return value;
   }
 
@@ -281,7 +293,12 @@ class Scanner {
       if (this.text[this.i] !== ':') this.fail('expected ":" after a member name');
       this.i++;
       this.skipWhitespace();
-      const value = this.value(depth);
+      const start = this.i;
+      let value = this.value(depth);
+      if (depth === 1 && key === 'payload' && this.keepPayload) {
+        const written = this.text.slice(start, this.i);
+        value = new RawJson(this.compact ? written : compactText(written), value) as unknown as JsonValue;
+      }
       // "__proto__" must become an ordinary member, as JSON.parse makes it.
       if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
       else out[key] = value;
@@ -311,7 +328,7 @@ function failure(code: ParseFailureCode, detail: string, offset: number, field?:
  * byte order mark, not JSON (or nested too deep), trailing data, missing
  * final line feed, not an object, duplicate member names, not compact.
  */
-export function parseRecordBytes(bytes: Uint8Array, form: JsonForm = 'record'): ParseResult {
+export function parseRecordBytes(bytes: Uint8Array, form: JsonForm = 'record', options: { keepPayload?: boolean } = {}): ParseResult {
   if (bytes.length === 0) return failure('RECORD_EMPTY', 'the file is empty', 0);
   let text: string;
   try {
@@ -322,7 +339,7 @@ export function parseRecordBytes(bytes: Uint8Array, form: JsonForm = 'record'): 
   if (text.charCodeAt(0) === 0xfeff) return failure('RECORD_BOM', 'the file starts with a byte order mark', 0);
 
   const compact = form === 'record';
-  const scanner = new Scanner(text, compact);
+  const scanner = new Scanner(text, compact, !compact || options.keepPayload === true);
   let value: JsonValue;
   try {
     scanner.skipWhitespace();
@@ -387,36 +404,54 @@ function invalid(message: string, path: (string | number)[]): FsjobError {
   return new FsjobError('INVALID_RECORD', `cannot serialize ${where}: ${message}`, { clause: 'REC-1' });
 }
 
-/** Check that `value` is plain JSON that serializes to compact form (REC-1). */
-function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): void {
-  if (value === null || typeof value === 'boolean') return;
+/**
+ * Check that `value` is plain JSON that serializes to compact form (REC-1);
+ * true when it holds a RawJson (a payload kept as written, REQ-2). `path` is
+ * the member path to `value`, one array shared by the whole walk (pushed and
+ * popped): a record's members cost no allocation each.
+ */
+function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): boolean {
+  if (value === null || typeof value === 'boolean') return false;
+  if (value instanceof RawJson) {
+    if (!free) throw invalid('only payload and result are kept as written', path);
+    return true;
+  }
   if (typeof value === 'string') {
     if (LONE_SURROGATE.test(value)) throw invalid('string holds a lone surrogate, which UTF-8 cannot encode', path);
-    return;
+    return false;
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw invalid(`${value} is not a JSON number`, path);
     if (!free && !Number.isSafeInteger(value)) {
       throw invalid(`${value} is not an integer; numbers outside payload and result are integers`, path);
     }
-    return;
+    return false;
   }
   if (typeof value !== 'object') throw invalid(`a ${typeof value} is not a JSON value`, path);
   if (depth >= NEST_MAX) throw invalid(`arrays and objects nest deeper than ${NEST_MAX} (or refer to themselves)`, path);
+  let raw = false;
   if (Array.isArray(value)) {
-    value.forEach((item: unknown, index) => {
-      if (item === undefined) throw invalid('undefined is not a JSON value', [...path, index]);
-      checkSerializable(item, [...path, index], depth + 1, free);
-    });
-    return;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      path.push(index);
+      if (item === undefined) throw invalid('undefined is not a JSON value', path);
+      if (checkSerializable(item, path, depth + 1, free)) raw = true;
+      path.pop();
+    }
+    return raw;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw invalid('only plain objects and arrays are JSON', path);
-  for (const [key, item] of Object.entries(value)) {
-    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', [...path, key]);
-    if (item === undefined) continue; // omitted, as JSON.stringify does
-    checkSerializable(item, [...path, key], depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)));
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item: unknown = (value as Record<string, unknown>)[key];
+    path.push(key);
+    if (LONE_SURROGATE.test(key)) throw invalid('member name holds a lone surrogate', path);
+    // undefined is omitted, as JSON.stringify does
+    if (item !== undefined && checkSerializable(item, path, depth + 1, free || (depth === 0 && FREE_JSON_MEMBERS.has(key)))) raw = true;
+    path.pop();
   }
+  return raw;
 }
 
 /**
@@ -426,12 +461,13 @@ function checkSerializable(value: unknown, path: (string | number)[], depth: num
  * payload and result, non-plain objects, nesting over 128) and TOO_LARGE over
  * RECORD_MAX (REC-2). It does not check the schema: see encodeRecord.
  */
+
 export function serializeRecord(value: unknown): Buffer {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FsjobError('INVALID_RECORD', 'cannot serialize: a record is a JSON object', { clause: 'REC-1' });
   }
-  checkSerializable(value, [], 0, false);
-  const bytes = Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
+  const raw = checkSerializable(value, [], 0, false);
+  const bytes = Buffer.from(`${raw ? stringifyKeepingRaw(value) : JSON.stringify(value)}\n`, 'utf8');
   if (bytes.length > RECORD_MAX) {
     throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, {
       clause: 'REC-2',

@@ -4,10 +4,11 @@
  * data; this module turns them into findings (src/records/findings.ts) that
  * name the member, the rule and the clause.
  *
- * Two keywords are fsjob's own (see schemas/common.schema.json): maxBytes
- * bounds a string's UTF-8 length and maxJsonBytes a value's compact
- * serialization. JSON Schema's maxLength counts code points, not the bytes
- * the spec bounds.
+ * Three keywords are fsjob's own (see schemas/common.schema.json): maxBytes
+ * bounds a string's UTF-8 length, maxJsonBytes a value's compact
+ * serialization, and nonUtf8Base64 checks the base64 form of bytes that are
+ * not UTF-8 (SPEC-3, bytes.ts). JSON Schema's maxLength counts code points,
+ * not the bytes the spec bounds.
  *
  * Nothing here reads a file: the compiled validators and the schema
  * documents are one generated module (generated/validators.js, from
@@ -16,6 +17,7 @@
  */
 import { documents as generatedDocuments, validators as generatedValidators } from './generated/validators.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
+import { nonUtf8Base64Problem } from './bytes.ts';
 
 /** Record types of REC-3, in the order of spec/records.md. */
 export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause', 'release'] as const;
@@ -179,6 +181,8 @@ function describeKeyword(error: SchemaError): string {
       return `is ${typeof error.data === 'string' ? Buffer.byteLength(error.data, 'utf8') : '?'} bytes of UTF-8, over the bound of ${String(error.schema)}`;
     case 'maxJsonBytes':
       return `is ${jsonBytes(error.data)} bytes serialized, over the bound of ${String(error.schema)}`;
+    case 'nonUtf8Base64':
+      return `${typeof error.data === 'string' ? (nonUtf8Base64Problem(error.data, Number(error.schema)) ?? 'is not what SPEC-3 allows') : 'is not a string'} (SPEC-3: the base64 form is for bytes that are not UTF-8, at most ${String(error.schema)}, without NUL)`;
     default:
       return error.message ?? `fails ${error.keyword}`;
   }

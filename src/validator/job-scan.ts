@@ -414,6 +414,10 @@ class JobAudit {
       this.sink.add('RECEIPT_ATTEMPTS', `receipt.json says ${receipt.attempts} attempts but the exec and end records count ${used}`, shown, this.id, '/attempts');
     }
     for (const stream of ['stdout', 'stderr'] as const) this.checkReceiptOutput(receipt, stream);
+    // LEASE-4 (issue 28 point 4): a receipt that finished before it started shows a wall clock that went back.
+    if (receipt.started_ms !== null && receipt.finished_ms < receipt.started_ms) {
+      this.sink.add('RECEIPT_TIME_ORDER', `receipt.json says finished_ms ${receipt.finished_ms}, ${receipt.started_ms - receipt.finished_ms} ms before its started_ms ${receipt.started_ms}`, shown, this.id, '/finished_ms');
+    }
     if (receipt.outcome === 'cancelled' && this.cancelEntry === undefined && this.cancelForceEntry === undefined) {
       this.sink.add('RECEIPT_CANCEL_UNREQUESTED', 'the receipt says cancelled but the job has no cancel.json or cancel-force.json', shown, this.id, '/outcome');
     } else if (receipt.outcome === 'force_stopped' && this.cancelForceEntry === undefined) {

@@ -1,5 +1,8 @@
 /**
- * Issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11 and 12 through the real CLI only: every job
+ * Issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11 and 12, and issue 28's points
+ * 1 (bytes that are not UTF-8), 2 (a judge whose clock goes back), 3 (too few
+ * descriptors), 4 (a hard-linked receipt; receipt times after a clock jump)
+ * and 5 (containment by default), through the real CLI only: every job
  * is enqueued, run, recovered and read back by `fsjob` processes (the CLI
  * the support starts: this checkout's, or FSJOB_TEST_CLI's), and every
  * check reads the queue's files or the job's own marks. Nothing is written
@@ -22,12 +25,14 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../src/base/constants.ts';
 import { batteryDir, isDead, removeBatteryDirs, runFsjob, startFsjob, type FsjobProcess } from '../support/battery.ts';
 import { delay, waitFor } from '../support/consumer.ts';
+import { FSJOB_ARGV } from '../support/cli.ts';
+import { spawnSync } from 'node:child_process';
 
 /** Scheduling tolerance on a loaded 2-core machine, added to every bound the spec states. */
 const TOLERANCE_MS = 5000;
@@ -468,3 +473,144 @@ point(signals, 'point 10a: SIGHUP stops a worker like SIGTERM: it claims nothing
   }
 });
 signals.run();
+
+// ---------------------------------------------------------------------------
+// Issue 28: hostile conditions, round three.
+
+const round3 = suite('issue 28: bytes, a judge whose clock goes back, descriptors, receipts');
+round3.after(removeBatteryDirs);
+
+point(round3, "issue 28 point 2: host A's worker dies and host B's wall clock goes back an hour: B still breaks A's claim after its watch of lease + GUARDIAN_LIMIT + LEASE_SKEW (LEASE-3, LEASE-4)", async () => {
+  const p = await place('judge-clock');
+  const jump = join(p.dir, 'jump');
+  const id = await enqueue(p, ['--max-attempts', '2'], ['sh', '-c', 'sleep 600']);
+  const a = fsjobWork(p, 'host-a');
+  const workers = [a];
+  const groups: number[] = [];
+  try {
+    const exec = await waitFor('exec.1.json', () => readJson<{ group?: { pgid: number } }>(p.job(id, 'exec.1.json')), WAIT_MS);
+    if (exec.group?.pgid !== undefined) groups.push(exec.group.pgid);
+    // B serves the queue while A renews: it looks at A's live claim and puts it aside for a while.
+    const b = startFsjob(['work', '--queue', p.q, '--lease', String(LEASE_S)], { ...hostEnv('host-b'), ...clockEnv({ FSJOB_TEST_CLOCK_JUMP_WHEN: jump, FSJOB_TEST_CLOCK_JUMP_MS: String(-HOUR) }) });
+    workers.push(b);
+    await waitFor("host B's registration", () => readdirSyncSafe(join(p.q, 'workers')).length >= 2 || undefined, WAIT_MS);
+    await delay(3000); // a few of B's scans see A renewing
+    signal(a.pid, 'SIGKILL');
+    writeFileSync(jump, '');
+    const died = Date.now();
+    const bound = WATCH_MS + 2 * TOLERANCE_MS; // the watch, B's poll, scheduling
+    const broken = await waitFor('claim.2.json', () => existsSync(p.job(id, 'claim.2.json')) || undefined, bound).catch(() => false);
+    assert.ok(broken === true, `host B, whose wall clock went back an hour just after host A died, had not broken A's claim ${Math.round((Date.now() - died) / 1000)} s after the death (LEASE-3: after ${WATCH_MS} ms of its monotonic watch): ${readdirSyncSafe(join(p.q, 'jobs', id)).join(' ')}`);
+  } finally {
+    await stopAll(workers, groups);
+  }
+});
+point(round3, 'issue 28 point 3: fsjob work --drain under every ulimit -n from 24 to 64: a working worker, or one line that names EMFILE and the limit (no stack trace)', async () => {
+  const p = await place('nofile');
+  const id = await enqueue(p, [], ['true']);
+  const bad: string[] = [];
+  let worked = 0;
+  for (let limit = 24; limit <= 64; limit++) {
+    const run = spawnSync('sh', ['-c', `ulimit -n ${limit} && exec "$@"`, 'sh', ...FSJOB_ARGV, 'work', '--queue', p.q, '--drain'], { encoding: 'utf8', timeout: 60_000 });
+    const lines = (run.stderr ?? '').trim().split('\n');
+    if (run.status === 0) worked += 1;
+    else if (run.status !== 1 || lines.length !== 1 || !new RegExp(`EMFILE.*ulimit -n ${limit}\\b`).test(lines[0] ?? '')) bad.push(`${limit}: exit ${String(run.status ?? run.signal)}: ${lines.slice(0, 2).join(' / ').slice(0, 160)}`);
+  }
+  assert.equal(bad, [], `limits whose answer was neither a working worker nor one clear line: ${bad.join('; ')}`);
+  assert.ok(worked > 0 && receiptOf(p, id) !== undefined, `a worker worked at some limit and ran the job (${worked} worked)`);
+});
+point(round3, "issue 28 point 1: an argument and an --env value that are not UTF-8 reach the command as exactly their bytes, and a --cwd that is not UTF-8 is refused naming it (SPEC-3)", async () => {
+  const p = await place('bytes');
+  const out = join(p.dir, 'out');
+  // Node passes strings to a child: the bytes are made by printf in a shell, as a user's shell has them.
+  const script = [
+    'arg=$(printf "caf\\351 %%s\\\\\\\\\\377"); value=$(printf "\\376=")',
+    `id=$("$@" enqueue --queue "${p.q}" --cwd "${p.dir}" --env "X=$value" -- sh -c 'printf %s "$1" > "$2.arg"; printf %s "$X" > "$2.env"' sh "$arg" "${out}") || exit 1`,
+    'echo "$id"',
+  ].join('\n');
+  const made = spawnSync('sh', ['-c', script, 'sh', ...FSJOB_ARGV], { encoding: 'utf8' });
+  assert.is(made.status, 0, `fsjob enqueue: ${made.stderr}`);
+  const run = await runFsjob(['work', '--queue', p.q, '--drain']);
+  assert.is(run.code, 0, run.stderr);
+  const arg = readFileSafe(`${out}.arg`);
+  const env = readFileSafe(`${out}.env`);
+  const hex = (text: string | undefined): string => (text === undefined ? 'nothing' : Buffer.from(text, 'latin1').toString('hex'));
+  assert.is(hex(arg), Buffer.from('caf\xe9 %s\\\xff', 'latin1').toString('hex'), `the argument's bytes (e9 and ff are not UTF-8; U+FFFD is ef bf bd): got ${hex(arg)}`);
+  assert.is(hex(env), 'fe3d', `the --env value's bytes: got ${hex(env)}`);
+  const refused = spawnSync('sh', ['-c', `"$@" enqueue --queue "${p.q}" --cwd "$(printf '${p.dir}/\\377')" -- true`, 'sh', ...FSJOB_ARGV], { encoding: 'utf8' });
+  assert.is(refused.status, 2, `a --cwd that is not UTF-8: exit ${String(refused.status)}: ${refused.stderr}`);
+  assert.match(refused.stderr, /--cwd/, `the refusal names --cwd: ${refused.stderr}`);
+});
+point(round3, "issue 28 point 4a: fsjob retry refuses a job whose receipt.json is a hard link to another job's receipt, as wait and validate do (REC-7)", async () => {
+  const p = await place('retry-link');
+  const done = await enqueue(p, [], ['true']);
+  const run = await runFsjob(['work', '--queue', p.q, '--drain']);
+  assert.is(run.code, 0, run.stderr);
+  const other = await enqueue(p, ['--delay', '1h'], ['echo', 'never']);
+  linkSync(p.job(done, 'receipt.json'), p.job(other, 'receipt.json'));
+  const before = readdirSyncSafe(join(p.q, 'jobs')).length;
+  const retried = await runFsjob(['retry', '--queue', p.q, other]);
+  const after = readdirSyncSafe(join(p.q, 'jobs')).length;
+  assert.ok(retried.code !== 0 && after === before, `retry of a job whose receipt is another job's: exit ${String(retried.code)}, jobs ${before} -> ${after}; ${retried.stdout.trim()} ${retried.stderr.trim()}`);
+});
+
+point(round3, "issue 28 point 4b: a worker whose wall clock goes back a day mid-run writes a receipt that does not finish before it started, and validate says so when one does (LEASE-4)", async () => {
+  const p = await place('receipt-clock');
+  const gate = join(p.dir, 'gate');
+  const id = await enqueue(p, [], ['sh', '-c', `while [ ! -e "${gate}" ]; do sleep 0.1; done`]);
+  const worker = startFsjob(['work', '--queue', p.q, '--drain'], clockEnv({ FSJOB_TEST_CLOCK_JUMP_WHEN: p.job(id, 'exec.1.json'), FSJOB_TEST_CLOCK_JUMP_MS: String(-24 * HOUR) }));
+  try {
+    await waitFor('exec.1.json', () => existsSync(p.job(id, 'exec.1.json')) || undefined, WAIT_MS);
+    await delay(500); // the jump is polled every 10 ms
+    writeFileSync(gate, '');
+    const receipt = await waitReceipt(p, id);
+    const started = Number(receipt['started_ms']);
+    const finished = Number(receipt['finished_ms']);
+    const audit = await runFsjob(['validate', '--queue', p.q]);
+    assert.ok(finished >= started, `the receipt finished ${started - finished} ms before it started (finished_ms ${finished}, started_ms ${started}); validate exit ${String(audit.code)}: ${audit.stdout.trim().split('\n').slice(-2).join(' / ')}`);
+  } finally {
+    await stopAll([worker], []);
+  }
+  // validate reports what it sees: a receipt planted with its instants the wrong way round.
+  const planted = await enqueue(p, [], ['true']);
+  await runFsjob(['work', '--queue', p.q, '--drain']);
+  const file = p.job(planted, 'receipt.json');
+  const record = readJson(file) ?? {};
+  const wrong = { ...record, finished_ms: Number(record['started_ms']) - 86_396_000 };
+  unlinkSync(file);
+  writeFileSync(file, `${JSON.stringify(wrong)}\n`, { mode: 0o600 });
+  const audit = await runFsjob(['validate', '--queue', p.q]);
+  assert.match(audit.stdout, /RECEIPT_TIME_ORDER|finished_ms .* before its started_ms/, `validate says nothing of a receipt that finished 86,396 s before it started: ${audit.stdout.slice(-800)}`);
+});
+point(round3, "issue 28 point 5: a non-root worker that owns its cgroup (systemd's Delegate=yes) contains its jobs by default: a setsid daemon does not outlive its attempt (EXEC-16)", async () => {
+  const mount = ['/sys/fs/cgroup', '/sys/fs/cgroup/unified'].find((dir) => existsSync(join(dir, 'cgroup.procs')) && !existsSync(join(dir, 'memory')));
+  if (process.getuid?.() !== 0 || mount === undefined) {
+    console.log(`  point 5 not run: ${mount === undefined ? 'no cgroup v2 mount' : 'it needs root to make a delegated cgroup'}`);
+    return;
+  }
+  const own = join(mount, `fsjob-before-after-${process.pid}`);
+  mkdirSync(own);
+  const p = await place('delegated');
+  const pidFile = join(p.dir, 'daemon.pid');
+  const nobody = 65534;
+  for (const path of [own, join(own, 'cgroup.procs'), join(own, 'cgroup.threads')]) chownSync(path, nobody, nobody);
+  spawnSync('chown', ['-R', `${nobody}:${nobody}`, p.dir]);
+  const asUser = (...args: string[]): ReturnType<typeof spawnSync> =>
+    spawnSync('sh', ['-c', `echo $$ > '${join(own, 'cgroup.procs')}' && exec setpriv --reuid=${nobody} --regid=${nobody} --clear-groups -- "$@"`, 'sh', ...FSJOB_ARGV, ...args], { encoding: 'utf8', env: { ...process.env, HOME: p.dir }, cwd: p.dir, timeout: 120_000 });
+  let daemon = 0;
+  try {
+    const q = join(p.dir, 'q2');
+    assert.is(asUser('init', '--queue', q).status, 0);
+    const id = String(asUser('enqueue', '--queue', q, '--', 'sh', '-c', `setsid sleep 60 & echo "$!" > "${pidFile}"; echo out`).stdout).trim();
+    const work = asUser('work', '--queue', q, '--drain');
+    daemon = Number(readFileSafe(pidFile)?.trim() ?? 0);
+    const receipt = readJson(join(q, 'jobs', id, 'receipt.json'));
+    const alive = daemon > 0 && !(await isDead(daemon));
+    assert.not.ok(alive, `the setsid daemon (pid ${daemon}) outlived its attempt under the default flags of a worker whose cgroup is delegated to it; work exit ${String(work.status)}; receipt ${String(receipt?.['outcome'])}: ${String(receipt?.['message'])}`);
+  } finally {
+    if (daemon > 0) signal(daemon, 'SIGKILL');
+    for (const name of existsSync(own) ? readdirSync(own) : []) spawnSync('rmdir', [join(own, name)]);
+    spawnSync('rmdir', [own]);
+  }
+});
+round3.run();

@@ -117,7 +117,7 @@ clocks('forward, same host: a live owner is judged by pid and start; recover, a 
   assert.is(receiptOf(queue, job.id).outcome, 'succeeded');
 });
 
-clocks("backward, owner: renewals go on, heartbeats never go back, and another host's judge finds the lease valid (LEASE-4)", async () => {
+clocks("backward, owner: renewals go on, heartbeats never go back, another host's judge finds the lease valid, and the receipt does not finish before it started (LEASE-4)", async () => {
   const { queue, cwd } = await queueAndCwd('fsjob-clock-back');
   const job = await gatedJob(queue, cwd);
   const skewed = jumpingClock();
@@ -126,7 +126,7 @@ clocks("backward, owner: renewals go on, heartbeats never go back, and another h
   try {
     await waitFor('the job to start', () => existsSync(queue.paths.jobFile(job.id, 'exec.1.json')));
     const before = (await nextHeartbeats(queue, job.id, 1))[0] as number;
-    skewed.jump(-3_600_000);
+    skewed.jump(-DAY);
     const after = await nextHeartbeats(queue, job.id, 2);
     assert.ok(after.every((beat) => beat > before), `heartbeats after the jump (${after.join(', ')}) come after the one before it (${before})`);
     assert.ok((after[1] as number) > (after[0] as number), 'and keep increasing');
@@ -141,7 +141,12 @@ clocks("backward, owner: renewals go on, heartbeats never go back, and another h
     owner.stop();
     await served;
   }
-  assert.is(receiptOf(queue, job.id).gen, 1);
+  const receipt = receiptOf(queue, job.id);
+  assert.is(receipt.gen, 1);
+  // Issue 28 point 4: every instant the owner writes runs forwards, as its heartbeats do.
+  assert.ok(receipt.started_ms !== null && receipt.finished_ms >= receipt.started_ms, `finished_ms ${receipt.finished_ms} is not before started_ms ${String(receipt.started_ms)} after the clock went back a day`);
+  const audit = await auditQueue(queue.root, { now: () => Date.now() - DAY });
+  assert.equal(audit.findings.filter((finding) => finding.code === 'RECEIPT_TIME_ORDER'), [], 'validate sees no receipt that finished before it started');
 });
 
 clocks('backward, judge: a dead foreign owner whose renewal is stamped a day ahead is recovered after lease + guardian limit + skew of monotonic time (LEASE-4)', async () => {

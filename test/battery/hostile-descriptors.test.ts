@@ -5,6 +5,10 @@
  *   line without a stack trace, that no descriptor is left and what the limit
  *   is (node itself starts with ~20; loading the CLI opens module files in
  *   parallel).
+ * - `fsjob work --drain` at limits from 24 to 60 (issue 28 point 3): the
+ *   worker loads the consumer when it runs, so a limit in the forties ran out
+ *   in that load, past the start-up check; every limit gets a working worker
+ *   or that one line.
  * - A worker whose limit drops under what it holds while its command runs
  *   (prlimit on the live process, to 3: stdin, stdout and stderr) cannot prove
  *   the command's group stopped nor publish the receipt; it backs off, names
@@ -61,6 +65,42 @@ start('each command works or says in one line that the limit of 32 descriptors i
       assert.is(run.stderr.trim().split('\n').length, 1, `${what}: one line`);
     }
   }
+});
+
+/** `fsjob ARGS` under `ulimit -n limit`, without waiting for it synchronously (so a sweep runs several at once). */
+function underLimit(limit: number, args: string[], cwd: string): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', `ulimit -n ${limit} && exec "$@"`, 'sh', ...FSJOB_ARGV, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+}
+
+start('fsjob work at limits from 24 to 60: a working worker or one line naming the limit, wherever a module load or an open fails (issue 28 point 3)', async () => {
+  // The worker loads the consumer when it runs (a lazy import): 688effc crashed with the loader's
+  // EMFILE and a stack from 39 to 48 (where the first open that ran out varies by a few), so three
+  // limits fall in that band; the worker works from about 50.
+  const { queue, cwd } = await queueAndCwd('fsjob-nofile-sweep');
+  const id = fsjobCli(['enqueue', '--queue', queue.root, '--cwd', cwd, '--', 'true']).stdout.trim();
+  const limits = [24, 32, 38, 41, 44, 47, 60];
+  const worked: number[] = [];
+  for (let i = 0; i < limits.length; i += 4) {
+    const batch = limits.slice(i, i + 4);
+    const runs = await Promise.all(batch.map((limit) => underLimit(limit, ['work', '--queue', queue.root, '--drain'], cwd)));
+    runs.forEach((run, k) => {
+      const what = `ulimit -n ${batch[k]}; fsjob work --drain`;
+      assertNoCrash(run, what);
+      if (run.status === 0) return void worked.push(batch[k] as number);
+      assert.is(run.status, 1, `${what}: exit ${String(run.status)}: ${run.stderr}`);
+      assert.match(run.stderr, new RegExp(`EMFILE.*ulimit -n ${batch[k]}`), `${what} names the limit: ${run.stderr}`);
+      assert.is(run.stderr.trim().split('\n').length, 1, `${what}: one line: ${run.stderr}`);
+    });
+  }
+  assert.ok(worked.includes(60), `a worker under ulimit -n 60 works (worked at ${worked.join(', ') || 'none'})`);
+  assert.ok(existsSync(queue.paths.jobFile(id, 'receipt.json')), 'the job was run by one of them');
 });
 
 const midRun = suite('hostile: a worker that runs out of descriptors mid-run');

@@ -23,7 +23,7 @@ import type { CrashMode } from '../../conformance/runner/case.ts';
 export const VARIANTS_DIR = fileURLToPath(new URL('./', import.meta.url));
 export const KILLS_FILE = path.join(VARIANTS_DIR, 'kills.json');
 /** Files of a variant that make up its behaviour (manifest.json is generated from variant.json). */
-const VARIANT_FILES = ['variant.json', 'patch.sh', 'edits.sed'];
+const VARIANT_FILES = ['variant.json', 'patch.sh', 'edits.sed', 'patch.py'];
 const CRASH_MODES: readonly string[] = ['none', 'quick', 'full', 'power'];
 
 export interface Variant {
@@ -82,7 +82,8 @@ export function loadVariants(): Variant[] {
 
 export function variantDigest(variant: Variant): string {
   const hash = createHash('sha256');
-  for (const file of VARIANT_FILES) {
+  // A custom variant's manifest is its own (not generated), so it is part of what was killed.
+  for (const file of variant.base === 'custom' ? [...VARIANT_FILES, 'manifest.json'] : VARIANT_FILES) {
     const full = path.join(variant.dir, file);
     if (!existsSync(full)) continue;
     hash.update(`${file}\0`).update(readFileSync(full)).update('\0');

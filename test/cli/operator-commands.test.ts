@@ -5,7 +5,7 @@
  * short ids, retry, gc of one job, the advice when no worker serves a queue,
  * and a demo that leaves nothing behind.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, linkSync, rmSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,6 +136,15 @@ day('retry enqueues a finished job again (stdin and all, labelled retry-of); gc 
   const copy = await spec(queue, retried.stdout.trim());
   const original = await spec(queue, failing.id);
   assert.equal([copy.argv, copy.stdin, copy.labels], [original.argv, original.stdin, { team: 'web', 'retry-of': failing.id }]);
+  // A receipt.json hard-linked from another job's names that job (REC-7): damaged, not finished (issue 28 point 4).
+  const linked = await enqueue(queue, { argv: ['true'] });
+  linkSync(queue.paths.jobFile(failing.id, 'receipt.json'), queue.paths.jobFile(linked.id, 'receipt.json'));
+  const jobsBefore = await readdir(queue.paths.dir('jobs'));
+  const damaged = await run(['retry', ...q, linked.id]);
+  assert.equal([damaged.status, damaged.stdout], [1, ''], `a job whose receipt is another job's is not retried: ${damaged.stderr}`);
+  assert.match(damaged.stderr, /receipt\.json exists but is not a valid receipt/);
+  assert.equal(await readdir(queue.paths.dir('jobs')), jobsBefore, 'nothing was enqueued');
+  rmSync(queue.paths.job(linked.id), { recursive: true });
   await drain(queue);
   const logs = await run(['logs', ...q, retried.stdout.trim()]);
   assert.is(logs.stdout, 'input\n', 'the same stdin bytes');

@@ -14,17 +14,17 @@
  * root, no delegation), the cgroup tests are skipped with a printed reason;
  * the refusals of a bad DIR run everywhere.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import type { ReceiptRecord } from '../../src/records/codec.ts';
-import { cleanupAll, freshDir } from '../support/helpers.ts';
+import { NOBODY, cleanupAll, freshDir } from '../support/helpers.ts';
 import { waitFor } from '../support/consumer.ts';
-import { runFsjob, startFsjob, CLI_WATCHDOG_MS } from '../support/cli.ts';
+import { FSJOB_ARGV, runFsjob, startFsjob, CLI_WATCHDOG_MS } from '../support/cli.ts';
 import { isDead } from '../support/battery.ts';
 import { AttemptCgroup, openCgroupBase } from '../../src/consumer/cgroup.ts';
 import { systemClock } from '../../src/base/clock.ts';
@@ -223,6 +223,59 @@ cg('without cgroup.kill (kernels before 5.14) the stop kills pid by pid until th
 });
 
 cg.run();
+
+const auto = suite('--cgroup auto, the default: the worker\'s own cgroup when it is delegated to it (issue 28 point 5)');
+auto.after(cleanupAll);
+
+auto('as root no cgroup is taken automatically, and the start-up line says why', async () => {
+  if (process.getuid?.() !== 0) return;
+  const s = await setup('auto-root');
+  const run = await runFsjob(['work', '-q', s.queue.root, '--drain'], { cwd: s.dir });
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stderr, /no cgroup containment \(--cgroup auto: running as root/, run.stderr);
+});
+
+auto('a non-root worker that owns its cgroup contains its jobs by default: a setsid daemon is killed with its attempt, and counted', async () => {
+  if (process.getuid?.() !== 0) return; // needs root to make the user's delegated cgroup
+  const parent = makeTestCgroup(); // the suite above removed its own
+  if (!('dir' in parent)) return;
+  // What systemd's Delegate=yes does for a user's unit: a cgroup the user owns, with the worker in it.
+  const own = join(parent.dir, 'delegated');
+  mkdirSync(own);
+  const dir = await freshDir('fsjob-cgroup-auto-user');
+  for (const path of [own, join(own, 'cgroup.procs'), join(own, 'cgroup.threads'), dir]) chownSync(path, NOBODY, NOBODY);
+  const pidFile = join(dir, 'daemon.pid');
+  // The shell joins the cgroup as root, then becomes the worker's user and runs fsjob there.
+  const asUser = (...args: string[]) =>
+    spawnSync('sh', ['-c', `echo $$ > '${join(own, 'cgroup.procs')}' && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups -- "$@"`, 'sh', ...FSJOB_ARGV, ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, HOME: dir },
+      timeout: CLI_WATCHDOG_MS,
+    });
+  let daemonAt = 0;
+  try {
+    const q = join(dir, 'q');
+    assert.is(asUser('init', '-q', q).status, 0);
+    const id = asUser('enqueue', '-q', q, '--', 'sh', '-c', `${daemon(pidFile)}; echo started`).stdout.trim();
+    const work = asUser('work', '-q', q, '--drain');
+    assert.is(work.status, 0, work.stderr);
+    assert.match(work.stderr, new RegExp(`commands contained in cgroup ${own}`), work.stderr);
+    daemonAt = await daemonPid(pidFile);
+    const receipt = JSON.parse(readFileSync(join(q, 'jobs', id, 'receipt.json'), 'utf8')) as ReceiptRecord;
+    assert.ok(await isDead(daemonAt), `the daemon (pid ${daemonAt}) is gone with its attempt; message: ${String(receipt.message)}`);
+    assert.match(receipt.message ?? '', /1 process outside the command's group \(setsid, a daemon\) stopped through cgroup/, String(receipt.message));
+  } finally {
+    if (daemonAt > 0) killQuietly(daemonAt);
+    // The worker's spawner and guardian leave the cgroup as they exit, a moment after the worker.
+    await waitFor('the delegated cgroup to empty', () => !existsSync(own) || readFileSync(join(own, 'cgroup.procs'), 'utf8').trim() === '', 10_000).catch(() => undefined);
+    for (const name of existsSync(own) ? readdirSync(own) : []) if (name.startsWith('fsjob-')) rmdirSync(join(own, name));
+    if (existsSync(own)) rmdirSync(own);
+    rmdirSync(parent.dir);
+  }
+});
+
+auto.run();
 
 const refusals = suite('fsjob work --cgroup refuses a directory it cannot use, before anything runs');
 refusals.after(cleanupAll);

@@ -8,6 +8,7 @@ import { drain, endOf, fileExists, receiptOf, serve, waitFor } from '../support/
 import { cleanupAll, freshDir, withWatchdog } from '../support/helpers.ts';
 import { LEASE_MIN } from '../../src/base/constants.ts';
 import { Guardian } from '../../src/consumer/index.ts';
+import { Spawner } from '../../src/consumer/spawner.ts';
 import type { SafeFsSeam } from '../../src/fs/safefs.ts';
 
 const faults = suite('injected filesystem faults');
@@ -144,3 +145,62 @@ guardian('a command job is refused, not run unguarded, when the guardian cannot 
 });
 
 guardian.run();
+
+const spawnerDeath = suite('the spawner (design-notes "Spawning commands")');
+spawnerDeath.after(cleanupAll);
+
+spawnerDeath('a dead spawner is replaced, and no command job is claimed while it is down', async () => {
+  const q = await freshQueue();
+  const spawner = new Spawner();
+  const { worker, done, events } = serve(q, { spawner });
+  await waitFor('the spawner', () => spawner.pid);
+  const first = spawner.pid as number;
+  process.kill(first, 'SIGKILL');
+  await waitFor('the restart', () => events.some((e) => e.type === 'spawner' && e.state === 'restarted') && spawner.pid !== undefined && spawner.pid !== first);
+  assert.ok(events.some((e) => e.type === 'spawner' && e.state === 'down'));
+  const id = await enqueue(q, { argv: ['true'] });
+  await waitFor('the receipt', () => fileExists(q.paths.jobFile(id, 'receipt.json')));
+  worker.stop();
+  await done;
+  assert.is(receiptOf(q, id).outcome, 'succeeded');
+});
+
+spawnerDeath('no command job is claimed while no spawner answers', async () => {
+  const q = await freshQueue();
+  const id = await enqueue(q, { argv: ['true'] });
+  class DeadSpawner extends Spawner {
+    override get healthy(): boolean {
+      return false;
+    }
+    override async start(): Promise<string | null> {
+      return null;
+    }
+    override async ensure(): Promise<string | null> {
+      throw new Error('cannot start /bin/sh');
+    }
+  }
+  const { summary } = await drain(q, { spawner: new DeadSpawner() });
+  assert.is(summary.claimed, 0);
+  assert.not.ok(fileExists(q.paths.jobFile(id, 'claim.1.json')));
+});
+
+spawnerDeath("a command whose exit status died with its waiter ends as a dead owner's attempt: counted, then lost (RETRY-1, RECOV-1)", async () => {
+  const q = await freshQueue();
+  const again = await enqueue(q, { argv: ['sleep', '30'], max_attempts: 2, kill_grace_ms: 200 });
+  const last = await enqueue(q, { argv: ['sleep', '30'], max_attempts: 1, kill_grace_ms: 200 });
+  const spawner = new Spawner();
+  const { worker, done, events } = serve(q, { spawner, concurrency: 2 });
+  await waitFor('both started', () => events.filter((e) => e.type === 'started').length === 2);
+  // The spawner and its waiters share a process group; each command has its own.
+  process.kill(-(spawner.pid as number), 'SIGKILL');
+  await waitFor('the end record and the receipt', () => fileExists(q.paths.jobFile(again, 'end.1.json')) && fileExists(q.paths.jobFile(last, 'receipt.json')));
+  worker.stop();
+  await done;
+  const end = endOf(q, again, 1);
+  assert.equal([end.reason, end.counted, end.status], ['failed', true, null]);
+  const receipt = receiptOf(q, last);
+  assert.equal([receipt.outcome, receipt.exit_code, receipt.reason, receipt.status], ['lost', 125, 'owner_lost', null]);
+  assert.match(receipt.message ?? '', /waiter/);
+});
+
+spawnerDeath.run();

@@ -81,9 +81,12 @@ view('a watched view is listed again only when due or invalidated', async () => 
   await v.current();
   assert.equal(names(v), [name]);
   unlinkSync(join(q.paths.dir('ready'), name));
+  assert.not.ok(v.due(v.listedAtMs + 1_000), 'watched: not due a second after a listing');
   v.watched = false;
-  await v.current();
-  assert.equal(names(v), [], 'unwatched: listed at every use');
+  // Unwatched: listed again once fifty times the last listing's duration passed (at nearly every use of a shallow index).
+  assert.ok(v.due(v.listedAtMs + 1_000), 'unwatched: due a second after a listing of a few entries');
+  await v.refresh();
+  assert.equal(names(v), [], 'the listing shows the entry gone');
 });
 
 view('a watch result that arrives while a listing is under way is not lost when the listing replaces the view', async () => {

@@ -4,7 +4,7 @@ import * as nodeFs from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { enqueue, newJobId, type JobRequest } from '../../src/producer/index.ts';
+import { enqueue, newJobId, textOfBytes, type JobRequest } from '../../src/producer/index.ts';
 import { checkRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { listDir, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import { selfIdentity } from '../../src/model/identity.ts';
@@ -283,6 +283,16 @@ refused('a queue that is not a queue is refused', async () => {
   await mkdir(join(queue.root, 'sub'));
   const { openQueue } = await import('../../src/model/queue.ts');
   await rejectsWith(openQueue(queue.root), 'NOT_A_QUEUE');
+});
+
+refused('a string with a lone surrogate is refused naming the argument; bytes that are not UTF-8 are published in the byte form (SPEC-3)', async () => {
+  const queue = await freshQueue();
+  const before = await tree(queue.root);
+  const error = await rejectsWith(enqueue(queue, { argv: ['echo', 'a\ud800b'] }), 'USAGE', { clause: 'SPEC-3' });
+  assert.match(error.message, /argv\[1\] holds a lone surrogate/);
+  assert.equal(await tree(queue.root), before, 'nothing was written');
+  const { spec } = await enqueue(queue, { argv: ['echo', textOfBytes(Buffer.from([0x61, 0xff])), textOfBytes(Buffer.from('caf\u00e9'))] });
+  assert.equal(spec.argv, ['echo', { base64: 'Yf8=' }, 'caf\u00e9'], 'the bytes that are not UTF-8 in the byte form, the others as a string');
 });
 
 refused.run();

@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isFsjobError } from '../../src/base/errors.ts';
 import { type ParseFailureCode, parseRecordBytes, serializeRecord } from '../../src/records/json.ts';
+import { RawJson } from '../../src/records/raw-json.ts';
 import { NEST_MAX } from '../../src/base/constants.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -181,6 +182,21 @@ request('everything else of REC-1 still holds', () => {
   assert.is(failure('{"a":1,"a":2}', 'request'), 'RECORD_DUPLICATE_KEY');
   assert.is(failure('{} {}', 'request'), 'RECORD_TRAILING_DATA');
   assert.is(failure('[]', 'request'), 'RECORD_NOT_OBJECT');
+});
+
+request('a payload is kept as written, number for number and member for member (REQ-2)', () => {
+  const parsed = parseRecordBytes(Buffer.from('{ "handler" : "h", "payload" : {"b":[1e400, 12345678901234567890123 ,1.50,-0,1E+2],"2":"\\u0041\\/"} }', 'utf8'), 'request');
+  assert.ok(parsed.ok);
+  const payload = parsed.value['payload'] as unknown;
+  assert.instance(payload, RawJson);
+  assert.is((payload as RawJson).text, '{"b":[1e400,12345678901234567890123,1.50,-0,1E+2],"2":"A/"}');
+  assert.is(serializeRecord({ handler: 'h', payload }).toString('utf8'), '{"handler":"h","payload":{"b":[1e400,12345678901234567890123,1.50,-0,1E+2],"2":"A/"}}\n');
+  // Outside payload and result nothing is kept as written.
+  assert.throws(() => serializeRecord({ argv: payload }), /kept as written/);
+  // A record read to be copied keeps its payload's text too (fsjob retry).
+  const record = parseRecordBytes(Buffer.from('{"payload":[1e5,0.1]}\n', 'utf8'), 'record', { keepPayload: true });
+  assert.ok(record.ok);
+  assert.is((record.value['payload'] as unknown as RawJson).text, '[1e5,0.1]');
 });
 
 request.run();

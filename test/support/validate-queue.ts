@@ -234,7 +234,10 @@ export async function registerWorker(queue: Queue, workerId: string, fields: Par
  */
 export async function runJob(queue: Queue, id: string, gen: number, spec: SpecRecord, attempt = 1): Promise<void> {
   const dir = queue.paths.job(id);
-  const argv = spec.argv ?? ['true'];
+  const argv = (spec.argv ?? ['true']).map((arg) => {
+    if (typeof arg !== 'string') throw new Error("runJob runs text arguments only; the byte form (SPEC-3) is the real consumer's to run");
+    return arg;
+  });
   const child = spawn(argv[0] as string, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd });
   const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
   child.stdout?.on('data', (chunk: Buffer) => chunks.stdout.push(chunk));

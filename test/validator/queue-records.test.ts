@@ -270,6 +270,18 @@ receipts('a receipt for a generation nobody claimed is RECEIPT_NO_CLAIM; one for
   expectFinding(result, 'RECEIPT_ENDED_GEN', { path: join(queue.paths.job(ended), 'receipt.json'), clause: 'RCPT-3', jobId: ended, field: '/gen' });
 });
 
+receipts('a receipt that finished before it started is RECEIPT_TIME_ORDER, a warning: the writer\'s wall clock went back (LEASE-4)', async () => {
+  const queue = await newQueue();
+  const { id } = await enqueue(queue);
+  await claim(queue, id, 1);
+  await exec(queue, id, 1);
+  await receipt(queue, id, 1, { started_ms: 1_800_000_000_000, finished_ms: 1_800_000_000_000 - 86_396_000 });
+  const result = await audit(queue);
+  const found = expectFinding(result, 'RECEIPT_TIME_ORDER', { path: join(queue.paths.job(id), 'receipt.json'), clause: 'LEASE-4', jobId: id, field: '/finished_ms' });
+  assert.is(found.severity, 'warning');
+  assert.match(found.message, /86396000 ms before its started_ms/);
+});
+
 receipts('a receipt whose attempts differ from the exec and end records is RECEIPT_ATTEMPTS', async () => {
   const queue = await newQueue();
   const { id } = await enqueue(queue);

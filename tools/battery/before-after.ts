@@ -1,6 +1,7 @@
 /**
  * Runs the hostile before/after battery (test/battery/before-after.battery.ts:
- * issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11, 12 through the real CLI) against the fsjob
+ * issue 19's points 1, 2, 6, 9, 10 (SIGHUP), 11, 12 and issue 28's points 1
+ * to 5 through the real CLI) against the fsjob
  * of another commit, then against this checkout's, and prints one table:
  * per case, whether it held before and after, with the first line of each
  * failure (the evidence). A case that fails before and holds after shows the
@@ -10,9 +11,8 @@
  *
  * --only runs the cases whose names match PATTERN (e.g. 'point 9').
  * REV's whole tree is extracted (git archive) into .scratch/before-after/<rev>
- * with this checkout's node_modules linked in, and its bin/fsjob.js is what the
- * battery starts (FSJOB_TEST_CLI; FSJOB_TSX=1 runs a launcher that has one
- * from its sources, quietly). Logs: .scratch/before-after/<rev>-{before,after}.jsonl.
+ * with this checkout's node_modules linked in and built (its dist/), and its
+ * bin/fsjob.js is what the battery starts (FSJOB_TEST_CLI). Logs: .scratch/before-after/<rev>-{before,after}.jsonl.
  * Exit status 1 when a case fails on this checkout.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -33,7 +33,12 @@ function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
 }
 
-/** REV's tree, extracted once, with node_modules linked from this checkout. */
+/**
+ * REV's tree, extracted once, with node_modules linked from this checkout,
+ * and built (its own tools/build/build.ts): the battery starts REV's fsjob as
+ * a user has it, from dist/, not its sources through tsx, whose loader starts
+ * differently (under a low `ulimit -n` it hangs where the built CLI answers).
+ */
 function extract(rev: string): string {
   const dir = path.join(REPO, '.scratch', 'before-after', rev);
   if (!existsSync(path.join(dir, 'bin', 'fsjob.js'))) {
@@ -42,6 +47,10 @@ function extract(rev: string): string {
     execFileSync('sh', ['-c', 'git archive "$1" | tar -x -C "$2"', 'sh', rev, dir], { cwd: REPO });
   }
   if (!existsSync(path.join(dir, 'node_modules'))) symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'));
+  if (existsSync(path.join(dir, 'tools', 'build', 'build.ts')) && !existsSync(path.join(dir, 'dist', 'bin', 'fsjob.js'))) {
+    process.stdout.write(`building ${rev} in ${dir}\n`);
+    execFileSync(process.execPath, ['--import', 'tsx', 'tools/build/build.ts'], { cwd: dir, stdio: 'inherit' });
+  }
   return dir;
 }
 
@@ -78,7 +87,8 @@ function main(): number {
   const logs = path.join(REPO, '.scratch', 'before-after');
   const old = runBattery(`before: ${before} (${dir}/bin/fsjob.js)`, path.join(logs, `${before}-before.jsonl`), {
     FSJOB_TEST_CLI: `${process.execPath} ${path.join(dir, 'bin', 'fsjob.js')}`,
-    FSJOB_TSX: '1',
+    // A REV without a build runs its sources through tsx, quietly.
+    ...(existsSync(path.join(dir, 'dist', 'bin', 'fsjob.js')) ? {} : { FSJOB_TSX: '1' }),
   });
   const now = runBattery(`after: ${after} (this checkout)`, path.join(logs, `${before}-after.jsonl`), {});
   const names = [...new Set([...old, ...now].map((r) => r.name))];

@@ -20,8 +20,8 @@
  * tsx runs the sources with, so the sources in tests and dist/ in use are
  * the same transform. Two values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
- * package version (src/base/version.ts) and the guardian script
- * (src/consumer/guardian.ts). Declarations: tsc, with the same rewrite.
+ * package version (src/base/version.ts) and the guardian's and the
+ * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts). Declarations: tsc, with the same rewrite.
  *
  * dist/ is replaced whole: built aside, then renamed into place, so a
  * process starting meanwhile sees the old dist/ or the new one.
@@ -68,8 +68,8 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   } else await fse.copy(from, to);
 }
 
-/** Sources that are never part of dist/: the loader shim only the sources need, and the guardian script (written into guardian.js). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/guardian\.sh$/];
+/** Sources that are never part of dist/: the loader shim only the sources need, and the sh scripts (written into guardian.js and spawner.js). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/(guardian|spawner)\.sh$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -110,7 +110,8 @@ const keepImports: Plugin = {
 
 async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const guardian = await readFile(path.join(ROOT, 'src', 'consumer', 'guardian.sh'), 'utf8');
+  const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
+  const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
   await build({
     entryPoints: modules.map((file) => path.join(ROOT, file)),
     outdir: out,
@@ -120,7 +121,7 @@ async function buildJavaScript(out: string, modules: readonly string[]): Promise
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    define: { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian) },
+    define: { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) },
     logLevel: 'warning',
   });
   await chmod(path.join(out, 'bin', 'fsjob.js'), 0o755);

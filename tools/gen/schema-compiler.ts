@@ -29,7 +29,7 @@ export function createAjv(options: { source?: boolean } = {}): Ajv2020 {
     allErrors: true,
     verbose: true,
   });
-  // Both keywords generate code (rather than calling a function) so that the
+  // The keywords generate code (rather than calling a function) so that the
   // compiled validators can be written out as standalone code (gen-validators.ts).
   ajv.addKeyword({
     keyword: 'maxBytes',
@@ -43,6 +43,18 @@ export function createAjv(options: { source?: boolean } = {}): Ajv2020 {
     schemaType: 'number',
     metaSchema: { type: 'integer', minimum: 0 },
     code: (cxt: KeywordCxt) => cxt.fail(_`Buffer.byteLength(JSON.stringify(${cxt.data}) ?? "", "utf8") > ${cxt.schema as number}`),
+  });
+  // SPEC-3, as src/records/bytes.ts nonUtf8Base64Problem states it: canonical padded base64 (the bytes
+  // re-encode to the same text), at most N bytes, no NUL, not valid UTF-8 (a fatal decoder refuses them).
+  ajv.addKeyword({
+    keyword: 'nonUtf8Base64',
+    type: 'string',
+    schemaType: 'number',
+    metaSchema: { type: 'integer', minimum: 1 },
+    code: (cxt: KeywordCxt) =>
+      cxt.fail(
+        _`((s) => { const b = Buffer.from(s, "base64"); if (b.toString("base64") !== s || b.length > ${cxt.schema as number} || b.includes(0)) return true; try { new TextDecoder("utf-8", { fatal: true }).decode(b); return true; } catch { return false; } })(${cxt.data})`,
+      ),
   });
   for (const document of readSchemaDocuments().values()) ajv.addSchema(document);
   return ajv;

@@ -139,7 +139,9 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
   };
 
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', uvu, 'test', stream.pattern, ...(color ? [] : ['--no-color'])], { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'] });
+    // FSJOB_CHECK_WRITES: every record the reference writes is checked against its schema first (src/records/codec.ts encodeBuilt).
+    const env = { ...process.env, FSJOB_CHECK_WRITES: process.env['FSJOB_CHECK_WRITES'] ?? '1' };
+    const child = spawn(process.execPath, ['--import', 'tsx', uvu, 'test', stream.pattern, ...(color ? [] : ['--no-color'])], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'pipe'] });
     children.add(child);
     child.stdout.on('data', reader());
     child.stderr.on('data', reader());

@@ -54,7 +54,14 @@ export function enqueueArgs(request: JobRequest): string[] {
   flag('dedupe', request.dedupe ?? undefined);
   flag('max-output', request.max_output_bytes === undefined ? undefined : formatBytes(request.max_output_bytes));
   if (request.stdin_text !== undefined || request.stdin_base64 !== undefined) args.push('--stdin', '-');
-  if (request.argv !== undefined) args.push('--', ...request.argv);
+  if (request.argv !== undefined) {
+    // The demo's own jobs hold text arguments; the byte form (SPEC-3) has no command line to show here.
+    args.push('--');
+    for (const arg of request.argv) {
+      if (typeof arg !== 'string') throw new Error('the demo shows jobs with text arguments only');
+      args.push(arg);
+    }
+  }
   return args;
 }
 

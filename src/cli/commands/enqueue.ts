@@ -14,6 +14,9 @@ import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
 import { openQueueOf, producer, resolveJobId, withQueue } from '../queue-arg.ts';
 import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
+import { parsePayloadText } from '../../records/json.ts';
+import { environmentValue, requireText, textOf, workingDirectory } from '../command-line.ts';
+import { isPlainText, type RecordText } from '../../records/bytes.ts';
 
 /** Flags that describe one job; --request and --batch carry these in the request instead. */
 const JOB_FLAGS = [
@@ -73,25 +76,31 @@ function inFlagTerms(error: unknown): unknown {
   return new FsjobError('USAGE', `${flag}${where}: ${match[3] as string}`, { ...(error.clause === undefined ? {} : { clause: error.clause }) });
 }
 
-/** The command: positionals before `--` and everything after it (yargs puts those in `_`). */
-function commandOf(args: Record<string, unknown>): string[] {
+/** The command: positionals before `--` and everything after it (yargs puts those in `_`), each as the bytes given (SPEC-3). */
+function commandOf(args: Record<string, unknown>): RecordText[] {
   const before = (args['cmd'] as unknown[] | undefined) ?? [];
   const after = ((args['_'] as unknown[] | undefined) ?? []).slice(1);
-  return [...before, ...after].map(String);
+  return [...before, ...after].map((arg, i) => textOf(String(arg), `argument ${i} of the command`));
 }
 
-function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
+/** --env pairs, each value as the bytes given (SPEC-3: a value that is not UTF-8 is carried in base64). */
+function envOf(args: Record<string, unknown>): JobRequest['env'] {
+  const pairs = parsePairs(args['env'], 'env', environmentValue);
+  if (pairs === undefined) return undefined;
+  return Object.fromEntries(Object.entries(pairs).map(([name, value]) => [requireText(name, `--env ${name}`), textOf(value, `the value of --env ${name}`)]));
+}
+
+function requestOf(args: Record<string, unknown>, argv: RecordText[]): JobRequest {
   const request: JobRequest = {};
   const handler = args['handler'];
   if (typeof handler === 'string') {
     if (argv.length > 0) throw new FsjobError('USAGE', 'give either a command (after --) or --handler, not both (SPEC-1)', { clause: 'SPEC-1' });
     request.handler = handler;
     if (args['payload'] !== undefined) {
-      try {
-        request.payload = JSON.parse(String(args['payload'])) as JobRequest['payload'];
-      } catch (error) {
-        throw new FsjobError('USAGE', `--payload is not JSON: ${error instanceof Error ? error.message : String(error)}`);
-      }
+      // REQ-2: kept as written, number for number.
+      const payload = parsePayloadText(String(args['payload']));
+      if (typeof payload === 'string') throw new FsjobError('USAGE', `--payload is not one JSON value: ${payload}`);
+      request.payload = payload as unknown as JobRequest['payload'];
     }
   } else {
     if (args['payload'] !== undefined) throw new FsjobError('USAGE', '--payload needs --handler: only payload jobs have a payload (SPEC-1)', { clause: 'SPEC-1' });
@@ -104,7 +113,8 @@ function requestOf(args: Record<string, unknown>, argv: string[]): JobRequest {
     if (value !== undefined) request[key] = value;
   };
   if (typeof args['cwd'] === 'string') request.cwd = path.resolve(args['cwd']);
-  set('env', parsePairs(args['env'], 'env', process.env));
+  else request.cwd = workingDirectory();
+  set('env', envOf(args));
   set('timeout_ms', duration('timeout'));
   set('kill_grace_ms', duration('kill-grace'));
   set('queue_deadline_ms', duration('queue-deadline'));
@@ -201,14 +211,13 @@ async function findOnPath(name: string, searchPath: string, cwd: string): Promis
  * that is not there fails at run time with exit 127, so say so now. The job
  * is accepted either way: the consumer's machine may differ from this one.
  */
-async function warnAboutCommand(argv0: string, env: Record<string, string>, cwd: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
+async function warnAboutCommand(argv0: string, jobPath: string, cwd: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
   if (argv0.includes('/')) {
     if (!(await isExecutable(path.resolve(cwd, argv0)))) {
       io.stderr(`fsjob: warning: ${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes\n`);
     }
     return;
   }
-  const jobPath = env['PATH'] ?? DEFAULT_COMMAND_PATH;
   if ((await findOnPath(argv0, jobPath, cwd)) !== undefined) return;
   const here = await findOnPath(argv0, process.env['PATH'] ?? '', cwd);
   const hint = here === undefined ? '' : `; it is ${here} in this shell: give that path, or pass this shell's PATH with --env PATH`;
@@ -272,6 +281,8 @@ export const enqueueCommand: FsjobCommand = {
         'The id is printed only after the job is durable (ENQ-4). Exit status: 0 accepted, 1 failed (nothing was left behind, ENQ-6), 2 invalid request or options, 3 dedupe key held (DEDUPE-1). ' +
           'With --batch: 0 when every line was accepted, 1 when any line failed (each failure is reported on stderr with its line number; the other lines are enqueued).',
       ),
+  // SPEC-3: the command and --env values are carried as the bytes given.
+  bytes: ['cmd', '_', 'env'],
   run: async (args, io) => {
     const json = args['json'] === true;
     const requestFile = args['request'] as string | undefined;
@@ -297,7 +308,10 @@ export const enqueueCommand: FsjobCommand = {
     }
     if (enqueued.spec.argv !== undefined && requestFile === undefined) {
       await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
-      await warnAboutCommand(enqueued.spec.argv[0], enqueued.spec.env, enqueued.spec.cwd, io);
+      const [program] = enqueued.spec.argv;
+      const jobPath = enqueued.spec.env['PATH'] ?? DEFAULT_COMMAND_PATH;
+      // A program or PATH that is not UTF-8 (SPEC-3) is not looked up here: the warning is only a help.
+      if (isPlainText(program) && isPlainText(jobPath)) await warnAboutCommand(program, jobPath, enqueued.spec.cwd, io);
     }
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
@@ -318,7 +332,7 @@ function asInvalidRequest(error: unknown): unknown {
 }
 
 /** One job from --request FILE or from the flags and the command. */
-async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: string[]): Promise<Enqueued> {
+async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: RecordText[]): Promise<Enqueued> {
   const { enqueue } = await producer();
   if (requestFile !== undefined) {
     const { REQUEST_MAX } = await import('../../base/constants.ts');

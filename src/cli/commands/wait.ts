@@ -33,12 +33,12 @@ export const waitCommand: FsjobCommand = {
     const timeoutMs = args['timeout'] === undefined ? undefined : parseDuration(args['timeout'], 'timeout');
     const { waitFor } = await producer();
     const stopNotice = noticeUnserved(queue, ids, io);
-    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs; // monotonic: --timeout is a length of time, whatever the wall clock does
     const receipts: ReceiptRecord[] = [];
     try {
       // One after the other: the total wait is bounded by --timeout, and a finished job answers at once.
       for (const id of ids) {
-        const left = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+        const left = deadline === undefined ? undefined : Math.max(0, Math.round(deadline - performance.now()));
         // The notice above watches every id at once, so waitFor's own for one id stays quiet.
         receipts.push(await waitFor(queue, id, { unservedNotice: false, ...(left === undefined ? {} : { timeoutMs: left }) }));
       }

@@ -16,6 +16,8 @@ const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.confi
   # SIGTERM to the worker alone: it claims nothing more and lets running jobs finish
   # (--shutdown-grace). The default KillMode=control-group would SIGTERM the jobs too.
   KillMode=mixed
+  # The service's cgroup becomes the worker's: --cgroup auto contains each job in a child of it (EXEC-16).
+  Delegate=yes
   # Longer than --shutdown-grace plus the longest kill grace (5s by default); after it,
   # systemd SIGKILLs everything left and the next worker recovers those jobs.
   TimeoutStopSec=11min
@@ -26,12 +28,15 @@ then: systemctl --user enable --now fsjob-work. systemctl restart waits for the 
 (up to the grace) before the new worker starts. If the worker is killed, its guardian stops
 its commands within 10 s (WORKER-2) and the next worker recovers the orphaned jobs (RECOV-2).`;
 
-const CGROUP_HOWTO = `--cgroup DIR needs cgroup v2 (mounted at /sys/fs/cgroup, or /sys/fs/cgroup/unified in hybrid mode) and a
-directory delegated to the worker's user. systemd makes one: run the worker in a delegated scope and give it its own cgroup,
-  systemd-run --user --scope -p Delegate=yes sh -c 'exec fsjob work --cgroup "/sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)"'
-(in the unit above: Delegate=yes, and ExecStart=/bin/sh -c with the same --cgroup). As root, any directory under the cgroup2 mount works:
+const CGROUP_HOWTO = `Containment (EXEC-16) is on by default where it is safe: --cgroup auto uses the worker's own cgroup v2 directory when
+it is delegated to the worker (cgroup v2 at /sys/fs/cgroup, or /sys/fs/cgroup/unified in hybrid mode; a non-root worker
+that owns its cgroup). systemd makes one: Delegate=yes in the unit above, or
+  systemd-run --user --scope -p Delegate=yes fsjob work
+Root gets no automatic cgroup (it could write into a subtree a service manager owns): name one, for example
   mkdir /sys/fs/cgroup/fsjob && fsjob work --cgroup /sys/fs/cgroup/fsjob
-A directory that is not on cgroup2, not writable, or where no child can be created is refused before anything runs.`;
+The start-up line says which cgroup contains the commands, or why none does. Without containment a process that
+leaves its job's process group (setsid, a daemon) outlives the job; its receipt says so when it kept an output open.
+A --cgroup DIR that is not on cgroup2, not writable, or where no child can be created is refused before anything runs.`;
 
 export const workCommand: FsjobCommand = {
   command: 'work',
@@ -62,8 +67,9 @@ export const workCommand: FsjobCommand = {
       })
       .option('cgroup', {
         describe:
-          'A cgroup v2 directory this worker may create children in: each attempt runs in DIR/fsjob-<id>-<gen>, and whatever is left there when it ends (a process that left the job\'s group by setsid, a daemon) is killed and counted in the receipt (EXEC-16). Without it only the process group is stopped',
+          "Where each attempt's processes are contained (EXEC-16): DIR, a cgroup v2 directory this worker may create children in (each attempt runs in DIR/fsjob-<id>-<gen>, and whatever is left there when it ends, such as a process that left the job's group by setsid or a daemon, is killed and counted in the receipt); auto (the default): this worker's own cgroup when it is delegated to it (a non-root worker under systemd's Delegate=yes), else none, and the start-up line says why; off: only the process group is stopped",
         type: 'string',
+        default: 'auto',
       })
       .option('json', { describe: 'Progress as JSON lines on stderr (each with time_ms) and the summary as JSON on stdout', type: 'boolean', default: false })
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
@@ -78,7 +84,8 @@ export const workCommand: FsjobCommand = {
     const shutdownGraceMs = parseDuration(args['shutdown-grace'], 'shutdown-grace', { min: 0, max: TIMEOUT_MAX });
     const maxOutput = args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', { min: 0, max: OUTPUT_MAX });
     const allow = args['allow'] as string[] | undefined;
-    const cgroup = args['cgroup'] as string | undefined;
+    const containment = await containmentOf(String(args['cgroup'] ?? 'auto'));
+    const cgroup = containment.dir;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
     const { Worker } = await import('../../consumer/worker.ts');
     const log = (line: string, fields: Record<string, unknown>): void => {
@@ -122,7 +129,16 @@ export const workCommand: FsjobCommand = {
     const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((name) => [name, () => onSignal(name)] as const);
     for (const [name, handler] of handlers) process.on(name, handler);
     try {
-      log(`worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode`, { type: 'serving', worker_id: worker.id, pid: process.pid, queues, mode });
+      const contained = cgroup !== undefined ? `commands contained in cgroup ${cgroup}` : `no cgroup containment (${containment.why}): a process that leaves its job's group can outlive the job`;
+      log(`worker ${worker.id} (pid ${process.pid}) serving ${queues.join(', ')} in ${mode} mode; ${contained}`, {
+        type: 'serving',
+        worker_id: worker.id,
+        pid: process.pid,
+        queues,
+        mode,
+        cgroup: cgroup ?? null,
+        ...(cgroup === undefined ? { cgroup_off: containment.why } : {}),
+      });
       const summary = await worker.run();
       io.stdout(json ? `${JSON.stringify(summaryJson(summary))}\n` : summaryText(summary));
       return summary.left.length === 0 && !lacked ? EXIT.OK : EXIT.FAILURE;
@@ -131,6 +147,15 @@ export const workCommand: FsjobCommand = {
     }
   },
 };
+
+/** --cgroup: DIR as given, `off`, or `auto` (the default): the worker's own cgroup when it is delegated to it (EXEC-16). */
+async function containmentOf(value: string): Promise<{ dir?: string; why: string }> {
+  if (value === 'off') return { why: '--cgroup off' };
+  if (value !== 'auto') return { dir: value, why: '' };
+  const { delegatedCgroup } = await import('../../consumer/cgroup.ts');
+  const found = await delegatedCgroup();
+  return 'base' in found ? { dir: found.base.dir, why: '' } : { why: `--cgroup auto: ${found.off}` };
+}
 
 async function defaultQueue(): Promise<string> {
   const { defaultQueuePath } = await import('../../model/queue.ts');
@@ -161,6 +186,12 @@ function describe(event: Event): string | null {
       return `skipped ${event.job_id}: ${event.reason}`;
     case 'guardian':
       return event.state === 'down' ? 'the guardian died; no command job is claimed until it is back (WORKER-2)' : 'the guardian is back';
+    case 'spawner':
+      return event.state === 'down'
+        ? `the spawner died${event.reason === undefined ? '' : ` (${event.reason})`}; no command job is claimed until a new one answers`
+        : event.state === 'restarted'
+          ? 'the spawner is back'
+          : `the spawner cannot run here (${event.reason ?? 'unknown reason'}); this process forks each command itself, which is slower`;
     case 'paused':
       return `${event.queue} is paused (pause.json exists): claiming nothing there until fsjob resume (PAUSE-1)`;
     case 'resumed':

@@ -102,12 +102,21 @@ export interface JobRef {
   [key: `x-${string}`]: JsonValue;
 }
 
-/** A command and its arguments (spec/spec-record.md): 1 to 4096 strings without NUL; argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN). */
-export type Argv = [string, ...string[]];
+/** A command and its arguments (spec/spec-record.md): 1 to 4096 strings without NUL (or, for bytes that are not UTF-8, {"base64": ...}, SPEC-3); argv[0] is 1 to 4096 bytes, every other argument at most 131072 bytes (Linux MAX_ARG_STRLEN). */
+export type Argv = [string | {
+  /** The padded base64 (RFC 4648) of bytes that are not UTF-8 (SPEC-3). */
+  base64: string;
+}, ...(string | {
+  /** The padded base64 (RFC 4648) of bytes that are not UTF-8 (SPEC-3). */
+  base64: string;
+})[]];
 
-/** Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL. */
+/** Extra environment of a command (EXEC-6): at most 256 members; names match ^[A-Za-z_][A-Za-z0-9_]{0,127}$ and do not start with FSJOB_; values are at most 32768 bytes without NUL (strings, or {"base64": ...} for bytes that are not UTF-8, SPEC-3). */
 export type Env = {
-  [key: string]: string;
+  [key: string]: string | {
+    /** The padded base64 (RFC 4648) of bytes that are not UTF-8 (SPEC-3). */
+    base64: string;
+  };
 };
 
 /** Informational labels: at most 64 members; names match ^[a-z0-9][a-z0-9._/-]{0,63}$; values are at most 256 bytes. */

@@ -335,11 +335,14 @@ claim_job() {
   esac
 }
 
-# gen_max_finish JD ID: RECOV-4: the dead owner of the open claim GEN_MAX never
-# ran the job (CLAIM-9): publish its lost receipt (claim_limit) without a claim.
+# gen_max_finish JD ID: RECOV-4: the dead owner of the open claim GEN_MAX may
+# not run the job (CLAIM-9): once RECOV-1 step 1 proves an execution it
+# recorded anyway stopped, publish its lost receipt (claim_limit) without a
+# claim.
 gen_max_finish() {
   job_scan "$1"
   [ "$J_RECEIPT" = 0 ] && [ "$J_G" = "$GEN_MAX" ] && [ "$J_OPEN" = 1 ] || return 1
+  orphan_stoppable "$1" "$2" || return 1
   job_attempts "$1" "$2"
   finish_receipt "$1" "$2" "$GEN_MAX" lost 125 claim_limit \
     "generation $GEN_MAX was claimed by an owner that died before finishing it (RECOV-4)" "$ATTEMPTS" null null null null

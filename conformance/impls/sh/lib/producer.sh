@@ -105,7 +105,10 @@ _rq_cb() {
   case $2 in
     1) ;;
     2) _rq_d2 "$@"; return 0 ;;
-    3) _rq_d3 "$@"; return 0 ;;
+    3)
+      case $3 in argv|env) _rr_bytes_member "$1" "$JW_K3" "$5" ;; esac
+      _rq_d3 "$@"
+      return 0 ;;
     *) return 0 ;;
   esac
   case $1 in
@@ -179,8 +182,17 @@ _rq_cb() {
 _rq_d2() {
   case $3 in
     argv)
-      case $1 in A|O|E) return 0 ;; esac
-      if [ "$1" != s ]; then _rq_bad "argv must be an array of strings"; return 0; fi
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+        O)
+          # SPEC-3: an argument whose bytes are not UTF-8, copied in its one form.
+          if [ "$4" = 0 ]; then _rq_bmax=4096; else _rq_bmax=131072; fi
+          _rq_bytes "$_rq_bmax" "argv[$4]" || return 0
+          if [ "$4" = 0 ]; then RQ_ARGV="{\"base64\":\"$_rr_b64\"}"; else RQ_ARGV="$RQ_ARGV,{\"base64\":\"$_rr_b64\"}"; fi
+          return 0 ;;
+      esac
+      if [ "$1" != s ]; then _rq_bad "argv must be an array of strings and base64 forms"; return 0; fi
       [ "$JW_NUL" = 0 ] || _rq_bad "argv: NUL is not allowed"
       if [ "$4" = 0 ]; then
         [ ${#5} -ge 1 ] && [ ${#5} -le 4096 ] || _rq_bad "argv[0] must be 1 to 4096 bytes"
@@ -189,8 +201,11 @@ _rq_d2() {
       fi
       if [ "$4" = 0 ]; then RQ_ARGV="\"$JW_CANON\""; else RQ_ARGV="$RQ_ARGV,\"$JW_CANON\""; fi ;;
     env)
-      case $1 in O|A|E) return 0 ;; esac
-      if [ "$1" != s ]; then _rq_bad "env values must be strings"; return 0; fi
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+      esac
+      if [ "$1" != s ] && [ "$1" != O ]; then _rq_bad "env values must be strings or base64 forms"; return 0; fi
       case $4 in
         FSJOB_*) _rq_bad "env: names must not start with FSJOB_" ;;
         [A-Za-z_]*) ;;
@@ -198,6 +213,11 @@ _rq_d2() {
       esac
       case $4 in *[!A-Za-z0-9_]*) _rq_bad "env: invalid name" ;; esac
       [ ${#4} -le 128 ] || _rq_bad "env: name too long"
+      if [ "$1" = O ]; then
+        _rq_bytes 32768 "env $4" || return 0
+        RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":{\"base64\":\"$_rr_b64\"}"
+        return 0
+      fi
       [ "$JW_NUL" = 0 ] || _rq_bad "env: NUL is not allowed"
       [ ${#5} -le 32768 ] || _rq_bad "env: a value over 32768 bytes"
       RQ_ENV="$RQ_ENV${RQ_ENV:+,}\"$4\":\"$JW_CANON\"" ;;
@@ -232,6 +252,14 @@ _rq_d3() {
     *) RQ_UNKNOWN="$RQ_UNKNOWN 'after.$JW_K3'" ;;
   esac
   return 0
+}
+
+# _rq_bytes MAX WHAT: the {"base64": ...} element just closed is the one form
+# SPEC-3 allows (a producer copies the bytes exactly, never as text).
+_rq_bytes() {
+  if [ -n "$_rr_bbad" ]; then _rq_bad "$2: $_rr_bbad (SPEC-3)"; return 1; fi
+  if [ -z "${_rr_b64+set}" ]; then _rq_bad "$2: an object without base64 (SPEC-3)"; return 1; fi
+  bytes_form "$_rr_b64" "$1" || { _rq_bad "$2: base64 form: $BF_ERR (SPEC-3)"; return 1; }
 }
 
 _rq_reset() {
@@ -340,24 +368,6 @@ _pr_stage_cleanup() {
   [ -n "$_pr_stage" ] && rm -rf -- "$_pr_stage"
   [ -n "$_pr_ready" ] && rm_entry "$_pr_ready"
   _pr_stage= _pr_ready=
-}
-
-# _pr_publish_gated: ENQ-3 and ENQ-4 for a gated job (GATE-1): renamed to
-# jobs/<id>.gated, neither name taken before.
-_pr_publish_gated() {
-  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ] || [ -e "$Q/jobs/$_pr_id.gated" ] || [ -L "$Q/jobs/$_pr_id.gated" ]; then
-    log "job id collision: $_pr_id"
-    _pr_stage_cleanup
-    return 1
-  fi
-  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_id.gated" 2>/dev/null; then
-    log "cannot publish $Q/jobs/$_pr_id.gated"
-    _pr_stage_cleanup
-    return 1
-  fi
-  _pr_stage=
-  sync -- "$Q/jobs" || { log "cannot fsync $Q/jobs"; return 1; }
-  printf '%s\n' "$_pr_id"
 }
 
 # cmd_produce ROOT REQUEST: enqueue (ENQ-1..ENQ-6); prints the id.
@@ -506,25 +516,23 @@ cmd_produce() {
     _pr_stage_cleanup
     return 1
   fi
-  # DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for others.
-  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -gt "$DEDUPE_STAGE_MAX" ]; then
-    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
-    _pr_stage_cleanup
-    return 1
-  fi
-  # GATE-1: a gated job is published at jobs/<id>.gated instead.
-  if [ "$_pr_gated" = true ]; then
-    _pr_publish_gated
-    return
-  fi
-  # ENQ-3: publish.
-  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ]; then
+  # ENQ-3: publish; GATE-1: a gated job at jobs/<id>.gated, neither name taken.
+  _pr_name=$_pr_id
+  [ "$_pr_gated" = true ] && _pr_name=$_pr_id.gated
+  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ] || [ -e "$Q/jobs/$_pr_name" ] || [ -L "$Q/jobs/$_pr_name" ]; then
     log "job id collision: $_pr_id"
     _pr_stage_cleanup
     return 1
   fi
-  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_id" 2>/dev/null; then
-    log "cannot publish $Q/jobs/$_pr_id"
+  # DEDUPE-5, the last step before the rename: at DEDUPE_STAGE_MAX the hold
+  # no longer counts for others.
+  if [ -n "$_pr_hold_mono" ] && mono_ms && [ $((MONO_MS - _pr_hold_mono)) -ge "$DEDUPE_STAGE_MAX" ]; then
+    log "not published within DEDUPE_STAGE_MAX of taking the dedupe key; refused (DEDUPE-5)"
+    _pr_stage_cleanup
+    return 1
+  fi
+  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_name" 2>/dev/null; then
+    log "cannot publish $Q/jobs/$_pr_name"
     _pr_stage_cleanup
     return 1
   fi

@@ -193,6 +193,39 @@ _rr_scalar() {
   esac
 }
 
+# bytes_form B64 MAX: the base64 form of SPEC-3 ({"base64": B64} for an
+# argument or an environment value whose bytes are not UTF-8): canonical
+# padded base64 of at most MAX bytes that hold no NUL and are not valid
+# UTF-8. Sets BF_V to the bytes; BF_ERR says why not.
+bytes_form() {
+  BF_V= BF_ERR=
+  case $1 in ''|*[!A-Za-z0-9+/=]*) BF_ERR="not padded base64"; return 1 ;; esac
+  [ $((${#1} % 4)) = 0 ] || { BF_ERR="not padded base64"; return 1; }
+  BF_V=$(printf '%s' "$1" | base64 -d 2>/dev/null; echo .)
+  BF_V=${BF_V%.}
+  # Encoding the bytes again gives the same text only for canonical base64
+  # of bytes without NUL (the shell drops NUL bytes).
+  [ "$(printf '%s' "$BF_V" | base64 -w 0)" = "$1" ] || { BF_ERR="not canonical padded base64 of bytes without NUL"; return 1; }
+  [ ${#BF_V} -le "$2" ] || { BF_ERR="over $2 bytes"; return 1; }
+  if j_utf8_ok "$BF_V"; then BF_ERR="valid UTF-8, which a record holds as a string"; return 1; fi
+  return 0
+}
+
+# _rr_bytes_member KIND NAME VALUE: a member of a {"base64": ...} element.
+_rr_bytes_member() {
+  case $2 in
+    base64) if [ "$1" = s ]; then _rr_b64=$3; else _rr_bbad="base64 must be a string"; fi ;;
+    *) _rr_bbad="the base64 form has the one member base64" ;;
+  esac
+}
+
+# _rr_bytes_end MAX: the {"base64": ...} element closed: its bytes in BF_V.
+_rr_bytes_end() {
+  if [ -n "$_rr_bbad" ]; then _rr_bad "$_rr_bbad (SPEC-3)"; return 1; fi
+  if [ -z "${_rr_b64+set}" ]; then _rr_bad "an object without base64 (SPEC-3)"; return 1; fi
+  bytes_form "$_rr_b64" "$1" || { _rr_bad "base64 form: $BF_ERR (SPEC-3)"; return 1; }
+}
+
 # _rr_sub KIND K VALUE: a member K of the small object being read (_rr_so is
 # its type, _rr_sp the prefix its values are stored under).
 _rr_sub() {
@@ -296,8 +329,18 @@ _rr_d2() {
   case $_rr_t1 in
     ident|group|status|output|stdin) _rr_sub "$1" "$4" "$5" ;;
     argv)
-      case $1 in A|O|E) return 0 ;; esac
-      [ "$1" = s ] || { _rr_bad "arguments must be strings"; return 0; }
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+        O)
+          # SPEC-3: an argument whose bytes are not UTF-8.
+          if [ "$4" = 0 ]; then _rr_bmax=4096; else _rr_bmax=131072; fi
+          _rr_bytes_end "$_rr_bmax" || return 0
+          eval "R_argv_$4=\$BF_V"
+          R_argc=$(($4 + 1))
+          return 0 ;;
+      esac
+      [ "$1" = s ] || { _rr_bad "arguments must be strings or the base64 form"; return 0; }
       [ "$JW_NUL" = 0 ] || _rr_bad "NUL in an argument"
       if [ "$4" = 0 ]; then
         [ ${#5} -ge 1 ] && [ ${#5} -le 4096 ] || _rr_bad "argv[0] must be 1 to 4096 bytes"
@@ -307,8 +350,11 @@ _rr_d2() {
       eval "R_argv_$4=\$5"
       R_argc=$(($4 + 1)) ;;
     env)
-      case $1 in O|A|E) return 0 ;; esac
-      [ "$1" = s ] || { _rr_bad "values must be strings"; return 0; }
+      case $1 in
+        A|E) return 0 ;;
+        o) unset _rr_b64; _rr_bbad=; return 0 ;;
+      esac
+      [ "$1" = s ] || [ "$1" = O ] || { _rr_bad "values must be strings or the base64 form"; return 0; }
       case $4 in
         FSJOB_*) _rr_bad "names must not start with FSJOB_" ;;
         [A-Za-z_]*) ;;
@@ -316,6 +362,13 @@ _rr_d2() {
       esac
       case $4 in *[!A-Za-z0-9_]*) _rr_bad "invalid variable name" ;; esac
       [ ${#4} -le 128 ] || _rr_bad "variable name too long"
+      if [ "$1" = O ]; then
+        # SPEC-3: a value whose bytes are not UTF-8.
+        _rr_bytes_end 32768 || return 0
+        eval "R_envk_$R_envc=\$4 R_envv_$R_envc=\$BF_V"
+        R_envc=$((R_envc + 1))
+        return 0
+      fi
       [ "$JW_NUL" = 0 ] || _rr_bad "NUL in a value"
       [ ${#5} -le 32768 ] || _rr_bad "a value over 32768 bytes"
       eval "R_envk_$R_envc=\$4 R_envv_$R_envc=\$5"
@@ -351,7 +404,10 @@ _rr_d2() {
 }
 
 _rr_d3() {
-  case $_rr_t1 in jobs|after) _rr_sub "$1" "$JW_K3" "$5" ;; esac
+  case $_rr_t1 in
+    jobs|after) _rr_sub "$1" "$JW_K3" "$5" ;;
+    argv|env) _rr_bytes_member "$1" "$JW_K3" "$5" ;;
+  esac
   return 0
 }
 

@@ -1,0 +1,127 @@
+/**
+ * Starting a command's gated group leader (spec EXEC-2): what the command
+ * engine (command.ts) needs from whoever forks, and node's own fork for
+ * where the worker's spawner (spawner.ts) cannot run.
+ *
+ * A launcher starts `argv` behind a gate: a process in a new session and
+ * process group, its leader, that waits for one line on a pipe whose write
+ * end only this process holds before it executes anything. `release()`
+ * writes that line; `withhold()` closes the write end instead, and the
+ * leader exits 125 without running anything, as it does when this process
+ * dies first.
+ */
+import { spawn } from 'node:child_process';
+import { isUtf8 } from 'node:buffer';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { FsjobError } from '../base/errors.ts';
+
+/** What to start: argv and environment exactly as given (bytes: a string is its UTF-8). */
+export interface LaunchRequest {
+  argv: readonly [string | Uint8Array, ...(string | Uint8Array)[]];
+  /** EXEC-6: exactly this environment. */
+  env: Readonly<Record<string, string | Uint8Array>>;
+  cwd: string;
+  /** A descriptor open on the job's checked stdin file (EXEC-7), or null for /dev/null. */
+  stdinFd: number | null;
+}
+
+/** How the leader ended: its exit status or the signal that killed it; `lost` when nobody can tell any more. */
+export type LeaderEnd = { exit: number; signal: null } | { exit: null; signal: NodeJS.Signals } | { lost: string };
+
+/** A started leader, waiting for its release. */
+export interface Leader {
+  /** The leader's pid, which is its process group's id. */
+  readonly pid: number;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Let the command run (EXEC-2 step 3). */
+  release(): void;
+  /** Never release: the leader exits 125 without running anything. */
+  withhold(): void;
+  /** Settles when the leader has ended and been reaped. */
+  readonly ended: Promise<LeaderEnd>;
+  /** Frees what the launch held (its FIFOs); call once the streams are done with. */
+  dispose(): void;
+}
+
+export interface Launcher {
+  /** Starts the gated leader; rejects (FsjobError IO, EXEC-2) when no leader could be started. */
+  launch(request: LaunchRequest): Promise<Leader>;
+}
+
+/**
+ * The gate's `$1`-`$2` after its own: the shell exports PWD of its own
+ * accord; EXEC-6 wants exactly the job's environment, so the gate is told
+ * what PWD must be: "-" for none, "=<value>" when the job's env sets it.
+ */
+export function pwdWord(env: Readonly<Record<string, string | Uint8Array>>): string | Uint8Array {
+  const pwd = env['PWD'];
+  if (pwd === undefined) return '-';
+  return typeof pwd === 'string' ? `=${pwd}` : Buffer.concat([Buffer.from('='), pwd]);
+}
+
+/**
+ * The leader as node starts it: wait for one line on fd 3 (the release),
+ * close it, then become the command. `exec` failing gives 127/126, the shell
+ * conventions EXEC-4 adopts. EXEC-13: umask 0022 (the consumer's own may be
+ * 077); node resets signal dispositions and the mask for its children, and
+ * only descriptors 0-2 survive the gate's exec.
+ */
+const DIRECT_GATE =
+  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
+
+/** SPEC-3: bytes that are UTF-8 pass as their string; others cannot pass through node's spawn, which writes strings as UTF-8. */
+function asString(value: string | Uint8Array, what: string): string {
+  if (typeof value === 'string') return value;
+  if (isUtf8(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
+  throw new FsjobError('IO', `${what} is not UTF-8 (SPEC-3), and node's own spawn passes text only; the worker's spawner passes bytes`, { clause: 'EXEC-4' });
+}
+
+/**
+ * Node forks the leader itself (`spawn`, detached: setsid()). This copies
+ * the page tables of this whole process on its main thread for every
+ * command, which is why a Worker uses its spawner instead; this launcher is
+ * what remains where the spawner cannot run (no setsid(1), an env(1)
+ * without --default-signal, no /proc).
+ */
+export const directLauncher: Launcher = {
+  async launch(request) {
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.env)) env[name] = asString(value, `environment variable ${name}`);
+    const argv = request.argv.map((arg, i) => asString(arg, `argv[${i}]`));
+    const child = spawn('/bin/sh', ['-c', DIRECT_GATE, 'fsjob-gate', asString(pwdWord(request.env), 'PWD'), ...argv], {
+      cwd: request.cwd,
+      env,
+      detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
+      stdio: [request.stdinFd === null ? 'ignore' : request.stdinFd, 'pipe', 'pipe', 'pipe'],
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    // A spawn failure rejects both promises; only the 'spawn' one is awaited then.
+    exited.catch(() => undefined);
+    try {
+      await once(child, 'spawn');
+    } catch (error) {
+      throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
+    }
+    const gate = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+    return {
+      pid: child.pid as number,
+      stdout: child.stdout as Readable,
+      stderr: child.stderr as Readable,
+      release() {
+        gate.write('go\n');
+        gate.end();
+      },
+      withhold() {
+        gate.destroy();
+      },
+      ended: exited.then(([exit, signal]): LeaderEnd => {
+        if (exit !== null) return { exit, signal: null };
+        if (signal !== null) return { exit: null, signal };
+        return { lost: 'node reported neither an exit status nor a signal' };
+      }),
+      dispose() {},
+    };
+  },
+};

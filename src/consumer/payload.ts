@@ -1,0 +1,267 @@
+/**
+ * Running a payload job (PAYLOAD-1): the handler runs in the consumer's own
+ * process, so its execution is recorded with group null and stopped exactly
+ * when the owner is; there are no output files. `ClaimedJob` is the job as
+ * claimNext() hands it out (the caller runs it and ends it with complete(),
+ * fail() or release()); `runPayload` is how a Worker runs one with a
+ * registered handler. Both end the generation through run.ts's `conclude`
+ * (section 8.8, RETRY-3), as a command does.
+ */
+import { CANCEL_GRACE } from '../base/constants.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { clipUtf8 } from '../base/text.ts';
+import type { JsonValue, SpecRecord } from '../records/codec.ts';
+import type { RunTicket } from './claim.ts';
+import type { StopReason } from './command.ts';
+import { ControlLoop } from './control.ts';
+import { leaseWindow } from './finishing.ts';
+import type { Ownership } from './owner.ts';
+import { conclude, giveBack, superseded, type Ending, type RunningJob, type RunOutcome } from './run.ts';
+
+/** What a payload handler gets (PAYLOAD-1). */
+export interface HandlerContext {
+  readonly jobId: string;
+  readonly queue: string;
+  readonly spec: SpecRecord;
+  readonly payload: JsonValue;
+  readonly attempt: number;
+  /** Aborted on cancel, timeout, ownership loss, preemption and shutdown; `signal.reason` says which. */
+  readonly signal: AbortSignal;
+  /** Renew the lease now and report progress (at most 1024 bytes) in state.<g>.json. */
+  heartbeat(progress?: string | null): Promise<void>;
+}
+
+/**
+ * A payload handler (PAYLOAD-1): resolves to the result (any JSON value, at most
+ * 262144 bytes serialized) or throws to fail the attempt. Registered with `Worker.handle`.
+ */
+export type Handler = (ctx: HandlerContext) => unknown;
+
+const RESULT_MAX_BYTES = 262_144;
+
+/**
+ * A claimed payload job (PAYLOAD-1) whose execution is recorded: exec.<g>.json
+ * with group null is published before it is handed out, so the attempt
+ * counts. A control loop renews the lease and aborts `signal` on cancel,
+ * timeout, ownership loss and preemption. End it with exactly one of
+ * complete(), fail() or release().
+ */
+export class ClaimedJob {
+  readonly id: string;
+  readonly gen: number;
+  readonly spec: SpecRecord;
+  readonly payload: JsonValue;
+  readonly attempt: number;
+  readonly queue: string;
+  readonly owner: Ownership;
+  /** Made when the handler first asks for its signal: most jobs end without one, and it costs a few µs to make. */
+  private controller: AbortController | undefined;
+  /** Called once when the job is asked to stop (runPayload races the handler against it). */
+  private stopped: (() => void) | undefined;
+  private readonly control: ControlLoop;
+  private timer: NodeJS.Timeout | undefined;
+  private reason: StopReason | null = null;
+  private progressText: string | null = null;
+  private startedMs: number | null = null;
+  private settled = false;
+  /** Called once the job's end is published (or failed to be): what the caller of claimNext() holds for it. */
+  private readonly ends: (() => void)[] = [];
+
+  private constructor(ticket: RunTicket) {
+    this.owner = ticket.owner;
+    this.id = ticket.owner.id;
+    this.gen = ticket.owner.gen;
+    this.spec = ticket.spec;
+    this.payload = ticket.spec.payload ?? null;
+    this.attempt = ticket.attemptsUsed + 1;
+    this.queue = ticket.owner.queue.root;
+    this.control = new ControlLoop(this.owner, {
+      spec: this.spec,
+      attempt: this.attempt,
+      phase: () => (this.reason === null ? 'running' : 'stopping'),
+      bytes: () => ({ stdout: 0, stderr: 0 }),
+      progress: () => this.progressText,
+      stop: (reason) => this.stop(reason),
+    });
+  }
+
+  /** Records the execution (EXEC-3 with group null; no output files, PAYLOAD-1) and starts the control loop. */
+  static async start(ticket: RunTicket): Promise<ClaimedJob> {
+    const job = new ClaimedJob(ticket);
+    const { owner } = job;
+    await owner.publishExec(job.attempt, null);
+    job.startedMs = owner.writeTimeMs();
+    owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
+    job.control.start();
+    job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8
+    job.timer.unref();
+    return job;
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.reason !== null && !this.controller.signal.aborted) this.controller.abort(this.reason);
+    return this.controller.signal;
+  }
+
+  /** Resolves when the job is asked to stop (its signal aborts then too). */
+  whenStopped(): Promise<void> {
+    if (this.reason !== null) return Promise.resolve();
+    return new Promise((resolve) => (this.stopped = resolve));
+  }
+
+  /** Why the job was asked to stop, or null. */
+  get stopReason(): StopReason | null {
+    return this.reason;
+  }
+
+  /** Abort the handler; a stronger reason (force, superseded) replaces a weaker one. */
+  stop(reason: StopReason): void {
+    const strong = (r: StopReason | null): boolean => r === 'force' || r === 'superseded';
+    if (this.reason !== null && (strong(this.reason) || !strong(reason))) return;
+    this.reason = reason;
+    if (this.controller !== undefined && !this.controller.signal.aborted) this.controller.abort(reason);
+    this.stopped?.();
+    this.stopped = undefined;
+  }
+
+  /** LEASE-1: renew now, with optional progress for state.<g>.json. */
+  async heartbeat(progress?: string | null): Promise<void> {
+    if (progress !== undefined) this.progressText = progress === null ? null : clipUtf8(progress);
+    await this.control.renew();
+  }
+
+  private settle(): void {
+    if (this.settled) throw new FsjobError('USAGE', `job ${this.id} was already completed, failed or released`);
+    this.settled = true;
+    this.control.stop();
+    this.control.settle(); // LEASE-6: a handler that ran past a lapsed lease is a counted failure
+    clearTimeout(this.timer);
+  }
+
+  private ending(ok: boolean, message: string | null, result?: JsonValue): Ending {
+    return {
+      stoppedBy: this.control.fenced ? 'fenced' : this.reason,
+      released: true,
+      ok,
+      failCode: 1,
+      status: this.reason === null || ok ? { exit: ok ? 0 : 1, signal: null } : null,
+      startedMs: this.startedMs,
+      stdout: null,
+      stderr: null,
+      message,
+      ...(result === undefined ? {} : { result }),
+    };
+  }
+
+  /** `end` runs once the job's end is published or refused (claimNext: the operation and the job directory's handle). */
+  onEnd(end: () => void): void {
+    this.ends.push(end);
+  }
+
+  private ended(): void {
+    for (const end of this.ends.splice(0)) end();
+  }
+
+  private async finish(ending: Ending): Promise<RunOutcome> {
+    try {
+      if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
+        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+      }
+      const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
+      if (outcome.kind === 'superseded') {
+        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
+      }
+      return outcome;
+    } finally {
+      this.ended();
+    }
+  }
+
+  /** The handler succeeded: receipt `succeeded` with `result` (unless the job was stopped meanwhile). */
+  async complete(value: { result?: unknown } = {}): Promise<RunOutcome> {
+    this.settle();
+    const result = (value.result === undefined ? null : value.result) as JsonValue;
+    let size: number;
+    try {
+      size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
+    } catch (error) {
+      return this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+    }
+    if (size > RESULT_MAX_BYTES) return this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
+    return this.finish(this.ending(true, null, result));
+  }
+
+  /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
+  async fail(error: unknown): Promise<RunOutcome> {
+    this.settle();
+    const message = error instanceof Error ? error.message : String(error);
+    return this.finish(this.ending(false, `handler failed: ${message}`));
+  }
+
+  /** Give the job back without counting this attempt (end record `released`, counted false). */
+  async release(): Promise<RunOutcome> {
+    this.settle();
+    try {
+      return { kind: 'end', end: await this.owner.publishEnd('released', false, 0, null) };
+    } finally {
+      this.ended();
+    }
+  }
+}
+
+/** Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort. */
+export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
+  let job: ClaimedJob | undefined;
+  let pending: 'shutdown' | null = null;
+  const done = (async (): Promise<RunOutcome> => {
+    try {
+      job = await ClaimedJob.start(ticket);
+    } catch (error) {
+      return giveBack(ticket.owner, error);
+    }
+    if (pending !== null) job.stop(pending);
+    const claimed = job;
+    const context: HandlerContext = {
+      jobId: claimed.id,
+      queue: claimed.queue,
+      spec: claimed.spec,
+      payload: claimed.payload,
+      attempt: claimed.attempt,
+      get signal() {
+        return claimed.signal;
+      },
+      heartbeat: (progress) => claimed.heartbeat(progress),
+    };
+    type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+    const settled: Promise<Settled> = Promise.resolve()
+      .then(() => handler(context))
+      .then(
+        (value): Settled => ({ ok: true, value }),
+        (error: unknown): Settled => ({ ok: false, error }),
+      );
+    const aborted = claimed.whenStopped().then(() => null);
+    let outcome: Settled | null = await Promise.race([settled, aborted]);
+    if (outcome === null) {
+      const reason = claimed.stopReason;
+      const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
+      outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
+    }
+    try {
+      if (outcome !== null && outcome.ok) return await claimed.complete({ result: outcome.value });
+      return await claimed.fail(outcome === null ? new Error(`the handler did not settle after it was aborted (${String(claimed.stopReason)})`) : outcome.error);
+    } catch (error) {
+      if (isFsjobError(error, 'SUPERSEDED')) return superseded(ticket.owner);
+      throw error;
+    }
+  })();
+  return {
+    owner: ticket.owner,
+    spec: ticket.spec,
+    stop: (reason) => {
+      if (job === undefined) pending = reason;
+      else job.stop(reason);
+    },
+    done,
+  };
+}

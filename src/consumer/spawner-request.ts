@@ -1,0 +1,81 @@
+/**
+ * How a request travels to the worker's spawner (spawner.sh): one line of
+ * shell words calling one of its functions. Each argument of argv, each
+ * environment value and each path is one word, its bytes in single quotes
+ * with every quote written '\'' : the shell's parser hands the function
+ * exactly those bytes, whatever they are (non-UTF-8 ones, quotes, line
+ * feeds, the bytes dash uses internally), NUL excepted, which neither argv
+ * nor the environment can hold. A string is its UTF-8, as node's own spawn
+ * would pass it; a Uint8Array is passed as it is.
+ *
+ * Why not length-prefixed fields: POSIX sh has no substring by length, and
+ * its `read` takes one system call per byte; a quoted word is parsed by the
+ * shell in C from an 8 KiB buffer and is exact for every byte but NUL.
+ */
+import { FsjobError } from '../base/errors.ts';
+import { pwdWord, type LaunchRequest } from './launch.ts';
+
+/** The FIFOs of one attempt, in the worker's directory. */
+export interface Fifos {
+  out: string;
+  err: string;
+  rel: string;
+}
+
+export const spawnerError = (message: string): FsjobError => new FsjobError('IO', message, { clause: 'EXEC-2' });
+
+const bytesOf = (value: string | Uint8Array): Buffer => (typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+
+/** A shell word: the bytes in single quotes, each quote as '\''. NUL cannot be carried by argv or environ. */
+function word(value: string | Uint8Array, what: string): Buffer {
+  const bytes = bytesOf(value);
+  if (bytes.includes(0)) throw spawnerError(`${what} contains a NUL byte, which no argument or environment value can hold`);
+  const parts: Buffer[] = [QUOTE];
+  let from = 0;
+  for (let at = bytes.indexOf(0x27); at >= 0; at = bytes.indexOf(0x27, from)) {
+    parts.push(bytes.subarray(from, at), ESCAPED_QUOTE);
+    from = at + 1;
+  }
+  parts.push(bytes.subarray(from), QUOTE);
+  return Buffer.concat(parts);
+}
+const QUOTE = Buffer.from("'");
+const ESCAPED_QUOTE = Buffer.from("'\\''");
+
+/** Joins words with spaces into one request line. */
+function line(words: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const w of words) parts.push(w, SPACE);
+  parts[parts.length - 1] = NEWLINE;
+  return Buffer.concat(parts);
+}
+const SPACE = Buffer.from(' ');
+const NEWLINE = Buffer.from('\n');
+const raw = (text: string): Buffer => Buffer.from(text, 'latin1');
+
+/** The request line of one attempt: fsjob_run ID CWD STDIN OUT ERR REL, then the gate's command line (spawner.sh). */
+export function runRequest(id: number, fifos: Fifos, request: LaunchRequest): Buffer {
+  const tag = String(id);
+  const env = Object.entries(request.env).map(([name, value]) => word(Buffer.concat([Buffer.from(`${name}=`, 'utf8'), bytesOf(value)]), `environment variable ${name}`));
+  const stdin = request.stdinFd === null ? '/dev/null' : `/proc/${process.pid}/fd/${request.stdinFd}`;
+  return line([
+    raw('fsjob_run'),
+    word(tag, 'id'),
+    word(request.cwd, 'the working directory'),
+    word(stdin, 'stdin'),
+    word(fifos.out, 'FIFO'),
+    word(fifos.err, 'FIFO'),
+    word(fifos.rel, 'FIFO'),
+    raw('"$E" -i --default-signal --'),
+    ...env,
+    raw('"$X" -- "$B" -c "$G" fsjob-gate'),
+    word(tag, 'id'),
+    word(pwdWord(request.env), 'PWD'),
+    ...request.argv.map((arg, i) => word(arg, `argv[${i}]`)),
+  ]);
+}
+
+/** The request that makes a batch of FIFO triples, answered `m TAG ok|fail`. */
+export function fifosRequest(tag: string, batch: readonly Fifos[]): Buffer {
+  return line([raw('fsjob_fifos'), word(tag, 'tag'), ...batch.flatMap((f) => [f.out, f.err, f.rel]).map((path) => word(path, 'FIFO'))]);
+}

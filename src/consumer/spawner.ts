@@ -1,0 +1,493 @@
+/**
+ * The spawner of a worker (spec/design-notes.md, "Spawning commands"): one
+ * small long-lived /bin/sh per worker that starts every command job, so
+ * that this process, 60 to 200 MiB, never forks for a command. libuv has no
+ * posix_spawn: every `spawn()` copies this process's page tables on the
+ * main thread. spawner.sh says what runs where and why.
+ *
+ * - A request is a line of shell words, each single-quoted: argv and
+ *   environment travel as the bytes given (a string as its UTF-8), without
+ *   a length to parse in sh, which has no substring by length; the shell's
+ *   parser reads them from an 8 KiB buffer.
+ * - The three FIFOs of an attempt (stdout, stderr, release) are made ahead,
+ *   a batch per `mkfifo`, in a 0700 directory of this worker's, and used
+ *   once: a process that left a job's group and kept its stdout cannot
+ *   write into a later job's. This process opens the read ends of the
+ *   outputs and the write end of the release before the request goes out,
+ *   and holds the only write end of the release (EXEC-2).
+ * - EXEC-2 and EXEC-3 are as with node's own spawn: the leader, in its own
+ *   session and group, reports its pid and waits; the caller records the
+ *   group and only then releases it.
+ * - The exit status comes from the leader's waiter, a subshell of the
+ *   spawner, on the reply pipe (shell-status.ts reads it).
+ * - A spawner that dies takes no running command with it: each waiter is
+ *   its own process and still reports through the reply pipe it holds.
+ *   Requests not yet answered fail (nothing of them runs: their release
+ *   end is closed), and `healthy` is false until `ensure()` started a new
+ *   one; the worker claims no command job meanwhile, as while its guardian
+ *   is down (WORKER-2). A waiter that dies (the spawner's process group was
+ *   killed) takes its command's exit status with it: that attempt ends
+ *   `lost`, checked every second while attempts run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { FsjobError } from '../base/errors.ts';
+import { isDeadState, processStart } from '../model/identity.ts';
+import type { Launcher, LaunchRequest, Leader, LeaderEnd } from './launch.ts';
+import { fifosRequest, runRequest, spawnerError, type Fifos } from './spawner-request.ts';
+import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
+
+declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
+
+/** The text of spawner.sh: written into the compiled module by the build (as guardian.sh is), read beside the sources otherwise. */
+const SPAWNER_SCRIPT: string =
+  typeof __FSJOB_SPAWNER_SCRIPT === 'string' ? __FSJOB_SPAWNER_SCRIPT : readFileSync(new URL('./spawner.sh', import.meta.url), 'utf8');
+
+/** What a process listing shows: /bin/sh -s fsjob-spawner. */
+export const SPAWNER_NAME = 'fsjob-spawner';
+/** The spawner's own PATH: where it finds env, setsid and mkfifo; never a job's. */
+const SPAWNER_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** FIFO triples made per mkfifo, and the stock below which the next batch is made ahead. */
+const FIFO_BATCH = 16;
+const FIFO_LOW = 4;
+/** How long a new spawner may take to say `ready`. */
+const START_LIMIT_MS = 15_000;
+/** How long close() waits for the spawner to exit. */
+const CLOSE_LIMIT_MS = 2_000;
+/** How often the waiters of running attempts are looked at. */
+const WAITER_CHECK_MS = 1_000;
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: Error): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined); // awaited by whoever needs it; an early failure is not unhandled
+  return { promise, resolve, reject };
+}
+
+/** One spawner process and what it answered. */
+interface Generation {
+  child: ChildProcess;
+  /** null once it said `ready`; the reason when it said `fail`. */
+  ready: Deferred<string | null>;
+  exited: boolean;
+  /** The end of its stderr, for the message when it fails. */
+  stderr: string;
+}
+
+interface Attempt {
+  id: number;
+  generation: Generation;
+  fifos: Fifos;
+  outFd: number | null;
+  errFd: number | null;
+  relFd: number | null;
+  phase: 'starting' | 'running' | 'done';
+  started: Deferred<number>;
+  end: Deferred<LeaderEnd>;
+  leaderPid?: number;
+  /** The waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
+  waiter?: { pid: number; start: string | null };
+  /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
+  waiterGone: boolean;
+}
+
+/**
+ * A worker's spawner: `start()` it before the first command (the worker
+ * does, with the guardian), `launch()` each command, `close()` at the end.
+ */
+export class Spawner implements Launcher {
+  private current: Generation | undefined;
+  private dir: string | undefined;
+  private seq = 0;
+  private readonly attempts = new Map<number, Attempt>();
+  /** The final `jobs -l` status of each leader pid, until its waiter's `x` line takes it. */
+  private readonly statuses = new Map<number, ShellStatus>();
+  private readonly batches = new Map<string, Deferred<boolean>>();
+  private pool: Fifos[] = [];
+  private filling: Promise<boolean> | undefined;
+  private checker: NodeJS.Timeout | undefined;
+  private checking = false;
+
+  /** The spawner process's pid while it runs. */
+  get pid(): number | undefined {
+    return this.healthy ? this.current?.child.pid : undefined;
+  }
+
+  /** The 0700 directory of this worker's FIFOs, once started. */
+  get directory(): string | undefined {
+    return this.dir;
+  }
+
+  /** True while a spawner process is there to take requests. */
+  get healthy(): boolean {
+    return this.current !== undefined && !this.current.exited;
+  }
+
+  /**
+   * Starts a spawner process and waits for its `ready` (its checks passed:
+   * env --default-signal and setsid(1) work here). Resolves with null when
+   * it is ready, or with the reason it cannot run on this system (the
+   * worker then forks each command itself); rejects with IO when the
+   * process could not be started or did not answer.
+   */
+  async start(): Promise<string | null> {
+    this.dir ??= mkdtempSync(path.join(os.tmpdir(), `${SPAWNER_NAME}-`));
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // a spawner that exited removed it
+    const child = spawn('/bin/sh', ['-s', SPAWNER_NAME], {
+      cwd: '/',
+      detached: true, // its own session: a signal to the worker's terminal group does not reach it
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir },
+    });
+    const generation: Generation = { child, ready: deferred(), exited: false, stderr: '' };
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (error) => reject(spawnerError(`could not start the spawner (/bin/sh): ${error.message}`)));
+    });
+    this.attach(generation);
+    child.stdin?.write(SPAWNER_SCRIPT);
+    const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
+    let unavailable: string | null;
+    try {
+      unavailable = await generation.ready.promise;
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    } finally {
+      clearTimeout(limit);
+    }
+    if (unavailable !== null) return unavailable;
+    // Neither the spawner nor its pipes keep this process alive: running attempts hold their own.
+    child.unref();
+    for (const stream of [child.stdout, child.stderr] as (net.Socket | null)[]) stream?.unref();
+    (child.stdin as unknown as net.Socket | null)?.unref?.();
+    this.current = generation;
+    this.checker ??= setInterval(() => void this.checkWaiters(), WAITER_CHECK_MS).unref();
+    this.fill(generation).catch(() => undefined);
+    return null;
+  }
+
+  /** Starts a new spawner if the last one died; as start(). */
+  async ensure(): Promise<string | null> {
+    return this.healthy ? null : this.start();
+  }
+
+  /**
+   * Clean exit, once no attempt runs: the spawner reads end of file, removes
+   * its FIFO directory and exits; this waits for that (at most
+   * CLOSE_LIMIT_MS), so that its CPU is counted in this process's children
+   * and nothing of it is left when the worker's run() returns.
+   */
+  async close(): Promise<void> {
+    clearInterval(this.checker);
+    this.checker = undefined;
+    const generation = this.current;
+    this.current = undefined;
+    this.pool = [];
+    if (generation !== undefined && !generation.exited) {
+      const exited = new Promise<void>((resolve) => generation.child.once('exit', () => resolve()));
+      generation.child.stdin?.end();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_LIMIT_MS)))]);
+      clearTimeout(timer);
+    }
+    // For a spawner that was killed, or is slow to go.
+    if (this.dir !== undefined) {
+      try {
+        rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
+      } catch {
+        // being removed by the spawner
+      }
+    }
+  }
+
+  async launch(request: LaunchRequest): Promise<Leader> {
+    const generation = this.current;
+    if (generation === undefined || generation.exited) throw spawnerError('the spawner is not running; no command starts until a new one answers');
+    const fifos = await this.takeFifos(generation);
+    const attempt: Attempt = {
+      id: ++this.seq,
+      generation,
+      fifos,
+      outFd: null,
+      errFd: null,
+      relFd: null,
+      phase: 'starting',
+      started: deferred(),
+      end: deferred(),
+      waiterGone: false,
+    };
+    let request_: Buffer;
+    try {
+      // Read ends before the request: the waiter's opens never wait for a reader. The release's write
+      // end too (read-write: a FIFO so opened never blocks): the gate's read then waits for this
+      // process's line or its death, never for a writer to appear.
+      attempt.outFd = openSync(fifos.out, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+      attempt.errFd = openSync(fifos.err, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+      attempt.relFd = openSync(fifos.rel, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
+      request_ = runRequest(attempt.id, attempt.fifos, request);
+    } catch (error) {
+      this.release(attempt);
+      if (error instanceof FsjobError) throw error;
+      throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
+    }
+    this.track(attempt);
+    generation.child.stdin?.write(request_);
+    const pid = await attempt.started.promise;
+    return this.leader(attempt, pid);
+  }
+
+  private leader(attempt: Attempt, pid: number): Leader {
+    const stream = (fd: number | null): Readable => new net.Socket({ fd: fd as number, readable: true, writable: false });
+    const stdout = stream(attempt.outFd);
+    const stderr = stream(attempt.errFd);
+    attempt.outFd = null;
+    attempt.errFd = null;
+    const closeRelease = (): void => {
+      if (attempt.relFd === null) return;
+      closeSync(attempt.relFd);
+      attempt.relFd = null;
+    };
+    return {
+      pid,
+      stdout,
+      stderr,
+      release() {
+        if (attempt.relFd === null) return;
+        try {
+          writeSync(attempt.relFd, 'go\n');
+        } finally {
+          closeRelease();
+        }
+      },
+      withhold: closeRelease,
+      ended: attempt.end.promise,
+      dispose: () => this.release(attempt),
+    };
+  }
+
+  /** Closes what the attempt still holds of its FIFOs and removes them. */
+  private release(attempt: Attempt): void {
+    for (const key of ['outFd', 'errFd', 'relFd'] as const) {
+      const fd = attempt[key];
+      if (fd === null) continue;
+      attempt[key] = null;
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+    for (const file of [attempt.fifos.out, attempt.fifos.err, attempt.fifos.rel]) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // gone with the directory of a spawner that exited
+      }
+    }
+  }
+
+  /**
+   * While an attempt or a FIFO batch is out, the waiter check's timer holds
+   * this process alive, as a child process handle did: the answer comes
+   * through the spawner's pipe, which is unreferenced.
+   */
+  private track(attempt: Attempt): void {
+    this.attempts.set(attempt.id, attempt);
+    this.holdAlive();
+  }
+
+  private untrack(attempt: Attempt): void {
+    this.attempts.delete(attempt.id);
+    this.holdAlive();
+  }
+
+  private holdAlive(): void {
+    if (this.attempts.size + this.batches.size > 0) this.checker?.ref();
+    else this.checker?.unref();
+  }
+
+  private failStart(attempt: Attempt, reason: string): void {
+    if (attempt.phase !== 'starting') return;
+    attempt.phase = 'done';
+    this.untrack(attempt);
+    this.release(attempt); // the release end closes: a gate that still appears reads end of file and exits 125
+    attempt.started.reject(spawnerError(`could not start the command group: ${reason}`));
+  }
+
+  private finish(attempt: Attempt, end: LeaderEnd): void {
+    if (attempt.phase !== 'running') return;
+    attempt.phase = 'done';
+    this.untrack(attempt);
+    attempt.end.resolve(end);
+  }
+
+  private attach(generation: Generation): void {
+    const { child } = generation;
+    let pending = '';
+    child.stdout?.setEncoding('latin1').on('data', (chunk: string) => {
+      pending += chunk;
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+        const text = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        this.onLine(generation, text);
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      generation.stderr = (generation.stderr + chunk).slice(-2000);
+    });
+    // A write to a spawner that died surfaces through 'exit', not as an unhandled stream error.
+    child.stdin?.on('error', () => undefined);
+    child.once('exit', (code, signal) => this.onExit(generation, code, signal));
+  }
+
+  private onExit(generation: Generation, code: number | null, signal: NodeJS.Signals | null): void {
+    generation.exited = true;
+    const how = signal === null ? `status ${code}` : signal;
+    const said = generation.stderr.trim() === '' ? '' : `: ${generation.stderr.trim().slice(-300)}`;
+    generation.ready.reject(spawnerError(`the spawner exited (${how}) before it was ready${said}`));
+    for (const batch of this.batches.values()) batch.resolve(false);
+    // Its FIFOs went with its directory (spawner.sh removes it on exit); the next spawner makes new ones.
+    this.pool = [];
+    for (const attempt of this.attempts.values()) {
+      if (attempt.generation === generation) this.failStart(attempt, `the spawner exited (${how}) before the command group started${said}`);
+    }
+    void this.checkWaiters();
+  }
+
+  private onLine(generation: Generation, text: string): void {
+    const [kind, a, b, c] = text.split(' ');
+    const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
+    switch (kind) {
+      case 'ready':
+        generation.ready.resolve(null);
+        return;
+      case 'fail':
+        generation.ready.resolve(text.slice('fail '.length));
+        return;
+      case 'm':
+        this.batches.get(a as string)?.resolve(b === 'ok');
+        return;
+      case 'w': {
+        // Its start is read at the first check that finds it alive: most waiters are done before one.
+        const found = attempt();
+        if (found !== undefined) found.waiter = { pid: Number(b), start: null };
+        return;
+      }
+      case 'p': {
+        const found = attempt();
+        if (found === undefined || found.phase !== 'starting') return;
+        found.phase = 'running';
+        found.leaderPid = Number(b);
+        found.started.resolve(found.leaderPid);
+        return;
+      }
+      case 'x': {
+        // x ID PID STATUS: the waiter's `wait` returned.
+        const pid = Number(b);
+        const status = this.statuses.get(pid) ?? waitStatus(Number(c));
+        this.statuses.delete(pid);
+        const found = attempt();
+        if (found === undefined) return;
+        if (found.phase === 'starting') this.failStart(found, `its gate exited with status ${c} before it reported (is /bin/sh there?)`);
+        else this.finish(found, status);
+        return;
+      }
+      case 'e': {
+        const found = attempt();
+        if (found !== undefined) this.failStart(found, `the spawner could not enter the working directory or open the command's FIFOs`);
+        return;
+      }
+      default: {
+        const jobs = parseJobsLine(text);
+        if (jobs?.status != null) this.statuses.set(jobs.pid, jobs.status);
+      }
+    }
+  }
+
+  /** A FIFO triple from the stock, made by the spawner a batch at a time; awaited when the stock is out. */
+  private async takeFifos(generation: Generation): Promise<Fifos> {
+    for (let failures = 0; ; ) {
+      const fifos = this.pool.shift();
+      if (fifos !== undefined) {
+        if (this.pool.length < FIFO_LOW) this.fill(generation).catch(() => undefined);
+        return fifos;
+      }
+      if (generation.exited || failures >= 2) throw spawnerError(`the spawner could not make FIFOs in ${this.dir}`);
+      if (!(await this.fill(generation))) failures += 1;
+    }
+  }
+
+  /** Asks the spawner for a batch of FIFO triples (one at a time); true when they were made. */
+  private fill(generation: Generation): Promise<boolean> {
+    this.filling ??= (async () => {
+      const tag = `f${++this.seq}`;
+      const made: Fifos[] = [];
+      for (let i = 0; i < FIFO_BATCH; i++) {
+        const base = path.join(this.dir as string, String(++this.seq));
+        made.push({ out: `${base}.o`, err: `${base}.e`, rel: `${base}.r` });
+      }
+      const answer = deferred<boolean>();
+      this.batches.set(tag, answer);
+      this.holdAlive();
+      if (generation.exited) answer.resolve(false);
+      else generation.child.stdin?.write(fifosRequest(tag, made));
+      const madeThem = await answer.promise;
+      this.batches.delete(tag);
+      this.holdAlive();
+      if (madeThem && !generation.exited) {
+        this.pool.push(...made);
+        return true;
+      }
+      for (const f of made) for (const file of [f.out, f.err, f.rel]) rmSync(file, { force: true });
+      return false;
+    })().finally(() => {
+      this.filling = undefined;
+    });
+    return this.filling;
+  }
+
+  /**
+   * A waiter gone without its `x` line took the exit status with it: the
+   * attempt ends `lost` (a starting one fails). It is seen gone twice, a
+   * check apart, first: its last lines may still be in the pipe.
+   */
+  private async checkWaiters(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const attempt of [...this.attempts.values()]) {
+        const waiter = attempt.waiter;
+        if (waiter === undefined) continue;
+        const now = await processStart(waiter.pid).catch(() => undefined);
+        const alive = now === undefined || (now !== null && !isDeadState(now.state) && (waiter.start === null || now.start === waiter.start));
+        if (alive) {
+          if (now != null) waiter.start ??= now.start;
+          attempt.waiterGone = false;
+        } else if (!attempt.waiterGone) {
+          attempt.waiterGone = true;
+        } else if (attempt.phase === 'starting') {
+          this.failStart(attempt, `its waiter (pid ${waiter.pid}) died`);
+        } else {
+          this.finish(attempt, { lost: `the spawner's waiter of this command (pid ${waiter.pid}) died, and the exit status with it` });
+        }
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+}

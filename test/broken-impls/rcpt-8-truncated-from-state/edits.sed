@@ -1,0 +1,2 @@
+# BROKEN (RCPT-8): a dead generation's truncated is also judged from its state record's byte count (more produced than kept), not from max_output_bytes alone.
+s/^        \[ "\$_lo_h" -gt 0 \] && \[ "\$FS_SIZE" = "\$_lo_h" \] && _lo_t=true$/&\n        _lo_k=$FS_SIZE; if rec_read "$1\/state.$2.json" state "" "$2"; then eval "_lo_p=\\${R_${_lo_s}_bytes:-0}"; [ "$_lo_p" -gt "$_lo_k" ] \&\& _lo_t=true; fi; FS_SIZE=$_lo_k/

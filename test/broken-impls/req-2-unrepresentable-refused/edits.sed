@@ -1,0 +1,2 @@
+# BROKEN (REQ-2): a request whose payload holds a number a double cannot hold (an exponent of three digits, 18 digits or more) is refused instead of copied as written.
+s/^  # ENQ step 4: the spec record\.$/  if [ "$RQ_HAS_ARGV" != 1 ] \&\& grep -Eq '[0-9][eE][+]?[0-9]{3}|[0-9]{18}' -- "$2"; then log "invalid request: a payload number that a double cannot hold (REQ-2)"; _pr_stage_cleanup; return 1; fi\n&/

@@ -1,0 +1,232 @@
+/**
+ * The worker's spawner (src/consumer/spawner.ts, spawner.sh): a real
+ * /bin/sh spawner starting real commands. What travels (argv and environment
+ * bytes), what the command starts with (EXEC-13), what the exit status says
+ * (EXEC-10), the gate (EXEC-2), who holds which descriptor, and what a dead
+ * spawner or waiter leaves behind.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Spawner } from '../../src/consumer/spawner.ts';
+import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
+import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
+import { delay, waitFor } from '../support/consumer.ts';
+
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+
+function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolve) => stream.once('close', () => resolve(Buffer.concat(chunks))));
+}
+
+async function launch(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ leader: Leader; stdout: Promise<Buffer>; stderr: Promise<Buffer> }> {
+  const leader = await spawner.launch({ argv, env: { PATH }, cwd: tmpdir(), stdinFd: null, ...extra });
+  return { leader, stdout: collect(leader.stdout), stderr: collect(leader.stderr) };
+}
+
+/** Starts, releases and waits for one command. */
+async function run(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ end: LeaderEnd; stdout: Buffer; stderr: Buffer }> {
+  const { leader, stdout, stderr } = await launch(spawner, argv, extra);
+  leader.release();
+  const end = await leader.ended;
+  const outputs = await Promise.all([stdout, stderr]);
+  leader.dispose();
+  return { end, stdout: outputs[0], stderr: outputs[1] };
+}
+
+/** The processes whose process group is `pgid`, from /proc. */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Where each descriptor of `pid` points. */
+function descriptors(pid: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      out.set(Number(fd), readlinkSync(`/proc/${pid}/fd/${fd}`));
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return !/^[ZX]$/.test(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.[0] ?? 'X');
+  } catch {
+    return false;
+  }
+};
+
+const spawning = suite('the spawner starts commands (design-notes "Spawning commands")');
+let spawner: Spawner;
+spawning.before(async () => {
+  spawner = new Spawner();
+  assert.is(await spawner.start(), null, 'the spawner runs here (setsid and env --default-signal are there)');
+});
+spawning.after(async () => {
+  await spawner.close();
+  await cleanupAll();
+});
+
+spawning('argv and environment bytes arrive exactly as given: every byte but NUL, quotes and line feeds too', async () => {
+  const bytes = Buffer.from(Array.from({ length: 255 }, (_, i) => i + 1));
+  const text = `it's "quoted" $HOME \`x\` \\ ${"'"}\n\u00e9`;
+  const out = await run(spawner, ['/usr/bin/printf', '%s|%s', bytes, text], { env: { PATH, RAW: bytes, TEXT: text } });
+  assert.equal(out.end, { exit: 0, signal: null });
+  assert.equal(out.stdout, Buffer.concat([bytes, Buffer.from('|'), Buffer.from(text)]));
+  const env = await run(spawner, ['/usr/bin/env']);
+  assert.equal(env.stdout.toString().split('\n').filter((l) => l !== '').sort(), [`PATH=${PATH}`], 'exactly the given environment (EXEC-6): nothing of the spawner\'s own');
+  const raw = await run(spawner, ['/usr/bin/env'], { env: { RAW: bytes } });
+  assert.equal(raw.stdout, Buffer.concat([Buffer.from('RAW='), bytes, Buffer.from('\n')]));
+});
+
+spawning('the exit status tells an exit from a death by signal: exit 130 is not SIGINT (EXEC-10)', async () => {
+  const cases: [string, LeaderEnd][] = [
+    ['exit 0', { exit: 0, signal: null }],
+    ['exit 130', { exit: 130, signal: null }],
+    ['exit 143', { exit: 143, signal: null }],
+    ['exit 255', { exit: 255, signal: null }],
+    ['kill -INT $$', { exit: null, signal: 'SIGINT' }],
+    ['kill -TERM $$', { exit: null, signal: 'SIGTERM' }],
+    ['kill -KILL $$', { exit: null, signal: 'SIGKILL' }],
+    ['kill -USR1 $$', { exit: null, signal: 'SIGUSR1' }],
+    ['ulimit -c 0; kill -SEGV $$', { exit: null, signal: 'SIGSEGV' }],
+    ['kill -PIPE $$', { exit: null, signal: 'SIGPIPE' }],
+  ];
+  for (const [script, expected] of cases) assert.equal((await run(spawner, ['/bin/sh', '-c', script])).end, expected, script);
+});
+
+spawning('a command starts with default dispositions, an empty mask, umask 022 and its own group (EXEC-13, EXEC-2)', async () => {
+  const status = (await run(spawner, ['/bin/cat', '/proc/self/status'])).stdout.toString();
+  assert.match(status, /^SigIgn:\s*0+$/m, 'no signal ignored (a shell starts background jobs with INT and QUIT ignored)');
+  assert.match(status, /^SigBlk:\s*0+$/m, 'nothing blocked');
+  assert.match(status, /^Umask:\s*0022$/m);
+  const stat = (await run(spawner, ['/bin/cat', '/proc/self/stat'])).stdout.toString();
+  const [pid, , , , pgid, sid] = stat.replace(/\(.*\)/, 'x').split(' ').map(Number);
+  assert.is(pgid, pid, 'the leader of its own process group');
+  assert.is(sid, pid, 'and of its own session');
+});
+
+spawning("a command holds none of the spawner's pipes or FIFOs; the spawner and its waiter hold no write end of an output", async () => {
+  const dir = spawner.directory as string;
+  const spawnerPid = spawner.pid as number;
+  const own = descriptors(spawnerPid);
+  const pipes = new Set([own.get(0), own.get(1), own.get(2)]);
+  // A command that is held at its gate: the waiter has forked it and closed its copies.
+  const held = await launch(spawner, ['/bin/ls', '-l', '/proc/self/fd']);
+  for (const pid of groupMembers(spawnerPid)) {
+    for (const [fd, target] of descriptors(pid)) assert.not.ok(target.startsWith(dir), `process ${pid} (the spawner or a waiter) holds ${target} as fd ${fd}`);
+  }
+  held.leader.release();
+  await held.leader.ended;
+  const listing = (await held.stdout).toString();
+  held.leader.dispose();
+  const fds = [...listing.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const);
+  assert.equal(fds.filter(([fd]) => fd <= 2).map(([fd]) => fd), [0, 1, 2]);
+  for (const [fd, target] of fds) {
+    assert.not.ok(pipes.has(target), `fd ${fd} is the spawner's request or reply pipe (${target})`);
+    if (fd > 2) assert.not.ok(target.startsWith(dir), `fd ${fd} is a FIFO of the spawner (${target})`);
+  }
+});
+
+spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
+  const dir = await freshDir('fsjob-spawner');
+  const marker = join(dir, 'ran');
+  const { leader } = await launch(spawner, ['/usr/bin/touch', marker]);
+  await delay(300);
+  assert.not.ok(existsSync(marker), 'it ran before its release');
+  leader.withhold();
+  assert.equal(await leader.ended, { exit: 125, signal: null });
+  leader.dispose();
+  assert.not.ok(existsSync(marker));
+});
+
+spawning('stdin is the open file given, by descriptor; the working directory is cwd', async () => {
+  const dir = await freshDir('fsjob-spawner');
+  const { open, writeFile, rename } = await import('node:fs/promises');
+  await writeFile(join(dir, 'in'), 'the input\n');
+  const handle = await open(join(dir, 'in'), 'r');
+  // The name moves on; the command still reads the file this process opened (EXEC-7, SEC-10).
+  await rename(join(dir, 'in'), join(dir, 'moved'));
+  await writeFile(join(dir, 'in'), 'another file\n');
+  try {
+    const out = await run(spawner, ['/bin/sh', '-c', 'cat; pwd -P'], { stdinFd: handle.fd, cwd: dir });
+    assert.is(out.stdout.toString(), `the input\n${dir}\n`);
+  } finally {
+    await handle.close();
+  }
+});
+
+spawning.run();
+
+const dying = suite('a dead spawner, a dead waiter');
+dying.after(cleanupAll);
+
+dying('a spawner that dies takes no running command with it; meanwhile requests fail; ensure() starts a new one', async () => {
+  const own = new Spawner();
+  try {
+    assert.is(await own.start(), null);
+    const first = own.pid as number;
+    const { leader } = await launch(own, ['/bin/sh', '-c', 'sleep 1; exit 7']);
+    leader.release();
+    process.kill(first, 'SIGKILL');
+    await waitFor('the spawner seen dead', () => !own.healthy);
+    assert.equal(await leader.ended, { exit: 7, signal: null }, 'its waiter still reported the exit status');
+    leader.dispose();
+    await rejectsWith(own.launch({ argv: ['/bin/true'], env: { PATH }, cwd: tmpdir(), stdinFd: null }), 'IO', { clause: 'EXEC-2' });
+    assert.is(await own.ensure(), null);
+    assert.is.not(own.pid, first);
+    assert.equal((await run(own, ['/bin/sh', '-c', 'exit 3'])).end, { exit: 3, signal: null });
+  } finally {
+    await own.close();
+  }
+});
+
+dying('a waiter that dies takes the exit status with it: the attempt ends lost, its group still there for the caller to stop', async () => {
+  const own = new Spawner();
+  try {
+    assert.is(await own.start(), null);
+    const { leader } = await launch(own, ['/bin/sleep', '30']);
+    leader.release();
+    // The spawner and its waiters share a process group; the commands each have their own.
+    process.kill(-(own.pid as number), 'SIGKILL');
+    const end = await leader.ended;
+    assert.ok('lost' in end, `the status is lost: ${JSON.stringify(end)}`);
+    assert.ok(alive(leader.pid), 'the command itself is not the spawner\'s to stop');
+    process.kill(-leader.pid, 'SIGKILL');
+    leader.dispose();
+  } finally {
+    await own.close();
+  }
+});
+
+dying('a spawner whose worker died before it answered still exits through its EXIT trap, removing its FIFO directory', async () => {
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'test/support/fixtures/orphaned-spawner.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const dir = await new Promise<string>((resolve) => worker.stdout.once('data', (d: Buffer) => resolve(String(d).trim())));
+  await new Promise((resolve) => worker.once('exit', resolve));
+  assert.ok(existsSync(dir), 'the directory is there while the spawner sleeps');
+  // Its reply fails (SIGPIPE is ignored, not fatal); then end of file, the EXIT trap, and the directory goes.
+  await waitFor('the directory removed', () => !existsSync(dir), 10_000);
+});
+
+dying.run();
