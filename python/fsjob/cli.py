@@ -266,6 +266,9 @@ def _request(args: argparse.Namespace) -> Dict[str, Any]:
     for flag in ("lane", "dedupe", "output-keep"):
         if getattr(args, flag.replace("-", "_")) is not None:
             request[_option("enqueue", f"--{flag}")["request"]] = getattr(args, flag.replace("-", "_"))
+    if "lane_slots" in request and "lane" not in request:
+        # LANE-5: slots are a lane's; said in the flag's terms rather than as the schema's missing member.
+        raise FsjobError("USAGE", "--lane-slots needs --lane: the slots are those of a lane (--lane L --lane-slots N)", clause="LANE-5")
     if args.preemptible:
         request["preemptible"] = True
     if args.hold:
