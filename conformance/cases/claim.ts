@@ -63,8 +63,9 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
   if (!audited) ctx.note('no C compiler for the crash injector: claims were not audited');
   const env = roleEnv(ctx.impl, { [ctx.marker.name]: ctx.marker.value });
   const argv = roleArgv(ctx.impl, 'consume', { queue: root });
-  const race = (): Promise<{ exitCode: number | null; signal: string | null; timedOut: boolean; stderr: string; calls: CrashRunResult['calls'] }> =>
-    audited ? runWithCrash({ argv, cwd: ctx.impl.dir, env, root, timeoutMs }) : ctx.role('consume', { queue: root }, { timeoutMs }).then((r) => ({ exitCode: r.code, signal: r.signal, timedOut: r.timedOut, stderr: r.stderr, calls: [] }));
+  // Traced: a claim lost to a rival is a link that failed (EEXIST), which published nothing the audit could ask to be fsynced.
+  const race = (): Promise<{ exitCode: number | null; signal: string | null; timedOut: boolean; stderr: string; calls: CrashRunResult['calls']; trace?: CrashRunResult['trace'] }> =>
+    audited ? runWithCrash({ argv, cwd: ctx.impl.dir, env, root, timeoutMs, trace: true }) : ctx.role('consume', { queue: root }, { timeoutMs }).then((r) => ({ exitCode: r.code, signal: r.signal, timedOut: r.timedOut, stderr: r.stderr, calls: [] }));
   const runs = await Promise.all(Array.from({ length: RACERS }, race));
   const snapshot = await ctx.snapshot(root);
   const describe = (run: { exitCode: number | null; signal: string | null; timedOut: boolean; stderr: string }): string =>
@@ -72,7 +73,7 @@ async function concurrencyCase(ctx: CaseContext): Promise<void> {
   for (const run of runs) ctx.check(run.exitCode === 0 && !run.timedOut, ['MANIFEST-1', 'MANIFEST-2'], 'every racing consume must exit 0', [describe(run)]);
   const real = await realpath(root);
   for (const [index, run] of runs.entries()) {
-    for (const finding of auditCalls(run.calls, real, `racer ${index + 1}`)) ctx.failures.push(finding);
+    for (const finding of auditCalls(run.calls, real, `racer ${index + 1}`, run.trace)) ctx.failures.push(finding);
   }
   const counts = countBy(await readStarts(log));
   const twice: string[] = [];

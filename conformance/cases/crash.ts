@@ -226,7 +226,7 @@ const auditCase: ConformanceCase = {
           const findings: Failure[] = [];
           if (result.calls.length === 0) findings.push({ clauses: ['MANIFEST-1'], message: `${run.name}: the injector saw no mutating call inside the queue; the implementation bypasses LD_PRELOAD and cannot be audited`, evidence: [] });
           const root = await realpath(prepared.root);
-          const calls = auditCalls(result.calls, root, run.name);
+          const calls = auditCalls(result.calls, root, run.name, result.trace);
           // One finding per call: a move auditCalls already judged (a rename into jobs/) is not reported twice.
           const judged = new Set(calls.map((f) => f.k));
           const moves = auditMoves(result.trace ?? [], root, run.name).filter((f) => !judged.has(f.k));

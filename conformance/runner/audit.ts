@@ -32,6 +32,9 @@
  *   writer MAY fold that fsync into its next publication's, which still
  *   comes before the next link). A power loss would otherwise drop a record
  *   its writer reported: --crash power shows it, this shows it without.
+ *   Only a link that succeeded published a record: one that failed (a claim
+ *   lost to a rival, EEXIST) made nothing that needs an fsync, so the run's
+ *   trace, where given, tells them apart (calls are counted before they run).
  *
  * Anything under tmp/ is staging or garbage collection and is not audited.
  * Calls are ordered by k, which is exact within one process; the checks that
@@ -39,6 +42,7 @@
  */
 import path from 'node:path';
 import { callFamily, type CountedCall } from '../crash/run.ts';
+import type { TraceRecord } from '../crash/trace.ts';
 import { classifyJobEntry, isJobId } from '../../src/model/layout.ts';
 import { GATED_SUFFIX } from '../../src/records/names.ts';
 import { parseHoldNumber } from '../../src/records/names.ts';
@@ -141,8 +145,13 @@ export interface AuditFinding extends Failure {
   k: number;
 }
 
-/** Checks one run's counted calls; `label` says which run (in messages). */
-export function auditCalls(calls: readonly CountedCall[], root: string, label: string): AuditFinding[] {
+/**
+ * Checks one run's counted calls; `label` says which run (in messages).
+ * `trace` (the run's, with CrashRunOptions.trace) says which calls failed;
+ * without it every link counts as made.
+ */
+export function auditCalls(calls: readonly CountedCall[], root: string, label: string, trace: readonly TraceRecord[] = []): AuditFinding[] {
+  const failed = new Set(trace.filter((record) => record.ret < 0).map((record) => record.k));
   const findings: AuditFinding[] = [];
   const rel = (p: string): string => path.relative(root, p) || '.';
   const describe = (call: CountedCall): string => `k=${call.k} pid ${call.pid} ${call.op} ${rel(call.path)}${call.path2 === undefined ? '' : ` -> ${rel(call.path2)}`}`;
@@ -240,7 +249,7 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
       if (dest === undefined) continue;
       const to = classify(root, dest);
       if (to === undefined) continue;
-      if (family === 'link') {
+      if (family === 'link' && !failed.has(call.k)) {
         const dir = path.dirname(dest);
         const before = unsynced.get(dir);
         if (before !== undefined && once(`pub5 ${before.path2 ?? ''}`)) {

@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { ALL_CASES } from '../../conformance/cases/index.ts';
 import { quickPoints, spreadPoints } from '../../conformance/cases/crash.ts';
 import type { CountedCall } from '../../conformance/crash/run.ts';
+import type { TraceRecord } from '../../conformance/crash/trace.ts';
 import { auditCalls } from '../../conformance/runner/audit.ts';
 import { parseManifest, REFERENCE_MANIFEST, loadManifest, roleArgv } from '../../conformance/runner/manifest.ts';
 import { Pool } from '../../conformance/runner/pool.ts';
@@ -133,13 +134,13 @@ audit('a claim published by rename is CLAIM-5', () => {
 });
 
 audit('a link without an fsync after the last write is PUB-2', () => {
-  assert.equal(clausesOf([call(1, 'openat', `${J}/.c`), call(2, 'fsync', `${J}/.c`), call(3, 'write', `${J}/.c`), call(4, 'linkat', `${J}/.c`, `${J}/exec.1.json`)]), [['PUB-2', 'I1']]);
+  assert.equal(clausesOf([call(1, 'openat', `${J}/.c`), call(2, 'fsync', `${J}/.c`), call(3, 'write', `${J}/.c`), call(4, 'linkat', `${J}/.c`, `${J}/exec.1.json`), call(5, 'fsync', J)]), [['PUB-2', 'I1']]);
 });
 
 audit('outputs written after the receipt, or not fsynced before it, are RCPT-2', () => {
-  const base = [call(1, 'openat', `${J}/stdout.1`), call(2, 'write', `${J}/stdout.1`), call(3, 'openat', `${J}/.r`), call(4, 'fsync', `${J}/.r`), call(5, 'linkat', `${J}/.r`, `${J}/receipt.json`)];
+  const base = [call(1, 'openat', `${J}/stdout.1`), call(2, 'write', `${J}/stdout.1`), call(3, 'openat', `${J}/.r`), call(4, 'fsync', `${J}/.r`), call(5, 'linkat', `${J}/.r`, `${J}/receipt.json`), call(6, 'fsync', J)];
   assert.equal(clausesOf(base), [['RCPT-2', 'I4']]);
-  assert.equal(clausesOf([...base.slice(0, 2), call(3, 'fsync', `${J}/stdout.1`), ...base.slice(2).map((c) => ({ ...c, k: c.k + 1 })), call(7, 'write', `${J}/stdout.1`)]), [['RCPT-2', 'I4']]);
+  assert.equal(clausesOf([...base.slice(0, 2), call(3, 'fsync', `${J}/stdout.1`), ...base.slice(2).map((c) => ({ ...c, k: c.k + 1 })), call(8, 'write', `${J}/stdout.1`)]), [['RCPT-2', 'I4']]);
 });
 
 audit('a job directory made in jobs/ instead of renamed there is ENQ-3', () => {
@@ -183,6 +184,17 @@ audit('removing a state record, an output, the spec or the job directory in jobs
   for (const name of ['state.1.json', 'stdout.1', 'stderr.2', 'spec.json', 'stdin']) assert.equal(clausesOf([call(1, 'unlinkat', `${J}/${name}`)]), [['PUB-10', 'I1']], name);
   assert.equal(clausesOf([call(1, 'rmdir', J)]), [['PUB-10', 'I1']]);
   assert.equal(clausesOf([call(1, 'unlinkat', `${J}/.claim.1.json.a`), call(2, 'unlinkat', `/q/ready/1000-${ID}`), call(3, 'unlinkat', '/q/lanes/ab/1.json'), call(4, 'unlinkat', '/q/workers/0123456789abcdef.json'), call(5, 'rmdir', `/q/tmp/.gc-${ID}-1`)]), []);
+});
+
+audit('a link not followed by an fsync of its directory, before the next link there or the end of the run, is PUB-5; a link that failed (a claim lost to a rival) published nothing', () => {
+  const publish = (k: number, name: string): CountedCall[] => [call(k, 'openat', `${J}/.${name}.a`), call(k + 1, 'fsync', `${J}/.${name}.a`), call(k + 2, 'linkat', `${J}/.${name}.a`, `${J}/${name}`)];
+  assert.equal(clausesOf(publish(1, 'claim.1.json')), [['PUB-5', 'DUR-2']]);
+  assert.equal(clausesOf([...publish(1, 'claim.1.json'), ...publish(4, 'exec.1.json'), call(7, 'fsync', J)]), [['PUB-5', 'DUR-2']]);
+  assert.equal(clausesOf([...publish(1, 'claim.1.json'), call(4, 'fsync', J), ...publish(5, 'exec.1.json'), call(8, 'fsync', J)]), []);
+  // The trace says the link failed (EEXIST): it was counted before it ran, and made no record.
+  const lost: TraceRecord = { k: 3, done: 3, pid: 7, op: 'linkat', family: 'link', ret: -1, errno: 17, flags: 0, path: `${J}/.claim.1.json.a`, path2: `${J}/claim.1.json` };
+  assert.equal(auditCalls(publish(1, 'claim.1.json'), '/q', 'run', [lost]), []);
+  assert.equal(auditCalls(publish(1, 'claim.1.json'), '/q', 'run', [{ ...lost, ret: 0, errno: 0 }]).length, 1);
 });
 
 audit.run();
