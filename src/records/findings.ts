@@ -97,7 +97,7 @@ export const FINDING_CODES = {
   GATED_NO_GATE: spec('warning', 'GATE-1', 'a job is gated for its dependencies or its hold; a consumer opens this one at once'),
   AFTER_INVALID: spec('error', 'AFTER-2', 'a producer refuses such an after; cancel the job and enqueue it again'),
   AFTER_UNSATISFIED: spec('error', 'AFTER-3', 'the job was opened before its dependency was satisfied; find the consumer or releaser that opened it'),
-  JOB_HELD: spec('info', 'HOLD-1', 'it runs once released: fsjob release ID (or cancel it)'),
+  JOB_HELD: spec('info', 'HOLD-1', 'it runs once released (fsjob release and its id), or is cancelled'),
   HOLD_UNRELEASED: spec('error', 'HOLD-1', 'a held job is opened only once release.json exists or a cancel was asked for; find what opened it'),
   READY_MISSING: spec('warning', 'READY-1', 'consumers only find jobs through ready/; run fsjob recover to rebuild the entry'),
   READY_FINISHED: spec('info', 'READY-3', 'the job is finished; the entry is garbage that fsjob gc or recover removes'),
