@@ -126,10 +126,18 @@ export const SCENARIOS: Scenario[] = [
     level: 'producer',
     roles: [],
     prepare: async (ctx, dir) => {
-      const { queue: _queue, ...base } = await prepareBase(ctx, dir);
+      const { queue, ...base } = await prepareBase(ctx, dir);
       const requests: Request[] = [];
-      const lines = ['# produce three jobs in a row; each result is kept outside the queue'];
-      for (const job of crashJobs(base.work)) {
+      const jobs = crashJobs(base.work);
+      const accepted: string[] = [];
+      if (ctx.impl.profile.byLevel.producer.has('gates')) {
+        // GATE-1 under kills: a fourth job runs after one that is still queued, so it is published at jobs/<id>.gated.
+        const dependency = await stageJob(queue, { argv: sh(`${START}; echo D`), cwd: base.work });
+        accepted.push(dependency.id);
+        jobs.push({ tag: 'G', request: { argv: sh(`${START}; echo G`), cwd: base.work, after: [{ job_id: dependency.id }] } });
+      }
+      const lines = [`# produce ${jobs.length} jobs in a row; each result is kept outside the queue`];
+      for (const job of jobs) {
         const file = await writeRequest(base.work, `request-${job.tag}`, job.request);
         requests.push({ tag: job.tag, file, ...(job.request.dedupe === undefined ? {} : { dedupe: job.request.dedupe ?? undefined }) });
         const argv = roleArgv(ctx.impl, 'produce', { queue: base.root, request: file });
@@ -137,7 +145,7 @@ export const SCENARIOS: Scenario[] = [
         lines.push(`${argv.map(shellQuote).join(' ')} > ${out('out')} 2> ${out('err')}; echo $? > ${out('rc')}`);
       }
       const argv = await script(base.work, 'scenario.sh', lines);
-      return { ...base, argv, scriptArgv: argv, accepted: [], requests };
+      return { ...base, argv, scriptArgv: argv, accepted, requests };
     },
   },
   {

@@ -38,7 +38,7 @@ import { prepareHeartbeat, prepareRecover, producedIds, recoverAndDrain, SCENARI
  * (cases/power.ts) checks those.
  */
 const KILL_CLAUSES: Record<ScenarioName, string[]> = {
-  produce: ['I1', 'ENQ-3', 'ENQ-5', 'ENQ-6', 'PUB-3', 'DEDUPE-3', 'I3', 'RECOV-3'],
+  produce: ['I1', 'ENQ-3', 'ENQ-5', 'ENQ-6', 'PUB-3', 'DEDUPE-3', 'GATE-1', 'I3', 'RECOV-3'],
   consume: ['I1', 'I2', 'I3', 'I4', 'PUB-3', 'CLAIM-5', 'RETRY-2', 'RCPT-2', 'RECOV-1', 'RECOV-3'],
   cancel: ['CANCEL-1', 'CANCEL-2', 'I2', 'I3', 'PUB-3', 'RECOV-3'],
   gates: ['GATE-3', 'GATE-2', 'AFTER-3', 'AFTER-4', 'HOLD-1', 'I2', 'I3', 'PUB-3', 'RECOV-3'],

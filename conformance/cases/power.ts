@@ -42,7 +42,7 @@ import { brokenPromises, observe, realStates, startsBy, type Observations } from
 
 /** The clauses each scenario's power-loss case checks: durability first. */
 const POWER_CLAUSES: Record<ScenarioName, string[]> = {
-  produce: ['ENQ-4', 'DUR-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'READY-4', 'I1', 'I3', 'RECOV-3'],
+  produce: ['ENQ-4', 'DUR-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'GATE-1', 'READY-4', 'I1', 'I3', 'RECOV-3'],
   consume: ['PUB-5', 'EXEC-3', 'PUB-2', 'PUB-4', 'RCPT-2', 'READY-4', 'I1', 'I2', 'I3', 'I4', 'RECOV-1', 'RECOV-3'],
   cancel: ['PUB-5', 'PUB-2', 'CANCEL-1', 'CANCEL-2', 'I2', 'I3', 'RECOV-3'],
   gates: ['DUR-4', 'GATE-3', 'GATE-2', 'AFTER-3', 'PUB-5', 'I2', 'I3', 'RECOV-3'],
