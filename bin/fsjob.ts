@@ -2,29 +2,46 @@
 /**
  * The fsjob command. Everything runs inside this process (no second node
  * process), so the pid a user sees is the pid doing the work: `kill -9 <pid>`
- * really kills the worker. The build compiles this file to dist/bin/fsjob.js,
- * the package's `bin`; in a checkout, bin/fsjob.js starts that (or this file
+ * really kills the worker. The build bundles this file with the CLI into
+ * dist/bin/fsjob.js and its chunks (tools/build/cli-bundle.ts), the
+ * package's `bin`; in a checkout, bin/fsjob.js starts that (or this file
  * through tsx when dist/ is not built from the sources as they are).
  *
- * The CLI is imported only after a check that descriptors are left to load
- * it (src/cli/start-check.ts): too few is one line and exit 1, not a loader's
- * stack trace.
+ * `fsjob --version` answers here, before anything else loads. The CLI is
+ * imported only after a check that descriptors are left to load it
+ * (src/cli/start-check.ts): too few is one line and exit 1, not a loader's
+ * stack trace. This file also wires the conformance suite's command into
+ * the CLI: the suite sits beside the library (conformance/ next to src/ in
+ * the checkout, dist/conformance/ next to dist/bin/), is loaded from there
+ * unbundled when `fsjob conformance` runs, and src/ never imports it.
  */
 import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
 
-const tooFew = tooFewDescriptors();
-if (tooFew !== undefined) {
-  process.stderr.write(tooFew);
-  process.exit(1);
+/** package.json's version, written in by the build (tools/build/build.ts); from the sources yargs answers --version. */
+declare const __FSJOB_VERSION: string | undefined;
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
+  process.stdout.write(`${__FSJOB_VERSION}\n`);
+} else {
+  const tooFew = tooFewDescriptors();
+  if (tooFew !== undefined) {
+    process.stderr.write(tooFew);
+    process.exit(1);
+  }
+  let cli: typeof import('../src/cli/main.ts');
+  try {
+    cli = await import('../src/cli/main.ts');
+  } catch (error) {
+    const message = startFailure(error);
+    if (message === undefined) throw error;
+    process.stderr.write(message);
+    process.exit(1);
+  }
+  // A URL held in a variable: the bundler leaves the suite out and it loads from beside the command.
+  const suite = new URL(`../conformance/runner/command${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+  // SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
+  process.exitCode = await cli.main(cli.commandLine(), undefined, {
+    conformance: async () => ((await import(suite)) as typeof import('../conformance/runner/command.ts')).conformanceCommand,
+  });
 }
-let cli: typeof import('../src/cli/main.ts');
-try {
-  cli = await import('../src/cli/main.ts');
-} catch (error) {
-  const message = startFailure(error);
-  if (message === undefined) throw error;
-  process.stderr.write(message);
-  process.exit(1);
-}
-// SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
-process.exitCode = await cli.main(cli.commandLine());

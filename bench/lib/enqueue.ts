@@ -6,11 +6,12 @@
  * per job should fall as the batch grows (fsyncs shared across its jobs),
  * with the fsyncs per job counted under strace.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { initQueue } from '../../src/model/queue.ts';
 import { FSJOB_BIN, FSJOB_DURABILITY, fsjobMissing, TSX_FALLBACK } from './fsjob.ts';
 import type { Ctx, Sample, System } from './harness.ts';
-import { commandExists, oneShot, run, tsNode } from './proc.ts';
+import { BENCH_DIR, commandExists, oneShot, REPO_DIR, run, tsNode } from './proc.ts';
 import { straced } from './profile.ts';
 import { median, type Cost } from './stats.ts';
 
@@ -26,36 +27,51 @@ export function enqueuePlan(quick: boolean): EnqueuePlan {
   return quick ? { cliCalls: 10, batchSizes: [1, 10, 100, 1000], batchJobs: 200 } : { cliCalls: 20, batchSizes: [1, 10, 100, 1000], batchJobs: 600 };
 }
 
+/** The command as a package installs it (its bin): the bundle dist/bin/fsjob.js, with no checkout shim in front. */
+const INSTALLED_BIN = path.join(REPO_DIR, 'dist', 'bin', 'fsjob.js');
+
 /**
- * `node -e 0` and `fsjob enqueue --queue Q -- true` (the built command, as
- * bin/fsjob.js runs it in a checkout), alternating call by call in one bash
- * loop, each call timed by bash itself ($EPOCHREALTIME, no process of its
- * own); one unmeasured call of each first. A start that went through tsx
- * (dist/ stale) fails the run.
+ * Start-up as a shell script pays it (issue 16 target 5, issue 29 target
+ * 2): `node -e 0` (the start no node command avoids), `fsjob --version`
+ * and `fsjob enqueue --queue Q -- true` as installed (dist/bin/fsjob.js),
+ * and the enqueue through the checkout's bin/fsjob.js (which checks that
+ * dist/ is current first), alternating call by call in one loop of
+ * bench/calls.py: each call's wall time and its user + system CPU from
+ * wait4 (every thread; the figure a loaded machine distorts least), one
+ * unmeasured call of each first. A start that went through tsx (dist/
+ * stale) fails the run.
  */
 export function cliSystem(calls: number): System {
   return {
     id: 'cli-enqueue',
-    label: `\`fsjob enqueue --queue Q -- true\` from a bash loop, against \`node -e 0\` (${calls} calls each, alternating)`,
+    label: `the command from a shell loop (bench/calls.py): \`fsjob --version\` and \`fsjob enqueue --queue Q -- true\` against \`node -e 0\` (${calls} calls each, alternating)`,
     durability: FSJOB_DURABILITY,
-    skip: fsjobMissing,
+    skip: async () => (await fsjobMissing()) ?? (commandExists('python3') ? null : 'python3 is not installed (bench/calls.py times the calls)'),
     run: async (ctx): Promise<Sample> => {
       const dir = ctx.fresh('cli-enqueue');
-      await initQueue(path.join(dir, 'q'));
-      const script = `set -euo pipefail
-call() { "$NODE" "$FSJOB" enqueue --queue "$D/q" -- true >/dev/null 2>>"$D/stderr"; }
-"$NODE" -e 0; call
-for ((i = 0; i < N; i++)); do
-  t0=$EPOCHREALTIME; "$NODE" -e 0; t1=$EPOCHREALTIME; call; t2=$EPOCHREALTIME
-  echo "$t0 $t1 $t2"
-done
-if grep -qF "$TSX_FALLBACK" "$D/stderr"; then echo "fsjob enqueue did not run the built command: $(head -c 300 "$D/stderr")" >&2; exit 3; fi`;
-      const r = await run(['bash', '-c', script], { cwd: dir, timeoutMs: 600_000, env: { ...process.env, LC_ALL: 'C', N: String(calls), D: dir, NODE: process.execPath, FSJOB: FSJOB_BIN, TSX_FALLBACK } });
-      if (r.status !== 0) throw new Error(`the enqueue loop failed (${r.status}): ${r.stderr.trim().slice(-600)}`);
-      const rows = r.stdout.trim().split('\n').map((line) => line.split(' ').map(Number) as [number, number, number]);
-      const node = median(rows.map(([t0, t1]) => (t1 - t0) * 1000));
-      const enqueue = median(rows.map(([, t1, t2]) => (t2 - t1) * 1000));
-      return { node_ms: node, enqueue_ms: enqueue, ratio: enqueue / node, calls: rows.length };
+      const queue = path.join(dir, 'q');
+      await initQueue(queue);
+      const node = process.execPath;
+      const commands = [
+        ['node', node, '-e', '0'],
+        ['version', node, INSTALLED_BIN, '--version'],
+        ['enqueue', node, INSTALLED_BIN, 'enqueue', '--queue', queue, '--', 'true'],
+        ['checkout', node, FSJOB_BIN, 'enqueue', '--queue', queue, '--', 'true'],
+      ];
+      const stderr = path.join(dir, 'stderr');
+      const r = await run(['python3', path.join(BENCH_DIR, 'calls.py'), String(calls), stderr, JSON.stringify(commands)], { cwd: dir, timeoutMs: 600_000, env: { ...process.env, LC_ALL: 'C' } });
+      if (r.status !== 0) throw new Error(`the call loop failed (${r.status}): ${r.stderr.trim().slice(-600)}`);
+      const errors = readFileSync(stderr, 'utf8');
+      if (errors.includes(TSX_FALLBACK)) throw new Error(`fsjob enqueue did not run the built command: ${errors.slice(0, 300)}`);
+      const figures = JSON.parse(r.stdout) as Record<string, { wall_ms: number[]; cpu_ms: number[] }>;
+      const sample: Sample = { calls };
+      for (const [label] of commands) {
+        const figure = figures[label as string] as { wall_ms: number[]; cpu_ms: number[] };
+        sample[`${label}_ms`] = median(figure.wall_ms);
+        sample[`${label}_cpu_ms`] = median(figure.cpu_ms);
+      }
+      sample['ratio'] = (sample['enqueue_ms'] as number) / (sample['node_ms'] as number);
+      return sample;
     },
   };
 }

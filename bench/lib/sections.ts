@@ -38,10 +38,11 @@ export function enqueueSection(r: Results): string {
   const out: string[] = [];
   const cli = byId(r.enqueue, 'cli-enqueue');
   if (cli !== undefined && status(cli) === undefined) {
-    out.push(`${cli.system.label}: wall time per call as bash measured it, median of the calls, then median over rounds.`, '');
-    out.push(...tableHead(['command', 'wall per call', '× `node -e 0`']));
-    out.push(`| \`node -e 0\` | ${metric(cli, 'node_ms', fixed(1, ' ms'))} | 1.00× |`);
-    out.push(`| \`fsjob enqueue --queue Q -- true\` | ${metric(cli, 'enqueue_ms', fixed(1, ' ms'))} | ${ratio(med(cli, 'enqueue_ms'), med(cli, 'node_ms'))} |`, '');
+    out.push(`${cli.system.label}: wall time and user + system CPU per call (wait4), medians of the calls, then medians over rounds; the ratios divide by \`node -e 0\`'s of the same run.`, '');
+    out.push(...tableHead(['command', 'wall per call', '× `node -e 0`', 'CPU per call', '× `node -e 0` (CPU)']));
+    const rowOf = (name: string, key: string) =>
+      `| ${name} | ${metric(cli, `${key}_ms`, fixed(1, ' ms'))} | ${ratio(med(cli, `${key}_ms`), med(cli, 'node_ms'))} | ${metric(cli, `${key}_cpu_ms`, fixed(1, ' ms'))} | ${ratio(med(cli, `${key}_cpu_ms`), med(cli, 'node_cpu_ms'))} |`;
+    out.push(rowOf('`node -e 0`', 'node'), rowOf('`fsjob --version` (dist/bin/fsjob.js, as installed)', 'version'), rowOf('`fsjob enqueue --queue Q -- true` (dist/bin/fsjob.js)', 'enqueue'), rowOf('the same through the checkout\'s bin/fsjob.js', 'checkout'), '');
   }
   const batches = r.enqueue.filter((o) => o.system.id.startsWith('batch-') && status(o) === undefined);
   if (batches.length > 0) {

@@ -1,6 +1,7 @@
 /**
- * Every number of the spec's table (spec/README.md), in one place,
- * so code cites a name the spec also uses. Times are milliseconds, sizes bytes.
+ * Every number of the spec's table (spec/README.md), and the bounds
+ * spec/spec-record.md gives a spec's members, in one place, so code cites a
+ * name the spec also uses. Times are milliseconds, sizes bytes.
  */
 /** The protocol version this implementation writes and reads (VER-1, VER-4). */
 export const PROTOCOL_VERSION = '1.2';
@@ -41,6 +42,13 @@ export const ATTEMPTS_MAX = 100;
 export const AFTER_MAX = 256;
 /** The largest `lane_slots` (LANE-5). */
 export const SLOTS_MAX = 64;
+/** spec/spec-record.md: `kill_grace_ms` is 0 to KILL_GRACE_MAX. */
+export const KILL_GRACE_MAX = 300_000;
+/** spec/spec-record.md: `retry_delay_ms` is 0 to RETRY_DELAY_MAX. */
+export const RETRY_DELAY_MAX = 86_400_000;
+/** spec/spec-record.md: `priority` is PRIORITY_MIN to PRIORITY_MAX; higher runs first (LAYOUT-7). */
+export const PRIORITY_MIN = -1000;
+export const PRIORITY_MAX = 1000;
 export const NEST_MAX = 128;
 export const INSTANT_MAX = Number.MAX_SAFE_INTEGER;
 /** REQUEST_MAX: the largest request file or batch line, in bytes (REQ-1): room for STDIN_MAX in base64. */

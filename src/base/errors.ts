@@ -40,8 +40,18 @@ export interface FsjobErrorFields {
   clause?: string;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   errno?: string;
+  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  field?: string;
   cause?: unknown;
 }
+
+/**
+ * Marks an FsjobError of any copy of this module: the command's bundle and
+ * the conformance suite it loads from beside itself hold one copy each (and
+ * an app may install two fsjob versions), so `instanceof` alone would call
+ * one copy's refusal another's internal error.
+ */
+const BRAND = Symbol.for('fsjob.FsjobError');
 
 /**
  * What every fsjob function throws (or rejects with) when it refuses or
@@ -60,6 +70,8 @@ export class FsjobError extends Error {
   readonly clause: string | undefined;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   readonly errno: string | undefined;
+  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  readonly field: string | undefined;
 
   constructor(code: FsjobErrorCode, message: string, fields: FsjobErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -69,6 +81,8 @@ export class FsjobError extends Error {
     this.jobId = fields.jobId;
     this.clause = fields.clause;
     this.errno = fields.errno;
+    this.field = fields.field;
+    Object.defineProperty(this, BRAND, { value: true });
   }
 
   /** The error as data, in the records' snake_case (fsjob --json, schemas/output/error.schema.json). */
@@ -80,13 +94,15 @@ export class FsjobError extends Error {
       ...(this.jobId === undefined ? {} : { job_id: this.jobId }),
       ...(this.clause === undefined ? {} : { clause: this.clause }),
       ...(this.errno === undefined ? {} : { errno: this.errno }),
+      ...(this.field === undefined ? {} : { field: this.field }),
     };
   }
 }
 
-/** True when `value` is an FsjobError, and when `code` is given, one with that code. */
+/** True when `value` is an FsjobError (of this or another copy of fsjob), and when `code` is given, one with that code. */
 export function isFsjobError(value: unknown, code?: FsjobErrorCode): value is FsjobError {
-  return value instanceof FsjobError && (code === undefined || value.code === code);
+  const branded = value instanceof FsjobError || (typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true);
+  return branded && (code === undefined || (value as FsjobError).code === code);
 }
 
 /** The errno string of a Node system error, or undefined for anything else. */

@@ -1,7 +1,9 @@
 /**
- * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ and
- * only declares its arguments and calls library functions; main.ts turns
- * the status `run` returns into the process exit status.
+ * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ (the
+ * suite's in conformance/runner/command.ts) and only declares its arguments
+ * and calls library functions; main.ts names it and lists it in `fsjob
+ * --help`, loads it when it runs, and turns the status `run` returns into
+ * the process exit status.
  */
 import type { Argv } from 'yargs';
 
@@ -12,12 +14,14 @@ export interface CliIo {
   stdoutBytes?: (bytes: Uint8Array) => Promise<void>;
   /** True once standard output's reader went away (EPIPE): a command may stop producing output. */
   stdoutClosed?: () => boolean;
+  /** True when standard error is a terminal: where progress lines may show (progress.ts). */
+  stderrIsTerminal?: () => boolean;
+  /** True when standard output is a terminal (a progress line on stderr is cleared before output there). */
+  stdoutIsTerminal?: () => boolean;
 }
 
 export interface FsjobCommand {
-  /** yargs command string, for example "validate <files..>". */
-  command: string;
-  describe: string;
+  /** Declares the command's positionals and options (its name and line of help are main.ts's). */
   builder: (yargs: Argv) => Argv;
   /** The command is about the spec itself (validate, conformance): its messages keep clause ids without --verbose. */
   citesClauses?: boolean;

@@ -8,7 +8,6 @@
  * /proc/self/mem, a socket) is an IO error naming the file.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
@@ -64,6 +63,8 @@ export async function readInput(source: string, maxBytes: number, what: string, 
 export async function* linesOf(source: string, stdin: Readable = process.stdin): AsyncGenerator<string> {
   const handle = source === '-' ? undefined : await openInput(source, 'batch file');
   const input = handle === undefined ? stdin : handle.createReadStream();
+  // Loaded here: only --batch reads lines, and every other enqueue would pay for readline.
+  const { createInterface } = await import('node:readline');
   try {
     yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   } catch (error) {

@@ -75,6 +75,8 @@ export function processIo(): CliIo {
     stderr: (text) => err.write(text),
     stdoutBytes: (bytes) => out.writeAwaited(bytes),
     stdoutClosed: () => out.closed,
+    stderrIsTerminal: () => process.stderr.isTTY === true && !err.closed,
+    stdoutIsTerminal: () => process.stdout.isTTY === true,
   };
   return shared;
 }

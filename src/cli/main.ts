@@ -2,6 +2,16 @@
  * Entry point of the `fsjob` command. It parses arguments with yargs, runs
  * one command module and maps what comes back to an exit status (exit.ts).
  * Commands hold no logic of their own: they call library functions.
+ *
+ * A start costs what its command needs, no more (issue 29 point 2). The
+ * list below is what `fsjob --help` shows; each command's options and code
+ * are in its module, which loads only when the command runs or its own help
+ * is asked for (yargs awaits a builder that returns a promise). yargs renders
+ * a command's help before running its handler, in case the handler asks for
+ * it; nothing here does, so that render is switched off (the layout
+ * modules it needs cost more than the rest of yargs). The conformance
+ * command is the suite's (conformance/runner/command.ts): the caller hands
+ * its loader in (bin/fsjob.ts does), so nothing in src/ imports the suite.
  */
 import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
@@ -9,44 +19,112 @@ import { descriptorFailure } from '../base/descriptors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
 import { EXIT, exitStatusOf } from './exit.ts';
+import { preloadHelpLayout } from './help-layout.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
+import { explainUsage, type KnownOptions } from './usage-hints.ts';
 import { requireText } from './command-line.ts';
 export { commandLine } from './command-line.ts';
 
-/**
- * Every subcommand, one per line, loaded on demand: a command's module pulls in
- * the producer, the consumer or the validator, and loading all of them costs
- * every `fsjob` start most of a second of CPU. A named command loads its own
- * module only; `fsjob --help` and unknown names load them all.
- */
-const COMMANDS: Readonly<Record<string, () => Promise<FsjobCommand>>> = {
-  demo: async () => (await import('./commands/demo.ts')).demoCommand,
-  init: async () => (await import('./commands/init.ts')).initCommand,
-  enqueue: async () => (await import('./commands/enqueue.ts')).enqueueCommand,
-  status: async () => (await import('./commands/status.ts')).statusCommand,
-  wait: async () => (await import('./commands/wait.ts')).waitCommand,
-  cancel: async () => (await import('./commands/cancel.ts')).cancelCommand,
-  release: async () => (await import('./commands/release.ts')).releaseCommand,
-  retry: async () => (await import('./commands/retry.ts')).retryCommand,
-  logs: async () => (await import('./commands/logs.ts')).logsCommand,
-  gc: async () => (await import('./commands/gc.ts')).gcCommand,
-  pause: async () => (await import('./commands/pause.ts')).pauseCommand,
-  resume: async () => (await import('./commands/pause.ts')).resumeCommand,
-  work: async () => (await import('./commands/work.ts')).workCommand,
-  recover: async () => (await import('./commands/recover.ts')).recoverCommand,
-  conformance: async () => (await import('./commands/conformance.ts')).conformanceCommand,
-  validate: async () => (await import('./commands/validate.ts')).validateCommand,
+/** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
+interface CommandEntry {
+  command: string;
+  describe: string;
+  load: () => Promise<FsjobCommand>;
+}
+
+/** Every subcommand, in the order `fsjob --help` lists them. */
+const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  demo: {
+    command: 'demo',
+    describe: 'Watch jobs flow through a fresh queue: enqueue, run, time out, cancel, retry, status',
+    load: async () => (await import('./commands/demo.ts')).demoCommand,
+  },
+  init: {
+    command: 'init',
+    describe: 'Create a queue directory (or check an existing one); safe to run again',
+    load: async () => (await import('./commands/init.ts')).initCommand,
+  },
+  enqueue: {
+    command: 'enqueue [cmd..]',
+    describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
+    load: async () => (await import('./commands/enqueue.ts')).enqueueCommand,
+  },
+  status: {
+    command: 'status [id]',
+    describe: 'Show the jobs of a queue and its workers, or everything about one job',
+    load: async () => (await import('./commands/status.ts')).statusCommand,
+  },
+  wait: {
+    command: 'wait <ids..>',
+    describe: "Wait until jobs finish; exit with the job's exit code",
+    load: async () => (await import('./commands/wait.ts')).waitCommand,
+  },
+  cancel: {
+    command: 'cancel <id>',
+    describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
+    load: async () => (await import('./commands/cancel.ts')).cancelCommand,
+  },
+  release: {
+    command: 'release [ids..]',
+    describe: 'Release held jobs (enqueued with --hold) so that they run: by id, or every held job of a lane or with a label',
+    load: async () => (await import('./commands/release.ts')).releaseCommand,
+  },
+  retry: {
+    command: 'retry <id>',
+    describe: 'Enqueue a finished job again as a new job (same command, stdin and options), labelled retry-of=ID; prints the new id',
+    load: async () => (await import('./commands/retry.ts')).retryCommand,
+  },
+  logs: {
+    command: 'logs <ids..>',
+    describe: "Print a job's captured standard output (or error)",
+    load: async () => (await import('./commands/logs.ts')).logsCommand,
+  },
+  gc: {
+    command: 'gc [ids..]',
+    describe: 'Remove finished jobs (never an unfinished one), stale ready entries, old holds and stale temporaries',
+    load: async () => (await import('./commands/gc.ts')).gcCommand,
+  },
+  pause: {
+    command: 'pause',
+    describe: 'Pause the queue: no consumer claims a job until fsjob resume; running jobs go on',
+    load: async () => (await import('./commands/pause.ts')).pauseCommand,
+  },
+  resume: {
+    command: 'resume',
+    describe: 'Resume a paused queue: consumers claim again at their next look',
+    load: async () => (await import('./commands/pause.ts')).resumeCommand,
+  },
+  work: {
+    command: 'work',
+    describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
+    load: async () => (await import('./commands/work.ts')).workCommand,
+  },
+  recover: {
+    command: 'recover',
+    describe:
+      'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
+    load: async () => (await import('./commands/recover.ts')).recoverCommand,
+  },
+  conformance: {
+    command: 'conformance',
+    describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
+    load: () => Promise.reject(new FsjobError('USAGE', 'the conformance suite is not part of this fsjob (its command is conformance/runner/command.ts, which bin/fsjob.ts hands to main)')),
+  },
+  validate: {
+    command: 'validate [targets..]',
+    describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
+    load: async () => (await import('./commands/validate.ts')).validateCommand,
+  },
 };
 
 /** Every command name. */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
-/** The command modules argv needs: the one it names, else all of them (for help and suggestions). */
-export async function commandsFor(argv: readonly string[]): Promise<FsjobCommand[]> {
-  const first = argv.find((arg) => !arg.startsWith('-'));
-  const named = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
-  return Promise.all(named.map((name) => (COMMANDS[name] as () => Promise<FsjobCommand>)()));
+/** What the caller of main adds: the suite's command, which src/ does not import. */
+export interface MainOptions {
+  /** Loads the `fsjob conformance` command (conformance/runner/command.ts). */
+  conformance?: () => Promise<FsjobCommand>;
 }
 
 /** Options whose value may be "-" (standard input). */
@@ -70,15 +148,40 @@ export function joinDashValues(argv: readonly string[]): string[] {
   return out;
 }
 
-/** Whether argv asks for JSON (before any "--": the job's own arguments are not ours). */
-function wantsJson(argv: readonly string[]): boolean {
+/** The arguments before any "--": the job's own arguments are not ours. */
+function ownArgs(argv: readonly string[]): readonly string[] {
   const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--json' || arg === '--json=true');
+  return end === -1 ? argv : argv.slice(0, end);
+}
+
+/** Whether argv asks for JSON. */
+function wantsJson(argv: readonly string[]): boolean {
+  return ownArgs(argv).some((arg) => arg === '--json' || arg === '--json=true');
 }
 
 function wantsVerbose(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--verbose' || arg === '-v');
+  return ownArgs(argv).some((arg) => arg === '--verbose' || arg === '-v');
+}
+
+/** Whether argv asks for help, the one time yargs lays text out in columns. */
+function wantsHelp(argv: readonly string[]): boolean {
+  return ownArgs(argv).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help='));
+}
+
+/**
+ * yargs renders the help of a command before it runs the command's handler
+ * (so that a handler could show it), which costs every command the layout
+ * of its whole help. No handler here shows help, so the cache is never
+ * filled; shown help is rendered when asked for, as before. The method is
+ * yargs' own (getInternalMethods is public on the instance, its usage
+ * object the same one for the instance's life); should a yargs release
+ * drop it, help still works and only the cost comes back
+ * (test/cli/start-up.test.ts notices).
+ */
+function skipHelpCache(cli: unknown): void {
+  const internal = (cli as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.();
+  const usage = internal?.getUsageInstance?.();
+  if (usage !== undefined && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
 /**
@@ -96,18 +199,20 @@ function refuseBytes(args: Record<string, unknown>, allowed: readonly string[]):
 }
 
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(), options: MainOptions = {}): Promise<number> {
   let status: number = EXIT.OK;
   const json = wantsJson(argv);
   const verbose = wantsVerbose(argv);
   let citesClauses = false;
+  if (wantsHelp(argv)) await preloadHelpLayout();
   const cli = yargs(joinDashValues(argv))
     .scriptName('fsjob')
     .usage('$0 <command> [options]\n\nfsjob hands durable jobs from one program to another through a directory (the protocol: spec/README.md).')
     .version(fsjobVersion())
     .help()
     .alias('help', 'h')
-    .option('verbose', { alias: 'v', describe: 'Cite the spec clause behind each message (e.g. EXEC-5)', type: 'boolean', global: true })
+    .option('verbose', { alias: 'v', describe: 'Cite the spec clause behind each message (e.g. EXEC-5); gc and recover list every job they touched', type: 'boolean', global: true })
+    .option('quiet', { describe: 'No progress line: long work (validate, recover, gc, enqueue --batch, status --exact, conformance) shows one on a terminal after a second', type: 'boolean', global: true })
     .strict()
     .recommendCommands()
     .demandCommand(1, 'name a command')
@@ -122,21 +227,34 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     // Keep "007" a string: positionals are file names, ids and command arguments.
     .parserConfiguration({ 'parse-positional-numbers': false })
+    // fsjob speaks English; usage-hints.ts reads yargs' messages in it.
+    .locale('en')
     .exitProcess(false)
     .wrap(null)
     .fail((message, error) => {
       // yargs calls this for usage errors (message) and for errors thrown by handlers (error).
       if (error !== undefined && error !== null) throw error;
-      throw new FsjobError('USAGE', message);
+      throw new FsjobError('USAGE', explainUsage(message, argv, (cli as unknown as { getOptions(): KnownOptions }).getOptions()));
     });
+  skipHelpCache(cli);
+  for (const [name, entry] of Object.entries(COMMANDS)) {
+    const load = name === 'conformance' && options.conformance !== undefined ? options.conformance : entry.load;
+    let loaded: Promise<FsjobCommand> | undefined;
+    const command = (): Promise<FsjobCommand> => (loaded ??= load());
+    cli.command(
+      entry.command,
+      entry.describe,
+      async (inner) => (await command()).builder(inner),
+      async (args) => {
+        const { run, citesClauses: cites, bytes } = await command();
+        citesClauses = cites === true;
+        refuseBytes(args, bytes ?? []);
+        status = await run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
+      },
+    );
+  }
   try {
-    for (const command of await commandsFor(argv)) {
-      cli.command(command.command, command.describe, command.builder, async (args) => {
-        citesClauses = command.citesClauses === true;
-        refuseBytes(args, command.bytes ?? []);
-        status = await command.run(args as Record<string, unknown>, verbose || citesClauses ? io : plainIo(io));
-      });
-    }
+    // A command's module loads in here (its builder and its handler): a load that fails is handled below.
     await cli.parseAsync();
     return status;
   } catch (error) {

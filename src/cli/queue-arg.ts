@@ -3,12 +3,13 @@
  * queue it names: --queue, else $FSJOB_QUEUE, else the per-user default
  * (defaultQueuePath in src/model/queue.ts).
  *
- * Command modules import the library lazily (inside `run`), so `fsjob`
- * loads only what the command it runs needs.
+ * main.ts loads a command's module only when the command runs, so a module
+ * imports what its command needs at its top.
  */
 import type { Argv } from 'yargs';
-import type { Queue } from '../model/queue.ts';
 import { FsjobError } from '../base/errors.ts';
+import { listDir } from '../fs/safefs.ts';
+import { defaultQueuePath, openQueue, type Queue } from '../model/queue.ts';
 import { JOB_ID_PATTERN, jobIdOfDirName } from '../records/names.ts';
 
 export function withQueue(yargs: Argv): Argv {
@@ -22,17 +23,12 @@ export function withQueue(yargs: Argv): Argv {
 export async function queuePathOf(args: Record<string, unknown>): Promise<string> {
   const given = args['queue'];
   if (typeof given === 'string' && given !== '') return given;
-  const { defaultQueuePath } = await import('../model/queue.ts');
   return defaultQueuePath();
 }
 
 export async function openQueueOf(args: Record<string, unknown>): Promise<Queue> {
-  const { openQueue } = await import('../model/queue.ts');
   return openQueue(await queuePathOf(args));
 }
-
-/** The producer library, loaded when a command runs. */
-export const producer = (): Promise<typeof import('../producer/index.ts')> => import('../producer/index.ts');
 
 /** Shortest id prefix taken: a shorter one would match by accident more often than it helps. */
 const PREFIX_MIN = 4;
@@ -51,7 +47,6 @@ export async function resolveJobId(queue: Queue, typed: string): Promise<string>
       clause: 'LAYOUT-4',
     });
   }
-  const { listDir } = await import('../fs/safefs.ts');
   // jobs/<id> and jobs/<id>.gated (GATE-1) name jobs; anything else is foreign.
   const matches = (await listDir(queue.paths.dir('jobs'), queue.fsOptions))
     .map((entry) => jobIdOfDirName(entry.name))

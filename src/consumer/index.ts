@@ -40,8 +40,10 @@
  *
  *   const report = await recover('/srv/q');      // RECOV-1, READY-4, TEMP-1, WORKER-1, GC-2
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 export { Worker, type WorkerOptions, type WorkerMode, type WorkerSummary } from './worker.ts';
-export { recover, type RecoverReport } from './recover.ts';
+export { recover, type RecoverOptions, type RecoverReport } from './recover.ts';
 export { claimNext, type ClaimNextOptions } from './claim-next.ts';
 export { ClaimedJob, type Handler, type HandlerContext } from './payload.ts';
 export { type RunOutcome } from './run.ts';

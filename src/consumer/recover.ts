@@ -52,6 +52,12 @@ export interface RecoverReport {
   skipped: { path: string; job_id: string | null; reason: string }[];
 }
 
+/** Options of `recover`: the consumer's, and a progress callback. */
+export interface RecoverOptions extends ConsumerOptions {
+  /** Called before each entry of jobs/ is looked at: `done` of `total`, for a progress display. */
+  onProgress?: (done: number, total: number) => void;
+}
+
 /**
  * One recovery pass over a queue (spec/recovery-and-gc.md): break the claims of owners
  * proven dead whose executions are proven stopped, finishing or requeuing
@@ -59,7 +65,7 @@ export interface RecoverReport {
  * files (TEMP-1), registrations of dead workers (WORKER-1) and released
  * holds (GC-2). What cannot be proven is reported and left alone.
  */
-export async function recover(queue: string | Queue, options: ConsumerOptions = {}): Promise<RecoverReport> {
+export async function recover(queue: string | Queue, options: RecoverOptions = {}): Promise<RecoverReport> {
   const ctx = await makeContext(options, null);
   const q = await openWith(queue, ctx);
   const report: RecoverReport = {
@@ -80,7 +86,10 @@ export async function recover(queue: string | Queue, options: ConsumerOptions = 
   };
   await removeStaleTemps(ctx, q, q.root, report);
   await removeStaleTmp(ctx, q, report);
-  for (const entry of await listDir(q.paths.dir('jobs'), q.fsOptions)) {
+  const entries = await listDir(q.paths.dir('jobs'), q.fsOptions);
+  let done = 0;
+  for (const entry of entries) {
+    options.onProgress?.(done++, entries.length);
     const jobPath = path.join(q.paths.dir('jobs'), entry.name);
     if (entry.name.startsWith('.')) {
       await removeIfStale(ctx, q, jobPath, report);

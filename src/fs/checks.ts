@@ -3,8 +3,9 @@
  * over an lstat or fstat result: every primitive of src/fs judges what it
  * finds with these, so one rule has one wording and one clause.
  */
-import { constants } from 'node:fs';
+import { constants, lstatSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
+import { join } from 'node:path';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { wrapIo } from './io-error.ts';
 
@@ -134,9 +135,26 @@ export function judgeQueueRoot(root: string, stats: Stats | undefined): void {
   if (stats.isSymbolicLink()) throw unsafe('is a symbolic link', 'use the real directory path instead');
   if (!stats.isDirectory()) throw unsafe(`is ${describeKind(stats)}, not a directory`, 'point fsjob at a queue directory');
   if (stats.uid !== EUID) throw unsafe(`is owned by uid ${stats.uid}, not ${EUID}`, "run fsjob as the queue's owner");
-  if ((stats.mode & GROUP_OR_OTHER_WRITE) !== 0) {
-    throw unsafe(`has mode ${octal(stats.mode)}, writable by group or others`, 'run chmod 700 on it');
+  if ((stats.mode & GROUP_OR_OTHER_WRITE) !== 0) throw unsafe(`has mode ${octal(stats.mode)}, writable by group or others`, sharedDirectoryAdvice(root, stats));
+}
+
+/**
+ * What to do about a queue root others can write. A queue whose mode was
+ * widened (it holds fsjob.json) is narrowed again. Any other such directory
+ * is shared (/tmp, a team's directory): narrowing it would break its other
+ * users, and it is not a queue anyway, so the advice is a queue of one's own
+ * inside it.
+ */
+function sharedDirectoryAdvice(root: string, stats: Stats): string {
+  const sticky = (stats.mode & 0o1000) !== 0; // S_ISVTX: only owners may remove entries, the mark of a shared directory
+  let holdsQueue = false;
+  try {
+    holdsQueue = lstatSync(join(root, 'fsjob.json')).isFile();
+  } catch {
+    // Not there, or not readable: either way not a queue to narrow.
   }
+  if (holdsQueue && !sticky) return 'if the queue is yours alone, run chmod 700 on it';
+  return `it is a directory others share, not a queue: make a queue of your own inside it (fsjob init --queue ${join(root, 'fsjob-queue')}), and leave its mode alone`;
 }
 
 /** An lstat failure: ENOENT is "nothing there" (undefined); other errnos are refusals or IO. */

@@ -22,7 +22,6 @@
  */
 import type * as nodeFs from 'node:fs/promises';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { execFile } from 'node:child_process';
 import { hostname as osHostname } from 'node:os';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
@@ -103,7 +102,9 @@ export interface System {
   env: NodeJS.ProcessEnv;
 }
 
-function runWithCLocale(file: string, args: string[]): Promise<ExecResult> {
+async function runWithCLocale(file: string, args: string[]): Promise<ExecResult> {
+  // Loaded here: only macOS (ps) needs it, and loading child_process costs every enqueue a few milliseconds.
+  const { execFile } = await import('node:child_process');
   return new Promise((resolve, reject) => {
     execFile(file, args, { env: { ...process.env, LC_ALL: 'C' }, timeout: 10_000 }, (error, stdout) => {
       if (error === null) return resolve({ status: 0, stdout });

@@ -147,9 +147,9 @@ export interface Pending {
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
 function checkAfter(spec: SpecRecord, source: string): void {
   const seen = new Set<string>();
-  for (const dependency of dependenciesOf(spec)) {
+  for (const [index, dependency] of dependenciesOf(spec).entries()) {
     if (seen.has(dependency.job_id)) {
-      throw new FsjobError('USAGE', `${source}: after names job ${dependency.job_id} twice (AFTER-2)`, { jobId: dependency.job_id, clause: 'AFTER-2' });
+      throw new FsjobError('USAGE', `${source}: after names job ${dependency.job_id} twice (AFTER-2)`, { jobId: dependency.job_id, clause: 'AFTER-2', field: `/after/${index}/job_id` });
     }
     seen.add(dependency.job_id);
   }
@@ -162,12 +162,13 @@ function checkAfter(spec: SpecRecord, source: string): void {
  */
 async function gateOf(queue: Queue, spec: SpecRecord, source: string): Promise<boolean> {
   let satisfied = true;
-  for (const dependency of dependenciesOf(spec)) {
+  for (const [index, dependency] of dependenciesOf(spec).entries()) {
     if ((await locateJob(queue, dependency.job_id)) === 'missing') {
       throw new FsjobError('NOT_FOUND', `${source}: after names job ${dependency.job_id}, which does not exist in ${queue.root} (AFTER-2: a job runs only after jobs published before it; fsjob status lists them)`, {
         jobId: dependency.job_id,
         path: queue.paths.job(dependency.job_id),
         clause: 'AFTER-2',
+        field: `/after/${index}/job_id`,
       });
     }
     if (satisfied && (await dependencyState(queue, dependency)).kind !== 'satisfied') satisfied = false;

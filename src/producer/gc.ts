@@ -37,6 +37,15 @@ export interface GcOptions {
   ids?: readonly string[];
   /** @default systemClock */
   clock?: Clock;
+  /** Called as jobs are examined (their receipts read) and then as the doomed ones are removed, for a progress display. */
+  onProgress?: (progress: GcProgress) => void;
+}
+
+/** How far a gc is: `done` of `total` jobs examined, then removed. */
+export interface GcProgress {
+  phase: 'examining' | 'removing';
+  done: number;
+  total: number;
 }
 
 /** What `gc` removed, kept and left alone. */
@@ -73,7 +82,7 @@ interface Finished {
 }
 
 /** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt; with `only`, just those jobs. */
-async function finishedJobs(queue: Queue, only: readonly string[] | undefined): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
+async function finishedJobs(queue: Queue, only: readonly string[] | undefined, onProgress?: GcOptions['onProgress']): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
   const finished: Finished[] = [];
   const skipped: GcResult['skipped'] = [];
   let ids: string[];
@@ -84,7 +93,9 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined): 
     for (const id of only) if (!isJobId(id)) throw new FsjobError('USAGE', `${JSON.stringify(id)} is not a job id (LAYOUT-4)`, { clause: 'LAYOUT-4' });
     ids = [...new Set(only)];
   }
+  let examined = 0;
   for (const id of ids) {
+    onProgress?.({ phase: 'examining', done: examined++, total: ids.length });
     if (only !== undefined && !(await exists(queue, queue.paths.job(id)))) {
       const gated = (await locateJob(queue, id)) === 'gated';
       skipped.push({ id, reason: gated ? 'it is not finished (it is gated: held, or waiting for its dependencies); gc removes only finished jobs' : 'no such job (removed already, or never published here)' });
@@ -193,7 +204,7 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw new FsjobError('USAGE', `olderThanMs must be 0 or more; got ${olderThanMs}`);
   const now = clock.nowMs();
 
-  const { finished, skipped } = await finishedJobs(queue, options.ids);
+  const { finished, skipped } = await finishedJobs(queue, options.ids, options.onProgress);
   // Most recently finished first; the id breaks ties (enqueue order).
   finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
   const needed = await dependenciesOfGated(queue);
@@ -206,7 +217,9 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   doomed.splice(0, doomed.length, ...doomed.filter((job) => !needed.has(job.id)));
 
   const jobs: string[] = [];
+  let removing = 0;
   for (const job of doomed) {
+    options.onProgress?.({ phase: 'removing', done: removing++, total: doomed.length });
     if (dryRun || (await removeJob(queue, job.id))) jobs.push(job.id);
   }
   const removed = new Set(jobs);

@@ -44,7 +44,7 @@ export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
 export { release, releaseWhere, type ReleaseOptions, type ReleaseResult, type ReleaseSelection } from './release.ts';
 export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
-export { gc, type GcOptions, type GcResult } from './gc.ts';
+export { gc, type GcOptions, type GcProgress, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
 export { initQueue, openQueue, defaultQueuePath, type InitializedQueue, type Queue, type QueueOptions } from '../model/queue.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';

@@ -198,6 +198,8 @@ export interface ListOptions extends ReadOptions {
    * JobList.index is the summary). @default false
    */
   counts?: boolean | number;
+  /** Called before each job is looked at: `done` of `total` jobs, for a progress display. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /**
@@ -318,7 +320,9 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   const counts: JobCounts | undefined = counting ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
   const jobs: JobSummary[] = [];
   let examined = 0;
+  let looked = 0;
   for (const id of ids) {
+    options.onProgress?.(looked++, ids.length);
     const full = jobs.length >= limit;
     if (full && counts === undefined) break;
     if (!full) examined += 1;

@@ -35,18 +35,32 @@ export interface NormalizeOptions {
   stdin?: Uint8Array;
   /** Where the request came from, for messages ("batch line 3", a file name). */
   source?: string;
+  /**
+   * How a refusal names the member it refused (a JSON pointer such as
+   * "/env/FSJOB_X"), when the request was made from something else: the
+   * CLI names the flag that set it ("--env (FSJOB_X)", requestOptionNamed).
+   * Undefined keeps "<source> is not a valid request ... at <pointer>".
+   * The pointer is the error's `field` either way.
+   */
+  nameField?: (field: string) => string | undefined;
 }
 
-/** The first error finding as an FsjobError: UNSUPPORTED_VERSION for VER-1, USAGE otherwise (ENQ-1). */
-function refusal(findings: readonly Finding[], source: string): FsjobError {
+/** The first error finding as an FsjobError: UNSUPPORTED_VERSION for VER-1, USAGE otherwise (ENQ-1); the member it refused is its `field`. */
+function refusal(findings: readonly Finding[], source: string, nameField?: (field: string) => string | undefined): FsjobError {
   const errors = findings.filter((finding) => finding.severity === 'error');
   const first = errors[0];
   if (first === undefined) return new FsjobError('USAGE', `${source}: not a valid request (ENQ-1)`, { clause: 'ENQ-1' });
-  const where = first.field === undefined || first.field === '' ? '' : ` at ${first.field}`;
+  const field = first.field === undefined || first.field === '' ? undefined : first.field;
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''}; fsjob validate --type request shows them all)` : '';
   const code = first.code === 'RECORD_VERSION' ? 'UNSUPPORTED_VERSION' : 'USAGE';
-  return new FsjobError(code, `${source} is not a valid request (ENQ-1, ${first.clause})${where}: ${first.message}${more}`, {
+  const named = field === undefined ? undefined : nameField?.(field);
+  const message =
+    named !== undefined
+      ? `${named}: ${first.message}${more} (ENQ-1, ${first.clause})`
+      : `${source} is not a valid request (ENQ-1, ${first.clause})${field === undefined ? '' : ` at ${field}`}: ${first.message}${more}`;
+  return new FsjobError(code, message, {
     clause: first.clause,
+    ...(field === undefined ? {} : { field }),
     ...(first.path !== '-' ? { path: first.path } : {}),
   });
 }
@@ -56,15 +70,15 @@ function refusal(findings: readonly Finding[], source: string): FsjobError {
  * return it. Throws USAGE (UNSUPPORTED_VERSION for another major) naming the
  * first problem; nothing is written.
  */
-export function parseRequest(bytes: Uint8Array, options: { source?: string; path?: string } = {}): JobRequest {
+export function parseRequest(bytes: Uint8Array, options: { source?: string; path?: string; nameField?: (field: string) => string | undefined } = {}): JobRequest {
   const source = options.source ?? options.path ?? 'the request';
   const inspection = inspectRecord('request', bytes, { path: options.path ?? '-' });
-  if (!inspection.ok) throw refusal(inspection.findings, source);
+  if (!inspection.ok) throw refusal(inspection.findings, source, options.nameField);
   return inspection.value;
 }
 
 /** Check a request given as a value (not bytes) the same way parseRequest checks bytes. */
-function checkRequestValue(request: unknown, source: string): JobRequest {
+function checkRequestValue(request: unknown, source: string, nameField?: (field: string) => string | undefined): JobRequest {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
     throw new FsjobError('USAGE', `${source} must be a JSON object (REQ-1), not ${Array.isArray(request) ? 'an array' : request === null ? 'null' : `a ${typeof request}`}`, {
       clause: 'REQ-1',
@@ -89,7 +103,7 @@ function checkRequestValue(request: unknown, source: string): JobRequest {
       clause: 'REQ-1',
     });
   }
-  return parseRequest(bytes, { source });
+  return parseRequest(bytes, { source, ...(nameField === undefined ? {} : { nameField }) });
 }
 
 function decodeStdin(request: JobRequest, given: Uint8Array | undefined, source: string): Buffer | null {
@@ -145,7 +159,7 @@ function illFormedMember(request: object): string | undefined {
  */
 export function normalizeRequest(request: unknown, options: NormalizeOptions = {}): NormalizedRequest {
   const source = options.source ?? 'the request';
-  return normalizeChecked(checkRequestValue(request, source), options);
+  return normalizeChecked(checkRequestValue(request, source, options.nameField), options);
 }
 
 /** normalizeRequest for a request that parseRequest already checked. */

@@ -11,6 +11,8 @@
  * The schema documents themselves ship beside the code as
  * `fsjob/schemas/<name>.schema.json`.
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import './compiled.ts';
 export type * from './generated/types.ts';
 export {
   checkRecord,

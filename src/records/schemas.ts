@@ -10,13 +10,19 @@
  * not UTF-8 (SPEC-3, bytes.ts). JSON Schema's maxLength counts code points,
  * not the bytes the spec bounds.
  *
- * Nothing here reads a file: the compiled validators and the schema
- * documents are one generated module (generated/validators.js, from
- * tools/gen/validators.ts), imported like any other, so the library works
- * the same from the sources, from dist/ and from a bundle.
+ * Nothing here reads a file: the schema documents are a generated module
+ * (generated/documents.js, from tools/gen/validators.ts), imported like any
+ * other, so the library works the same from the sources, from dist/ and
+ * from a bundle. Two engines check a value against them, with the same
+ * verdicts and errors: ajv's code compiled ahead of time
+ * (generated/validators.js, 715 KB), which src/records/compiled.ts
+ * registers where many records are checked, and src/records/interpret.ts,
+ * which reads the documents and answers wherever the compiled code was not
+ * registered (a producer that only enqueues loads 60 KB instead).
  */
-import { documents as generatedDocuments, validators as generatedValidators } from './generated/validators.js';
+import { documents as generatedDocuments } from './generated/documents.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
+import { interpretedErrors, type SchemaError } from './interpret.ts';
 import { nonUtf8Base64Problem } from './bytes.ts';
 
 /** Record types of REC-3, in the order of spec/records.md. */
@@ -44,24 +50,8 @@ export function isDocumentType(value: string): value is DocumentType {
 /** A JSON Schema document of schemas/ (2020-12), as parsed JSON. */
 export type SchemaDocument = Record<string, unknown> & { $id: string };
 
-/**
- * One problem a compiled validator found (ajv's error object, as its
- * `verbose` option makes it): the rule (`keyword`, `schemaPath`), where in the
- * value (`instancePath`, a JSON pointer) and the offending `data`.
- */
-export interface SchemaError {
-  keyword: string;
-  instancePath: string;
-  schemaPath: string;
-  params: Record<string, unknown>;
-  message?: string;
-  /** The keyword's value in the schema. */
-  schema?: unknown;
-  /** The schema object holding the keyword. */
-  parentSchema?: Record<string, unknown>;
-  /** The value that failed the keyword. */
-  data?: unknown;
-}
+/** One problem a schema check found (ajv's error object; the interpreter gives the same). */
+export type { SchemaError } from './interpret.ts';
 
 /** A compiled schema: true when the value is valid; otherwise `errors` says why. */
 export interface CompiledValidator {
@@ -88,22 +78,50 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
+let compiled: Readonly<Record<string, CompiledValidator>> | undefined;
+
 /**
- * The compiled validator of schemas/<name>.schema.json. Compiling the schemas
- * with ajv costs every process start most of a second, so they are compiled
- * ahead of time (npm run gen:validators; a test fails when the generated
- * module is stale).
+ * Check with ajv's compiled code from now on (src/records/compiled.ts calls
+ * this when it is imported). Faster per record than the interpreter, and
+ * the same verdicts and errors (test/records/interpret.test.ts).
+ */
+export function useCompiledValidators(validators: Readonly<Record<string, CompiledValidator>>): void {
+  compiled = validators;
+}
+
+const interpreted = new Map<string, CompiledValidator>();
+
+/** A validator that reads the document (src/records/interpret.ts), in the compiled ones' shape. */
+function interpretedValidator(name: string): CompiledValidator {
+  let validate = interpreted.get(name);
+  if (validate === undefined) {
+    schemaDocument(name); // an unknown name throws here, as validatorFor promises
+    const check: CompiledValidator = (value: unknown): boolean => {
+      const errors = interpretedErrors(schemaDocuments(), name, value);
+      check.errors = errors.length === 0 ? null : errors;
+      return errors.length === 0;
+    };
+    validate = check;
+    interpreted.set(name, validate);
+  }
+  return validate;
+}
+
+/**
+ * The validator of schemas/<name>.schema.json: ajv's compiled code when
+ * src/records/compiled.ts is loaded, else one that reads the document.
+ * Throws for an unknown name.
  */
 export function validatorFor(name: string): CompiledValidator {
-  const compiled = Object.hasOwn(generatedValidators, name) ? (generatedValidators as Readonly<Record<string, CompiledValidator>>)[name] : undefined;
-  if (compiled === undefined) throw new Error(`no schema ${name}.schema.json`);
-  return compiled;
+  const own = compiled !== undefined && Object.hasOwn(compiled, name) ? compiled[name] : undefined;
+  return own ?? interpretedValidator(name);
 }
 
 /** Validate a value against schemas/<name>.schema.json; ajv's errors, or [] when valid. */
 export function schemaErrors(name: string, value: unknown): SchemaError[] {
-  const validate = validatorFor(name);
-  return validate(value) ? [] : [...(validate.errors ?? [])];
+  const own = compiled !== undefined && Object.hasOwn(compiled, name) ? compiled[name] : undefined;
+  if (own === undefined) return interpretedErrors(schemaDocuments(), name, value);
+  return own(value) ? [] : [...(own.errors ?? [])];
 }
 
 // ---------------------------------------------------------------------------

@@ -30,10 +30,99 @@ const EXPONENT_FROM = 1e21;
 /** parseRecordBytes, answered without the scanner when the record is plainly in compact form. */
 export function fastParseRecordBytes(bytes: Uint8Array, form: JsonForm = 'record'): ParseResult {
   if (form === 'record') {
-    const value = compactValue(bytes);
+    const value = plainValue(bytes) ?? compactValue(bytes);
     if (value !== undefined) return { ok: true, value };
   }
   return parseRecordBytes(bytes, form);
+}
+
+const SPACE = 0x20;
+const TAB = 0x09;
+const CARRIAGE_RETURN = 0x0d;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+/** Escapes JSON.stringify writes itself (\" \\ \b \f \n \r \t); \u and \/ go the longer road. */
+const PLAIN_ESCAPE = new Uint8Array(256);
+for (const c of '"\\bfnrt') PLAIN_ESCAPE[c.charCodeAt(0)] = 1;
+/** Integers of up to 15 digits read back exactly: JSON.stringify writes them as they were. */
+const EXACT_DIGITS = 15;
+
+/**
+ * The common record, in one pass over its bytes and one JSON.parse: no
+ * whitespace between tokens, no escape JSON.stringify would not write, only
+ * integers of up to 15 digits (no "-0", no fraction, no exponent), nesting
+ * within NEST_MAX. Those bytes are what JSON.stringify writes for their
+ * value, provided no member name repeats: the colons outside strings count
+ * the members written, and the parsed value must hold as many. Anything
+ * else (a float in payload, a \u escape, a long integer) takes
+ * compactValue's road, which needs no such rules.
+ */
+function plainValue(bytes: Uint8Array): JsonObject | undefined {
+  const length = bytes.length;
+  if (length < 3 || bytes[0] !== OPEN_BRACE || bytes[length - 1] !== LINE_FEED || bytes[length - 2] !== CLOSE_BRACE) return undefined;
+  let depth = 0;
+  let members = 0;
+  for (let i = 0; i < length - 1; i++) {
+    const byte = bytes[i] as number;
+    if (byte === QUOTE) {
+      // A string: to its closing quote, escapes checked, no control character.
+      for (i++; ; i++) {
+        if (i >= length - 1) return undefined;
+        const c = bytes[i] as number;
+        if (c === QUOTE) break;
+        if (c < SPACE) return undefined;
+        if (c === BACKSLASH && PLAIN_ESCAPE[bytes[++i] as number] !== 1) return undefined;
+      }
+    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > NEST_MAX) return undefined;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+    else if (byte === COLON) members++;
+    else if (byte === MINUS || (byte >= ZERO && byte <= NINE)) {
+      const first = byte === MINUS ? i + 1 : i;
+      let end = first;
+      while (end < length && (bytes[end] as number) >= ZERO && (bytes[end] as number) <= NINE) end++;
+      const digits = end - first;
+      // "-", "-0", "01", 16 digits and more, or a fraction or exponent next: the longer road.
+      if (digits === 0 || digits > EXACT_DIGITS || (bytes[first] === ZERO && (digits > 1 || byte === MINUS))) return undefined;
+      const next = bytes[end];
+      if (next === 0x2e || next === 0x65 || next === 0x45) return undefined;
+      i = end - 1;
+    } else if (byte === SPACE || byte === TAB || byte === LINE_FEED || byte === CARRIAGE_RETURN) return undefined;
+  }
+  if (!isUtf8(bytes)) return undefined;
+  const value = objectOf(textOf(bytes));
+  return value !== undefined && memberCount(value) === members ? value : undefined;
+}
+
+/** The record's text without its final line feed. */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - 1).toString('utf8');
+}
+
+/** JSON.parse of a text that should be one object; undefined for anything else, and for "__proto__" members (the scanner builds those differently). */
+function objectOf(text: string): JsonObject | undefined {
+  if (text.includes('"__proto__"')) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
+}
+
+/** Members of every object in a parsed value ("__proto__" counts: JSON.parse makes it an own member). */
+function memberCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) count += memberCount(item);
+    return count;
+  }
+  for (const key of Object.keys(value)) count += 1 + memberCount((value as Record<string, unknown>)[key]);
+  return count;
 }
 
 function compactValue(bytes: Uint8Array): JsonObject | undefined {
@@ -43,17 +132,11 @@ function compactValue(bytes: Uint8Array): JsonObject | undefined {
   // JSON.parse reads any depth, but JSON.stringify recurses: a record nested
   // 200,000 deep would overflow the stack below. The scanner reports it.
   if (!nestsWithin(bytes, NEST_MAX)) return undefined;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, length - 1).toString('utf8');
-  if (text.includes('\\u') || text.includes('"__proto__"')) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  if (JSON.stringify(value) !== text) return undefined;
-  return plainNumbers(value, 1, false) ? (value as JsonObject) : undefined;
+  const text = textOf(bytes);
+  if (text.includes('\\u')) return undefined;
+  const value = objectOf(text);
+  if (value === undefined || JSON.stringify(value) !== text) return undefined;
+  return plainNumbers(value, 1, false) ? value : undefined;
 }
 
 const QUOTE = 0x22;

@@ -3,6 +3,8 @@
  * reader would (REC-4), and collect the findings into a report
  * (schemas/report.schema.json). Never writes anything (CONF-3).
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 import { lstat } from 'node:fs/promises';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';

@@ -11,6 +11,8 @@
  *   const { report } = await validateFiles(await planTargets(['q/jobs/ID/spec.json']));
  *   // report matches schemas/report.schema.json, as `fsjob validate --json` writes it
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 export { auditQueue, holdsQueueRecord, PARALLEL_MIN_JOBS, type QueueAudit, type QueueAuditOptions } from './queue.ts';
 export { planTargets, validateFiles, type FileResult, type FileTarget, type FilesValidation, type ValidateFilesOptions } from './files.ts';
 export { buildReport, FINDINGS_MAX, type ReportInput } from './report.ts';

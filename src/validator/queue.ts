@@ -17,6 +17,8 @@
  * reported as regular files are ever opened (read-only, non-blocking,
  * bounded, with O_NOATIME where permitted).
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FsjobError } from '../base/errors.ts';
@@ -33,6 +35,7 @@ import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
 import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
+import { checkOpenClaims } from './open-claims.ts';
 import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
 import { checkGates } from './gates.ts';
 
@@ -47,6 +50,8 @@ export interface QueueAuditOptions {
   progressIntervalMs?: number;
   /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
   threads?: number;
+  /** Jobs per batch a scan thread is handed (tests make it small to have many batches in flight). @default 256 */
+  threadBatch?: number;
 }
 
 /** Below this many jobs, starting worker threads costs more than it saves. */
@@ -135,7 +140,7 @@ class QueueAuditRun {
     this.checkReady();
     const dedupe = this.readHolds('dedupe');
     const lanes = this.readHolds('lanes');
-    const running = await this.checkOpenClaims();
+    const running = await checkOpenClaims(this.summaries, this.liveness, this.env.nowMs, (id) => this.jobSink(id));
     this.checkIndex();
     checkDedupe(this.keyContext(), dedupe);
     checkLanes(this.keyContext(), lanes, running);
@@ -232,6 +237,11 @@ class QueueAuditRun {
     const sink = this.queueSink;
     const names: string[] = [];
     for (const entry of this.list('jobs') ?? []) {
+      // The common case first, with nothing made for it: 100,000 jobs, 100,000 directories.
+      if (entry.kind === 'dir' && isJobId(entry.name)) {
+        names.push(entry.name);
+        continue;
+      }
       const shown = this.shown('jobs', entry.name);
       const id = jobIdOfDirName(entry.name);
       if (entry.name.startsWith('.')) {
@@ -240,7 +250,7 @@ class QueueAuditRun {
         sink.add('JOB_BAD_ID', `${shown} is not a job id (19 digits, "-", 16 lowercase hex digits)`, shown, null);
         if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs('jobs', entry.name), shown, null);
       } else if (checkKind(this.jobSink(id), shown, entry.kind, 'dir', id)) {
-        names.push(entry.name);
+        names.push(entry.name); // jobs/<id>.gated (GATE-1): a plain id's directory was taken above
       }
     }
     return names;
@@ -257,7 +267,7 @@ class QueueAuditRun {
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      const results = await scanInWorkers(entry, this.env, ids, threads, progress);
+      const results = await scanInWorkers(entry, this.env, ids, threads, progress, this.options.threadBatch);
       for (const [index, id] of ids.entries()) this.record(jobIdOfDirName(id) ?? id, results[index]);
     }
     if (ids.length > 0) progress(ids.length, true);
@@ -419,55 +429,6 @@ class QueueAuditRun {
       }
     }
     return index;
-  }
-
-  /**
-   * ID-6..ID-8 and RECOV-1 for every open claim. Returns the jobs whose
-   * execution is not proven stopped (LANE-1's "running").
-   */
-  private async checkOpenClaims(): Promise<Set<string>> {
-    const running = new Set<string>();
-    const nowMs = this.env.nowMs;
-    for (const [id, summary] of this.summaries) {
-      const open = summary.open;
-      if (open === undefined) continue;
-      const sink = this.jobSink(id);
-      const lease = { nowMs, lastRenewalMs: open.lastRenewalMs, leaseMs: open.claim.lease_ms };
-      const owner = await this.liveness.owner(open.claim.owner, lease);
-      const executing = open.exec.kind !== 'none';
-      if (owner.verdict === 'alive') {
-        if (executing) running.add(id);
-        continue;
-      }
-      if (owner.verdict === 'unknown') {
-        if (executing) running.add(id);
-        sink.add('OWNER_UNKNOWN', `the owner of claim ${open.gen} cannot be judged: ${owner.reason}`, open.claimPath, id);
-        continue;
-      }
-      const dead = `the owner of claim ${open.gen} is dead (${owner.reason})`;
-      if (open.exec.kind === 'none') {
-        sink.add('ORPHANED_CLAIM', `${dead}; no execution was recorded`, open.claimPath, id);
-        continue;
-      }
-      if (open.exec.kind === 'invalid') {
-        running.add(id);
-        sink.add('ORPHAN_UNPROVEN', `${dead} and its exec record cannot be read, so its execution cannot be proven stopped`, open.execPath, id);
-        continue;
-      }
-      const group = open.exec.group;
-      // A payload execution is the owner's own process (PAYLOAD-1): stopped with it.
-      const state = group === null ? 'stopped' : await this.liveness.execution(group, lease);
-      if (state === 'stopped') {
-        sink.add('ORPHANED_CLAIM', `${dead}; its execution is proven stopped`, open.claimPath, id);
-      } else if (state === 'running') {
-        running.add(id);
-        sink.add('ORPHAN_RUNNING', `${dead} but its process group ${group?.pgid ?? '?'} still runs`, open.execPath, id);
-      } else {
-        running.add(id);
-        sink.add('ORPHAN_UNPROVEN', `${dead} and its process group ${group?.pgid ?? '?'} cannot be proven stopped`, open.execPath, id);
-      }
-    }
-    return running;
   }
 
   /** workers/<w>.json: names (LAYOUT-9), records, and registrations whose owner is dead (WORKER-1). */

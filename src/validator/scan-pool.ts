@@ -13,6 +13,8 @@ import type { JobScan } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 
 const WORKER_BATCH = 256;
+/** Batches a worker holds at once: it starts the next while the main thread takes in the last one's results. */
+const IN_FLIGHT = 2;
 
 /**
  * The module a scan worker thread starts from, or undefined when there is
@@ -34,7 +36,7 @@ export function scanWorkerEntry(): URL | undefined {
  * audit is bound by system calls and record checks, which parallelize.
  * Results are kept in id order, exactly as the inline scan gives them.
  */
-export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly string[], threads: number, progress: (checked: number) => void): Promise<(JobScan | null)[]> {
+export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly string[], threads: number, progress: (checked: number) => void, batch = WORKER_BATCH): Promise<(JobScan | null)[]> {
   const init: ScanWorkerInit = { shownRoot: env.shownRoot, root: env.root, uid: env.uid, nowMs: env.nowMs };
   const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
   let next = 0;
@@ -43,32 +45,38 @@ export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly str
   const runWorker = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const worker = new Worker(entry, { workerData: init });
-      let start = 0;
+      // Where each batch sent and not yet answered starts: a worker answers its batches in order.
+      const starts: number[] = [];
+      let ended = false;
       const send = (): void => {
+        if (ended) return;
         if (next >= ids.length || failure !== undefined) {
-          worker.postMessage(null);
+          if (starts.length === 0) {
+            ended = true;
+            worker.postMessage(null);
+          }
           return;
         }
-        start = next;
-        next = Math.min(ids.length, next + WORKER_BATCH);
+        starts.push(next);
+        const start = next;
+        next = Math.min(ids.length, next + batch);
         worker.postMessage(ids.slice(start, next));
       };
       worker.on('message', (result: ScanBatchResult) => {
-        if (!result.ok) {
-          failure = result;
-          worker.postMessage(null);
-          return;
+        const start = starts.shift() as number;
+        if (!result.ok) failure = result;
+        else {
+          for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
+          done += result.scans.length;
+          progress(done);
         }
-        for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
-        done += result.scans.length;
-        progress(done);
         send();
       });
       worker.once('error', reject);
       worker.once('exit', () => resolve());
-      send();
+      for (let i = 0; i < IN_FLIGHT; i++) send();
     });
-  await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / WORKER_BATCH)) }, runWorker));
+  await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / batch)) }, runWorker));
   if (failure !== undefined && !failure.ok) {
     const { code, message, path, errno } = failure.error;
     throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });

@@ -6,6 +6,8 @@
  * Protocol: workerData is a ScanWorkerInit; each message is a batch of job
  * ids, answered by one ScanBatchResult; the message null ends the worker.
  */
+// Many records are checked here: with ajv's compiled code (src/records/compiled.ts).
+import '../records/compiled.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isFsjobError } from '../base/errors.ts';
 import { type AuditEnv, auditEnv } from './entries.ts';

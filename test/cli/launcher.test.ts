@@ -21,15 +21,17 @@ const NOTE = 'fsjob: dist/ is not built from these sources; running them through
 /** A tree laid out like the checkout whose dist/ answers --version with "from-dist". */
 async function copyOfCheckout(): Promise<string> {
   const dir = await freshDir('launcher');
-  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build/inputs.mjs', 'tools/build/build.ts', 'package.json']) {
+  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build/inputs.mjs', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'package.json']) {
     await fse.copy(join(ROOT, file), join(dir, file));
   }
   for (const name of ['src', 'conformance', 'node_modules']) await symlink(join(ROOT, name), join(dir, name));
   await fse.copy(join(ROOT, 'dist'), join(dir, 'dist'));
-  const version = join(dir, 'dist', 'src', 'base', 'version.js');
-  const text = await readFile(version, 'utf8');
-  assert.ok(text.includes('"0.1.0"') || /return "[^"]+"/.test(text), 'dist/src/base/version.js returns the version written in at build time');
-  await writeFile(version, text.replace(/return "[^"]+";/, 'return "from-dist";'));
+  // The command's entry answers --version with the version the build wrote into it.
+  const entry = join(dir, 'dist', 'bin', 'fsjob.js');
+  const text = await readFile(entry, 'utf8');
+  const written = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  assert.ok(text.includes(`process.stdout.write(\`${written}`), 'dist/bin/fsjob.js prints the version written in at build time');
+  await writeFile(entry, text.replace(`process.stdout.write(\`${written}`, 'process.stdout.write(`from-dist'));
   await markCurrent(dir);
   return dir;
 }

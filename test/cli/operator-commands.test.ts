@@ -243,7 +243,7 @@ day('--after, --hold and release as a pueue user types them: blocked and held in
   const build = await enqueue(queue, { argv: ['sh', '-c', 'exit 3'] });
   const [tests, cleanup, held, noLane, badWhen] = await Promise.all([
     run(['enqueue', ...q, '--after', build.id, '--', 'echo', 'tests']),
-    run(['enqueue', ...q, '--after', `${build.id.slice(0, 8)}:finished`, '--', 'echo', 'cleanup']),
+    run(['enqueue', ...q, '--after', `${build.id.slice(20, 28)}:finished`, '--', 'echo', 'cleanup']),
     run(['enqueue', ...q, '--hold', '--lane', 'db', '--label', 'batch=nightly', '--', 'echo', 'migrate']),
     run(['enqueue', ...q, '--lane-slots', '3', '--', 'true']),
     run(['enqueue', ...q, '--after', `${build.id}:maybe`, '--', 'true']),

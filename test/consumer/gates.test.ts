@@ -4,14 +4,14 @@
  * the dependencies are satisfied (AFTER-4, GATE-3) or cancels a job that can
  * never run (AFTER-3), release and cancel act on held jobs (HOLD-2, HOLD-3),
  * gc keeps a dependency of a gated job (GC-3), and a lane with two slots
- * runs two jobs at once (LANE-5, LANE-6).
+ * runs two jobs at once (LANE-5, LANE-6); waitFor waits on a gated job.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { slotHash } from '../../src/model/layout.ts';
-import { cancel, enqueue, gc, jobStatus, release, releaseWhere } from '../../src/producer/index.ts';
+import { cancel, enqueue, gc, jobStatus, release, releaseWhere, waitFor } from '../../src/producer/index.ts';
 import { drain } from '../support/consumer.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
 import { freshQueue } from '../support/producer.ts';
@@ -78,6 +78,17 @@ gates('a held job waits (status held) until released; release twice is fine; a j
   assert.equal((await release(queue, held.id)).published, false, 'released already: still a success');
   await drain(queue);
   assert.equal(lines(log), ['held']);
+});
+
+gates('waitFor on a gated job waits through its gate opening (no receipt while gated, GATE-2), and gets the receipt at its open name', async () => {
+  const queue = await freshQueue();
+  const held = await enqueue(queue, { argv: ['true'], hold: true });
+  // Gated the whole time: a wait that ends is a timeout, never "the job disappeared".
+  await rejectsWith(waitFor(queue, held.id, { timeoutMs: 300, unservedNotice: false }), 'TIMEOUT');
+  const waiting = waitFor(queue, held.id, { unservedNotice: false });
+  await release(queue, held.id);
+  await drain(queue);
+  assert.is((await waiting).outcome, 'succeeded');
 });
 
 gates('gc keeps a finished job a gated job runs after (GC-3)', async () => {

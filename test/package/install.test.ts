@@ -107,7 +107,8 @@ installed('the tarball holds dist/, schemas/, spec/, LICENSE and README, and no 
   const unwanted = names.filter((name) => /^(src|test|bench|tools|bin|conformance)\//.test(name) || /\.ts$/.test(name.replace(/\.d\.ts$/, '')) || name.includes('impls/sh') || name.startsWith('dist/.'));
   assert.equal(unwanted, []);
   const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  assert.equal(Object.keys(manifest.dependencies).sort(), ['write-file-atomic', 'yargs'], 'runtime dependencies: only what dist/ imports');
+  assert.equal(Object.keys(manifest.dependencies).sort(), ['write-file-atomic'], 'runtime dependencies: only what dist/ imports (yargs is bundled into dist/bin/)');
+  assert.ok(names.includes('dist/bin/THIRD-PARTY-LICENSES.txt'), 'the licences of what the command bundles ship with it');
 });
 
 installed('the shipped package.json has no scripts (no install script for npm to warn of); packing leaves the repository\'s as it was', async () => {

@@ -195,9 +195,10 @@ cli('logs prints the output bytes exactly; gc removes only finished jobs', async
   assert.equal((JSON.parse(dry.stdout) as { jobs: string[]; dry_run: boolean }).jobs, [done.id]);
   assert.ok(recent.stdout.includes('removed 0 finished jobs'), recent.stdout);
   assert.is((await entries(queue.paths.dir('jobs'))).length, 2);
-  const removed = await run(['gc', '-q', root, '--keep', '0']);
+  const removed = await run(['gc', '-q', root, '--keep', '0', '--verbose']);
   assert.is(removed.status, 0, removed.stderr);
-  assert.ok(removed.stdout.includes(`removed job ${done.id}`), removed.stdout);
+  assert.ok(removed.stdout.includes(`removed job ${done.id}`), `--verbose lists each job: ${removed.stdout}`);
+  assert.ok(removed.stdout.includes('removed 1 finished job,'), removed.stdout);
   assert.equal(await entries(queue.paths.dir('jobs')), [open.id], 'the unfinished job survives gc --keep 0');
 });
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GENERATED_PATH, generateTypes } from '../../tools/gen/types.ts';
-import { VALIDATORS_PATH, VALIDATORS_TYPES_PATH, generateValidatorTypes, generateValidators } from '../../tools/gen/validators.ts';
+import { DOCUMENTS_PATH, DOCUMENTS_TYPES_PATH, VALIDATORS_PATH, VALIDATORS_TYPES_PATH, generateDocumentTypes, generateDocuments, generateValidatorTypes, generateValidators } from '../../tools/gen/validators.ts';
 
 const drift = suite('gen:types');
 
@@ -30,6 +30,11 @@ drift('every record type has an interface with its type as a literal', () => {
 drift('src/records/generated/validators.js and its .d.ts are exactly what the schemas compile to (run npm run gen:validators)', () => {
   assertCurrent(VALIDATORS_PATH, generateValidators());
   assertCurrent(VALIDATORS_TYPES_PATH, generateValidatorTypes());
+});
+
+drift('src/records/generated/documents.js and its .d.ts hold exactly the schemas of schemas/ (run npm run gen:validators)', () => {
+  assertCurrent(DOCUMENTS_PATH, generateDocuments());
+  assertCurrent(DOCUMENTS_TYPES_PATH, generateDocumentTypes());
 });
 
 drift.run();

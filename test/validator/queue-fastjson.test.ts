@@ -72,6 +72,20 @@ equivalence('on texts JSON.stringify would write differently or REC-1 forbids', 
     '{"a":12345678901234567890}',
     '{"a":9007199254740993}',
     '{"a":true,"b":null,"c":false}',
+    // The one-pass road (plainValue): integer lengths around what reads back exactly, escapes, duplicates deeper down, signs.
+    '{"a":123456789012345}',
+    '{"a":1234567890123456}',
+    '{"a":-123456789012345}',
+    '{"a":-01}',
+    '{"a":00}',
+    '{"a":-}',
+    '{"a":1,"b":{"c":1,"c":2}}',
+    '{"a":[{"b":1},{"b":1,"b":1}]}',
+    '{"a":"\\b\\f\\n\\r\\t\\"\\\\"}',
+    '{"a":"\\x"}',
+    '{"a":"x\ty"}',
+    '{"a":"1:2","b":[1,2]}',
+    '{"a":"{[","b":"]}"}',
   ];
   for (const text of texts) {
     for (const ending of ['\n', '', '\n\n', ' \n', '\r\n']) same(Buffer.from(`${text}${ending}`), JSON.stringify(text + ending));

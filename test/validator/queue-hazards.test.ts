@@ -266,6 +266,8 @@ readOnly('scanning in worker threads (as big queues are) finds exactly what the 
   const inline = await audit(queue, { threads: 1 });
   const threaded = await withWatchdog(30_000, audit(queue, { threads: 2 }));
   assert.equal(threaded, inline);
+  // Batches of one job: each thread holds two at once, and answers come back interleaved across threads.
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2, threadBatch: 1 })), inline, 'many batches in flight');
   const after = await snapshot(queue.root);
   assert.equal([...after.keys()], [...before.keys()]);
   for (const [path, entry] of before) assert.equal(after.get(path), entry, path);

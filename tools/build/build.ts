@@ -14,11 +14,13 @@
  * a module finds beside itself through import.meta.url is at the same
  * relative place in both.
  *
- * JavaScript: esbuild transpiles each module on its own (no bundling: the
- * package's modules stay modules, and a user's bundler sees them one by
- * one), rewriting the `.ts` of relative imports to `.js`. esbuild is what
- * tsx runs the sources with, so the sources in tests and dist/ in use are
- * the same transform. Two values are written in at build time, so that
+ * JavaScript: esbuild transpiles each module of src/ and conformance/ on its
+ * own (no bundling: the package's modules stay modules, and a user's bundler
+ * sees them one by one), rewriting the `.ts` of relative imports to `.js`.
+ * esbuild is what tsx runs the sources with, so the sources in tests and
+ * dist/ in use are the same transform. The command itself is a bundle
+ * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks.
+ * Three values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian's and the
  * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts). Declarations: tsc, with the same rewrite.
@@ -28,7 +30,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -36,13 +38,14 @@ import { gzipSync } from 'node:zlib';
 import { build, transform, type Plugin } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
+import { buildCli } from './cli-bundle.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
 
 /** Files copied into dist/ (relative to the root): what modules read beside themselves at run time. */
 const ASSETS: readonly RegExp[] = [
-  /^src\/records\/generated\/validators\.(js|d\.ts)$/,
+  /^src\/records\/generated\/(validators|documents)\.(js|d\.ts)$/,
   /^conformance\/vectors\/[^/]+\.json$/,
   /^conformance\/crash\/[^/]+\.[ch]$/,
   /^conformance\/impls\/reference\/manifest\.json$/,
@@ -68,8 +71,8 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   } else await fse.copy(from, to);
 }
 
-/** Sources that are never part of dist/: the loader shim only the sources need, and the sh scripts (written into guardian.js and spawner.js). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/(guardian|spawner)\.sh$/];
+/** Sources that are not modules of dist/: the loader shim only the sources need, the sh scripts (written into guardian.js and spawner.js), the command's entry (bundled by cli-bundle.ts). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.ts$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -88,7 +91,7 @@ async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
   const files = [...(await Promise.all(INPUT_DIRS.map(walk))).flat(), ...INPUT_FILES];
   for (const file of files) {
     if (ASSETS.some((pattern) => pattern.test(file))) assets.push(file);
-    else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && (file.startsWith('src/') || file.startsWith('conformance/') || file === 'bin/fsjob.ts')) modules.push(file);
+    else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && (file.startsWith('src/') || file.startsWith('conformance/'))) modules.push(file);
     else if (!LEFT_OUT.some((pattern) => pattern.test(file)) && !file.endsWith('.md') && !file.startsWith('tools/') && file !== 'package.json') {
       throw new Error(`tools/build/build.ts: ${file} is neither compiled nor copied into dist/; add it to ASSETS or LEFT_OUT`);
     }
@@ -112,6 +115,7 @@ async function buildJavaScript(out: string, modules: readonly string[]): Promise
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
   const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
+  const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
   await build({
     entryPoints: modules.map((file) => path.join(ROOT, file)),
     outdir: out,
@@ -121,10 +125,10 @@ async function buildJavaScript(out: string, modules: readonly string[]): Promise
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    define: { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) },
+    define,
     logLevel: 'warning',
   });
-  await chmod(path.join(out, 'bin', 'fsjob.js'), 0o755);
+  await buildCli(out, define);
 }
 
 /** `.d.ts` files name their imports as the sources do (./x.ts); a consumer's TypeScript resolves ./x.js. */
@@ -182,6 +186,48 @@ async function pruneDeclarations(dir: string): Promise<void> {
   await prune(dir);
 }
 
+/** The relative imports of a JavaScript module (static, side-effect and import() with a literal), resolved beside it. */
+function moduleImports(file: string, text: string): string[] {
+  const found = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
+  return found.map((specifier) => path.resolve(path.dirname(file), specifier));
+}
+
+async function filesUnder(dir: string, suffix: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(at, suffix)));
+    else if (entry.name.endsWith(suffix)) out.push(at);
+  }
+  return out;
+}
+
+/**
+ * Keeps only the modules of dist/src/ something loads: what the `default`s
+ * of package.json's exports import, what the suite (dist/conformance/) and
+ * the command's chunks import from there, and the validator's scan worker
+ * (started by path, not imported). The CLI's own modules are in the
+ * command's bundle; their per-module copies would only grow the install,
+ * and main.js would import yargs, which the package does not depend on.
+ */
+async function pruneModules(dir: string): Promise<void> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
+  const pending = [
+    ...Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.default?.endsWith('.js') === true ? [path.join(dir, path.relative('dist', target.default))] : [])),
+    ...(await filesUnder(path.join(dir, 'conformance'), '.js')),
+    ...(await filesUnder(path.join(dir, 'bin'), '.js')),
+    path.join(dir, 'src', 'validator', 'scan-worker.js'),
+  ];
+  const reached = new Set<string>();
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (reached.has(file)) continue;
+    reached.add(file);
+    pending.push(...moduleImports(file, await readFile(file, 'utf8')).filter((target) => target.endsWith('.js')));
+  }
+  for (const file of await filesUnder(path.join(dir, 'src'), '.js')) if (!reached.has(file)) await rm(file);
+}
+
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
 async function keepDeclarations(from: string, out: string): Promise<void> {
   for (const entry of await readdir(from, { withFileTypes: true })) {
@@ -210,6 +256,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
     await mkdir(staging);
     await buildJavaScript(staging, modules);
     for (const asset of assets) await copyAsset(asset, staging);
+    await pruneModules(staging);
     let typesKey: string | undefined;
     if (types) {
       await buildDeclarations(staging);

@@ -5,7 +5,8 @@ import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { cancelJson } from '../json-out.ts';
 import { withoutClauseIds } from '../messages.ts';
-import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { cancel } from '../../producer/cancel.ts';
+import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 
 function describe(result: CancelResult): string {
   const asked = result.published ? `${result.record} published` : `${result.record} was already there`;
@@ -24,8 +25,6 @@ function describe(result: CancelResult): string {
 }
 
 export const cancelCommand: FsjobCommand = {
-  command: 'cancel <id>',
-  describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('id', { describe: 'The job id, or a unique prefix of it', type: 'string' })
@@ -38,7 +37,6 @@ export const cancelCommand: FsjobCommand = {
   run: async (args, io) => {
     const queue = await openQueueOf(args);
     const reason = args['reason'] as string | undefined;
-    const { cancel } = await producer();
     const result = await cancel(queue, await jobIdOf(args, queue), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
     if (args['json'] === true) io.stdout(jsonText(cancelJson(result)));
     else io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);

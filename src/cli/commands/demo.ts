@@ -13,11 +13,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { JobRequest } from '../../producer/index.ts';
+import { Worker } from '../../consumer/index.ts';
+import { cancel, enqueue, initQueue, listJobs, readLogs, type JobRequest } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { shellQuoteArg } from '../shell-quote.ts';
-import { formatBytes, formatDuration } from '../units.ts';
+import { formatBytes, formatDuration } from '../../base/units.ts';
 import { jobsTable } from './status.ts';
 
 interface DemoJob {
@@ -92,8 +93,6 @@ function demoJobs(scratch: string): DemoJob[] {
 }
 
 export const demoCommand: FsjobCommand = {
-  command: 'demo',
-  describe: 'Watch jobs flow through a fresh queue: enqueue, run, time out, cancel, retry, status',
   builder: (yargs) =>
     yargs
       .option('queue', { alias: 'q', type: 'string', describe: 'Create the demo queue here and keep it (default: a new temporary directory, removed at the end)' })
@@ -125,8 +124,6 @@ interface DemoResult {
 }
 
 async function runDemo(scratch: string, root: string, kept: boolean, io: Parameters<FsjobCommand['run']>[1]): Promise<DemoResult> {
-  const { initQueue, enqueue, cancel, listJobs, readLogs } = await import('../../producer/index.ts');
-  const { Worker } = await import('../../consumer/index.ts');
   const fsjob = invokedAs();
   const step = (line: string): void => io.stdout(`  $ ${line}\n`);
   const queue = await initQueue(root);

@@ -1,231 +1,57 @@
 /**
  * `fsjob enqueue [options] -- CMD [ARG...]`, `--handler NAME --payload JSON`,
  * `--request FILE` (the conformance `produce` role) and `--batch FILE|-`.
- * Flags become a request (REQ-1); src/producer does everything else.
+ * The flags go to the producer as they are (requestFromOptions makes the
+ * request, enqueue does everything else); this module reads the files named,
+ * prints, and checks the one thing only the command line shows: whether the
+ * shell split what the user meant as one value or one command.
  */
-import { access, constants as fsConstants, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { REQUEST_MAX, STDIN_MAX } from '../../base/constants.ts';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
-import { ATTEMPTS_MAX, DEFAULT_COMMAND_PATH, DELAY_MAX, OUTPUT_MAX, QUEUE_DEADLINE_MAX, SLOTS_MAX, STDIN_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
-import type { JobRequest } from '../../records/codec.ts';
-import type { BatchResult, Enqueued, Queue } from '../../producer/index.ts';
+import { formatDuration, isDurationUnit, parseDuration } from '../../base/units.ts';
+import type { Queue } from '../../model/queue.ts';
+import { JOB_ID_PATTERN } from '../../records/names.ts';
+import { enqueue, type Enqueued } from '../../producer/enqueue.ts';
+import { enqueueBatch, type BatchResult } from '../../producer/many.ts';
+import { REQUEST_OPTION_NAMES, commandWarnings, requestFromOptions, requestOptionNamed } from '../../producer/request-options.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
-import { openQueueOf, producer, resolveJobId, withQueue } from '../queue-arg.ts';
-import { parseBytes, parseDuration, parseInteger, parsePairs, type Bounds } from '../units.ts';
-import { parsePayloadText } from '../../records/json.ts';
+import { progressWanted, startProgress } from '../progress.ts';
+import { openQueueOf, resolveJobId, withQueue } from '../queue-arg.ts';
 import { environmentValue, requireText, textOf, workingDirectory } from '../command-line.ts';
-import { isPlainText, type RecordText } from '../../records/bytes.ts';
+import type { RecordText } from '../../records/bytes.ts';
+import type { JobRequest } from '../../records/codec.ts';
 
-/** Flags that describe one job; --request and --batch carry these in the request instead. */
-const JOB_FLAGS = [
-  'timeout',
-  'queue-deadline',
-  'max-attempts',
-  'retry-delay',
-  'lane',
-  'dedupe',
-  'priority',
-  'stdin',
-  'env',
-  'cwd',
-  'label',
-  'max-output',
-  'kill-grace',
-  'preemptible',
-  'handler',
-  'payload',
-  'delay',
-  'at',
-  'output-keep',
-  'after',
-  'hold',
-  'lane-slots',
-] as const;
-
-/** The limits of spec/spec-record.md, per flag, so that a refusal names the flag and says "at most 7d". */
-const LIMITS: Record<string, Bounds> = {
-  timeout: { min: 1, max: TIMEOUT_MAX },
-  'kill-grace': { min: 0, max: 300_000 },
-  'queue-deadline': { min: 1, max: QUEUE_DEADLINE_MAX },
-  'max-attempts': { min: 1, max: ATTEMPTS_MAX },
-  'retry-delay': { min: 0, max: 86_400_000 },
-  priority: { min: -1000, max: 1000 },
-  'max-output': { min: 0, max: OUTPUT_MAX },
-};
-
-/** Request members and the flag that sets each, to name the flag when the schema refuses a value. */
-const FLAG_OF: Record<string, string> = {
-  argv: 'the command', cwd: '--cwd', env: '--env', timeout_ms: '--timeout', kill_grace_ms: '--kill-grace', queue_deadline_ms: '--queue-deadline',
-  max_attempts: '--max-attempts', retry_delay_ms: '--retry-delay', priority: '--priority', lane: '--lane', dedupe: '--dedupe',
-  max_output_bytes: '--max-output', labels: '--label', handler: '--handler', payload: '--payload', output_keep: '--output-keep', not_before_ms: '--delay/--at',
-  after: '--after', hold: '--hold', lane_slots: '--lane-slots',
-};
-
-/**
- * The producer names the request member it refused ("the request is not a
- * valid request (...) at /env/FSJOB_X: ..."); the operator typed a flag.
- */
-function inFlagTerms(error: unknown): unknown {
-  if (!isFsjobError(error, 'USAGE')) return error;
-  const match = /^the request is not a valid request \([^)]*\) at \/([a-z_]+)(\S*): (.*)$/s.exec(error.message);
-  const flag = match === null ? undefined : FLAG_OF[match[1] as string];
-  if (match === null || flag === undefined) return error;
-  const where = match[2] === '' ? '' : ` (${decodeURIComponent(match[2] as string).slice(1)})`;
-  return new FsjobError('USAGE', `${flag}${where}: ${match[3] as string}`, { ...(error.clause === undefined ? {} : { clause: error.clause }) });
-}
+/** Options whose value is a duration: "--delay 2 hours" leaves "hours" to the command. */
+const DURATION_OPTIONS = ['timeout', 'queue-deadline', 'retry-delay', 'delay', 'kill-grace'] as const;
 
 /** The command: positionals before `--` and everything after it (yargs puts those in `_`), each as the bytes given (SPEC-3). */
 function commandOf(args: Record<string, unknown>): RecordText[] {
-  const before = (args['cmd'] as unknown[] | undefined) ?? [];
-  const after = ((args['_'] as unknown[] | undefined) ?? []).slice(1);
-  return [...before, ...after].map((arg, i) => textOf(String(arg), `argument ${i} of the command`));
+  return [...positionalsOf(args), ...((args['_'] as unknown[] | undefined) ?? []).slice(1).map(String)].map((arg, i) => textOf(arg, `argument ${i} of the command`));
 }
 
-/** --env pairs, each value as the bytes given (SPEC-3: a value that is not UTF-8 is carried in base64). */
-function envOf(args: Record<string, unknown>): JobRequest['env'] {
-  const pairs = parsePairs(args['env'], 'env', environmentValue);
-  if (pairs === undefined) return undefined;
-  return Object.fromEntries(Object.entries(pairs).map(([name, value]) => [requireText(name, `--env ${name}`), textOf(value, `the value of --env ${name}`)]));
-}
-
-function requestOf(args: Record<string, unknown>, argv: RecordText[]): JobRequest {
-  const request: JobRequest = {};
-  const handler = args['handler'];
-  if (typeof handler === 'string') {
-    if (argv.length > 0) throw new FsjobError('USAGE', 'give either a command (after --) or --handler, not both (SPEC-1)', { clause: 'SPEC-1' });
-    request.handler = handler;
-    if (args['payload'] !== undefined) {
-      // REQ-2: kept as written, number for number.
-      const payload = parsePayloadText(String(args['payload']));
-      if (typeof payload === 'string') throw new FsjobError('USAGE', `--payload is not one JSON value: ${payload}`);
-      request.payload = payload as unknown as JobRequest['payload'];
-    }
-  } else {
-    if (args['payload'] !== undefined) throw new FsjobError('USAGE', '--payload needs --handler: only payload jobs have a payload (SPEC-1)', { clause: 'SPEC-1' });
-    if (argv.length === 0) throw new FsjobError('USAGE', 'name the command to run after --, for example: fsjob enqueue -- make test (or use --handler, --request or --batch)');
-    request.argv = argv as JobRequest['argv'];
-  }
-  const duration = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseDuration(args[flag], flag, LIMITS[flag]));
-  const integer = (flag: string): number | undefined => (args[flag] === undefined ? undefined : parseInteger(args[flag], flag, LIMITS[flag]));
-  const set = <K extends keyof JobRequest>(key: K, value: JobRequest[K] | undefined): void => {
-    if (value !== undefined) request[key] = value;
-  };
-  if (typeof args['cwd'] === 'string') request.cwd = path.resolve(args['cwd']);
-  else request.cwd = workingDirectory();
-  set('env', envOf(args));
-  set('timeout_ms', duration('timeout'));
-  set('kill_grace_ms', duration('kill-grace'));
-  set('queue_deadline_ms', duration('queue-deadline'));
-  set('max_attempts', integer('max-attempts'));
-  set('retry_delay_ms', duration('retry-delay'));
-  set('priority', integer('priority'));
-  set('lane', args['lane'] as string | undefined);
-  set('dedupe', args['dedupe'] as string | undefined);
-  if (args['preemptible'] === true) request.preemptible = true;
-  set('max_output_bytes', args['max-output'] === undefined ? undefined : parseBytes(args['max-output'], 'max-output', LIMITS['max-output']));
-  set('labels', parsePairs(args['label'], 'label'));
-  set('output_keep', args['output-keep'] as JobRequest['output_keep']);
-  set('not_before_ms', notBeforeOf(args));
-  if (args['hold'] === true) request.hold = true;
-  if (args['lane-slots'] !== undefined) {
-    // LANE-5: slots are a lane's; said here in the flag's terms rather than as the schema's missing member.
-    if (request.lane === undefined) throw new FsjobError('USAGE', '--lane-slots needs --lane: the slots are those of a lane (--lane L --lane-slots N)', { clause: 'LANE-5' });
-    request.lane_slots = parseInteger(args['lane-slots'], 'lane-slots', { min: 1, max: SLOTS_MAX });
-  }
-  return request;
+/** The words given before `--` that yargs took as the command. */
+function positionalsOf(args: Record<string, unknown>): string[] {
+  return ((args['cmd'] as unknown[] | undefined) ?? []).map(String);
 }
 
 /**
- * --after ID[:succeeded|:finished] (repeatable, or several ids after one
- * --after as pueue takes them): each a whole id or a unique prefix
- * (resolveJobId), `succeeded` unless it says `finished` (AFTER-1).
+ * `--delay 2 hours -- true`: the shell passed "2" to --delay and "hours"
+ * became the job's command. A duration is one argument ("2h", or quoted:
+ * --delay "2 hours"), so a bare number followed by a unit word is refused
+ * rather than enqueued as a job that runs `hours`.
  */
-async function afterOf(queue: Queue, args: Record<string, unknown>): Promise<JobRequest['after']> {
-  const given = args['after'];
-  if (given === undefined) return undefined;
-  const typed = (Array.isArray(given) ? given : [given]).flatMap((value) => String(value).split(/[\s,]+/)).filter((text) => text !== '');
-  if (typed.length === 0) throw new FsjobError('USAGE', '--after needs a job id (ID, ID:succeeded or ID:finished)');
-  const after: NonNullable<JobRequest['after']> = [];
-  for (const text of typed) {
-    const cut = text.lastIndexOf(':');
-    const when = cut < 0 ? 'succeeded' : text.slice(cut + 1);
-    if (when !== 'succeeded' && when !== 'finished') {
-      throw new FsjobError('USAGE', `--after ${text}: say ID, ID:succeeded (the default: run only if it succeeded) or ID:finished (run once it finished, whatever its outcome)`, { clause: 'AFTER-1' });
+function checkSplitDuration(args: Record<string, unknown>): void {
+  const [next] = positionalsOf(args);
+  if (next === undefined || !isDurationUnit(next)) return;
+  for (const option of DURATION_OPTIONS) {
+    const value = args[option];
+    if (typeof value === 'string' && /^[0-9]+(\.[0-9]+)?$/.test(value.trim())) {
+      const meant = formatDuration(parseDuration(`${value.trim()} ${next}`, option));
+      throw new FsjobError('USAGE', `--${option} ${value} ${next}: the shell split the duration, and "${next}" would be the job's command; write --${option} ${meant}, or quote it: --${option} "${value} ${next}"`);
     }
-    after.push({ job_id: await resolveJobId(queue, cut < 0 ? text : text.slice(0, cut)), when });
   }
-  return after;
-}
-
-/** --delay D or --at TIME as the instant the job may start (DELAY-1); undefined for neither. */
-function notBeforeOf(args: Record<string, unknown>): number | undefined {
-  const delay = args['delay'];
-  const at = args['at'];
-  if (delay !== undefined && at !== undefined) throw new FsjobError('USAGE', 'give --delay or --at, not both');
-  if (delay !== undefined) {
-    const ms = parseDuration(delay, 'delay', { min: 0, max: DELAY_MAX });
-    return ms === 0 ? undefined : Date.now() + ms;
-  }
-  if (at === undefined) return undefined;
-  const text = String(at).trim();
-  // ISO 8601 ("2026-12-01T18:30", "2026-12-01 18:30:00Z"; local time without a zone) or @<seconds since the epoch>.
-  const ms = text.startsWith('@') && /^@[0-9]+$/.test(text) ? Number(text.slice(1)) * 1000 : Date.parse(text.replace(' ', 'T'));
-  if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--at ${JSON.stringify(text)} is not a time; write 2026-12-01T18:30 (local), 2026-12-01T18:30Z, or @1796000000 (seconds since the epoch)`);
-  const now = Date.now();
-  if (ms <= now) throw new FsjobError('USAGE', `--at ${text} is in the past (${new Date(ms).toISOString()}); a job may start at once without it`);
-  if (ms - now > DELAY_MAX) throw new FsjobError('USAGE', `--at ${text} is too far ahead: at most 365d from now`);
-  return ms;
-}
-
-/** The job is accepted either way; a consumer will reject it (EXEC-5), so say so now. */
-async function warnAboutCwd(cwd: string | undefined, root: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
-  if (cwd === undefined) return;
-  const inside = cwd === root || cwd.startsWith(`${root}/`);
-  const isDir = await stat(cwd).then((stats) => stats.isDirectory(), () => false);
-  if (inside || !isDir) {
-    const why = inside ? 'lies inside the queue' : 'is not a directory here';
-    io.stderr(`fsjob: warning: the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes\n`);
-  }
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Where execvp(3) would find `name` on `searchPath` (an empty entry is the working directory), or undefined. */
-async function findOnPath(name: string, searchPath: string, cwd: string): Promise<string | undefined> {
-  for (const dir of searchPath.split(':')) {
-    const file = path.resolve(cwd, dir === '' ? '.' : dir, name);
-    if (await isExecutable(file)) return file;
-  }
-  return undefined;
-}
-
-/**
- * EXEC-4, EXEC-6: the job runs argv[0] on the PATH of its own environment
- * (/usr/local/bin:/usr/bin:/bin unless --env PATH), not this shell's. A name
- * that is not there fails at run time with exit 127, so say so now. The job
- * is accepted either way: the consumer's machine may differ from this one.
- */
-async function warnAboutCommand(argv0: string, jobPath: string, cwd: string, io: Parameters<FsjobCommand['run']>[1]): Promise<void> {
-  if (argv0.includes('/')) {
-    if (!(await isExecutable(path.resolve(cwd, argv0)))) {
-      io.stderr(`fsjob: warning: ${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes\n`);
-    }
-    return;
-  }
-  if ((await findOnPath(argv0, jobPath, cwd)) !== undefined) return;
-  const here = await findOnPath(argv0, process.env['PATH'] ?? '', cwd);
-  const hint = here === undefined ? '' : `; it is ${here} in this shell: give that path, or pass this shell's PATH with --env PATH`;
-  io.stderr(`fsjob: warning: ${argv0} is not on the job's PATH (${jobPath}), so the job will fail with exit 127${hint}\n`);
 }
 
 function printBatchResult(result: BatchResult, json: boolean, io: Parameters<FsjobCommand['run']>[1]): void {
@@ -240,8 +66,6 @@ function printBatchResult(result: BatchResult, json: boolean, io: Parameters<Fsj
 }
 
 export const enqueueCommand: FsjobCommand = {
-  command: 'enqueue [cmd..]',
-  describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('cmd', { describe: 'The command and its arguments; put them after -- so their options are not read as fsjob options', type: 'string', array: true })
@@ -293,30 +117,33 @@ export const enqueueCommand: FsjobCommand = {
     const batchFile = args['batch'] as string | undefined;
     const argv = commandOf(args);
     if (requestFile !== undefined || batchFile !== undefined) {
-      const given = JOB_FLAGS.filter((flag) => args[flag] !== undefined).map((flag) => `--${flag}`);
+      const given = REQUEST_OPTION_NAMES.filter((option) => args[option] !== undefined).map((option) => `--${option}`);
       if (argv.length > 0 || given.length > 0) {
         throw new FsjobError('USAGE', `--request and --batch take every job option from the request; drop ${[...given, ...(argv.length > 0 ? ['the command'] : [])].join(', ')}`);
       }
-    }
+    } else checkSplitDuration(args);
     const queue = await openQueueOf(args);
-    const { enqueueBatch } = await producer();
     if (batchFile !== undefined) {
-      const results = await enqueueBatch(queue, linesOf(batchFile), { onResult: (result) => printBatchResult(result, json, io) });
-      return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
+      const progress = startProgress(io, 'enqueue --batch', 'jobs', progressWanted(io, args));
+      try {
+        const results = await enqueueBatch(queue, linesOf(batchFile), {
+          onResult: (result) => {
+            progress.add();
+            printBatchResult(result, json, progress.io);
+          },
+        });
+        return results.every((result) => 'id' in result) ? EXIT.OK : EXIT.FAILURE;
+      } finally {
+        progress.end();
+      }
     }
-    let enqueued;
+    let enqueued: Enqueued;
     try {
       enqueued = await enqueueOne(queue, args, requestFile, argv);
     } catch (error) {
-      throw asInvalidRequest(requestFile === undefined ? inFlagTerms(error) : error);
+      throw asInvalidRequest(error);
     }
-    if (enqueued.spec.argv !== undefined && requestFile === undefined) {
-      await warnAboutCwd(enqueued.spec.cwd, queue.root, io);
-      const [program] = enqueued.spec.argv;
-      const jobPath = enqueued.spec.env['PATH'] ?? DEFAULT_COMMAND_PATH;
-      // A program or PATH that is not UTF-8 (SPEC-3) is not looked up here: the warning is only a help.
-      if (isPlainText(program) && isPlainText(jobPath)) await warnAboutCommand(program, jobPath, enqueued.spec.cwd, io);
-    }
+    if (requestFile === undefined) for (const warning of await commandWarnings(enqueued.spec, queue.root)) io.stderr(`fsjob: warning: ${warning}\n`);
     io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;
   },
@@ -330,23 +157,52 @@ export const enqueueCommand: FsjobCommand = {
  */
 function asInvalidRequest(error: unknown): unknown {
   if (isFsjobError(error, 'UNSUPPORTED_VERSION') || (isFsjobError(error, 'TOO_LARGE') && error.clause === 'REQ-1')) {
-    return new FsjobError('USAGE', error.message, { clause: error.clause, ...(error.path === undefined ? {} : { path: error.path }), cause: error });
+    return new FsjobError('USAGE', error.message, {
+      clause: error.clause,
+      ...(error.path === undefined ? {} : { path: error.path }),
+      ...(error.field === undefined ? {} : { field: error.field }),
+      cause: error,
+    });
   }
   return error;
 }
 
-/** One job from --request FILE or from the flags and the command. */
+/** One job from --request FILE, or from the flags and the command (a refusal names the flag that set the member refused). */
 async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFile: string | undefined, argv: RecordText[]): Promise<Enqueued> {
-  const { enqueue } = await producer();
   if (requestFile !== undefined) {
-    const { REQUEST_MAX } = await import('../../base/constants.ts');
     const bytes = await readInput(requestFile, REQUEST_MAX, 'request file');
     return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
   }
-  const request = requestOf(args, argv);
-  const after = await afterOf(queue, args);
-  if (after !== undefined) request.after = after;
+  const request = requestFromOptions(args, argv, { environment: environmentValue, text: textOf, requireText, cwd: workingDirectory });
+  if (request.after !== undefined) request.after = await resolvedAfter(queue, request.after);
   const stdinFile = args['stdin'] as string | undefined;
   const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
-  return enqueue(queue, request, stdin === undefined ? {} : { stdin });
+  return enqueue(queue, request, { nameField: requestOptionNamed, ...(stdin === undefined ? {} : { stdin }) });
+}
+
+/**
+ * --after's ids as typed, each a whole id or a unique prefix of one in this
+ * queue (resolveJobId); a refusal keeps the dependency it is about as its
+ * `field` (/after/N/job_id).
+ */
+async function resolvedAfter(queue: Queue, after: NonNullable<JobRequest['after']>): Promise<NonNullable<JobRequest['after']>> {
+  const resolved: NonNullable<JobRequest['after']> = [];
+  for (const [index, dependency] of after.entries()) {
+    if (JOB_ID_PATTERN.test(dependency.job_id)) {
+      resolved.push(dependency);
+      continue;
+    }
+    try {
+      resolved.push({ ...dependency, job_id: await resolveJobId(queue, dependency.job_id) });
+    } catch (error) {
+      if (!isFsjobError(error)) throw error;
+      throw new FsjobError(error.code, `--after: ${error.message}`, {
+        ...(error.clause === undefined ? {} : { clause: error.clause }),
+        ...(error.path === undefined ? {} : { path: error.path }),
+        field: `/after/${index}/job_id`,
+        cause: error,
+      });
+    }
+  }
+  return resolved;
 }

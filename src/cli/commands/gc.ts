@@ -1,16 +1,22 @@
-/** `fsjob gc [ID...] [--all | --keep N | --older-than D]`: remove finished jobs and what nobody needs (GC-1, GC-2, READY-3, TEMP-1). */
+/**
+ * `fsjob gc [ID...] [--all | --keep N | --older-than D]`: remove finished
+ * jobs and what nobody needs (GC-1, GC-2, READY-3, TEMP-1). One line of
+ * summary (every job removed with --verbose), progress on a terminal.
+ */
 import { FsjobError } from '../../base/errors.ts';
+// Every finished job's receipt is read: with ajv's compiled code (src/records/compiled.ts).
+import '../../records/compiled.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { gcJson } from '../json-out.ts';
-import { jobIdsOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { parseDuration, parseInteger } from '../units.ts';
+import { progressWanted, startProgress } from '../progress.ts';
+import { gc } from '../../producer/gc.ts';
+import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { parseDuration, parseInteger } from '../../base/units.ts';
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 export const gcCommand: FsjobCommand = {
-  command: 'gc [ids..]',
-  describe: 'Remove finished jobs (never an unfinished one), stale ready entries, old holds and stale temporaries',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Remove only these finished jobs (ids or unique prefixes)', type: 'string' })
@@ -25,7 +31,7 @@ export const gcCommand: FsjobCommand = {
       .example('$0 gc --all', 'remove every finished job')
       .example('$0 gc --dry-run --all --json | jq ".jobs | length"', 'how many jobs a gc --all would remove')
       .epilog(
-        'A job is removed only when it has a valid receipt (GC-1): it is renamed out of jobs/ (it disappears at once) and then deleted. ' +
+        'A job is removed only when it has a valid receipt (GC-1): it is renamed out of jobs/ (it disappears at once) and then deleted. One line says what was removed; --verbose lists every job too. ' +
           'Which finished jobs go must be said: job ids, --keep, --older-than, or --all for every one; stale ready entries, holds and temporaries are always collected. ' +
           'Exit status: 0 done, 1 the queue cannot be read, a removal failed, or a named job is not finished.',
       ),
@@ -41,15 +47,34 @@ export const gcCommand: FsjobCommand = {
     const keep = args['keep'] === undefined ? 0 : parseInteger(args['keep'], 'keep', { min: 0 });
     const olderThanMs = args['older-than'] === undefined ? 0 : parseDuration(args['older-than'], 'older-than', { min: 0 });
     const dryRun = args['dry-run'] === true;
-    const { gc } = await producer();
-    const result = await gc(queue, { keep, olderThanMs, dryRun, ...(ids === undefined ? {} : { ids }) });
+    const shown = progressWanted(io, args);
+    const examining = startProgress(io, 'gc: examining', 'jobs', shown);
+    const removing = startProgress(io, dryRun ? 'gc: would remove' : 'gc: removing', 'jobs', shown);
+    let result;
+    try {
+      result = await gc(queue, {
+        keep,
+        olderThanMs,
+        dryRun,
+        ...(ids === undefined ? {} : { ids }),
+        onProgress: ({ phase, done, total }) => {
+          const progress = phase === 'examining' ? examining : removing;
+          if (phase === 'removing' && done === 0) examining.end();
+          progress.total(total);
+          if (done > 0) progress.add();
+        },
+      });
+    } finally {
+      examining.end();
+      removing.end();
+    }
     const failed = ids !== undefined && result.skipped.length > 0;
     if (args['json'] === true) {
       io.stdout(jsonText(gcJson(result, dryRun)));
       return failed ? EXIT.FAILURE : EXIT.OK;
     }
     const verb = dryRun ? 'would remove' : 'removed';
-    for (const id of result.jobs) io.stdout(`${verb} job ${id}\n`);
+    if (args['verbose'] === true) for (const id of result.jobs) io.stdout(`${verb} job ${id}\n`);
     for (const skipped of result.skipped) io.stderr(`fsjob: left job ${skipped.id} alone: ${skipped.reason}\n`);
     io.stdout(
       `${verb} ${plural(result.jobs.length, 'finished job')}, ${plural(result.readyEntries.length, 'ready entry', 'ready entries')}, ${plural(result.holds.length, 'old hold')}, ` +

@@ -1,11 +1,10 @@
 /** `fsjob init [--queue DIR]`: create a queue, or confirm an existing one (INIT-1, INIT-2: idempotent). */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { initQueue } from '../../model/queue.ts';
 import { jsonText, queuePathOf, withQueue } from '../queue-arg.ts';
 
 export const initCommand: FsjobCommand = {
-  command: 'init',
-  describe: 'Create a queue directory (or check an existing one); safe to run again',
   builder: (yargs) =>
     withQueue(yargs)
       .option('json', { describe: 'Print {queue, created, record} as JSON', type: 'boolean', default: false })
@@ -13,7 +12,6 @@ export const initCommand: FsjobCommand = {
       .example('FSJOB_QUEUE=/srv/jobs $0 init', 'the same, through the environment every command reads')
       .epilog('Creates tmp/, jobs/, ready/, dedupe/, lanes/, workers/ and publishes fsjob.json last (INIT-2). Exit status: 0 created or already a queue, 1 refused (for example a root writable by others, SEC-1).'),
   run: async (args, io) => {
-    const { initQueue } = await import('../../model/queue.ts');
     const queue = await initQueue(await queuePathOf(args));
     if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, created: queue.created, record: queue.record }));
     else io.stdout(`${queue.created ? 'created queue' : 'already a queue:'} ${queue.root}\n`);

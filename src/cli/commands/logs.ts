@@ -3,7 +3,9 @@ import { FsjobError } from '../../base/errors.ts';
 import type { Queue } from '../../model/queue.ts';
 import type { CliIo, FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdsOf, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { jobStatus } from '../../producer/inspect.ts';
+import { readLogs } from '../../producer/watch.ts';
+import { jobIdsOf, openQueueOf, withQueue } from '../queue-arg.ts';
 import { noticeUnserved } from '../../producer/service-notice.ts';
 
 type Stream = 'stdout' | 'stderr';
@@ -15,7 +17,6 @@ export function truncationMarker(dropped: number | null): string {
 
 /** Everything `logs --json` says about one job's stream (schemas/output/logs.schema.json). */
 async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Record<string, unknown>> {
-  const { readLogs, jobStatus } = await producer();
   const parts: Buffer[] = [];
   let gen: number | null = null;
   let dropped: number | null = 0;
@@ -52,7 +53,6 @@ async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Recor
 }
 
 async function printLogs(queue: Queue, id: string, stream: Stream, follow: boolean, raw: boolean, io: CliIo): Promise<void> {
-  const { readLogs } = await producer();
   const write = io.stdoutBytes ?? ((bytes: Uint8Array) => io.stdout(Buffer.from(bytes).toString('utf8')));
   let gen: number | undefined;
   let last = 0x0a;
@@ -73,8 +73,6 @@ async function printLogs(queue: Queue, id: string, stream: Stream, follow: boole
 }
 
 export const logsCommand: FsjobCommand = {
-  command: 'logs <ids..>',
-  describe: "Print a job's captured standard output (or error)",
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Job ids, or unique prefixes of them', type: 'string' })

@@ -1,11 +1,10 @@
 /** `fsjob pause [--reason TEXT]` and `fsjob resume`: stop and restart a queue's consumption (PAUSE-1, spec/records.md). */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { pauseQueue, resumeQueue } from '../../model/pause.ts';
 import { jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 
 export const pauseCommand: FsjobCommand = {
-  command: 'pause',
-  describe: 'Pause the queue: no consumer claims a job until fsjob resume; running jobs go on',
   builder: (yargs) =>
     withQueue(yargs)
       .option('reason', { describe: 'Why, for fsjob status and the workers (at most 1024 bytes)', type: 'string' })
@@ -17,7 +16,6 @@ export const pauseCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const { pauseQueue } = await import('../../model/pause.ts');
     const reason = args['reason'] as string | undefined;
     const { published, record } = await pauseQueue(queue, reason === undefined ? {} : { reason });
     if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, published, pause: record }));
@@ -28,8 +26,6 @@ export const pauseCommand: FsjobCommand = {
 };
 
 export const resumeCommand: FsjobCommand = {
-  command: 'resume',
-  describe: 'Resume a paused queue: consumers claim again at their next look',
   builder: (yargs) =>
     withQueue(yargs)
       .option('json', { describe: 'Print {queue, resumed} as JSON', type: 'boolean', default: false })
@@ -37,7 +33,6 @@ export const resumeCommand: FsjobCommand = {
       .epilog('Removes pause.json from the queue root (PUB-10). Exit status: 0 resumed (also when it was not paused), 1 the queue cannot be written.'),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const { resumeQueue } = await import('../../model/pause.ts');
     const resumed = await resumeQueue(queue);
     if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, resumed }));
     else io.stdout(resumed ? `resumed ${queue.root}\n` : `${queue.root} was not paused\n`);

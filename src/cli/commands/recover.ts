@@ -3,11 +3,11 @@ import { GUARDIAN_LIMIT, LEASE_SKEW } from '../../base/constants.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
+import { progressWanted, startProgress } from '../progress.ts';
+import { recover } from '../../consumer/index.ts';
 import { jsonText, queuePathOf, withQueue } from '../queue-arg.ts';
 
 export const recoverCommand: FsjobCommand = {
-  command: 'recover',
-  describe: 'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
   builder: (yargs) =>
     withQueue(yargs)
       .option('json', { describe: 'Write the report as JSON', type: 'boolean', default: false })
@@ -20,8 +20,18 @@ export const recoverCommand: FsjobCommand = {
           'Anything that cannot be proven is left alone and listed. Exit status: 0 when nothing was left unproven, 1 otherwise.',
       ),
   run: async (args, io) => {
-    const { recover } = await import('../../consumer/recover.ts');
-    const report = await recover(await queuePathOf(args));
+    const progress = startProgress(io, 'recover', 'jobs', progressWanted(io, args));
+    let report;
+    try {
+      report = await recover(await queuePathOf(args), {
+        onProgress: (done, total) => {
+          progress.total(total);
+          if (done > 0) progress.add();
+        },
+      });
+    } finally {
+      progress.end();
+    }
     if (args['json'] === true) io.stdout(jsonText(reportJson(report)));
     else {
       const text = reportText(report);

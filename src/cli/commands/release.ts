@@ -1,10 +1,10 @@
 /** `fsjob release ID... | --lane L | --label K=V`: release held jobs (HOLD-2). */
 import { FsjobError } from '../../base/errors.ts';
-import type { ReleaseResult } from '../../producer/index.ts';
+import { parsePairs } from '../../base/units.ts';
+import { release, releaseWhere, type ReleaseResult } from '../../producer/release.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
-import { jobIdsOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
-import { parsePairs } from '../units.ts';
+import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 
 function describe(result: ReleaseResult): string {
   const released = result.published ? 'released' : 'was released already';
@@ -12,8 +12,6 @@ function describe(result: ReleaseResult): string {
 }
 
 export const releaseCommand: FsjobCommand = {
-  command: 'release [ids..]',
-  describe: 'Release held jobs (enqueued with --hold) so that they run: by id, or every held job of a lane or with a label',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Job ids, or unique prefixes of them', type: 'string', array: true })
@@ -29,7 +27,6 @@ export const releaseCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const { release, releaseWhere } = await producer();
     const lane = args['lane'] as string | undefined;
     const labels = parsePairs(args['label'], 'label');
     const ids = await jobIdsOf(args, queue);

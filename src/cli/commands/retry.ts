@@ -1,11 +1,10 @@
 /** `fsjob retry ID`: enqueue a new job from a finished job's spec, labelled retry-of=ID. */
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { retry } from '../../producer/retry.ts';
 import { jobIdOf, openQueueOf, withQueue } from '../queue-arg.ts';
 
 export const retryCommand: FsjobCommand = {
-  command: 'retry <id>',
-  describe: 'Enqueue a finished job again as a new job (same command, stdin and options), labelled retry-of=ID; prints the new id',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('id', { describe: 'The finished job to repeat: its id or a unique prefix', type: 'string' })
@@ -19,7 +18,6 @@ export const retryCommand: FsjobCommand = {
   run: async (args, io) => {
     const queue = await openQueueOf(args);
     const id = await jobIdOf(args, queue);
-    const { retry } = await import('../../producer/retry.ts');
     const enqueued = await retry(queue, id);
     io.stdout(args['json'] === true ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
     return EXIT.OK;

@@ -4,9 +4,12 @@ import type { IndexCounts, JobCounts, JobList, JobReport, JobSummary, Outcome, W
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
-import { jobIdOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { progressWanted, startProgress } from '../progress.ts';
+import { pauseState } from '../../model/pause.ts';
+import { jobStatus, listJobs, liveWorkers } from '../../producer/inspect.ts';
+import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { shellQuote } from '../shell-quote.ts';
-import { formatAge, formatBytes, formatDuration, parseInteger } from '../units.ts';
+import { formatAge, formatBytes, formatDuration, parseInteger } from '../../base/units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
 const STATUSES: readonly JobStatus[] = ['queued', 'held', 'blocked', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
@@ -160,8 +163,6 @@ function detail(report: JobReport, now: number): string {
 }
 
 export const statusCommand: FsjobCommand = {
-  command: 'status [id]',
-  describe: 'Show the jobs of a queue and its workers, or everything about one job',
   builder: (yargs) =>
     withQueue(yargs)
       .positional('id', { describe: 'A job id or a unique prefix of one: show that job in full', type: 'string' })
@@ -184,7 +185,6 @@ export const statusCommand: FsjobCommand = {
       ),
   run: async (args, io) => {
     const queue = await openQueueOf(args);
-    const { jobStatus, listJobs, liveWorkers } = await producer();
     const json = args['json'] === true;
     const now = Date.now();
     if (args['id'] !== undefined) {
@@ -198,13 +198,25 @@ export const statusCommand: FsjobCommand = {
     const wanted = (args['status'] as string[] | undefined) ?? [];
     const statuses = wanted.filter((name): name is JobStatus => (STATUSES as readonly string[]).includes(name));
     const outcomes = wanted.filter((name): name is Outcome => (OUTCOMES as readonly string[]).includes(name));
-    const list: JobList = await listJobs(queue, {
-      limit,
-      counts: args['exact'] === true ? true : EXACT_COUNT_MAX,
-      ...(wanted.length === 0 ? {} : { statuses, outcomes }),
-    });
+    const exact = args['exact'] === true;
+    // Every job's records are read: with ajv's compiled code (src/records/compiled.ts).
+    if (exact) await import('../../records/compiled.ts');
+    const progress = startProgress(io, 'status', 'jobs', exact && progressWanted(io, args));
+    let list: JobList;
+    try {
+      list = await listJobs(queue, {
+        limit,
+        counts: exact ? true : EXACT_COUNT_MAX,
+        ...(wanted.length === 0 ? {} : { statuses, outcomes }),
+        onProgress: (done, total) => {
+          progress.total(total);
+          if (done > 0) progress.add();
+        },
+      });
+    } finally {
+      progress.end();
+    }
     const workers = await liveWorkers(queue);
-    const { pauseState } = await import('../../model/pause.ts');
     const pause = await pauseState(queue);
     if (json) {
       io.stdout(

@@ -10,8 +10,9 @@ import { DOCUMENT_TYPES, type DocumentType } from '../../records/codec.ts';
 import { type FileResult, planTargets, validateFiles } from '../../validator/files.ts';
 import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
 import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
-import type { CliIo, FsjobCommand } from '../command.ts';
+import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
+import { progressDelayMs, progressWanted, startProgress } from '../progress.ts';
 import { writeReportFile } from '../report-file.ts';
 
 type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
@@ -43,15 +44,10 @@ function asList(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
-function progressReporter(io: CliIo, target: string): ((checked: number, total: number) => void) | undefined {
-  if (process.stderr.isTTY !== true) return undefined;
-  return (checked, total) => io.stderr(`fsjob validate: ${target}: ${checked} of ${total} jobs checked\n`);
-}
+
 
 export const validateCommand: FsjobCommand = {
-  command: 'validate [targets..]',
   citesClauses: true,
-  describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
   builder: (yargs) =>
     yargs
       .positional('targets', {
@@ -124,15 +120,29 @@ export const validateCommand: FsjobCommand = {
     const audits: QueueAudit[] = [];
     for (const target of targets) {
       if (target.kind !== 'queue') continue;
+      const progress = startProgress(io, `validate ${target.path}`, 'jobs', progressWanted(io, args));
+      let counted = 0;
       try {
-        const progress = progressReporter(io, target.path);
-        audits.push(await auditQueue(target.path, progress === undefined ? {} : { progress }));
+        audits.push(
+          await auditQueue(target.path, {
+            // The validator reports every 64 jobs at most this often: often enough for a line redrawn every 200 ms.
+            progressIntervalMs: Math.min(100, progressDelayMs()),
+            progress: (checked, total) => {
+              progress.total(total);
+              progress.add(checked - counted);
+              counted = checked;
+            },
+          }),
+        );
       } catch (error) {
         if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE')) {
+          progress.end();
           io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
           return EXIT.USAGE;
         }
         throw error;
+      } finally {
+        progress.end();
       }
     }
 

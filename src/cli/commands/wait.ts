@@ -3,13 +3,12 @@ import type { ReceiptRecord } from '../../records/codec.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
-import { jobIdsOf, jsonText, openQueueOf, producer, withQueue } from '../queue-arg.ts';
+import { waitFor } from '../../producer/watch.ts';
+import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { noticeUnserved } from '../../producer/service-notice.ts';
-import { parseDuration } from '../units.ts';
+import { parseDuration } from '../../base/units.ts';
 
 export const waitCommand: FsjobCommand = {
-  command: 'wait <ids..>',
-  describe: "Wait until jobs finish; exit with the job's exit code",
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Job ids as fsjob enqueue printed them, or unique prefixes of them', type: 'string' })
@@ -31,7 +30,6 @@ export const waitCommand: FsjobCommand = {
     const queue = await openQueueOf(args);
     const ids = await jobIdsOf(args, queue);
     const timeoutMs = args['timeout'] === undefined ? undefined : parseDuration(args['timeout'], 'timeout');
-    const { waitFor } = await producer();
     const stopNotice = noticeUnserved(queue, ids, io);
     const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs; // monotonic: --timeout is a length of time, whatever the wall clock does
     const receipts: ReceiptRecord[] = [];

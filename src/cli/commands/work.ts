@@ -2,7 +2,9 @@
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { LEASE_MAX, LEASE_MIN, OUTPUT_MAX, TIMEOUT_MAX } from '../../base/constants.ts';
-import { formatDuration, parseBytes, parseDuration, parseInteger } from '../units.ts';
+import { Worker } from '../../consumer/index.ts';
+import { defaultQueuePath, openQueue } from '../../model/queue.ts';
+import { formatDuration, parseBytes, parseDuration, parseInteger } from '../../base/units.ts';
 
 const SYSTEMD_UNIT = `Keep a worker running under systemd (a user unit, ~/.config/systemd/user/fsjob-work.service):
 
@@ -39,8 +41,6 @@ leaves its job's process group (setsid, a daemon) outlives the job; its receipt 
 A --cgroup DIR that is not on cgroup2, not writable, or where no child can be created is refused before anything runs.`;
 
 export const workCommand: FsjobCommand = {
-  command: 'work',
-  describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
   builder: (yargs) =>
     yargs
       .option('queue', {
@@ -71,6 +71,12 @@ export const workCommand: FsjobCommand = {
         type: 'string',
         default: 'auto',
       })
+      .option('log-time', {
+        describe: 'What begins each log line on stderr: iso, the time as 2026-12-01T18:30:00.123Z; none, nothing (under journald or another logger that stamps lines itself)',
+        choices: ['iso', 'none'],
+        type: 'string',
+        default: 'iso',
+      })
       .option('json', { describe: 'Progress as JSON lines on stderr (each with time_ms) and the summary as JSON on stdout', type: 'boolean', default: false })
       .example('$0 work --drain', 'run everything runnable in the default queue, then exit')
       .example("$0 work --queue /srv/q --concurrency 4 --allow 'make' --allow '/usr/local/bin/*'", 'serve a queue, running only make and /usr/local/bin/* commands')
@@ -87,11 +93,14 @@ export const workCommand: FsjobCommand = {
     const containment = await containmentOf(String(args['cgroup'] ?? 'auto'));
     const cgroup = containment.dir;
     const mode = args['drain'] === true ? 'drain' : args['once'] === true ? 'once' : 'serve';
-    const { Worker } = await import('../../consumer/worker.ts');
+    const stamped = args['log-time'] !== 'none';
     const log = (line: string, fields: Record<string, unknown>): void => {
       if (json) io.stderr(`${JSON.stringify({ time_ms: Date.now(), ...fields })}\n`);
-      else io.stderr(`fsjob work: ${line}\n`);
+      else io.stderr(`${stamped ? `${new Date().toISOString()} ` : ''}fsjob work: ${line}\n`);
     };
+    // Each queue is opened (and so checked: SEC-1, LAYOUT-2) before the worker
+    // says it serves it: a mistyped --queue fails with its reason alone.
+    for (const queue of queues) await openQueue(queue);
     // FS-2: an operation the filesystem cannot do left work undone; a drain
     // that met one must not exit 0 as if nothing remained.
     let lacked = false;
@@ -158,7 +167,6 @@ async function containmentOf(value: string): Promise<{ dir?: string; why: string
 }
 
 async function defaultQueue(): Promise<string> {
-  const { defaultQueuePath } = await import('../../model/queue.ts');
   return defaultQueuePath();
 }
 

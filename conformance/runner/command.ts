@@ -2,13 +2,18 @@
  * `fsjob conformance [--impl MANIFEST] [--role R] [--crash MODE...] [--only CLAUSE...] [--json] [--output FILE] [--keep]`:
  * run the conformance suite (conformance/runner) against an implementation
  * described by a manifest (spec/tools.md, MANIFEST-1), the reference by default.
+ *
+ * The suite's own command: the CLI (src/cli/main.ts) lists it, and the
+ * command's entry (bin/fsjob.ts) hands main this module's loader, so the
+ * library never imports the suite. The runner loads when the command runs.
  */
-import type { RoleFilter } from '../../../conformance/runner/run.ts';
-import type { CrashMode, PowerMode } from '../../../conformance/runner/case.ts';
-import { FsjobError } from '../../base/errors.ts';
-import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { writeReportFile } from '../report-file.ts';
+import type { RoleFilter } from './run.ts';
+import type { CrashMode, PowerMode } from './case.ts';
+import { FsjobError } from '../../src/base/errors.ts';
+import type { FsjobCommand } from '../../src/cli/command.ts';
+import { EXIT } from '../../src/cli/exit.ts';
+import { progressWanted, startProgress } from '../../src/cli/progress.ts';
+import { writeReportFile } from '../../src/cli/report-file.ts';
 
 /** --crash takes a kill mode (quick, full), a power-loss mode (power, power-full), or one of each. */
 export function crashModes(values: readonly string[]): { crash: CrashMode; power: PowerMode } {
@@ -21,9 +26,7 @@ export function crashModes(values: readonly string[]): { crash: CrashMode; power
 }
 
 export const conformanceCommand: FsjobCommand = {
-  command: 'conformance',
   citesClauses: true,
-  describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
   builder: (yargs) =>
     yargs
       .option('impl', {
@@ -86,14 +89,11 @@ export const conformanceCommand: FsjobCommand = {
       .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
   run: async (args, io) => {
     // Loaded here, not at startup: every other fsjob command would pay for the whole suite.
-    const { runConformance } = await import('../../../conformance/runner/run.ts');
-    const { formatCase, formatSummary, summarize } = await import('../../../conformance/runner/report.ts');
+    const { runConformance } = await import('./run.ts');
+    const { formatCase, formatSummary, summarize } = await import('./report.ts');
     const json = args['json'] === true;
-    const tty = process.stderr.isTTY === true && !json;
-    let done = 0;
-    const clearLine = (): void => {
-      if (tty) process.stderr.write('\r\x1b[K');
-    };
+    const progress = startProgress(io, 'conformance', 'cases', progressWanted(io, args));
+    const out = progress.io;
     const outcome = await runConformance({
       ...(typeof args['impl'] === 'string' ? { impl: args['impl'] } : {}),
       role: args['role'] as RoleFilter,
@@ -104,17 +104,13 @@ export const conformanceCommand: FsjobCommand = {
       allVectors: args['all-vectors'] === true,
       parallel: Number(args['parallel']) || 4,
       onStart: (manifest) => {
-        if (!json) io.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
+        if (!json) out.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
       },
       onResult: (result) => {
-        done += 1;
-        if (json) return;
-        clearLine();
-        io.stdout(`${formatCase(result).join('\n')}\n`);
+        progress.add();
+        if (!json) out.stdout(`${formatCase(result).join('\n')}\n`);
       },
-      ...(tty ? { progress: (text: string) => process.stderr.write(`\r\x1b[K[${done} done] ${text.slice(0, (process.stderr.columns ?? 100) - 12)}`) } : {}),
-    });
-    clearLine();
+    }).finally(() => progress.end());
     const summary = summarize(outcome.results, outcome.report.summary.crash_points);
     if (typeof args['output'] === 'string') await writeReportFile(args['output'], `${JSON.stringify(outcome.report, null, 2)}\n`);
     if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);

@@ -1,13 +1,28 @@
 /**
- * Parsing of the CLI's human units: durations ("30s", "10m", "2h", "7d",
- * "250ms", or plain seconds such as "1.5"), byte counts ("1048576", "64k",
- * "1M"), and K=V pairs. Each refuses what it cannot read exactly with USAGE
- * naming the flag.
+ * Human units, as options are typed on a command line: durations ("30s",
+ * "10m", "2h", "7d", "250ms", "2 hours", or plain seconds such as "1.5"),
+ * byte counts ("1048576", "64k", "1M"), and K=V pairs. Each refuses what it
+ * cannot read exactly with USAGE naming the option. The CLI and the
+ * producer's request options (src/producer/request-options.ts) read them.
  */
-import { FsjobError } from '../base/errors.ts';
+import { FsjobError } from './errors.ts';
 
-const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/;
-const MS_PER_UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Units of a duration, short and long ("2h", "2 hours"). */
+const MS_PER_UNIT: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
+  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
+  h: 3_600_000, hr: 3_600_000, hrs: 3_600_000, hour: 3_600_000, hours: 3_600_000,
+  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+  w: 604_800_000, week: 604_800_000, weeks: 604_800_000,
+};
+/** A number and an optional unit, with at most one space between them when the unit is a word. */
+const DURATION = /^([0-9]+(?:\.[0-9]+)?)(?:(ms|s|m|h|d|w)|\s?([a-z]+))?$/;
+
+/** True when `word` is a unit of a duration ("hours", "min"): what a value split from its unit by the shell looks like. */
+export function isDurationUnit(word: string): boolean {
+  return Object.hasOwn(MS_PER_UNIT, word.toLowerCase());
+}
 const BYTES = /^([0-9]+)([kKmMgG]i?[bB]?|[bB])?$/;
 const BYTES_PER_UNIT: Record<string, number> = { k: 1024, m: 1024 ** 2, g: 1024 ** 3, b: 1 };
 
@@ -47,11 +62,12 @@ function checkBounds(value: number, typed: string, flag: string, bounds: Bounds,
 /** A duration in whole milliseconds; a bare number is seconds. */
 export function parseDuration(text: unknown, flag: string, bounds: Bounds = {}): number {
   const value = String(text).trim();
-  const match = DURATION.exec(value);
-  if (match === null) {
-    throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a duration; write seconds (30, 1.5) or a number with a unit: 250ms, 30s, 10m, 2h, 7d`);
+  const match = DURATION.exec(value.toLowerCase());
+  const unit = match === null ? undefined : (match[2] ?? match[3] ?? 's');
+  if (match === null || unit === undefined || !isDurationUnit(unit)) {
+    throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(value)} is not a duration; write seconds (30, 1.5) or a number with a unit: 250ms, 30s, 10m, 2h, 7d, "2 hours"`);
   }
-  const ms = Math.round(Number(match[1]) * (MS_PER_UNIT[match[2] ?? 's'] ?? 1000));
+  const ms = Math.round(Number(match[1]) * (MS_PER_UNIT[unit] ?? 1000));
   if (!Number.isSafeInteger(ms)) throw new FsjobError('USAGE', `--${flag} ${value} is too large${bounds.max === undefined ? '' : `: at most ${formatDuration(bounds.max)}`}`);
   return checkBounds(ms, value, flag, bounds, formatDuration);
 }

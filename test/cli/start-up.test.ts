@@ -1,0 +1,146 @@
+/**
+ * A start of `fsjob` loads what its command needs, no more (issue 29 point
+ * 2), checked on the built command users run (dist/bin/fsjob.js and its
+ * chunks, tools/build/cli-bundle.ts): a loader hook lists every file the
+ * start loads, and the comments esbuild leaves at the head of each bundled
+ * module (`// src/producer/enqueue.ts`) say which sources those files hold
+ * (the generated modules load from dist/src/ as files of their own).
+ * Which files, not how long: the time of a start is the bench's
+ * (bench/package.bench.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import '../support/cli.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ENTRY = join(ROOT, 'dist', 'bin', 'fsjob.js');
+
+/** Registers a loader hook that appends each file: URL loaded to $FSJOB_LOADED_LOG. */
+const HOOK = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(\`
+import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) appendFileSync(process.env.FSJOB_LOADED_LOG, url + '\\\\n');
+  return next(url, context);
+}\`));
+`;
+
+let work: string;
+let queue: string;
+
+interface Start {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** The files loaded, relative to the repository. */
+  files: string[];
+  /** The source modules those files hold (esbuild's path comments). */
+  sources: string[];
+}
+
+function start(args: readonly string[]): Start {
+  const log = join(work, `loaded-${Math.random().toString(36).slice(2)}.log`);
+  const run = spawnSync(process.execPath, ['--import', join(work, 'hook.mjs'), ENTRY, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, FSJOB_LOADED_LOG: log, FSJOB_QUEUE: '' },
+    timeout: 60_000,
+  });
+  const files = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((url) => fileURLToPath(url));
+  const sources = new Set<string>();
+  for (const file of files) {
+    for (const match of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:src|bin|conformance|node_modules)\/\S+|\.\.\/\S+)$/gm)) {
+      sources.add((match[1] as string).replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
+    }
+  }
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr, files: files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
+}
+
+function none(sources: readonly string[], pattern: RegExp): string[] {
+  return sources.filter((source) => pattern.test(source));
+}
+
+/** Code about queues and records; src/records/bytes.ts is not (the text form of a command-line value, SPEC-3, which every start reads). */
+const QUEUE_CODE = /^src\/(fs|records(?!\/bytes\.ts$)|model|producer|consumer|validator)\//;
+
+const startUp = suite('what a start of fsjob loads');
+
+startUp.before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'fsjob-start-up-'));
+  await writeFile(join(work, 'hook.mjs'), HOOK);
+  queue = join(work, 'q');
+  const init = spawnSync(process.execPath, [ENTRY, 'init', '--queue', queue], { encoding: 'utf8' });
+  assert.is(init.status, 0, init.stderr);
+});
+
+startUp.after(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+startUp('--version loads the entry and nothing of yargs or the queue', () => {
+  const run = start(['--version']);
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /^\d+\.\d+\.\d+/);
+  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-check\.ts)/), [], 'sources loaded besides the entry');
+  assert.ok(run.files.length <= 2, `files: ${run.files.join(', ')}`);
+});
+
+startUp('--help loads yargs and its layout, and no queue code', () => {
+  const run = start(['--help']);
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /fsjob enqueue/);
+  assert.ok(run.sources.some((source) => source.startsWith('node_modules/yargs/')), 'yargs');
+  assert.ok(run.sources.some((source) => source.startsWith('node_modules/cliui/')), 'the help layout (cliui)');
+  assert.equal(none(run.sources, QUEUE_CODE), []);
+  assert.equal(none(run.sources, /^src\/cli\/commands\//), [], 'no command module: the list of commands is main.ts');
+});
+
+startUp('enqueue loads the producer, and no validator, consumer, suite, compiled schemas or help layout', () => {
+  const run = start(['enqueue', '--queue', queue, '--', 'true']);
+  assert.is(run.status, 0, run.stderr);
+  assert.ok(run.sources.includes('src/producer/enqueue.ts'), 'the producer');
+  assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts|node_modules\/(cliui|string-width|wrap-ansi|emoji-regex)\//), []);
+  assert.equal(none(run.sources, /^src\/cli\/commands\/(?!enqueue)/), [], 'no other command module');
+});
+
+startUp('release loads the producer\'s release, and no validator, consumer, suite, compiled schemas or other command', () => {
+  const held = spawnSync(process.execPath, [ENTRY, 'enqueue', '--queue', queue, '--hold', '--', 'true'], { encoding: 'utf8' });
+  assert.is(held.status, 0, held.stderr);
+  const run = start(['release', '--queue', queue, held.stdout.trim()]);
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /released/);
+  assert.ok(run.sources.includes('src/producer/release.ts'), 'the release');
+  assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts/), []);
+  assert.equal(none(run.sources, /^src\/cli\/commands\/(?!release)/), [], 'no other command module');
+});
+
+startUp('status loads no consumer, validator or suite', () => {
+  const run = start(['status', '--queue', queue]);
+  assert.is(run.status, 0, run.stderr);
+  assert.equal(none(run.sources, /^src\/(consumer|validator)\/|^conformance\//), []);
+});
+
+startUp('the compiled validators load when a record from elsewhere is validated', () => {
+  const run = start(['validate', '--type', 'queue', join(queue, 'fsjob.json')]);
+  assert.is(run.status, 0, run.stderr);
+  // The bundle imports the generated modules from dist/src/ (tools/build/cli-bundle.ts).
+  assert.ok(run.files.includes('dist/src/records/generated/validators.js'), `validate checks with the compiled code: ${run.files.join(', ')}`);
+});
+
+startUp('an unknown command loads no command module and gets a suggestion', () => {
+  const run = start(['enqeue']);
+  assert.is(run.status, 2);
+  assert.match(run.stderr, /Did you mean enqueue\?/);
+  assert.equal(none(run.sources, /^src\/cli\/commands\//), []);
+  assert.equal(none(run.sources, QUEUE_CODE), []);
+});
+
+startUp.run();
