@@ -13,9 +13,16 @@
  * - held (or of a newer minor): until the view is listed again, or a watch
  *   event of jobs/ names the job's open name (its gate opened elsewhere).
  * A deep backlog of gated jobs then costs one map lookup per job and scan.
+ *
+ * The dependencies blocked jobs await are noted too, so that a watch event
+ * of one's ready entry wakes a listening consumer (queue-watch.ts): READY-2
+ * removes the entry after the receipt, and a job finished by a consumer that
+ * does not look again (a `--once` worker, another implementation) would
+ * otherwise wait for the next poll.
  */
 import { publishCancelRequest } from '../model/cancel-request.ts';
 import { gateFacts, gateVerdict, openGate } from '../model/gates.ts';
+import { readyEntryId } from '../model/layout.ts';
 import { locateJob, type Queue } from '../model/queue.ts';
 import type { Context } from './context.ts';
 import type { ReadyView } from './ready-view.ts';
@@ -28,6 +35,8 @@ interface Blocked {
 }
 
 const memos = new WeakMap<ReadyView, Map<string, Blocked>>();
+/** Per view: the ids of the dependencies its blocked jobs await. */
+const awaited = new WeakMap<ReadyView, Set<string>>();
 
 function memoOf(view: ReadyView): Map<string, Blocked> {
   let memo = memos.get(view);
@@ -44,7 +53,22 @@ export function passOverGated(view: ReadyView, id: string): boolean {
   if (blocked === undefined) return false;
   if (blocked.awaiting !== undefined ? view.hasId(blocked.awaiting) : blocked.listedAtMs === view.listedAtMs) return true;
   memos.get(view)?.delete(id);
+  // Its dependency's entry went: no longer awaited (a job still blocked on it is noted again at its look).
+  if (blocked.awaiting !== undefined) awaited.get(view)?.delete(blocked.awaiting);
   return false;
+}
+
+/**
+ * A watch event of ready/ named `name`: true when it is the entry of a job a
+ * blocked job awaits, whose receipt may have come (READY-2): look now. One
+ * lookup per event, none while no job is blocked; an event of the entry's
+ * creation wakes a look that finds the job still blocked, nothing worse.
+ */
+export function awaitedEntryChanged(view: ReadyView, name: string): boolean {
+  const ids = awaited.get(view);
+  if (ids === undefined || ids.size === 0) return false;
+  const id = readyEntryId(name);
+  return id !== undefined && ids.has(id);
 }
 
 /** A watch event of jobs/ named `name`: if it is a job's open name, its gate may have opened: look again. */
@@ -69,9 +93,13 @@ export async function lookAtGated(ctx: Context, queue: Queue, id: string, view: 
     case 'newer':
       memoOf(view).set(id, { listedAtMs: view.listedAtMs });
       return 'pass';
-    case 'blocked':
+    case 'blocked': {
       memoOf(view).set(id, { awaiting: verdict.awaiting });
+      let ids = awaited.get(view);
+      if (ids === undefined) awaited.set(view, (ids = new Set()));
+      ids.add(verdict.awaiting);
       return 'pass';
+    }
     case 'cancel':
       // AFTER-3: the cancel record first, so that every claimer, a 1.1 one too, ends the job unrun.
       try {

@@ -6,13 +6,17 @@
  * gc keeps a dependency of a gated job (GC-3), and a lane with two slots
  * runs two jobs at once (LANE-5, LANE-6); waitFor waits on a gated job.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { slotHash } from '../../src/model/layout.ts';
+import { makeContext } from '../../src/consumer/context.ts';
+import { lookAtGated } from '../../src/consumer/gates.ts';
+import { watchQueue } from '../../src/consumer/queue-watch.ts';
+import { ReadyView } from '../../src/consumer/ready-view.ts';
+import { readyEntryName, slotHash } from '../../src/model/layout.ts';
 import { cancel, enqueue, gc, jobStatus, release, releaseWhere, waitFor } from '../../src/producer/index.ts';
-import { drain } from '../support/consumer.ts';
+import { drain, waitFor as waitUntil } from '../support/consumer.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
 import { freshQueue } from '../support/producer.ts';
 
@@ -89,6 +93,26 @@ gates('waitFor on a gated job waits through its gate opening (no receipt while g
   await release(queue, held.id);
   await drain(queue);
   assert.is((await waiting).outcome, 'succeeded');
+});
+
+gates('a listener that found a job blocked wakes when the ready entry of its dependency goes (READY-2: after the receipt), not at its next poll', async () => {
+  const queue = await freshQueue();
+  const other = await enqueue(queue, { argv: ['true'] });
+  const dependency = await enqueue(queue, { argv: ['true'] });
+  const blocked = await enqueue(queue, { argv: ['true'], after: [{ job_id: dependency.id }] });
+  const view = new ReadyView(queue);
+  let wakes = 0;
+  const watchers = watchQueue(queue, view, () => (wakes += 1));
+  try {
+    assert.is(await lookAtGated(await makeContext({}, null), queue, blocked.id, view), 'pass');
+    // Events come in order: when the dependency's wakes, the other entry's went by without one.
+    unlinkSync(join(queue.paths.dir('ready'), readyEntryName(0, other.id)));
+    unlinkSync(join(queue.paths.dir('ready'), readyEntryName(0, dependency.id)));
+    await waitUntil('the wake-up', () => wakes > 0);
+    assert.is(wakes, 1);
+  } finally {
+    for (const watcher of watchers) watcher.close();
+  }
 });
 
 gates('gc keeps a finished job a gated job runs after (GC-3)', async () => {
