@@ -31,22 +31,26 @@ function option(name: string): string | undefined {
   return at < 0 ? undefined : process.argv[at + 1];
 }
 
-/** Bytes of the files under dir (apparent sizes, symlinks counted as links) and the number of files. */
-function treeSize(dir: string): { bytes: number; files: number } {
+/** Bytes of the files under dir (apparent sizes, symlinks counted as links), the disk they take as `du` counts it (blocks of every file and directory, dir included), and the number of files. */
+function treeSize(dir: string): { bytes: number; disk: number; files: number } {
   let bytes = 0;
+  let disk = lstatSync(dir).blocks * 512;
   let files = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const at = path.join(dir, entry.name);
     if (entry.isDirectory()) {
       const sub = treeSize(at);
       bytes += sub.bytes;
+      disk += sub.disk;
       files += sub.files;
     } else {
-      bytes += lstatSync(at).size;
+      const stat = lstatSync(at);
+      bytes += stat.size;
+      disk += stat.blocks * 512;
       files += 1;
     }
   }
-  return { bytes, files };
+  return { bytes, disk, files };
 }
 
 function median(values: readonly number[]): number {
@@ -142,8 +146,10 @@ async function main(): Promise<void> {
       tarball: path.basename(tarball),
       tarball_bytes: tarBytes,
       installed_bytes: size.bytes,
+      installed_disk_bytes: size.disk,
       installed_files: size.files,
       package_bytes: own.bytes,
+      package_disk_bytes: own.disk,
       packages: installed,
       runs,
       load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
@@ -154,7 +160,7 @@ async function main(): Promise<void> {
     else {
       const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
       process.stdout.write(
-        `${result.tarball}: tarball ${mb(tarBytes)}; installed in a fresh app ${mb(size.bytes)} in ${size.files} files, ${result.packages} packages (fsjob itself ${mb(own.bytes)})\n` +
+        `${result.tarball}: tarball ${mb(tarBytes)}; installed in a fresh app ${mb(size.bytes)} in ${size.files} files, ${result.packages} packages, ${mb(size.disk)} of disk as du counts it (fsjob itself ${mb(own.bytes)}, ${mb(own.disk)} of disk)\n` +
           `start-up, median of ${runs} (load ${result.load}):\n` +
           rows
             .map((row) => `  ${row.name.padEnd(32)} ${String(row.median_ms).padStart(5)} ms wall (+${row.over_node_ms} ms over node -e 0, x${row.ratio_to_node}), ${String(row.cpu_ms).padStart(4)} ms CPU (x${row.cpu_ratio_to_node})`)

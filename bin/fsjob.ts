@@ -13,7 +13,8 @@
  * stack trace. This file also wires the conformance suite's command into
  * the CLI: the suite sits beside the library (conformance/ next to src/ in
  * the checkout, dist/conformance/ next to dist/bin/), is loaded from there
- * unbundled when `fsjob conformance` runs, and src/ never imports it.
+ * when `fsjob conformance` runs (in dist/, an entry of its own of the build,
+ * whose chunks it shares with the command), and src/ never imports it.
  */
 import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
 
@@ -38,7 +39,7 @@ if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === '
     process.stderr.write(message);
     process.exit(1);
   }
-  // A URL held in a variable: the bundler leaves the suite out and it loads from beside the command.
+  // A URL held in a variable: the bundler leaves the suite out of the command's own code and it loads from beside the command.
   const suite = new URL(`../conformance/runner/command${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
   // SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
   process.exitCode = await cli.main(cli.commandLine(), undefined, {

@@ -32,7 +32,13 @@
  *    - the job ends normally, once, with a succeeded receipt: neither a jump
  *      back (renewals stopped, then a lapsed lease) nor a jump ahead (a lease
  *      or a timeout measured on the wall clock) may fence it (LEASE-4,
- *      LEASE-2, EXEC-8).
+ *      LEASE-2, EXEC-8);
+ *    - the receipt does not finish before it started: its finished_ms is at
+ *      least its started_ms plus the time the command is known to have run
+ *      (from before the case saw its start line until the case released it,
+ *      - TOLERANCE_MS): an owner that writes finished_ms from its
+ *      jumped-back wall clock finishes an hour before it started (LEASE-4:
+ *      every instant an owner writes for its generation).
  */
 import { lstat, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -137,13 +143,22 @@ async function clockJumpCase(ctx: CaseContext, jumpMs: number): Promise<void> {
     endedAt = performance.now();
   };
   void run.result.then(end, end);
+  // When the case first saw the command's start line: the command was released before then.
+  let startSeenAt: number | undefined;
+  const lookStart = async (): Promise<void> => {
+    if (startSeenAt !== undefined) return;
+    const seenNow = performance.now();
+    if ((await readFile(log, 'utf8').catch(() => '')).includes('start victim')) startSeenAt = seenNow;
+  };
   const watchUntil = async (done: () => boolean, ms: number): Promise<void> => {
     const giveUp = performance.now() + ms;
     while (!done() && !ended && performance.now() < giveUp) {
       await state.look();
+      await lookStart();
       await sleep(POLL_MS);
     }
     await state.look();
+    await lookStart();
   };
   try {
     // 1. The claim, and whether the owner's clock is the injector's.
@@ -242,6 +257,16 @@ async function clockJumpCase(ctx: CaseContext, jumpMs: number): Promise<void> {
       `a wall clock that jumps an hour ${direction} must not stop the job (its lease and its timeout_ms ${TIMEOUT_MS} are measured on the monotonic clock): it must end once, succeeded, in generation 1; got ${JSON.stringify(receipt && { gen: receipt.gen, outcome: receipt.outcome, reason: receipt.reason, exit_code: receipt.exit_code })}, claims ${seenJob?.claims.join(',') ?? 'none'}, ${starts} starts`,
       evidence,
     );
+    if (receipt !== undefined && typeof receipt.started_ms === 'number' && startSeenAt !== undefined && !endedEarly) {
+      // Released by the owner before startSeenAt, ended after releasedAt: it ran at least this long.
+      const ran = Math.round(releasedAt - startSeenAt);
+      ctx.check(
+        receipt.finished_ms >= receipt.started_ms + ran - TOLERANCE_MS,
+        ['LEASE-4'],
+        `an owner must write every instant of its generation no earlier than the last one it wrote plus the monotonic time since: the receipt says finished_ms ${receipt.finished_ms}, ${receipt.finished_ms - receipt.started_ms} ms after its started_ms ${receipt.started_ms}, but the command ran for at least ${ran} ms (${TOLERANCE_MS} ms tolerance) while the owner's wall clock jumped an hour ${direction}`,
+        evidence,
+      );
+    }
     ctx.check(result.exitCode === 0 && !result.timedOut, ['MANIFEST-1'], 'consume must exit 0 once the job is done', evidence);
   } finally {
     await settle(run, release);

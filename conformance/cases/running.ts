@@ -15,13 +15,17 @@
  *   execution; a lost receipt's started_ms and truncated;
  * - behaviour/cancel-trap-exit0 (EXEC-14): the cause, not the exit status;
  * - behaviour/home-fallback (EXEC-6): HOME from the user database;
+ * - execution/shell-variables (EXEC-6, EXEC-1): names a shell sets or reads
+ *   itself (IFS, OPTIND, PPID, PWD, _, BASH_ENV, ENV, ...) reach the command
+ *   as the job gave them, and no start-up file or warning of a shell on
+ *   the way writes to its stderr;
  * - behaviour/cwd-lexical (EXEC-5): a cwd inside the queue as written is
  *   rejected though a link resolves it outside.
  *
  * The behaviour plans (behaviour.ts) check the rest of running.md job by
  * job; the armed handshake's forced interleavings are races.ts's.
  */
-import { readFile, symlink } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -284,6 +288,120 @@ async function homeFallbackCase(ctx: CaseContext): Promise<void> {
   ctx.check(home === expected, ['EXEC-6'], `with HOME not absolute in the consumer's environment the command's HOME is the user database's home (${expected}); got ${JSON.stringify(home)}`, [describeExit(run)]);
 }
 
+/**
+ * EXEC-6 for the names a shell treats as its own. A consumer that starts the
+ * command through a shell (a gate, a wrapper) hands that shell the job's
+ * environment, and the shell resets IFS, OPTIND and PPID, exports PWD, sets
+ * `_`, reads BASH_ENV or ENV, traces under SHELLOPTS, warns about LC_ALL,
+ * and may keep a variable of its own under a name the job uses: the command
+ * then sees another environment than the job's. Three jobs, each reading
+ * its own /proc/self/environ (the exact block execve gave it, NUL-separated;
+ * no shell of the case's own on the way):
+ * - `plain`: names that bash and dash both treat specially, IFS holding
+ *   digits (a gate's unquoted `shift $((...))` splits on it), and names a
+ *   gate or wrapper script might use for itself;
+ * - `bash`: no PWD, and the names bash sets read-only or again after each
+ *   command (`_`, PPID, SHELLOPTS, BASH_ENV...), which a consumer may route
+ *   otherwise;
+ * - `equals`: argv[0] (a link to node) contains `=`, which env(1) would
+ *   take for an assignment, so a consumer using env(1) must start it
+ *   another way; no PWD.
+ * Each must see exactly its spec's env plus FSJOB_JOB_ID, FSJOB_ATTEMPT and
+ * FSJOB_QUEUE (PATH and HOME are in the spec's env), and its stderr must be
+ * empty: the command writes none, and the start-up files write a line.
+ */
+async function shellVariablesCase(ctx: CaseContext): Promise<void> {
+  const f = await freshQueue(ctx, 'shellvars');
+  // Start-up files that say so when a shell reads them (BASH_ENV: bash, ENV: an interactive sh).
+  const startup = path.join(f.work, 'startup.sh');
+  await writeFile(startup, "echo 'fsjob-case: a shell read its start-up file' >&2\n", { mode: 0o644 });
+  const named = path.join(f.work, 'env=dump');
+  await symlink(process.execPath, named);
+  const readEnviron = ['/bin/cat', '/proc/self/environ'] as [string, ...string[]];
+  const plain: Record<string, string> = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/fsjob-conformance-home',
+    IFS: ':0123456789',
+    OPTIND: '7',
+    OPTARG: 'o',
+    PWD: '/fsjob-not-the-cwd',
+    OLDPWD: '/fsjob-old',
+    CDPATH: '/tmp',
+    ENV: startup,
+    PS1: '$ one ',
+    PS2: '> two ',
+    PS4: '+ trace ',
+    SHLVL: '41',
+    LINENO: '12',
+    RANDOM: '4',
+    SRANDOM: '5',
+    SECONDS: '99',
+    EPOCHSECONDS: '1',
+    TMOUT: '1',
+    POSIXLY_CORRECT: 'y',
+    GLOBIGNORE: '*',
+    HISTFILE: '/fsjob-history',
+    MAIL: '/fsjob-mail',
+    LC_ALL: 'xx_XX.fsjob-no-such-locale',
+    fsjob_release: "the job's own",
+    fsjob_request: 'r',
+    _go: 'g',
+    E: 'e',
+    G: 'g',
+    id: 'i',
+    VALUE: "it's \"quoted\" $HOME `x` \\ \t\n\u00e9 = ",
+  };
+  // Without PWD: a shell on the way exports its own.
+  const { PWD: _cwd, ...bashBase } = plain;
+  const bash: Record<string, string> = {
+    ...bashBase,
+    _: 'underscore',
+    PPID: '1',
+    SHELLOPTS: 'xtrace',
+    BASHOPTS: 'xpg_echo',
+    BASH_ENV: startup,
+    BASH_XTRACEFD: '2',
+    EXECIGNORE: '*',
+    UID: '0',
+    EUID: '0',
+    FUNCNAME: 'f',
+  };
+  const plans: { tag: string; argv: [string, ...string[]]; env: Record<string, string> }[] = [
+    { tag: 'plain', argv: readEnviron, env: plain },
+    { tag: 'bash', argv: readEnviron, env: bash },
+    { tag: 'equals', argv: [named, '-e', "process.stdout.write(require('fs').readFileSync('/proc/self/environ'))"], env: { ...bashBase, PATH: '/fsjob-nothing-here', PPID: '1' } },
+  ];
+  const staged = [];
+  for (const plan of plans) staged.push(await stageJob(f.queue, { argv: plan.argv, cwd: f.work, env: plan.env }));
+  const run = await ctx.consumeOk(f.root, ['EXEC-6']);
+  const snapshot = await ctx.snapshot(f.root);
+  for (const [index, plan] of plans.entries()) {
+    const id = (staged[index] as { id: string }).id;
+    const job = snapshot.jobs.get(id);
+    const evidence = (): string[] => [describeExit(run), ...listing(snapshot, new Set([id]))];
+    const receipt = job?.receipt;
+    if (receipt === undefined || receipt.outcome !== 'succeeded' || receipt.stdout === null) {
+      ctx.fail(['EXEC-6', 'EXEC-4'], `the ${plan.tag} job, ${JSON.stringify(plan.argv[0])} with its env, must succeed and keep its stdout; got ${receipt === undefined ? 'no receipt' : `${receipt.outcome} ${receipt.exit_code}`}`, evidence());
+      continue;
+    }
+    const want = { ...plan.env, FSJOB_JOB_ID: id, FSJOB_ATTEMPT: '1', FSJOB_QUEUE: f.root };
+    const environ = await readFile(path.join(job?.dir as string, `stdout.${receipt.stdout.gen}`)).catch(() => Buffer.alloc(0));
+    const seen = environ.toString('utf8').split('\0');
+    if (seen.at(-1) === '') seen.pop();
+    const expected = Object.entries(want).map(([name, value]) => `${name}=${value}`);
+    const lost = expected.filter((entry) => !seen.includes(entry));
+    const added = seen.filter((entry) => !expected.includes(entry));
+    ctx.check(
+      lost.length === 0 && added.length === 0 && seen.length === expected.length,
+      ['EXEC-6'],
+      `the ${plan.tag} job's command must see exactly its spec's env and FSJOB_JOB_ID, FSJOB_ATTEMPT, FSJOB_QUEUE; ${lost.length === 0 ? '' : `lost or changed ${JSON.stringify(lost)}; `}${added.length === 0 ? '' : `added ${JSON.stringify(added)}; `}${seen.length} entries for ${expected.length}`,
+      evidence,
+    );
+    const stderr = await outputOf(job, 'stderr');
+    ctx.check(stderr === '', ['EXEC-1', 'EXEC-6'], `the ${plan.tag} job's stderr must hold only what its command wrote, nothing; it holds ${JSON.stringify(stderr?.slice(0, 300))} (a shell on the way read a start-up file, traced, or warned about a variable of the job)`, evidence);
+  }
+}
+
 async function cwdLexicalCase(ctx: CaseContext): Promise<void> {
   const f = await freshQueue(ctx, 'lexical');
   const outside = await ctx.subdir('lexical/outside');
@@ -366,6 +484,7 @@ export const runningCases: ConformanceCase[] = [
   { name: 'behaviour/receipt-reports', clauses: ['RCPT-8', 'RCPT-5', 'RETRY-3', 'RECOV-1', 'MANIFEST-4', 'EXEC-17'], level: 'consumer', strength: 'MUST', run: receiptReportsCase },
   { name: 'behaviour/cancel-trap-exit0', clauses: ['EXEC-14', 'CANCEL-3', 'EXEC-10'], level: 'consumer', strength: 'MUST', run: cancelTrapCase },
   { name: 'behaviour/home-fallback', clauses: ['EXEC-6'], level: 'consumer', strength: 'MUST', run: homeFallbackCase },
+  { name: 'execution/shell-variables', clauses: ['EXEC-6', 'EXEC-1'], level: 'consumer', strength: 'MUST', run: shellVariablesCase },
   { name: 'behaviour/cwd-lexical', clauses: ['EXEC-5', 'SEC-8'], level: 'consumer', strength: 'MUST', run: cwdLexicalCase },
   { name: 'consumer/output-keep', clauses: ['EXEC-17', 'RCPT-5'], level: 'consumer', strength: 'MUST', run: outputKeep },
 ];

@@ -34,7 +34,8 @@ import { newJobId } from '../../src/producer/id.ts';
 import { createQueue, plantBytes, plantRecord, reopen, stageJob, type Staged } from '../runner/stage.ts';
 import { logged } from './jobs.ts';
 
-const VECTORS = fileURLToPath(new URL('../vectors/', import.meta.url));
+// As ../../conformance/: this module is two levels below the root in the checkout and in dist/, where it may be in a chunk (tools/build/cli-bundle.ts).
+const VECTORS = fileURLToPath(new URL('../../conformance/vectors/', import.meta.url));
 const JOB_ID = /[0-9]{19}-[0-9a-f]{16}/g;
 
 /** A vector file: conformance/vectors/<type>.json in a checkout, <type>.json.gz in dist/ (tools/build/build.ts ships them gzipped). */

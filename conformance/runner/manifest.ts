@@ -54,8 +54,8 @@ export interface Manifest {
   timeoutMs: number;
 }
 
-/** The manifest of the reference implementation (bin/fsjob.js). */
-export const REFERENCE_MANIFEST = fileURLToPath(new URL('../impls/reference/manifest.json', import.meta.url));
+/** The manifest of the reference implementation (bin/fsjob.js); as ../../conformance/, which holds from a chunk of dist/ too (tools/build/cli-bundle.ts). */
+export const REFERENCE_MANIFEST = fileURLToPath(new URL('../../conformance/impls/reference/manifest.json', import.meta.url));
 
 function resolveArg(arg: string, index: number, dir: string): string {
   if (arg.startsWith('./') || arg.startsWith('../')) return path.resolve(dir, arg);

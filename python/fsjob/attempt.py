@@ -55,12 +55,12 @@ def run_payload(plan: Plan, handler: Handler, controls: Controls) -> Outcome:
     """Run a payload job in this process: exec.<g>.json with group null, then the handler in a thread the owner watches."""
     gen, spec = plan.gen, plan.spec
     try:
-        gen.publish_exec(plan.attempt, None, now_ms())
+        gen.publish_exec(plan.attempt, None, gen.time_ms())
     except Superseded:
         return Outcome(False, "superseded")
     except FsjobError as error:
         return Outcome(False, "start_failed", message=error.message)
-    started = now_ms()
+    started = gen.time_ms()
     job = PayloadJob(gen.job_id, plan.attempt, spec, gen)
     box: Dict[str, Any] = {}
 

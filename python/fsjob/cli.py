@@ -6,7 +6,8 @@ roles of a conformance manifest (spec/tools.md MANIFEST-1, MANIFEST-4).
 
 Exit status: 0 success, 1 failure, 2 usage, 3 (enqueue) a held dedupe key,
 4 no such job, 75 (wait) --timeout elapsed; ``wait`` exits with the job's
-exit code (EXEC-10).
+exit code (EXEC-10), for several jobs 0 only when every one succeeded, else
+the exit code of the first (in the order given) that did not.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .errors import FsjobError
 from .names import GATED_SUFFIX, record_name_of
 from .queue import Queue
 from .records import inspect_bytes
-from .units import parse_bytes, parse_duration, parse_integer, parse_pairs
+from .units import format_clock, format_elapsed, parse_bytes, parse_duration, parse_integer, parse_pairs
 
 _TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli_options.json")
 #: First look for a live worker after this long, then every LOOK_EVERY seconds (as the reference's).
@@ -398,50 +399,73 @@ class _Notice:
         self.served = bool(live)
 
 
-def _wait(args: argparse.Namespace) -> int:
-    queue = _open(args)
-    timeout = _number(args, "wait", "timeout")
-    deadline = None if timeout is None else time.monotonic() + timeout / 1000
-    notice = _Notice(queue)
-    receipts = []
-    for job_id in args.ids:
-        while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            step = notice.due_in() if left is None else min(left, notice.due_in())
-            try:
-                receipts.append(queue.wait(job_id, step))
-                break
-            except FsjobError as error:
-                if error.code != "TIMEOUT":
-                    raise
-            if left is not None and left <= step:
-                from .registrations import live_workers
+def _stdin_ids() -> List[str]:
+    """The ids on standard input, one per line, as fsjob enqueue prints them: the id alone, or its JSON (job_id, or id of --batch --json; a refused batch line is skipped)."""
+    ids = []
+    for number, raw in enumerate(sys.stdin, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        if not text.startswith("{"):
+            ids.append(text)
+            continue
+        try:
+            record = json.loads(text)
+        except ValueError as error:
+            raise FsjobError("USAGE", f"line {number} of standard input starts with \"{{\" but is not JSON; give one job id per line, as fsjob enqueue prints them") from error
+        found = record.get("job_id", record.get("id")) if isinstance(record, dict) else None
+        if isinstance(found, str):
+            ids.append(found)
+        elif not (isinstance(record, dict) and "error" in record):
+            raise FsjobError("USAGE", f"line {number} of standard input is JSON without \"job_id\" or \"id\"; give one job id per line, as fsjob enqueue prints them")
+    return ids
 
-                served = "" if live_workers(queue) else f"; no live worker serves {queue.root} (start one: fsjob work -q {queue.root})"
-                raise FsjobError("TIMEOUT", f"job {job_id} has no receipt yet after {args.timeout} of waiting; it is still unfinished{served}", job_id=job_id)
-            notice.look()
-    if args.json:
-        _json(receipts[0].record if len(receipts) == 1 else {"receipts": [receipt.record for receipt in receipts]})
+
+def _wait(args: argparse.Namespace) -> int:
+    from .waiting import summary_exit_code, unfinished_jobs, wait_many
+
+    queue = _open(args)
+    labels = parse_pairs(args.label, "label")
+    selecting = args.all or args.lane is not None or labels is not None
+    if args.all and (args.lane is not None or labels is not None):
+        raise FsjobError("USAGE", "--all waits for every unfinished job; drop it to wait for those of --lane or --label only")
+    if selecting and args.ids:
+        raise FsjobError("USAGE", "name job ids or select them with --all, --lane or --label, not both")
+    if not selecting and not args.ids:
+        raise FsjobError("USAGE", "name the jobs to wait for: ids, - to read ids from standard input, or --all, --lane L, --label NAME=VALUE")
+    if selecting:
+        ids = unfinished_jobs(queue, args.lane, labels)
     else:
-        for receipt in receipts:
+        ids = [found for typed in args.ids for found in (_stdin_ids() if typed == "-" else [typed])]
+    if not ids:
+        _log(f"no job to wait for ({'no unfinished job matches' if selecting else 'standard input named none'})")
+        return 0
+    timeout = _number(args, "wait", "timeout")
+    notice = _Notice(queue)
+
+    def report(receipt: Any) -> None:
+        if args.json:
+            sys.stdout.write(_compact(receipt.record) + "\n")
+        else:
             tail = "" if receipt.message is None else f": {receipt.message}"
             sys.stdout.write(f"{receipt.job_id} {receipt.outcome} (exit code {receipt.exit_code}){tail}\n")
-    return next((int(receipt.exit_code) for receipt in receipts if receipt.exit_code != 0), 0)
+        sys.stdout.flush()
 
+    try:
+        receipts = wait_many(queue, ids, None if timeout is None else timeout / 1000, report, on_idle=notice.look)
+    except FsjobError as error:
+        if error.code != "TIMEOUT":
+            raise
+        from .registrations import live_workers
 
-def _status_line(state: Any) -> Dict[str, Any]:
-    line: Dict[str, Any] = {"job_id": state.job_id, "status": state.status, "gen": state.gen, "attempts": state.attempts}
-    if state.receipt is not None:
-        line["outcome"] = state.receipt.outcome
-        line["exit_code"] = state.receipt.exit_code
-    if state.note:
-        line["note"] = state.note
-    if state.not_before_ms is not None:
-        line["not_before_ms"] = state.not_before_ms
-    return line
+        served = "" if live_workers(queue) else f"; no live worker serves {queue.root} (start one: fsjob work -q {queue.root})"
+        raise FsjobError("TIMEOUT", f"{error.message}{served}", job_id=error.job_id) from error
+    return summary_exit_code(receipts)
 
 
 def _status(args: argparse.Namespace) -> int:
+    from .listing import job_line, job_lines, select_lines
+
     queue = _open(args)
     wanted = set(args.status)
     unknown = sorted(wanted.difference(_STATUSES))
@@ -451,29 +475,34 @@ def _status(args: argparse.Namespace) -> int:
         state = queue.status(args.id)
         if state.status == "missing":
             raise FsjobError("NOT_FOUND", f"no job {args.id} in {queue.root}", job_id=args.id)
-        line = _status_line(state)
+        line = job_line(queue, args.id)
         if args.json:
             _json(line)
         else:
             for key, value in line.items():
-                sys.stdout.write(f"{key:<10}{value}\n")
+                sys.stdout.write(f"{key:<12}{value}\n")
         return 0
     limit = _number(args, "status", "limit")
-    lines = [_status_line(queue.status(job_id)) for job_id in reversed(queue.job_ids())]
+    every = job_lines(queue)
     counts: Dict[str, int] = {}
-    for line in lines:
+    for line in every:
         counts[line["status"]] = counts.get(line["status"], 0) + 1
-    if wanted:
-        lines = [line for line in lines if line["status"] in wanted or line.get("outcome") in wanted]
+    lines = select_lines(every, wanted, parse_pairs(args.label, "label"), args.sort or "age")
     limit = 20 if limit is None else limit
     shown = lines if limit == 0 else lines[:limit]
     if args.json:
         _json({"queue": queue.root, "counts": counts, "jobs": shown})
         return 0
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-    sys.stdout.write(f"{len(queue.job_ids())} jobs{': ' + summary if summary else ''}\n")
+    sys.stdout.write(f"{len(every)} jobs{': ' + summary if summary else ''}\n")
+    now = time.time() * 1000
+    if shown:
+        sys.stdout.write(f"{'ID':<36}  {'STATUS':<10}  {'PRI':>5}  {'STARTED':>11}  {'FINISHED':>11}  {'DURATION':>8}  RESULT\n")
     for line in shown:
-        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line.get('outcome', '-')}\n")
+        started = "-" if line["started_ms"] is None else format_clock(line["started_ms"], now)
+        finished = "-" if line["finished_ms"] is None else format_clock(line["finished_ms"], now)
+        took = "-" if line["duration_ms"] is None else format_elapsed(line["duration_ms"])
+        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line.get('outcome', '-')}\n")
     return 0
 
 

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from .clock import mono_ms, now_ms
+from .clock import mono_ms
 from .bytesform import bytes_of_text
 from .constants import CANCEL_GRACE, CONTROL_POLL, DEFAULT_COMMAND_PATH, DRAIN_LIMIT, OUTPUT_MAX, renew_interval
 from .errors import FsjobError
@@ -207,7 +207,7 @@ class CommandRun:
             raise FsjobError("IO", "the guardian is not running: no command starts without one (WORKER-2)", clause="WORKER-2")
         self.guardian.track(self.pid, start, self.gen.deadline_mono)
         me = self_identity()
-        recorded = now_ms()
+        recorded = self.gen.time_ms()
         self.gen.publish_exec(self.attempt, {"pgid": self.pid, "start": start, "boot_id": me["boot_id"], "pid_ns": me["pid_ns"]}, recorded)
         return recorded
 

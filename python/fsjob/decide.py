@@ -12,7 +12,7 @@ import hashlib
 import os
 from typing import Any, Callable, Dict, Optional
 
-from .clock import now_ms
+from .clock import mono_ms, now_ms
 from .constants import GEN_MAX, OUTPUT_MAX, RECOVER_GRACE
 from .errors import FsjobError
 from .generation import Generation, Superseded
@@ -95,7 +95,8 @@ def finish_at_gen_max(root: str, view: JobView, gen: int, judge: Judge, log: Cal
     """RECOV-4: the lost receipt (claim_limit) of a job whose claim GEN_MAX died open, published without a claim, once RECOV-1 step 1 proved its execution (which CLAIM-9 forbids) stopped."""
     if not orphan_stopped(view, gen, judge, log):
         return False
-    owner = Generation(root, view.job_id, gen, now_ms(), 0, 30000, None)
+    # No claim of ours: the generation's instants start now, on both clocks (time_ms adds the monotonic time since).
+    owner = Generation(root, view.job_id, gen, now_ms(), mono_ms(), 30000, None)
     spec = view.spec_value()
     try:
         return owner.publish_receipt("lost", 125, "claim_limit", f"the owner of generation {gen} (GEN_MAX) died before finishing the job (RECOV-4)",

@@ -40,6 +40,9 @@ class Generation:
         #: The last successful renewal (LEASE-1, LEASE-6): wall time written and its monotonic instant.
         self.renewed_ms = claimed_ms
         self.renewed_mono = claim_mono
+        #: The last instant this owner wrote for the generation and its monotonic instant (time_ms).
+        self.written_ms = claimed_ms
+        self.written_mono = claim_mono
 
     @classmethod
     def claim(cls, root: str, job_id: str, gen: int, worker_id: Optional[str] = None, lease_ms: int = LEASE_DEFAULT) -> Optional["Generation"]:
@@ -82,8 +85,8 @@ class Generation:
     def heartbeat(self, phase: str, attempt: Optional[int], stdout_bytes: int = 0, stderr_bytes: int = 0, progress: Optional[str] = None) -> None:
         """Renew the lease (LEASE-1): state.<g>.json by rename, with a heartbeat_ms never below the last plus the monotonic time since (LEASE-4)."""
         self.guard()
-        mono = mono_ms()
-        heartbeat = max(now_ms(), self.renewed_ms + (mono - self.renewed_mono))
+        heartbeat = self.time_ms()
+        mono = self.written_mono
         value = {
             "fsjob": PROTOCOL_VERSION, "type": "state", "job_id": self.job_id, "gen": self.gen, "phase": phase, "heartbeat_ms": heartbeat,
             "attempt": attempt, "stdout_bytes": stdout_bytes, "stderr_bytes": stderr_bytes, "progress": progress,
@@ -92,19 +95,25 @@ class Generation:
         self.renewed_ms = heartbeat
         self.renewed_mono = mono
 
-    def _time_ms(self, at_least: int = 0) -> int:
-        """An instant to write: never before the last renewal plus the monotonic time since (LEASE-4), nor ``at_least``.
+    def time_ms(self, at_least: int = 0) -> int:
+        """The instant to write now: the wall clock, but never before the last instant this owner wrote for
+        the generation (claimed_ms first) plus the monotonic time since, nor ``at_least`` (LEASE-4).
 
-        A wall clock that went back a day mid-run then gives no end record or
-        receipt that is a day older than the renewals before it, and no
-        receipt that finishes before it started."""
-        return max(now_ms(), at_least, self.renewed_ms + (mono_ms() - self.renewed_mono))
+        A wall clock that went back a day mid-run then gives no record that is
+        a day older than the ones before it, and no receipt that finishes
+        before it started. Every instant the generation writes (recorded_ms,
+        heartbeat_ms, ended_ms, started_ms, finished_ms) comes from here."""
+        mono = mono_ms()
+        at = max(now_ms(), at_least, self.written_ms + (mono - self.written_mono))
+        self.written_ms = at
+        self.written_mono = mono
+        return at
 
     def publish_end(self, reason: str, counted: bool, retry_at_ms: int, status: Optional[Dict[str, Any]]) -> None:
         """end.<g>.json (spec/records.md): the generation ends and the job is queued again."""
         self.guard()
         now = now_ms()
-        ended = self._time_ms()
+        ended = self.time_ms()
         # The caller's retry_at_ms is its now plus the delay: moved with ended_ms, the delay stays what it was.
         value = {
             "fsjob": PROTOCOL_VERSION, "type": "end", "job_id": self.job_id, "gen": self.gen, "reason": reason, "counted": counted,
@@ -128,7 +137,7 @@ class Generation:
         value = {
             "fsjob": PROTOCOL_VERSION, "type": "receipt", "job_id": self.job_id, "gen": self.gen, "outcome": outcome, "exit_code": exit_code,
             "reason": reason, "message": message, "attempts": attempts, "status": status, "started_ms": started_ms,
-            "finished_ms": self._time_ms(started_ms or 0), "stdout": stdout, "stderr": stderr, "result": result, "by": self_identity(),
+            "finished_ms": self.time_ms(started_ms or 0), "stdout": stdout, "stderr": stderr, "result": result, "by": self_identity(),
         }
         published = publish_link(self.dir, "receipt.json", encode_record("receipt", value, self._expect("receipt")))
         if priority is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .clock import now_ms
 from .constants import PROTOCOL_VERSION
@@ -219,6 +219,22 @@ class Queue:
         from .ops import wait
 
         return wait(self, job_id, timeout, poll)
+
+    def wait_many(self, job_ids: Sequence[str], timeout: Optional[float] = None, on_receipt: Optional[Callable[["Receipt"], None]] = None) -> List["Receipt"]:
+        """Wait for every job's receipt; the receipts in the order given. ``on_receipt`` gets each as its job finishes.
+
+        ``summary_exit_code(receipts)`` (fsjob.waiting) sums them up: 0 only
+        when every job succeeded. TIMEOUT after ``timeout`` seconds.
+        """
+        from .waiting import wait_many
+
+        return wait_many(self, job_ids, timeout, on_receipt)
+
+    def unfinished(self, lane: Optional[str] = None, labels: Optional[Mapping[str, str]] = None) -> List[str]:
+        """The jobs without a receipt now, of ``lane`` and with every one of ``labels`` when given, in enqueue order."""
+        from .waiting import unfinished_jobs
+
+        return unfinished_jobs(self, lane, labels)
 
     def status(self, job_id: str) -> "JobStatus":
         """The job's status as STATUS-1 derives it from the records that exist."""

@@ -101,3 +101,25 @@ def parse_pairs(items: Iterable[str], flag: str, environment: Optional[Mapping[s
             raise FsjobError("USAGE", f"--{flag} names {name} twice; give each name once")
         out[name] = value
     return out
+
+
+def format_elapsed(ms: int) -> str:
+    """How long something ran, for tables: 0.3s, 45s, 12m05s, 2h03m, 3d04h (the reference's formatElapsed)."""
+    if ms < 10_000:
+        return f"{max(0, ms) / 1000:.1f}s"
+    s = ms // 1000
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 172_800:
+        return f"{s // 3600}h{s // 60 % 60:02d}m"
+    return f"{s // 86_400}d{s // 3600 % 24:02d}h"
+
+
+def format_clock(ms: float, now: float) -> str:
+    """An instant in local time: 14:02:09 within a day of ``now``, else 12-03 14:02 (the reference's formatClock)."""
+    import time
+
+    at = time.localtime(ms / 1000)
+    return time.strftime("%H:%M:%S" if abs(now - ms) < 86_400_000 else "%m-%d %H:%M", at)

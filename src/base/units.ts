@@ -120,6 +120,25 @@ export function parsePairs(values: unknown, flag: string, fromEnvironment?: (nam
   return Object.fromEntries(pairs);
 }
 
+/** How long something ran, for tables: "0.3s", "45s", "12m05s", "2h03m", "3d04h" (a short job keeps a tenth of a second). */
+export function formatElapsed(ms: number): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  if (ms < 10_000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 172_800) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86_400)}d${two(Math.floor(s / 3600) % 24)}h`;
+}
+
+/** An instant for tables, in local time: "14:02:09" within a day of `now`, else "12-03 14:02". */
+export function formatClock(ms: number, now: number): string {
+  const at = new Date(ms);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
+  return Math.abs(now - ms) < 86_400_000 ? `${time}:${two(at.getSeconds())}` : `${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
+}
+
 /** "3m ago" style age of an instant, for tables. */
 export function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));

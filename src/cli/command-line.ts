@@ -177,3 +177,6 @@ export function workingDirectory(): string {
   }
   return process.cwd();
 }
+
+/** What main makes of a lone "-" positional (`fsjob wait -`, which yargs would drop): a word no command line can hold (argv strings end at a NUL), so never a real argument. */
+export const STDIN_POSITIONAL = '\u0000-';

@@ -22,6 +22,11 @@ export function jobSummaryJson(job: JobSummary): Record<string, unknown> {
     outcome: job.outcome,
     exit_code: job.exitCode,
     worker_id: job.workerId,
+    priority: job.priority,
+    labels: job.labels,
+    started_ms: job.startedMs,
+    finished_ms: job.finishedMs,
+    duration_ms: job.durationMs,
   };
 }
 

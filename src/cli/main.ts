@@ -23,7 +23,7 @@ import { preloadHelpLayout } from './help-layout.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
 import { explainUsage, type KnownOptions } from './usage-hints.ts';
-import { requireText } from './command-line.ts';
+import { requireText, STDIN_POSITIONAL } from './command-line.ts';
 export { commandLine } from './command-line.ts';
 
 /** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
@@ -56,8 +56,8 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: async () => (await import('./commands/status.ts')).statusCommand,
   },
   wait: {
-    command: 'wait <ids..>',
-    describe: "Wait until jobs finish; exit with the job's exit code",
+    command: 'wait [ids..]',
+    describe: "Wait until jobs finish (ids, - for ids on stdin, --all, --lane, --label); exit 0 only when all succeeded",
     load: async () => (await import('./commands/wait.ts')).waitCommand,
   },
   cancel: {
@@ -130,20 +130,26 @@ export interface MainOptions {
 /** Options whose value may be "-" (standard input). */
 const DASH_VALUED = new Set(['--stdin', '--batch', '--request']);
 
+/** Commands whose positionals may be "-" (ids on standard input: fsjob wait -). */
+const DASH_POSITIONAL = new Set(['wait']);
+
 /**
  * yargs drops a lone "-" given as an option's value (`--batch -`), so it is
- * joined to its option (`--batch=-`) first. Arguments after "--" belong to
- * the job's command and are left as they are.
+ * joined to its option (`--batch=-`) first; it drops one given as a
+ * positional too, so for the commands that take it (`fsjob wait -`) it
+ * becomes STDIN_POSITIONAL. Arguments after "--" belong to the job's command
+ * and are left as they are.
  */
 export function joinDashValues(argv: readonly string[]): string[] {
   const out: string[] = [];
+  const dashPositional = DASH_POSITIONAL.has(argv.find((arg) => !arg.startsWith('-')) ?? '');
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return [...out, ...argv.slice(i)];
     if (DASH_VALUED.has(arg) && argv[i + 1] === '-') {
       out.push(`${arg}=-`);
       i += 1;
-    } else out.push(arg);
+    } else out.push(dashPositional && arg === '-' ? STDIN_POSITIONAL : arg);
   }
   return out;
 }

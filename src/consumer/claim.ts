@@ -8,7 +8,7 @@
  * over an execution that is not proven stopped (RECOV-1 step 1); after it,
  * every write goes through the Ownership, which re-checks CLAIM-7 first.
  */
-import { realpath, stat } from 'node:fs/promises';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import { clipUtf8 } from '../base/text.ts';
@@ -265,14 +265,16 @@ export async function cwdUnusable(cwd: string, queueRoot: string): Promise<strin
   const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
   // path.resolve normalises "." and ".." without touching the filesystem.
   if (inside(path.resolve(cwd), path.resolve(queueRoot))) return 'lies inside the queue as written';
+  // Synchronous: three metadata calls on local names, each cheaper than a hand-off to libuv's pool and back
+  // (spec/design-hot-path.md), once per command job.
   try {
-    const info = await stat(cwd);
+    const info = statSync(cwd);
     if (!info.isDirectory()) return 'is not a directory';
   } catch {
     return 'does not exist or cannot be examined';
   }
   try {
-    if (inside(await realpath(cwd), await realpath(queueRoot))) return 'lies inside the queue once its links are resolved';
+    if (inside(realpathSync.native(cwd), realpathSync.native(queueRoot))) return 'lies inside the queue once its links are resolved';
   } catch {
     return 'cannot be resolved';
   }

@@ -270,7 +270,10 @@ async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
  */
 async function drainPipes(leader: Leader, clock: Clock): Promise<boolean> {
   const streams: Readable[] = [leader.stdout, leader.stderr];
-  const ended = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
+  const done = (s: Readable): boolean => s.readableEnded || s.destroyed;
+  // Most often both have ended by now: no timer, no abort signal, no listeners.
+  if (streams.every(done)) return false;
+  const ended = Promise.all(streams.map((s) => (done(s) ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
   // The bound is cancelled once the pipes end: its timer would otherwise keep
   // a drained worker's process alive for DRAIN_LIMIT after its last job.
   const bound = new AbortController();

@@ -3,8 +3,8 @@
  * engine (command.ts) needs from whoever forks, and node's own fork for
  * where the worker's spawner (spawner.ts) cannot run.
  *
- * A launcher starts `argv` behind a gate: a process in a new session and
- * process group, its leader, that waits for one line on a pipe whose write
+ * A launcher starts `argv` behind a gate: a process in a new process group
+ * (and session, but for the spawner's bash chain), its leader, that waits for one line on a pipe whose write
  * end only this process holds before it executes anything. `release()`
  * writes that line; `withhold()` closes the write end instead, and the
  * leader exits 125 without running anything, as it does when this process
@@ -51,14 +51,28 @@ export interface Launcher {
 }
 
 /**
- * The gate's `$1`-`$2` after its own: the shell exports PWD of its own
- * accord; EXEC-6 wants exactly the job's environment, so the gate is told
- * what PWD must be: "-" for none, "=<value>" when the job's env sets it.
+ * The variables a POSIX sh sets of its own accord at start-up, whatever its
+ * environment said: dash exports PWD, and resets IFS, OPTIND and PPID, which
+ * stay exported when the environment had them. EXEC-6 wants exactly the
+ * job's environment, so an sh gate is told, after its own arguments, what
+ * each must be: "-" for none, "=<value>" when the job's env sets it; it
+ * sets them (GATE_RESETS) just before `exec`.
  */
-export function pwdWord(env: Readonly<Record<string, string | Uint8Array>>): string | Uint8Array {
-  const pwd = env['PWD'];
-  if (pwd === undefined) return '-';
-  return typeof pwd === 'string' ? `=${pwd}` : Buffer.concat([Buffer.from('='), pwd]);
+export const SHELL_SET = ['PWD', 'IFS', 'OPTIND', 'PPID'] as const;
+
+export function shellSetWords(env: Readonly<Record<string, string | Uint8Array>>): (string | Uint8Array)[] {
+  return SHELL_SET.map((name) => {
+    const value = env[name];
+    if (value === undefined) return '-';
+    return typeof value === 'string' ? `=${value}` : Buffer.concat([Buffer.from('='), value]);
+  });
+}
+
+/** The sh lines that set SHELL_SET from the words at positional parameters `first`..`first + 3`, then drop them. */
+export function gateResets(first: number): string {
+  // Only PWD is exported when the environment lacks it; dash refuses to unset OPTIND.
+  const lines = SHELL_SET.map((name, i) => `case \$${first + i} in ${name === 'PWD' ? '-) unset PWD ;; *)' : '=*)'} ${name}=\${${first + i}#=}; export ${name} ;; esac`);
+  return [...lines, `shift ${first + SHELL_SET.length - 1}`].join('\n');
 }
 
 /**
@@ -68,8 +82,7 @@ export function pwdWord(env: Readonly<Record<string, string | Uint8Array>>): str
  * 077); node resets signal dispositions and the mask for its children, and
  * only descriptors 0-2 survive the gate's exec.
  */
-const DIRECT_GATE =
-  'IFS= read -r fsjob_release <&3 || exit 125; exec 3<&-; umask 022; case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac; shift; exec "$@"';
+const DIRECT_GATE = `IFS= read -r PWD <&3 || exit 125; exec 3<&-; umask 022\n${gateResets(1)}\nexec "$@"`;
 
 /** SPEC-3: bytes that are UTF-8 pass as their string; others cannot pass through node's spawn, which writes strings as UTF-8. */
 function asString(value: string | Uint8Array, what: string): string {
@@ -90,7 +103,8 @@ export const directLauncher: Launcher = {
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.env)) env[name] = asString(value, `environment variable ${name}`);
     const argv = request.argv.map((arg, i) => asString(arg, `argv[${i}]`));
-    const child = spawn('/bin/sh', ['-c', DIRECT_GATE, 'fsjob-gate', asString(pwdWord(request.env), 'PWD'), ...argv], {
+    const resets = shellSetWords(request.env).map((w, i) => asString(w, SHELL_SET[i] as string));
+    const child = spawn('/bin/sh', ['-c', DIRECT_GATE, 'fsjob-gate', ...resets, ...argv], {
       cwd: request.cwd,
       env,
       detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)

@@ -13,7 +13,7 @@
  * shell in C from an 8 KiB buffer and is exact for every byte but NUL.
  */
 import { FsjobError } from '../base/errors.ts';
-import { pwdWord, type LaunchRequest } from './launch.ts';
+import { shellSetWords, type LaunchRequest } from './launch.ts';
 
 /** The FIFOs of one attempt, in the worker's directory. */
 export interface Fifos {
@@ -53,11 +53,42 @@ const SPACE = Buffer.from(' ');
 const NEWLINE = Buffer.from('\n');
 const raw = (text: string): Buffer => Buffer.from(text, 'latin1');
 
-/** The request line of one attempt: fsjob_run ID CWD STDIN OUT ERR REL, then the gate's command line (spawner.sh). */
-export function runRequest(id: number, fifos: Fifos, request: LaunchRequest): Buffer {
+/** How the gate of an attempt is made (spawner.sh): bash's job control, or env, setsid and sh. */
+export type Chain = 'bash' | 'sh';
+
+/**
+ * Names the bash chain cannot hand over exactly, as bash's gate sets them
+ * with `unset -v NAME; export NAME=VALUE` before `exec`: bash's read-only
+ * variables (export fails), those bash sets again after every command
+ * (`_`, PIPESTATUS) or on a function call (FUNCNAME, BASH_*), and
+ * EXECIGNORE, which changes how `exec` searches PATH. A job with one of them
+ * takes the sh chain, which hands env(1) the words as they are.
+ */
+const BASH_SPECIAL = /^(?:_|BASH\w*|SHELLOPTS|EUID|UID|PPID|PIPESTATUS|FUNCNAME|GROUPS|DIRSTACK|COMP_\w+|EXECIGNORE|HISTCMD)$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Whether the bash chain hands this environment over exactly: every name a plain shell variable (the schema's names are identifiers). */
+export function bashChainFits(env: LaunchRequest['env']): boolean {
+  for (const name of Object.keys(env)) if (!IDENTIFIER.test(name) || BASH_SPECIAL.test(name)) return false;
+  return true;
+}
+
+/**
+ * The request line of one attempt: fsjob_run ID CWD STDIN OUT ERR REL, then
+ * the gate's command line: for the sh chain env, setsid and sh with the
+ * environment as env(1)'s words, for the bash chain `- N NAME...
+ * NAME=VALUE... ARGV...` (spawner.sh).
+ */
+export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, chain: Chain): Buffer {
   const tag = String(id);
-  const env = Object.entries(request.env).map(([name, value]) => word(Buffer.concat([Buffer.from(`${name}=`, 'utf8'), bytesOf(value)]), `environment variable ${name}`));
+  const entries = Object.entries(request.env);
+  const env = entries.map(([name, value]) => word(Buffer.concat([Buffer.from(`${name}=`, 'utf8'), bytesOf(value)]), `environment variable ${name}`));
   const stdin = request.stdinFd === null ? '/dev/null' : `/proc/${process.pid}/fd/${request.stdinFd}`;
+  const argv = request.argv.map((arg, i) => word(arg, `argv[${i}]`));
+  const gate =
+    chain === 'bash'
+      ? [raw(`- ${entries.length}`), ...entries.map(([name]) => raw(name)), ...env, ...argv]
+      : [raw('"$E" -i --default-signal --'), ...env, raw('"$X" -- "$B" -c "$G" fsjob-gate'), word(tag, 'id'), ...shellSetWords(request.env).map((w) => word(w, 'environment')), ...argv];
   return line([
     raw('fsjob_run'),
     word(tag, 'id'),
@@ -66,12 +97,7 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest): Bu
     word(fifos.out, 'FIFO'),
     word(fifos.err, 'FIFO'),
     word(fifos.rel, 'FIFO'),
-    raw('"$E" -i --default-signal --'),
-    ...env,
-    raw('"$X" -- "$B" -c "$G" fsjob-gate'),
-    word(tag, 'id'),
-    word(pwdWord(request.env), 'PWD'),
-    ...request.argv.map((arg, i) => word(arg, `argv[${i}]`)),
+    ...gate,
   ]);
 }
 

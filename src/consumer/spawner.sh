@@ -1,47 +1,82 @@
-# The spawner of one fsjob worker (spec/design-notes.md, "Spawning
-# commands"): it starts every command of the worker, so that the worker's
-# node process, tens to hundreds of MiB, never forks.
+# The spawner of one fsjob worker (spec/design-spawner.md): it starts every
+# command of the worker, so that the worker's node process, tens to hundreds
+# of MiB, never forks.
 #
 # The worker starts it as `/bin/sh -s fsjob-spawner`, writes this script to
-# its standard input and then one request per line: the requests are shell
+# its standard input and then one request per line (or, where bash is
+# installed, as bash with this script in its environment and each request
+# framed by its length; see the end of this script): the requests are shell
 # commands calling the functions below, every argument single-quoted by the
 # worker ('\'' for a quote), so each byte of an argument or environment
 # value travels exactly as given (anything but NUL, which neither can hold).
-# The shell parses them from an 8 KiB buffer: no read per byte. End of file
-# (the worker closed the pipe, or died) ends the spawner; the commands it
-# started run on, and the worker's guardian stops them if the worker is gone
-# (WORKER-2).
+# The shell parses them from an 8 KiB buffer (bash: one `read -N` each): no
+# read per byte. End of file (the worker closed the pipe, or died) ends the
+# spawner; the commands it started run on, and the worker's guardian stops
+# them if the worker is gone (WORKER-2).
 #
 # Its standard output is the reply channel (a socket pair node made). Every
 # reply is one short line written by one printf or jobs, a single write:
 # Linux queues a short write to a stream socket whole, as it does a pipe
 # write under PIPE_BUF, so the lines of several writers never mix:
-#   ready <pid>                   the checks below passed; requests welcome
-#   fail <reason>                 they did not; the spawner exits
+#   ready <pid> <chain>...        the checks below passed for these chains
+#                                 (`bash`, `sh`); requests welcome
+#   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid>                  the gate of <id> runs in its own session and
-#                                 process group, <pid> = pgid, and waits for
+#   p <id> <pid>                  the gate of <id> runs in its own process
+#                                 group, <pid> = pgid, and waits for
 #                                 its release (written by the gate itself)
 #   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
 #   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
 #   e <id>                        the waiter could not open the working
 #                                 directory or a FIFO: nothing was started
 #
-# One attempt, three processes:
+# One attempt, three processes, in one of two chains:
 #   spawner (this shell)
 #    `-- waiter: a subshell, in the spawner's process group, outside the job's
-#         `-- gate: env -i --default-signal NAME=VALUE... setsid sh -c GATE
-#               reads the release, then becomes the command (exec)
+#         `-- gate, the leader of the job's new process group, which reports
+#             its pid, reads the release, then becomes the command (exec):
+#             bash:  a subshell of the waiter (fsjob_gate), made its group's
+#                    leader by bash's job control (`set -m`: setpgid); one
+#                    exec per command, the command's own
+#             sh:    env -i --default-signal NAME=VALUE... setsid sh -c GATE,
+#                    three execs before the command's (no POSIX sh can make a
+#                    process group or reset a signal a background job starts
+#                    with ignored)
 # The waiter is the gate's parent so that the exit status has one owner that
 # waits for it, and so that the spawner can take the next request at once.
+# The bash chain costs a fork and an exec where the sh chain costs a fork
+# and four execs (measured: spec/design-spawner.md, "Spawning commands"); the
+# worker takes it for every job whose environment holds no name that bash
+# treats specially (spawner-request.ts), the sh chain for the others.
 # `wait` gives 128 + n for a death by signal n and for `exit 128+n` alike;
 # the shell's `jobs -l` tells them apart ("Done(130)" against "Interrupt"),
 # in dash (printed after the wait) and bash (printed by the CHLD trap, before
 # `wait` forgets the job). The worker reads the jobs line and falls back on
 # the `x` status when there is none.
 #
-# Why each program:
+# Why each step of the bash chain:
+# - `set -m` only around the gate's `&`: the gate's group is made by fork
+#   (setpgid in the child and in the waiter), and with job control off again
+#   `wait` waits for the end of the gate, not for a stop.
+# - the gate resets the spawner's ignored signals (`trap -`: they were
+#   ignored by this script, not on entry, so bash may reset them; a job of a
+#   shell with job control starts with none ignored), reports $BASHPID (its
+#   own pid, the pgid), reads the release, then sets the environment: the
+#   spawner exported nothing from its start (`export -n`), `cd` exported
+#   OLDPWD, which is unset, and each of the job's names is unset (a
+#   variable bash computes, RANDOM or SECONDS, loses its magic) and then
+#   exported with its value; bash's `exec` adds nothing to the environment
+#   from a `( )` subshell (from a function's own `&` it exports SHLVL).
+#   From the export on, IFS is the job's: every expansion after it is
+#   quoted (an IFS of digits split `shift $((...))`, and the command never
+#   ran), and the export's stderr is discarded: bash warns there about a
+#   locale the job names but this system lacks (LC_ALL, LANG), a line the
+#   command never wrote; the job's names are identifiers that are not
+#   read-only (bashChainFits), so the export has no error of its own to lose.
+#   A check at start-up runs this gate once and compares the environment
+#   `env` prints; the bash chain is offered only when it is exact.
+# Why each program of the sh chain:
 # - env --default-signal: a background job of a shell without job control
 #   starts with SIGINT and SIGQUIT ignored, and an ignored signal stays
 #   ignored across exec; EXEC-13 wants every disposition at its default.
@@ -72,7 +107,8 @@
 # It ignores INT, TERM and HUP (a job's terminal signals must not stop it;
 # it has its own session anyway), and PIPE: a reply to a worker that died
 # fails instead of killing it, so that it still reads end of file and exits
-# through its EXIT trap. The gate's env resets them all for the command.
+# through its EXIT trap. The gate resets them all for the command (env
+# --default-signal in the sh chain, `trap -` in the bash chain).
 # When it exits (end of file: the worker closed the pipe or died) it removes
 # the worker's FIFO directory, $FSJOB_SPAWNER_DIR: a worker killed with
 # SIGKILL leaves nothing behind in the temporary directory. The FIFOs that
@@ -80,31 +116,40 @@
 trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
 
-# What the gate runs, in its own group, as `sh -c "$G" fsjob-gate ID PWD ARGV...`.
-# EXEC-13: umask 022. The shell exports PWD of its own accord; EXEC-6 wants
-# exactly the job's environment, so PWD says what PWD must be: "-" for none,
-# "=<value>" when the job's env sets it.
+# What the gate runs, in its own group, as
+# `sh -c "$G" fsjob-gate ID PWD IFS OPTIND PPID ARGV...`. EXEC-13: umask 022.
+# A shell sets PWD, IFS, OPTIND and PPID of its own accord, and exports them
+# when its environment had them; EXEC-6 wants exactly the job's environment,
+# so the four words say what each must be: "-" for none, "=<value>" when the
+# job's env sets it (launch.ts, SHELL_SET, in this order); only PWD is
+# exported when the environment lacks it (dash refuses to unset OPTIND). The release is
+# read into PWD, set afterwards whatever the job's is: any other name may be
+# one of the job's, exported.
 G='printf "p %s %s\n" "$1" "$$" >&7 || exit 125
 exec 7>&-
-IFS= read -r fsjob_release <&3 || exit 125
+IFS= read -r PWD <&3 || exit 125
 exec 3<&-
 umask 022
 case $2 in -) unset PWD ;; *) PWD=${2#=}; export PWD ;; esac
-shift 2
+case $3 in =*) IFS=${3#=}; export IFS ;; esac
+case $4 in =*) OPTIND=${4#=}; export OPTIND ;; esac
+case $5 in =*) PPID=${5#=}; export PPID ;; esac
+shift 5
 exec "$@"'
 
 # The programs, by absolute path: env -i clears PATH before it executes
 # setsid, and the job's PATH must not choose them.
+# S is set where the sh chain runs; S_FAIL says why it does not.
 E=$(command -v env) || E=
 X=$(command -v setsid) || X=
 B=/bin/sh
+S=
 if [ -z "$X" ] || [ -z "$E" ]; then
-  printf 'fail %s\n' 'setsid(1) (util-linux) or env(1) is not on /usr/local/bin:/usr/bin:/bin'
-  exit 0
-fi
-if ! "$E" -i --default-signal "$X" -- "$B" -c 'exit 0' 2>/dev/null; then
-  printf 'fail %s\n' "$E -i --default-signal $X -- $B failed: env needs --default-signal (coreutils 8.31 or later)"
-  exit 0
+  S_FAIL='setsid(1) (util-linux) or env(1) is not on /usr/local/bin:/usr/bin:/bin'
+elif ! "$E" -i --default-signal "$X" -- "$B" -c 'exit 0' 2>/dev/null; then
+  S_FAIL="$E -i --default-signal $X -- $B failed: env needs --default-signal (coreutils 8.31 or later)"
+else
+  S=1
 fi
 
 # fsjob_fifos TAG PATH...: make FIFOs, mode 0600, in the worker's directory.
@@ -121,7 +166,9 @@ fsjob_fifos() {
 # fsjob_run ID CWD STDIN OUT ERR RELEASE LEADER...: start the waiter of one
 # attempt. STDIN is a path to open for reading (/dev/null, or the worker's
 # /proc/<pid>/fd/<n> of the job's checked stdin file: the same open file,
-# whatever its name now points at); LEADER is the gate's command line.
+# whatever its name now points at); LEADER is the gate's command line (the
+# sh chain), or `- N NAME... NAME=VALUE... ARGV...` (the bash chain: the
+# job's N variables, then argv).
 fsjob_run() {
   # The waiters that ended are reaped here, so the job table stays small.
   jobs >/dev/null 2>&1
@@ -138,7 +185,14 @@ fsjob_wait() {
     exit 0
   fi
   trap 'jobs -l' CHLD
-  "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+  if [ "$1" = - ]; then
+    shift
+    set -m
+    (fsjob_gate "$id" "$@") <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+    set +m
+  else
+    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+  fi
   exec 3<&- 4>&- 5>&- 6<&-
   wait "$!"
   st=$?
@@ -147,4 +201,56 @@ fsjob_wait() {
   exit 0
 }
 
-printf 'ready %s\n' "$$"
+# fsjob_gate ID N NAME... NAME=VALUE... ARGV...: the bash chain's gate (bash
+# only: ${@:i:n}), the leader of its group; EXEC-2, EXEC-6, EXEC-13.
+fsjob_gate() {
+  trap - INT TERM HUP PIPE
+  printf 'p %s %s\n' "$1" "$BASHPID" >&7 || exit 125
+  exec 7>&-
+  IFS= read -r PWD <&3 || exit 125
+  exec 3<&-
+  umask 022
+  unset -v OLDPWD PWD "${@:3:$2}"
+  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>/dev/null || exit 125
+  shift "$((2 + 2 * $2))"
+  exec "$@"
+}
+
+# The bash chain where this is bash, job control works, and a gate run once
+# hands `env` exactly the environment it was given.
+C=
+if [ -n "${BASH_VERSION-}" ] && [ -n "$E" ] && (set -m) 2>/dev/null; then
+  for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
+    export -n "$fsjob_name"
+  done
+  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 0 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 7>/dev/null </dev/null & wait "$!"; } 2>/dev/null)
+  case $fsjob_seen in "RANDOM=it's
+SHLVL=7" | "SHLVL=7
+RANDOM=it's") C=bash ;; esac
+fi
+if [ -n "$S" ]; then
+  C="$C sh"
+elif [ -z "$C" ]; then
+  printf 'fail %s\n' "$S_FAIL"
+  exit 0
+fi
+if [ "${FSJOB_SPAWNER_INPUT-}" = framed ] && ! printf 'a b\n' | { IFS= read -r -N 4 fsjob_request && [ "$fsjob_request" = 'a b
+' ]; } 2>/dev/null; then
+  printf 'fail %s\n' "bash $BASH_VERSION has no read -N (bash 4.1 or later)"
+  exit 0
+fi
+
+printf 'ready %s %s\n' "$$" "$C"
+
+# Where the worker started this as `bash -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
+# (FSJOB_SPAWNER_INPUT=framed): each request comes as its length in bytes,
+# a line feed and the request, taken by one `read -N` (LC_ALL=C: a character
+# is a byte). bash reads a script from a pipe one byte per read(2), as it
+# must not read past the command it runs; dash, started with -s, reads the
+# requests as the rest of this script, 8 KiB at a time.
+if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
+  while IFS= read -r fsjob_bytes && IFS= read -r -N "$fsjob_bytes" fsjob_request; do
+    eval "$fsjob_request"
+  done
+  exit 0
+fi

@@ -1,5 +1,5 @@
 /**
- * The spawner of a worker (spec/design-notes.md, "Spawning commands"): one
+ * The spawner of a worker (spec/design-spawner.md): one
  * small long-lived /bin/sh per worker that starts every command job, so
  * that this process, 60 to 200 MiB, never forks for a command. libuv has no
  * posix_spawn: every `spawn()` copies this process's page tables on the
@@ -9,15 +9,15 @@
  *   environment travel as the bytes given (a string as its UTF-8), without
  *   a length to parse in sh, which has no substring by length; the shell's
  *   parser reads them from an 8 KiB buffer.
- * - The three FIFOs of an attempt (stdout, stderr, release) are made ahead,
- *   a batch per `mkfifo`, in a 0700 directory of this worker's, and used
- *   once: a process that left a job's group and kept its stdout cannot
- *   write into a later job's. This process opens the read ends of the
- *   outputs and the write end of the release before the request goes out,
- *   and holds the only write end of the release (EXEC-2).
+ * - The three FIFOs of an attempt (stdout, stderr, release) come from a
+ *   stock made ahead, and are used once (spawner-fifos.ts). This process
+ *   opens the read ends of the outputs and the write end of the release
+ *   before the request goes out, and holds the only write end of the
+ *   release (EXEC-2).
  * - EXEC-2 and EXEC-3 are as with node's own spawn: the leader, in its own
- *   session and group, reports its pid and waits; the caller records the
- *   group and only then releases it.
+ *   group (made by bash's job control, or by setsid(1) with a session too),
+ *   reports its pid and waits; the caller records the group and only then
+ *   releases it.
  * - The exit status comes from the leader's waiter, a subshell of the
  *   spawner, on the reply pipe (shell-status.ts reads it).
  * - A spawner that dies takes no running command with it: each waiter is
@@ -32,13 +32,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { deferred, type Deferred } from '../base/deferred.ts';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
-import type { Launcher, LaunchRequest, Leader, LeaderEnd } from './launch.ts';
-import { fifosRequest, runRequest, spawnerError, type Fifos } from './spawner-request.ts';
+import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
+import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
+import { bashChainFits, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -49,11 +51,6 @@ const SPAWNER_SCRIPT: string =
 
 /** What a process listing shows: /bin/sh -s fsjob-spawner. */
 export const SPAWNER_NAME = 'fsjob-spawner';
-/** The spawner's own PATH: where it finds env, setsid and mkfifo; never a job's. */
-const SPAWNER_PATH = '/usr/local/bin:/usr/bin:/bin';
-/** FIFO triples made per mkfifo, and the stock below which the next batch is made ahead. */
-const FIFO_BATCH = 16;
-const FIFO_LOW = 4;
 /** How long a new spawner may take to say `ready`. */
 const START_LIMIT_MS = 15_000;
 /** How long close() waits for the spawner to exit. */
@@ -61,28 +58,15 @@ const CLOSE_LIMIT_MS = 2_000;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
 
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: Error): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // awaited by whoever needs it; an early failure is not unhandled
-  return { promise, resolve, reject };
-}
-
 /** One spawner process and what it answered. */
-interface Generation {
+interface Generation extends FifoMaker {
   child: ChildProcess;
+  /** Whether requests go framed (bash) or as script lines (sh). */
+  framed: boolean;
   /** null once it said `ready`; the reason when it said `fail`. */
   ready: Deferred<string | null>;
+  /** The chains its `ready` offered. */
+  chains: ReadonlySet<Chain>;
   exited: boolean;
   /** The end of its stderr, for the message when it fails. */
   stderr: string;
@@ -110,17 +94,22 @@ interface Attempt {
  * does, with the guardian), `launch()` each command, `close()` at the end.
  */
 export class Spawner implements Launcher {
+  /** The shell that runs spawner.sh. */
+  private readonly shell: string;
   private current: Generation | undefined;
   private dir: string | undefined;
   private seq = 0;
   private readonly attempts = new Map<number, Attempt>();
   /** The final `jobs -l` status of each leader pid, until its waiter's `x` line takes it. */
   private readonly statuses = new Map<number, ShellStatus>();
-  private readonly batches = new Map<string, Deferred<boolean>>();
-  private pool: Fifos[] = [];
-  private filling: Promise<boolean> | undefined;
+  private readonly fifos = new FifoStock(() => this.holdAlive());
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
+
+  /** @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh */
+  constructor(options: { shell?: string } = {}) {
+    this.shell = options.shell ?? defaultShell();
+  }
 
   /** The spawner process's pid while it runs. */
   get pid(): number | undefined {
@@ -130,6 +119,11 @@ export class Spawner implements Launcher {
   /** The 0700 directory of this worker's FIFOs, once started. */
   get directory(): string | undefined {
     return this.dir;
+  }
+
+  /** The chains the running spawner offers (spawner.sh): `bash` for one exec per command, `sh`. */
+  get chains(): ReadonlySet<Chain> {
+    return this.healthy ? (this.current as Generation).chains : new Set();
   }
 
   /** True while a spawner process is there to take requests. */
@@ -145,21 +139,37 @@ export class Spawner implements Launcher {
    * process could not be started or did not answer.
    */
   async start(): Promise<string | null> {
-    this.dir ??= mkdtempSync(path.join(os.tmpdir(), `${SPAWNER_NAME}-`));
+    this.dir ??= mkdtempSync(path.join(fifoParent(), `${SPAWNER_NAME}-`));
     mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // a spawner that exited removed it
-    const child = spawn('/bin/sh', ['-s', SPAWNER_NAME], {
+    // bash reads a script from a pipe one byte per read(2) (it must not read past the command it runs), dash 8 KiB
+    // at a time: bash gets the script in its environment and each request framed, `<bytes>\n<request>`, which it
+    // takes with one `read -N` (spawner.sh); dash reads the requests as the rest of its script.
+    const framed = path.basename(this.shell) === 'bash';
+    const env: NodeJS.ProcessEnv = { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir };
+    if (framed) Object.assign(env, { FSJOB_SPAWNER_INPUT: 'framed', FSJOB_SPAWNER_SCRIPT: SPAWNER_SCRIPT });
+    const child = spawn(this.shell, framed ? ['-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
       cwd: '/',
       detached: true, // its own session: a signal to the worker's terminal group does not reach it
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir },
+      env,
     });
-    const generation: Generation = { child, ready: deferred(), exited: false, stderr: '' };
+    const generation: Generation = {
+      child,
+      framed,
+      dir: this.dir,
+      ready: deferred(),
+      chains: new Set(),
+      exited: false,
+      stderr: '',
+      // One request line, framed with its length in bytes where the spawner is bash.
+      send: (request) => void child.stdin?.write(framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request),
+    };
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
-      child.once('error', (error) => reject(spawnerError(`could not start the spawner (/bin/sh): ${error.message}`)));
+      child.once('error', (error) => reject(spawnerError(`could not start the spawner (${this.shell}): ${error.message}`)));
     });
     this.attach(generation);
-    child.stdin?.write(SPAWNER_SCRIPT);
+    if (!framed) child.stdin?.write(SPAWNER_SCRIPT);
     const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
     let unavailable: string | null;
     try {
@@ -177,7 +187,7 @@ export class Spawner implements Launcher {
     (child.stdin as unknown as net.Socket | null)?.unref?.();
     this.current = generation;
     this.checker ??= setInterval(() => void this.checkWaiters(), WAITER_CHECK_MS).unref();
-    this.fill(generation).catch(() => undefined);
+    this.fifos.ahead(generation);
     return null;
   }
 
@@ -197,7 +207,7 @@ export class Spawner implements Launcher {
     this.checker = undefined;
     const generation = this.current;
     this.current = undefined;
-    this.pool = [];
+    this.fifos.discard();
     if (generation !== undefined && !generation.exited) {
       const exited = new Promise<void>((resolve) => generation.child.once('exit', () => resolve()));
       generation.child.stdin?.end();
@@ -218,7 +228,10 @@ export class Spawner implements Launcher {
   async launch(request: LaunchRequest): Promise<Leader> {
     const generation = this.current;
     if (generation === undefined || generation.exited) throw spawnerError('the spawner is not running; no command starts until a new one answers');
-    const fifos = await this.takeFifos(generation);
+    const chain: Chain | undefined = generation.chains.has('bash') && bashChainFits(request.env) ? 'bash' : generation.chains.has('sh') ? 'sh' : undefined;
+    // Only bash's chain runs here, and this job's environment needs the other: node forks this one.
+    if (chain === undefined) return directLauncher.launch(request);
+    const fifos = await this.fifos.take(generation);
     const attempt: Attempt = {
       id: ++this.seq,
       generation,
@@ -239,14 +252,14 @@ export class Spawner implements Launcher {
       attempt.outFd = openSync(fifos.out, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.errFd = openSync(fifos.err, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
       attempt.relFd = openSync(fifos.rel, fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
-      request_ = runRequest(attempt.id, attempt.fifos, request);
+      request_ = runRequest(attempt.id, attempt.fifos, request, chain);
     } catch (error) {
       this.release(attempt);
       if (error instanceof FsjobError) throw error;
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
     this.track(attempt);
-    generation.child.stdin?.write(request_);
+    generation.send(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
   }
@@ -317,7 +330,7 @@ export class Spawner implements Launcher {
   }
 
   private holdAlive(): void {
-    if (this.attempts.size + this.batches.size > 0) this.checker?.ref();
+    if (this.attempts.size + this.fifos.pending > 0) this.checker?.ref();
     else this.checker?.unref();
   }
 
@@ -360,9 +373,8 @@ export class Spawner implements Launcher {
     const how = signal === null ? `status ${code}` : signal;
     const said = generation.stderr.trim() === '' ? '' : `: ${generation.stderr.trim().slice(-300)}`;
     generation.ready.reject(spawnerError(`the spawner exited (${how}) before it was ready${said}`));
-    for (const batch of this.batches.values()) batch.resolve(false);
     // Its FIFOs went with its directory (spawner.sh removes it on exit); the next spawner makes new ones.
-    this.pool = [];
+    this.fifos.lost();
     for (const attempt of this.attempts.values()) {
       if (attempt.generation === generation) this.failStart(attempt, `the spawner exited (${how}) before the command group started${said}`);
     }
@@ -374,13 +386,14 @@ export class Spawner implements Launcher {
     const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
     switch (kind) {
       case 'ready':
+        generation.chains = new Set(text.split(' ').slice(2).filter((c): c is Chain => c === 'bash' || c === 'sh'));
         generation.ready.resolve(null);
         return;
       case 'fail':
         generation.ready.resolve(text.slice('fail '.length));
         return;
       case 'm':
-        this.batches.get(a as string)?.resolve(b === 'ok');
+        this.fifos.answered(a as string, b === 'ok');
         return;
       case 'w': {
         // Its start is read at the first check that finds it alive: most waiters are done before one.
@@ -417,48 +430,6 @@ export class Spawner implements Launcher {
         if (jobs?.status != null) this.statuses.set(jobs.pid, jobs.status);
       }
     }
-  }
-
-  /** A FIFO triple from the stock, made by the spawner a batch at a time; awaited when the stock is out. */
-  private async takeFifos(generation: Generation): Promise<Fifos> {
-    for (let failures = 0; ; ) {
-      const fifos = this.pool.shift();
-      if (fifos !== undefined) {
-        if (this.pool.length < FIFO_LOW) this.fill(generation).catch(() => undefined);
-        return fifos;
-      }
-      if (generation.exited || failures >= 2) throw spawnerError(`the spawner could not make FIFOs in ${this.dir}`);
-      if (!(await this.fill(generation))) failures += 1;
-    }
-  }
-
-  /** Asks the spawner for a batch of FIFO triples (one at a time); true when they were made. */
-  private fill(generation: Generation): Promise<boolean> {
-    this.filling ??= (async () => {
-      const tag = `f${++this.seq}`;
-      const made: Fifos[] = [];
-      for (let i = 0; i < FIFO_BATCH; i++) {
-        const base = path.join(this.dir as string, String(++this.seq));
-        made.push({ out: `${base}.o`, err: `${base}.e`, rel: `${base}.r` });
-      }
-      const answer = deferred<boolean>();
-      this.batches.set(tag, answer);
-      this.holdAlive();
-      if (generation.exited) answer.resolve(false);
-      else generation.child.stdin?.write(fifosRequest(tag, made));
-      const madeThem = await answer.promise;
-      this.batches.delete(tag);
-      this.holdAlive();
-      if (madeThem && !generation.exited) {
-        this.pool.push(...made);
-        return true;
-      }
-      for (const f of made) for (const file of [f.out, f.err, f.rel]) rmSync(file, { force: true });
-      return false;
-    })().finally(() => {
-      this.filling = undefined;
-    });
-    return this.filling;
   }
 
   /**

@@ -18,6 +18,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 import { countIndexed } from '../model/ready.ts';
+import { matchesSelection } from './selection.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
 
 /** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
@@ -177,7 +178,20 @@ export interface JobSummary {
   exitCode: number | null;
   /** The worker whose open claim runs the job now (running or claimed), from the claim record; null otherwise. */
   workerId: string | null;
+  /** From the spec; null when the spec cannot be read. */
+  priority: number | null;
+  /** From the spec; null when the spec cannot be read. */
+  labels: Readonly<Record<string, string>> | null;
+  /** When the last execution started: the receipt's started_ms, or the exec record of a running job; null when none has started (or it is not running now). */
+  startedMs: number | null;
+  /** When the receipt was published (finished_ms); null while unfinished. */
+  finishedMs: number | null;
+  /** finishedMs - startedMs, or for a running job how long it has run so far; null without a start. */
+  durationMs: number | null;
 }
+
+/** How `listJobs` orders the jobs it returns. */
+export type JobSort = 'age' | 'priority' | 'duration';
 
 /** How a finished job ended: the `outcome` of its receipt. */
 export type Outcome = ReceiptRecord['outcome'];
@@ -190,6 +204,17 @@ export interface ListOptions extends ReadOptions {
   statuses?: readonly JobStatus[];
   /** Only finished jobs with one of these outcomes (with `statuses`: jobs matching either). @default no outcome filter */
   outcomes?: readonly Outcome[];
+  /** Only jobs whose spec has each of these labels with exactly this value (with the status filters: jobs matching both). @default no label filter */
+  labels?: Readonly<Record<string, string>>;
+  /**
+   * `age`: newest first (enqueue order reversed, LAYOUT-4); `priority`:
+   * highest priority first, then oldest first, the order consumers claim
+   * in (CLAIM-1); `duration`: longest run first (a running job by its time
+   * so far), jobs that never started last, newest first. `priority` and
+   * `duration` look at every job, whatever the limit (as `counts: true`
+   * does); `age` stops once `limit` jobs matched. @default 'age'
+   */
+  sort?: JobSort;
   /**
    * Count every job of the queue by status and by outcome, and the open
    * claims of each worker (JobList.counts). Costs one look at every job,
@@ -228,7 +253,7 @@ export interface JobCounts {
 
 /** The jobs of a queue as `listJobs` returns them. */
 export interface JobList {
-  /** Newest first (descending id, which is enqueue order, LAYOUT-4). */
+  /** In the order of ListOptions.sort: by default newest first (descending id, which is enqueue order, LAYOUT-4). */
   jobs: JobSummary[];
   /** Job directories in jobs/. */
   total: number;
@@ -261,7 +286,25 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc while we listed
     // SEC-5, SEC-6: a job directory readers refuse is one damaged job, not a listing that fails.
     if (REFUSED_DIR.some((code) => isFsjobError(error, code))) {
-      return { id, status: 'damaged', attempts: 0, maxAttempts: null, lane: null, createdMs: null, what: null, argv: null, handler: null, outcome: null, exitCode: null, workerId: null };
+      return {
+        id,
+        status: 'damaged',
+        attempts: 0,
+        maxAttempts: null,
+        lane: null,
+        createdMs: null,
+        what: null,
+        argv: null,
+        handler: null,
+        outcome: null,
+        exitCode: null,
+        workerId: null,
+        priority: null,
+        labels: null,
+        startedMs: null,
+        finishedMs: null,
+        durationMs: null,
+      };
     }
     throw error;
   }
@@ -271,6 +314,9 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     if (read.ok) spec = read.value;
   }
   const view = await deriveStatus(queue, files, { ...(clock === undefined ? {} : { clock }), ...(spec === undefined ? {} : { spec }) });
+  const startedMs = await startedOf(queue, files, view);
+  const finishedMs = view.receipt?.finished_ms ?? null;
+  const endMs = finishedMs ?? (view.status === 'running' ? (clock ?? systemClock).nowMs() : null);
   return {
     id,
     status: view.status,
@@ -284,7 +330,28 @@ async function summarize(queue: Queue, id: string, clock: Clock | undefined): Pr
     outcome: view.receipt?.outcome ?? null,
     exitCode: view.receipt?.exit_code ?? null,
     workerId: (view.status === 'running' || view.status === 'claimed') && view.claim !== undefined ? view.claim.worker_id : null,
+    priority: spec?.priority ?? null,
+    labels: spec?.labels ?? null,
+    startedMs,
+    finishedMs,
+    durationMs: startedMs === null || endMs === null ? null : Math.max(0, endMs - startedMs),
   };
+}
+
+/** JobSummary.startedMs: the receipt's (RCPT-5's started_ms), else the exec record of the current generation while it runs (one more small read, for running jobs only). */
+async function startedOf(queue: Queue, files: JobFiles, view: JobStatusView): Promise<number | null> {
+  if (view.receipt !== undefined) return view.receipt.started_ms;
+  if (view.status !== 'running') return null;
+  const exec = await readGenRecord(queue, files, 'exec', view.gen);
+  return exec.ok ? exec.value.recorded_ms : null;
+}
+
+/** The order of JobSort over summaries (ids break ties, so the order is total). */
+function compareBy(sort: JobSort): (a: JobSummary, b: JobSummary) => number {
+  const newestFirst = (a: JobSummary, b: JobSummary): number => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  if (sort === 'priority') return (a, b) => (b.priority ?? 0) - (a.priority ?? 0) || -newestFirst(a, b);
+  if (sort === 'duration') return (a, b) => (b.durationMs ?? -1) - (a.durationMs ?? -1) || newestFirst(a, b);
+  return newestFirst;
 }
 
 /**
@@ -299,8 +366,13 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   const wantedStatuses = options.statuses === undefined ? undefined : new Set<string>(options.statuses);
   const wantedOutcomes = options.outcomes === undefined ? undefined : new Set<string>(options.outcomes);
   const filtered = wantedStatuses !== undefined || wantedOutcomes !== undefined;
+  const selection = { labels: options.labels ?? {} };
   const matches = (job: JobSummary): boolean =>
-    !filtered || wantedStatuses?.has(job.status) === true || (job.outcome !== null && wantedOutcomes?.has(job.outcome) === true);
+    (!filtered || wantedStatuses?.has(job.status) === true || (job.outcome !== null && wantedOutcomes?.has(job.outcome) === true)) &&
+    matchesSelection(job.labels === null ? undefined : { lane: job.lane, labels: job.labels }, selection);
+  const sort = options.sort ?? 'age';
+  // Sorted by anything but age, every job must be looked at before the first `limit` are known.
+  const everyJob = sort !== 'age';
   // Only a filter that can match a finished job needs finished jobs examined.
   const finishedMayMatch = !filtered || wantedOutcomes !== undefined || wantedStatuses?.has('finished') === true || wantedStatuses?.has('damaged') === true;
   const entries = await listDir(queue.paths.dir('jobs'), queue.fsOptions);
@@ -323,7 +395,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   let looked = 0;
   for (const id of ids) {
     options.onProgress?.(looked++, ids.length);
-    const full = jobs.length >= limit;
+    const full = !everyJob && jobs.length >= limit;
     if (full && counts === undefined) break;
     if (!full) examined += 1;
     if (counts === undefined && !finishedMayMatch && (await hasReceipt(queue, id))) continue;
@@ -332,7 +404,9 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     if (counts !== undefined) count(counts, summary);
     if (!full && matches(summary)) jobs.push(summary);
   }
-  return { jobs, total: ids.length, more: examined < ids.length && jobs.length >= limit, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
+  const more = everyJob ? jobs.length > limit : examined < ids.length && jobs.length >= limit;
+  const shown = everyJob ? jobs.sort(compareBy(sort)).slice(0, limit) : jobs;
+  return { jobs: shown, total: ids.length, more, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
 }
 
 /** The ready index's summary; `ids` is the listing of jobs/, ascending. */

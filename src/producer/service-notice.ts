@@ -25,8 +25,8 @@ async function pausedNow(queue: Queue): Promise<boolean> {
   return isPaused(queue);
 }
 
-/** Starts watching; the returned function stops it. */
-export function noticeUnserved(queue: Queue, ids: readonly string[], io: NoticeSink): () => void {
+/** Starts watching `ids` (a live set is read anew at each look: waitForMany passes the jobs still pending); the returned function stops it. */
+export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSink): () => void {
   let served: boolean | undefined;
   let paused = false;
   let busy = false;
@@ -44,11 +44,14 @@ export function noticeUnserved(queue: Queue, ids: readonly string[], io: NoticeS
         const files = await listJob(queue, id).catch(() => undefined);
         if (files === undefined) continue;
         const status = (await deriveStatus(queue, files)).status;
-        if (WAITING.has(status)) waiting = true;
-        // HOLD-1: a held job waits for a release, not for a worker: said once.
+        // HOLD-1: a held job waits for a release, not for a worker: said once (for those looked at before the first waiting job).
         if (status === 'held' && !held.has(id) && !stopped) {
           held.add(id);
           io.stderr(`fsjob: job ${id} is held, so it waits until it is released (fsjob release -q ${queue.root} ${id})\n`);
+        }
+        if (WAITING.has(status)) {
+          waiting = true;
+          break; // one waiting job is enough to advise; a wait on thousands looks at few
         }
       }
       const live = (await liveWorkers(queue)).filter((view) => view.record !== null && view.verdict !== 'dead' && view.record.mode !== 'stopping');

@@ -24,7 +24,7 @@ export const WAIT_POLL_MS = 500;
 const FOLLOW_MIN_GAP_MS = 100;
 
 /** Wakes on a watch event, after `pollMs`, or on abort; never keeps the process alive through the watcher. */
-class Waker {
+export class Waker {
   private watcher: FSWatcher | undefined;
   private pending = false;
   private wakeUp: (() => void) | undefined;
@@ -92,7 +92,7 @@ function vanished(queue: Queue, id: string, cause: unknown): FsjobError {
  * open, GATE-2); INVALID_RECORD when it is invalid (RCPT-6: it will never
  * change).
  */
-async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | undefined> {
+export async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | undefined> {
   const file = queue.paths.jobFile(id, 'receipt.json');
   let read;
   try {
@@ -129,7 +129,7 @@ export interface WaitOptions {
   unservedNotice?: ((line: string) => void) | false;
 }
 
-function throwIfAborted(signal: AbortSignal | undefined): void {
+export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw signal.reason ?? new Error('aborted');
 }
 

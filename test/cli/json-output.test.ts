@@ -111,7 +111,9 @@ output('init, enqueue, work, status, wait, logs, retry, cancel, gc, recover, val
   check('status', json(list, 'status'), 'status');
   check('status', json(one, 'status ID'), 'status ID');
   check('wait', json(waitOne, 'wait'), 'wait');
-  check('wait', json(waitTwo, 'wait A B'), 'wait A B');
+  const waitLines = lines(waitTwo.stdout) as { job_id: string }[];
+  for (const line of waitLines) check('wait', line, 'wait A B');
+  assert.equal(waitLines.map((line) => line.job_id), [okId, failId], 'one receipt per line');
   assert.is(waitTwo.status, 3, 'several ids: the exit code of the first that did not exit 0');
   const logLines = lines(logs.stdout) as { job_id: string; truncated: boolean; dropped: number; text: string }[];
   for (const line of logLines) check('logs', line, 'logs');
@@ -155,9 +157,10 @@ output('init, enqueue, work, status, wait, logs, retry, cancel, gc, recover, val
   assert.is(audit.status, 0, `the kept demo queue is clean: ${audit.stdout}`);
   await rm(dirname(kept.queue), { recursive: true, force: true });
 
-  for (const [name, result] of Object.entries({ init, ok, work, list, one, waitTwo, gcDry, recovered, cancelled, missing, demo })) keyStyle(json(result, name), name);
+  for (const [name, result] of Object.entries({ init, ok, work, list, one, gcDry, recovered, cancelled, missing, demo })) keyStyle(json(result, name), name);
   for (const event of events) keyStyle(event, 'work event');
   for (const line of logLines) keyStyle(line, 'logs');
+  for (const line of waitLines) keyStyle(line, 'wait');
 });
 
 output.run();

@@ -72,6 +72,18 @@ function commandSuite(name: string, launcher: () => Launcher | undefined, gateOn
     assert.is(result.stdout.bytes_total, 3);
   });
 
+  run("the command's environment is exactly the one given, names a shell sets of its own accord too (EXEC-6)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
+    // dash resets IFS, OPTIND and PPID and exports PWD; a gate's own variable must not take a job's name.
+    const env = { PATH: '/usr/bin:/bin', IFS: ':0123456789', OPTIND: '7', PPID: '1', fsjob_release: 'mine', _: 'u', ENV: 'e' };
+    const cmd = startCommand(await spec(dir, ['/bin/cat', '/proc/self/environ'], { env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, Buffer.from(v)])) }), hooks({ async record() {} }));
+    const result = await cmd.done;
+    assert.is(result.exit, 0);
+    const seen = readFileSync(join(dir, 'stdout.1'), 'utf8').split('\0').filter((entry) => entry !== '').sort();
+    assert.equal(seen, Object.entries(env).map(([k, v]) => `${k}=${v}`).sort());
+    assert.is(readFileSync(join(dir, 'stderr.1'), 'utf8'), '');
+  });
+
   run('a failed recording means the command never runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fsjob-cmd-'));
     const marker = join(dir, 'ran');

@@ -1,6 +1,7 @@
 /**
  * The worker's spawner (src/consumer/spawner.ts, spawner.sh): a real
- * /bin/sh spawner starting real commands. What travels (argv and environment
+ * spawner starting real commands, through each chain this system has (bash's
+ * job control, and env + setsid + sh as /bin/sh runs it). What travels (argv and environment
  * bytes), what the command starts with (EXEC-13), what the exit status says
  * (EXEC-10), the gate (EXEC-2), who holds which descriptor, and what a dead
  * spawner or waiter leaves behind.
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Spawner } from '../../src/consumer/spawner.ts';
 import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
+import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
 import { delay, waitFor } from '../support/consumer.ts';
 
@@ -55,10 +57,16 @@ function groupMembers(pgid: number): number[] {
   return out;
 }
 
-/** Where each descriptor of `pid` points. */
+/** Where each descriptor of `pid` points; none for a process that is gone (a waiter of an earlier test that just ended). */
 function descriptors(pid: number): Map<number, string> {
   const out = new Map<number, string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
+  for (const fd of fds) {
     try {
       out.set(Number(fd), readlinkSync(`/proc/${pid}/fd/${fd}`));
     } catch {
@@ -77,107 +85,133 @@ const alive = (pid: number): boolean => {
   }
 };
 
-const spawning = suite('the spawner starts commands (design-notes "Spawning commands")');
-let spawner: Spawner;
-spawning.before(async () => {
-  spawner = new Spawner();
-  assert.is(await spawner.start(), null, 'the spawner runs here (setsid and env --default-signal are there)');
-});
-spawning.after(async () => {
-  await spawner.close();
-  await cleanupAll();
-});
+function spawningSuite(chain: Chain, shell: string | undefined): void {
+  const spawning = suite(`the spawner starts commands through the ${chain} chain (design-notes "Spawning commands")`);
+  let spawner: Spawner;
+  spawning.before(async () => {
+    spawner = new Spawner(shell === undefined ? {} : { shell });
+    assert.is(await spawner.start(), null, 'the spawner runs here (setsid and env --default-signal are there)');
+    assert.ok(spawner.chains.has(chain), `the ${chain} chain is offered: ${[...spawner.chains].join(', ')}`);
+  });
+  spawning.after(async () => {
+    await spawner.close();
+    await cleanupAll();
+  });
 
-spawning('argv and environment bytes arrive exactly as given: every byte but NUL, quotes and line feeds too', async () => {
-  const bytes = Buffer.from(Array.from({ length: 255 }, (_, i) => i + 1));
-  const text = `it's "quoted" $HOME \`x\` \\ ${"'"}\n\u00e9`;
-  const out = await run(spawner, ['/usr/bin/printf', '%s|%s', bytes, text], { env: { PATH, RAW: bytes, TEXT: text } });
-  assert.equal(out.end, { exit: 0, signal: null });
-  assert.equal(out.stdout, Buffer.concat([bytes, Buffer.from('|'), Buffer.from(text)]));
-  const env = await run(spawner, ['/usr/bin/env']);
-  assert.equal(env.stdout.toString().split('\n').filter((l) => l !== '').sort(), [`PATH=${PATH}`], 'exactly the given environment (EXEC-6): nothing of the spawner\'s own');
-  const raw = await run(spawner, ['/usr/bin/env'], { env: { RAW: bytes } });
-  assert.equal(raw.stdout, Buffer.concat([Buffer.from('RAW='), bytes, Buffer.from('\n')]));
-});
+  spawning('argv and environment bytes arrive exactly as given: every byte but NUL, quotes and line feeds too', async () => {
+    const bytes = Buffer.from(Array.from({ length: 255 }, (_, i) => i + 1));
+    const text = `it's "quoted" $HOME \`x\` \\ ${"'"}\n\u00e9`;
+    const out = await run(spawner, ['/usr/bin/printf', '%s|%s', bytes, text], { env: { PATH, RAW: bytes, TEXT: text } });
+    assert.equal(out.end, { exit: 0, signal: null });
+    assert.equal(out.stdout, Buffer.concat([bytes, Buffer.from('|'), Buffer.from(text)]));
+    const env = await run(spawner, ['/usr/bin/env']);
+    assert.equal(env.stdout.toString().split('\n').filter((l) => l !== '').sort(), [`PATH=${PATH}`], 'exactly the given environment (EXEC-6): nothing of the spawner\'s own');
+    const raw = await run(spawner, ['/usr/bin/env'], { env: { RAW: bytes } });
+    assert.equal(raw.stdout, Buffer.concat([Buffer.from('RAW='), bytes, Buffer.from('\n')]));
+  });
 
-spawning('the exit status tells an exit from a death by signal: exit 130 is not SIGINT (EXEC-10)', async () => {
-  const cases: [string, LeaderEnd][] = [
-    ['exit 0', { exit: 0, signal: null }],
-    ['exit 130', { exit: 130, signal: null }],
-    ['exit 143', { exit: 143, signal: null }],
-    ['exit 255', { exit: 255, signal: null }],
-    ['kill -INT $$', { exit: null, signal: 'SIGINT' }],
-    ['kill -TERM $$', { exit: null, signal: 'SIGTERM' }],
-    ['kill -KILL $$', { exit: null, signal: 'SIGKILL' }],
-    ['kill -USR1 $$', { exit: null, signal: 'SIGUSR1' }],
-    ['ulimit -c 0; kill -SEGV $$', { exit: null, signal: 'SIGSEGV' }],
-    ['kill -PIPE $$', { exit: null, signal: 'SIGPIPE' }],
-  ];
-  for (const [script, expected] of cases) assert.equal((await run(spawner, ['/bin/sh', '-c', script])).end, expected, script);
-});
+  spawning('the exit status tells an exit from a death by signal: exit 130 is not SIGINT (EXEC-10)', async () => {
+    const cases: [string, LeaderEnd][] = [
+      ['exit 0', { exit: 0, signal: null }],
+      ['exit 130', { exit: 130, signal: null }],
+      ['exit 143', { exit: 143, signal: null }],
+      ['exit 255', { exit: 255, signal: null }],
+      ['kill -INT $$', { exit: null, signal: 'SIGINT' }],
+      ['kill -TERM $$', { exit: null, signal: 'SIGTERM' }],
+      ['kill -KILL $$', { exit: null, signal: 'SIGKILL' }],
+      ['kill -USR1 $$', { exit: null, signal: 'SIGUSR1' }],
+      ['ulimit -c 0; kill -SEGV $$', { exit: null, signal: 'SIGSEGV' }],
+      ['kill -PIPE $$', { exit: null, signal: 'SIGPIPE' }],
+    ];
+    for (const [script, expected] of cases) assert.equal((await run(spawner, ['/bin/sh', '-c', script])).end, expected, script);
+  });
 
-spawning('a command starts with default dispositions, an empty mask, umask 022 and its own group (EXEC-13, EXEC-2)', async () => {
-  const status = (await run(spawner, ['/bin/cat', '/proc/self/status'])).stdout.toString();
-  assert.match(status, /^SigIgn:\s*0+$/m, 'no signal ignored (a shell starts background jobs with INT and QUIT ignored)');
-  assert.match(status, /^SigBlk:\s*0+$/m, 'nothing blocked');
-  assert.match(status, /^Umask:\s*0022$/m);
-  const stat = (await run(spawner, ['/bin/cat', '/proc/self/stat'])).stdout.toString();
-  const [pid, , , , pgid, sid] = stat.replace(/\(.*\)/, 'x').split(' ').map(Number);
-  assert.is(pgid, pid, 'the leader of its own process group');
-  assert.is(sid, pid, 'and of its own session');
-});
+  spawning('a command starts with default dispositions, an empty mask, umask 022 and its own group (EXEC-13, EXEC-2)', async () => {
+    const status = (await run(spawner, ['/bin/cat', '/proc/self/status'])).stdout.toString();
+    assert.match(status, /^SigIgn:\s*0+$/m, 'no signal ignored (a shell starts background jobs with INT and QUIT ignored)');
+    assert.match(status, /^SigBlk:\s*0+$/m, 'nothing blocked');
+    assert.match(status, /^Umask:\s*0022$/m);
+    const stat = (await run(spawner, ['/bin/cat', '/proc/self/stat'])).stdout.toString();
+    const [pid, , , , pgid, sid] = stat.replace(/\(.*\)/, 'x').split(' ').map(Number);
+    assert.is(pgid, pid, 'the leader of its own process group');
+    // setsid(1) makes a session too; bash's job control a group in the spawner's session (EXEC-13: the session is the consumer's choice).
+    assert.is(sid, chain === 'sh' ? pid : spawner.pid, chain === 'sh' ? 'and of its own session' : "in the spawner's session");
+  });
 
-spawning("a command holds none of the spawner's pipes or FIFOs; the spawner and its waiter hold no write end of an output", async () => {
-  const dir = spawner.directory as string;
-  const spawnerPid = spawner.pid as number;
-  const own = descriptors(spawnerPid);
-  const pipes = new Set([own.get(0), own.get(1), own.get(2)]);
-  // A command that is held at its gate: the waiter has forked it and closed its copies.
-  const held = await launch(spawner, ['/bin/ls', '-l', '/proc/self/fd']);
-  for (const pid of groupMembers(spawnerPid)) {
-    for (const [fd, target] of descriptors(pid)) assert.not.ok(target.startsWith(dir), `process ${pid} (the spawner or a waiter) holds ${target} as fd ${fd}`);
-  }
-  held.leader.release();
-  await held.leader.ended;
-  const listing = (await held.stdout).toString();
-  held.leader.dispose();
-  const fds = [...listing.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const);
-  assert.equal(fds.filter(([fd]) => fd <= 2).map(([fd]) => fd), [0, 1, 2]);
-  for (const [fd, target] of fds) {
-    assert.not.ok(pipes.has(target), `fd ${fd} is the spawner's request or reply pipe (${target})`);
-    if (fd > 2) assert.not.ok(target.startsWith(dir), `fd ${fd} is a FIFO of the spawner (${target})`);
-  }
-});
+  spawning('names a shell treats as its own arrive exactly as given, and nothing else (EXEC-6)', async () => {
+    // Those bash's gate sets itself (bashChainFits), then those it leaves to the sh chain. An IFS of digits
+    // must not split the gate's own words; a locale this system lacks must not make bash warn on the job's stderr.
+    const own = { PATH, SHLVL: '7', RANDOM: 'r', SECONDS: 's', LINENO: 'l', PWD: '/nowhere', OLDPWD: '/old', IFS: ':0123456789', OPTIND: '9', ENV: 'e', fsjob_release: 'f', LC_ALL: 'xx_XX.no-such-locale' };
+    const denied = { PATH, _: 'under', PIPESTATUS: 'p', SHELLOPTS: 'o', BASHPID: 'b', UID: 'u', PPID: '1', FUNCNAME: 'f' };
+    assert.ok(bashChainFits(own));
+    assert.not.ok(bashChainFits({ PATH, PPID: '1' }));
+    for (const env of [own, denied]) {
+      const out = await run(spawner, ['/usr/bin/env'], { env });
+      assert.equal(out.stdout.toString().split('\n').filter((l) => l !== '').sort(), Object.entries(env).map(([k, v]) => `${k}=${v}`).sort());
+      assert.is(out.stderr.toString(), '', 'nothing on the way writes to the command\'s stderr');
+    }
+  });
 
-spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
-  const dir = await freshDir('fsjob-spawner');
-  const marker = join(dir, 'ran');
-  const { leader } = await launch(spawner, ['/usr/bin/touch', marker]);
-  await delay(300);
-  assert.not.ok(existsSync(marker), 'it ran before its release');
-  leader.withhold();
-  assert.equal(await leader.ended, { exit: 125, signal: null });
-  leader.dispose();
-  assert.not.ok(existsSync(marker));
-});
+  spawning("a command holds none of the spawner's pipes or FIFOs; the spawner and its waiter hold no write end of an output", async () => {
+    const dir = spawner.directory as string;
+    const spawnerPid = spawner.pid as number;
+    const own = descriptors(spawnerPid);
+    const pipes = new Set([own.get(0), own.get(1), own.get(2)]);
+    // A command that is held at its gate: the waiter has forked it and closed its copies.
+    const held = await launch(spawner, ['/bin/ls', '-l', '/proc/self/fd']);
+    for (const pid of groupMembers(spawnerPid)) {
+      for (const [fd, target] of descriptors(pid)) assert.not.ok(target.startsWith(dir), `process ${pid} (the spawner or a waiter) holds ${target} as fd ${fd}`);
+    }
+    held.leader.release();
+    await held.leader.ended;
+    const listing = (await held.stdout).toString();
+    held.leader.dispose();
+    const fds = [...listing.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const);
+    assert.equal(fds.filter(([fd]) => fd <= 2).map(([fd]) => fd), [0, 1, 2]);
+    for (const [fd, target] of fds) {
+      assert.not.ok(pipes.has(target), `fd ${fd} is the spawner's request or reply pipe (${target})`);
+      if (fd > 2) assert.not.ok(target.startsWith(dir), `fd ${fd} is a FIFO of the spawner (${target})`);
+    }
+  });
 
-spawning('stdin is the open file given, by descriptor; the working directory is cwd', async () => {
-  const dir = await freshDir('fsjob-spawner');
-  const { open, writeFile, rename } = await import('node:fs/promises');
-  await writeFile(join(dir, 'in'), 'the input\n');
-  const handle = await open(join(dir, 'in'), 'r');
-  // The name moves on; the command still reads the file this process opened (EXEC-7, SEC-10).
-  await rename(join(dir, 'in'), join(dir, 'moved'));
-  await writeFile(join(dir, 'in'), 'another file\n');
-  try {
-    const out = await run(spawner, ['/bin/sh', '-c', 'cat; pwd -P'], { stdinFd: handle.fd, cwd: dir });
-    assert.is(out.stdout.toString(), `the input\n${dir}\n`);
-  } finally {
-    await handle.close();
-  }
-});
+  spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
+    const dir = await freshDir('fsjob-spawner');
+    const marker = join(dir, 'ran');
+    const { leader } = await launch(spawner, ['/usr/bin/touch', marker]);
+    await delay(300);
+    assert.not.ok(existsSync(marker), 'it ran before its release');
+    leader.withhold();
+    assert.equal(await leader.ended, { exit: 125, signal: null });
+    leader.dispose();
+    assert.not.ok(existsSync(marker));
+  });
 
-spawning.run();
+  spawning('stdin is the open file given, by descriptor; the working directory is cwd', async () => {
+    const dir = await freshDir('fsjob-spawner');
+    const { open, writeFile, rename } = await import('node:fs/promises');
+    await writeFile(join(dir, 'in'), 'the input\n');
+    const handle = await open(join(dir, 'in'), 'r');
+    // The name moves on; the command still reads the file this process opened (EXEC-7, SEC-10).
+    await rename(join(dir, 'in'), join(dir, 'moved'));
+    await writeFile(join(dir, 'in'), 'another file\n');
+    try {
+      const out = await run(spawner, ['/bin/sh', '-c', 'cat; pwd -P'], { stdinFd: handle.fd, cwd: dir });
+      assert.is(out.stdout.toString(), `the input\n${dir}\n`);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  spawning.run();
+}
+
+// Every chain this system offers: bash's where bash is installed, and /bin/sh's.
+const probe = new Spawner();
+const offered = (await probe.start()) === null ? probe.chains : new Set<Chain>();
+await probe.close();
+if (offered.has('bash')) spawningSuite('bash', undefined);
+else console.log('# skipped: the bash chain (bash is not installed here, or its job control or environment check failed)');
+spawningSuite('sh', '/bin/sh');
 
 const dying = suite('a dead spawner, a dead waiter');
 dying.after(cleanupAll);

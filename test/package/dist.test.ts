@@ -1,7 +1,7 @@
 /**
  * dist/ as built (test/support/cli.ts keeps it current): the one module that
  * starts another file at run time, the validator's scan worker, finds its
- * compiled worker beside it, and the audit it makes in threads is the one
+ * compiled worker beside it (both in dist/bin/chunks/, tools/build/cli-bundle.ts), and the audit it makes in threads is the one
  * it makes inline.
  */
 import { suite } from 'uvu';
@@ -19,8 +19,8 @@ const dist = suite('dist/');
 dist.after(cleanupAll);
 
 dist('the validator runs its scan in worker threads from dist/ (scan-worker.js), with the findings of the inline scan', async () => {
-  assert.ok(existsSync(join(DIST, 'src', 'validator', 'scan-worker.js')));
-  assert.not.ok(existsSync(join(DIST, 'src', 'validator', 'scan-worker-entry.mjs')), 'the tsx shim of the sources is not built');
+  assert.ok(existsSync(join(DIST, 'bin', 'chunks', 'scan-worker.js')));
+  assert.not.ok(existsSync(join(DIST, 'bin', 'chunks', 'scan-worker-entry.mjs')), 'the tsx shim of the sources is not built');
   const dir = await freshDir('dist-audit');
   const script = join(dir, 'audit.mjs');
   await writeFile(

@@ -24,6 +24,7 @@ import { lstat, mkdir, readFile, readlink, readdir, symlink, writeFile } from 'n
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { runWithCrash, callFamily, type CountedCall } from '../../conformance/crash/run.ts';
 import { interposerPath } from '../../conformance/crash/interposer.ts';
 import { publishRecord } from '../../src/fs/safefs.ts';
@@ -133,11 +134,20 @@ wfa('3. it fsyncs its temp file and never the directory; publishRecord fsyncs th
   assert.ok(families.some((line) => line.startsWith(`rename ${temp}`)), `the temp file is renamed over report.json: ${families.join('; ')}`);
   assert.not.ok(fsyncs.some((call) => call.path === dir), `no fsync of the directory: ${families.join('; ')}`);
 
-  // The same publication through safefs (the built module: test/support/cli.ts keeps dist/ current), in a child under the injector.
+  // The same publication through safefs, built as dist/ builds it (esbuild; in dist/ it is inside a chunk), in a child under the injector.
   const ours = join(base, 'ours');
   await mkdir(ours, { mode: 0o700 });
   const script = join(base, 'publish.mjs');
-  await writeFile(script, `import { publishRecord } from ${JSON.stringify(join(ROOT, 'dist', 'src', 'fs', 'safefs.js'))};\nawait publishRecord(process.argv[2], 'report.json', 'new contents\\n', 'rename');\n`);
+  await build({
+    stdin: { contents: `import { publishRecord } from ${JSON.stringify(join(ROOT, 'src', 'fs', 'safefs.ts'))};\nawait publishRecord(process.argv[2], 'report.json', 'new contents\\n', 'rename');\n`, resolveDir: ROOT, loader: 'ts' },
+    outfile: script,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'silent',
+    plugins: [{ name: 'installed-write-file-atomic', setup: (b) => b.onResolve({ filter: /^write-file-atomic$/ }, () => ({ path: WRITE_FILE_ATOMIC, external: true })) }],
+  });
   const published = await runWithCrash({ argv: [process.execPath, script, ours], cwd: base, root: ours });
   assert.is(published.exitCode, 0, published.stderr);
   const shown = published.calls.map((call) => `${callFamily(call.op)} ${call.path}`).join('; ');

@@ -91,7 +91,7 @@ cli('init, enqueue with every option, --json, and status as a table, as JSON and
   assert.is(table.status, 0, table.stderr);
   const lines = table.stdout.split('\n');
   assert.is(lines[0], '3 jobs: 2 queued, 1 finished (1 failed)', 'counts by status and outcome first');
-  assert.match(lines[2] ?? '', /^ID +STATUS +ATTEMPTS +LANE +AGE +RESULT +COMMAND$/);
+  assert.match(lines[2] ?? '', /^ID +STATUS +ATTEMPTS +LANE +PRI +AGE +STARTED +FINISHED +DURATION +RESULT +COMMAND$/);
   assert.ok(lines.some((line) => line.startsWith(plainId) && line.includes('finished') && line.includes('failed (exit 7)')), table.stdout);
   assert.ok(lines.some((line) => line.startsWith(spec.id) && / queued +0\/3 +web /.test(line)), table.stdout);
   assert.ok(table.stdout.includes('no workers registered'), table.stdout);

@@ -110,6 +110,11 @@ status('listJobs lists newest first, honours limit and the status filter, and le
     outcome: null,
     exitCode: null,
     workerId: null,
+    priority: 0,
+    labels: {},
+    startedMs: null,
+    finishedMs: null,
+    durationMs: null,
   });
   assert.equal([all.jobs[1]?.outcome, all.jobs[1]?.exitCode], ['failed', 9]);
   const two = await listJobs(queue, { limit: 2 });

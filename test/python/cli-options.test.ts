@@ -15,6 +15,9 @@ import { join } from 'node:path';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob, type CliRun } from '../support/cli.ts';
 import { PYTHON, PYTHON_DIR, run } from './support.ts';
+import { enqueue } from '../../src/producer/index.ts';
+import { initQueue } from '../../src/model/queue.ts';
+import { writeReceipt } from '../support/producer.ts';
 
 interface Option {
   flags: string[];
@@ -163,6 +166,36 @@ options('a wait that times out exits 75 on both, saying that no live worker serv
     assert.is(ran.status, 75, `${side}: ${ran.stderr}`);
     assert.match(ran.stderr, `no live worker serves ${queue}`, side);
   }
+});
+
+options('wait on many and status columns answer alike: the same receipts and exit status, the same order by --sort and --label', async () => {
+  const dir = await freshDir('fsjob-cli-many');
+  const root = join(dir, 'q');
+  const queue = await initQueue(root);
+  const a = await enqueue(queue, { argv: ['true'], priority: 2, labels: { batch: '1' } });
+  const b = await enqueue(queue, { argv: ['true'], priority: 5, labels: { batch: '1' } });
+  const c = await enqueue(queue, { argv: ['true'] });
+  await writeReceipt(queue, a.id, { started_ms: 1_000, finished_ms: 4_000 });
+  await writeReceipt(queue, b.id, { outcome: 'failed', exit_code: 3, status: { exit: 3, signal: null }, started_ms: 1_000, finished_ms: 2_000 });
+  const q = ['-q', root];
+  const runs = await Promise.all([
+    sides(['wait', ...q, '--json', b.id, a.id], dir),
+    sides(['wait', ...q, '--label', 'batch=1'], dir),
+    sides(['wait', ...q, '--all', '--timeout', '1s'], dir),
+    sides(['status', ...q, '--json', '--sort', 'priority', '--label', 'batch=1'], dir),
+    sides(['status', ...q, '--json', '--sort', 'duration'], dir),
+  ]);
+  const [many, none, late, byPriority, byDuration] = runs;
+  for (const [side, ran] of [['fsjob', many[0]], ['python3 -m fsjob', many[1]]] as const) {
+    assert.is(ran.status, 3, `${side}: ${ran.stderr}`);
+    assert.equal(ran.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { job_id: string }).job_id), [b.id, a.id], side);
+  }
+  for (const ran of none) assert.equal([ran.status, ran.stderr], [0, 'fsjob: no job to wait for (no unfinished job matches)\n']);
+  for (const ran of late) assert.is(ran.status, 75, ran.stderr);
+  const order = (ran: Ran): [string, number | null][] =>
+    (JSON.parse(ran.stdout) as { jobs: { id?: string; job_id?: string; duration_ms: number | null }[] }).jobs.map((job) => [job.id ?? job.job_id ?? '?', job.duration_ms]);
+  for (const ran of byPriority) assert.equal(order(ran), [[b.id, 1_000], [a.id, 3_000]]);
+  for (const ran of byDuration) assert.equal(order(ran), [[a.id, 3_000], [b.id, 1_000], [c.id, null]]);
 });
 
 options.run();

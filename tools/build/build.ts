@@ -6,24 +6,27 @@
  *   node --import tsx tools/build/build.ts --js     JavaScript only (what `npm test` and bin/fsjob.js need; ~1 s)
  *   node --import tsx tools/build/build.ts --if-stale [--js]   nothing when dist/ is current
  *
- * dist/ mirrors the repository: dist/src/ (the library and the CLI),
- * dist/conformance/ (the suite `fsjob conformance` runs: runner, cases, the
- * crash injector's C sources, the vectors, the reference's manifest) and
- * dist/bin/fsjob.js (the command; the manifest names it as ../../../bin/fsjob.js
- * from its own directory, in the checkout and in dist/ alike). So every file
- * a module finds beside itself through import.meta.url is at the same
- * relative place in both.
+ * dist/ mirrors the repository where a path is looked up: dist/src/ (the
+ * library's entry points, as package.json's exports name them, their .d.ts
+ * files and the generated modules), dist/conformance/ (the suite's command
+ * that `fsjob conformance` loads, the crash injector's C sources, the
+ * vectors, the reference's manifest) and dist/bin/fsjob.js (the command;
+ * the manifest names it as ../../../bin/fsjob.js from its own directory, in
+ * the checkout and in dist/ alike). The code itself is in dist/bin/chunks/;
+ * a module that finds a file through import.meta.url names it so that the
+ * path holds from there too (tools/build/cli-bundle.ts checks).
  *
- * JavaScript: esbuild transpiles each module of src/ and conformance/ on its
- * own (no bundling: the package's modules stay modules, and a user's bundler
- * sees them one by one), rewriting the `.ts` of relative imports to `.js`.
+ * JavaScript: one esbuild build with code splitting of the command, the
+ * library's entry points, the suite's command and the scan worker
+ * (tools/build/cli-bundle.ts says why): each module of src/ and conformance/
+ * is in one chunk of dist/bin/chunks/, shared by the entries that use it.
  * esbuild is what tsx runs the sources with, so the sources in tests and
- * dist/ in use are the same transform. The command itself is a bundle
- * (tools/build/cli-bundle.ts says why): dist/bin/fsjob.js and its chunks.
+ * dist/ in use are the same transform.
  * Three values are written in at build time, so that
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian's and the
- * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts). Declarations: tsc, with the same rewrite.
+ * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts).
+ * Declarations: tsc, `.ts` imports rewritten to `.js`.
  *
  * dist/ is replaced whole: built aside, then renamed into place, so a
  * process starting meanwhile sees the old dist/ or the new one.
@@ -35,10 +38,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { build, transform, type Plugin } from 'esbuild';
+import { transform } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
-import { buildCli } from './cli-bundle.ts';
+import { buildBundle } from './cli-bundle.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
@@ -55,9 +58,12 @@ const ASSETS: readonly RegExp[] = [
  * Assets that dist/ holds in a smaller form, since nobody reads them there
  * (the install stays under 3 MB, test/package/install.test.ts): the
  * generated validators minified (ajv's code, 0.7 MB as generated, is for
- * machines; the exports keep their names), and the vectors gzipped
+ * machines; the exports keep their names), the vectors gzipped
  * (JSON of many near-identical records: 0.8 MB becomes 50 KB;
- * conformance/cases/vectors.ts reads either form).
+ * conformance/cases/vectors.ts reads either form), and the crash
+ * injector's C sources gzipped (64 KB become 18 KB; compiled only by
+ * `fsjob conformance --crash`, conformance/crash/interposer.ts, which
+ * reads either form).
  */
 async function copyAsset(asset: string, out: string): Promise<void> {
   const from = path.join(ROOT, asset);
@@ -65,7 +71,7 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   if (asset === 'src/records/generated/validators.js') {
     await mkdir(path.dirname(to), { recursive: true });
     await writeFile(to, (await transform(await readFile(from, 'utf8'), { minify: true, format: 'esm', target: 'node20', legalComments: 'none' })).code);
-  } else if (asset.startsWith('conformance/vectors/')) {
+  } else if (asset.startsWith('conformance/vectors/') || asset.startsWith('conformance/crash/')) {
     await mkdir(path.dirname(to), { recursive: true });
     await writeFile(`${to}.gz`, gzipSync(await readFile(from), { level: 9 }));
   } else await fse.copy(from, to);
@@ -99,36 +105,12 @@ async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
   return { modules: modules.sort(), assets: assets.sort() };
 }
 
-/** Relative `.ts` imports become `.js`; every import stays an import (nothing is bundled). */
-const keepImports: Plugin = {
-  name: 'keep-imports',
-  setup(b) {
-    b.onResolve({ filter: /.*/ }, (args) => {
-      if (args.kind === 'entry-point') return undefined;
-      const relative = args.path.startsWith('./') || args.path.startsWith('../');
-      return { path: relative ? args.path.replace(/\.ts$/, '.js') : args.path, external: true };
-    });
-  },
-};
-
-async function buildJavaScript(out: string, modules: readonly string[]): Promise<void> {
+async function buildJavaScript(out: string): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
   const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
   const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
-  await build({
-    entryPoints: modules.map((file) => path.join(ROOT, file)),
-    outdir: out,
-    outbase: ROOT,
-    bundle: true,
-    plugins: [keepImports],
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    define,
-    logLevel: 'warning',
-  });
-  await buildCli(out, define);
+  await buildBundle(out, define);
 }
 
 /** `.d.ts` files name their imports as the sources do (./x.ts); a consumer's TypeScript resolves ./x.js. */
@@ -186,48 +168,6 @@ async function pruneDeclarations(dir: string): Promise<void> {
   await prune(dir);
 }
 
-/** The relative imports of a JavaScript module (static, side-effect and import() with a literal), resolved beside it. */
-function moduleImports(file: string, text: string): string[] {
-  const found = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
-  return found.map((specifier) => path.resolve(path.dirname(file), specifier));
-}
-
-async function filesUnder(dir: string, suffix: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const at = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(at, suffix)));
-    else if (entry.name.endsWith(suffix)) out.push(at);
-  }
-  return out;
-}
-
-/**
- * Keeps only the modules of dist/src/ something loads: what the `default`s
- * of package.json's exports import, what the suite (dist/conformance/) and
- * the command's chunks import from there, and the validator's scan worker
- * (started by path, not imported). The CLI's own modules are in the
- * command's bundle; their per-module copies would only grow the install,
- * and main.js would import yargs, which the package does not depend on.
- */
-async function pruneModules(dir: string): Promise<void> {
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
-  const pending = [
-    ...Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.default?.endsWith('.js') === true ? [path.join(dir, path.relative('dist', target.default))] : [])),
-    ...(await filesUnder(path.join(dir, 'conformance'), '.js')),
-    ...(await filesUnder(path.join(dir, 'bin'), '.js')),
-    path.join(dir, 'src', 'validator', 'scan-worker.js'),
-  ];
-  const reached = new Set<string>();
-  while (pending.length > 0) {
-    const file = pending.pop() as string;
-    if (reached.has(file)) continue;
-    reached.add(file);
-    pending.push(...moduleImports(file, await readFile(file, 'utf8')).filter((target) => target.endsWith('.js')));
-  }
-  for (const file of await filesUnder(path.join(dir, 'src'), '.js')) if (!reached.has(file)) await rm(file);
-}
-
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
 async function keepDeclarations(from: string, out: string): Promise<void> {
   for (const entry of await readdir(from, { withFileTypes: true })) {
@@ -254,9 +194,8 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
   const staging = path.join(ROOT, `.dist-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await mkdir(staging);
-    await buildJavaScript(staging, modules);
+    await buildJavaScript(staging);
     for (const asset of assets) await copyAsset(asset, staging);
-    await pruneModules(staging);
     let typesKey: string | undefined;
     if (types) {
       await buildDeclarations(staging);

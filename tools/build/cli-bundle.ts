@@ -1,24 +1,49 @@
 /**
- * The `fsjob` command as users run it: bin/fsjob.ts and the CLI bundled by
- * esbuild into dist/bin/fsjob.js and dist/bin/chunks/ (issue 29 point 2).
+ * dist/'s JavaScript: one esbuild build, with code splitting, of every
+ * module anything outside loads: the `fsjob` command (bin/fsjob.ts, issue 29
+ * point 2), the library's entry points (package.json's exports), the
+ * conformance suite's command and the validator's scan worker. Each module
+ * of src/ and conformance/ is then in dist/ once, in the one chunk of the
+ * entries that reach it (dist/bin/chunks/): the command, the library and the
+ * suite share their code rather than ship a copy each, and a few chunks
+ * replace some 200 small files, each of which cost a disk block's slack
+ * (the install stays under 3 MB, test/package/install.test.ts).
  *
- * Why a bundle: node loads each ES module file on its own (a read, a parse,
- * a link); the CLI and yargs are about 90 files, and loading them cost a
- * start more than everything the command then did. Bundled, `fsjob
- * enqueue` loads a few files: the entry, yargs with main.ts, and the chunk
- * of its command. Each command's code is a chunk of its own (main.ts
- * imports command modules dynamically), so a start loads only its
- * command's. `fsjob --version` loads the entry alone.
+ * Why a bundle for the command: node loads each ES module file on its own
+ * (a read, a parse, a link); the CLI and yargs are about 90 files, and
+ * loading them cost a start more than everything the command then did.
+ * Bundled, `fsjob enqueue` loads a few files: the entry, yargs with
+ * main.ts, and the chunks of its command. Each command's code is in chunks
+ * of its own (main.ts imports command modules dynamically), so a start
+ * loads only its command's. `fsjob --version` loads the entry alone.
  *
- * What stays out of the bundle: write-file-atomic (a CommonJS dependency,
- * imported from node_modules as the library does); the conformance suite,
- * which bin/fsjob.ts loads from dist/conformance/ beside the command (its
- * cases find their vectors and C sources beside themselves); and the two
- * generated modules (the compiled validators and the schema documents,
- * 0.7 MB of the bundle's 1.7 MB), which hold data and functions but no
- * state, so the chunks import the copies dist/src/ has anyway. The bundle
- * is minified in its whitespace and syntax only: names stay, so a stack
- * trace still reads.
+ * The library's entry points stay where package.json's exports name them
+ * (dist/src/producer/index.js, beside its index.d.ts) and import their
+ * chunks; a user's bundler follows those imports as it would any module's,
+ * and takes from a chunk only what the entry uses. The suite's command is
+ * dist/conformance/runner/command.js, which bin/fsjob.ts loads by URL
+ * (never bundled into the command's own chunks); the suite's modules find
+ * their vectors, C sources and manifest as ../../conformance/... from
+ * themselves, which holds for conformance/x/ in the checkout and for
+ * dist/conformance/runner/ and dist/bin/chunks/ alike (a check below).
+ *
+ * write-file-atomic (the CLI's --output reports, src/cli/report-file.ts)
+ * and its signal-exit are bundled too, as yargs is, so the package has no
+ * run-time dependency to install (they took 208 KB of disk in 43 files for
+ * 20 KB of code): they are CommonJS, whose require() of node's modules and
+ * __filename an ES module chunk does not have, so each require() of one of
+ * node's modules becomes an import of it (below), and __filename is the
+ * chunk's. No `require` is made for the chunks (createRequire of
+ * import.meta.url): it would shadow the real one in a user's CommonJS
+ * bundle of the library, which has no import.meta.url.
+ *
+ * What stays out of the bundle: the two generated modules (the compiled
+ * validators and the schema documents, 0.6 MB), which hold data and
+ * functions but no state: every output imports dist/src/records/generated/
+ * at its path relative to that output (written in after the build), so
+ * they load as files of their own, once. The bundle is minified in its
+ * syntax only: names and line breaks stay, so a stack trace still reads,
+ * and esbuild's path comments say which source each part is.
  *
  * yargs, with three stand-ins, each because a start paid for it without
  * needing it:
@@ -35,11 +60,12 @@
  * - node:assert, which yargs imports for two internal checks and whose
  *   loading opens standard error: the stand-in checks the same and throws.
  *
- * The scan worker of the validator (src/validator/scan-worker.ts) is a
- * second entry, dist/bin/chunks/scan-worker.js: scan-pool.ts finds it
- * beside itself, and in the bundle scan-pool.ts is in a chunk.
+ * The scan worker of the validator (src/validator/scan-worker.ts) is an
+ * entry, dist/bin/chunks/scan-worker.js: scan-pool.ts finds it beside
+ * itself, and in the bundle scan-pool.ts is in a chunk (a check below).
  */
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
@@ -81,15 +107,15 @@ const STAND_INS: Readonly<Record<string, string>> = {
   ].join('\n'),
 };
 
-export /** The generated modules, imported from dist/src/ (every chunk is in dist/bin/chunks/, two levels below dist/). */
+/** The generated modules: external, under a placeholder that the build replaces in each output by the path from there to dist/src/records/generated/. */
 const GENERATED = /(^|[\\/])generated[\\/](validators|documents)\.js$/;
+const GENERATED_PLACEHOLDER = 'fsjob-generated:';
+const GENERATED_DIR = path.join('src', 'records', 'generated');
 const sharedGenerated: Plugin = {
   name: 'shared-generated',
   setup(b) {
     b.onResolve({ filter: GENERATED }, (args) =>
-      path.resolve(args.resolveDir, args.path).startsWith(path.join(ROOT, 'src', 'records', 'generated'))
-        ? { path: `../../src/records/generated/${path.basename(args.path)}`, external: true }
-        : undefined,
+      path.resolve(args.resolveDir, args.path).startsWith(path.join(ROOT, GENERATED_DIR)) ? { path: `${GENERATED_PLACEHOLDER}${path.basename(args.path)}`, external: true } : undefined,
     );
   },
 };
@@ -124,24 +150,50 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
-/** Builds the command into `<out>/bin/`: fsjob.js and chunks/. */
-export async function buildCli(out: string, define: Record<string, string>): Promise<void> {
+/** A require() of one of node's modules in bundled CommonJS: an ES module that imports it (esbuild would leave a require() that an ES module chunk cannot run). */
+const builtinRequires: Plugin = {
+  name: 'builtin-requires',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'require-call' && isBuiltin(args.path) ? { path: args.path.replace(/^node:/, ''), namespace: 'builtin-require' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `export * from 'node:${args.path}';`, loader: 'js' }));
+  },
+};
+
+/** The library's entry points: package.json's exports that name code (./dist/src/x/index.js, built from src/x/index.ts). */
+async function libraryEntries(): Promise<{ in: string; out: string }[]> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { default?: string }> };
+  return Object.values(pkg.exports).flatMap((target) => {
+    const file = typeof target === 'object' ? target.default : undefined;
+    if (file === undefined || !file.endsWith('.js')) return [];
+    const out = path.relative('dist', file).replace(/\.js$/, '');
+    return [{ in: path.join(ROOT, `${out}.ts`), out }];
+  });
+}
+
+/**
+ * Builds dist/'s JavaScript into `out`: bin/fsjob.js, bin/chunks/, the
+ * library's entry points under src/ and conformance/runner/command.js.
+ */
+export async function buildBundle(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
   const result = await build({
     entryPoints: [
-      { in: path.join(ROOT, 'bin', 'fsjob.ts'), out: 'fsjob' },
-      { in: path.join(ROOT, 'src', 'validator', 'scan-worker.ts'), out: 'chunks/scan-worker' },
+      { in: path.join(ROOT, 'bin', 'fsjob.ts'), out: 'bin/fsjob' },
+      { in: path.join(ROOT, 'src', 'validator', 'scan-worker.ts'), out: 'bin/chunks/scan-worker' },
+      { in: path.join(ROOT, 'conformance', 'runner', 'command.ts'), out: 'conformance/runner/command' },
+      ...(await libraryEntries()),
     ],
-    outdir: bin,
-    chunkNames: 'chunks/[name]-[hash]',
+    outdir: out,
+    absWorkingDir: ROOT,
+    chunkNames: 'bin/chunks/[name]-[hash]',
     bundle: true,
     splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: ['write-file-atomic'],
-    plugins: [sharedGenerated, yargsStandIns],
-    define,
+    plugins: [sharedGenerated, yargsStandIns, builtinRequires],
+    // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
+    define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
     logLevel: 'warning',
     metafile: true,
@@ -151,9 +203,18 @@ export async function buildCli(out: string, define: Record<string, string>): Pro
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
   const entry = path.join(bin, 'fsjob.js');
+  for (const output of Object.keys(result.metafile.outputs)) {
+    const file = path.resolve(ROOT, output);
+    const text = await readFile(file, 'utf8');
+    const depth = path.relative(out, path.dirname(file)).split(path.sep).length;
+    if (file === entry && text.includes(GENERATED_PLACEHOLDER)) throw new Error(`${entry} imports a generated module: move that import behind a dynamic one (a chunk)`);
+    if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
+    if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
+    const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
+    if (/\b__require\(/.test(text)) throw new Error(`${file} calls require(), which an ES module has not: bundle what it requires (builtinRequires)`);
+    if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
+  }
   const text = await readFile(entry, 'utf8');
   if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
-  // The path sharedGenerated writes holds from chunks/ only.
-  if (text.includes('records/generated/')) throw new Error(`${entry} imports a generated module: move that import behind a dynamic one (a chunk)`);
   await chmod(entry, 0o755);
 }

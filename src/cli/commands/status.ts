@@ -1,6 +1,6 @@
 /** `fsjob status [ID]`: a table of jobs and workers, or one job in full (STATUS-1, WORKER-1). */
 import type { JobStatus } from '../../model/job.ts';
-import type { IndexCounts, JobCounts, JobList, JobReport, JobSummary, Outcome, WorkerView } from '../../producer/index.ts';
+import type { IndexCounts, JobCounts, JobList, JobReport, JobSort, JobSummary, Outcome, WorkerView } from '../../producer/index.ts';
 import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
@@ -9,7 +9,7 @@ import { pauseState } from '../../model/pause.ts';
 import { jobStatus, listJobs, liveWorkers } from '../../producer/inspect.ts';
 import { jobIdOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
 import { shellQuote } from '../shell-quote.ts';
-import { formatAge, formatBytes, formatDuration, parseInteger } from '../../base/units.ts';
+import { formatAge, formatBytes, formatClock, formatDuration, formatElapsed, parseInteger, parsePairs } from '../../base/units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
 const STATUSES: readonly JobStatus[] = ['queued', 'held', 'blocked', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
@@ -43,7 +43,7 @@ export function commandCell(job: Pick<JobSummary, 'argv' | 'handler'>, width = C
 }
 
 export function jobsTable(jobs: JobSummary[], now: number): string {
-  const rows = [['ID', 'STATUS', 'ATTEMPTS', 'LANE', 'AGE', 'RESULT', 'COMMAND']];
+  const rows = [['ID', 'STATUS', 'ATTEMPTS', 'LANE', 'PRI', 'AGE', 'STARTED', 'FINISHED', 'DURATION', 'RESULT', 'COMMAND']];
   for (const job of jobs) {
     const what = commandCell(job);
     rows.push([
@@ -51,7 +51,11 @@ export function jobsTable(jobs: JobSummary[], now: number): string {
       job.status,
       `${job.attempts}/${job.maxAttempts ?? '?'}`,
       job.lane ?? '-',
+      job.priority === null ? '?' : String(job.priority),
       job.createdMs === null ? '?' : formatAge(now - job.createdMs),
+      job.startedMs === null ? '-' : formatClock(job.startedMs, now),
+      job.finishedMs === null ? '-' : formatClock(job.finishedMs, now),
+      job.durationMs === null ? '-' : formatElapsed(job.durationMs),
       resultOf(job),
       what,
     ]);
@@ -168,18 +172,24 @@ export const statusCommand: FsjobCommand = {
       .positional('id', { describe: 'A job id or a unique prefix of one: show that job in full', type: 'string' })
       .option('limit', { describe: `Show at most N jobs, newest first (default ${DEFAULT_LIMIT}; 0 for all)`, type: 'number' })
       .option('status', { describe: 'Only jobs in these statuses or finished with these outcomes', choices: [...STATUSES, ...OUTCOMES.filter((outcome) => outcome !== 'expired')], type: 'string', array: true })
+      .option('label', { describe: 'Only jobs with label NAME=VALUE (repeatable: each must match)', type: 'string' })
+      .option('sort', { describe: 'Order: age (newest first, the default), priority (highest first, then oldest: the order workers claim in) or duration (longest run first); priority and duration look at every job', choices: ['age', 'priority', 'duration'], type: 'string' })
       .option('exact', { describe: `Count every job by status and outcome however many there are (done by default up to ${EXACT_COUNT_MAX} jobs; one look at each job)`, type: 'boolean', default: false })
       .option('json', { describe: 'Print the data as JSON', type: 'boolean', default: false })
       .example('$0 status', 'counts, the 20 newest jobs and the registered workers')
       .example('$0 status --exact', 'on a big queue: every job counted by status and outcome (slower: one look at each job)')
       .example('$0 status --status failed lost --limit 0', 'every job that failed or was lost')
       .example('$0 status --status queued running', 'what waits and what runs')
+      .example('$0 status --label batch=42 --status failed', 'what failed in one batch')
+      .example('$0 status --sort duration --limit 5', 'the five longest runs')
+      .example('$0 status --sort priority --status queued', 'what runs next')
       .example('$0 status 3fa2c1d0', 'one job in full, by a unique part of its id: spec, every generation, receipt, outputs')
       .example('$0 status --json | jq ".jobs[] | select(.status==\\"orphaned\\")"', 'machine-readable')
       .epilog(
         'Statuses are derived from the records on disk (STATUS-1): queued, delayed, retrying, claimed, running, cancelling, expired, orphaned, finished, damaged; ' +
           'a finished job has an outcome: succeeded, failed, timed_out, expired, cancelled, force_stopped, lost, rejected. ' +
           `The counts at the top cover every job of the queue; over ${EXACT_COUNT_MAX} jobs they are the ready index's (unfinished and finished, from two listings) unless --exact. ` +
+          'STARTED and FINISHED are local clock times (a date too when over a day away); STARTED is when the last attempt started (a queued or retrying job shows -), DURATION is FINISHED - STARTED, or for a running job how long it has run so far. ' +
           'The JOBS column of a worker counts the open claims that name it (when counted; else what its registration says). ' +
           'Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.',
       ),
@@ -199,15 +209,21 @@ export const statusCommand: FsjobCommand = {
     const statuses = wanted.filter((name): name is JobStatus => (STATUSES as readonly string[]).includes(name));
     const outcomes = wanted.filter((name): name is Outcome => (OUTCOMES as readonly string[]).includes(name));
     const exact = args['exact'] === true;
+    const labels = parsePairs(args['label'], 'label');
+    const sort = (args['sort'] as JobSort | undefined) ?? 'age';
+    const everyJob = exact || sort !== 'age';
     // Every job's records are read: with ajv's compiled code (src/records/compiled.ts).
-    if (exact) await import('../../records/compiled.ts');
-    const progress = startProgress(io, 'status', 'jobs', exact && progressWanted(io, args));
+    if (everyJob) await import('../../records/compiled.ts');
+    const progress = startProgress(io, 'status', 'jobs', everyJob && progressWanted(io, args));
     let list: JobList;
     try {
       list = await listJobs(queue, {
         limit,
-        counts: exact ? true : EXACT_COUNT_MAX,
+        // Every job is looked at for a sort, so counting them costs nothing more.
+        counts: everyJob ? true : EXACT_COUNT_MAX,
         ...(wanted.length === 0 ? {} : { statuses, outcomes }),
+        ...(labels === undefined ? {} : { labels }),
+        sort,
         onProgress: (done, total) => {
           progress.total(total);
           if (done > 0) progress.add();
@@ -237,9 +253,11 @@ export const statusCommand: FsjobCommand = {
     }
     if (pause.paused) io.stdout(`${pausedLine(pause.record, now)}\n`);
     io.stdout(`${list.counts !== undefined ? countsLine(list.counts, list.total) : indexLine(list.index, list.total)}\n`);
-    io.stdout(list.jobs.length === 0 ? (wanted.length === 0 ? 'no jobs\n' : `no job is ${wanted.join(' or ')}\n`) : jobsTable(list.jobs, now));
-    const shown = `${list.jobs.length} job${list.jobs.length === 1 ? '' : 's'}${wanted.length === 0 ? '' : ` ${wanted.join(' or ')}`}`;
-    const notes = [...(list.more ? [`showing the newest ${shown}; --limit 0 shows all`] : wanted.length > 0 ? [shown] : []), ...(list.foreign.length > 0 ? [`${list.foreign.length} foreign name(s) in jobs/ left alone`] : [])];
+    const filter = [...(wanted.length === 0 ? [] : [wanted.join(' or ')]), ...Object.entries(labels ?? {}).map(([name, value]) => `labelled ${name}=${value}`)].join(', ');
+    io.stdout(list.jobs.length === 0 ? (filter === '' ? 'no jobs\n' : `no job is ${filter}\n`) : jobsTable(list.jobs, now));
+    const shown = `${list.jobs.length} job${list.jobs.length === 1 ? '' : 's'}${filter === '' ? '' : ` ${filter}`}`;
+    const showing = sort === 'age' ? `showing the newest ${shown}` : `showing ${shown}, the first by ${sort}`;
+    const notes = [...(list.more ? [`${showing}; --limit 0 shows all`] : filter !== '' ? [shown] : []), ...(list.foreign.length > 0 ? [`${list.foreign.length} foreign name(s) in jobs/ left alone`] : [])];
     io.stdout(`${notes.length === 0 ? '' : `${notes.join('; ')}\n`}\n`);
     io.stdout(workersText(workers, now, list.counts));
     return EXIT.OK;

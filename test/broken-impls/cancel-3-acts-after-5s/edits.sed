@@ -1,5 +1,5 @@
 # BROKEN (CANCEL-3): the owner acts on a cancel record only 5 s after it first saw it (a debounce), so a request waits 5 s instead of CONTROL_LATENCY.
 # Counted from the owner's first sight of the record, not from the attempt's start: a request that comes late in the attempt waits 5 s too, so the kill does not depend on how soon the case could cancel.
-/^run_command() {/,/^}/s/^  _rc_stop= _rc_kill_at= _rc_last_renew=\$CLAIM_MS /  _rc_seen_force= _rc_seen_cancel=\n&/
+/^run_command() {/,/^}/s/^  _rc_stop= _rc_kill_at= _rc_next_pre=/  _rc_seen_force= _rc_seen_cancel=\n&/
 /^run_command() {/,/^}/s/^    if \[ -e "\$_rc_jd\/cancel-force.json" \] || \[ -L "\$_rc_jd\/cancel-force.json" \]; then$/    if { [ -e "$_rc_jd\/cancel-force.json" ] || [ -L "$_rc_jd\/cancel-force.json" ]; } \&\& { _rc_seen_force=${_rc_seen_force:-$_rc_m}; [ "$_rc_m" -ge $((_rc_seen_force + 5000)) ]; }; then/
 /^run_command() {/,/^}/s/^    elif \[ -z "\$_rc_stop" \] && { \[ -e "\$_rc_jd\/cancel\.json" \] || \[ -L "\$_rc_jd\/cancel\.json" \]; }; then$/    elif [ -z "$_rc_stop" ] \&\& { [ -e "$_rc_jd\/cancel.json" ] || [ -L "$_rc_jd\/cancel.json" ]; } \&\& { _rc_seen_cancel=${_rc_seen_cancel:-$_rc_m}; [ "$_rc_m" -ge $((_rc_seen_cancel + 5000)) ]; }; then/

@@ -1,2 +1,2 @@
 # BROKEN (LEASE-4): heartbeat_ms is the wall clock now, not at least the last renewal plus the monotonic time since.
-/^run_command() {/,/^}/s/^      _rc_hb=\$((_rc_last_renew + _rc_m - _rc_last_mono))$/      _rc_hb=$NOW_MS/
+/^run_command() {/,/^}/s/^      _rc_hb=\$NOW_MS$/      now_ms; _rc_hb=$NOW_MS/

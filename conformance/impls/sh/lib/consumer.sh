@@ -46,7 +46,8 @@ finish_receipt() {
   fi
   _fr_msg=$7
   [ ${#_fr_msg} -le 1024 ] || _fr_msg="(message over 1024 bytes omitted)"
-  now_ms
+  # finished_ms: never before the start it reports (LEASE-4).
+  gen_time_ms "${10}"
   rec_receipt "$2" "$3" "$4" "$5" "$6" "$_fr_msg" "$8" "$9" "${10}" "$NOW_MS" "${11}" "${12}"
   set -- "$1" "$2"
   [ -n "$FINISH_SYNC_OUT" ] && [ -f "$FINISH_SYNC_OUT" ] && [ ! -L "$FINISH_SYNC_OUT" ] && set -- "$@" "$FINISH_SYNC_OUT"
@@ -62,14 +63,17 @@ finish_receipt() {
   esac
 }
 
-# finish_end JD ID G REASON COUNTED RETRY_AT STATUS_JSON|null (spec/records.md)
+# finish_end JD ID G REASON COUNTED RETRY_AT STATUS_JSON|null
+# (spec/records.md). RETRY_AT is the caller's NOW_MS plus the retry delay:
+# it moves with ended_ms (gen_time_ms, LEASE-4), so the delay stays the same.
 finish_end() {
   if [ -e "$1/claim.$(($3 + 1)).json" ] || [ -L "$1/claim.$(($3 + 1)).json" ]; then
     log "$1: superseded; generation $3 publishes nothing more (CLAIM-7)"
     return 1
   fi
-  now_ms
-  rec_end "$2" "$3" "$4" "$5" "$6" "$7" "$NOW_MS"
+  _fe_delay=$(($6 - NOW_MS))
+  gen_time_ms
+  rec_end "$2" "$3" "$4" "$5" $((NOW_MS + _fe_delay)) "$7" "$NOW_MS"
   pub_link "$1" "end.$3.json" "$REC"
   case $? in
     0) return 0 ;;
@@ -322,6 +326,9 @@ claim_job() {
   mono_ms
   # CLAIM_MONO: the claim's first renewal on the guardian's clock (LEASE-5).
   CLAIM_MS=$NOW_MS CLAIM_LEASE_MS=$LEASE_DEFAULT CLAIM_MONO=$MONO_MS
+  # The generation's instants count from claimed_ms (gen_time_ms, LEASE-4).
+  GEN_LAST_MS=$NOW_MS GEN_LAST_MONO=$MONO_MS
+  [ "$MONO_MS" != 0 ] || GEN_LAST_MS=
   rec_claim "$2" "$3" "$CLAIM_MS" "$CLAIM_LEASE_MS"
   # The directory fsync is done with the next record's first fsync.
   PUB_DEFER=1
@@ -344,6 +351,8 @@ gen_max_finish() {
   [ "$J_RECEIPT" = 0 ] && [ "$J_G" = "$GEN_MAX" ] && [ "$J_OPEN" = 1 ] || return 1
   orphan_stoppable "$1" "$2" || return 1
   job_attempts "$1" "$2"
+  # No claim of ours: no earlier instant of this generation to follow.
+  GEN_LAST_MS=
   finish_receipt "$1" "$2" "$GEN_MAX" lost 125 claim_limit \
     "generation $GEN_MAX was claimed by an owner that died before finishing it (RECOV-4)" "$ATTEMPTS" null null null null
 }

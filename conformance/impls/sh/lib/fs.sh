@@ -43,6 +43,26 @@ mono_ms() {
   MONO_MS=$((_mo_s * 1000 + (1$_mo_c - 100) * 10))
 }
 
+# gen_time_ms [AT_LEAST|null]: NOW_MS = the instant to write for the claimed
+# generation: the wall clock, but never before the last instant this owner
+# wrote for it (GEN_LAST_MS; claim_job starts it at claimed_ms) plus the
+# monotonic time since, nor before AT_LEAST (LEASE-4). A wall clock that went
+# back a day mid-run then gives no receipt that finishes a day before it
+# started, any more than a stale heartbeat. Every instant a generation
+# writes (recorded_ms, heartbeat_ms, ended_ms, finished_ms) comes from here.
+GEN_LAST_MS= GEN_LAST_MONO=
+gen_time_ms() {
+  now_ms
+  if mono_ms && [ -n "$GEN_LAST_MS" ] && [ "$NOW_MS" -lt $((GEN_LAST_MS + MONO_MS - GEN_LAST_MONO)) ]; then
+    NOW_MS=$((GEN_LAST_MS + MONO_MS - GEN_LAST_MONO))
+  fi
+  case ${1:-null} in
+    null) ;;
+    *) [ "$NOW_MS" -ge "$1" ] || NOW_MS=$1 ;;
+  esac
+  [ "$MONO_MS" = 0 ] || GEN_LAST_MS=$NOW_MS GEN_LAST_MONO=$MONO_MS
+}
+
 # log MESSAGE...: a diagnostic line on stderr.
 log() {
   printf 'fsjob-sh: %s\n' "$*" >&2

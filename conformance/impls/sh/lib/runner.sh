@@ -42,6 +42,20 @@ shift
 umask 022
 exec env -i --default-signal -- "$@"'
 
+# What runs a command whose name holds '=' (env(1) would take it for an
+# assignment) after env(1): sh's exec, with the same PATH search and the
+# same 126/127. That sh sets PWD, IFS, OPTIND and PPID of its own accord
+# (dash exports PWD, and resets the other three, still exported where the
+# job's env had them), so it is told the job's value of each, "=VALUE", or
+# "-" for none, and sets them again just before the exec (EXEC-6). dash
+# exports OPTIND only where the job's env had it.
+EQUALS_SCRIPT='case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac
+case $2 in =*) IFS=${2#=}; export IFS ;; esac
+case $3 in =*) OPTIND=${3#=}; export OPTIND ;; esac
+case $4 in =*) PPID=${4#=}; export PPID ;; esac
+shift 4
+exec "$@"'
+
 # _rc_poll: whether the leader has ended, from dash's `jobs -l`, which also
 # reaps finished children without blocking. Returns 0 while it runs; once
 # it ended, sets RUN_EXIT / RUN_SIGNAL from the status text ("Done",
@@ -287,10 +301,20 @@ run_command() {
     _rc_i=$((_rc_i + 1))
   done
   # env(1) takes every leading NAME=VALUE operand as an assignment, so a
-  # command name containing '=' is run through sh's exec instead (same PATH
-  # search, same 126/127).
+  # command name containing '=' is run through sh's exec instead, told the
+  # job's PWD, IFS, OPTIND and PPID (EQUALS_SCRIPT).
   case $R_argv_0 in
-    *=*) set -- "$@" /bin/sh -c 'exec "$@"' sh ;;
+    *=*)
+      set -- "$@" /bin/sh -c "$EQUALS_SCRIPT" sh
+      for _rc_n in PWD IFS OPTIND PPID; do
+        _rc_w=- _rc_i=0
+        while [ "$_rc_i" -lt "$R_envc" ]; do
+          eval "[ \"\$R_envk_$_rc_i\" != \"\$_rc_n\" ] || _rc_w==\$R_envv_$_rc_i"
+          _rc_i=$((_rc_i + 1))
+        done
+        set -- "$@" "$_rc_w"
+      done
+      ;;
   esac
   _rc_i=0
   while [ "$_rc_i" -lt "$R_argc" ]; do
@@ -330,7 +354,7 @@ run_command() {
     RUN_OUTCOME=superseded
     return 1
   fi
-  now_ms
+  gen_time_ms
   rec_exec "$_rc_id" "$_rc_g" "$_rc_att" "$_rc_lp" "$_rc_ls" "$NOW_MS"
   if ! pub_link "$_rc_jd" "exec.$_rc_g.json" "$REC"; then
     _rc_abort_start "cannot publish exec.$_rc_g.json"
@@ -348,7 +372,7 @@ run_command() {
   mono_ms
   _rc_m=$MONO_MS
   _rc_deadline=$((_rc_m + S_timeout))
-  _rc_stop= _rc_kill_at= _rc_last_renew=$CLAIM_MS _rc_next_pre=$((_rc_m + 1000))
+  _rc_stop= _rc_kill_at= _rc_next_pre=$((_rc_m + 1000))
   _rc_next_hb=$((CLAIM_MONO + CLAIM_LEASE_MS / 3))
   _rc_nap=0.005
   # A short command is often done at once: look a few times before sleeping.
@@ -416,14 +440,15 @@ run_command() {
       _rc_stop=fenced _rc_kill_at=
     fi
     # LEASE-1 and LEASE-2, scheduled by monotonic time; the heartbeat is
-    # never less than the last one plus the monotonic time since (LEASE-4),
-    # so a wall clock that jumped back does not make it look stale.
+    # never less than the last instant written plus the monotonic time since
+    # (LEASE-4, gen_time_ms), so a wall clock that jumped back does not make
+    # it look stale.
     if [ "$_rc_stop" != superseded ] && [ "$_rc_stop" != fenced ] && [ "$_rc_m" -ge "$_rc_next_hb" ]; then
       if [ -n "$_rc_stop" ]; then _rc_ph=stopping; else _rc_ph=running; fi
-      _rc_hb=$((_rc_last_renew + _rc_m - _rc_last_mono))
-      [ "$NOW_MS" -le "$_rc_hb" ] || _rc_hb=$NOW_MS
+      gen_time_ms
+      _rc_hb=$NOW_MS
       if _rc_heartbeat "$_rc_ph"; then
-        _rc_last_renew=$_rc_hb _rc_last_mono=$_rc_m
+        _rc_last_mono=$_rc_m
         guardian_tell "r $_rc_lp $((_rc_last_mono + CLAIM_LEASE_MS))"
       elif [ "$_rc_m" -ge $((_rc_last_mono + CLAIM_LEASE_MS - CLAIM_LEASE_MS / 6)) ]; then
         log "$_rc_jd: cannot renew the lease; stopping the attempt (LEASE-2)"

@@ -1,0 +1,119 @@
+/**
+ * Waiting on many jobs at once (`fsjob wait --all`, `--lane`, `--label`,
+ * ids read from standard input): each receipt is reported as its job
+ * finishes, and the wait ends when every job has one.
+ *
+ * One watch on ready/ wakes the waiter, whatever the number of jobs: a
+ * consumer removes a job's ready entry after publishing its receipt
+ * (READY-2), so the event comes after the receipt exists. Nothing is trusted
+ * from an event (a crash can leave an entry, a rebuild can add one): each
+ * wake-up reads the receipts of the jobs still pending, and a poll covers
+ * filesystems without events. A sweep costs one open per pending job, so
+ * sweeps are spaced by the number pending (SWEEP_JOBS_PER_MS): a wait on
+ * 100,000 jobs sweeps every 5 s, one on 100 jobs at once.
+ */
+import { FsjobError } from '../base/errors.ts';
+import { statEntry } from '../fs/safefs.ts';
+import { assertJobId } from '../model/layout.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
+import type { ReceiptRecord } from '../records/codec.ts';
+import { systemClock } from '../base/clock.ts';
+import { noticeUnserved } from './service-notice.ts';
+import { receiptOf, throwIfAborted, Waker, WAIT_POLL_MS, type WaitOptions } from './watch.ts';
+
+/** Pending jobs looked at per millisecond between two sweeps: the waiter's share of a core stays small however many jobs it waits for. */
+const SWEEP_JOBS_PER_MS = 20;
+/** The longest gap between two sweeps. */
+const SWEEP_GAP_MAX_MS = 5000;
+
+/** Options of `waitForMany`: those of `waitFor`, and where each receipt goes as its job finishes. */
+export interface ManyWaitOptions extends WaitOptions {
+  /**
+   * Called once per job with its receipt, as the job finishes (jobs
+   * finished already first, in the order of `ids`; then in the order they
+   * finish, those found in one look in the order of `ids`).
+   */
+  onReceipt?: (receipt: ReceiptRecord) => void;
+}
+
+/** What `waitForMany` resolves to. */
+export interface ManyWaitResult {
+  /** One receipt per job, in the order of `ids`. */
+  receipts: ReceiptRecord[];
+  /** `summaryExitCode(receipts)`. */
+  exitCode: number;
+}
+
+/**
+ * The exit status that sums up many receipts: 0 when every job succeeded
+ * (exit code 0, EXEC-10; also when there is no job), else the exit code of
+ * the first job, in the order given, that did not. Finish order never
+ * enters: the same jobs give the same status however they raced.
+ */
+export function summaryExitCode(receipts: readonly ReceiptRecord[]): number {
+  return receipts.find((receipt) => receipt.exit_code !== 0)?.exit_code ?? 0;
+}
+
+async function assertPublished(queue: Queue, id: string): Promise<void> {
+  assertJobId(id);
+  const dir = queue.paths.job(id);
+  if ((await statEntry(dir, queue.fsOptions)) !== undefined) return;
+  throw new FsjobError('NOT_FOUND', `no job ${id} in ${queue.root} (it was never published there, or gc removed it after it finished); fsjob status lists the jobs`, { path: dir, jobId: id });
+}
+
+function timedOut(queue: Queue, pending: ReadonlySet<string>, total: number, timeoutMs: number): FsjobError {
+  const ids = [...pending];
+  const shown = ids.slice(0, 3).join(', ') + (ids.length > 3 ? `, and ${ids.length - 3} more` : '');
+  const which = total === 1 ? `job ${shown} has` : `${ids.length} of ${total} jobs have`;
+  return new FsjobError('TIMEOUT', `${which} no receipt yet after ${timeoutMs} ms of waiting${total === 1 ? '' : ` (${shown})`}; still unfinished (fsjob status ID says where ${total === 1 ? 'it' : 'each'} is)`, {
+    jobId: ids[0] as string,
+    path: queue.paths.job(ids[0] as string),
+  });
+}
+
+/**
+ * Waits until every job of `ids` has a receipt (RCPT-3) and resolves to the
+ * receipts in the order of `ids` and their summary exit code. An id named
+ * twice counts once. Throws NOT_FOUND for an id that is not a job of the
+ * queue (before waiting), TIMEOUT when `timeoutMs` elapses first (the
+ * receipts that came before went to `onReceipt`), INVALID_RECORD for an
+ * invalid receipt, NOT_FOUND when gc removes a job being waited on, and the
+ * abort reason when `signal` aborts. While a job waits with no live worker
+ * serving the queue, says so once (`unservedNotice`, as `waitFor`).
+ */
+export async function waitForMany(queue: Queue, ids: readonly string[], options: ManyWaitOptions = {}): Promise<ManyWaitResult> {
+  assertQueue(queue, 'waitForMany');
+  const clock = options.clock ?? systemClock;
+  const pollMs = options.pollMs ?? WAIT_POLL_MS;
+  const order = [...new Set(ids)];
+  for (const id of order) await assertPublished(queue, id);
+  const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.nowMs() + options.timeoutMs;
+  const pending = new Set(order);
+  const got = new Map<string, ReceiptRecord>();
+  // Watch before the first look, so a receipt published in between wakes us.
+  const waker = new Waker(queue.paths.dir('ready'));
+  const notice = options.unservedNotice ?? ((line: string) => void process.stderr.write(line));
+  const stopNotice = notice === false ? undefined : noticeUnserved(queue, pending, { stderr: notice });
+  try {
+    for (;;) {
+      throwIfAborted(options.signal);
+      for (const id of pending) {
+        const receipt = await receiptOf(queue, id);
+        if (receipt === undefined) continue;
+        pending.delete(id);
+        got.set(id, receipt);
+        options.onReceipt?.(receipt);
+      }
+      if (pending.size === 0) break;
+      const left = deadline - clock.nowMs();
+      if (left <= 0) throw timedOut(queue, pending, order.length, options.timeoutMs ?? 0);
+      const gap = Math.min(SWEEP_GAP_MAX_MS, pending.size / SWEEP_JOBS_PER_MS);
+      await waker.sleep(Math.min(Math.max(pollMs, gap), left), options.signal, gap);
+    }
+  } finally {
+    stopNotice?.();
+    waker.close();
+  }
+  const receipts = order.map((id) => got.get(id) as ReceiptRecord);
+  return { receipts, exitCode: summaryExitCode(receipts) };
+}

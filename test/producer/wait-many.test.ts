@@ -1,0 +1,74 @@
+/**
+ * Waiting on many jobs from Node (waitForMany, unfinishedJobs,
+ * summaryExitCode): which jobs a selection means, receipts reported as jobs
+ * finish, and one exit status that sums them up whatever order they finished
+ * in. Receipts are written straight (writeReceipt), so each finish happens
+ * exactly when the test says.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { enqueue, summaryExitCode, unfinishedJobs, waitForMany } from '../../src/producer/index.ts';
+import type { ReceiptRecord } from '../../src/records/codec.ts';
+import { cleanupAll, rejectsWith } from '../support/helpers.ts';
+import { freshQueue, writeReceipt } from '../support/producer.ts';
+import { waitFor } from '../support/consumer.ts';
+
+const many = suite('waitForMany: every receipt, as jobs finish, and their summary');
+many.after(cleanupAll);
+
+const failed = (code: number): Partial<ReceiptRecord> => ({ outcome: 'failed', exit_code: code, status: { exit: code, signal: null } });
+
+many('jobs finished already come first in the order given, the rest as they finish; the receipts come back in the order given', async () => {
+  const queue = await freshQueue('wait-many');
+  const [a, b, c] = [await enqueue(queue, { argv: ['true'] }), await enqueue(queue, { argv: ['true'] }), await enqueue(queue, { argv: ['true'] })];
+  await writeReceipt(queue, b.id, failed(3));
+  await writeReceipt(queue, a.id);
+  const seen: string[] = [];
+  const waiting = waitForMany(queue, [c.id, b.id, a.id, b.id], { unservedNotice: false, pollMs: 50, onReceipt: (receipt) => seen.push(receipt.job_id) });
+  await waitFor('the finished two reported', () => seen.length === 2);
+  assert.equal(seen, [b.id, a.id], 'the order given, an id named twice once');
+  await writeReceipt(queue, c.id, failed(5));
+  const result = await waiting;
+  assert.equal(seen, [b.id, a.id, c.id]);
+  assert.equal(result.receipts.map((receipt) => receipt.job_id), [c.id, b.id, a.id]);
+  assert.is(result.exitCode, 5, 'the first in the order given that did not succeed, though it finished last');
+});
+
+many('summaryExitCode: 0 only when every job succeeded (and for none)', () => {
+  const r = (exit_code: number) => ({ exit_code }) as ReceiptRecord;
+  assert.is(summaryExitCode([]), 0);
+  assert.is(summaryExitCode([r(0), r(0)]), 0);
+  assert.is(summaryExitCode([r(0), r(130), r(1)]), 130);
+});
+
+many('an unknown id is NOT_FOUND before waiting; a bounded wait is TIMEOUT naming what is unfinished', async () => {
+  const queue = await freshQueue('wait-many');
+  const [done, open] = [await enqueue(queue, { argv: ['true'] }), await enqueue(queue, { argv: ['true'] })];
+  await writeReceipt(queue, done.id);
+  const seen: string[] = [];
+  await rejectsWith(waitForMany(queue, [done.id, '1796114669000000000-0123456789abcdef'], { unservedNotice: false, onReceipt: (receipt) => seen.push(receipt.job_id) }), 'NOT_FOUND');
+  assert.equal(seen, [], 'nothing reported before every id is known');
+  const error = await rejectsWith(waitForMany(queue, [done.id, open.id], { unservedNotice: false, timeoutMs: 0, onReceipt: (receipt) => seen.push(receipt.job_id) }), 'TIMEOUT');
+  assert.is(error.jobId, open.id);
+  assert.equal(seen, [done.id], 'the receipt that came before the deadline was reported');
+});
+
+const select = suite('unfinishedJobs: what --all, --lane and --label wait for');
+select.after(cleanupAll);
+
+select('the jobs without a receipt now, in enqueue order, matching every field given', async () => {
+  const queue = await freshQueue('wait-select');
+  const render1 = await enqueue(queue, { argv: ['true'], lane: 'render', labels: { batch: '42' } });
+  const other = await enqueue(queue, { argv: ['true'], labels: { batch: '42', team: 'web' } });
+  const finished = await enqueue(queue, { argv: ['true'], lane: 'render', labels: { batch: '42' } });
+  const render2 = await enqueue(queue, { argv: ['true'], lane: 'render' });
+  await writeReceipt(queue, finished.id);
+  assert.equal(await unfinishedJobs(queue), [render1.id, other.id, render2.id]);
+  assert.equal(await unfinishedJobs(queue, { lane: 'render' }), [render1.id, render2.id]);
+  assert.equal(await unfinishedJobs(queue, { labels: { batch: '42' } }), [render1.id, other.id]);
+  assert.equal(await unfinishedJobs(queue, { lane: 'render', labels: { batch: '42' } }), [render1.id]);
+  assert.equal(await unfinishedJobs(queue, { labels: { batch: '42', team: 'ops' } }), []);
+});
+
+many.run();
+select.run();
