@@ -1,8 +1,9 @@
 /**
  * `fsjob status` on deep queues (issue 16, target 3: "a summary in under a
  * second" at 100,000 jobs): the default summary (the ready index's counts
- * over EXACT_COUNT_MAX jobs, the 20 newest examined) against `--exact` (one
- * look at every job: what the default was before), side by side in one run,
+ * over EXACT_COUNT_MAX jobs, the 20 newest examined), `--sort priority
+ * --status queued` and `--sort duration` against `--exact` (one look at every
+ * job: what the default was before), side by side in one run,
  * on a queue of N finished and one of N queued jobs (built by fill.c with
  * direct writes, bench/lib/fixtures.ts; kept under .scratch/ and reused).
  *
@@ -56,7 +57,15 @@ for (const state of ['finished', 'queued'] as const) {
     process.stderr.write(`built ${jobs} ${state} jobs in ${seconds.toFixed(1)} s\n`);
   }
   status(root, []); // warm the caches once: every figure then reads from memory alike
-  for (const [mode, extra, n] of [['summary (default)', [], rounds], ['--exact', ['--exact'], exactRounds]] as const) {
+  const modes = [
+    ['summary (default)', [], rounds],
+    // What runs next: ready/ walked in claim order, stopped at the limit (src/producer/list-order.ts).
+    ['--sort priority --status queued', ['--sort', 'priority', '--status', 'queued'], rounds],
+    // Every receipt read loosely, the 20 shown examined in full.
+    ['--sort duration', ['--sort', 'duration'], rounds],
+    ['--exact', ['--exact'], exactRounds],
+  ] as const;
+  for (const [mode, extra, n] of modes) {
     const figures: Figure[] = [];
     for (let i = 0; i < n; i++) {
       const figure = status(root, [...extra]);

@@ -49,15 +49,19 @@ def job_lines(queue: "Queue") -> List[Dict[str, Any]]:
 
 def select_lines(lines: List[Dict[str, Any]], wanted: Optional[Set[str]] = None, labels: Optional[Mapping[str, str]] = None, sort: str = "age") -> List[Dict[str, Any]]:
     """The lines that match (a status or outcome in ``wanted``, every one of ``labels``), in the order of ``sort``:
-    age newest first; priority highest first, then oldest; duration longest first, never started last."""
+    age newest first; priority the claim order (highest first, then oldest), finished jobs after it, newest first;
+    duration longest first, never started last. The reference takes the claim order from ready/, so an unfinished job
+    whose entry a crash lost (READY-4) comes with the finished ones there until a consumer rebuilds the entry."""
     if wanted:
         lines = [line for line in lines if line["status"] in wanted or line.get("outcome") in wanted]
     if labels:
         lines = [line for line in lines if line["labels"] is not None and matches({"labels": line["labels"]}, None, labels)]
     lines = sorted(lines, key=lambda line: line["job_id"], reverse=True)
     if sort == "priority":
-        lines.reverse()  # oldest first among equals: the sort below is stable
-        lines.sort(key=lambda line: -(line["priority"] or 0))
+        waiting = [line for line in lines if line["status"] != "finished"]
+        waiting.reverse()  # oldest first among equals: the sort below is stable
+        waiting.sort(key=lambda line: -(line["priority"] or 0))
+        lines = waiting + [line for line in lines if line["status"] == "finished"]
     elif sort == "duration":
         lines.sort(key=lambda line: -(line["duration_ms"] if line["duration_ms"] is not None else -1))
     return lines

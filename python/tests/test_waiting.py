@@ -20,6 +20,8 @@ class WaitMany(QueueCase):
         self.assertEqual(self.queue.unfinished(lane="render"), [a])
         self.assertEqual(self.queue.unfinished(labels={"batch": "42"}), [a, b])
         self.assertEqual(self.queue.unfinished(lane="render", labels={"batch": "7"}), [])
+        # The claim order: highest priority first, then oldest.
+        self.assertEqual([line["job_id"] for line in select_lines(job_lines(self.queue), sort="priority")], [b, a, c])
         self.assertEqual(work(self.queue, drain=True, install_signals=False, log=quiet), 0)
         self.assertEqual(self.queue.unfinished(), [])
         seen: List[str] = []
@@ -30,7 +32,8 @@ class WaitMany(QueueCase):
         self.assertEqual(summary_exit_code([]), 0)
 
         lines = job_lines(self.queue)
-        self.assertEqual([line["job_id"] for line in select_lines(lines, sort="priority")], [b, a, c])
+        # Finished jobs come after the claim order, newest first (they will not be claimed again).
+        self.assertEqual([line["job_id"] for line in select_lines(lines, sort="priority")], [c, b, a])
         # Longest first, judged by the durations the lines report: which job ran
         # longest is the machine's to say (a loaded `true` can outlast the sleep).
         by_duration = select_lines(lines, sort="duration")

@@ -13,13 +13,14 @@ import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
 import { judgeOwner, type OwnerJudgement, type Verdict } from '../model/identity.ts';
-import { assertQueue, type Queue } from '../model/queue.ts';
+import { assertQueue, jobDir, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob } from './jobs.ts';
 import { countIndexed } from '../model/ready.ts';
 import { matchesSelection } from './selection.ts';
 import { WORKER_ID_PATTERN } from '../records/names.ts';
+import { claimOrder, durationOrder, newestFirst, type DurationFilter, type Visit } from './list-order.ts';
 
 /** One generation of a job as `jobStatus` reads it: its claim, exec, state and end records. */
 export interface GenerationView {
@@ -198,7 +199,7 @@ export type Outcome = ReceiptRecord['outcome'];
 
 /** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
-  /** At most this many jobs, newest first. @default Infinity */
+  /** At most this many jobs, the first in the order of `sort`. @default Infinity */
   limit?: number;
   /** Only jobs in one of these statuses. @default every status */
   statuses?: readonly JobStatus[];
@@ -207,12 +208,14 @@ export interface ListOptions extends ReadOptions {
   /** Only jobs whose spec has each of these labels with exactly this value (with the status filters: jobs matching both). @default no label filter */
   labels?: Readonly<Record<string, string>>;
   /**
-   * `age`: newest first (enqueue order reversed, LAYOUT-4); `priority`:
-   * highest priority first, then oldest first, the order consumers claim
-   * in (CLAIM-1); `duration`: longest run first (a running job by its time
-   * so far), jobs that never started last, newest first. `priority` and
-   * `duration` look at every job, whatever the limit (as `counts: true`
-   * does); `age` stops once `limit` jobs matched. @default 'age'
+   * `age`: newest first (enqueue order reversed, LAYOUT-4). `priority`: the
+   * order consumers claim in (CLAIM-1: highest priority first, then
+   * oldest), from the listing of ready/, then the jobs without a ready
+   * entry (finished, or an entry lost to a crash, READY-4) newest first.
+   * `duration`: longest run first (a running job by its time so far), then
+   * jobs that never started, newest first; it reads every receipt (one read
+   * each, see list-order.ts). Each stops examining jobs in full once
+   * `limit` jobs matched. @default 'age'
    */
   sort?: JobSort;
   /**
@@ -267,12 +270,17 @@ export interface JobList {
   index?: IndexCounts;
 }
 
+/**
+ * Whether a job has a receipt (STATUS-1: any entry of that name), by one
+ * lstat without the directory's checks (rebuildReady's look): a job passed
+ * over here is finished whatever its directory is, and one whose directory
+ * readers refuse is damaged, which only a filter that keeps finished jobs
+ * (and so skips nothing) can show.
+ */
 async function hasReceipt(queue: Queue, id: string): Promise<boolean> {
-  try {
-    return (await statEntry(queue.paths.jobFile(id, 'receipt.json'), queue.fsOptions)) !== undefined;
-  } catch {
-    return false; // absent, or unreadable: examine the job in full
-  }
+  return jobDir(queue, id)
+    .present('receipt.json')
+    .catch(() => false); // unreadable: examine the job in full
 }
 
 /** Why readers refuse a job directory they listed as a directory (its mode or owner; a link or FIFO is not listed as one). */
@@ -346,19 +354,14 @@ async function startedOf(queue: Queue, files: JobFiles, view: JobStatusView): Pr
   return exec.ok ? exec.value.recorded_ms : null;
 }
 
-/** The order of JobSort over summaries (ids break ties, so the order is total). */
-function compareBy(sort: JobSort): (a: JobSummary, b: JobSummary) => number {
-  const newestFirst = (a: JobSummary, b: JobSummary): number => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-  if (sort === 'priority') return (a, b) => (b.priority ?? 0) - (a.priority ?? 0) || -newestFirst(a, b);
-  if (sort === 'duration') return (a, b) => (b.durationMs ?? -1) - (a.durationMs ?? -1) || newestFirst(a, b);
-  return newestFirst;
-}
-
 /**
- * The jobs of a queue, newest first. jobs/ is listed once; each job is then
- * examined until `limit` jobs matched, so a small limit stays fast on a big
- * queue. A filter without `finished` skips finished jobs after a single lstat
- * of their receipt. With `counts`, every job is examined and counted.
+ * The jobs of a queue, in the order of `sort`. jobs/ is listed once; jobs
+ * are then examined in that order until `limit` matched, so a small limit
+ * stays fast on a big queue: newest first (age), ready/'s claim order
+ * (priority), or the order of every receipt read loosely (duration; see
+ * list-order.ts). A filter without `finished` skips finished jobs after a
+ * single lstat of their receipt. With `counts`, every job is examined and
+ * counted first.
  */
 export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
   assertQueue(queue, 'listJobs');
@@ -371,10 +374,9 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     (!filtered || wantedStatuses?.has(job.status) === true || (job.outcome !== null && wantedOutcomes?.has(job.outcome) === true)) &&
     matchesSelection(job.labels === null ? undefined : { lane: job.lane, labels: job.labels }, selection);
   const sort = options.sort ?? 'age';
-  // Sorted by anything but age, every job must be looked at before the first `limit` are known.
-  const everyJob = sort !== 'age';
   // Only a filter that can match a finished job needs finished jobs examined.
-  const finishedMayMatch = !filtered || wantedOutcomes !== undefined || wantedStatuses?.has('finished') === true || wantedStatuses?.has('damaged') === true;
+  // (fsjob status passes both lists, one of them empty.)
+  const finishedMayMatch = !filtered || (wantedOutcomes?.size ?? 0) > 0 || wantedStatuses?.has('finished') === true || wantedStatuses?.has('damaged') === true;
   const entries = await listDir(queue.paths.dir('jobs'), queue.fsOptions);
   const foreign: string[] = [];
   const ids: string[] = [];
@@ -389,24 +391,52 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   const index = options.counts === undefined || options.counts === false ? undefined : await indexCounts(queue, ids);
   ids.reverse();
   const counting = options.counts === true || (typeof options.counts === 'number' && ids.length <= options.counts);
-  const counts: JobCounts | undefined = counting ? { statuses: {}, outcomes: {}, workers: {} } : undefined;
-  const jobs: JobSummary[] = [];
-  let examined = 0;
   let looked = 0;
-  for (const id of ids) {
-    options.onProgress?.(looked++, ids.length);
-    const full = !everyJob && jobs.length >= limit;
-    if (full && counts === undefined) break;
-    if (!full) examined += 1;
-    if (counts === undefined && !finishedMayMatch && (await hasReceipt(queue, id))) continue;
-    const summary = await summarize(queue, id, options.clock);
-    if (summary === undefined) continue;
-    if (counts !== undefined) count(counts, summary);
-    if (!full && matches(summary)) jobs.push(summary);
+  const onLook = (): void => options.onProgress?.(looked++, ids.length);
+  let examine = (id: string): Promise<JobSummary | undefined> => summarize(queue, id, options.clock);
+  let counts: JobCounts | undefined;
+  if (counting) {
+    // Every job is examined to be counted, once: the order below takes the summaries from here.
+    counts = { statuses: {}, outcomes: {}, workers: {} };
+    const examined = new Map<string, JobSummary>();
+    for (const id of ids) {
+      onLook();
+      const summary = await summarize(queue, id, options.clock);
+      if (summary === undefined) continue;
+      count(counts, summary);
+      examined.set(id, summary);
+    }
+    examine = (id) => Promise.resolve(examined.get(id));
   }
-  const more = everyJob ? jobs.length > limit : examined < ids.length && jobs.length >= limit;
-  const shown = everyJob ? jobs.sort(compareBy(sort)).slice(0, limit) : jobs;
-  return { jobs: shown, total: ids.length, more, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
+  const receiptOf = (id: string): Promise<boolean> => hasReceipt(queue, id);
+  const visits: Iterable<Visit> | AsyncIterable<Visit> =
+    sort === 'priority'
+      ? claimOrder(queue, ids, receiptOf)
+      : sort === 'duration'
+        ? await durationOrder(queue, ids, durationFilter(finishedMayMatch, wantedStatuses, wantedOutcomes), examine, counting ? () => undefined : onLook)
+        : newestFirst(ids);
+  const jobs: JobSummary[] = [];
+  let more = false;
+  for await (const visit of visits) {
+    if (jobs.length >= limit) {
+      more = true;
+      break;
+    }
+    if (!counting && sort !== 'duration') onLook();
+    if (!counting && !finishedMayMatch && (visit.receipt ?? (await receiptOf(visit.id)))) continue;
+    const summary = visit.summary ?? (await examine(visit.id));
+    if (summary !== undefined && matches(summary)) jobs.push(summary);
+  }
+  return { jobs, total: ids.length, more, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
+}
+
+/** What the duration order may pass over (see DurationFilter) for the status and outcome filters of listJobs. */
+function durationFilter(finishedMayMatch: boolean, statuses: ReadonlySet<string> | undefined, outcomes: ReadonlySet<string> | undefined): DurationFilter {
+  if (statuses === undefined && outcomes === undefined) return { finished: true, unfinished: true };
+  const unfinished = [...(statuses ?? [])].some((status) => status !== 'finished');
+  // Only outcomes (and unfinished statuses) wanted: a receipt with another outcome cannot match, unless the full look finds it damaged and damaged is wanted.
+  const byOutcome = statuses?.has('finished') !== true && statuses?.has('damaged') !== true;
+  return { finished: finishedMayMatch, unfinished, ...(byOutcome ? { outcome: (outcome: unknown) => typeof outcome === 'string' && outcomes?.has(outcome) === true } : {}) };
 }
 
 /** The ready index's summary; `ids` is the listing of jobs/, ascending. */

@@ -6,15 +6,18 @@
  * One watch on ready/ wakes the waiter, whatever the number of jobs: a
  * consumer removes a job's ready entry after publishing its receipt
  * (READY-2), so the event comes after the receipt exists. Nothing is trusted
- * from an event (a crash can leave an entry, a rebuild can add one): each
- * wake-up reads the receipts of the jobs still pending, and a poll covers
- * filesystems without events. A sweep costs one open per pending job, so
- * sweeps are spaced by the number pending (SWEEP_JOBS_PER_MS): a wait on
- * 100,000 jobs sweeps every 5 s, one on 100 jobs at once.
+ * from an event, and a poll covers filesystems without events. Each wake-up
+ * lists ready/ and reads the receipt of each pending job whose entry is gone
+ * (a listing costs about 1 us per entry, a receipt read about 20 us): an
+ * entry that is there means no receipt yet, but for a crash between the
+ * receipt and READY-2, so every FULL_SWEEP_MS a sweep reads every pending
+ * receipt whatever ready/ says. Wake-ups are spaced by what the last one
+ * cost (SWEEP_JOBS_PER_MS, LIST_ENTRIES_PER_MS): a wait on 100,000 queued
+ * jobs lists every 2.5 s and sweeps every minute, one on 100 jobs at once.
  */
 import { FsjobError } from '../base/errors.ts';
 import { statEntry } from '../fs/safefs.ts';
-import { assertJobId } from '../model/layout.ts';
+import { assertJobId, readyEntryId } from '../model/layout.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { ReceiptRecord } from '../records/codec.ts';
 import { systemClock } from '../base/clock.ts';
@@ -23,8 +26,12 @@ import { receiptOf, throwIfAborted, Waker, WAIT_POLL_MS, type WaitOptions } from
 
 /** Pending jobs looked at per millisecond between two sweeps: the waiter's share of a core stays small however many jobs it waits for. */
 const SWEEP_JOBS_PER_MS = 20;
+/** Ready entries listed per millisecond between two wake-ups. */
+const LIST_ENTRIES_PER_MS = 40;
 /** The longest gap between two sweeps. */
 const SWEEP_GAP_MAX_MS = 5000;
+/** How often every pending receipt is read, whatever ready/ says: a receipt whose entry a crash left (READY-2 undone) is found within this; READY-3 removes such entries when a consumer starts or recover runs. */
+export const FULL_SWEEP_MS = 60_000;
 
 /** Options of `waitForMany`: those of `waitFor`, and where each receipt goes as its job finishes. */
 export interface ManyWaitOptions extends WaitOptions {
@@ -34,6 +41,8 @@ export interface ManyWaitOptions extends WaitOptions {
    * finish, those found in one look in the order of `ids`).
    */
   onReceipt?: (receipt: ReceiptRecord) => void;
+  /** How often every pending receipt is read whatever ready/ says (see FULL_SWEEP_MS). @default FULL_SWEEP_MS */
+  fullSweepMs?: number;
 }
 
 /** What `waitForMany` resolves to. */
@@ -71,6 +80,23 @@ function timedOut(queue: Queue, pending: ReadonlySet<string>, total: number, tim
   });
 }
 
+/** The ids ready/ names (READY-1), or undefined when it cannot be listed (the sweep then reads every pending receipt). */
+async function indexedIds(queue: Queue): Promise<Set<string> | undefined> {
+  let entries;
+  try {
+    entries = await queue.dirs.ready.list();
+  } catch (error) {
+    if (error instanceof FsjobError) return undefined;
+    throw error;
+  }
+  const ids = new Set<string>();
+  for (const entry of entries) {
+    const id = readyEntryId(entry.name);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
+}
+
 /**
  * Waits until every job of `ids` has a receipt (RCPT-3) and resolves to the
  * receipts in the order of `ids` and their summary exit code. An id named
@@ -94,10 +120,18 @@ export async function waitForMany(queue: Queue, ids: readonly string[], options:
   const waker = new Waker(queue.paths.dir('ready'));
   const notice = options.unservedNotice ?? ((line: string) => void process.stderr.write(line));
   const stopNotice = notice === false ? undefined : noticeUnserved(queue, pending, { stderr: notice });
+  const fullSweepMs = options.fullSweepMs ?? FULL_SWEEP_MS;
+  let lastFull = Number.NEGATIVE_INFINITY;
   try {
     for (;;) {
       throwIfAborted(options.signal);
+      // Monotonic: a wall clock that goes back must not put off the full sweep.
+      const indexed = performance.now() - lastFull < fullSweepMs ? await indexedIds(queue) : undefined;
+      if (indexed === undefined) lastFull = performance.now();
+      let read = 0;
       for (const id of pending) {
+        if (indexed?.has(id) === true) continue;
+        read += 1;
         const receipt = await receiptOf(queue, id);
         if (receipt === undefined) continue;
         pending.delete(id);
@@ -107,7 +141,7 @@ export async function waitForMany(queue: Queue, ids: readonly string[], options:
       if (pending.size === 0) break;
       const left = deadline - clock.nowMs();
       if (left <= 0) throw timedOut(queue, pending, order.length, options.timeoutMs ?? 0);
-      const gap = Math.min(SWEEP_GAP_MAX_MS, pending.size / SWEEP_JOBS_PER_MS);
+      const gap = Math.min(SWEEP_GAP_MAX_MS, Math.max(read / SWEEP_JOBS_PER_MS, (indexed?.size ?? 0) / LIST_ENTRIES_PER_MS));
       await waker.sleep(Math.min(Math.max(pollMs, gap), left), options.signal, gap);
     }
   } finally {

@@ -64,7 +64,7 @@ columns('each job says when it started, finished and how long it ran; --label fi
   const waiting = rows.get(queued.id);
   assert.equal([waiting?.started_ms, waiting?.finished_ms, waiting?.duration_ms, waiting?.priority], [null, null, null, 9]);
 
-  assert.equal(order(byPriority), [queued.id, short.id, running.id, long.id], 'highest priority first');
+  assert.equal(order(byPriority), [queued.id, running.id, short.id, long.id], 'the claim order (highest priority first), then finished jobs newest first');
   assert.equal(order(byDuration), [long.id, short.id, running.id, queued.id], 'longest run first; never started last');
   assert.equal(order(labelled), [queued.id, long.id], 'only batch=1');
   assert.equal([order(longest), longest?.more], [[long.id], true]);

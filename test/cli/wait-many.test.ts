@@ -2,8 +2,9 @@
  * `fsjob wait` on many jobs through the real CLI: ids piped from `fsjob
  * enqueue` (`-`), --all, --lane and --label, one line (or one JSON receipt)
  * per job as it finishes, and the exit status that sums them up. Receipts
- * are written straight by the test (writeReceipt), so each job finishes
- * exactly when the test says, never by luck of timing.
+ * are written straight by the test (finishJob: the receipt, then the ready
+ * entry removed, READY-2), so each job finishes exactly when the test says,
+ * never by luck of timing.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { initQueue } from '../../src/model/queue.ts';
 import type { ReceiptRecord } from '../../src/records/codec.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { FSJOB_ARGV, runFsjob, startFsjob } from '../support/cli.ts';
-import { writeReceipt } from '../support/producer.ts';
+import { finishJob, writeReceipt } from '../support/producer.ts';
 import { waitFor } from '../support/consumer.ts';
 
 const failed = (code: number): Partial<ReceiptRecord> => ({ outcome: 'failed', exit_code: code, status: { exit: code, signal: null }, message: `exited with status ${code}` });
@@ -39,10 +40,10 @@ waitMany('enqueue | wait -: waits for exactly the jobs enqueued, one JSON receip
     return names.length === 2 ? names : undefined;
   });
   const [first, second] = ids as [string, string];
-  await writeReceipt(queue, second, failed(7));
+  await finishJob(queue, second, failed(7));
   await waitFor('the second reported first', () => stdout.includes(second));
   assert.equal(jobIds(stdout), [second], 'reported as it finished; the first still waits');
-  await writeReceipt(queue, first);
+  await finishJob(queue, first);
   assert.is(await exited, 7, 'the exit code of the job that did not succeed');
   assert.equal(jobIds(stdout), [second, first]);
 });
@@ -70,9 +71,9 @@ waitMany('--all, --lane, --label: the jobs unfinished at the start; exit 0 only 
   assert.equal([none.status, none.stderr], [0, 'fsjob: no job to wait for (no unfinished job matches)\n']);
   // Each wait says, while it waits, that no worker serves the queue: past that line it has chosen its jobs.
   for (const started of [all, lane, label]) await started.waitForStderr('no live worker serves');
-  await writeReceipt(queue, c.id);
-  await writeReceipt(queue, b.id, failed(3));
-  await writeReceipt(queue, a.id);
+  await finishJob(queue, c.id);
+  await finishJob(queue, b.id, failed(3));
+  await finishJob(queue, a.id);
   const [allRun, laneRun, labelRun] = await Promise.all([all.result, lane.result, label.result]);
   assert.is(laneRun.status, 0, laneRun.stderr);
   assert.equal(jobIds(laneRun.stdout), [a.id], 'the lane: a only (done finished before)');

@@ -2,15 +2,20 @@
  * Waiting on many jobs from Node (waitForMany, unfinishedJobs,
  * summaryExitCode): which jobs a selection means, receipts reported as jobs
  * finish, and one exit status that sums them up whatever order they finished
- * in. Receipts are written straight (writeReceipt), so each finish happens
+ * in. Receipts are written straight (writeReceipt; finishJob also removes
+ * the ready entry, READY-2, as a consumer does), so each finish happens
  * exactly when the test says.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue, summaryExitCode, unfinishedJobs, waitForMany } from '../../src/producer/index.ts';
 import type { ReceiptRecord } from '../../src/records/codec.ts';
+import type { Dirent } from 'node:fs';
+import * as nodeFs from 'node:fs/promises';
+import { realReads, type ReadCalls, type SafeFsSeam } from '../../src/fs/seam.ts';
+import type { Queue } from '../../src/model/queue.ts';
 import { cleanupAll, rejectsWith } from '../support/helpers.ts';
-import { freshQueue, writeReceipt } from '../support/producer.ts';
+import { finishJob, freshQueue, withSeam, writeReceipt } from '../support/producer.ts';
 import { waitFor } from '../support/consumer.ts';
 
 const many = suite('waitForMany: every receipt, as jobs finish, and their summary');
@@ -27,7 +32,7 @@ many('jobs finished already come first in the order given, the rest as they fini
   const waiting = waitForMany(queue, [c.id, b.id, a.id, b.id], { unservedNotice: false, pollMs: 50, onReceipt: (receipt) => seen.push(receipt.job_id) });
   await waitFor('the finished two reported', () => seen.length === 2);
   assert.equal(seen, [b.id, a.id], 'the order given, an id named twice once');
-  await writeReceipt(queue, c.id, failed(5));
+  await finishJob(queue, c.id, failed(5));
   const result = await waiting;
   assert.equal(seen, [b.id, a.id, c.id]);
   assert.equal(result.receipts.map((receipt) => receipt.job_id), [c.id, b.id, a.id]);
@@ -51,6 +56,56 @@ many('an unknown id is NOT_FOUND before waiting; a bounded wait is TIMEOUT namin
   const error = await rejectsWith(waitForMany(queue, [done.id, open.id], { unservedNotice: false, timeoutMs: 0, onReceipt: (receipt) => seen.push(receipt.job_id) }), 'TIMEOUT');
   assert.is(error.jobId, open.id);
   assert.equal(seen, [done.id], 'the receipt that came before the deadline was reported');
+});
+
+/** The queue reopened with a seam that records the job of each look at a receipt.json and counts the listings of ready/. */
+async function watched(root: string): Promise<{ queue: Queue; looks: string[]; listings: () => number }> {
+  const looks: string[] = [];
+  let listings = 0;
+  const note = (path: string): void => {
+    const match = /\/jobs\/([^/]+)\/receipt\.json$/.exec(path);
+    if (match !== null) looks.push(match[1] as string);
+  };
+  function readdir(path: string, options: { withFileTypes: true }): Dirent[];
+  function readdir(path: string): string[];
+  function readdir(path: string, options?: { withFileTypes: true }): Dirent[] | string[] {
+    if (path.endsWith('/ready')) listings += 1;
+    return options === undefined ? realReads.readdir(path) : realReads.readdir(path, options);
+  }
+  const reads: ReadCalls = {
+    ...realReads,
+    lstat: (path) => (note(path), realReads.lstat(path)),
+    open: (path, flags) => (note(path), realReads.open(path, flags)),
+    readdir,
+  };
+  return { queue: await withSeam(root, { ...nodeFs, reads } as SafeFsSeam), looks, listings: () => listings };
+}
+
+many('after the first sweep a wake-up reads only the receipts of jobs whose ready entry is gone; a receipt whose entry a crash left is found by the full sweep', async () => {
+  const made = await freshQueue('wait-many');
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) ids.push((await enqueue(made, { argv: ['true'] })).id);
+  const { queue, looks, listings } = await watched(made.root);
+  const seen: string[] = [];
+  const waiting = waitForMany(queue, ids, { unservedNotice: false, pollMs: 20, onReceipt: (receipt) => seen.push(receipt.job_id) });
+  await waitFor('two wake-ups guided by ready/ after the first sweep', () => listings() >= 2);
+  assert.equal(new Set(looks), new Set(ids), 'the first sweep looked at every job');
+  const mark = looks.length;
+  await finishJob(made, ids[3] as string);
+  await waitFor('the finished job reported', () => seen.length === 1);
+  const after = listings();
+  await waitFor('two more wake-ups', () => listings() >= after + 2);
+  assert.equal(new Set(looks.slice(mark)), new Set([ids[3]]), 'only the job whose entry went was read');
+  for (const [i, id] of ids.entries()) if (i !== 3) await finishJob(made, id);
+  assert.is((await waiting).receipts.length, 6);
+
+  const [left, other] = [(await enqueue(made, { argv: ['true'] })).id, (await enqueue(made, { argv: ['true'] })).id];
+  const crashed = waitForMany(queue, [left, other], { unservedNotice: false, pollMs: 20, fullSweepMs: 300 });
+  const now = listings();
+  await waitFor('a wake-up guided by ready/', () => listings() > now);
+  await writeReceipt(made, left); // published, but its entry stays: a crash before READY-2
+  await finishJob(made, other);
+  assert.equal((await crashed).receipts.map((receipt) => receipt.job_id), [left, other], 'the full sweep read the receipt ready/ did not tell of');
 });
 
 const select = suite('unfinishedJobs: what --all, --lane and --label wait for');

@@ -12,6 +12,7 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { publishRecord, createExclusive, type SafeFsSeam, type SafeHandle } from '../../src/fs/safefs.ts';
 import { encodeRecord, type ClaimRecord, type ReceiptRecord } from '../../src/records/codec.ts';
 import { genRecordName } from '../../src/model/layout.ts';
+import { removeReadyEntry } from '../../src/model/ready.ts';
 import { LEASE_DEFAULT } from '../../src/base/constants.ts';
 import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord } from '../../conformance/runner/fixtures.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
@@ -87,6 +88,13 @@ export async function writeReceipt(queue: Queue, id: string, fields: Partial<Rec
   const names = await readdir(queue.paths.job(id));
   if (!names.includes(genRecordName('claim', gen))) await writeClaim(queue, id, gen);
   await publish(queue, id, 'receipt.json', encodeRecord('receipt', receipt));
+  return receipt;
+}
+
+/** writeReceipt, then the job's ready entry removed (READY-2), as a consumer finishes a job: what a waiter on many sees. */
+export async function finishJob(queue: Queue, id: string, fields: Partial<ReceiptRecord> & { gen?: number } = {}): Promise<ReceiptRecord> {
+  const receipt = await writeReceipt(queue, id, fields);
+  await removeReadyEntry(queue, id);
   return receipt;
 }
 

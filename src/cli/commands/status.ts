@@ -173,7 +173,7 @@ export const statusCommand: FsjobCommand = {
       .option('limit', { describe: `Show at most N jobs, newest first (default ${DEFAULT_LIMIT}; 0 for all)`, type: 'number' })
       .option('status', { describe: 'Only jobs in these statuses or finished with these outcomes', choices: [...STATUSES, ...OUTCOMES.filter((outcome) => outcome !== 'expired')], type: 'string', array: true })
       .option('label', { describe: 'Only jobs with label NAME=VALUE (repeatable: each must match)', type: 'string' })
-      .option('sort', { describe: 'Order: age (newest first, the default), priority (highest first, then oldest: the order workers claim in) or duration (longest run first); priority and duration look at every job', choices: ['age', 'priority', 'duration'], type: 'string' })
+      .option('sort', { describe: 'Order: age (newest first, the default), priority (the order workers claim in: highest first, then oldest; finished jobs after, newest first) or duration (longest run first; reads the receipt of every finished job)', choices: ['age', 'priority', 'duration'], type: 'string' })
       .option('exact', { describe: `Count every job by status and outcome however many there are (done by default up to ${EXACT_COUNT_MAX} jobs; one look at each job)`, type: 'boolean', default: false })
       .option('json', { describe: 'Print the data as JSON', type: 'boolean', default: false })
       .example('$0 status', 'counts, the 20 newest jobs and the registered workers')
@@ -211,16 +211,15 @@ export const statusCommand: FsjobCommand = {
     const exact = args['exact'] === true;
     const labels = parsePairs(args['label'], 'label');
     const sort = (args['sort'] as JobSort | undefined) ?? 'age';
-    const everyJob = exact || sort !== 'age';
     // Every job's records are read: with ajv's compiled code (src/records/compiled.ts).
-    if (everyJob) await import('../../records/compiled.ts');
-    const progress = startProgress(io, 'status', 'jobs', everyJob && progressWanted(io, args));
+    if (exact) await import('../../records/compiled.ts');
+    // --sort duration reads every receipt (lightly), --exact every job: worth a progress line.
+    const progress = startProgress(io, 'status', 'jobs', (exact || sort === 'duration') && progressWanted(io, args));
     let list: JobList;
     try {
       list = await listJobs(queue, {
         limit,
-        // Every job is looked at for a sort, so counting them costs nothing more.
-        counts: everyJob ? true : EXACT_COUNT_MAX,
+        counts: exact ? true : EXACT_COUNT_MAX,
         ...(wanted.length === 0 ? {} : { statuses, outcomes }),
         ...(labels === undefined ? {} : { labels }),
         sort,
