@@ -24,7 +24,12 @@ import { roleArgv, type Role } from '../runner/manifest.ts';
 import { describeExit } from '../runner/process.ts';
 import type { Failure } from '../runner/report.ts';
 import { createQueue, plantBytes, plantRecord, stageJob, writeRequest } from '../runner/stage.ts';
-import { claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
+import { claimRecord, deadOwner, execRecord, foreignOwner } from '../runner/fixtures.ts';
+import type { Feature } from '../runner/manifest.ts';
+import { LEASE_MAX, PROTOCOL_VERSION } from '../../src/base/constants.ts';
+import { ensurePrivateDir, fsyncDir } from '../../src/fs/safefs.ts';
+import { selfIdentity } from '../../src/model/identity.ts';
+import { slotHash } from '../../src/model/layout.ts';
 import { sh } from './jobs.ts';
 
 export const STDIN_A = 'input of A\n';
@@ -75,17 +80,23 @@ export interface Prepared {
   accepted: string[];
   /** Requests the scenario produces; results land in work/rc.<tag> and work/out.<tag>. */
   requests: Request[];
-  /** The role run by a consume or cancel scenario (its status lands in work/rc.<role>). */
-  role?: 'consume' | 'cancel';
+  /** The role run by a consume, cancel or release scenario (its status lands in work/rc.<role>). */
+  role?: 'consume' | 'cancel' | 'release';
   cancelled?: string;
+  /** The held job a release scenario releases: released again by recovery unless the release had exited 0 (HOLD-2). */
+  released?: string;
+  /** Jobs that stay unfinished by design (a live foreign owner's claim): no receipt is owed for them. */
+  unfinished?: string[];
 }
 
-export type ScenarioName = 'produce' | 'consume' | 'cancel';
+export type ScenarioName = 'produce' | 'consume' | 'cancel' | 'gates' | 'release' | 'slots';
 
 export interface Scenario {
   name: ScenarioName;
   level: 'producer' | 'consumer';
   roles: Role[];
+  /** Optional features the scenario needs (MANIFEST-3). */
+  features?: Feature[];
   prepare: (ctx: CaseContext, dir: string) => Promise<Prepared>;
 }
 
@@ -103,7 +114,7 @@ async function script(work: string, name: string, lines: string[]): Promise<stri
 }
 
 /** One role, run directly (kill mode) or through a script recording its status (power mode). */
-async function single(work: string, role: 'consume' | 'cancel', argv: string[]): Promise<{ argv: string[]; scriptArgv: string[] }> {
+async function single(work: string, role: 'consume' | 'cancel' | 'release', argv: string[]): Promise<{ argv: string[]; scriptArgv: string[] }> {
   const rc = shellQuote(path.join(work, `rc.${role}`));
   const scriptArgv = await script(work, `${role}.sh`, [`${argv.map(shellQuote).join(' ')}; rc=$?; echo $rc > ${rc}; exit $rc`]);
   return { argv, scriptArgv };
@@ -115,10 +126,18 @@ export const SCENARIOS: Scenario[] = [
     level: 'producer',
     roles: [],
     prepare: async (ctx, dir) => {
-      const { queue: _queue, ...base } = await prepareBase(ctx, dir);
+      const { queue, ...base } = await prepareBase(ctx, dir);
       const requests: Request[] = [];
-      const lines = ['# produce three jobs in a row; each result is kept outside the queue'];
-      for (const job of crashJobs(base.work)) {
+      const jobs = crashJobs(base.work);
+      const accepted: string[] = [];
+      if (ctx.impl.profile.byLevel.producer.has('gates')) {
+        // GATE-1 under kills: a fourth job runs after one that is still queued, so it is published at jobs/<id>.gated.
+        const dependency = await stageJob(queue, { argv: sh(`${START}; echo D`), cwd: base.work });
+        accepted.push(dependency.id);
+        jobs.push({ tag: 'G', request: { argv: sh(`${START}; echo G`), cwd: base.work, after: [{ job_id: dependency.id }] } });
+      }
+      const lines = [`# produce ${jobs.length} jobs in a row; each result is kept outside the queue`];
+      for (const job of jobs) {
         const file = await writeRequest(base.work, `request-${job.tag}`, job.request);
         requests.push({ tag: job.tag, file, ...(job.request.dedupe === undefined ? {} : { dedupe: job.request.dedupe ?? undefined }) });
         const argv = roleArgv(ctx.impl, 'produce', { queue: base.root, request: file });
@@ -126,7 +145,7 @@ export const SCENARIOS: Scenario[] = [
         lines.push(`${argv.map(shellQuote).join(' ')} > ${out('out')} 2> ${out('err')}; echo $? > ${out('rc')}`);
       }
       const argv = await script(base.work, 'scenario.sh', lines);
-      return { ...base, argv, scriptArgv: argv, accepted: [], requests };
+      return { ...base, argv, scriptArgv: argv, accepted, requests };
     },
   },
   {
@@ -151,6 +170,56 @@ export const SCENARIOS: Scenario[] = [
       const other = (await stageJob(queue, (b as { request: JobRequest }).request)).id;
       const runs = await single(base.work, 'cancel', roleArgv(ctx.impl, 'cancel', { queue: base.root, id: target }));
       return { ...base, ...runs, accepted: [target, other], requests: [], role: 'cancel', cancelled: target };
+    },
+  },
+  {
+    // Opening gates under kills (GATE-3, AFTER-3, AFTER-4): B runs after A succeeded, C (held, released) after A finished.
+    name: 'gates',
+    level: 'consumer',
+    roles: [],
+    features: ['gates'],
+    prepare: async (ctx, dir) => {
+      const { queue, ...base } = await prepareBase(ctx, dir);
+      const start = (body: string): JobRequest['argv'] => sh(`${START}; ${body}`);
+      const a = await stageJob(queue, { argv: start('echo A'), cwd: base.work });
+      const b = await stageJob(queue, { argv: start('echo B'), cwd: base.work, after: [{ job_id: a.id, when: 'succeeded' }] });
+      const c = await stageJob(queue, { argv: start('echo C'), cwd: base.work, hold: true, after: [{ job_id: a.id, when: 'finished' }] }, { released: true });
+      return { ...base, ...(await single(base.work, 'consume', roleArgv(ctx.impl, 'consume', { queue: base.root }))), accepted: [a.id, b.id, c.id], requests: [], role: 'consume' };
+    },
+  },
+  {
+    // Releasing under kills (HOLD-2, GATE-3): release.json, then the gate's rename; a release that exited 0 is durable.
+    name: 'release',
+    level: 'producer',
+    roles: ['release'],
+    features: ['gates'],
+    prepare: async (ctx, dir) => {
+      const { queue, ...base } = await prepareBase(ctx, dir);
+      const held = await stageJob(queue, { argv: sh(`${START}; echo H`), cwd: base.work, hold: true });
+      const runs = await single(base.work, 'release', roleArgv(ctx.impl, 'release', { queue: base.root, id: held.id }));
+      return { ...base, ...runs, accepted: [held.id], requests: [], role: 'release', released: held.id };
+    },
+  },
+  {
+    // Taking lane slot 2 under kills (LANE-5, LANE-6): slot 1 is held by a live foreign owner for the whole run.
+    name: 'slots',
+    level: 'consumer',
+    roles: [],
+    features: ['lanes', 'slots'],
+    prepare: async (ctx, dir) => {
+      const { queue, ...base } = await prepareBase(ctx, dir);
+      const lane = 'crash-slots';
+      const start = (body: string): JobRequest['argv'] => sh(`${START}; ${body}`);
+      const foreign = foreignOwner(await selfIdentity());
+      const holder = await stageJob(queue, { argv: start('echo F'), cwd: base.work, lane, lane_slots: 2 }, { ready: false });
+      await plantRecord(queue, holder.dir, 'claim.1.json', 'claim', claimRecord(holder.id, 1, foreign, Date.now(), LEASE_MAX));
+      const slot1 = path.join(base.root, 'lanes', slotHash(lane, 1));
+      await ensurePrivateDir(slot1, queue.fsOptions);
+      await fsyncDir(path.dirname(slot1), queue.fsOptions);
+      await plantRecord(queue, slot1, '1.json', 'hold', { fsjob: PROTOCOL_VERSION, type: 'hold', kind: 'lane', key: lane, job_id: holder.id, gen: 1, owner: foreign, created_ms: Date.now() });
+      const accepted = [];
+      for (const tag of ['S', 'T']) accepted.push((await stageJob(queue, { argv: start(`echo ${tag}`), cwd: base.work, lane, lane_slots: 2 })).id);
+      return { ...base, ...(await single(base.work, 'consume', roleArgv(ctx.impl, 'consume', { queue: base.root }))), accepted, requests: [], role: 'consume', unfinished: [holder.id] };
     },
   },
 ];
@@ -198,7 +267,7 @@ export async function producedIds(prepared: Prepared, acceptedBefore: (tag: stri
  * again every request that was not accepted, then consume. Adds the ids it
  * accepts to `accepted`; returns the failures, each prefixed "recovery: ".
  */
-export async function recoverAndDrain(ctx: CaseContext, root: string, accepted: string[], retry: readonly Request[]): Promise<Failure[]> {
+export async function recoverAndDrain(ctx: CaseContext, root: string, accepted: string[], retry: readonly Request[], release?: string): Promise<Failure[]> {
   const failures: Failure[] = [];
   const fail = (clauses: string[], message: string, evidence: string[]): void => {
     failures.push({ clauses, message: `recovery: ${message}`, evidence });
@@ -223,6 +292,11 @@ export async function recoverAndDrain(ctx: CaseContext, root: string, accepted: 
     }
     fail(['RECOV-3', 'ENQ-6'], `producing request ${request.tag} again failed on the queue the crash left`, [describeExit(produced), ...listing(await ctx.snapshot(root))]);
   }
+  if (release !== undefined) {
+    // HOLD-2: releasing again is a success whatever the crash left (released already, or opened).
+    const released = await ctx.role('release', { queue: root, id: release });
+    if (released.code !== 0 || released.timedOut) fail(['HOLD-2', 'RECOV-3'], `releasing job ${release} again failed on the queue the crash left`, [describeExit(released), ...listing(await ctx.snapshot(root))]);
+  }
   const consumed = await ctx.role('consume', { queue: root });
   if (consumed.code !== 0 || consumed.timedOut) fail(['RECOV-3'], 'consume failed on the queue the crash left', [describeExit(consumed), ...listing(await ctx.snapshot(root))]);
   return failures;
@@ -240,6 +314,15 @@ export async function scenarioChecks(scenario: ScenarioName, prepared: Prepared,
     if (receipt === undefined) continue;
     const n = starts.get(job.id) ?? 0;
     const evidence = (): string[] => [`receipt: ${JSON.stringify(receipt).slice(0, 400)}`, `starts: ${n}`, ...listing(snapshot, new Set([job.id]))];
+    // AFTER-3: a dependency that ended without satisfying its dependent (A lost to the crash) cancels it, unrun.
+    const unmet = (job.spec?.after ?? []).find((dependency) => {
+      const dep = snapshot.jobs.get(dependency.job_id)?.receipt;
+      return dep !== undefined && dependency.when === 'succeeded' && dep.outcome !== 'succeeded';
+    });
+    if (unmet !== undefined) {
+      if (receipt.outcome !== 'cancelled' || n !== 0) failures.push({ clauses: ['AFTER-3'], message: `job ${job.id} runs only after ${unmet.job_id} succeeded, which ended otherwise: it must end cancelled without running; it ended ${receipt.outcome} after ${n} starts`, evidence: evidence() });
+      continue;
+    }
     if (job.id === prepared.cancelled) {
       const ok = receipt.outcome === 'cancelled' ? n === 0 : !cancelAccepted && receipt.outcome === 'succeeded';
       if (!ok) failures.push({ clauses: ['CANCEL-1', 'CANCEL-2', 'CLAIM-6'], message: `job ${job.id} was ${cancelAccepted ? 'cancelled (the cancel role exited 0)' : 'possibly cancelled'} and must end cancelled without running${cancelAccepted ? '' : ', or run and succeed'}; it ended ${receipt.outcome} after ${n} starts`, evidence: evidence() });

@@ -38,9 +38,12 @@ import { prepareHeartbeat, prepareRecover, producedIds, recoverAndDrain, SCENARI
  * (cases/power.ts) checks those.
  */
 const KILL_CLAUSES: Record<ScenarioName, string[]> = {
-  produce: ['I1', 'ENQ-3', 'ENQ-5', 'ENQ-6', 'PUB-3', 'DEDUPE-3', 'I3', 'RECOV-3'],
+  produce: ['I1', 'ENQ-3', 'ENQ-5', 'ENQ-6', 'PUB-3', 'DEDUPE-3', 'GATE-1', 'I3', 'RECOV-3'],
   consume: ['I1', 'I2', 'I3', 'I4', 'PUB-3', 'CLAIM-5', 'RETRY-2', 'RCPT-2', 'RECOV-1', 'RECOV-3'],
   cancel: ['CANCEL-1', 'CANCEL-2', 'I2', 'I3', 'PUB-3', 'RECOV-3'],
+  gates: ['GATE-3', 'GATE-2', 'AFTER-3', 'AFTER-4', 'HOLD-1', 'I2', 'I3', 'PUB-3', 'RECOV-3'],
+  release: ['HOLD-2', 'GATE-3', 'I3', 'PUB-3', 'RECOV-3'],
+  slots: ['LANE-5', 'LANE-2', 'LANE-6', 'I2', 'I3', 'PUB-3', 'RECOV-3'],
 };
 
 /** `count` kill points spread evenly over 1..n, first and last included. */
@@ -132,12 +135,13 @@ async function runPoint(ctx: CaseContext, scenario: Scenario, k: number | undefi
   if (k === undefined) return { k, calls: result.calls, root: prepared.root, crashed: false, failures };
 
   // 3. Recovery by the implementation itself.
-  for (const failure of await recoverAndDrain(ctx, prepared.root, accepted, produced.retry)) failures.push({ ...failure, ...(crash === undefined ? {} : { crash }) });
+  const released = result.exitCode === 0 && !result.crashed ? undefined : prepared.released;
+  for (const failure of await recoverAndDrain(ctx, prepared.root, accepted, produced.retry, released)) failures.push({ ...failure, ...(crash === undefined ? {} : { crash }) });
 
   // 4. The invariants after recovery.
   const final = await ctx.snapshot(prepared.root);
   const starts = await startsById(prepared.log);
-  add(await checkInvariants(final, { accepted, starts, requireReceipts: true }), 'after recovery');
+  add(await checkInvariants(final, { accepted, starts, requireReceipts: true, unfinished: new Set(prepared.unfinished ?? []) }), 'after recovery');
   add(await scenarioChecks(scenario.name, prepared, final, starts, result.exitCode === 0 && !result.crashed), 'after recovery');
   return { k, calls: result.calls, root: prepared.root, crashed: result.crashed, failures };
 }
@@ -149,6 +153,7 @@ function crashCase(scenario: Scenario): ConformanceCase {
     level: scenario.level,
     strength: 'MUST',
     roles: scenario.roles,
+    ...(scenario.features === undefined ? {} : { features: scenario.features }),
     crash: true,
     fansOut: true,
     run: async (ctx) => {

@@ -17,6 +17,8 @@ import { holdReuseCases } from './hold-reuse.ts';
 import { identityCases } from './identity.ts';
 import { interopCases } from './interop.ts';
 import { lanesCases } from './lanes.ts';
+import { laneSlotsCases } from './lanes-slots.ts';
+import { gatesCases } from './gates.ts';
 import { leasesCases } from './leases-and-guardian.ts';
 import { clockCases } from './leases-and-guardian-clock.ts';
 import { judgeClockCases } from './leases-and-guardian-judge-clock.ts';
@@ -46,6 +48,8 @@ export const ALL_CASES: readonly ConformanceCase[] = [
   ...movesCases,
   ...claimCases,
   ...lanesCases,
+  ...laneSlotsCases,
+  ...gatesCases,
   ...runningCases,
   ...leasesCases,
   ...clockCases,

@@ -64,7 +64,7 @@ function promised(rel: string): 'link' | 'rename' | undefined {
   if (rel === 'fsjob.json') return 'link';
   if (parts[0] === 'jobs' && parts.length === 3) {
     if (/^state\.[1-9][0-9]*\.json$/.test(name)) return 'rename';
-    if (/^(claim|exec|end)\.[1-9][0-9]*\.json$|^receipt\.json$|^cancel(-force)?\.json$/.test(name)) return 'link';
+    if (/^(claim|exec|end)\.[1-9][0-9]*\.json$|^receipt\.json$|^cancel(-force)?\.json$|^release\.json$/.test(name)) return 'link';
     return undefined; // spec.json and stdin come with the job directory (I1 checks them); outputs with the receipt (I4)
   }
   if ((parts[0] === 'dedupe' || parts[0] === 'lanes') && parts.length === 3 && name.endsWith('.json')) return 'link';

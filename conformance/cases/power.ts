@@ -42,9 +42,12 @@ import { brokenPromises, observe, realStates, startsBy, type Observations } from
 
 /** The clauses each scenario's power-loss case checks: durability first. */
 const POWER_CLAUSES: Record<ScenarioName, string[]> = {
-  produce: ['ENQ-4', 'DUR-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'READY-4', 'I1', 'I3', 'RECOV-3'],
+  produce: ['ENQ-4', 'DUR-4', 'PUB-5', 'PUB-2', 'ENQ-3', 'ENQ-5', 'DEDUPE-3', 'GATE-1', 'READY-4', 'I1', 'I3', 'RECOV-3'],
   consume: ['PUB-5', 'EXEC-3', 'PUB-2', 'PUB-4', 'RCPT-2', 'READY-4', 'I1', 'I2', 'I3', 'I4', 'RECOV-1', 'RECOV-3'],
   cancel: ['PUB-5', 'PUB-2', 'CANCEL-1', 'CANCEL-2', 'I2', 'I3', 'RECOV-3'],
+  gates: ['DUR-4', 'GATE-3', 'GATE-2', 'AFTER-3', 'PUB-5', 'I2', 'I3', 'RECOV-3'],
+  release: ['PUB-5', 'HOLD-2', 'DUR-4', 'GATE-3', 'I3', 'RECOV-3'],
+  slots: ['PUB-5', 'DUR-4', 'LANE-5', 'LANE-6', 'I2', 'I3', 'RECOV-3'],
 };
 
 /** Recovery runs per scenario in the quick sample: the state of each family that loses the most. */
@@ -172,11 +175,13 @@ function acceptedBy(traced: Traced, c: number): string[] {
 async function recover(ctx: CaseContext, scenario: Scenario, traced: Traced, state: PowerState, root: string, order: number): Promise<Found[]> {
   const accepted = acceptedBy(traced, state.c);
   const retry = traced.prepared.requests.filter((request) => !traced.observations.exits.some((exit) => exit.tag === request.tag && exit.k <= state.c && exit.status === 0 && traced.ids.has(request.tag)));
-  const failures = await recoverAndDrain(ctx, root, accepted, retry);
+  // HOLD-2: a release that had exited 0 must have survived; one that had not is made again.
+  const releaseAccepted = traced.observations.exits.some((exit) => exit.tag === 'release' && exit.status === 0 && exit.k <= state.c);
+  const failures = await recoverAndDrain(ctx, root, accepted, retry, releaseAccepted ? undefined : traced.prepared.released);
   const final = await ctx.snapshot(root);
   const starts = startsBy(traced.observations, state.c);
   for (const [id, n] of countBy(await readStarts(path.join(path.dirname(root), 'work', 'starts.log')))) starts.set(id, (starts.get(id) ?? 0) + n);
-  failures.push(...(await checkInvariants(final, { accepted, starts, requireReceipts: true })).map((f) => ({ ...f, message: `after recovery: ${f.message}` })));
+  failures.push(...(await checkInvariants(final, { accepted, starts, requireReceipts: true, unfinished: new Set(traced.prepared.unfinished ?? []) })).map((f) => ({ ...f, message: `after recovery: ${f.message}` })));
   const cancelAccepted = traced.observations.exits.some((exit) => exit.tag === 'cancel' && exit.status === 0 && exit.k <= state.c);
   failures.push(...(await scenarioChecks(scenario.name, traced.prepared, final, starts, cancelAccepted)).map((f) => ({ ...f, message: `after recovery: ${f.message}` })));
   const what = describeState(state, traced.model);
@@ -215,6 +220,7 @@ function powerCase(scenario: Scenario): ConformanceCase {
     level: scenario.level,
     strength: 'MUST',
     roles: scenario.roles,
+    ...(scenario.features === undefined ? {} : { features: scenario.features }),
     power: true,
     fansOut: true,
     run: async (ctx) => {

@@ -157,8 +157,8 @@ async function specCase(ctx: CaseContext): Promise<void> {
     const spec = specOf(id);
     if (spec === undefined) return;
     const want: Partial<SpecRecord> = {
-      // VER-4: a 1.1 writer writes "1.1"; a 1.0 implementation may still write "1.0" (VER-5).
-      fsjob: spec.fsjob === '1.0' ? '1.0' : '1.1',
+      // VER-4: a 1.2 writer writes "1.2"; an implementation of 1.1 or 1.0 only may still write its own (VER-5, VER-6).
+      fsjob: spec.fsjob === '1.0' || spec.fsjob === '1.1' ? spec.fsjob : '1.2',
       type: 'spec',
       id,
       argv: FULL.argv,

@@ -23,6 +23,7 @@ import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readyEntryName } from '../../src/model/layout.ts';
+import { GATED_SUFFIX } from '../../src/records/names.ts';
 import { parseRecordBytes, recordNameOf, type VectorCase, type VectorFile } from '../../src/records/codec.ts';
 import { type CaseContext, type ConformanceCase, countBy, readStarts } from '../runner/case.ts';
 import { claimRecord, deadOwner, execRecord } from '../runner/fixtures.ts';
@@ -149,6 +150,17 @@ async function fanOut<T>(ctx: CaseContext, items: readonly T[], each: (item: T, 
   for (const failures of perItem) ctx.failures.push(...failures);
 }
 
+/** The dependencies a request names and whether its job is gated (GATE-1: after or hold), read leniently from its bytes. */
+function gateOfRequest(bytes: Uint8Array): { after: string[]; gated: boolean } {
+  try {
+    const value = JSON.parse(Buffer.from(bytes).toString('utf8')) as { after?: unknown; hold?: unknown };
+    const after = Array.isArray(value.after) ? value.after.map((item: unknown) => String((item as { job_id?: unknown }).job_id)) : [];
+    return { after, gated: after.length > 0 || value.hold === true };
+  } catch {
+    return { after: [], gated: false };
+  }
+}
+
 async function requestVectors(ctx: CaseContext): Promise<void> {
   const file = loadVectors('request');
   const tests = selectVectors(file, ctx.settings.allVectors).filter((test) => {
@@ -162,14 +174,17 @@ async function requestVectors(ctx: CaseContext): Promise<void> {
     await createQueue(root);
     const requestFile = path.join(base, `request-${index}.json`);
     await writeFile(requestFile, vectorBytes(test), { mode: 0o600 });
+    // AFTER-2: a valid request's dependencies exist (an empty directory is all the producer looks at).
+    const gate = test.valid ? gateOfRequest(vectorBytes(test)) : { after: [], gated: false };
+    for (const dependency of gate.after) await mkdir(path.join(root, 'jobs', dependency), { mode: 0o700 });
     const result = await ctx.role('produce', { queue: root, request: requestFile });
-    const jobs = (await entriesOf(path.join(root, 'jobs'))).map((e) => e.name);
+    const jobs = (await entriesOf(path.join(root, 'jobs'))).map((e) => e.name).filter((name) => !gate.after.includes(name));
     const staged = (await entriesOf(path.join(root, 'tmp'))).filter((e) => !e.name.startsWith('.')).map((e) => e.name);
     const evidence = [label(test), describeExit(result), `jobs/: ${jobs.join(' ') || '(empty)'}`, `tmp/: ${staged.join(' ') || '(empty)'}`];
     if (test.valid) {
       const id = result.stdout.trim();
-      const okId = result.code === 0 && jobs.length === 1 && jobs[0] === id;
-      if (!okId) fail([test.clause, 'ENQ-1', 'REQ-1'], `a valid request must be accepted (exit 0, its id printed, the job in jobs/): ${test.description}`, evidence);
+      const okId = result.code === 0 && jobs.length === 1 && jobs[0] === (gate.gated ? `${id}${GATED_SUFFIX}` : id);
+      if (!okId) fail([test.clause, 'ENQ-1', 'REQ-1'], `a valid request must be accepted (exit 0, its id printed, the job in jobs/${gate.gated ? ', gated: GATE-1' : ''}): ${test.description}`, evidence);
       if (okId) {
         const snapshot = await ctx.snapshot(root);
         if (snapshot.jobs.get(id)?.spec === undefined) fail(['SPEC-2', 'VER-4'], `the spec written for a valid request must be valid: ${snapshot.jobs.get(id)?.specFindings[0]?.message ?? ''}`, listing(snapshot));

@@ -5,7 +5,9 @@
  * move is told from a record's rename; the count log alone cannot tell).
  *
  * - A directory moves only as tmp/<id> -> jobs/<id> (the publishing rename,
- *   ENQ-3) or jobs/<id> -> tmp/.gc-<id>-<random> (a retired job, GC-1).
+ *   ENQ-3), tmp/<id> -> jobs/<id>.gated (a gated job's, 1.2, GATE-1),
+ *   jobs/<id>.gated -> jobs/<id> (its gate opening, GATE-3) or
+ *   jobs/<id> -> tmp/.gc-<id>-<random> (a retired job, GC-1).
  *   Anything else (a job staged under another name, in jobs/ itself or
  *   outside the queue; a job moved to another directory; a staging
  *   directory moved aside) is PUB-9; from outside the queue it is LAYOUT-3
@@ -13,7 +15,8 @@
  * - After an allowed move the target's parent is fsynced by the run (any of
  *   its processes: fsjob-sh's fsyncs are `sync` children), by a call that
  *   started after the rename returned (k > the rename's done): jobs/ for a
- *   publication (ENQ-4 names it), tmp/ for a retirement (PUB-9). A retired
+ *   publication (ENQ-4 names it) and a gate's opening (GATE-3), tmp/ for a
+ *   retirement (PUB-9). A retired
  *   job's jobs/ is fsynced before anything inside the moved tree is removed
  *   (GC-1's order: a removal that became durable before the rename did
  *   would leave a half-removed job in jobs/ after a power loss).
@@ -30,19 +33,23 @@
  */
 import path from 'node:path';
 import { isJobId } from '../../src/model/layout.ts';
+import { GATED_SUFFIX } from '../../src/records/names.ts';
 import type { TraceRecord } from '../crash/trace.ts';
 import type { AuditFinding } from './audit.ts';
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
 
-type Move = { kind: 'publish'; id: string } | { kind: 'retire'; id: string } | { kind: 'other' };
+type Move = { kind: 'publish'; id: string } | { kind: 'open'; id: string } | { kind: 'retire'; id: string } | { kind: 'other' };
 
-/** Which of PUB-9's two moves `from` -> `to` is, if any (paths relative to the root). */
+/** Which of PUB-9's moves `from` -> `to` is, if any (paths relative to the root). */
 export function classifyMove(from: string, to: string): Move {
   const a = from.split('/');
   const b = to.split('/');
-  if (a.length === 2 && b.length === 2 && a[0] === 'tmp' && b[0] === 'jobs' && a[1] === b[1] && isJobId(a[1] ?? '')) return { kind: 'publish', id: a[1] as string };
+  if (a.length === 2 && b.length === 2 && a[0] === 'tmp' && b[0] === 'jobs' && isJobId(a[1] ?? '') && (a[1] === b[1] || `${a[1]}${GATED_SUFFIX}` === b[1])) {
+    return { kind: 'publish', id: a[1] as string };
+  }
+  if (a.length === 2 && b.length === 2 && a[0] === 'jobs' && b[0] === 'jobs' && isJobId(b[1] ?? '') && a[1] === `${b[1]}${GATED_SUFFIX}`) return { kind: 'open', id: b[1] as string };
   if (a.length === 2 && b.length === 2 && a[0] === 'jobs' && b[0] === 'tmp' && isJobId(a[1] ?? '')) {
     const id = a[1] as string;
     const prefix = `.gc-${id}-`;
@@ -75,7 +82,7 @@ export function auditMoves(trace: readonly TraceRecord[], root: string, label: s
     const to = r.path2;
     const move = inside(root, from) && inside(root, to) ? classifyMove(rel(from), rel(to)) : { kind: 'other' as const };
     if (move.kind === 'other') {
-      const allowed = 'a whole directory moves only by the rename of a staged job tmp/<id> into jobs/<id> (ENQ-3) or of a finished job jobs/<id> into tmp/.gc-<id>-<random> (GC-1)';
+      const allowed = 'a whole directory moves only by the rename of a staged job tmp/<id> into jobs/<id> (ENQ-3) or jobs/<id>.gated (GATE-1), of a gated job jobs/<id>.gated to jobs/<id> (GATE-3), or of a finished job jobs/<id> into tmp/.gc-<id>-<random> (GC-1)';
       if (!inside(root, from)) report(r, ['LAYOUT-3', 'PUB-9'], `the directory ${rel(to)} was moved into the queue from ${from}, outside it; a job is staged in tmp/<id>/ of its own queue and nowhere else, and ${allowed}`);
       else if (!inside(root, to)) report(r, ['PUB-9'], `the directory ${rel(from)} was moved out of the queue to ${to}; ${allowed}`);
       else report(r, ['PUB-9'], `the directory ${rel(from)} was renamed to ${rel(to)}; ${allowed}: any other name is one that no clause protects (TEMP-1, TEMP-2) or that readers take for a job`);
@@ -84,6 +91,10 @@ export function auditMoves(trace: readonly TraceRecord[], root: string, label: s
     const target = path.dirname(to);
     if (move.kind === 'publish') {
       if (syncOf(target, r.done) === undefined) report(r, ['ENQ-4', 'PUB-9'], `${rel(to)} was published by its rename from ${rel(from)}, but no fsync of jobs/ started after the rename returned, before the run ended; the move is durable only after its new parent's fsync (DUR-3), which comes before the id is reported`);
+      continue;
+    }
+    if (move.kind === 'open') {
+      if (syncOf(target, r.done) === undefined) report(r, ['GATE-3', 'PUB-9'], `the gate of ${rel(to)} was opened by its rename from ${rel(from)}, but no fsync of jobs/ started after the rename returned, before the run ended (DUR-3)`);
       continue;
     }
     if (syncOf(target, r.done) === undefined) report(r, ['PUB-9'], `the finished job ${rel(from)} was retired by its rename to ${rel(to)}, but no fsync of tmp/ followed it before the run ended; the mover fsyncs the target's parent (DUR-3)`);

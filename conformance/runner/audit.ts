@@ -16,7 +16,10 @@
  *   never written once the job is published. The rename's source is
  *   tmp/<id>: from outside the queue that is LAYOUT-3, from another name
  *   inside it PUB-9 (every directory move, from a trace, is
- *   runner/audit-moves.ts's).
+ *   runner/audit-moves.ts's). A gated job (1.2, GATE-1) is published the
+ *   same way at jobs/<id>.gated, and jobs/<id> then also appears by the
+ *   rename of jobs/<id>.gated that opens its gate (GATE-3); its records
+ *   (cancel, release) are write-once there as in an open job.
  * - The outputs a receipt describes are fsynced before it is linked and never
  *   written after it (RCPT-2, I4).
  * - Inside a published job only temporary names are removed: never a state
@@ -41,6 +44,7 @@ import path from 'node:path';
 import { callFamily, type CountedCall } from '../crash/run.ts';
 import type { TraceRecord } from '../crash/trace.ts';
 import { classifyJobEntry, isJobId } from '../../src/model/layout.ts';
+import { GATED_SUFFIX } from '../../src/records/names.ts';
 import { parseHoldNumber } from '../../src/records/names.ts';
 import type { Failure } from './report.ts';
 
@@ -53,6 +57,11 @@ interface Target {
   name: string;
 }
 
+/** The id of a gated job's directory name (GATE-1), or '' for any other name. */
+function ungated(name: string): string {
+  return name.endsWith(GATED_SUFFIX) ? name.slice(0, -GATED_SUFFIX.length) : '';
+}
+
 function classify(root: string, file: string): Target | undefined {
   const rel = path.relative(root, file);
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
@@ -62,8 +71,8 @@ function classify(root: string, file: string): Target | undefined {
   if (name.startsWith('.')) return { kind: 'free', name };
   if (parts.length === 1) return name === 'fsjob.json' ? { kind: 'write-once', name } : { kind: 'free', name };
   if (parts[0] === 'jobs') {
-    if (parts.length === 2) return isJobId(name) ? { kind: 'job-dir', name } : { kind: 'free', name };
-    if (parts.length !== 3 || !isJobId(parts[1] ?? '')) return { kind: 'free', name };
+    if (parts.length === 2) return isJobId(name) || isJobId(ungated(name)) ? { kind: 'job-dir', name } : { kind: 'free', name };
+    if (parts.length !== 3 || !(isJobId(parts[1] ?? '') || isJobId(ungated(parts[1] ?? '')))) return { kind: 'free', name };
     const jobDir = path.join(root, 'jobs', parts[1] as string);
     const entry = classifyJobEntry(name);
     switch (entry.kind) {
@@ -72,6 +81,7 @@ function classify(root: string, file: string): Target | undefined {
       case 'end':
       case 'receipt':
       case 'cancel':
+      case 'release':
         return { kind: 'write-once', jobDir, name };
       case 'state':
         return { kind: 'mutable', jobDir, name };
@@ -219,14 +229,18 @@ export function auditCalls(calls: readonly CountedCall[], root: string, label: s
       continue;
     }
     if (family === 'rename' && call.path2 !== undefined && classify(root, call.path2)?.kind === 'job-dir') {
-      const id = path.basename(call.path2);
-      if (call.path !== path.join(root, 'tmp', id) && once(`staging ${call.path2}`)) {
+      const named = path.basename(call.path2);
+      const id = ungated(named) || named;
+      // GATE-3: an open job's directory may also come from its gated name.
+      const gateOpened = named === id && call.path === path.join(root, 'jobs', `${id}${GATED_SUFFIX}`);
+      if (call.path !== path.join(root, 'tmp', id) && !gateOpened && once(`staging ${call.path2}`)) {
         // Staged outside the queue is LAYOUT-3's; under another name inside it (jobs/.tmp-<id>, tmp/.stage-<id>) PUB-9's closed list of moves.
         const from = path.relative(root, call.path);
         const outside = from === '' || from.startsWith('..') || path.isAbsolute(from);
-        report(call, outside ? ['LAYOUT-3', 'ENQ-3', 'I1'] : ['PUB-9', 'ENQ-3', 'I1'], outside ? `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is staged in tmp/${id}/ of its own queue and nowhere else` : `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is published only by the rename of tmp/${id} to jobs/${id} (ENQ-3), and no other move of a directory is allowed`);
+        report(call, outside ? ['LAYOUT-3', 'ENQ-3', 'I1'] : ['PUB-9', 'ENQ-3', 'I1'], outside ? `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is staged in tmp/${id}/ of its own queue and nowhere else` : `${rel(call.path2)} was renamed into jobs/ from ${rel(call.path)}; a job is published only by the rename of tmp/${id} to jobs/${id} (ENQ-3) or jobs/${id}${GATED_SUFFIX} (GATE-1), and opened by the rename of jobs/${id}${GATED_SUFFIX} to jobs/${id} (GATE-3); no other move of a directory is allowed`);
       }
-      if (![...readyMade].some((name) => name.endsWith(`-${id}`)) && once(`ready ${call.path2}`)) {
+      // A gate's opener finds the entry its producer made in most runs (what the opening leaves is the crash sweep's, GATE-3).
+      if (!gateOpened && ![...readyMade].some((name) => name.endsWith(`-${id}`)) && once(`ready ${call.path2}`)) {
         report(call, ['ENQ-2', 'READY-1', 'I1'], `${rel(call.path2)} was published before its ready entry ready/<P>-${id} was created; the entry is created first, so a published job always has one`);
       }
     }

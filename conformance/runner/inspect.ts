@@ -24,8 +24,9 @@ import { createHash } from 'node:crypto';
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding } from '../../src/records/findings.ts';
-import { classifyJobEntry, isJobId } from '../../src/model/layout.ts';
+import { classifyJobEntry } from '../../src/model/layout.ts';
 import { readRecord, recordNameOf, type ReceiptRecord, type SpecRecord } from '../../src/records/codec.ts';
+import { jobIdOfDirName } from '../../src/records/names.ts';
 import type { Failure } from './report.ts';
 
 export interface Entry {
@@ -39,6 +40,10 @@ export interface Entry {
 export interface JobSnapshot {
   id: string;
   dir: string;
+  /** The directory is jobs/<id>.gated (GATE-1). */
+  gated: boolean;
+  /** A release.json entry exists (HOLD-1). */
+  release: boolean;
   entries: Entry[];
   spec?: SpecRecord;
   specFindings: Finding[];
@@ -117,14 +122,17 @@ export async function snapshotQueue(root: string): Promise<QueueSnapshot> {
   if (queueRecord !== undefined && !queueRecord.ok) note(path.join(root, 'fsjob.json'), queueRecord.findings);
 
   for (const entry of await entriesOf(path.join(root, 'jobs'))) {
-    if (entry.kind !== 'dir' || !isJobId(entry.name)) {
+    const id = entry.kind === 'dir' ? jobIdOfDirName(entry.name) : undefined;
+    if (id === undefined || snapshot.jobs.has(id)) {
       snapshot.strayInJobs.push(entry);
       continue;
     }
     const dir = path.join(root, 'jobs', entry.name);
     const job: JobSnapshot = {
-      id: entry.name,
+      id,
       dir,
+      gated: entry.name !== id,
+      release: false,
       entries: await entriesOf(dir),
       specFindings: [],
       receiptFindings: [],
@@ -161,6 +169,9 @@ export async function snapshotQueue(root: string): Promise<QueueSnapshot> {
         case 'cancel':
           if (kind.force) job.cancelForce = true;
           else job.cancel = true;
+          break;
+        case 'release':
+          job.release = true;
           break;
         default:
           break;
@@ -214,7 +225,7 @@ export function listing(snapshot: QueueSnapshot, only?: ReadonlySet<string>): st
   const lines: string[] = [];
   for (const job of snapshot.jobs.values()) {
     if (only !== undefined && !only.has(job.id)) continue;
-    lines.push(`jobs/${job.id}/: ${job.entries.map(describeEntry).join(' ') || '(empty)'}`);
+    lines.push(`jobs/${job.id}${job.gated ? '.gated' : ''}/: ${job.entries.map(describeEntry).join(' ') || '(empty)'}`);
   }
   if (snapshot.strayInJobs.length > 0) lines.push(`jobs/ (not job directories): ${snapshot.strayInJobs.map(describeEntry).join(' ')}`);
   lines.push(`tmp/: ${snapshot.tmp.map(describeEntry).join(' ') || '(empty)'}`);
@@ -234,6 +245,8 @@ export interface InvariantInput {
   starts?: ReadonlyMap<string, number>;
   /** Whether every job must be finished (after recovery and a drain). */
   requireReceipts?: boolean;
+  /** Jobs that stay unfinished by design (a live foreign owner's claim): no receipt is owed for them. */
+  unfinished?: ReadonlySet<string>;
   /** Clauses to cite for an invalid record (PUB-3 after a crash: a torn record became visible). */
   invalidClauses?: string[];
   /** Jobs whose stdin a case damaged on purpose (EXEC-7): not an I1 failure of the implementation. */
@@ -310,9 +323,15 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
       }
       if (counted > job.spec.max_attempts) fail(['RETRY-2', 'I2'], `job ${job.id} recorded ${counted} counted executions, max_attempts is ${job.spec.max_attempts}`, job.id);
     }
-    // I3: one receipt.
+    // GATE-2: nothing claims a gated job.
+    if (job.gated && (job.claims.length > 0 || job.entries.some((e) => e.name === 'receipt.json'))) {
+      fail(['GATE-2', 'I2'], `job ${job.id} is gated (jobs/${job.id}.gated) yet holds claims ${job.claims.join(',') || 'none'}${job.entries.some((e) => e.name === 'receipt.json') ? ' and a receipt' : ''}: a gated job is never claimed`, job.id);
+    }
+    failures.push(...gateFailures(snapshot, job));
+    // I3: one receipt. A job held and never released, nor cancelled, waits by design (HOLD-1).
     const receiptNamed = job.entries.filter((e) => e.name === 'receipt.json');
-    if (input.requireReceipts === true && job.spec !== undefined && receiptNamed.length === 0) {
+    const held = job.gated && job.spec?.hold === true && !job.release && !job.cancel && !job.cancelForce;
+    if (input.requireReceipts === true && job.spec !== undefined && receiptNamed.length === 0 && !held && input.unfinished?.has(job.id) !== true) {
       fail(['RECOV-3', 'RCPT-3', 'I3'], `job ${job.id} has no receipt after recovery and a drain`, job.id);
     }
     if (receiptNamed.length > 0 && job.receipt === undefined && job.receiptFindings.length === 0) {
@@ -328,7 +347,34 @@ export async function checkInvariants(snapshot: QueueSnapshot, input: InvariantI
 
 function jobOfPath(rel: string): Set<string> | undefined {
   const match = /^jobs\/([^/]+)\//.exec(rel);
-  return match?.[1] === undefined ? undefined : new Set([match[1]]);
+  const id = match?.[1] === undefined ? undefined : jobIdOfDirName(match[1]);
+  return id === undefined ? undefined : new Set([id]);
+}
+
+/**
+ * AFTER-3 and HOLD-1 on what a job did: one that recorded an execution was
+ * run, so each of its dependencies has a receipt that satisfies it now (a
+ * satisfied dependency stays so; one gone was retired, AFTER-1), and, if it
+ * was enqueued held, it was released (or it would not have run).
+ */
+function gateFailures(snapshot: QueueSnapshot, job: JobSnapshot): Failure[] {
+  if (job.spec === undefined || job.execs.length === 0) return [];
+  const failures: Failure[] = [];
+  const evidence = (ids: string[]): string[] => listing(snapshot, new Set([job.id, ...ids]));
+  for (const dependency of job.spec.after ?? []) {
+    const dep = snapshot.jobs.get(dependency.job_id);
+    if (dep === undefined) continue;
+    const finished = dep.entries.some((e) => e.name === 'receipt.json');
+    const satisfied = finished && (dependency.when === 'finished' || dep.receipt?.outcome === 'succeeded');
+    if (!satisfied) {
+      const what = finished ? `finished ${dep.receipt?.outcome ?? '(unreadable receipt)'}` : 'is not finished';
+      failures.push({ clauses: ['AFTER-3', 'GATE-3'], message: `job ${job.id} ran (exec records ${job.execs.join(',')}) but its dependency ${dependency.job_id} ${what}; it runs only after it ${dependency.when}`, evidence: evidence([dependency.job_id]) });
+    }
+  }
+  if (job.spec.hold === true && !job.release) {
+    failures.push({ clauses: ['HOLD-1', 'GATE-3'], message: `job ${job.id} was enqueued held and ran, but has no release.json: a held job runs only once released`, evidence: evidence([]) });
+  }
+  return failures;
 }
 
 export function sha256(bytes: Uint8Array): string {

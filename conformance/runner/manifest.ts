@@ -18,22 +18,25 @@ import { FsjobError } from '../../src/base/errors.ts';
 import type { ConformanceManifest } from '../../src/records/generated/types.ts';
 import { schemaErrors } from '../../src/records/schemas.ts';
 
-export const ROLES = ['init', 'produce', 'consume', 'cancel', 'cancel_force', 'recover', 'validate'] as const;
+export const ROLES = ['init', 'produce', 'consume', 'cancel', 'cancel_force', 'release', 'recover', 'validate'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** MANIFEST-2: a role's time limit when the manifest gives none. */
 export const DEFAULT_TIMEOUT_S = 60;
 
 /** The optional features of spec/README.md, by level. */
-export const PRODUCER_FEATURES = ['dedupe'] as const;
-export const CONSUMER_FEATURES = ['lanes', 'preemption', 'payload', 'workers', 'policy'] as const;
+export const PRODUCER_FEATURES = ['dedupe', 'gates'] as const;
+export const CONSUMER_FEATURES = ['lanes', 'slots', 'preemption', 'gates', 'payload', 'workers', 'policy'] as const;
 export type Feature = (typeof PRODUCER_FEATURES)[number] | (typeof CONSUMER_FEATURES)[number];
 export type Level = 'producer' | 'consumer' | 'validator';
 
 /** What an implementation claims (MANIFEST-3): the levels, and the features of each. */
 export interface Profile {
   levels: ReadonlySet<Level>;
+  /** Every feature claimed, at any level. */
   features: ReadonlySet<Feature>;
+  /** The features claimed per level (`gates` is a feature of both). */
+  byLevel: Readonly<Record<Level, ReadonlySet<Feature>>>;
   /** Whether the manifest said so (1.1) or the 1.0 default applies. */
   explicit: boolean;
 }
@@ -91,8 +94,13 @@ export function parseManifest(text: string, file: string): Manifest {
       throw new FsjobError('USAGE', `${absolute} claims the ${level} level but has no ${role} role (MANIFEST-1, MANIFEST-3)`, { path: absolute, clause: 'MANIFEST-3' });
     }
   }
-  if (profile.features.has('preemption') && !profile.features.has('lanes')) {
-    throw new FsjobError('USAGE', `${absolute} claims preemption without lanes (spec/README.md: preemption needs lanes)`, { path: absolute, clause: 'MANIFEST-3' });
+  for (const needsLanes of ['preemption', 'slots'] as const) {
+    if (profile.byLevel.consumer.has(needsLanes) && !profile.byLevel.consumer.has('lanes')) {
+      throw new FsjobError('USAGE', `${absolute} claims ${needsLanes} without lanes (spec/README.md: ${needsLanes} needs lanes)`, { path: absolute, clause: 'MANIFEST-3' });
+    }
+  }
+  if (profile.byLevel.producer.has('gates') && manifest.roles.release === undefined) {
+    throw new FsjobError('USAGE', `${absolute} claims the producer's gates feature but has no release role (MANIFEST-1)`, { path: absolute, clause: 'MANIFEST-1' });
   }
   const dir = path.dirname(absolute);
   const roles: Partial<Record<Role, readonly string[]>> = {};
@@ -119,22 +127,20 @@ export function parseManifest(text: string, file: string): Manifest {
 function profileOf(manifest: ConformanceManifest): Profile {
   const claimed = manifest.profile;
   if (claimed === undefined) {
+    // The features 1.0 had (MANIFEST-3).
     const levels = new Set<Level>(['producer', 'consumer']);
     if (manifest.roles.validate !== undefined) levels.add('validator');
-    return { levels, features: new Set<Feature>([...PRODUCER_FEATURES, ...CONSUMER_FEATURES.filter((f) => f !== 'policy')]), explicit: false };
+    const producer = new Set<Feature>(['dedupe']);
+    const consumer = new Set<Feature>(['lanes', 'preemption', 'payload', 'workers']);
+    return { levels, features: new Set([...producer, ...consumer]), byLevel: { producer, consumer, validator: new Set() }, explicit: false };
   }
   const levels = new Set<Level>();
-  const features = new Set<Feature>();
-  if (claimed.producer !== undefined) {
-    levels.add('producer');
-    for (const f of claimed.producer) features.add(f);
-  }
-  if (claimed.consumer !== undefined) {
-    levels.add('consumer');
-    for (const f of claimed.consumer) features.add(f);
-  }
+  const producer = new Set<Feature>(claimed.producer ?? []);
+  const consumer = new Set<Feature>(claimed.consumer ?? []);
+  if (claimed.producer !== undefined) levels.add('producer');
+  if (claimed.consumer !== undefined) levels.add('consumer');
   if (claimed.validator !== undefined) levels.add('validator');
-  return { levels, features, explicit: true };
+  return { levels, features: new Set([...producer, ...consumer]), byLevel: { producer, consumer, validator: new Set() }, explicit: true };
 }
 
 export function loadManifest(file: string): Manifest {

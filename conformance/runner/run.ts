@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ALL_CASES } from '../cases/index.ts';
 import { CaseContext, type ConformanceCase, type CrashMode, type PowerMode, type RunSettings, Skip } from './case.ts';
-import { loadManifest, REFERENCE_MANIFEST, type Manifest } from './manifest.ts';
+import { loadManifest, REFERENCE_MANIFEST, type Level, type Manifest } from './manifest.ts';
 import { Pool } from './pool.ts';
 import { buildReport, type CaseResult, type Report } from './report.ts';
 
@@ -63,7 +63,8 @@ export function selectCases(cases: readonly ConformanceCase[], manifest: Manifes
     if (c.crash === true && crash === 'none') continue;
     if (c.power === true && (options.power ?? 'none') === 'none') continue;
     const missing = (c.roles ?? []).filter((r) => manifest.roles[r] === undefined);
-    const { levels, features } = manifest.profile;
+    const { levels } = manifest.profile;
+    const features = manifest.profile.byLevel[c.level as Level] ?? manifest.profile.features;
     const unclaimedFeatures = (c.features ?? []).filter((f) => !features.has(f));
     const levelClaimed = c.level === 'validator' ? levels.has('validator') : levels.has(c.level as 'producer' | 'consumer');
     if (!levelClaimed) skipped.push({ c, reason: `${manifest.name} does not claim the ${c.level} level (MANIFEST-3)` });

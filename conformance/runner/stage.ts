@@ -16,6 +16,7 @@ import { initQueue, openQueue, type Queue } from '../../src/model/queue.ts';
 import { encodeRecord, serializeRecord, type JobRequest, type RecordByType, type RecordType, type SpecRecord } from '../../src/records/codec.ts';
 import { createExclusive, ensurePrivateDir, fsyncDir, publishRecord, renameNoReplace } from '../../src/fs/safefs.ts';
 import { newJobId } from '../../src/producer/id.ts';
+import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
 import type { CaseContext } from './case.ts';
 import { specRecord } from './fixtures.ts';
 
@@ -36,6 +37,10 @@ export interface StageOptions {
   ready?: boolean;
   /** Rename the staged job into jobs/ (default true); false leaves it in tmp/<id>/ as a producer between its steps 5 and 7. */
   publish?: boolean;
+  /** Publish it gated, at jobs/<id>.gated (GATE-1). Default: when the request has after or a hold of true. */
+  gated?: boolean;
+  /** Publish release.json in it too (a released held job, HOLD-2). */
+  released?: boolean;
 }
 
 export interface Staged {
@@ -64,9 +69,15 @@ export async function stageJob(queue: Queue, request: JobRequest, options: Stage
     await handle.close();
     await fsyncDir(queue.paths.dir('ready'), queue.fsOptions);
   }
+  if (options.released === true) {
+    const release: RecordByType['release'] = { fsjob: PROTOCOL_VERSION, type: 'release', job_id: id, released_ms: Date.now(), by: producer };
+    await plantRecord(queue, staging, 'release.json', 'release', release);
+  }
   if (options.publish === false) return { id, spec, dir: staging };
-  await renameNoReplace(staging, queue.paths.job(id), queue.fsOptions);
-  return { id, spec, dir: queue.paths.job(id) };
+  const gated = options.gated ?? (spec.after !== undefined || spec.hold === true);
+  const dir = gated ? queue.paths.gatedJob(id) : queue.paths.job(id);
+  await renameNoReplace(staging, dir, queue.fsOptions);
+  return { id, spec, dir };
 }
 
 async function writeData(dir: string, name: string, bytes: Uint8Array, queue: Queue): Promise<void> {

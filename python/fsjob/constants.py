@@ -5,9 +5,9 @@ Times are milliseconds and sizes bytes, as in the spec.
 """
 
 #: The version this implementation writes (VER-4) and the highest minor it reads closed (VER-2).
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 1
+PROTOCOL_MINOR = 2
 
 RECORD_MAX = 1_048_576
 STDIN_MAX = 67_108_864
@@ -36,6 +36,10 @@ INSTANT_MAX = 9_007_199_254_740_991
 REQUEST_MAX = 100_663_296
 #: DELAY-1 (1.1): how long after created_ms a not_before_ms may lie (365 days).
 DELAY_MAX = 31_536_000_000
+#: AFTER-1 (1.2): at most this many dependencies per job.
+AFTER_MAX = 256
+#: LANE-5 (1.2): at most this many slots per lane.
+SLOTS_MAX = 64
 
 #: tools.md MANIFEST-4: a draining consumer waits for retries due within this long.
 CONSUME_RETRY_WAIT = 60_000

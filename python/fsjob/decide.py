@@ -174,10 +174,13 @@ def _decide(purpose: str, gen: Generation, view: JobView, judge: Judge, has_hand
             return _receipt(gen, spec, "rejected", 126, "stdin_unusable", f"{problem} (EXEC-7)", used)
     elif not has_handler(spec["handler"]):
         return _receipt(gen, spec, "rejected", 126, "no_handler", f"no handler {spec['handler']!r} where it was claimed (PAYLOAD-1)", used)
-    # 8: the lane (LANE-2, after claiming).
+    # 8: the lane (LANE-2, after claiming), in the first of its slots 1 to lane_slots that can be taken (LANE-5).
     if spec["lane"] is not None:
-        gen.guard()
-        verdict = Key(gen.root, view.uid, "lane", spec["lane"]).take(view.job_id, gen.gen, judge)
+        for slot in range(1, int(spec.get("lane_slots", 1)) + 1):
+            gen.guard()
+            verdict = Key(gen.root, view.uid, "lane", spec["lane"], slot).take(view.job_id, gen.gen, judge)
+            if not verdict.held:
+                break
         if verdict.held:
             gen.publish_end("lane_busy", False, now_ms(), None)
             return Decision("end")

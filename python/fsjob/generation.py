@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional
 
 from . import ready
 from .clock import mono_ms, now_ms
-from .constants import LEASE_DEFAULT
+from .constants import LEASE_DEFAULT, PROTOCOL_VERSION
 from .errors import FsjobError
 from .identity import self_identity
 from .names import RecordName
@@ -50,7 +50,7 @@ class Generation:
         mono = mono_ms()
         claimed = now_ms()
         value = {
-            "fsjob": "1.1", "type": "claim", "job_id": job_id, "gen": gen, "owner": self_identity(),
+            "fsjob": PROTOCOL_VERSION, "type": "claim", "job_id": job_id, "gen": gen, "owner": self_identity(),
             "worker_id": worker_id, "claimed_ms": claimed, "lease_ms": lease_ms,
         }
         data = encode_record("claim", value, RecordName("claim", job_id=job_id, gen=gen))
@@ -78,7 +78,7 @@ class Generation:
     def publish_exec(self, attempt: int, group: Optional[Dict[str, Any]], recorded_ms: int) -> None:
         """exec.<g>.json (EXEC-3): the commit point of the attempt; durable before this returns (PUB-5)."""
         self.guard()
-        value = {"fsjob": "1.1", "type": "exec", "job_id": self.job_id, "gen": self.gen, "attempt": attempt, "group": group, "recorded_ms": recorded_ms}
+        value = {"fsjob": PROTOCOL_VERSION, "type": "exec", "job_id": self.job_id, "gen": self.gen, "attempt": attempt, "group": group, "recorded_ms": recorded_ms}
         if not publish_link(self.dir, f"exec.{self.gen}.json", encode_record("exec", value, self._expect("exec"))):
             raise FsjobError("EXISTS", f"{self.dir}/exec.{self.gen}.json already exists", path=self.dir, clause="PUB-3")
 
@@ -88,7 +88,7 @@ class Generation:
         heartbeat = self.time_ms()
         mono = self.written_mono
         value = {
-            "fsjob": "1.1", "type": "state", "job_id": self.job_id, "gen": self.gen, "phase": phase, "heartbeat_ms": heartbeat,
+            "fsjob": PROTOCOL_VERSION, "type": "state", "job_id": self.job_id, "gen": self.gen, "phase": phase, "heartbeat_ms": heartbeat,
             "attempt": attempt, "stdout_bytes": stdout_bytes, "stderr_bytes": stderr_bytes, "progress": progress,
         }
         publish_rename(self.dir, f"state.{self.gen}.json", encode_record("state", value, self._expect("state")))
@@ -116,7 +116,7 @@ class Generation:
         ended = self.time_ms()
         # The caller's retry_at_ms is its now plus the delay: moved with ended_ms, the delay stays what it was.
         value = {
-            "fsjob": "1.1", "type": "end", "job_id": self.job_id, "gen": self.gen, "reason": reason, "counted": counted,
+            "fsjob": PROTOCOL_VERSION, "type": "end", "job_id": self.job_id, "gen": self.gen, "reason": reason, "counted": counted,
             "retry_at_ms": retry_at_ms + (ended - now), "status": status, "ended_ms": ended,
         }
         if not publish_link(self.dir, f"end.{self.gen}.json", encode_record("end", value, self._expect("end"))):
@@ -135,7 +135,7 @@ class Generation:
         if message is not None and len(message.encode("utf-8")) > 1024:
             message = message.encode("utf-8")[:1000].decode("utf-8", "ignore") + " [...]"
         value = {
-            "fsjob": "1.1", "type": "receipt", "job_id": self.job_id, "gen": self.gen, "outcome": outcome, "exit_code": exit_code,
+            "fsjob": PROTOCOL_VERSION, "type": "receipt", "job_id": self.job_id, "gen": self.gen, "outcome": outcome, "exit_code": exit_code,
             "reason": reason, "message": message, "attempts": attempts, "status": status, "started_ms": started_ms,
             "finished_ms": self.time_ms(started_ms or 0), "stdout": stdout, "stderr": stderr, "result": result, "by": self_identity(),
         }

@@ -12,7 +12,7 @@ import stat as _stat
 from typing import List, NamedTuple, Optional
 
 from .clock import now_ms
-from .constants import DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_SKEW
+from .constants import DEDUPE_STAGE_MAX, DEDUPE_TRIES, LEASE_SKEW, PROTOCOL_VERSION
 from .errors import FsjobError
 from .identity import judge_local, same_host, self_identity
 from .judge import Judge
@@ -34,12 +34,14 @@ class HoldVerdict(NamedTuple):
 class Key:
     """One dedupe or lane key of a queue."""
 
-    def __init__(self, root: str, uid: int, kind: str, key: str) -> None:
+    def __init__(self, root: str, uid: int, kind: str, key: str, slot: int = 1) -> None:
         self.root = root
         self.uid = uid
         self.kind = kind
         self.key = key
-        self.hash = key_hash(key)
+        #: LANE-6: slot k of a lane is the SHA-256 of the key, a line feed and k; slot 1 the key's own.
+        self.slot = slot if kind == "lane" else 1
+        self.hash = key_hash(key if self.slot == 1 else f"{key}\n{self.slot}")
         self.top_dir = os.path.join(root, "dedupe" if kind == "dedupe" else "lanes")
         self.dir = os.path.join(self.top_dir, self.hash)
 
@@ -77,6 +79,8 @@ class Key:
         if self.kind == "dedupe":
             if view.exists:
                 return HoldVerdict(not view.listing.receipt, job_id)
+            if lstat_or_none(os.path.join(self.root, "jobs", job_id + ".gated")) is not None:
+                return HoldVerdict(True, job_id)  # a gated job is published and unfinished (GATE-1, GATE-2)
             staged = os.path.join(self.root, "tmp", job_id)
             st = lstat_or_none(staged)
             if st is not None and _stat.S_ISDIR(st.st_mode):
@@ -90,6 +94,8 @@ class Key:
             view.refresh()
             if view.exists:
                 return HoldVerdict(not view.listing.receipt, job_id)
+            if lstat_or_none(os.path.join(self.root, "jobs", job_id + ".gated")) is not None:
+                return HoldVerdict(True, job_id)
             return HoldVerdict(False, job_id)
         if gen is None or not view.exists or view.listing.receipt:
             return HoldVerdict(False, job_id, gen)
@@ -132,9 +138,11 @@ class Key:
                         return HoldVerdict(False, job_id, gen)
                     return verdict
             value = {
-                "fsjob": "1.1", "type": "hold", "kind": self.kind, "key": self.key, "job_id": job_id,
+                "fsjob": PROTOCOL_VERSION, "type": "hold", "kind": self.kind, "key": self.key, "job_id": job_id,
                 "gen": gen, "owner": self_identity(), "created_ms": now_ms(),
             }
+            if self.slot > 1:
+                value["slot"] = self.slot  # LANE-6
             data = encode_record("hold", value, RecordName("hold", kind=self.kind, key_hash=self.hash))
             if publish_link(self.dir, f"{top + 1}.json", data):
                 # LANE-2, DEDUPE-2 (1.1): one more listing. A higher hold means

@@ -76,6 +76,16 @@ def new_job_id() -> str:
     return f"{now:019d}-{random_hex16()}"
 
 
+#: The suffix of a gated job's directory name in jobs/ (GATE-1, LAYOUT-4).
+GATED_SUFFIX = ".gated"
+
+
+def job_id_of_dir_name(name: str) -> Optional[str]:
+    """The job id of a directory name in jobs/: ``<id>`` (open) or ``<id>.gated`` (GATE-1); None for any other name."""
+    job = name[: -len(GATED_SUFFIX)] if name.endswith(GATED_SUFFIX) else name
+    return job if is_job_id(job) else None
+
+
 class RecordName(NamedTuple):
     """What a path relative to a queue root says about the record stored there (LAYOUT-5, REC-7)."""
 
@@ -95,12 +105,14 @@ def record_name_of(relative: str) -> Optional[RecordName]:
         return RecordName("queue")
     if parts == ["pause.json"]:
         return RecordName("pause")
-    if len(parts) == 3 and parts[0] == "jobs" and is_job_id(parts[1]):
-        job, name = parts[1], parts[2]
+    if len(parts) == 3 and parts[0] == "jobs" and job_id_of_dir_name(parts[1]) is not None:
+        job, name = job_id_of_dir_name(parts[1]), parts[2]
         if name == "spec.json":
             return RecordName("spec", job_id=job)
         if name == "receipt.json":
             return RecordName("receipt", job_id=job)
+        if name == "release.json":
+            return RecordName("release", job_id=job)
         if name in ("cancel.json", "cancel-force.json"):
             return RecordName("cancel", job_id=job, force=name == "cancel-force.json")
         match = re.match(r"(claim|exec|state|end)\.([^.]+)\.json\Z", name)

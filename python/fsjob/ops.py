@@ -9,7 +9,8 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from .clock import now_ms
-from .constants import GEN_MAX, OUTPUT_MAX
+from . import gates
+from .constants import GEN_MAX, OUTPUT_MAX, PROTOCOL_VERSION
 from .decide import decide
 from .errors import FsjobError
 from .generation import Generation
@@ -43,6 +44,8 @@ def _receipt_of(view: JobView) -> Receipt:
 def status(queue: "Queue", job_id: str) -> JobStatus:
     """STATUS-1 from the records that exist; a one-shot judge never waits out a watch (LEASE-3)."""
     view = _view(queue, job_id)
+    if view.dir_problem == "missing" and gates.place(queue.root, job_id) == "gated":
+        return _gated_status(queue, job_id)
     if not view.exists:
         if view.dir_problem == "missing":
             return JobStatus(job_id, "missing", 0, 0)
@@ -81,6 +84,28 @@ def status(queue: "Queue", job_id: str) -> JobStatus:
     return JobStatus(job_id, "queued", g, attempts)
 
 
+def _gated_status(queue: "Queue", job_id: str) -> JobStatus:
+    """STATUS-1 for a gated job (GATE-1): cancelling, held (HOLD-1) or blocked (AFTER-1) until a consumer opens its gate."""
+    directory = gates.gated_dir(queue.root, job_id)
+    if any(os.path.lexists(os.path.join(directory, name)) for name in ("cancel.json", "cancel-force.json")):
+        return JobStatus(job_id, "cancelling", 0, 0)
+    found = gates.verdict(queue.root, queue.uid, job_id)
+    if found.kind == "held":
+        return JobStatus(job_id, "held", 0, 0)
+    if found.kind == "blocked":
+        return JobStatus(job_id, "blocked", 0, 0, note=f"waits for {found.awaiting}", awaiting=found.awaiting)
+    if found.kind in ("newer", "cancel"):
+        # AFTER-3: a dependency that can never be satisfied leaves it blocked until a consumer cancels it.
+        return JobStatus(job_id, "blocked", 0, 0, note=found.why)
+    view = JobView(queue.root, job_id, queue.uid)
+    view.dir = directory
+    spec = view.refresh().spec_value()
+    not_before = None if spec is None else spec.get("not_before_ms")
+    if not_before is not None and now_ms() < not_before:
+        return JobStatus(job_id, "delayed", 0, 0, not_before_ms=not_before)
+    return JobStatus(job_id, "queued", 0, 0)
+
+
 def wait(queue: "Queue", job_id: str, timeout: Optional[float] = None, poll: float = 0.1) -> Receipt:
     """Wait for receipt.json and return it, read with REC-4's checks. TIMEOUT after ``timeout`` seconds; NOT_FOUND for an unknown job."""
     give_up = None if timeout is None else time.monotonic() + timeout
@@ -89,7 +114,7 @@ def wait(queue: "Queue", job_id: str, timeout: Optional[float] = None, poll: flo
     while True:
         if os.path.lexists(receipt_path):
             return _receipt_of(_view(queue, job_id))
-        if not os.path.lexists(job_dir):
+        if not os.path.lexists(job_dir) and gates.place(queue.root, job_id) == "missing":
             raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", path=job_dir, job_id=job_id)
         if give_up is not None and time.monotonic() >= give_up:
             raise FsjobError("TIMEOUT", f"job {job_id} has no receipt after {timeout} s", path=job_dir, job_id=job_id)
@@ -127,6 +152,17 @@ def logs(queue: "Queue", job_id: str) -> Logs:
 def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[str] = None) -> bool:
     """CANCEL-1: publish cancel.json (or cancel-force.json) by link; CANCEL-2: finish an unowned job at once."""
     queue.require_layout()
+    if gates.place(queue.root, job_id) == "gated":
+        # HOLD-3: in jobs/<id>.gated/; the cancel entry lets the gate open (GATE-3), then it is decided as any job.
+        published = gates.publish_cancel(gates.gated_dir(queue.root, job_id), job_id, force, reason)
+        found = gates.verdict(queue.root, queue.uid, job_id)
+        gates.open_gate(queue.root, job_id, found.priority)
+        view = _view(queue, job_id)
+        if not view.listing.receipt and not view.listing.open and view.listing.top < GEN_MAX:
+            gen = Generation.claim(queue.root, job_id, view.listing.top + 1)
+            if gen is not None:
+                decide("cancel", gen, view, Judge())
+        return published
     view = _view(queue, job_id)
     if not view.exists:
         if view.dir_problem == "missing":
@@ -137,7 +173,7 @@ def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[st
     name = "cancel-force.json" if force else "cancel.json"
     if reason is not None:
         reason = reason.encode("utf-8")[:1024].decode("utf-8", "ignore")
-    value = {"fsjob": "1.1", "type": "cancel", "job_id": job_id, "force": force, "requested_ms": now_ms(), "by": self_identity(), "reason": reason}
+    value = {"fsjob": PROTOCOL_VERSION, "type": "cancel", "job_id": job_id, "force": force, "requested_ms": now_ms(), "by": self_identity(), "reason": reason}
     published = publish_link(view.dir, name, encode_record("cancel", value, RecordName("cancel", job_id=job_id, force=force)))
     view.refresh()
     listing = view.listing

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, NamedTuple, Optional
 
 from .clock import now_ms
+from .constants import PROTOCOL_VERSION
 from .errors import FsjobError
 from .identity import self_identity
 from .names import RecordName
@@ -57,7 +58,7 @@ def pause_state(queue: "Queue") -> PauseState:
 
 def pause_queue(queue: "Queue", reason: Optional[str] = None) -> bool:
     """Publish pause.json (PUB-1..PUB-6); True when this call paused the queue, False when it was paused already."""
-    value: Dict[str, Any] = {"fsjob": "1.1", "type": "pause", "paused_ms": now_ms(), "by": self_identity(), "reason": reason}
+    value: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION, "type": "pause", "paused_ms": now_ms(), "by": self_identity(), "reason": reason}
     try:
         data = encode_record("pause", value, RecordName("pause"))
     except FsjobError as error:

@@ -9,9 +9,9 @@ import base64
 import binascii
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
-from . import ready
+from . import gates, ready
 from .bytesform import require_text, text_of
 from .clock import mono_ms
 from .constants import (
@@ -47,7 +47,7 @@ DEFAULTS: Dict[str, Any] = {
 _SPEC_ORDER = (
     "argv", "handler", "payload", "cwd", "env", "stdin", "timeout_ms", "kill_grace_ms", "queue_deadline_ms",
     "max_attempts", "retry_delay_ms", "priority", "lane", "dedupe", "preemptible", "max_output_bytes", "output_keep",
-    "not_before_ms", "labels",
+    "not_before_ms", "lane_slots", "after", "hold", "labels",
 )
 
 
@@ -80,11 +80,18 @@ def build_request(
     output_keep: Optional[str] = None,
     not_before: Optional[float] = None,
     labels: Optional[Dict[str, str]] = None,
+    after: Optional[Sequence[Union[str, Tuple[str, str]]]] = None,
+    hold: bool = False,
+    lane_slots: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """The request form (schemas/request.schema.json) of the keyword arguments of :meth:`Queue.enqueue`."""
+    """The request form (schemas/request.schema.json) of the keyword arguments of :meth:`Queue.enqueue`.
+
+    ``after`` lists the jobs this one runs after: an id (runs once it
+    succeeded) or ``(id, "finished" | "succeeded")`` (AFTER-1).
+    """
     if (argv is None) == (handler is None):
         raise FsjobError("USAGE", "a job has exactly one of argv (a command) or handler (a payload job) (SPEC-1)", clause="SPEC-1")
-    request: Dict[str, Any] = {"fsjob": "1.1"}
+    request: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION}
     if argv is not None:
         if isinstance(argv, (str, bytes)):
             raise FsjobError("USAGE", "argv is a sequence of strings, not one string", clause="ENQ-1")
@@ -117,6 +124,12 @@ def build_request(
         request["not_before_ms"] = ms
     if labels is not None:
         request["labels"] = {require_text(name, "a label name"): require_text(value, f"label {name}") for name, value in labels.items()}
+    if after:
+        request["after"] = [{"job_id": item} if isinstance(item, str) else {"job_id": item[0], "when": item[1]} for item in after]
+    if hold:
+        request["hold"] = True
+    if lane_slots is not None:
+        request["lane_slots"] = lane_slots
     return request
 
 
@@ -164,12 +177,18 @@ def spec_of(request: Dict[str, Any], job_id: str, created_ms: int, stdin: Option
         # SPEC-3: a working directory whose path is not UTF-8 is refused, not written as other bytes.
         merged["cwd"] = require_text(os.getcwd(), "the working directory (give cwd)")
     merged["stdin"] = None if stdin is None else {"bytes": len(stdin), "sha256": hashlib.sha256(stdin).hexdigest()}
-    # SPEC-2 (1.1): the two members 1.1 added are written only when they say something.
+    # SPEC-2: the members added after 1.0 are written only when they say something.
     if merged.get("output_keep") == "head":
         del merged["output_keep"]
     if merged.get("not_before_ms", 0) is None:
         del merged["not_before_ms"]
-    # VER-4: a 1.1 writer says 1.1 whatever members it uses (a 1.0 reader still takes it, VER-3).
+    if merged.get("lane_slots") == 1:
+        del merged["lane_slots"]
+    if merged.get("hold") is False:
+        del merged["hold"]
+    if "after" in merged:
+        merged["after"] = [{"job_id": item["job_id"], "when": item.get("when", "succeeded")} for item in merged["after"]]
+    # VER-4: a 1.2 writer says 1.2 whatever members it uses.
     spec: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION, "type": "spec", "id": job_id, "created_ms": created_ms}
     for name in _SPEC_ORDER:
         if name in merged:
@@ -190,6 +209,7 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     created_ms = int(job_id[:19]) // 1_000_000
     spec = spec_of(value, job_id, created_ms, stdin)
     _check_delay(spec)
+    gated = _gate_of(queue, spec)
     try:
         data = encode_record("spec", spec, RecordName("spec", job_id=job_id))
     except FsjobError as error:
@@ -213,6 +233,11 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
         target = queue.job_dir(job_id)
         if lstat_or_none(target) is not None:
             raise FsjobError("EXISTS", f"{target} already exists (ENQ-3)", path=target, clause="ENQ-3")
+        if gated:
+            # GATE-1: neither name may exist; the job goes to jobs/<id>.gated.
+            target = gates.gated_dir(queue.root, job_id)
+            if lstat_or_none(target) is not None:
+                raise FsjobError("EXISTS", f"{target} already exists (GATE-1)", path=target, clause="GATE-1")
         if dedupe_key is not None and mono_ms() - held_since >= DEDUPE_STAGE_MAX:
             raise FsjobError("TIMEOUT", f"more than {DEDUPE_STAGE_MAX} ms passed since the dedupe hold was taken; the job is refused (DEDUPE-5)", clause="DEDUPE-5")
         try:
@@ -234,6 +259,25 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     except FsjobError:
         pass
     return job_id
+
+
+def _gate_of(queue: "Queue", spec: Dict[str, Any]) -> bool:
+    """AFTER-2 (each dependency named once and existing, GATE-4) and GATE-1: whether the job is published gated.
+
+    A job that is not held and whose dependencies are all satisfied now is published open: a satisfied dependency stays so.
+    """
+    satisfied = True
+    seen = set()
+    for dependency in spec.get("after", []):
+        job_id = dependency["job_id"]
+        if job_id in seen:
+            raise FsjobError("USAGE", f"invalid request: after names job {job_id} twice (AFTER-2)", job_id=job_id, clause="AFTER-2")
+        seen.add(job_id)
+        if gates.place(queue.root, job_id) == "missing":
+            raise FsjobError("NOT_FOUND", f"after names job {job_id}, which does not exist in {queue.root} (AFTER-2)", job_id=job_id, clause="AFTER-2")
+        if satisfied and gates.dependency_state(queue.root, queue.uid, job_id, dependency["when"])[0] != "satisfied":
+            satisfied = False
+    return spec.get("hold") is True or not satisfied
 
 
 def _check_delay(spec: Dict[str, Any]) -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .clock import now_ms
+from .constants import PROTOCOL_VERSION
 from .errors import FsjobError, io_error
 from .names import RecordName, is_job_id, random_hex16
 from .records import encode_record, read_record
 from .safefs import EUID, check_dir, lstat_or_none, make_dir, probe_filesystem, publish_link
 
 if TYPE_CHECKING:
+    from .gates import Released
     from .pause import PauseState
     from .receipt import JobStatus, Logs, Receipt
 
@@ -97,7 +99,7 @@ class Queue:
             # (fsjob.json is not written); an existing queue is only confirmed, also on a read-only mount.
             probe_filesystem(os.path.join(root, "tmp"))
             queue_id, created = random_hex16(), now_ms()
-            value: Dict[str, Any] = {"fsjob": "1.1", "type": "queue", "queue_id": queue_id, "created_ms": created}
+            value: Dict[str, Any] = {"fsjob": PROTOCOL_VERSION, "type": "queue", "queue_id": queue_id, "created_ms": created}
             if publish_link(root, "fsjob.json", encode_record("queue", value)):
                 return cls(root, queue_id, created)
             existing = read_record(os.path.join(root, "fsjob.json"), "queue", RecordName("queue"))
@@ -174,6 +176,9 @@ class Queue:
         output_keep: Optional[str] = None,
         not_before: Optional[float] = None,
         labels: Optional[Dict[str, str]] = None,
+        after: Optional[Sequence[Union[str, Tuple[str, str]]]] = None,
+        hold: bool = False,
+        lane_slots: Optional[int] = None,
     ) -> str:
         """Enqueue a job and return its id once it is durably accepted (ENQ-4).
 
@@ -183,7 +188,12 @@ class Queue:
         ("head", "tail" or "head_tail") says which bytes of an output longer
         than ``max_output_bytes`` are kept (EXEC-17); ``not_before`` is an
         instant in seconds since the epoch (as ``time.time()``) before which
-        no consumer starts the job (DELAY-1). Raises
+        no consumer starts the job (DELAY-1). ``after`` names jobs this one
+        runs after: an id (once it succeeded) or ``(id, "finished")`` (once it
+        finished, whatever its outcome); a job that cannot succeed any more
+        cancels this one (AFTER-1, AFTER-3). ``hold=True`` enqueues it held
+        until :meth:`release` (HOLD-1). ``lane_slots`` lets up to N jobs of
+        ``lane`` run at once (LANE-5). Raises
         :class:`fsjob.DedupeHeld` when an unfinished job holds ``dedupe``
         (DEDUPE-1), USAGE for an invalid request (ENQ-1).
         """
@@ -194,6 +204,7 @@ class Queue:
             kill_grace=kill_grace, queue_deadline=queue_deadline, lane=lane, dedupe=dedupe, priority=priority,
             max_attempts=max_attempts, retry_delay=retry_delay, preemptible=preemptible,
             max_output_bytes=max_output_bytes, output_keep=output_keep, not_before=not_before, labels=labels,
+            after=after, hold=hold, lane_slots=lane_slots,
         )
         return enqueue_request(self, request)
 
@@ -242,6 +253,32 @@ class Queue:
 
         return cancel(self, job_id, force, reason)
 
+    def release(self, job_id: str) -> "Released":
+        """Release a job enqueued held (HOLD-2): it runs once its dependencies allow.
+
+        Returns what happened (``published`` False when it was released
+        already; ``next`` "open" or "waiting" with ``waiting_for``). Raises
+        NOT_HELD for a job not enqueued held, FINISHED for a finished one,
+        NOT_FOUND for an unknown one.
+        """
+        from .gates import release
+
+        self.job_dir(job_id)
+        return release(self.root, self.uid, job_id)
+
+    def release_where(self, lane: Optional[str] = None, labels: Optional[Dict[str, str]] = None) -> List["Released"]:
+        """Release every held job of ``lane`` and with every label of ``labels``, in id order (HOLD-2)."""
+        from .gates import held_jobs, release
+
+        out: List["Released"] = []
+        for job_id in held_jobs(self.root, self.uid, lane, labels):
+            try:
+                out.append(release(self.root, self.uid, job_id))
+            except FsjobError as error:
+                if error.code not in ("NOT_FOUND", "FINISHED"):
+                    raise  # cancelled, retired or released by another process meanwhile: nothing to do
+        return out
+
     def logs(self, job_id: str) -> "Logs":
         """The kept output of the job's latest execution (its receipt's, once finished)."""
         from .ops import logs
@@ -272,7 +309,9 @@ class Queue:
         return pause_state(self)
 
     def job_ids(self) -> List[str]:
-        """The ids in ``jobs/``, in enqueue order (names that are not job ids are foreign and skipped, LAYOUT-4)."""
+        """The ids in ``jobs/``, gated ones (``<id>.gated``, GATE-1) too, in enqueue order (names that are not job ids are foreign and skipped, LAYOUT-4)."""
+        from .names import GATED_SUFFIX
         from .safefs import list_dir
 
-        return [name for name in list_dir(self.path("jobs")) if is_job_id(name)]
+        ids = {name[: -len(GATED_SUFFIX)] if name.endswith(GATED_SUFFIX) else name for name in list_dir(self.path("jobs"))}
+        return sorted(name for name in ids if is_job_id(name))

@@ -15,7 +15,8 @@ from .clock import now_ms
 from .constants import TEMP_MAX_AGE
 from .errors import FsjobError
 from .jobview import JobView
-from .names import READY_NAME, is_job_id, ready_name
+from .names import GATED_SUFFIX, READY_NAME, RecordName, is_job_id, ready_name
+from .records import read_record
 from .safefs import create_exclusive, list_dir, lstat_or_none, remove_file
 
 
@@ -62,7 +63,16 @@ def rebuild(root: str, uid: int) -> int:
     for name, job_id in entries(root):
         present.setdefault(job_id, []).append(name)
     created = 0
-    for job_id in list_dir(os.path.join(root, "jobs")):
+    for name in list_dir(os.path.join(root, "jobs")):
+        if name.endswith(GATED_SUFFIX) and is_job_id(name[: -len(GATED_SUFFIX)]):
+            # A gated job (GATE-1) has no receipt and needs its entry too.
+            job_id = name[: -len(GATED_SUFFIX)]
+            if job_id not in present:
+                spec = read_record(os.path.join(root, "jobs", name, "spec.json"), "spec", RecordName("spec", job_id=job_id), uid, allow_missing=True)
+                if create(root, int(spec.value["priority"]) if spec is not None and spec.ok else 0, job_id):
+                    created += 1
+            continue
+        job_id = name
         if not is_job_id(job_id):
             continue
         view = JobView(root, job_id, uid).refresh()
@@ -80,7 +90,8 @@ def rebuild(root: str, uid: int) -> int:
             created += 1
     now = now_ms()
     for job_id, names in present.items():
-        if lstat_or_none(os.path.join(root, "jobs", job_id)) is not None:
+        # GATE-4: a gated job's entry is not stale (jobs/<id>, jobs/<id>.gated, jobs/<id> again).
+        if any(lstat_or_none(os.path.join(root, "jobs", n)) is not None for n in (job_id, job_id + GATED_SUFFIX, job_id)):
             continue
         for name in names:
             path = os.path.join(root, "ready", name)

@@ -78,8 +78,9 @@ class JobStatus(NamedTuple):
     """A job's status as STATUS-1 derives it.
 
     ``status`` is one of: finished, running, claimed, orphaned, cancelling,
-    expired, delayed (1.1: not before its ``not_before_ms``), retrying,
-    queued, damaged (a record the status needs is
+    expired, held (1.2: enqueued held, not yet released, HOLD-1), blocked
+    (1.2: a dependency has not finished as it must, AFTER-1), delayed (1.1:
+    not before its ``not_before_ms``), retrying, queued, damaged (a record the status needs is
     invalid: nobody acts on the job) or missing (no such job).
     """
 
@@ -97,6 +98,8 @@ class JobStatus(NamedTuple):
     retry_at_ms: Optional[int] = None
     #: The spec's not_before_ms when delayed (DELAY-1).
     not_before_ms: Optional[int] = None
+    #: The dependency a blocked job waits for (AFTER-1).
+    awaiting: Optional[str] = None
 
 
 class Logs(NamedTuple):

@@ -29,7 +29,7 @@ from .names import RecordName, key_hash
 from .safefs import EUID, read_bounded
 from .schema import SchemaError, Validator
 
-RECORD_TYPES = ("queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker", "pause")
+RECORD_TYPES = ("queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker", "pause", "release")
 _VERSION_FORM = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\Z")
 _JOB_ID = re.compile(r"[0-9]{19}-[0-9a-f]{16}\Z")
 _VALIDATOR = Validator(DOCUMENTS)
@@ -140,7 +140,7 @@ def _name_findings(type_: str, value: Dict[str, Any], expect: Optional[RecordNam
     if expect is None:
         return []
     findings: List[Finding] = []
-    if expect.job_id is not None and type_ in ("spec", "claim", "exec", "state", "end", "cancel", "receipt"):
+    if expect.job_id is not None and type_ in ("spec", "claim", "exec", "state", "end", "cancel", "receipt", "release"):
         member = "id" if type_ == "spec" else "job_id"
         if value.get(member) != expect.job_id:
             findings.append(make_finding("RECORD_ID_MISMATCH", f"{member} is {jsontext.dumps_compact(value.get(member))} but the record is in the directory of job {expect.job_id}", path, job_id, f"/{member}"))
@@ -154,9 +154,12 @@ def _name_findings(type_: str, value: Dict[str, Any], expect: Optional[RecordNam
     if expect.worker_id is not None and value.get("worker_id") != expect.worker_id:
         findings.append(make_finding("RECORD_NAME_MISMATCH", f"worker_id is {jsontext.dumps_compact(value.get('worker_id'))} but the file is workers/{expect.worker_id}.json", path, job_id, "/worker_id"))
     if expect.key_hash is not None and isinstance(value.get("key"), str):
-        digest = key_hash(value["key"])
+        # LANE-6: a lane hold of slot k above 1 is under the SHA-256 of key, line feed and k.
+        slot = value.get("slot") if isinstance(value.get("slot"), int) and value.get("slot", 1) > 1 else 1
+        digest = key_hash(value["key"] if slot == 1 else f"{value['key']}\n{slot}")
         if digest != expect.key_hash:
-            findings.append(make_finding("RECORD_NAME_MISMATCH", f"the SHA-256 of key is {digest} but the hold is under {expect.key_hash}/", path, job_id, "/key"))
+            what = "the SHA-256 of key" if slot == 1 else f"the SHA-256 of key and slot {slot} (LANE-6)"
+            findings.append(make_finding("RECORD_NAME_MISMATCH", f"{what} is {digest} but the hold is under {expect.key_hash}/", path, job_id, "/key"))
     return findings
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Dict, Optional, Set
 
-from . import ready
+from . import gates, ready
 from .clock import now_ms
 from .constants import GEN_MAX, LEASE_DEFAULT
 from .decide import Decision, decide, finish_at_gen_max, give_back, orphan_stopped
@@ -94,6 +94,10 @@ class Chooser:
 
     def _consider(self, job_id: str, result: Pass) -> Optional[Decision]:
         view = JobView(self.root, job_id, self.uid).refresh()
+        if not view.exists and view.dir_problem == "missing" and gates.look(self.root, self.uid, job_id, self.log) == "opened":
+            # GATE-2, GATE-3, AFTER-4: a gated job, looked at and opened: it is decided as any job now.
+            view.refresh()
+            result.progress = True
         if not view.exists:
             if view.dir_problem != "missing":
                 result.left[job_id] = f"{view.dir}: {view.dir_problem}; the job is left alone (SEC-10)"
@@ -143,8 +147,9 @@ class Chooser:
         if not orphan and spec is not None and spec["lane"] is not None and listing.cancel_kind is None and not self._expired(spec, view):
             if not self.lanes():
                 return None  # LAYOUT-10: lanes/ is unusable: jobs with a lane are not claimed
-            # LANE-4: a held lane means skip the job; PREEMPT-2.
-            if Key(self.root, self.uid, "lane", spec["lane"]).held_by_other(job_id, self.judge) is not None:
+            # LANE-4: every slot the job may use held means skip the job (LANE-5); PREEMPT-2.
+            slots = range(1, int(spec.get("lane_slots", 1)) + 1)
+            if all(Key(self.root, self.uid, "lane", spec["lane"], slot).held_by_other(job_id, self.judge) is not None for slot in slots):
                 return None
             if spec["preemptible"] and waiting_non_preemptible(self.root, self.uid, spec["lane"], job_id, self.judge):
                 return None

@@ -14,7 +14,7 @@ from . import ready
 from .attempt import Handler, run_plan
 from .clock import mono_ms, now_ms
 from .command import Controls
-from .constants import CANCEL_GRACE, CONSUME_RETRY_WAIT, LEASE_DEFAULT, OUTPUT_MAX, renew_interval
+from .constants import CANCEL_GRACE, CONSUME_RETRY_WAIT, LEASE_DEFAULT, OUTPUT_MAX, PROTOCOL_VERSION, renew_interval
 from .decide import Plan
 from .errors import FsjobError
 from .guardian import Guardian
@@ -100,7 +100,7 @@ class Worker:
         with self._lock:
             jobs = [{"job_id": job_id, "gen": gen} for job_id, gen in self._gens.items()]
         value = {
-            "fsjob": "1.1", "type": "worker", "worker_id": self.worker_id, "owner": self_identity(), "started_ms": self._started_ms,
+            "fsjob": PROTOCOL_VERSION, "type": "worker", "worker_id": self.worker_id, "owner": self_identity(), "started_ms": self._started_ms,
             "heartbeat_ms": now_ms(), "lease_ms": self.lease_ms, "concurrency": self.concurrency, "mode": mode,
             "jobs": jobs[:1024], "handlers": sorted(self.handlers)[:256],
         }

@@ -38,9 +38,9 @@ class OutputKeep(QueueCase):
         for name, job in (("plain", plain), ("tail", tail)):
             with open(os.path.join(self.job_dir(job), "spec.json"), "rb") as handle:
                 specs[name] = json.loads(handle.read())
-        # VER-4: a 1.1 writer says 1.1 whatever members it uses.
+        # VER-4: a 1.2 writer says 1.2 whatever members it uses.
         self.assertEqual((specs["plain"]["fsjob"], "output_keep" in specs["plain"], "not_before_ms" in specs["plain"]), (constants.PROTOCOL_VERSION, False, False))
-        self.assertEqual((specs["tail"]["fsjob"], specs["tail"]["output_keep"]), ("1.1", "tail"))
+        self.assertEqual((specs["tail"]["fsjob"], specs["tail"]["output_keep"]), ("1.2", "tail"))
 
 
 class DelayedStart(QueueCase):
@@ -77,7 +77,7 @@ class Pause(QueueCase):
         state = self.queue.paused()
         self.assertTrue(state.paused)
         assert state.record is not None
-        self.assertEqual((state.record["fsjob"], state.record["reason"]), ("1.1", "maintenance"))
+        self.assertEqual((state.record["fsjob"], state.record["reason"]), ("1.2", "maintenance"))
         self.assertEqual(work(self.queue, drain=True, install_signals=False, log=quiet), 0)
         self.assertEqual(self.names(job), ["spec.json"])
         # Its existence decides, not its content (PAUSE-1, REC-9).

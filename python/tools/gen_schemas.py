@@ -17,7 +17,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SCHEMAS = HERE.parent.parent / "schemas"
 TARGET = HERE.parent / "fsjob" / "_schemas.py"
-NAMES = ("common", "queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker", "pause", "request")
+NAMES = ("common", "queue", "spec", "claim", "exec", "state", "end", "cancel", "receipt", "hold", "worker", "pause", "release", "request")
 PEOPLE_ONLY = ("description", "title", "$comment", "examples")
 
 

@@ -4,9 +4,9 @@
  * name the spec also uses. Times are milliseconds, sizes bytes.
  */
 /** The protocol version this implementation writes and reads (VER-1, VER-4). */
-export const PROTOCOL_VERSION = '1.1';
+export const PROTOCOL_VERSION = '1.2';
 export const PROTOCOL_MAJOR = 1;
-export const PROTOCOL_MINOR = 1;
+export const PROTOCOL_MINOR = 2;
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 export const RECORD_MAX = 1_048_576;
@@ -38,6 +38,10 @@ export const CONSUME_RETRY_WAIT = 60_000;
 /** (1.1) How long after created_ms a not_before_ms may lie (DELAY-1). */
 export const DELAY_MAX = 31_536_000_000;
 export const ATTEMPTS_MAX = 100;
+/** The most dependencies a job may name in `after` (AFTER-1). */
+export const AFTER_MAX = 256;
+/** The largest `lane_slots` (LANE-5). */
+export const SLOTS_MAX = 64;
 /** spec/spec-record.md: `kill_grace_ms` is 0 to KILL_GRACE_MAX. */
 export const KILL_GRACE_MAX = 300_000;
 /** spec/spec-record.md: `retry_delay_ms` is 0 to RETRY_DELAY_MAX. */

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'NOT_FOUND', // no such job or record
   'DEDUPE_HELD', // a non-terminal job already holds the dedupe key
   'FINISHED', // the job already has a receipt: it cannot be cancelled (CANCEL-1)
+  'NOT_HELD', // the job was not enqueued held: there is nothing to release (HOLD-1)
   'SUPERSEDED', // this owner's claim is no longer the current one
   'UNPROVEN', // an execution could not be proven stopped; left alone
   'TIMEOUT', // a bounded wait ran out

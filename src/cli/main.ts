@@ -65,6 +65,11 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
     load: async () => (await import('./commands/cancel.ts')).cancelCommand,
   },
+  release: {
+    command: 'release [ids..]',
+    describe: 'Release held jobs (enqueued with --hold) so that they run: by id, or every held job of a lane or with a label',
+    load: async () => (await import('./commands/release.ts')).releaseCommand,
+  },
   retry: {
     command: 'retry <id>',
     describe: 'Enqueue a finished job again as a new job (same command, stdin and options), labelled retry-of=ID; prints the new id',

@@ -9,9 +9,8 @@
 import type { Argv } from 'yargs';
 import { FsjobError } from '../base/errors.ts';
 import { listDir } from '../fs/safefs.ts';
-import { isJobId } from '../model/layout.ts';
 import { defaultQueuePath, openQueue, type Queue } from '../model/queue.ts';
-import { JOB_ID_PATTERN } from '../records/names.ts';
+import { JOB_ID_PATTERN, jobIdOfDirName } from '../records/names.ts';
 
 export function withQueue(yargs: Argv): Argv {
   return yargs.option('queue', {
@@ -48,9 +47,10 @@ export async function resolveJobId(queue: Queue, typed: string): Promise<string>
       clause: 'LAYOUT-4',
     });
   }
+  // jobs/<id> and jobs/<id>.gated (GATE-1) name jobs; anything else is foreign.
   const matches = (await listDir(queue.paths.dir('jobs'), queue.fsOptions))
-    .map((entry) => entry.name)
-    .filter((name) => isJobId(name) && (name.startsWith(typed) || name.slice(20).startsWith(typed)));
+    .map((entry) => jobIdOfDirName(entry.name))
+    .filter((name): name is string => name !== undefined && (name.startsWith(typed) || name.slice(20).startsWith(typed)));
   if (matches.length === 1) return matches[0] as string;
   if (matches.length === 0) {
     throw new FsjobError('NOT_FOUND', `no job id in ${queue.root} starts with ${typed} (gc may have removed it after it finished); fsjob status lists the jobs`, { path: queue.paths.dir('jobs') });

@@ -11,10 +11,12 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
+import { clipUtf8 } from '../base/text.ts';
 import { GEN_MAX, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
 import { openBounded, type SafeHandle } from '../fs/safefs.ts';
+import { cancelReason } from '../model/cancel-request.ts';
 import { publishClaim, type ReceiptFields } from '../model/generation.ts';
-import { laneHeld, takeHold } from '../model/holds.ts';
+import { laneHeld, laneSlotsOf, takeHold } from '../model/holds.ts';
 import { stopGroup } from '../model/groups.ts';
 import { attemptsUsed, executionState, listJob, listJobIn, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
 import type { Queue } from '../model/queue.ts';
@@ -166,7 +168,9 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
   const spec = view.spec;
   // 6.2 (CANCEL-2 before any execution of this generation)
   if (files.cancel || files.cancelForce) {
-    return finish(owner, { outcome: 'cancelled', exit_code: 130, message: 'cancelled before it ran', attempts: used }, spec);
+    // The request's reason says why (AFTER-3: the dependency that failed).
+    const why = await cancelReason(files.handle, owner.id, files);
+    return finish(owner, { outcome: 'cancelled', exit_code: 130, message: clipUtf8(`cancelled before it ran${why === null ? '' : `: ${why}`}`), attempts: used }, spec);
   }
   // 6.3
   const now = ctx.clock.nowMs();
@@ -229,13 +233,15 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
     }
     stdin = opened;
   }
-  // 6.8: LANE-2, after claiming.
+  // 6.8: LANE-2, after claiming, in the first slot of 1 to lane_slots that can be taken (LANE-5).
   if (spec.lane !== null) {
     let taken = false;
     try {
-      await owner.guard();
-      const result = await takeHold(queue, 'lane', spec.lane, (hold) => laneHeld(queue, hold, { clock: ctx.clock, leases: ctx.leases }), { jobId: owner.id, gen: owner.gen, clock: ctx.clock });
-      taken = result.taken;
+      for (let slot = 1; !taken && slot <= laneSlotsOf(spec); slot++) {
+        await owner.guard(); // CLAIM-7: before each hold this generation publishes
+        const result = await takeHold(queue, 'lane', spec.lane, (hold) => laneHeld(queue, hold, { clock: ctx.clock, leases: ctx.leases }), { jobId: owner.id, gen: owner.gen, clock: ctx.clock, slot });
+        taken = result.taken;
+      }
     } catch (error) {
       await stdin?.close().catch(() => undefined);
       throw error;

@@ -179,14 +179,20 @@ const SPEC_CACHE_MAX = 20_000;
 export class SpecCache {
   private readonly entries = new Map<string, SpecView>();
 
-  /** The job's spec, or undefined when the job directory does not exist (yet, or any more). */
-  async get(queue: Queue, id: string): Promise<SpecView | undefined> {
+  /**
+   * The job's spec, or undefined when the job directory does not exist (yet,
+   * or any more). `gated` reads it from jobs/<id>.gated (GATE-1): the same
+   * bytes, which the opening of the gate does not change.
+   */
+  async get(queue: Queue, id: string, gated = false): Promise<SpecView | undefined> {
+    // Kept apart by name: a spec read at the gated name says nothing of whether jobs/<id> exists.
     const key = `${queue.root}\0${id}`;
     const cached = this.entries.get(key);
     if (cached !== undefined) return cached;
     let read: Inspection<SpecRecord> | undefined;
     try {
-      read = await readRecord(queue.paths.jobFile(id, 'spec.json'), 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
+      const path = gated ? `${queue.paths.gatedJob(id)}/spec.json` : queue.paths.jobFile(id, 'spec.json');
+      read = await readRecord(path, 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
     } catch (error) {
       if (isFsjobError(error, 'NOT_FOUND')) return undefined;
       throw error;
@@ -228,5 +234,6 @@ export class SpecCache {
 
   forget(queue: Queue, id: string): void {
     this.entries.delete(`${queue.root}\0${id}`);
+    this.entries.delete(`${queue.root}\0${id}\0gated`);
   }
 }

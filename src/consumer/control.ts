@@ -171,7 +171,7 @@ export class ControlLoop {
       if (spec.preemptible && spec.lane !== null && mono - this.lastPreemptCheckMono >= CONTROL_LATENCY / 2) {
         this.lastPreemptCheckMono = mono;
         try {
-          if (await nonPreemptibleWaiting(owner.ctx, owner.queue, spec.lane, owner.id)) target.stop('preempt');
+          if (await nonPreemptibleWaiting(owner.ctx, owner.queue, spec.lane, owner.id, true)) target.stop('preempt');
         } catch {
           // judged again later
         }

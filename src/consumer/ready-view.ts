@@ -70,6 +70,11 @@ export class ReadyView {
     return this.present.size;
   }
 
+  /** Whether the view holds an entry of job `id` (no system call: a hint about a hint, READY-1). */
+  hasId(id: string): boolean {
+    return this.byId.has(id);
+  }
+
   /**
    * True when the view must be listed afresh before it is used: when lost,
    * when its refresh interval passed, and, when no watcher feeds it, once

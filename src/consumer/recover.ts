@@ -23,14 +23,14 @@ import { FsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
 import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
 import { isJobId, tmpEntryJobId } from '../model/layout.ts';
-import type { Queue } from '../model/queue.ts';
+import { locateJob, type Queue } from '../model/queue.ts';
 import { staleReadyEntries } from '../model/ready.ts';
 import { readRecord } from '../records/codec.ts';
-import { entryPresent, listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
+import { listDir, removeTree, statEntry, type DirEntry } from '../fs/safefs.ts';
 import { claimJob } from './claim.ts';
 import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
 import { rebuildReady } from './select.ts';
-import { WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
+import { GATED_SUFFIX, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
 
 /** What `recover` did (spec/recovery-and-gc.md), and what it left alone and why. */
 export interface RecoverReport {
@@ -93,6 +93,11 @@ export async function recover(queue: string | Queue, options: RecoverOptions = {
     const jobPath = path.join(q.paths.dir('jobs'), entry.name);
     if (entry.name.startsWith('.')) {
       await removeIfStale(ctx, q, jobPath, report);
+      continue;
+    }
+    if (entry.kind === 'dir' && entry.name.endsWith(GATED_SUFFIX) && jobIdOfDirName(entry.name) !== undefined) {
+      // A gated job was never claimed (GATE-2): nothing to recover; its temporary names are TEMP-1's.
+      await removeStaleTemps(ctx, q, jobPath, report).catch((error: unknown) => skip(jobPath, jobIdOfDirName(entry.name) ?? null, error));
       continue;
     }
     if (entry.kind !== 'dir' || !isJobId(entry.name)) {
@@ -182,7 +187,7 @@ async function removeStaleTemps(ctx: Context, q: Queue, dir: string, report: Rec
 async function removeStaleTmp(ctx: Context, q: Queue, report: RecoverReport): Promise<void> {
   for (const entry of await listDir(q.paths.dir('tmp'), q.fsOptions)) {
     const named = tmpEntryJobId(entry.name);
-    if (named !== undefined && (await entryPresent(q.paths.job(named), q.fsOptions))) {
+    if (named !== undefined && (await locateJob(q, named)) !== 'missing') {
       report.skipped.push({ path: path.join(q.paths.dir('tmp'), entry.name), job_id: named, reason: `named after the published job ${named}: it may be that job's own directory after a power loss (TEMP-2)` });
       continue;
     }

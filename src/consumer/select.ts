@@ -19,6 +19,7 @@ import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../mod
 import type { SpecRecord } from '../records/codec.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context, SpecView } from './context.ts';
+import { lookAtGated, passOverGated } from './gates.ts';
 import { mayStartNow } from './lanes.ts';
 import { ReadyView } from './ready-view.ts';
 
@@ -99,6 +100,8 @@ export async function claimNextIn(
   await ready.current();
   for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
+    // AFTER-4: a gated job the last look found blocked is passed over without a system call.
+    if (passOverGated(ready, entry.id)) continue;
     // A delay, not a skip: nothing after this entry is claimed in this scan (CLAIM-2).
     if (look.deferNew === true && ready.newlyListed(entry.name)) break;
     const id = entry.id;
@@ -119,9 +122,14 @@ export async function claimNextIn(
         spec = await ctx.specs.getIn(queue, id, dir);
       } catch (error) {
         if (!isFsjobError(error, 'NOT_FOUND')) throw error;
-        // READY-3: no job directory (yet: the producer may be between ENQ-2 and ENQ-3).
-        if (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs())) ready.remove(entry.name);
-        continue;
+        dir = undefined;
+        // No jobs/<id>: a gated job is looked at and opened when it may be (GATE-2, GATE-3).
+        const gate = await lookAtGated(ctx, queue, id, ready);
+        // READY-3: no job directory under either name (yet: the producer may be between ENQ-2 and ENQ-3).
+        if (gate === 'missing' && (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs()))) ready.remove(entry.name);
+        if (gate !== 'opened') continue;
+        dir = openJobDir(queue, id);
+        spec = await ctx.specs.getIn(queue, id, dir);
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
       const files = await listJobIn(id, dir);
@@ -184,8 +192,8 @@ export async function claimNextIn(
 
 /** READY-4 for this consumer: entries named from the specs it caches. */
 export function rebuildReady(ctx: Context, queue: Queue): Promise<string[]> {
-  return rebuildReadyIndex(queue, async (id) => {
-    const spec = await ctx.specs.get(queue, id);
+  return rebuildReadyIndex(queue, async (id, gated) => {
+    const spec = await ctx.specs.get(queue, id, gated);
     return spec?.ok === true ? spec.spec.priority : undefined;
   });
 }

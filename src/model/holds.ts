@@ -11,7 +11,7 @@
  * link can re-create a removed number: one more listing after the link tells
  * (LANE-2, DEDUPE-2).
  */
-import { keyHash } from './layout.ts';
+import { slotHash } from './layout.ts';
 import { dirPresent, ensurePrivateDir, fsyncDir, listDir, publishRecord, removeTree, type DirEntry } from '../fs/safefs.ts';
 import { encodeRecord, parseHoldNumber, readRecord, type HoldRecord } from '../records/codec.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
@@ -25,6 +25,11 @@ import { systemClock } from '../base/clock.ts';
 import path from 'node:path';
 
 export type HoldKind = 'dedupe' | 'lane';
+
+/** LANE-5: how many slots of its lane a job may use: its lane_slots (absent: 1, SPEC-2). */
+export function laneSlotsOf(spec: { lane_slots?: number }): number {
+  return spec.lane_slots ?? 1;
+}
 
 /** Listings of a key before currentHold gives up on holds that vanish as it reads them. */
 const HOLD_LOOKS = 100;
@@ -43,8 +48,9 @@ export type HeldJudge = (hold: HoldRecord) => Promise<boolean>;
 
 export type TakeResult = { taken: true; n: number } | { taken: false; current: HoldView };
 
-export function holdDir(queue: Queue, kind: HoldKind, key: string): string {
-  return path.join(queue.root, DIR_OF[kind], keyHash(key));
+/** The directory of a key's holds: dedupe/<sha256(key)>, or the lane slot's (LANE-6: slot 1 is the key's own). */
+export function holdDir(queue: Queue, kind: HoldKind, key: string, slot = 1): string {
+  return path.join(queue.root, DIR_OF[kind], kind === 'lane' ? slotHash(key, slot) : slotHash(key, 1));
 }
 
 /**
@@ -53,8 +59,8 @@ export function holdDir(queue: Queue, kind: HoldKind, key: string): string {
  * whoever published a higher one remove it. That proves a higher hold exists,
  * so the key is listed again; the highest hold is never removed, so this ends.
  */
-export async function currentHold(queue: Queue, kind: HoldKind, key: string): Promise<HoldView | undefined> {
-  const dir = holdDir(queue, kind, key);
+export async function currentHold(queue: Queue, kind: HoldKind, key: string, slot = 1): Promise<HoldView | undefined> {
+  const dir = holdDir(queue, kind, key, slot);
   for (let look = 0; look < HOLD_LOOKS; look++) {
     let entries;
     try {
@@ -68,7 +74,7 @@ export async function currentHold(queue: Queue, kind: HoldKind, key: string): Pr
     const read = await readRecord(path.join(dir, `${top}.json`), 'hold', {
       ...queue.fsOptions,
       expectedKind: kind,
-      expectedKeyHash: keyHash(key),
+      expectedKeyHash: path.basename(dir),
       allowMissing: true,
     });
     if (read === undefined) continue; // pruned below a newer hold (LANE-3, DEDUPE-4): look again
@@ -86,6 +92,8 @@ export interface TakeOptions {
   jobId: string;
   gen: number | null;
   tries?: number;
+  /** The lane slot (LANE-5, LANE-6). @default 1 */
+  slot?: number;
 }
 
 /**
@@ -94,7 +102,8 @@ export interface TakeOptions {
  */
 export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld: HeldJudge, options: TakeOptions): Promise<TakeResult> {
   const clock = options.clock ?? systemClock;
-  const dir = holdDir(queue, kind, key);
+  const slot = kind === 'lane' ? (options.slot ?? 1) : 1;
+  const dir = holdDir(queue, kind, key, slot);
   await ensurePrivateDir(dir, queue.fsOptions);
   // PUB-5: a hold is durable only if its key directory's entry is, so the
   // parent (dedupe/, lanes/) is fsynced before the hold is published; also
@@ -104,7 +113,7 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
   const owner = await selfIdentity();
   const tries = options.tries ?? DEDUPE_TRIES;
   for (let attempt = 0; attempt < tries; attempt++) {
-    const current = await currentHold(queue, kind, key);
+    const current = await currentHold(queue, kind, key, slot);
     if (current !== undefined && (current.hold === undefined || (await isHeld(current.hold)))) {
       return { taken: false, current };
     }
@@ -118,6 +127,8 @@ export async function takeHold(queue: Queue, kind: HoldKind, key: string, isHeld
       gen: kind === 'lane' ? options.gen : null,
       owner,
       created_ms: clock.nowMs(),
+      // LANE-6: slot 1's holds carry no slot, as 1.1's lane holds.
+      ...(slot > 1 ? { slot } : {}),
     };
     try {
       await publishRecord(dir, `${n}.json`, encodeRecord('hold', record), 'link', queue.fsOptions);
@@ -170,7 +181,7 @@ async function removeHolds(queue: Queue, dir: string, holds: readonly { entry: D
  */
 export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { clock?: Clock } = {}): Promise<boolean> {
   const unfinished = async (): Promise<boolean> => !(await listJob(queue, hold.job_id)).receipt;
-  if (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) return unfinished();
+  if (await published(queue, hold.job_id)) return unfinished();
   if (await stagedHoldCounts(queue, hold, options.clock ?? systemClock)) return true;
   // Every "not held" is decided after a last look at jobs/: the producer may
   // have renamed tmp/<id> to jobs/<id> (ENQ-3, one way, atomic) since the
@@ -178,7 +189,15 @@ export async function dedupeHeld(queue: Queue, hold: HoldRecord, options: { cloc
   // dead by the time this judge looks. Without this look a producer that
   // publishes and exits at that instant shares its key (seen: two jobs
   // accepted for one key by eight racing producers).
-  return (await dirPresent(queue.paths.job(hold.job_id), queue.fsOptions)) && unfinished();
+  return (await published(queue, hold.job_id)) && unfinished();
+}
+
+/** Whether the job's directory is in jobs/, open or gated (GATE-4: a gate only opens, so the open name is looked at again last). */
+async function published(queue: Queue, id: string): Promise<boolean> {
+  for (const path of [queue.paths.job(id), queue.paths.gatedJob(id), queue.paths.job(id)]) {
+    if (await dirPresent(path, queue.fsOptions)) return true;
+  }
+  return false;
 }
 
 /** DEDUPE-3 before publication: whether the hold of a job not (yet) seen in jobs/ still counts through its staging. */

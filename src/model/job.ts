@@ -19,7 +19,9 @@ import { readRecordIn, type ClaimRecord, type EndRecord, type Inspection, type R
 import type { Finding } from '../records/findings.ts';
 import { isLocal, judgeOwner, type OwnerJudgement } from './identity.ts';
 import { groupState } from './groups.ts';
-import { jobDir, type Queue } from './queue.ts';
+import { gatedJobDir, jobDir, type Queue } from './queue.ts';
+import { gateVerdict } from './gates.ts';
+import { isFsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import type { LeaseWatch } from './lease-watch.ts';
@@ -34,6 +36,8 @@ export type JobStatus =
   | 'delayed'
   | 'retrying'
   | 'queued'
+  | 'held'
+  | 'blocked'
   | 'damaged';
 
 /** The entries of one generation g, by what their names say. */
@@ -59,8 +63,10 @@ export interface JobListing {
   readonly receipt: boolean;
   readonly cancel: boolean;
   readonly cancelForce: boolean;
+  /** A release.json entry exists (HOLD-1). */
+  readonly release: boolean;
   /** The entries at the job-wide names, when present. */
-  readonly named: { readonly spec?: DirEntry; readonly stdin?: DirEntry; readonly receipt?: DirEntry; readonly cancel?: DirEntry; readonly cancelForce?: DirEntry };
+  readonly named: { readonly spec?: DirEntry; readonly stdin?: DirEntry; readonly receipt?: DirEntry; readonly cancel?: DirEntry; readonly cancelForce?: DirEntry; readonly release?: DirEntry };
   /** Every generation named in the directory, with its entries. */
   readonly gens: ReadonlyMap<number, Readonly<GenEntries>>;
   /** Generations present, ascending, per record kind. */
@@ -81,6 +87,8 @@ export interface JobListing {
 /** A job directory as the reference reads it: the listing and the handle its records are read through. */
 export interface JobFiles extends JobListing {
   readonly dir: string;
+  /** The directory is jobs/<id>.gated: the job is gated (GATE-1) and nothing may claim it (GATE-2). */
+  readonly gated: boolean;
   /** The job directory's handle: every record of the job is read through it. */
   readonly handle: Dir;
 }
@@ -89,7 +97,7 @@ export interface JobFiles extends JobListing {
 export function classifyJob(id: string, entries: readonly DirEntry[]): JobListing {
   const gens = new Map<number, GenEntries>();
   const sets = { claim: [] as number[], exec: new Set<number>(), end: new Set<number>(), state: new Set<number>(), stdout: new Set<number>(), stderr: new Set<number>() };
-  const named: { spec?: DirEntry; stdin?: DirEntry; receipt?: DirEntry; cancel?: DirEntry; cancelForce?: DirEntry } = {};
+  const named: { spec?: DirEntry; stdin?: DirEntry; receipt?: DirEntry; cancel?: DirEntry; cancelForce?: DirEntry; release?: DirEntry } = {};
   const temps: DirEntry[] = [];
   const unknown: DirEntry[] = [];
   const hazards: DirEntry[] = [];
@@ -108,6 +116,7 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
       case 'spec':
       case 'stdin':
       case 'receipt':
+      case 'release':
         named[kind.kind] = entry;
         break;
       case 'cancel':
@@ -135,6 +144,7 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
     receipt: named.receipt !== undefined,
     cancel: named.cancel !== undefined,
     cancelForce: named.cancelForce !== undefined,
+    release: named.release !== undefined,
     named,
     gens,
     claims: sets.claim,
@@ -150,15 +160,33 @@ export function classifyJob(id: string, entries: readonly DirEntry[]): JobListin
   };
 }
 
+/**
+ * One listing of a job's directory, wherever it is (GATE-4): jobs/<id>, else
+ * jobs/<id>.gated, else jobs/<id> once more, for a gate only opens and may
+ * open between the first two looks. An open job costs the one listing it
+ * always did. Throws NOT_FOUND when the job is under neither name.
+ */
 export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
-  return listJobIn(id, jobDir(queue, id));
+  const open = jobDir(queue, id);
+  try {
+    return await listJobIn(id, open);
+  } catch (error) {
+    if (!isFsjobError(error, 'NOT_FOUND')) throw error;
+  }
+  try {
+    return await listJobIn(id, gatedJobDir(queue, id), true);
+  } catch (error) {
+    if (!isFsjobError(error, 'NOT_FOUND')) throw error;
+  }
+  return listJobIn(id, open);
 }
 
-/** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir). */
-export async function listJobIn(id: string, handle: Dir): Promise<JobFiles> {
-  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir };
+/** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir); `gated` when it is jobs/<id>.gated. */
+export async function listJobIn(id: string, handle: Dir, gated = false): Promise<JobFiles> {
+  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir; gated: boolean };
   listing.dir = handle.path;
   listing.handle = handle;
+  listing.gated = gated;
   return listing;
 }
 
@@ -240,6 +268,8 @@ export interface JobStatusView {
   notBeforeMs?: number;
   /** retrying: milliseconds until the retry is due (RETRY-4: the wall clock's retry_at_ms or the monotonic watch, whichever ends first). */
   retryDueInMs?: number;
+  /** blocked: the first dependency that is pending (AFTER-1). */
+  awaiting?: string;
   /** Why the job is damaged, or problems met while deriving the status. */
   findings: Finding[];
 }
@@ -281,6 +311,15 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
   if (spec === undefined && files.spec) {
     const read = await readJobRecord(queue, files, 'spec');
     if (read.ok) spec = read.value;
+  }
+  if (files.gated) {
+    // STATUS-1 for a gated job: held (HOLD-1), blocked (AFTER-1); otherwise
+    // what it will be once a consumer opens its gate (GATE-3).
+    const verdict = await gateVerdict(queue, spec, { cancel: false, release: files.release });
+    if (verdict.kind === 'held') return { status: 'held', gen, findings: [] };
+    // A dependency that can never be satisfied leaves it blocked until a consumer cancels it (AFTER-3).
+    if (verdict.kind === 'blocked') return { status: 'blocked', gen, awaiting: verdict.awaiting, findings: [] };
+    if (verdict.kind === 'newer' || (verdict.kind === 'cancel' && spec !== undefined)) return { status: 'blocked', gen, findings: [] };
   }
   if (spec !== undefined && spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
     return { status: 'expired', gen, ...withEnd, findings: [] };

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
-import { JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from '../records/names.ts';
+import { GATED_SUFFIX, JOB_ID_PATTERN, WORKER_ID_PATTERN, parseGeneration } from '../records/names.ts';
 
 const READY_ENTRY = /^[0-9]{4}-[0-9]{19}-[0-9a-f]{16}$/;
 
@@ -70,6 +70,16 @@ export function keyHash(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** The directory name of slot `slot` of a lane (LANE-6): the key's own for slot 1, of key, line feed and slot above. */
+export function slotHash(key: string, slot: number): string {
+  return slot <= 1 ? keyHash(key) : keyHash(`${key}\n${slot}`);
+}
+
+/** The name of a gated job's directory in jobs/ (GATE-1): its id and `.gated`. */
+export function gatedName(id: string): string {
+  return `${assertJobId(id)}${GATED_SUFFIX}`;
+}
+
 /** The kinds of names a job directory may hold (LAYOUT-5, LAYOUT-6). */
 export type JobEntry =
   | { kind: 'spec' }
@@ -77,6 +87,7 @@ export type JobEntry =
   | { kind: 'claim' | 'exec' | 'state' | 'end'; gen: number }
   | { kind: 'stdout' | 'stderr'; gen: number }
   | { kind: 'cancel'; force: boolean }
+  | { kind: 'release' }
   | { kind: 'receipt' }
   | { kind: 'temp' }
   | { kind: 'unknown' };
@@ -91,6 +102,7 @@ export function classifyJobEntry(name: string): JobEntry {
   if (name === 'receipt.json') return { kind: 'receipt' };
   if (name === 'cancel.json') return { kind: 'cancel', force: false };
   if (name === 'cancel-force.json') return { kind: 'cancel', force: true };
+  if (name === 'release.json') return { kind: 'release' };
   let match = GEN_RECORD.exec(name);
   if (match !== null) {
     const gen = parseGeneration(match[2] as string);
@@ -126,6 +138,11 @@ export class QueuePaths {
 
   job(id: string): string {
     return path.join(this.root, 'jobs', assertJobId(id));
+  }
+
+  /** jobs/<id>.gated: the job's directory while it is gated (GATE-1). */
+  gatedJob(id: string): string {
+    return path.join(this.root, 'jobs', gatedName(id));
   }
 
   jobFile(id: string, name: string): string {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { mkdir, stat } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { QUEUE_DIRS, QueuePaths, assertJobId, type QueueDir } from './layout.ts';
+import { QUEUE_DIRS, QueuePaths, assertJobId, gatedName, type QueueDir } from './layout.ts';
 import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, entryPresent, probeFilesystem, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
 import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
@@ -35,6 +35,21 @@ export interface Queue {
 /** The handle of jobs/<id>/ (LAYOUT-4: the id is checked first). */
 export function jobDir(queue: Queue, id: string): Dir {
   return queue.dirs.jobs.child(assertJobId(id));
+}
+
+/** The handle of jobs/<id>.gated/, a gated job's directory (GATE-1). */
+export function gatedJobDir(queue: Queue, id: string): Dir {
+  return queue.dirs.jobs.child(gatedName(id));
+}
+
+/** Where a job's directory is (GATE-4): open at jobs/<id>, gated at jobs/<id>.gated, or nowhere. */
+export type JobPlace = 'open' | 'gated' | 'missing';
+
+/** GATE-4: jobs/<id>, then jobs/<id>.gated, then jobs/<id> again, for a gate only opens (any entry counts, REC-9). */
+export async function locateJob(queue: Queue, id: string): Promise<JobPlace> {
+  if (await queue.dirs.jobs.present(assertJobId(id))) return 'open';
+  if (await queue.dirs.jobs.present(gatedName(id))) return 'gated';
+  return (await queue.dirs.jobs.present(id)) ? 'open' : 'missing';
 }
 
 /** Options of `openQueue` and `initQueue`: seams for tests (the filesystem and the clock). */

@@ -17,8 +17,9 @@
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { isFsjobError } from '../base/errors.ts';
 import type { EntryKind } from '../fs/safefs.ts';
-import { isJobId, parseReadyEntry, readyEntryId, readyEntryName } from './layout.ts';
-import { jobDir, type Queue } from './queue.ts';
+import { parseReadyEntry, readyEntryId, readyEntryName } from './layout.ts';
+import { jobIdOfDirName } from '../records/names.ts';
+import { jobDir, locateJob, type Queue } from './queue.ts';
 import { queueDir } from './queue-dirs.ts';
 
 export interface ReadyEntry {
@@ -112,10 +113,16 @@ export async function removeReadyEntry(queue: Queue, id: string, priority?: numb
   }
 }
 
-/** READY-3 for an entry whose job directory does not exist: removed once older than TEMP_MAX_AGE; true when removed. */
+/**
+ * READY-3 for an entry whose job directory does not exist under either name
+ * (GATE-4: a gated job's entry is not stale): removed once older than
+ * TEMP_MAX_AGE; true when removed.
+ */
 export async function removeStaleReadyEntry(queue: Queue, name: string, nowMs: number): Promise<boolean> {
   const info = await queue.dirs.ready.stat(name);
   if (info === undefined || nowMs - info.mtimeMs <= TEMP_MAX_AGE) return false;
+  const id = readyEntryId(name);
+  if (id !== undefined && (await locateJob(queue, id)) !== 'missing') return false;
   return queue.dirs.ready.remove(name);
 }
 
@@ -138,7 +145,8 @@ export async function staleReadyEntries(queue: Queue, nowMs: number, finished: R
     const job = await queue.dirs.jobs.stat(entry.id);
     if (job === undefined) {
       const info = await queue.dirs.ready.stat(entry.name);
-      if (info !== undefined && nowMs - info.mtimeMs > TEMP_MAX_AGE) stale.push(entry.name);
+      // GATE-4: the entry of a gated job is not stale.
+      if (info !== undefined && nowMs - info.mtimeMs > TEMP_MAX_AGE && (await locateJob(queue, entry.id)) === 'missing') stale.push(entry.name);
     } else if (job.kind === 'dir' && (await jobDir(queue, entry.id).present('receipt.json'))) {
       stale.push(entry.name);
     }
@@ -149,8 +157,8 @@ export async function staleReadyEntries(queue: Queue, nowMs: number, finished: R
 /** How many receipt lstats rebuildReady keeps in flight (the libuv pool has 4 threads by default). */
 const REBUILD_BATCH = 64;
 
-/** The priority a rebuilt entry gets: the spec's, or undefined when it has no valid spec (the entry is then named with 0). */
-export type PriorityOf = (id: string) => Promise<number | undefined>;
+/** The priority a rebuilt entry gets: the spec's, or undefined when it has no valid spec (the entry is then named with 0); `gated` when the job is at jobs/<id>.gated. */
+export type PriorityOf = (id: string, gated: boolean) => Promise<number | undefined>;
 
 /**
  * READY-4: every job directory without a receipt gets a ready entry. A full
@@ -165,31 +173,34 @@ export type PriorityOf = (id: string) => Promise<number | undefined>;
  */
 export async function rebuildReady(queue: Queue, priorityOf: PriorityOf): Promise<string[]> {
   const present = new Set((await listReady(queue)).map((entry) => entry.id));
-  // LAYOUT-4: anything else in jobs/ is foreign: never opened.
-  const candidates = (await queue.dirs.jobs.list()).filter((entry) => entry.kind === 'dir' && isJobId(entry.name) && !present.has(entry.name)).map((entry) => entry.name);
+  // LAYOUT-4: jobs/<id> and jobs/<id>.gated (GATE-1); anything else in jobs/ is foreign: never opened.
+  const candidates = (await queue.dirs.jobs.list())
+    .filter((entry) => entry.kind === 'dir')
+    .map((entry) => ({ name: entry.name, id: jobIdOfDirName(entry.name) }))
+    .filter((entry): entry is { name: string; id: string } => entry.id !== undefined && !present.has(entry.id));
   const rebuilt: string[] = [];
   for (let start = 0; start < candidates.length; start += REBUILD_BATCH) {
     const batch = candidates.slice(start, start + REBUILD_BATCH);
     // A failed lstat reads as "no receipt": the job then gets the full look below.
-    const finished = await Promise.all(batch.map((id) => jobDir(queue, id).present('receipt.json').catch(() => false)));
-    for (const [index, id] of batch.entries()) {
-      if (finished[index] !== true && (await rebuildEntry(queue, id, priorityOf))) rebuilt.push(id);
+    const finished = await Promise.all(batch.map((entry) => queue.dirs.jobs.child(entry.name).present('receipt.json').catch(() => false)));
+    for (const [index, entry] of batch.entries()) {
+      if (finished[index] !== true && (await rebuildEntry(queue, entry.name, entry.id, priorityOf))) rebuilt.push(entry.id);
     }
   }
   return rebuilt;
 }
 
 /** The entry of one job that has none and no receipt (READY-4); true when it was created. */
-async function rebuildEntry(queue: Queue, id: string, priorityOf: PriorityOf): Promise<boolean> {
+async function rebuildEntry(queue: Queue, dirName: string, id: string, priorityOf: PriorityOf): Promise<boolean> {
   // The receipt is looked for again with the directory's full checks: a job that is not a real directory of ours gets nothing.
   try {
-    const receipt = await jobDir(queue, id).stat('receipt.json');
+    const receipt = await queue.dirs.jobs.child(dirName).stat('receipt.json');
     if (receipt !== undefined) return false;
   } catch {
     return false;
   }
   // An invalid spec still needs an entry, so that a consumer rejects the job.
-  const priority = await priorityOf(id).catch(() => undefined);
+  const priority = await priorityOf(id, dirName !== id).catch(() => undefined);
   try {
     await createReadyEntry(queue, priority ?? 0, id);
     return true;

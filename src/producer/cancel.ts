@@ -11,9 +11,10 @@
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { Generation, publishClaim } from '../model/generation.ts';
 import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../model/job.ts';
-import { publishRecord } from '../fs/safefs.ts';
-import { encodeRecord, type CancelRecord, type ReceiptRecord } from '../records/codec.ts';
-import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT, PROTOCOL_VERSION } from '../base/constants.ts';
+import { publishCancelRequest } from '../model/cancel-request.ts';
+import { openGate } from '../model/gates.ts';
+import type { ReceiptRecord } from '../records/codec.ts';
+import { ATTEMPTS_MAX, GEN_MAX, LEASE_DEFAULT, OUTCOME_EXIT } from '../base/constants.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
@@ -75,17 +76,6 @@ async function refuseFinished(queue: Queue, files: JobFiles): Promise<void> {
   throw finishedRefusal(files.id, receipt.ok ? receipt.value : undefined, queue.paths.jobFile(files.id, 'receipt.json'));
 }
 
-function encodeOrUsage(value: CancelRecord, jobId: string): Buffer {
-  try {
-    return encodeRecord('cancel', value, { expectedJobId: jobId });
-  } catch (error) {
-    if (isFsjobError(error, 'INVALID_RECORD') || isFsjobError(error, 'TOO_LARGE')) {
-      throw new FsjobError('USAGE', `cannot write the cancel record for job ${jobId}: ${error.message}`, { jobId, clause: error.clause ?? 'REC-5', cause: error });
-    }
-    throw error;
-  }
-}
-
 /**
  * Ask for a job to be cancelled (CANCEL-1) and, when no claim is open,
  * finish it at once with a `cancelled` receipt (CANCEL-2).
@@ -98,28 +88,25 @@ export async function cancel(queue: Queue, id: string, options: CancelOptions = 
   const clock = options.clock ?? systemClock;
   const force = options.force ?? false;
   const record: CancelResult['record'] = force ? 'cancel-force.json' : 'cancel.json';
-  const dir = queue.paths.job(id);
   let files = await findJob(queue, id);
   await refuseFinished(queue, files);
 
   const me = await selfIdentity();
-  const request: CancelRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'cancel',
-    job_id: id,
-    force,
-    requested_ms: clock.nowMs(),
-    by: me,
-    reason: options.reason ?? null,
-  };
-  let published = true;
+  const request = { force, reason: options.reason ?? null, by: me, clock };
+  // CANCEL-1 (HOLD-3: in jobs/<id>.gated/ for a gated job); false: the request already stands.
+  let published: boolean;
   try {
-    await publishRecord(dir, record, encodeOrUsage(request, id), 'link', queue.fsOptions);
+    published = await publishCancelRequest(queue, files.dir, id, request);
   } catch (error) {
-    if (!isFsjobError(error, 'EXISTS')) throw error;
-    published = false; // CANCEL-1: the request already stands
+    // The gate opened between the look and the link: the job is at jobs/<id> now (GATE-4).
+    if (!files.gated || !isFsjobError(error, 'NOT_FOUND')) throw error;
+    files = await findJob(queue, id);
+    await refuseFinished(queue, files);
+    published = await publishCancelRequest(queue, files.dir, id, request);
   }
   const result = (next: CancelResult['next'], receipt: ReceiptRecord | null = null): CancelResult => ({ id, record, published, next, receipt });
+  // HOLD-3: a cancel entry lets the gate open (GATE-3); the job is then decided as any job is.
+  if (files.gated) await openGate(queue, id, (await readSpec(queue, files))?.priority ?? 0);
 
   // CANCEL-2. Look again: the job may have been claimed or finished meanwhile.
   files = await listJob(queue, id);

@@ -6,7 +6,7 @@
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { wrapIo } from '../fs/io-error.ts';
-import { readyEntryName } from '../model/layout.ts';
+import { gatedName, readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { beginOperation, Dir, dirPresent, ensurePrivateDir, moveIn, OpenDir, removeTree, SharedSync, together, writeAll, PRIVATE_FILE_MODE, type SafeHandle } from '../fs/safefs.ts';
 import { encodeBuilt, type JobRequest, type SpecRecord } from '../records/codec.ts';
@@ -14,7 +14,8 @@ import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
-import { assertQueue, type Queue } from '../model/queue.ts';
+import { dependenciesOf, dependencyState } from '../model/gates.ts';
+import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
@@ -32,6 +33,8 @@ export interface Enqueued {
   id: string;
   /** The spec record as published in jobs/<id>/spec.json. */
   spec: SpecRecord;
+  /** Published gated, at jobs/<id>.gated (GATE-1): held, or waiting for a dependency. */
+  gated: boolean;
 }
 
 
@@ -137,6 +140,40 @@ export interface Pending {
   stagingDir?: Dir;
   /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
   holdTakenMono?: number;
+  /** Published at jobs/<id>.gated (GATE-1): held, or a dependency was not satisfied when looked at. */
+  gated?: boolean;
+}
+
+/** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
+function checkAfter(spec: SpecRecord, source: string): void {
+  const seen = new Set<string>();
+  for (const [index, dependency] of dependenciesOf(spec).entries()) {
+    if (seen.has(dependency.job_id)) {
+      throw new FsjobError('USAGE', `${source}: after names job ${dependency.job_id} twice (AFTER-2)`, { jobId: dependency.job_id, clause: 'AFTER-2', field: `/after/${index}/job_id` });
+    }
+    seen.add(dependency.job_id);
+  }
+}
+
+/**
+ * AFTER-2 and GATE-1: every dependency exists (GATE-4), and whether the job
+ * goes to jobs/<id>.gated. A job that is not held and whose dependencies are
+ * all satisfied now is published open: a satisfied dependency stays so.
+ */
+async function gateOf(queue: Queue, spec: SpecRecord, source: string): Promise<boolean> {
+  let satisfied = true;
+  for (const [index, dependency] of dependenciesOf(spec).entries()) {
+    if ((await locateJob(queue, dependency.job_id)) === 'missing') {
+      throw new FsjobError('NOT_FOUND', `${source}: after names job ${dependency.job_id}, which does not exist in ${queue.root} (AFTER-2: a job runs only after jobs published before it; fsjob status lists them)`, {
+        jobId: dependency.job_id,
+        path: queue.paths.job(dependency.job_id),
+        clause: 'AFTER-2',
+        field: `/after/${index}/job_id`,
+      });
+    }
+    if (satisfied && (await dependencyState(queue, dependency)).kind !== 'satisfied') satisfied = false;
+  }
+  return spec.hold === true || !satisfied;
 }
 
 /**
@@ -150,6 +187,7 @@ export function prepare(queue: Queue, normalized: NormalizedRequest, producer: I
   const { id, ms } = newJobIdStamp(clock);
   const spec = specFromRequest(id, ms, normalized, producer);
   checkDelay(spec, source);
+  checkAfter(spec, source);
   const specBytes = encodeSpec(spec, source);
   return { id, spec, specBytes, stdin: normalized.stdin, source, clock, staging: queue.paths.staging(id), readyEntry: `${queue.paths.dir('ready')}/${readyEntryName(spec.priority, id)}` };
 }
@@ -222,6 +260,7 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
   const { spec, clock, staging, readyEntry, id } = job;
   let readyCreated = false;
   try {
+    if (spec.after !== undefined || spec.hold === true) job.gated = await gateOf(queue, spec, job.source);
     // Step 5 (DEDUPE-2): after staging exists, so a rival producer sees our
     // hold as held while we are between here and the rename (DEDUPE-3).
     if (spec.dedupe !== null) {
@@ -245,10 +284,16 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     throw error;
   }
   // Step 7 (ENQ-3): the rename publishes; moveIn refuses an existing jobs/<id>.
+  // GATE-1: a gated job goes to jobs/<id>.gated, and neither name may exist.
+  const name = job.gated === true ? gatedName(id) : id;
+  const target = `${queue.paths.dir('jobs')}/${name}`;
   try {
-    await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), id, job.stagingDir instanceof OpenDir);
+    if (job.gated === true && (await dirPresent(queue.paths.job(id), queue.fsOptions))) {
+      throw new FsjobError('EXISTS', `${queue.paths.job(id)} already exists; a staged job never shares its id. Pick a new id.`, { path: queue.paths.job(id), jobId: id, clause: 'GATE-1' });
+    }
+    await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), name, job.stagingDir instanceof OpenDir);
   } catch (error) {
-    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(queue.paths.job(id), queue.fsOptions).catch(() => false));
+    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
     if (!published) {
       await unstage(queue, staging, readyEntry);
       throw error;
@@ -308,7 +353,7 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
     await stage(queue, job);
     await holdIndexPublish(queue, job);
     await makeDurable(queue, job);
-    return { id: job.id, spec: plainPayload(job.spec) };
+    return { id: job.id, spec: plainPayload(job.spec), gated: job.gated === true };
   } finally {
     operation();
   }

@@ -13,13 +13,13 @@ import path from 'node:path';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { isJobId, tmpEntryJobId } from '../model/layout.ts';
 import { staleReadyEntries } from '../model/ready.ts';
-import { entryPresent, listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
+import { listDir, removeTree, renameNoReplace, statEntry } from '../fs/safefs.ts';
 import { readRecord } from '../records/codec.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { assertQueue, type Queue } from '../model/queue.ts';
+import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { KEY_HASH_PATTERN, parseHoldNumber } from '../records/names.ts';
+import { GATED_SUFFIX, KEY_HASH_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
 
 /** Options of `gc` (spec/recovery-and-gc.md): which finished jobs to keep. */
 export interface GcOptions {
@@ -97,7 +97,8 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined, o
   for (const id of ids) {
     onProgress?.({ phase: 'examining', done: examined++, total: ids.length });
     if (only !== undefined && !(await exists(queue, queue.paths.job(id)))) {
-      skipped.push({ id, reason: 'no such job (removed already, or never published here)' });
+      const gated = (await locateJob(queue, id)) === 'gated';
+      skipped.push({ id, reason: gated ? 'it is not finished (it is gated: held, or waiting for its dependencies); gc removes only finished jobs' : 'no such job (removed already, or never published here)' });
       continue;
     }
     let read;
@@ -116,6 +117,19 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined, o
     else skipped.push({ id, reason: `receipt.json is not a valid receipt: ${read.findings[0]?.message ?? 'invalid'}` });
   }
   return { finished, skipped };
+}
+
+/** GC-3: the jobs gated jobs name in `after`, each with one job that waits for it. */
+async function dependenciesOfGated(queue: Queue): Promise<Map<string, string>> {
+  const needed = new Map<string, string>();
+  for (const entry of await listDir(queue.paths.dir('jobs'), queue.fsOptions)) {
+    const id = entry.kind === 'dir' && entry.name.endsWith(GATED_SUFFIX) ? jobIdOfDirName(entry.name) : undefined;
+    if (id === undefined) continue;
+    const read = await readRecord(`${queue.paths.gatedJob(id)}/spec.json`, 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true }).catch(() => undefined);
+    if (read?.ok !== true) continue;
+    for (const dependency of read.value.after ?? []) needed.set(dependency.job_id, id);
+  }
+  return needed;
 }
 
 /** GC-1 for one job: rename into tmp/ (atomic disappearance, jobs/ fsynced by renameNoReplace), then remove the tree. */
@@ -167,7 +181,7 @@ async function staleTemps(queue: Queue, now: number): Promise<string[]> {
   const stale: string[] = [];
   for (const entry of await listDir(tmp, queue.fsOptions)) {
     const named = tmpEntryJobId(entry.name);
-    if (named !== undefined && (await entryPresent(queue.paths.job(named), queue.fsOptions))) continue;
+    if (named !== undefined && (await locateJob(queue, named)) !== 'missing') continue;
     const mtime = await mtimeOf(queue, path.join(tmp, entry.name));
     if (mtime !== undefined && now - mtime > TEMP_MAX_AGE) stale.push(entry.name);
   }
@@ -193,8 +207,14 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   const { finished, skipped } = await finishedJobs(queue, options.ids, options.onProgress);
   // Most recently finished first; the id breaks ties (enqueue order).
   finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
+  const needed = await dependenciesOfGated(queue);
   const doomed = finished.slice(keep).filter((job) => now - job.finishedMs >= olderThanMs);
   doomed.reverse(); // oldest first
+  // GC-3: a job a gated job runs after keeps its receipt until that job's gate is open.
+  for (const job of doomed.filter((candidate) => needed.has(candidate.id))) {
+    skipped.push({ id: job.id, reason: `gated job ${needed.get(job.id) ?? ''} runs after it: kept until its gate opens (GC-3)` });
+  }
+  doomed.splice(0, doomed.length, ...doomed.filter((job) => !needed.has(job.id)));
 
   const jobs: string[] = [];
   let removing = 0;

@@ -15,6 +15,10 @@
  * - Every record is schema-checked before a byte is written (VER-4) and
  *   published by link (PUB-3), so nothing is ever replaced. Cancelling a
  *   waiting job claims it like any owner would (CANCEL-2, CLAIM-5).
+ * - A job with dependencies or a hold is published gated, at jobs/<id>.gated
+ *   (GATE-1), after its dependencies were seen to exist (AFTER-2); releasing
+ *   it is a write-once release.json, and its gate opens by one rename within
+ *   jobs/ once every dependency is satisfied (HOLD-2, GATE-3).
  * - Only finished jobs are ever removed (GC-1); reads never write.
  * - Arguments and env values are bytes (SPEC-3): one that is not UTF-8 is
  *   given as `textOfBytes(bytes)` ({"base64": ...}) and runs as exactly those
@@ -37,6 +41,7 @@ export { normalizeRequest, parseRequest, type NormalizeOptions, type NormalizedR
 export { enqueue, type Enqueued, type EnqueueOptions } from './enqueue.ts';
 export { enqueueBatch, enqueueMany, type BatchOptions, type BatchResult, type ManyOptions, type ManyResult } from './many.ts';
 export { cancel, type CancelOptions, type CancelResult } from './cancel.ts';
+export { release, releaseWhere, type ReleaseOptions, type ReleaseResult, type ReleaseSelection } from './release.ts';
 export { jobStatus, listJobs, liveWorkers, type GenerationView, type IndexCounts, type JobCounts, type JobList, type JobSort, type Outcome, type JobReport, type JobSummary, type ListOptions, type ReadOptions, type WorkerView } from './inspect.ts';
 export { waitFor, readLogs, WAIT_POLL_MS, type LogChunk, type LogOptions, type WaitOptions } from './watch.ts';
 export { waitForMany, summaryExitCode, type ManyWaitOptions, type ManyWaitResult } from './wait-many.ts';

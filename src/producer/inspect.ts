@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { displayText, type RecordText } from '../records/bytes.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { isJobId } from '../model/layout.ts';
+import { jobIdOfDirName } from '../records/names.ts';
 import { attemptsUsed, deriveStatus, executionState, lastRenewalMs, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus, type JobStatusView } from '../model/job.ts';
 import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
@@ -381,7 +381,9 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   const foreign: string[] = [];
   const ids: string[] = [];
   for (const entry of entries) {
-    if (entry.kind === 'dir' && isJobId(entry.name)) ids.push(entry.name);
+    // jobs/<id> and, for a gated job, jobs/<id>.gated (GATE-1); a fixed-length id keeps the order.
+    const id = entry.kind === 'dir' ? jobIdOfDirName(entry.name) : undefined;
+    if (id !== undefined) ids.push(id);
     else if (!entry.name.startsWith('.')) foreign.push(entry.name);
   }
   // The index's summary comes with counts (wanted or skipped): a plain listing does not pay for a listing of ready/.

@@ -184,10 +184,14 @@ export function normalizeChecked(request: JobRequest, options: NormalizeOptions 
     dedupe: request.dedupe ?? null,
     preemptible: request.preemptible ?? false,
     max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
-    // SPEC-2 (1.1): the two members 1.1 added are written only when they say
-    // something, so a job that uses neither stays a record any 1.0 reader takes.
+    // SPEC-2: the members added after 1.0 are written only when they say
+    // something, so a job that uses none stays a record any older reader takes.
     ...(request.output_keep === undefined || request.output_keep === 'head' ? {} : { output_keep: request.output_keep }),
     ...(request.not_before_ms === undefined || request.not_before_ms === null ? {} : { not_before_ms: request.not_before_ms }),
+    // SPEC-2: the members 1.2 added, likewise only when they say something.
+    ...(request.lane_slots === undefined || request.lane_slots === 1 ? {} : { lane_slots: request.lane_slots }),
+    ...(request.after === undefined ? {} : { after: request.after.map((dependency) => ({ job_id: dependency.job_id, when: dependency.when ?? 'succeeded' })) }),
+    ...(request.hold === true ? { hold: true } : {}),
     labels: copyMap(request.labels),
   };
   return { fields, stdin };
@@ -203,6 +207,6 @@ export function specFromRequest(id: string, createdMs: number, normalized: Norma
   const { argv, handler, payload, cwd, env, ...limits } = normalized.fields;
   const job = argv !== undefined ? { argv } : { handler: handler as string, payload: payload ?? null };
   const stdin = normalized.stdin === null ? null : { bytes: normalized.stdin.length, sha256: createHash('sha256').update(normalized.stdin).digest('hex') };
-  // VER-4: every record this writer publishes says 1.1, whether or not it uses a member 1.1 added (SPEC-2).
+  // VER-4: every record this writer publishes says 1.2, whether or not it uses a member added since 1.0 (SPEC-2).
   return { fsjob: PROTOCOL_VERSION, type: 'spec', id, created_ms: createdMs, ...job, cwd, env, stdin, ...limits, producer };
 }

@@ -6,7 +6,7 @@
  * job it repeats. Everything the spec decides is copied (command or handler
  * and payload, cwd, env, limits, lane, dedupe key, priority, labels; the
  * payload as written, REQ-2) and so is the stdin file, byte for byte; what belongs to the old job (its id,
- * created_ms, producer, a past not-before instant) is not.
+ * created_ms, producer, a past not-before instant, a hold) is not.
  */
 import { createHash } from 'node:crypto';
 import { STDIN_MAX } from '../base/constants.ts';
@@ -23,7 +23,8 @@ export const RETRY_OF_LABEL = 'retry-of';
 
 /** The request that publishes `spec` again (spec/spec-record.md: the spec without the members a producer sets). */
 export function requestOf(spec: SpecRecord, retryOf: string): JobRequest {
-  const { fsjob: _version, type: _type, id: _id, created_ms: _created, producer: _producer, stdin: _stdin, ...fields } = spec;
+  // A hold was the old job's, released or cancelled: the retry is asked for now (its dependencies stay: HOLD-1, AFTER-1).
+  const { fsjob: _version, type: _type, id: _id, created_ms: _created, producer: _producer, stdin: _stdin, hold: _hold, ...fields } = spec;
   const request = { ...fields, labels: { ...spec.labels, [RETRY_OF_LABEL]: retryOf } } as JobRequest & { payload?: unknown };
   if (spec.argv !== undefined) delete request.payload;
   return request;

@@ -18,7 +18,7 @@ export interface NoticeSink {
 const FIRST_LOOK_MS = 1500;
 const LOOK_EVERY_MS = 5000;
 /** Statuses in which a job needs a consumer to move on (STATUS-1). */
-const WAITING = new Set(['queued', 'retrying', 'cancelling', 'expired', 'orphaned', 'delayed']);
+const WAITING = new Set(['queued', 'retrying', 'cancelling', 'expired', 'orphaned', 'delayed', 'blocked']);
 
 async function pausedNow(queue: Queue): Promise<boolean> {
   const { isPaused } = await import('../model/pause.ts');
@@ -32,6 +32,7 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
   let busy = false;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  const held = new Set<string>();
   const look = async (): Promise<void> => {
     if (busy || stopped) return;
     busy = true;
@@ -42,7 +43,13 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
       for (const id of ids) {
         const files = await listJob(queue, id).catch(() => undefined);
         if (files === undefined) continue;
-        if (WAITING.has((await deriveStatus(queue, files)).status)) {
+        const status = (await deriveStatus(queue, files)).status;
+        // HOLD-1: a held job waits for a release, not for a worker: said once (for those looked at before the first waiting job).
+        if (status === 'held' && !held.has(id) && !stopped) {
+          held.add(id);
+          io.stderr(`fsjob: job ${id} is held, so it waits until it is released (fsjob release -q ${queue.root} ${id})\n`);
+        }
+        if (WAITING.has(status)) {
           waiting = true;
           break; // one waiting job is enough to advise; a wait on thousands looks at few
         }

@@ -12,7 +12,7 @@ import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
 import { gapOffset, outputKeepOf, type OutputKeep } from '../model/output-keep.ts';
 import { readBounded } from '../fs/safefs.ts';
 import { readRecord, type ReceiptRecord } from '../records/codec.ts';
-import { assertQueue, type Queue } from '../model/queue.ts';
+import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { findJob, invalidReceipt } from './jobs.ts';
@@ -86,15 +86,24 @@ function vanished(queue: Queue, id: string, cause: unknown): FsjobError {
   });
 }
 
-/** The receipt when it exists and is valid; undefined while there is none; INVALID_RECORD when it is invalid (RCPT-6: it will never change). */
+/**
+ * The receipt when it exists and is valid; undefined while there is none
+ * (a gated job has none: its receipt is published only once its gate is
+ * open, GATE-2); INVALID_RECORD when it is invalid (RCPT-6: it will never
+ * change).
+ */
 export async function receiptOf(queue: Queue, id: string): Promise<ReceiptRecord | undefined> {
   const file = queue.paths.jobFile(id, 'receipt.json');
   let read;
   try {
     read = await readRecord(file, 'receipt', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
   } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) throw vanished(queue, id, error);
-    throw error;
+    if (!isFsjobError(error, 'NOT_FOUND')) throw error;
+    const place = await locateJob(queue, id);
+    if (place === 'gated') return undefined;
+    // GATE-4: opened between the read and the look: read it at its open name.
+    if (place === 'open') return receiptOf(queue, id);
+    throw vanished(queue, id, error);
   }
   if (read === undefined) return undefined;
   if (read.ok) return read.value;

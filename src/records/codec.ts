@@ -129,7 +129,7 @@ function rejection(path: string, jobId: string | null, code: FindingCode, what: 
 }
 
 /** Records stored in a job directory, whose directory name is their job id. */
-const JOB_RECORDS: ReadonlySet<DocumentType> = new Set(['spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt']);
+const JOB_RECORDS: ReadonlySet<DocumentType> = new Set(['spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'release']);
 
 /** REC-7: what the name a record is stored under fixes about its members. Allocates nothing for a record that matches. */
 function nameFindings(type: DocumentType, value: JsonObject, expect: RecordExpectations, path: string, jobId: string | null): Finding[] {
@@ -153,9 +153,12 @@ function nameFindings(type: DocumentType, value: JsonObject, expect: RecordExpec
     (findings ??= []).push(nameMismatch(value, 'worker_id', `the file is workers/${expect.expectedWorkerId}.json`, path, jobId));
   }
   if (expect.expectedKeyHash !== undefined && typeof value['key'] === 'string') {
-    const hash = sha256Hex(value['key']);
+    // LANE-6: a lane hold of slot k above 1 is under the SHA-256 of key, line feed and k.
+    const slot = typeof value['slot'] === 'number' && value['slot'] > 1 ? value['slot'] : 1;
+    const hash = sha256Hex(slot === 1 ? value['key'] : `${value['key']}\n${slot}`);
     if (hash !== expect.expectedKeyHash) {
-      (findings ??= []).push(makeFinding('RECORD_NAME_MISMATCH', `the SHA-256 of key is ${hash} but the hold is under ${expect.expectedKeyHash}/`, { path, jobId, field: '/key' }));
+      const what = slot === 1 ? 'the SHA-256 of key' : `the SHA-256 of key and slot ${slot} (LANE-6)`;
+      (findings ??= []).push(makeFinding('RECORD_NAME_MISMATCH', `${what} is ${hash} but the hold is under ${expect.expectedKeyHash}/`, { path, jobId, field: '/key' }));
     }
   }
   return findings ?? NO_FINDINGS;

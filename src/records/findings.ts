@@ -42,7 +42,7 @@ export const FINDING_CODES = {
   RECORD_NOT_COMPACT: spec('error', 'REC-1', 'write compact JSON as JSON.stringify or jq -c does: no whitespace, no optional escapes, plain integers'),
   RECORD_TOO_DEEP: spec('error', 'REC-1', 'arrays and objects nest at most 128 deep; flatten the payload'),
   // Content (REC-4 steps 3 and 4, REC-3, REC-7).
-  RECORD_VERSION: spec('error', 'VER-1', 'this reader supports fsjob 1.x; use an implementation of that major, or write "fsjob":"1.1"'),
+  RECORD_VERSION: spec('error', 'VER-1', 'this reader supports fsjob 1.x; use an implementation of that major, or write "fsjob":"1.2"'),
   RECORD_NEWER_MINOR: spec('info', 'VER-3', 'members unknown to this reader were ignored; upgrade the reader to check them'),
   RECORD_TYPE_MISMATCH: spec('error', 'REC-3', 'store each record under the name of its type (LAYOUT-5)'),
   RECORD_SCHEMA: spec('error', 'REC-5', 'fix the member to match the schema in schemas/'),
@@ -93,6 +93,12 @@ export const FINDING_CODES = {
   RECEIPT_CANCEL_UNREQUESTED: spec('warning', 'CANCEL-3', 'a job is cancelled only on a cancel record (cancel-force.json for force_stopped); find what cancelled it'),
   RECEIPT_TIME_ORDER: spec('warning', 'LEASE-4', "the writer's wall clock went back between the two instants (elapsed time is measured on a monotonic clock): the two are not a duration; check the clock of the host the receipt's by names"),
   // Across jobs: the ready index, dedupe keys, lanes, holds.
+  GATED_RECORD: spec('error', 'GATE-2', 'a gated job is never claimed: a claim, generation record, output or receipt there was written by a consumer that ignored the gate; find it'),
+  GATED_NO_GATE: spec('warning', 'GATE-1', 'a job is gated for its dependencies or its hold; a consumer opens this one at once'),
+  AFTER_INVALID: spec('error', 'AFTER-2', 'a producer refuses such an after; cancel the job and enqueue it again'),
+  AFTER_UNSATISFIED: spec('error', 'AFTER-3', 'the job was opened before its dependency was satisfied; find the consumer or releaser that opened it'),
+  JOB_HELD: spec('info', 'HOLD-1', 'it runs once released (fsjob release and its id), or is cancelled'),
+  HOLD_UNRELEASED: spec('error', 'HOLD-1', 'a held job is opened only once release.json exists or a cancel was asked for; find what opened it'),
   READY_MISSING: spec('warning', 'READY-1', 'consumers only find jobs through ready/; run fsjob recover to rebuild the entry'),
   READY_FINISHED: spec('info', 'READY-3', 'the job is finished; the entry is garbage that fsjob gc or recover removes'),
   READY_NO_JOB: spec('warning', 'READY-3', 'no job directory has existed for this entry for over TEMP_MAX_AGE; fsjob gc or recover removes it'),

@@ -10,6 +10,14 @@ import { GEN_MAX } from '../base/constants.ts';
 export const JOB_ID_PATTERN = /^[0-9]{19}-[0-9a-f]{16}$/;
 export const WORKER_ID_PATTERN = /^[0-9a-f]{16}$/;
 export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/;
+/** The suffix of a gated job's directory name in jobs/ (GATE-1, LAYOUT-4). */
+export const GATED_SUFFIX = '.gated';
+
+/** The job id of a directory name in jobs/: `<id>` (open) or `<id>.gated` (GATE-1); undefined for any other name. */
+export function jobIdOfDirName(name: string): string | undefined {
+  const id = name.endsWith(GATED_SUFFIX) ? name.slice(0, -GATED_SUFFIX.length) : name;
+  return JOB_ID_PATTERN.test(id) ? id : undefined;
+}
 
 const GEN_TEXT = /^[1-9][0-9]{0,4}$/;
 const HOLD_NUMBER_TEXT = /^[1-9][0-9]{0,15}$/;
@@ -63,7 +71,7 @@ export function recordNameOf(path: string): RecordName | undefined {
   const parent = parts.at(-2);
   const grandparent = parts.at(-3);
   if (base === undefined) return undefined;
-  const jobId = parent !== undefined && JOB_ID_PATTERN.test(parent) ? parent : undefined;
+  const jobId = parent === undefined ? undefined : jobIdOfDirName(parent);
   const job = (type: RecordType, more: RecordExpectations = {}): RecordName => ({
     type,
     expectations: { ...(jobId === undefined ? {} : { expectedJobId: jobId }), ...more },
@@ -75,6 +83,7 @@ export function recordNameOf(path: string): RecordName | undefined {
   if (base === 'receipt.json') return job('receipt');
   if (base === 'cancel.json') return job('cancel', { expectedForce: false });
   if (base === 'cancel-force.json') return job('cancel', { expectedForce: true });
+  if (base === 'release.json') return job('release');
   const generation = GEN_RECORD.exec(base);
   if (generation !== null) {
     const gen = parseGeneration(generation[2] ?? '');

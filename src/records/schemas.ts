@@ -26,7 +26,7 @@ import { interpretedErrors, type SchemaError } from './interpret.ts';
 import { nonUtf8Base64Problem } from './bytes.ts';
 
 /** Record types of REC-3, in the order of spec/records.md. */
-export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause'] as const;
+export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause', 'release'] as const;
 /** A record type of REC-3: the `type` member of every record. */
 export type RecordType = (typeof RECORD_TYPES)[number];
 /** What checkRecord can check: a record type, or the request form (spec/spec-record.md). */

@@ -19,16 +19,18 @@ import type { JobSummary } from './job-scan.ts';
 /** A job as it is now: gone, finished, or unfinished with its open generation (none: 0). */
 export type JobNow = { kind: 'gone' } | { kind: 'finished' } | { kind: 'unfinished'; open: number };
 
-/** Reads jobs/<id> again; undefined when it cannot be told (the finding then stands). */
+/** Reads the job again, open or gated (GATE-4's looks); undefined when it cannot be told (the finding then stands). */
 export function jobNow(root: string, id: string): JobNow | undefined {
-  try {
-    const now = classifyJob(id, listDirSync(join(root, 'jobs', id)));
-    if (now.receipt) return { kind: 'finished' };
-    return { kind: 'unfinished', open: now.gen === 0 || now.ends.has(now.gen) ? 0 : now.gen };
-  } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return { kind: 'gone' };
-    return undefined;
+  for (const name of [id, `${id}.gated`, id]) {
+    try {
+      const now = classifyJob(id, listDirSync(join(root, 'jobs', name)));
+      if (now.receipt) return { kind: 'finished' };
+      return { kind: 'unfinished', open: now.gen === 0 || now.ends.has(now.gen) ? 0 : now.gen };
+    } catch (error) {
+      if (!isFsjobError(error, 'NOT_FOUND')) return undefined;
+    }
   }
+  return { kind: 'gone' };
 }
 
 /** Whether an unfinished job the scan saw is finished or gone now (DEDUPE-1, DEDUPE-2). */
@@ -46,7 +48,7 @@ export function movedSince(root: string, seen: JobSummary): boolean {
 /** Whether a job a hold names exists now, published (jobs/<id>) or being staged (tmp/<id>): HOLD_JOB_MISSING's doubt. */
 export function jobPresentNow(root: string, id: string): boolean {
   try {
-    return lstatIfExistsSync(join(root, 'jobs', id)) !== undefined || lstatIfExistsSync(join(root, 'tmp', id)) !== undefined;
+    return ['jobs', 'tmp'].some((dir) => lstatIfExistsSync(join(root, dir, id)) !== undefined) || lstatIfExistsSync(join(root, 'jobs', `${id}.gated`)) !== undefined;
   } catch {
     return false;
   }

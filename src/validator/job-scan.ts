@@ -14,37 +14,17 @@ import { createHash } from 'node:crypto';
 import { isFsjobError } from '../base/errors.ts';
 import { classifyJob, renewedAt, type GenEntries } from '../model/job.ts';
 import { genRecordName } from '../model/layout.ts';
+import { checkGatedEntries, checkGateSpec, gateOf } from './job-gate.ts';
+import type { JobSummary, OpenClaim } from './job-summary.ts';
 import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../records/codec.ts';
+import { GATED_SUFFIX, jobIdOfDirName } from '../records/names.ts';
 import { type DirEntry, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
 import { GEN_MAX, OUTPUT_MAX, STDIN_MAX } from '../base/constants.ts';
 import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
 
 type Stream = 'stdout' | 'stderr';
 
-/** What the queue-wide checks need to know about a job. Plain data (it may cross a worker boundary). */
-export interface JobSummary {
-  id: string;
-  /** A receipt.json entry exists: the job is finished (STATUS-1), whatever else is wrong. */
-  finished: boolean;
-  /** The directory could not be examined (it was swapped for something else while the audit ran). */
-  unreadable?: boolean;
-  /** From a valid spec of an unfinished job; undefined when finished, or the spec is missing or invalid. */
-  spec?: { priority: number; dedupe: string | null; lane: string | null };
-  /** The current claim when it is open (no end record, no receipt) and readable. */
-  open?: OpenClaim;
-}
-
-export interface OpenClaim {
-  gen: number;
-  claim: ClaimRecord;
-  /** LEASE-3: the later of claimed_ms and a valid state record's heartbeat_ms. */
-  lastRenewalMs: number;
-  /** The execution generation g recorded: none, a group (null for a payload job), or an unreadable record. */
-  exec: { kind: 'none' } | { kind: 'invalid' } | { kind: 'recorded'; group: Group | null };
-  /** Where findings about the claim and its execution point. */
-  claimPath: string;
-  execPath: string;
-}
+export type { JobSummary, OpenClaim } from './job-summary.ts';
 
 export interface JobScan {
   summary: JobSummary;
@@ -77,11 +57,15 @@ function byNumber(a: number, b: number): number {
   return a - b;
 }
 
-/** Scan jobs/<id>/ (the caller saw it listed as a directory with a valid id). Returns undefined if it vanished. */
-export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
+/**
+ * Scan jobs/<name>/, a job directory the caller saw listed: `<id>`, or
+ * `<id>.gated` for a gated job (GATE-1). Returns undefined if it vanished.
+ */
+export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
+  const id = jobIdOfDirName(name) ?? name;
   // Names below are checked single components (a valid id, names from a listing): concatenation is join.
-  const dir = `${env.jobsDir}/${id}`;
-  const shownDir = `${env.shownJobsDir}/${id}`;
+  const dir = `${env.jobsDir}/${name}`;
+  const shownDir = `${env.shownJobsDir}/${name}`;
   const sink = new Sink();
   const dirStats = lstatIfExistsSync(dir);
   if (dirStats === undefined) return undefined;
@@ -99,7 +83,7 @@ export function scanJob(env: AuditEnv, id: string): JobScan | undefined {
     if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc meanwhile
     throw error;
   }
-  const job = new JobAudit(env, sink, id, dir, shownDir);
+  const job = new JobAudit(env, sink, id, dir, shownDir, name.endsWith(GATED_SUFFIX));
   const summary = job.run(entries);
   return { summary, findings: { list: sink.findings, files: sink.files } };
 }
@@ -113,6 +97,7 @@ class JobAudit {
   private receiptEntry: DirEntry | undefined;
   private cancelEntry: DirEntry | undefined;
   private cancelForceEntry: DirEntry | undefined;
+  private releaseEntry: DirEntry | undefined;
   private spec: SpecRecord | undefined;
   private receipt: ReceiptRecord | undefined;
   private order: number[] | undefined;
@@ -123,6 +108,7 @@ class JobAudit {
     private readonly id: string,
     private readonly dir: string,
     private readonly shownDir: string,
+    private readonly gated: boolean,
   ) {}
 
   private path(name: string): string {
@@ -182,10 +168,12 @@ class JobAudit {
     this.receiptEntry = listing.named.receipt;
     this.cancelEntry = listing.named.cancel;
     this.cancelForceEntry = listing.named.cancelForce;
+    this.releaseEntry = listing.named.release;
     this.gens = listing.gens;
+    if (this.gated) checkGatedEntries(this.sink, this.id, entries, (name) => this.shown(name));
   }
 
-  private readJobRecord<T extends 'spec' | 'cancel' | 'receipt'>(entry: DirEntry, type: T, more: { expectedForce?: boolean } = {}) {
+  private readJobRecord<T extends 'spec' | 'cancel' | 'receipt' | 'release'>(entry: DirEntry, type: T, more: { expectedForce?: boolean } = {}) {
     return readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, type, { expectedJobId: this.id, ...more }, this.id).value;
   }
 
@@ -208,6 +196,8 @@ class JobAudit {
     if (this.cancelEntry !== undefined) this.readJobRecord(this.cancelEntry, 'cancel', { expectedForce: false });
     if (this.cancelForceEntry !== undefined) this.readJobRecord(this.cancelForceEntry, 'cancel', { expectedForce: true });
     if (this.receiptEntry !== undefined) this.receipt = this.readJobRecord(this.receiptEntry, 'receipt');
+    if (this.releaseEntry !== undefined) this.readJobRecord(this.releaseEntry, 'release');
+    if (this.spec !== undefined) checkGateSpec(this.sink, this.id, this.spec, this.gated, this.shownDir);
   }
 
   /** EXEC-7: the stdin file exists exactly when the spec describes one, with that size and digest. */
@@ -474,9 +464,17 @@ class JobAudit {
 
   private summary(): JobSummary {
     const summary: JobSummary = { id: this.id, finished: this.receiptEntry !== undefined };
-    // What a finished job's spec says matters to no queue-wide check: keep big queues small in memory.
-    if (summary.finished) return summary;
-    if (this.spec !== undefined) summary.spec = { priority: this.spec.priority, dedupe: this.spec.dedupe, lane: this.spec.lane };
+    if (this.gated) summary.gated = true;
+    // What a finished job's spec says matters to no queue-wide check but its outcome (AFTER-1): keep big queues small in memory.
+    if (summary.finished) {
+      if (this.receipt !== undefined) summary.outcome = this.receipt.outcome;
+      return summary;
+    }
+    if (this.spec !== undefined) {
+      summary.spec = { priority: this.spec.priority, dedupe: this.spec.dedupe, lane: this.spec.lane, laneSlots: this.spec.lane_slots ?? 1 };
+      const gate = gateOf(this.spec, this.releaseEntry !== undefined, this.cancelEntry !== undefined || this.cancelForceEntry !== undefined);
+      if (gate !== undefined) summary.gate = gate;
+    }
     let top = 0;
     for (const [gen, slots] of this.gens) if (slots.claim !== undefined && gen > top) top = gen;
     const slots = this.gens.get(top);

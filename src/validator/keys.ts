@@ -6,7 +6,7 @@
  * finding is read again first, and one whose state moved meanwhile is no
  * evidence (doubt.ts, issue 19 point 8).
  */
-import { keyHash } from '../model/layout.ts';
+import { keyHash, slotHash } from '../model/layout.ts';
 import type { HoldRecord } from '../records/codec.ts';
 import type { Sink } from './entries.ts';
 import type { JobSummary } from './job-scan.ts';
@@ -62,7 +62,20 @@ export function checkDedupe(ctx: KeyCheckContext, holds: HoldIndex): void {
   }
 }
 
-/** LANE-1: one running job per lane. LANE-2: a running job holds its lane's highest hold. */
+/** The slot of its lane whose highest hold names this job's running generation (LANE-5, LANE-6), or undefined. */
+function slotHeldBy(holds: HoldIndex, lane: string, slots: number, id: string, gen: number | undefined): number | undefined {
+  for (let slot = 1; slot <= slots; slot++) {
+    const record = holds.get(slotHash(lane, slot))?.record;
+    if (record !== undefined && record.job_id === id && record.gen === gen) return slot;
+  }
+  return undefined;
+}
+
+/**
+ * LANE-1, LANE-5: no more running jobs in a lane than its slots (one per
+ * slot; as many as the largest lane_slots among them). LANE-2: a running job
+ * holds the highest hold of one of its slots.
+ */
 export function checkLanes(ctx: KeyCheckContext, holds: HoldIndex, running: ReadonlySet<string>): void {
   const byLane = new Map<string, string[]>();
   for (const id of running) {
@@ -72,24 +85,30 @@ export function checkLanes(ctx: KeyCheckContext, holds: HoldIndex, running: Read
     list.push(id);
     byLane.set(lane, list);
   }
+  const slotsOf = (id: string): number => ctx.summaries.get(id)?.spec?.laneSlots ?? 1;
   for (const [lane, seen] of byLane) {
-    const hash = keyHash(lane);
-    const top = holds.get(hash);
-    const first = ctx.summaries.get(seen[0] as string)?.open;
-    const doubt = seen.length > 1 || top === undefined || (top.record !== undefined && (top.record.job_id !== seen[0] || top.record.gen !== first?.gen));
+    const most = Math.max(...seen.map(slotsOf));
+    const unheld = (id: string): boolean => slotHeldBy(holds, lane, slotsOf(id), id, ctx.summaries.get(id)?.open?.gen) === undefined;
+    const doubt = seen.length > most || seen.some(unheld);
     const ids = doubt ? seen.filter((id) => !movedSince(ctx.root, ctx.summaries.get(id) as JobSummary)) : seen;
     for (const id of ids.sort()) {
       const sink = ctx.jobSink(id);
       const open = ctx.summaries.get(id)?.open;
       const shown = open?.execPath ?? ctx.shown('jobs', id);
-      if (ids.length > 1) {
+      if (ids.length > most) {
         const others = ids.filter((other) => other !== id);
-        sink.add('LANE_CONFLICT', `job ${id} runs in lane ${JSON.stringify(lane)} while ${others.slice(0, 3).join(', ')} ${others.length === 1 ? 'does' : 'do'} too`, shown, id);
+        const slots = most === 1 ? '' : ` (its jobs declare at most ${most} slots)`;
+        sink.add('LANE_CONFLICT', `job ${id} runs in lane ${JSON.stringify(lane)}${slots} while ${others.slice(0, 3).join(', ')} ${others.length === 1 ? 'does' : 'do'} too`, shown, id);
       }
-      if (top === undefined) {
+      if (!unheld(id)) continue;
+      const hash = keyHash(lane);
+      const top = holds.get(hash);
+      if (slotsOf(id) > 1) {
+        sink.add('LANE_UNHELD', `job ${id} runs generation ${open?.gen ?? '?'} in lane ${JSON.stringify(lane)} but no highest hold of its slots 1 to ${slotsOf(id)} names it (LANE-5)`, ctx.shown('lanes', hash), id);
+      } else if (top === undefined) {
         const where = ctx.shown('lanes', hash);
         sink.add('LANE_UNHELD', `job ${id} runs in lane ${JSON.stringify(lane)} but ${where}/ holds no hold`, where, id);
-      } else if (top.record !== undefined && (top.record.job_id !== id || top.record.gen !== open?.gen) && ids.length === 1) {
+      } else if (top.record !== undefined && ids.length === 1) {
         sink.add('LANE_UNHELD', `job ${id} runs generation ${open?.gen ?? '?'} in lane ${JSON.stringify(lane)} but the highest hold ${top.path} names job ${top.record.job_id} generation ${String(top.record.gen)}`, top.path, id);
       }
     }

@@ -35,7 +35,9 @@ import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
 import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
-import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, parseHoldNumber } from '../records/names.ts';
+import { checkOpenClaims } from './open-claims.ts';
+import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
+import { checkGates } from './gates.ts';
 
 /** Options of `auditQueue`. */
 export interface QueueAuditOptions {
@@ -138,10 +140,11 @@ class QueueAuditRun {
     this.checkReady();
     const dedupe = this.readHolds('dedupe');
     const lanes = this.readHolds('lanes');
-    const running = await this.checkOpenClaims();
+    const running = await checkOpenClaims(this.summaries, this.liveness, this.env.nowMs, (id) => this.jobSink(id));
     this.checkIndex();
     checkDedupe(this.keyContext(), dedupe);
     checkLanes(this.keyContext(), lanes, running);
+    checkGates(this.keyContext());
     await this.checkWorkers();
     return this.result();
   }
@@ -229,39 +232,43 @@ class QueueAuditRun {
     }
   }
 
-  /** jobs/: valid ids that are directories; everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
+  /** jobs/: directories named by a job id, or by one and `.gated` (GATE-1); everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
   private listJobs(): string[] {
     const sink = this.queueSink;
-    const ids: string[] = [];
+    const names: string[] = [];
     for (const entry of this.list('jobs') ?? []) {
       // The common case first, with nothing made for it: 100,000 jobs, 100,000 directories.
       if (entry.kind === 'dir' && isJobId(entry.name)) {
-        ids.push(entry.name);
+        names.push(entry.name);
         continue;
       }
       const shown = this.shown('jobs', entry.name);
+      const id = jobIdOfDirName(entry.name);
       if (entry.name.startsWith('.')) {
         checkTemp(sink, this.env, this.abs('jobs', entry.name), shown, entry.kind, null);
-      } else if (!isJobId(entry.name)) {
+      } else if (id === undefined) {
         sink.add('JOB_BAD_ID', `${shown} is not a job id (19 digits, "-", 16 lowercase hex digits)`, shown, null);
         if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, this.abs('jobs', entry.name), shown, null);
-      } else checkKind(this.jobSink(entry.name), shown, entry.kind, 'dir', entry.name);
+      } else if (checkKind(this.jobSink(id), shown, entry.kind, 'dir', id)) {
+        names.push(entry.name); // jobs/<id>.gated (GATE-1): a plain id's directory was taken above
+      }
     }
-    return ids;
+    return names;
   }
 
+  /** Scans the job directories `ids` (names in jobs/: an id, or an id and `.gated`). */
   private async scanJobs(ids: readonly string[]): Promise<void> {
     const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
     const progress = this.progressTicker(ids.length);
     const entry = threads > 1 ? scanWorkerEntry() : undefined;
     if (entry === undefined) {
       for (const [index, id] of ids.entries()) {
-        this.record(id, scanJob(this.env, id));
+        this.record(jobIdOfDirName(id) ?? id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
       const results = await scanInWorkers(entry, this.env, ids, threads, progress, this.options.threadBatch);
-      for (const [index, id] of ids.entries()) this.record(id, results[index]);
+      for (const [index, id] of ids.entries()) this.record(jobIdOfDirName(id) ?? id, results[index]);
     }
     if (ids.length > 0) progress(ids.length, true);
   }
@@ -422,55 +429,6 @@ class QueueAuditRun {
       }
     }
     return index;
-  }
-
-  /**
-   * ID-6..ID-8 and RECOV-1 for every open claim. Returns the jobs whose
-   * execution is not proven stopped (LANE-1's "running").
-   */
-  private async checkOpenClaims(): Promise<Set<string>> {
-    const running = new Set<string>();
-    const nowMs = this.env.nowMs;
-    for (const [id, summary] of this.summaries) {
-      const open = summary.open;
-      if (open === undefined) continue;
-      const sink = this.jobSink(id);
-      const lease = { nowMs, lastRenewalMs: open.lastRenewalMs, leaseMs: open.claim.lease_ms };
-      const owner = await this.liveness.owner(open.claim.owner, lease);
-      const executing = open.exec.kind !== 'none';
-      if (owner.verdict === 'alive') {
-        if (executing) running.add(id);
-        continue;
-      }
-      if (owner.verdict === 'unknown') {
-        if (executing) running.add(id);
-        sink.add('OWNER_UNKNOWN', `the owner of claim ${open.gen} cannot be judged: ${owner.reason}`, open.claimPath, id);
-        continue;
-      }
-      const dead = `the owner of claim ${open.gen} is dead (${owner.reason})`;
-      if (open.exec.kind === 'none') {
-        sink.add('ORPHANED_CLAIM', `${dead}; no execution was recorded`, open.claimPath, id);
-        continue;
-      }
-      if (open.exec.kind === 'invalid') {
-        running.add(id);
-        sink.add('ORPHAN_UNPROVEN', `${dead} and its exec record cannot be read, so its execution cannot be proven stopped`, open.execPath, id);
-        continue;
-      }
-      const group = open.exec.group;
-      // A payload execution is the owner's own process (PAYLOAD-1): stopped with it.
-      const state = group === null ? 'stopped' : await this.liveness.execution(group, lease);
-      if (state === 'stopped') {
-        sink.add('ORPHANED_CLAIM', `${dead}; its execution is proven stopped`, open.claimPath, id);
-      } else if (state === 'running') {
-        running.add(id);
-        sink.add('ORPHAN_RUNNING', `${dead} but its process group ${group?.pgid ?? '?'} still runs`, open.execPath, id);
-      } else {
-        running.add(id);
-        sink.add('ORPHAN_UNPROVEN', `${dead} and its process group ${group?.pgid ?? '?'} cannot be proven stopped`, open.execPath, id);
-      }
-    }
-    return running;
   }
 
   /** workers/<w>.json: names (LAYOUT-9), records, and registrations whose owner is dead (WORKER-1). */

@@ -106,6 +106,7 @@ export function shManifest(variant: Variant): string {
       consume: role('consume', '{queue}'),
       cancel: role('cancel', '{queue}', '{id}'),
       cancel_force: role('cancel-force', '{queue}', '{id}'),
+      release: role('release', '{queue}', '{id}'),
       recover: role('recover', '{queue}'),
     },
     timeout_s: 120,

@@ -189,7 +189,7 @@ day('a delayed start (--delay, --at), output_keep in logs, and pause/resume with
   assert.is(delayed.status, 0, delayed.stderr);
   const delayedId = delayed.stdout.trim();
   const delayedSpec = await spec(queue, delayedId);
-  assert.equal([delayedSpec.fsjob, typeof delayedSpec.not_before_ms], ['1.1', 'number'], 'a spec with not_before_ms says 1.1 (SPEC-2)');
+  assert.equal([delayedSpec.fsjob, typeof delayedSpec.not_before_ms], ['1.2', 'number'], 'a spec written by this version says 1.2 (VER-4)');
   assert.equal([past.status, garbage.status], [2, 2]);
   assert.match(past.stderr, /--at 2001-01-01T00:00Z is in the past/);
   assert.match(garbage.stderr, /--at "soonish" is not a time/);
@@ -236,6 +236,41 @@ day('the demo removes its temporary directory (--keep keeps it: test/cli/json-ou
   assert.match(demo.stdout, /the demo queue was removed/);
   const after = (await readdir(tmpdir())).filter((name) => name.startsWith('fsjob-demo-'));
   assert.equal(after.filter((name) => !before.includes(name)), [], 'nothing new in the temporary directory');
+});
+
+day('--after, --hold and release as a pueue user types them: blocked and held in status, release --json, exits 1/2/4, a failed dependency cancels (wait exits 130)', async () => {
+  const { queue, q, run } = await setup();
+  const build = await enqueue(queue, { argv: ['sh', '-c', 'exit 3'] });
+  const [tests, cleanup, held, noLane, badWhen] = await Promise.all([
+    run(['enqueue', ...q, '--after', build.id, '--', 'echo', 'tests']),
+    run(['enqueue', ...q, '--after', `${build.id.slice(20, 28)}:finished`, '--', 'echo', 'cleanup']),
+    run(['enqueue', ...q, '--hold', '--lane', 'db', '--label', 'batch=nightly', '--', 'echo', 'migrate']),
+    run(['enqueue', ...q, '--lane-slots', '3', '--', 'true']),
+    run(['enqueue', ...q, '--after', `${build.id}:maybe`, '--', 'true']),
+  ]);
+  for (const done of [tests, cleanup, held]) assert.is(done.status, 0, done.stderr);
+  assert.ok(existsSync(queue.paths.gatedJob(held.stdout.trim())), 'GATE-1: published at jobs/<id>.gated');
+  assert.equal([noLane.status, badWhen.status], [2, 2]);
+  assert.match(noLane.stderr, /--lane-slots needs --lane/);
+  assert.match(badWhen.stderr, /ID:finished/);
+  const [blocked, heldStatus, neverHeld, none, missing] = await Promise.all([
+    run(['status', ...q, tests.stdout.trim()]),
+    run(['status', ...q, held.stdout.trim()]),
+    run(['release', ...q, build.id]),
+    run(['release', ...q]),
+    run(['release', ...q, '1764476044123456789-3fa2c1d09b8e7f64']),
+  ]);
+  assert.match(blocked.stdout, /^status +blocked$/m);
+  assert.match(blocked.stdout, new RegExp(`^after +${build.id} \\(succeeded\\)$`, 'm'));
+  assert.match(heldStatus.stdout, /^status +held$/m);
+  assert.equal([neverHeld.status, none.status, missing.status], [1, 2, 4]);
+  const released = await run(['release', ...q, '--json', '--label', 'batch=nightly']);
+  assert.equal(JSON.parse(released.stdout), { released: [{ id: held.stdout.trim(), published: true, next: 'open', waiting_for: null }] });
+  assert.ok(existsSync(queue.paths.jobFile(held.stdout.trim(), 'release.json')), 'HOLD-2: opened by the releaser, release.json kept');
+  await drain(queue);
+  const [waitTests, waitCleanup] = await Promise.all([run(['wait', ...q, tests.stdout.trim()]), run(['wait', ...q, cleanup.stdout.trim()])]);
+  assert.equal([waitTests.status, waitCleanup.status], [130, 0], 'AFTER-3: cancelled, exit 130; a finished dependency lets cleanup run');
+  assert.match((await receipt(queue, tests.stdout.trim())).message ?? '', new RegExp(build.id));
 });
 
 day.run();

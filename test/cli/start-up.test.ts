@@ -111,6 +111,17 @@ startUp('enqueue loads the producer, and no validator, consumer, suite, compiled
   assert.equal(none(run.sources, /^src\/cli\/commands\/(?!enqueue)/), [], 'no other command module');
 });
 
+startUp('release loads the producer\'s release, and no validator, consumer, suite, compiled schemas or other command', () => {
+  const held = spawnSync(process.execPath, [ENTRY, 'enqueue', '--queue', queue, '--hold', '--', 'true'], { encoding: 'utf8' });
+  assert.is(held.status, 0, held.stderr);
+  const run = start(['release', '--queue', queue, held.stdout.trim()]);
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /released/);
+  assert.ok(run.sources.includes('src/producer/release.ts'), 'the release');
+  assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts/), []);
+  assert.equal(none(run.sources, /^src\/cli\/commands\/(?!release)/), [], 'no other command module');
+});
+
 startUp('status loads no consumer, validator or suite', () => {
   const run = start(['status', '--queue', queue]);
   assert.is(run.status, 0, run.stderr);

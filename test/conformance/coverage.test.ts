@@ -97,7 +97,7 @@ edits('every line of every edits.sed changes the sh library (a stale edit would 
   const { execFileSync } = await import('node:child_process');
   const { existsSync } = await import('node:fs');
   const path = await import('node:path');
-  const lib = ['json', 'fs', 'ident', 'records', 'holds', 'jobs', 'producer', 'runner', 'consumer', 'control'].map((m) => new URL(`../../conformance/impls/sh/lib/${m}.sh`, import.meta.url).pathname);
+  const lib = ['json', 'fs', 'ident', 'records', 'holds', 'jobs', 'gates', 'producer', 'runner', 'consumer', 'control'].map((m) => new URL(`../../conformance/impls/sh/lib/${m}.sh`, import.meta.url).pathname);
   const text = lib.map((file) => readFileSync(file, 'utf8')).join('');
   for (const variant of variants) {
     const file = path.join(variant.dir, 'edits.sed');

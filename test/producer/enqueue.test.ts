@@ -47,7 +47,7 @@ published('every member of the spec table is written, with the SPEC-2 defaults',
   assert.ok(created_ms >= before && created_ms <= Date.now());
   assert.equal(producer, me, 'the producer is this process (ID-1)');
   assert.equal(rest, {
-    fsjob: '1.1',
+    fsjob: '1.2',
     type: 'spec',
     argv: ['true'],
     cwd: '/home/ana/site',
@@ -179,7 +179,7 @@ refused('a request of a newer minor is accepted and its unknown members are not 
   const { spec } = await enqueue(queue, newer as JobRequest);
   assert.is('future_member' in spec, false);
   assert.is('x-note' in spec, false);
-  assert.is(spec.fsjob, '1.1');
+  assert.is(spec.fsjob, '1.2');
 });
 
 refused('a symlinked jobs/ is refused with SYMLINK_REFUSED and nothing is written through it', async () => {

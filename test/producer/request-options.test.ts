@@ -6,7 +6,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KILL_GRACE_MAX, PRIORITY_MAX, PRIORITY_MIN, RETRY_DELAY_MAX } from '../../src/base/constants.ts';
+import { KILL_GRACE_MAX, PRIORITY_MAX, PRIORITY_MIN, RETRY_DELAY_MAX, SLOTS_MAX } from '../../src/base/constants.ts';
 import { isFsjobError } from '../../src/base/errors.ts';
 import { normalizeRequest } from '../../src/producer/request.ts';
 import { requestFromOptions, requestOptionNamed } from '../../src/producer/request-options.ts';
@@ -65,6 +65,33 @@ options('a command or a handler, not both and not neither', () => {
   assert.ok(request.payload instanceof RawJson);
   assert.is((request.payload as unknown as RawJson).text, '{"w":640,"big":12345678901234567890123,"f":1.50}');
   assert.equal(Object.keys(request), ['handler', 'payload']);
+});
+
+options('--after, --hold and --lane-slots (1.2): dependencies as typed, refusals with the member refused as field', () => {
+  const id = '1796000000000000000-0123456789abcdef';
+  const request = requestFromOptions({ after: [`${id}`, '1796:finished,abcd'], hold: true, lane: 'render', 'lane-slots': '3' }, ['x'], { cwd: () => '/srv' });
+  assert.equal(request.after, [
+    { job_id: id, when: 'succeeded' },
+    { job_id: '1796', when: 'finished' },
+    { job_id: 'abcd', when: 'succeeded' },
+  ]);
+  assert.is(request.hold, true);
+  assert.is(request.lane_slots, 3);
+  assert.equal(Object.keys(requestFromOptions({ hold: false }, ['x'])), ['argv'], 'no --hold, no member');
+  const noLane = refusal(() => requestFromOptions({ 'lane-slots': 2 }, ['x']));
+  assert.is(noLane.field, '/lane_slots');
+  assert.match(noLane.message, /^--lane-slots needs --lane/);
+  const tooMany = refusal(() => requestFromOptions({ lane: 'l', 'lane-slots': SLOTS_MAX + 1 }, ['x']));
+  assert.is(tooMany.field, '/lane_slots');
+  assert.is(tooMany.message, `--lane-slots ${SLOTS_MAX + 1} is too large: at most ${SLOTS_MAX}`);
+  const when = refusal(() => requestFromOptions({ after: [id, `${id}:done`] }, ['x']));
+  assert.is(when.field, '/after/1/when');
+  assert.is(refusal(() => requestFromOptions({ after: [' '] }, ['x'])).field, '/after');
+  // Options read before: the member is the field too.
+  assert.is(refusal(() => requestFromOptions({ timeout: 'soon' }, ['x'])).field, '/timeout_ms');
+  assert.is(requestOptionNamed('/lane_slots'), '--lane-slots');
+  assert.is(requestOptionNamed('/after/1/job_id'), '--after (1/job_id)');
+  assert.is(requestOptionNamed('/hold'), '--hold');
 });
 
 const named = suite('the flag behind a refused member');

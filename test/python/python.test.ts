@@ -119,7 +119,7 @@ python('conformance: every case of its profile, a quick crash sweep, the quick p
   const failed = mustFailures(results);
   assert.is(failed.length, 0, `MUST failures:\n${explain(failed)}`);
   assert.ok(report.summary.crash_points > 0, 'crash points were checked');
-  assert.equal(results.filter((r) => r.name.startsWith('power/') && r.status === 'ok').map((r) => r.name).sort(), ['power/cancel', 'power/consume', 'power/produce'], 'the power-loss cases ran and passed');
+  assert.equal(results.filter((r) => r.name.startsWith('power/') && r.status === 'ok').map((r) => r.name).sort(), ['power/cancel', 'power/consume', 'power/gates', 'power/produce', 'power/release', 'power/slots'], 'the power-loss cases ran and passed');
   assert.ok(results.some((r) => r.name.startsWith('interop/') && r.status === 'ok'), 'interoperability with the reference was checked');
   assert.ok(results.some((r) => r.name.startsWith('vectors/') && r.status === 'ok'), 'the vectors ran');
 });

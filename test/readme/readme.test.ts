@@ -55,6 +55,8 @@ const BLOCKS: Record<string, How> = {
   'python-producer': { run: 'python', worker: 'jobs', expect: /^succeeded 0$/m },
   'sh-example': { run: 'bash', cwd: '.', expect: /^\d{19}-[0-9a-f]{16} succeeded \(exit code 0\)$/m },
   'operator-day': { run: 'bash', expect: /^deploying to staging$/m, watchdogMs: 240_000 },
+  // ~/jobs: the block's HOME is ../home of its directory.
+  dependencies: { run: 'bash', worker: '../home/jobs', expect: /^testing$/m },
   'systemd-unit': { systemd: true },
   // Also compiled as strict TypeScript by test/package/install.test.ts.
   'node-example': { run: 'node', expect: /^succeeded 0 \{ resized: \{ path: 'a\.png', width: 640 \}, aborted: false \}$/m },

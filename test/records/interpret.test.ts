@@ -67,13 +67,13 @@ function paths(value: unknown, at: string[] = [], out: string[][] = []): string[
 
 const valid: [string, unknown][] = files.flatMap((file) => file.tests.filter((test) => test.valid && test.data !== undefined).map((test): [string, unknown] => [file.record_type, test.data]));
 
-/** Values near the schemas' edges: bounds, patterns, types and the versions VER-2/VER-3 turn on. */
+/** Values near the schemas' edges: bounds (SLOTS_MAX, AFTER_MAX among them), patterns, types, the versions VER-2/VER-3 turn on and 1.2's dependency members. */
 const edgeValue = fc.oneof(
-  fc.constantFrom(null, true, false, 0, 1, -1, 1.5, 2 ** 53, 4096, 1e10, '', '1.0', '1.1', '1.7', '2.0', 'SIGKILL', 'a\u0001', 'x'.repeat(300), 'head', '0123456789abcdef'),
+  fc.constantFrom(null, true, false, 0, 1, -1, 1.5, 2 ** 53, 4096, 1e10, '', '1.0', '1.1', '1.2', '1.7', '2.0', 'SIGKILL', 'a\u0001', 'x'.repeat(300), 'head', '0123456789abcdef', 'succeeded', 'finished', 64, 65, 256),
   fc.integer({ min: -5, max: 5 }),
   fc.string({ maxLength: 4 }),
   fc.array(fc.oneof(fc.string({ maxLength: 3 }), fc.integer()), { maxLength: 3 }),
-  fc.dictionary(fc.constantFrom('a', 'A', 'x-y', '1', 'exit', 'signal', 'pgid', 'host'), fc.oneof(fc.string({ maxLength: 2 }), fc.integer(), fc.constant(null)), { maxKeys: 3 }),
+  fc.dictionary(fc.constantFrom('a', 'A', 'x-y', '1', 'exit', 'signal', 'pgid', 'host', 'job_id', 'when'), fc.oneof(fc.string({ maxLength: 2 }), fc.integer(), fc.constant(null)), { maxKeys: 3 }),
 );
 
 mutated('a member set, removed or added anywhere gets the same findings from both engines', () => {

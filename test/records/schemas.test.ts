@@ -8,9 +8,9 @@ const claim = { fsjob: '1.0', type: 'claim', job_id: '1764476044123456789-3fa2c1
 
 const documents = suite('schemas/');
 
-documents('one schema per record type (pause is 1.1), plus common, request, report, manifest, vector-case and conformance-report', () => {
+documents('one schema per record type (pause is 1.1, release 1.2), plus common, request, report, manifest, vector-case and conformance-report', () => {
   const names = [...schemaDocuments().keys()].sort();
-  assert.equal(names, ['cancel', 'claim', 'common', 'conformance-report', 'end', 'exec', 'hold', 'manifest', 'pause', 'queue', 'receipt', 'report', 'request', 'spec', 'state', 'vector-case', 'worker']);
+  assert.equal(names, ['cancel', 'claim', 'common', 'conformance-report', 'end', 'exec', 'hold', 'manifest', 'pause', 'queue', 'receipt', 'release', 'report', 'request', 'spec', 'state', 'vector-case', 'worker']);
 });
 
 documents('every schema is 2020-12 with a versioned $id of its own file name', () => {
@@ -80,7 +80,7 @@ versions('an x- member is allowed at every minor', () => {
 versions('nested objects follow the record version too', () => {
   const validate = validatorFor('claim');
   assert.not.ok(validate({ ...claim, owner: { ...identity, surprise: 1 } }));
-  assert.ok(validate({ ...claim, fsjob: '1.2', owner: { ...identity, surprise: 1 } }));
+  assert.ok(validate({ ...claim, fsjob: '1.3', owner: { ...identity, surprise: 1 } }));
   assert.not.ok(validate({ ...claim, fsjob: '1.1', owner: { ...identity, surprise: 1 } }), 'this reader knows 1.1 completely');
   assert.ok(validate({ ...claim, owner: { ...identity, 'x-note': 1 } }));
 });

@@ -18,7 +18,7 @@ export function caseBytes(test: VectorCase): Buffer {
 const shape = suite('vector files');
 
 shape('every record type and the request form has a vector file', () => {
-  assert.equal(files, ['cancel', 'claim', 'end', 'exec', 'hold', 'pause', 'queue', 'receipt', 'request', 'spec', 'state', 'worker'].map((t) => `${t}.json`));
+  assert.equal(files, ['cancel', 'claim', 'end', 'exec', 'hold', 'pause', 'queue', 'receipt', 'release', 'request', 'spec', 'state', 'worker'].map((t) => `${t}.json`));
 });
 
 shape('every vector file matches schemas/vector-case.schema.json', () => {

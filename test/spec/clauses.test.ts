@@ -59,21 +59,23 @@ ids('each clause has the key word level of its text (the strongest key word it u
 });
 
 ids('every clause has conformance levels, a known feature, a version and a one-line summary', () => {
-  const features = new Set(['dedupe', 'lanes', 'preemption', 'payload', 'workers', 'policy']);
+  const features = new Set(['dedupe', 'lanes', 'slots', 'preemption', 'gates', 'payload', 'workers', 'policy']);
   for (const clause of clauses) {
     assert.ok(clause.levels.length > 0, clause.id);
     for (const level of clause.levels) assert.ok(['producer', 'consumer', 'validator', 'tool'].includes(level), `${clause.id}: ${level}`);
     assert.is(clause.levels.includes('tool'), clause.document === 'tools.md' && clause.id.startsWith('MANIFEST-'), clause.id);
     if (clause.feature !== undefined) assert.ok(features.has(clause.feature), `${clause.id}: ${clause.feature}`);
-    assert.ok(['1.0', '1.1'].includes(clause.since), clause.id);
+    assert.ok(['1.0', '1.1', '1.2'].includes(clause.since), clause.id);
     assert.ok(clause.summary.length > 10 && !clause.summary.includes('\n'), clause.id);
   }
 });
 
-ids('the clauses added in 1.1 are the ones spec/CHANGES.md lists, and the rules carry no history', () => {
-  const changes = readSpec('CHANGES.md');
-  const listed = /Clauses added in 1\.1 \(clauses\.json `since`\): ([^.]*)\./.exec(changes.replace(/\s+/g, ' '))?.[1]?.split(', ') ?? [];
-  assert.equal(listed, clauses.filter((clause) => clause.since === '1.1').map((clause) => clause.id), 'CHANGES.md lists them in document order');
+ids('the clauses added in 1.1 and 1.2 are the ones spec/CHANGES.md lists, and the rules carry no history', () => {
+  const changes = readSpec('CHANGES.md').replace(/\s+/g, ' ');
+  for (const version of ['1.1', '1.2']) {
+    const listed = new RegExp(`Clauses added in ${version.replace('.', '\\.')} \\(clauses\\.json \`since\`\\): ([^.]*)\\.`).exec(changes)?.[1]?.split(', ') ?? [];
+    assert.equal(listed, clauses.filter((clause) => clause.since === version).map((clause) => clause.id), `CHANGES.md lists the clauses of ${version} in document order`);
+  }
   for (const segment of segments) assert.not.match(segment.text, /\(1\.[0-9]+[):]|\b1\.0 said\b|\bin 1\.0\b/, `${segment.id} carries a history note: it belongs in spec/CHANGES.md`);
 });
 

@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readSpec, specDocuments } from '../support/spec-clauses.ts';
+import { clauseSpans, readSpec, specDocuments } from '../support/spec-clauses.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LIMIT = 500;
@@ -53,10 +53,24 @@ sizes('no file of spec/ is over 2,500 words (wc -w)', () => {
   assert.equal(long, []);
 });
 
-sizes("the protocol's files together are no longer than 1.1's 17,409 words", () => {
+/** The clauses a minor added after the re-shape (clauses.json `since`), and the files of a concern it added. */
+const ADDED_SINCE = new Set(['1.2']);
+const ADDED_FILES = new Set(['gates.md']);
+
+sizes("the protocol's files together are no longer than 1.1's 17,409 words, what 1.2 added aside", () => {
   const protocol = specDocuments().filter((name) => name !== 'tools.md');
   assert.ok(protocol.length > 10, protocol.join(' '));
-  const total = protocol.reduce((sum, name) => sum + words(readSpec(name)), 0);
+  const added = new Set((JSON.parse(readSpec('clauses.json')) as { id: string; since: string }[]).filter((clause) => ADDED_SINCE.has(clause.since)).map((clause) => clause.id));
+  // A new feature's own text (its file, its clauses with their explanations, a table row that cites one of them) is not the re-shape's to pay for.
+  const citesAdded = (line: string): boolean => line.startsWith('|') && [...line.matchAll(/\b[A-Z]+-[0-9]+\b/g)].some((match) => added.has(match[0]));
+  const total = protocol
+    .filter((name) => !ADDED_FILES.has(name))
+    .reduce((sum, name) => {
+      const text = readSpec(name);
+      const spans = clauseSpans(name, text).filter((span) => added.has(span.id));
+      const rows = text.split('\n').filter(citesAdded);
+      return sum + words(text) - spans.reduce((n, span) => n + words(span.text), 0) - rows.reduce((n, row) => n + words(row), 0);
+    }, 0);
   assert.ok(total <= 17409, `${total} words`);
 });
 

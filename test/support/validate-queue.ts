@@ -15,7 +15,7 @@ import { newJobId } from '../../src/producer/id.ts';
 import { cancelRecord, claimRecord, deadOwner, endRecord, execRecord, receiptRecord, specRecord, stateRecord } from '../../conformance/runner/fixtures.ts';
 import type { Finding, FindingCode } from '../../src/records/findings.ts';
 import { processStart, selfIdentity, type Identity } from '../../src/model/identity.ts';
-import { genRecordName, keyHash, outputName, readyEntryName } from '../../src/model/layout.ts';
+import { genRecordName, keyHash, outputName, readyEntryName, slotHash } from '../../src/model/layout.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import {
   encodeRecord,
@@ -45,7 +45,8 @@ export async function newQueue(label = 'vq'): Promise<Queue> {
 export type SpecFields = Partial<Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'producer'>> & { stdinBytes?: Buffer };
 
 /** ENQ-1..ENQ-4 through the core primitives. Returns the id and the spec written. */
-export async function enqueue(queue: Queue, fields: SpecFields = {}): Promise<{ id: string; spec: SpecRecord }> {
+/** A job planted as its producer would publish it; `gated` puts it at jobs/<id>.gated (GATE-1), as any job with after or a hold. */
+export async function enqueue(queue: Queue, fields: SpecFields = {}, options: { gated?: boolean } = {}): Promise<{ id: string; spec: SpecRecord }> {
   const id = newJobId();
   const { stdinBytes, ...rest } = fields;
   // The producer's defaults (conformance/runner/fixtures.ts), then the fields this test sets: any spec member, planted as it is.
@@ -62,7 +63,8 @@ export async function enqueue(queue: Queue, fields: SpecFields = {}): Promise<{ 
   const ready = await createExclusive(queue.paths.dir('ready'), readyEntryName(spec.priority, id), 0o600, opts);
   await ready.sync();
   await ready.close();
-  await renameNoReplace(staging, queue.paths.job(id), opts);
+  const gated = options.gated ?? (spec.after !== undefined || spec.hold === true);
+  await renameNoReplace(staging, gated ? queue.paths.gatedJob(id) : queue.paths.job(id), opts);
   return { id, spec };
 }
 
@@ -185,8 +187,8 @@ export async function highestHold(queue: Queue, kind: 'dedupe' | 'lanes', key: s
   return Math.max(0, ...names.filter((name) => /^[1-9][0-9]*\.json$/.test(name)).map((name) => Number(name.slice(0, -5))));
 }
 
-export async function publishHold(queue: Queue, kind: 'dedupe' | 'lanes', key: string, n: number, jobId: string, gen: number | null, owner?: Identity): Promise<void> {
-  const dir = join(queue.root, kind, keyHash(key));
+export async function publishHold(queue: Queue, kind: 'dedupe' | 'lanes', key: string, n: number, jobId: string, gen: number | null, owner?: Identity, slot = 1): Promise<void> {
+  const dir = join(queue.root, kind, slotHash(key, slot));
   await ensurePrivateDir(dir, queue.fsOptions);
   const record: HoldRecord = {
     fsjob: PROTOCOL_VERSION,
@@ -197,6 +199,7 @@ export async function publishHold(queue: Queue, kind: 'dedupe' | 'lanes', key: s
     gen,
     owner: owner ?? (await selfIdentity()),
     created_ms: Date.now(),
+    ...(slot > 1 ? { slot } : {}),
   };
   await publishRecord(dir, `${n}.json`, encodeRecord('hold', record), 'link', queue.fsOptions);
 }

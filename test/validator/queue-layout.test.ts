@@ -40,7 +40,7 @@ queueRecord('a queue record of another major is QUEUE_VERSION and nothing inside
   const queue = await newQueue();
   await mkdir(join(queue.root, 'stray'));
   const path = queue.paths.queueRecord();
-  await writeFile(path, (await readFile(path, 'utf8')).replace(/"fsjob":"1\.[01]"/, '"fsjob":"2.0"'));
+  await writeFile(path, (await readFile(path, 'utf8')).replace(/"fsjob":"1\.[012]"/, '"fsjob":"2.0"'));
   const result = await audit(queue);
   expectFinding(result, 'QUEUE_VERSION', { path, clause: 'VER-1', severity: 'error' });
   expectFinding(result, 'RECORD_VERSION', { path, clause: 'VER-1', field: '/fsjob' });
@@ -154,9 +154,9 @@ records('records of a newer minor are read (RECORD_NEWER_MINOR, info); another m
   const queue = await newQueue();
   const id = await finishedJob(queue);
   const claimPath = join(queue.paths.job(id), 'claim.1.json');
-  await writeFile(claimPath, (await readFile(claimPath, 'utf8')).replace(/"fsjob":"1\.[01]"/, '"fsjob":"1.7"').replace('"lease_ms":30000', '"lease_ms":30000,"future":true'));
+  await writeFile(claimPath, (await readFile(claimPath, 'utf8')).replace(/"fsjob":"1\.[012]"/, '"fsjob":"1.7"').replace('"lease_ms":30000', '"lease_ms":30000,"future":true'));
   const execPath = join(queue.paths.job(id), 'exec.1.json');
-  await writeFile(execPath, (await readFile(execPath, 'utf8')).replace(/"fsjob":"1\.[01]"/, '"fsjob":"3.0"'));
+  await writeFile(execPath, (await readFile(execPath, 'utf8')).replace(/"fsjob":"1\.[012]"/, '"fsjob":"3.0"'));
   const result = await audit(queue);
   expectFinding(result, 'RECORD_NEWER_MINOR', { path: claimPath, clause: 'VER-3', severity: 'info' });
   expectFinding(result, 'RECORD_VERSION', { path: execPath, clause: 'VER-1', field: '/fsjob' });

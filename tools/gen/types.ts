@@ -40,12 +40,13 @@ const TOP_LEVEL: readonly (readonly [string, string])[] = [
   ['worker', 'WorkerRecord'],
   ['hold', 'HoldRecord'],
   ['pause', 'PauseRecord'],
+  ['release', 'ReleaseRecord'],
   ['request', 'JobRequest'],
   ['report', 'ValidateReport'],
   ['manifest', 'ConformanceManifest'],
   ['vector-case', 'VectorFile'],
 ];
-const RECORD_COUNT = 11;
+const RECORD_COUNT = 12;
 /** Definitions whose plain Pascal-case name would mislead. */
 const DEF_NAMES: Record<string, string> = {
   'report#finding': 'ReportFinding',

@@ -10,6 +10,7 @@ import { REQUEST_MAX, STDIN_MAX } from '../../base/constants.ts';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
 import { formatDuration, isDurationUnit, parseDuration } from '../../base/units.ts';
 import type { Queue } from '../../model/queue.ts';
+import { JOB_ID_PATTERN } from '../../records/names.ts';
 import { enqueue, type Enqueued } from '../../producer/enqueue.ts';
 import { enqueueBatch, type BatchResult } from '../../producer/many.ts';
 import { REQUEST_OPTION_NAMES, commandWarnings, requestFromOptions, requestOptionNamed } from '../../producer/request-options.ts';
@@ -17,9 +18,10 @@ import type { FsjobCommand } from '../command.ts';
 import { EXIT } from '../exit.ts';
 import { linesOf, readInput } from '../input.ts';
 import { progressWanted, startProgress } from '../progress.ts';
-import { openQueueOf, withQueue } from '../queue-arg.ts';
+import { openQueueOf, resolveJobId, withQueue } from '../queue-arg.ts';
 import { environmentValue, requireText, textOf, workingDirectory } from '../command-line.ts';
 import type { RecordText } from '../../records/bytes.ts';
+import type { JobRequest } from '../../records/codec.ts';
 
 /** Options whose value is a duration: "--delay 2 hours" leaves "hours" to the command. */
 const DURATION_OPTIONS = ['timeout', 'queue-deadline', 'retry-delay', 'delay', 'kill-grace'] as const;
@@ -71,7 +73,10 @@ export const enqueueCommand: FsjobCommand = {
       .option('queue-deadline', { describe: 'The job must start within this long of being enqueued, else it expires (exit 124); at most 30d', type: 'string' })
       .option('max-attempts', { describe: 'Attempts the job may use, 1 to 100 (default 1: never started twice)', type: 'number' })
       .option('retry-delay', { describe: 'Wait before a retry (default 0, at most 1d)', type: 'string' })
-      .option('lane', { describe: 'At most one job of a lane runs at a time', type: 'string' })
+      .option('lane', { describe: 'At most one job of a lane runs at a time (more with --lane-slots)', type: 'string' })
+      .option('lane-slots', { describe: 'With --lane: up to N jobs of the lane run at once, this one in any of slots 1 to N (1 to 64; default 1); give every job of the lane the same N', type: 'number' })
+      .option('after', { describe: 'Run only after job ID succeeded (ID or ID:succeeded), or finished whatever its outcome (ID:finished); repeatable. If it cannot succeed any more, this job is cancelled (exit 130)', type: 'string', array: true })
+      .option('hold', { describe: 'Enqueue the job held: it runs only once released (fsjob release ID), and may be cancelled meanwhile', type: 'boolean' })
       .option('dedupe', { describe: 'At most one unfinished job per key: a second one is refused with exit 3', type: 'string' })
       .option('priority', { describe: 'Higher runs first, -1000 to 1000 (default 0); negative values as --priority=-5', type: 'number' })
       .option('stdin', { describe: "The job's standard input: a file, or - for this command's standard input (at most 64 MiB)", type: 'string' })
@@ -95,6 +100,9 @@ export const enqueueCommand: FsjobCommand = {
       .example('$0 enqueue --at 2026-12-01T02:00 --output-keep tail -- ./nightly.sh', 'run at 2 am or later; keep the end of its output')
       .example("id=$($0 enqueue --timeout 10m --max-attempts 3 --retry-delay 30s -- ./deploy.sh) && $0 wait $id", 'enqueue, then wait for the outcome')
       .example('$0 enqueue --dedupe nightly-report -- ./report.sh || [ $? -eq 3 ]', 'at most one unfinished report; exit 3 means one is queued already')
+      .example('build=$($0 enqueue -- make) && $0 enqueue --after $build -- ./deploy.sh', 'deploy only once the build succeeded')
+      .example('$0 enqueue --lane render --lane-slots 3 -- ./render.sh 1', 'at most 3 render jobs at once')
+      .example('$0 enqueue --hold -- ./migrate.sh', 'enqueue now, start it later with fsjob release ID')
       .example('printf "%s\\n" \'{"argv":["echo","a"]}\' \'{"argv":["echo","b"]}\' | $0 enqueue --batch -', 'one job per JSON line')
       .example('$0 enqueue --handler resize --payload \'{"w":640}\'', 'a payload job for a consumer that has a "resize" handler')
       .epilog(
@@ -166,7 +174,35 @@ async function enqueueOne(queue: Queue, args: Record<string, unknown>, requestFi
     return enqueue(queue, bytes, { source: requestFile === '-' ? 'the request on standard input' : requestFile });
   }
   const request = requestFromOptions(args, argv, { environment: environmentValue, text: textOf, requireText, cwd: workingDirectory });
+  if (request.after !== undefined) request.after = await resolvedAfter(queue, request.after);
   const stdinFile = args['stdin'] as string | undefined;
   const stdin = stdinFile === undefined ? undefined : await readInput(stdinFile, STDIN_MAX, '--stdin');
   return enqueue(queue, request, { nameField: requestOptionNamed, ...(stdin === undefined ? {} : { stdin }) });
+}
+
+/**
+ * --after's ids as typed, each a whole id or a unique prefix of one in this
+ * queue (resolveJobId); a refusal keeps the dependency it is about as its
+ * `field` (/after/N/job_id).
+ */
+async function resolvedAfter(queue: Queue, after: NonNullable<JobRequest['after']>): Promise<NonNullable<JobRequest['after']>> {
+  const resolved: NonNullable<JobRequest['after']> = [];
+  for (const [index, dependency] of after.entries()) {
+    if (JOB_ID_PATTERN.test(dependency.job_id)) {
+      resolved.push(dependency);
+      continue;
+    }
+    try {
+      resolved.push({ ...dependency, job_id: await resolveJobId(queue, dependency.job_id) });
+    } catch (error) {
+      if (!isFsjobError(error)) throw error;
+      throw new FsjobError(error.code, `--after: ${error.message}`, {
+        ...(error.clause === undefined ? {} : { clause: error.clause }),
+        ...(error.path === undefined ? {} : { path: error.path }),
+        field: `/after/${index}/job_id`,
+        cause: error,
+      });
+    }
+  }
+  return resolved;
 }

@@ -12,7 +12,7 @@ import { shellQuote } from '../shell-quote.ts';
 import { formatAge, formatBytes, formatClock, formatDuration, formatElapsed, parseInteger, parsePairs } from '../../base/units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
 
-const STATUSES: readonly JobStatus[] = ['queued', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
+const STATUSES: readonly JobStatus[] = ['queued', 'held', 'blocked', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'];
 const OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'timed_out', 'expired', 'cancelled', 'force_stopped', 'lost', 'rejected'];
 const DEFAULT_LIMIT = 20;
 /**
@@ -129,7 +129,11 @@ function detail(report: JobReport, now: number): string {
     add('attempts', `${report.attempts} of ${spec.max_attempts}`);
     const deadline = spec.queue_deadline_ms === null ? 'none' : formatDuration(spec.queue_deadline_ms);
     add('limits', `timeout ${formatDuration(spec.timeout_ms)}, kill grace ${formatDuration(spec.kill_grace_ms)}, queue deadline ${deadline}, retry delay ${formatDuration(spec.retry_delay_ms)}, output ${formatBytes(spec.max_output_bytes)} bytes per stream`);
-    add('keys', `priority ${spec.priority}, lane ${spec.lane ?? '-'}, dedupe ${spec.dedupe ?? '-'}${spec.preemptible ? ', preemptible' : ''}`);
+    const slots = spec.lane_slots !== undefined && spec.lane_slots > 1 ? ` (${spec.lane_slots} slots)` : '';
+    add('keys', `priority ${spec.priority}, lane ${spec.lane ?? '-'}${slots}, dedupe ${spec.dedupe ?? '-'}${spec.preemptible ? ', preemptible' : ''}`);
+    // AFTER-1, HOLD-1: what a gated job waits for.
+    if (spec.after !== undefined) add('after', spec.after.map((dep) => `${dep.job_id} (${dep.when})`).join(', '));
+    if (spec.hold === true) add('hold', report.status === 'held' ? `held: it runs once released (fsjob release ${report.id})` : 'enqueued held, released');
     if (spec.output_keep !== undefined && spec.output_keep !== 'head') add('keeps', `the ${spec.output_keep === 'tail' ? 'tail' : 'head and the tail'} of longer output (output_keep ${spec.output_keep})`);
     const notBefore = spec.not_before_ms ?? null;
     if (notBefore !== null) add('starts', `not before ${new Date(notBefore).toISOString()} (${notBefore > now ? `in ${formatAge(notBefore - now)}` : `${formatAge(now - notBefore)} ago`})`);

@@ -62,6 +62,26 @@ export interface OutputSummary {
   [key: `x-${string}`]: JsonValue;
 }
 
+/** A job this job runs after (AFTER-1): its id, and whether it must have finished (any outcome) or succeeded. */
+export interface Dependency {
+  /** The dependency's job id (LAYOUT-4). */
+  job_id: string;
+  /** finished: any receipt satisfies it; succeeded: a receipt with outcome succeeded (AFTER-1). */
+  when: "finished" | "succeeded";
+  /** Extension members (VER-2). */
+  [key: `x-${string}`]: JsonValue;
+}
+
+/** A dependency in a request (spec/spec-record.md): the job id, and when (finished or succeeded; absent: succeeded). */
+export interface RequestDependency {
+  /** The dependency's job id (LAYOUT-4). */
+  job_id: string;
+  /** finished or succeeded (AFTER-1); absent: succeeded. */
+  when?: "finished" | "succeeded";
+  /** Extension members (VER-2). */
+  [key: `x-${string}`]: JsonValue;
+}
+
 /** Describes the job's `stdin` file (spec/spec-record.md). */
 export interface StdinRef {
   /** Size of the file: 0 to STDIN_MAX (67108864). */
@@ -106,7 +126,7 @@ export type Labels = {
 
 /** fsjob.json at the queue root (spec/records.md), published once by init. Its presence makes a directory a queue (LAYOUT-2). */
 export interface QueueRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "queue". */
   type: "queue";
@@ -120,7 +140,7 @@ export interface QueueRecord {
 
 /** jobs/<id>/spec.json (spec/spec-record.md): the job, written by the producer inside the staged directory and never changed. A producer writes every member (SPEC-2), so readers never apply defaults. */
 export interface SpecRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "spec". */
   type: "spec";
@@ -164,6 +184,12 @@ export interface SpecRecord {
   output_keep?: "head" | "tail" | "head_tail";
   /** (1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay. */
   not_before_ms?: number | null;
+  /** How many jobs of the lane may run beside each other: the job runs in one of the lane's slots 1 to lane_slots (LANE-5); absent: 1. Only with a lane, and 1 for a preemptible job. */
+  lane_slots?: number;
+  /** The jobs this job runs after (AFTER-1); absent: none. A job with after is published gated (GATE-1). */
+  after?: Dependency[];
+  /** The job is published gated and runs only once released (HOLD-1); absent: false. */
+  hold?: boolean;
   /** Informational labels. */
   labels: Labels;
   /** Identity of the process that published the job. */
@@ -174,7 +200,7 @@ export interface SpecRecord {
 
 /** jobs/<id>/claim.<g>.json (spec/records.md): generation g of ownership, published by link (CLAIM-5). */
 export interface ClaimRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "claim". */
   type: "claim";
@@ -196,7 +222,7 @@ export interface ClaimRecord {
 
 /** jobs/<id>/exec.<g>.json (spec/records.md): the owner of claim g recorded an execution; from its publication the command may have started (EXEC-3). */
 export interface ExecRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "exec". */
   type: "exec";
@@ -216,7 +242,7 @@ export interface ExecRecord {
 
 /** jobs/<id>/state.<g>.json (spec/records.md): advisory progress of generation g, published by rename by its owner only; it carries the lease renewal (LEASE-1). */
 export interface StateRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "state". */
   type: "state";
@@ -242,7 +268,7 @@ export interface StateRecord {
 
 /** jobs/<id>/end.<g>.json (spec/records.md): generation g ended without a receipt and the job is queued again. */
 export interface EndRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "end". */
   type: "end";
@@ -266,7 +292,7 @@ export interface EndRecord {
 
 /** jobs/<id>/cancel.json (graceful) or cancel-force.json (force) (spec/records.md): a request to cancel the job, published by link (CANCEL-1). */
 export interface CancelRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "cancel". */
   type: "cancel";
@@ -286,7 +312,7 @@ export interface CancelRecord {
 
 /** jobs/<id>/receipt.json (spec/records.md): the job is finished. Published by link exactly once per job by the owner of its current claim (RCPT-3). */
 export interface ReceiptRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "receipt". */
   type: "receipt";
@@ -324,7 +350,7 @@ export interface ReceiptRecord {
 
 /** workers/<w>.json (spec/records.md): registration of a long-running consumer, published by rename and renewed every RENEW_INTERVAL (WORKER-1). Informational. */
 export interface WorkerRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "worker". */
   type: "worker";
@@ -352,7 +378,7 @@ export interface WorkerRecord {
 
 /** dedupe/<h>/<n>.json or lanes/<h>/<n>.json (spec/records.md): hold number n of a dedupe key or a lane, published by link (DEDUPE-2, LANE-2). */
 export interface HoldRecord {
-  /** Protocol version (REC-3, VER-1): "1.1" for this document ("1.0" records stay valid, VER-5). */
+  /** Protocol version (REC-3, VER-1): "1.2" for this document ("1.1" and "1.0" records stay valid, VER-5, VER-6). */
   fsjob: string;
   /** Record type (REC-3): "hold". */
   type: "hold";
@@ -368,6 +394,8 @@ export interface HoldRecord {
   owner: Identity;
   /** When the hold was published. */
   created_ms: number;
+  /** Lane holds of slot 2 to SLOTS_MAX (64): the slot (LANE-6); absent: slot 1. */
+  slot?: number;
   /** Extension members (VER-2). */
   [key: `x-${string}`]: JsonValue;
 }
@@ -384,6 +412,22 @@ export interface PauseRecord {
   by: Identity;
   /** Why, for people (at most 1024 bytes), or null. */
   reason: string | null;
+  /** Extension members (VER-2). */
+  [key: `x-${string}`]: JsonValue;
+}
+
+/** release.json in a gated job's directory (spec/records.md, new in 1.2): while the entry exists the held job is released (HOLD-1); published by link (HOLD-2) and kept when the gate opens. */
+export interface ReleaseRecord {
+  /** Protocol version (REC-3, VER-1): "1.2" or later (the record is new in 1.2). */
+  fsjob: string;
+  /** Record type (REC-3): "release". */
+  type: "release";
+  /** The released job; equals the job of the directory (REC-7). */
+  job_id: string;
+  /** When the job was released. */
+  released_ms: number;
+  /** Identity of the process that released the job. */
+  by: Identity;
   /** Extension members (VER-2). */
   [key: `x-${string}`]: JsonValue;
 }
@@ -430,6 +474,12 @@ export interface JobRequest {
   output_keep?: "head" | "tail" | "head_tail";
   /** (1.1) The job is not claimed before this instant (DELAY-1), at most created_ms + DELAY_MAX (31536000000); null or absent: no delay. */
   not_before_ms?: number | null;
+  /** How many jobs of the lane may run beside each other (LANE-5): 1 to SLOTS_MAX (64); only with a lane, 1 for a preemptible job. Default 1. */
+  lane_slots?: number;
+  /** The jobs this job runs after (AFTER-1), each {job_id, when}; when defaults to succeeded. Default: none. */
+  after?: RequestDependency[];
+  /** Enqueue the job held: it runs only once released (HOLD-1). Default false. */
+  hold?: boolean;
   /** Informational labels. */
   labels?: Labels;
   /** Extension members (VER-2). */
@@ -504,6 +554,8 @@ export interface ConformanceManifest {
     cancel?: ArgvTemplate;
     /** Request forced cancellation of job {id}. */
     cancel_force?: ArgvTemplate;
+    /** Release the held job {id} (HOLD-2); required when the producer claims gates. */
+    release?: ArgvTemplate;
     /** Run RECOV-1, READY-4 and TEMP-1 over {queue}. */
     recover?: ArgvTemplate;
     /** Audit {queue}; exit 0 when clean, 1 on findings. */
@@ -511,12 +563,12 @@ export interface ConformanceManifest {
     /** Extension members (VER-2). */
     [key: `x-${string}`]: JsonValue;
   };
-  /** The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with every producer feature, consumer with every consumer feature but policy, and validator when a validate role exists. */
+  /** The profile claimed (MANIFEST-3, spec/README.md): each member claims a level and lists the optional features claimed for it; an empty array claims the level's minimal profile, a missing member does not claim the level. Without profile (1.0): producer with dedupe, consumer with lanes, preemption, payload and workers, and validator when a validate role exists. */
   profile?: {
-    /** Features of the producer level: dedupe. */
-    producer?: ("dedupe")[];
-    /** Features of the consumer level: lanes, preemption (needs lanes), payload, workers, policy. */
-    consumer?: ("lanes" | "preemption" | "payload" | "workers" | "policy")[];
+    /** Features of the producer level: dedupe, gates (after, hold and the release role). */
+    producer?: ("dedupe" | "gates")[];
+    /** Features of the consumer level: lanes, slots (needs lanes), preemption (needs lanes), gates, payload, workers, policy. */
+    consumer?: ("lanes" | "slots" | "preemption" | "gates" | "payload" | "workers" | "policy")[];
     /** The validator level has no features: an empty array claims it. */
     validator?: JsonValue[];
   };
@@ -555,7 +607,7 @@ export interface VectorFile {
   /** What the file covers. */
   description: string;
   /** Record type every case is checked as (or "request" for the request form). */
-  record_type: "queue" | "spec" | "claim" | "exec" | "state" | "end" | "cancel" | "receipt" | "worker" | "hold" | "pause" | "request";
+  record_type: "queue" | "spec" | "claim" | "exec" | "state" | "end" | "cancel" | "receipt" | "worker" | "hold" | "pause" | "release" | "request";
   /** The cases: 1 to 10000. */
   tests: VectorCase[];
 }
@@ -573,6 +625,7 @@ export interface RecordByType {
   worker: WorkerRecord;
   hold: HoldRecord;
   pause: PauseRecord;
+  release: ReleaseRecord;
 }
 
 /** What checkRecord can check: every record type, and the request form. */

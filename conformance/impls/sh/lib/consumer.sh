@@ -26,7 +26,7 @@ spec_load() {
   S_timeout=$R_timeout_ms S_grace=$R_kill_grace_ms S_deadline=$R_queue_deadline_ms
   S_created=$R_created_ms S_maxatt=$R_max_attempts S_retry=$R_retry_delay_ms
   S_prio=$R_priority S_lane=$R_lane S_preempt=$R_preemptible S_maxout=$R_max_output_bytes
-  S_keep=${R_output_keep:-head} S_notbefore=$R_not_before_ms
+  S_keep=${R_output_keep:-head} S_notbefore=$R_not_before_ms S_slots=${R_lane_slots:-1}
   S_ID=$2
   return 0
 }
@@ -138,9 +138,16 @@ decide() {
       DECIDED=receipt
     return 0
   fi
-  # 2. cancelled.
+  # 2. cancelled; the request's reason says why (AFTER-3: the dependency that failed).
   if [ "$J_CANCEL" != none ]; then
-    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" cancelled 130 null "cancelled before it started" "$ATTEMPTS" null null null null &&
+    _dc_msg="cancelled before it started"
+    for _dc_c in cancel-force.json cancel.json; do
+      if [ -f "$_dc_jd/$_dc_c" ] && rec_read "$_dc_jd/$_dc_c" cancel "$_dc_id" && [ -n "$R_reason" ]; then
+        _dc_msg="$_dc_msg: $R_reason"
+        break
+      fi
+    done
+    finish_receipt "$_dc_jd" "$_dc_id" "$_dc_g" cancelled 130 null "$_dc_msg" "$ATTEMPTS" null null null null &&
       DECIDED=receipt
     return 0
   fi
@@ -221,11 +228,15 @@ decide() {
       return 0
     fi
   fi
-  # 7. the lane.
+  # 7. the lane: the first of its slots 1 to lane_slots that can be taken (LANE-2, LANE-5).
   if [ -n "$S_lane" ]; then
-    hold_open lane "$S_lane"
-    _dc_rc=$?
-    [ "$_dc_rc" = 0 ] && { hold_take "$_dc_id" "$_dc_g"; _dc_rc=$?; }
+    _dc_k=1 _dc_rc=3
+    while [ "$_dc_rc" = 3 ] && [ "$_dc_k" -le "$S_slots" ]; do
+      hold_open lane "$S_lane" "$_dc_k"
+      _dc_rc=$?
+      [ "$_dc_rc" = 0 ] && { hold_take "$_dc_id" "$_dc_g"; _dc_rc=$?; }
+      _dc_k=$((_dc_k + 1))
+    done
     case $_dc_rc in
       0) ;;
       3)
@@ -418,6 +429,8 @@ consume_pass() {
       SKIP_IDS="$SKIP_IDS $_cp_id"
       continue
     fi
+    # No jobs/<id>: a gated job is looked at, and opened when it may be (GATE-2, GATE-3, AFTER-4).
+    [ -d "$_cp_jd" ] || gate_look "$_cp_id" || :
     [ -d "$_cp_jd" ] || continue
     job_scan "$_cp_jd"
     _cp_top=$J_G _cp_exec=$J_EXEC

@@ -9,6 +9,9 @@ cmd_cancel() {
   fi
   _cn_jd=$Q/jobs/$2
   if [ -L "$_cn_jd" ]; then log "$_cn_jd: symlink refused (SEC-2)"; return 1; fi
+  # HOLD-3: a gated job is cancelled in jobs/<id>.gated/ (GATE-4 finds it there).
+  job_place "$2"
+  [ "$PLACE" = gated ] && _cn_jd=$Q/jobs/$2.gated
   if [ ! -d "$_cn_jd" ]; then log "$2: no such job"; return 1; fi
   id_init || return 1
   job_scan "$_cn_jd"
@@ -24,6 +27,15 @@ cmd_cancel() {
     0|1) ;;
     *) log "$PUB_WHY"; return 1 ;;
   esac
+  if [ "$PLACE" = gated ]; then
+    # GATE-3 allows the gate to open with a cancel entry, durable first.
+    pub_flush
+    spec_load "$_cn_jd" "$2"
+    _cn_p=0
+    [ "$S_OK" = 1 ] && _cn_p=$S_prio
+    gate_open "$2" "$_cn_p" || { log "$2: cannot open its gate"; return 1; }
+    _cn_jd=$Q/jobs/$2
+  fi
   # CANCEL-2: nobody owns the job: finish it now.
   job_scan "$_cn_jd"
   if [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 0 ] && [ "$J_G" -lt "$GEN_MAX" ]; then
@@ -143,9 +155,11 @@ cmd_check_record() {
     jobs/*/*)
       _ck_id=${3#jobs/}
       _ck_id=${_ck_id%%/*}
+      _ck_id=${_ck_id%.gated}
       _ck_n=${3##*/}
       case $_ck_n in
         spec.json) _ck_type=spec ;;
+        release.json) _ck_type=release ;;
         receipt.json) _ck_type=receipt ;;
         cancel.json) _ck_type=cancel _ck_extra=false ;;
         cancel-force.json) _ck_type=cancel _ck_extra=true ;;

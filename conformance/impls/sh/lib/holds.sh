@@ -7,23 +7,20 @@
 # DEDUPE-3, DEDUPE-5: how long a staged job's dedupe hold counts.
 DEDUPE_STAGE_MAX=60000
 
-# hold_open KIND KEY: HOLD_DIR (created if missing), HOLD_KIND (dedupe|lane),
-# HOLD_KEY_JSON.
+# hold_open KIND KEY [SLOT]: HOLD_DIR (created if missing), HOLD_KIND
+# (dedupe|lane), HOLD_KEY_JSON, HOLD_SLOT (LANE-6: slot k's directory is the
+# SHA-256 of the key, a line feed and k; slot 1's the key's own).
 hold_open() {
-  sha256_str "$2" || return 2
-  case $1 in
-    dedupe) HOLD_DIR=$Q/dedupe/$SHA ;;
-    lane) HOLD_DIR=$Q/lanes/$SHA ;;
-  esac
-  HOLD_KIND=$1 HOLD_HASH=$SHA
+  hold_dir_of "$@" || return 2
   jstr "$2"
   HOLD_KEY_JSON=$JS
   fs_mkdir "$HOLD_DIR" || { log "$HOLD_DIR: $FS_WHY"; return 2; }
 }
 
-# hold_dir_of KIND KEY: HOLD_DIR without creating it.
+# hold_dir_of KIND KEY [SLOT]: HOLD_DIR without creating it.
 hold_dir_of() {
-  sha256_str "$2" || return 1
+  HOLD_SLOT=${3:-1}
+  if [ "$HOLD_SLOT" -gt 1 ]; then sha256_str "$2$J_NL$HOLD_SLOT" || return 1; else sha256_str "$2" || return 1; fi
   case $1 in
     dedupe) HOLD_DIR=$Q/dedupe/$SHA ;;
     lane) HOLD_DIR=$Q/lanes/$SHA ;;
@@ -57,6 +54,8 @@ hold_is_held() {
   _hh_boot=$R_owner_boot_id _hh_ns=$R_owner_pid_ns _hh_pid=$R_owner_pid
   _hh_start=$R_owner_start _hh_created=$R_created_ms
   _hh_jd=$Q/jobs/$HOLD_JOB
+  # A gated job (GATE-1) holds its dedupe key as any published job does.
+  [ "$HOLD_KIND" = dedupe ] && [ ! -e "$_hh_jd" ] && [ -d "$_hh_jd.gated" ] && [ ! -L "$_hh_jd.gated" ] && _hh_jd=$_hh_jd.gated
   if [ "$HOLD_KIND" = dedupe ]; then
     if [ -d "$_hh_jd" ] && [ ! -L "$_hh_jd" ]; then
       [ -e "$_hh_jd/receipt.json" ] || [ -L "$_hh_jd/receipt.json" ] && return 1
@@ -78,6 +77,7 @@ hold_is_held() {
     # Every "not held" comes after a last look at jobs/ (DEDUPE-3): the
     # producer's rename (ENQ-3) may have fallen between the looks, and the
     # producer may have exited since, so its pid is dead.
+    [ -d "$_hh_jd" ] || { [ -d "$_hh_jd.gated" ] && [ ! -L "$_hh_jd.gated" ] && _hh_jd=$_hh_jd.gated; }
     if [ -d "$_hh_jd" ] && [ ! -L "$_hh_jd" ]; then
       [ -e "$_hh_jd/receipt.json" ] || [ -L "$_hh_jd/receipt.json" ] && return 1
       return 0
@@ -121,7 +121,7 @@ hold_take() {
       return 3
     fi
     now_ms
-    rec_hold "$HOLD_KIND" "$HOLD_KEY_JSON" "$1" "$2" "$NOW_MS"
+    rec_hold "$HOLD_KIND" "$HOLD_KEY_JSON" "$1" "$2" "$NOW_MS" "$HOLD_SLOT"
     _ht_next=$((HOLD_N + 1))
     # PUB-5: the hold is durable only if its key directory's entry is: the
     # parent (dedupe/, lanes/) is fsynced in the same sync(1) as the hold's
@@ -150,10 +150,20 @@ hold_take() {
   return 3
 }
 
-# lane_busy_for JOB_ID LANE: the lane is held by another job (LANE-4
-# check before claiming). Never creates anything.
+# lane_busy_for JOB_ID LANE [SLOTS]: every slot 1 to SLOTS (default: the
+# loaded spec's lane_slots) of the lane is held by another job (LANE-4 check
+# before claiming, LANE-5). Never creates anything.
 lane_busy_for() {
-  hold_dir_of lane "$2" || return 1
+  _lb_k=1
+  while [ "$_lb_k" -le "${3:-${S_slots:-1}}" ]; do
+    slot_busy_for "$1" "$2" "$_lb_k" || return 1
+    _lb_k=$((_lb_k + 1))
+  done
+  return 0
+}
+
+slot_busy_for() {
+  hold_dir_of lane "$2" "$3" || return 1
   [ -d "$HOLD_DIR" ] && [ ! -L "$HOLD_DIR" ] || return 1
   hold_top
   [ "$HOLD_N" -gt 0 ] || return 1

@@ -178,6 +178,15 @@ exec_group_state() {
   fi
 }
 
+# job_gone ID: the job exists under neither name (GATE-4: jobs/<id>, then
+# jobs/<id>.gated, then jobs/<id> again, for a gate opens between two looks).
+job_gone() {
+  for _jg_n in "$1" "$1.gated" "$1"; do
+    [ -e "$Q/jobs/$_jg_n" ] || [ -L "$Q/jobs/$_jg_n" ] && return 1
+  done
+  return 0
+}
+
 # ready_remove ID: remove every ready entry of a job (READY-2, READY-3).
 ready_remove() {
   for _rm_e in "$Q"/ready/[0-9][0-9][0-9][0-9]-"$1"; do
@@ -187,14 +196,16 @@ ready_remove() {
   done
 }
 
-# ready_rebuild: give every unfinished job an entry (READY-4), remove
-# entries of finished jobs and old entries without a job (READY-3). Ids
-# are matched with one sort, so a large queue costs O(n log n).
+# ready_rebuild: give every unfinished job an entry (READY-4), gated jobs
+# (jobs/<id>.gated, GATE-1) included, remove entries of finished jobs and old
+# entries without a job under either name (READY-3, GATE-4). Ids are matched
+# with one sort, so a large queue costs O(n log n).
 ready_rebuild() {
   now_ms
   _rb_missing=$(
     for _rb_d in "$Q"/jobs/*; do
       _rb_id=${_rb_d##*/}
+      _rb_id=${_rb_id%.gated}
       is_job_id "$_rb_id" || continue
       [ -d "$_rb_d" ] && [ ! -L "$_rb_d" ] || continue
       [ -e "$_rb_d/receipt.json" ] || [ -L "$_rb_d/receipt.json" ] && continue
@@ -222,7 +233,9 @@ ready_rebuild() {
     [ "$1" = 2 ] || continue
     _rb_id=$2
     _rb_prio=0
-    if rec_read "$Q/jobs/$_rb_id/spec.json" spec "$_rb_id"; then
+    _rb_d=$Q/jobs/$_rb_id
+    [ -d "$_rb_d" ] || _rb_d=$_rb_d.gated
+    if rec_read "$_rb_d/spec.json" spec "$_rb_id"; then
       _rb_prio=$R_priority
     fi
     ready_prefix "$_rb_prio"
@@ -238,7 +251,7 @@ ready_rebuild() {
     is_job_id "$_rb_id" || continue
     if [ -e "$Q/jobs/$_rb_id/receipt.json" ]; then
       rm_entry "$_rb_e"
-    elif [ ! -e "$Q/jobs/$_rb_id" ] && [ ! -L "$Q/jobs/$_rb_id" ]; then
+    elif job_gone "$_rb_id"; then
       fs_stat "$_rb_e" && [ $((NOW_MS / 1000 - FS_MTIME)) -gt $((TEMP_MAX_AGE / 1000)) ] && rm_entry "$_rb_e"
     fi
   done

@@ -107,6 +107,7 @@ _rq_cb() {
     2) _rq_d2 "$@"; return 0 ;;
     3)
       case $3 in argv|env) _rr_bytes_member "$1" "$JW_K3" "$5" ;; esac
+      _rq_d3 "$@"
       return 0 ;;
     *) return 0 ;;
   esac
@@ -119,6 +120,7 @@ _rq_cb() {
         argv) [ "$5" -ge 1 ] && [ "$5" -le 4096 ] || _rq_bad "argv: 1 to 4096 arguments" ;;
         env) [ "$5" -le 256 ] || _rq_bad "env: at most 256 variables" ;;
         labels) [ "$5" -le 64 ] || _rq_bad "labels: at most 64 labels" ;;
+        after) [ "$5" -ge 1 ] && [ "$5" -le 256 ] || _rq_bad "after: 1 to 256 dependencies (AFTER-1)" ;;
       esac
       return 0 ;;
   esac
@@ -167,6 +169,10 @@ _rq_cb() {
     preemptible)
       case $1 in t) RQ_PREEMPT=true ;; f) RQ_PREEMPT=false ;; *) _rq_bad "preemptible must be a boolean" ;; esac ;;
     labels) [ "$1" = o ] || _rq_bad "labels must be an object"; RQ_LABELS= ;;
+    after) [ "$1" = a ] || _rq_bad "after must be an array of {job_id, when}"; RQ_AFTERC=0 ;;
+    hold)
+      case $1 in t) RQ_HOLD=true ;; f) RQ_HOLD=false ;; *) _rq_bad "hold must be a boolean" ;; esac ;;
+    lane_slots) _rq_int "$1" "$5" 1 64 && RQ_SLOTS=$_rq_n ;;
     x-*) ;;
     *) RQ_UNKNOWN="$RQ_UNKNOWN '$3'" ;;
   esac
@@ -222,6 +228,28 @@ _rq_d2() {
       case $4 in *[!a-z0-9._/-]*) _rq_bad "labels: invalid name" ;; esac
       [ ${#4} -le 64 ] || _rq_bad "labels: name too long"
       RQ_LABELS="$RQ_LABELS${RQ_LABELS:+,}\"$4\":\"$JW_CANON\"" ;;
+    after)
+      # AFTER-1: a dependency object; its members come at depth 3.
+      case $1 in
+        o) _rq_dep_job= _rq_dep_when=succeeded ;;
+        O)
+          [ -n "$_rq_dep_job" ] || _rq_bad "after: a dependency without job_id"
+          eval "RQ_AFTER_JOB_$RQ_AFTERC=\$_rq_dep_job RQ_AFTER_WHEN_$RQ_AFTERC=\$_rq_dep_when"
+          RQ_AFTERC=$((RQ_AFTERC + 1)) ;;
+        *) _rq_bad "after: each dependency is an object {job_id, when}" ;;
+      esac ;;
+  esac
+  return 0
+}
+
+_rq_d3() {
+  [ "$3" = after ] || return 0
+  case $1 in O|A|E) return 0 ;; esac
+  case $JW_K3 in
+    job_id) [ "$1" = s ] && is_job_id "$5" || _rq_bad "after: job_id must be a job id"; _rq_dep_job=$5 ;;
+    when) _rr_scalar "$1" "$5" 'enum:finished succeeded' || _rq_bad "after: when must be finished or succeeded"; _rq_dep_when=$5 ;;
+    x-*) ;;
+    *) RQ_UNKNOWN="$RQ_UNKNOWN 'after.$JW_K3'" ;;
   esac
   return 0
 }
@@ -240,7 +268,7 @@ _rq_reset() {
   RQ_TIMEOUT=3600000 RQ_GRACE=5000 RQ_DEADLINE=null RQ_ATTEMPTS=1 RQ_RETRY=0
   RQ_PRIORITY=0 RQ_lane=null RQ_lane_key= RQ_dedupe=null RQ_dedupe_key=
   RQ_PREEMPT=false RQ_MAXOUT=1048576 RQ_LABELS= RQ_N=0 RQ_FSJOB= RQ_UNKNOWN=
-  RQ_KEEP=head RQ_NOTBEFORE=null
+  RQ_KEEP=head RQ_NOTBEFORE=null RQ_AFTERC=0 RQ_HOLD=false RQ_SLOTS=1
 }
 
 # request_read FILE: validate a request file and fill every default (ENQ-1,
@@ -284,7 +312,7 @@ request_read() {
   case $RQ_SEEN in
     *'|fsjob|'*)
       case $RQ_FSJOB in
-        1.0|1.1) _rq_minor=0 ;;
+        1.0|1.1|1.2) _rq_minor=0 ;;
         1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
           _rq_minor=1 ;;
         *) RQ_ERR="$1: unsupported version '$RQ_FSJOB' (VER-1)"; return 1 ;;
@@ -307,6 +335,12 @@ request_read() {
   case $RQ_SEEN in
     *'|stdin_text|'*)
       case $RQ_SEEN in *'|stdin_base64|'*) RQ_ERR="$1: stdin_text and stdin_base64 exclude each other (REQ-1)"; return 1 ;; esac ;;
+  esac
+  # LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.
+  case $RQ_SEEN in
+    *'|lane_slots|'*)
+      [ "$RQ_lane" != null ] || { RQ_ERR="$1: lane_slots needs a lane (LANE-5)"; return 1; }
+      if [ "$RQ_PREEMPT" = true ] && [ "$RQ_SLOTS" != 1 ]; then RQ_ERR="$1: a preemptible job has lane_slots 1 (PREEMPT-2)"; return 1; fi ;;
   esac
   if [ "$RQ_STDIN" = base64 ]; then
     case $RQ_STDIN_B64 in
@@ -344,6 +378,26 @@ cmd_produce() {
     log "invalid request: $RQ_ERR"
     return 1
   fi
+  # AFTER-2: each dependency exists (GATE-4) and is named once; GATE-1: gated
+  # unless it is not held and every dependency is satisfied now.
+  _pr_gated=$RQ_HOLD _pr_after= _pr_i=0 _pr_seen=
+  while [ "$_pr_i" -lt "$RQ_AFTERC" ]; do
+    eval "_pr_dep=\$RQ_AFTER_JOB_$_pr_i _pr_when=\$RQ_AFTER_WHEN_$_pr_i"
+    case "$_pr_seen " in
+      *" $_pr_dep "*) log "invalid request: after names job $_pr_dep twice (AFTER-2)"; return 1 ;;
+    esac
+    _pr_seen="$_pr_seen $_pr_dep"
+    job_place "$_pr_dep"
+    if [ "$PLACE" = missing ]; then
+      log "invalid request: after names job $_pr_dep, which does not exist in $Q (AFTER-2)"
+      return 1
+    fi
+    dep_state "$_pr_dep" "$_pr_when"
+    [ "$DEP" = satisfied ] || _pr_gated=true
+    _pr_after="$_pr_after${_pr_after:+,}{\"job_id\":\"$_pr_dep\",\"when\":\"$_pr_when\"}"
+    _pr_i=$((_pr_i + 1))
+  done
+  _pr_seen=
   id_init || { log "cannot determine this process's identity"; return 1; }
   # LAYOUT-4: 19 digits of nanoseconds and 16 random hex digits.
   _pr_ns=$(date +%s%N) || return 1
@@ -393,13 +447,14 @@ cmd_produce() {
   else
     _pr_cmd="\"handler\":\"$RQ_HANDLER\",\"payload\":"
   fi
-  # SPEC-2 (1.1): output_keep and not_before_ms only when they say something;
-  # a spec that carries one is a 1.1 record (VER-4).
+  # SPEC-2: the members added after 1.0 only when they say something.
   _pr_new=
   if [ "$RQ_KEEP" != head ]; then _pr_new="$_pr_new,\"output_keep\":\"$RQ_KEEP\""; fi
   if [ "$RQ_NOTBEFORE" != null ]; then _pr_new="$_pr_new,\"not_before_ms\":$RQ_NOTBEFORE"; fi
+  if [ "$RQ_SLOTS" != 1 ]; then _pr_new="$_pr_new,\"lane_slots\":$RQ_SLOTS"; fi
+  if [ -n "$_pr_after" ]; then _pr_new="$_pr_new,\"after\":[$_pr_after]"; fi
+  if [ "$RQ_HOLD" = true ]; then _pr_new="$_pr_new,\"hold\":true"; fi
   _pr_head="{$F10,\"type\":\"spec\",\"id\":\"$_pr_id\",\"created_ms\":$_pr_created,$_pr_cmd"
-  [ -z "$_pr_new" ] || _pr_head="{\"fsjob\":\"1.1\"${_pr_head#"{$F10"}"
   _pr_tail=",\"cwd\":$RQ_CWD,\"env\":{$RQ_ENV},\"stdin\":$_pr_stdin,\"timeout_ms\":$RQ_TIMEOUT,\"kill_grace_ms\":$RQ_GRACE,\"queue_deadline_ms\":$RQ_DEADLINE,\"max_attempts\":$RQ_ATTEMPTS,\"retry_delay_ms\":$RQ_RETRY,\"priority\":$RQ_PRIORITY,\"lane\":$RQ_lane,\"dedupe\":$RQ_dedupe,\"preemptible\":$RQ_PREEMPT,\"max_output_bytes\":$RQ_MAXOUT$_pr_new,\"labels\":{$RQ_LABELS},\"producer\":$ID_JSON}"
   set -C
   if [ "$RQ_HAS_ARGV" = 1 ]; then
@@ -461,8 +516,10 @@ cmd_produce() {
     _pr_stage_cleanup
     return 1
   fi
-  # ENQ-3: publish.
-  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ]; then
+  # ENQ-3: publish; GATE-1: a gated job at jobs/<id>.gated, neither name taken.
+  _pr_name=$_pr_id
+  [ "$_pr_gated" = true ] && _pr_name=$_pr_id.gated
+  if [ -e "$Q/jobs/$_pr_id" ] || [ -L "$Q/jobs/$_pr_id" ] || [ -e "$Q/jobs/$_pr_name" ] || [ -L "$Q/jobs/$_pr_name" ]; then
     log "job id collision: $_pr_id"
     _pr_stage_cleanup
     return 1
@@ -474,8 +531,8 @@ cmd_produce() {
     _pr_stage_cleanup
     return 1
   fi
-  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_id" 2>/dev/null; then
-    log "cannot publish $Q/jobs/$_pr_id"
+  if ! mv -T -- "$_pr_stage" "$Q/jobs/$_pr_name" 2>/dev/null; then
+    log "cannot publish $Q/jobs/$_pr_name"
     _pr_stage_cleanup
     return 1
   fi

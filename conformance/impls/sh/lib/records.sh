@@ -29,7 +29,7 @@ _rr_ftype() {
   esac
   case $1.$2 in
     queue.queue_id|worker.worker_id) _rr_t=hex16 ;;
-    queue.created_ms|spec.created_ms|hold.created_ms) _rr_t=inst ;;
+    queue.created_ms|spec.created_ms|hold.created_ms|release.released_ms) _rr_t=inst ;;
     spec.id|*.job_id) _rr_t=jobid ;;
     spec.argv) _rr_t=argv ;;
     spec.handler) _rr_t=handler ;;
@@ -45,12 +45,15 @@ _rr_ftype() {
     spec.retry_delay_ms) _rr_t=int:0:86400000 ;;
     spec.priority) _rr_t=int:-1000:1000 ;;
     spec.lane|spec.dedupe) _rr_t=nkey ;;
-    spec.preemptible|end.counted|cancel.force) _rr_t=bool ;;
+    spec.preemptible|spec.hold|end.counted|cancel.force) _rr_t=bool ;;
+    spec.lane_slots) _rr_t=int:1:64 ;;
+    spec.after) _rr_t=after ;;
+    hold.slot) _rr_t=int:2:64 ;;
     spec.max_output_bytes) _rr_t=int:0:$OUTPUT_MAX ;;
     spec.output_keep) _rr_t='enum:head tail head_tail' ;;
     spec.not_before_ms) _rr_t=ninst ;;
     spec.labels) _rr_t=labels ;;
-    spec.producer|claim.owner|cancel.by|receipt.by|hold.owner|worker.owner|pause.by) _rr_t=ident ;;
+    spec.producer|claim.owner|cancel.by|receipt.by|hold.owner|worker.owner|pause.by|release.by) _rr_t=ident ;;
     claim.gen|exec.gen|state.gen|end.gen|receipt.gen) _rr_t=gen ;;
     hold.gen) _rr_t=ngen ;;
     claim.worker_id) _rr_t=nhex16 ;;
@@ -95,6 +98,7 @@ _rr_required() {
     hold) _rr_req='kind key job_id gen owner created_ms' ;;
     worker) _rr_req='worker_id owner started_ms heartbeat_ms lease_ms concurrency mode jobs handlers' ;;
     pause) _rr_req='paused_ms by reason' ;;
+    release) _rr_req='job_id released_ms by' ;;
     *) _rr_req= ;;
   esac
 }
@@ -115,7 +119,8 @@ _rr_sub_type() {
     output.truncated) _rr_st=bool ;;
     output.sha256|stdin.sha256) _rr_st=sha ;;
     stdin.bytes) _rr_st=int:0:$STDIN_MAX ;;
-    jobs.job_id) _rr_st=jobid ;;
+    jobs.job_id|dep.job_id) _rr_st=jobid ;;
+    dep.when) _rr_st='enum:finished succeeded' ;;
     *) return 1 ;;
   esac
 }
@@ -128,6 +133,7 @@ _rr_sub_required() {
     output) _rr_sreq='gen bytes_total bytes_kept truncated sha256' ;;
     stdin) _rr_sreq='bytes sha256' ;;
     jobs) _rr_sreq='job_id gen' ;;
+    dep) _rr_sreq='job_id when' ;;
   esac
 }
 
@@ -298,9 +304,12 @@ _rr_top() {
       eval "R_$3=object"
       _rr_so=$_rr_t _rr_sp=R_$3 _rr_sseen='|' _rr_sn=0
       return 0 ;;
-    argv|jobs|handlers)
+    argv|jobs|handlers|after)
       [ "$1" = a ] || { _rr_bad "must be an array"; _rr_t1=skip; return 0; }
-      R_argc=0 _rr_handlers='|'
+      case $_rr_t in
+        after) R_afterc=0 ;;
+        *) R_argc=0 _rr_handlers='|' ;;
+      esac
       return 0 ;;
     env|labels)
       [ "$1" = o ] || { _rr_bad "must be an object"; _rr_t1=skip; return 0; }
@@ -376,6 +385,16 @@ _rr_d2() {
         O) _rr_sub_end ;;
         *) _rr_bad "jobs are objects" ;;
       esac ;;
+    after)
+      # AFTER-1: each dependency {job_id, when}, kept as R_after_job_<i>, R_after_when_<i>.
+      case $1 in
+        o) _rr_so=dep _rr_sp=_rr_dep _rr_sseen='|' _rr_sn=0 _rr_dep_job_id= _rr_dep_when= ;;
+        O)
+          _rr_sub_end
+          eval "R_after_job_$R_afterc=\$_rr_dep_job_id R_after_when_$R_afterc=\$_rr_dep_when"
+          R_afterc=$((R_afterc + 1)) ;;
+        *) _rr_bad "dependencies are objects" ;;
+      esac ;;
     handlers)
       case $1 in A|O|E) return 0 ;; esac
       _rr_scalar "$1" "$5" handler || { _rr_bad "invalid handler name"; return 0; }
@@ -386,7 +405,7 @@ _rr_d2() {
 
 _rr_d3() {
   case $_rr_t1 in
-    jobs) _rr_sub "$1" "$JW_K3" "$5" ;;
+    jobs|after) _rr_sub "$1" "$JW_K3" "$5" ;;
     argv|env) _rr_bytes_member "$1" "$JW_K3" "$5" ;;
   esac
   return 0
@@ -400,6 +419,7 @@ _rr_end() {
     env) [ "$2" -le 256 ] || _rr_bad "at most 256 variables" ;;
     labels) [ "$2" -le 64 ] || _rr_bad "at most 64 labels" ;;
     jobs) [ "$2" -le 1024 ] || _rr_bad "at most 1024 jobs" ;;
+    after) [ "$2" -ge 1 ] && [ "$2" -le 256 ] || _rr_bad "1 to 256 dependencies (AFTER-1)" ;;
     handlers) [ "$2" -le 256 ] || _rr_bad "at most 256 handlers" ;;
   esac
   [ "$_rr_t1" = result ] || _rr_t1=skip
@@ -410,6 +430,7 @@ _rr_version() {
   case $R_fsjob in
     1.0) _rr_minor=0; return 0 ;;
     1.1) _rr_minor=1; return 0 ;;
+    1.2) _rr_minor=2; return 0 ;;
     1.[1-9]|1.[1-9][0-9]|1.[1-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9]|1.[1-9][0-9][0-9][0-9][0-9][0-9])
       _rr_minor=${R_fsjob#1.}; return 0 ;;
   esac
@@ -423,8 +444,9 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
     return 1
   fi
   _rr_type=$2 _rr_seen='|' _rr_unknown= _rr_err= _rr_t1=skip _rr_k1= _rr_n1=0
-  # The two optional spec members of 1.1 (SPEC-2): absent means head and null.
-  [ "$2" = spec ] && S_ID= R_output_keep= R_not_before_ms=
+  # The optional spec members (SPEC-2): absent means head, null, none, false and 1.
+  [ "$2" = spec ] && S_ID= R_output_keep= R_not_before_ms= R_afterc=0 R_hold= R_lane_slots=
+  [ "$2" = hold ] && R_slot=
   R_fsjob= R_type= R_fsjob_ok=0
   JW_INTONLY=1
   if ! jw_walk "$FS_LINE" _rr_cb; then
@@ -451,8 +473,16 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
     REC_ERR="a pause record says fsjob 1.0, but the pause record is new in 1.1 (REC-5)"
     return 1
   fi
-  # VER-2: minors this reader knows (1.0, 1.1) are closed to unknown members.
-  if [ -n "$_rr_unknown" ] && [ "$_rr_minor" -le 1 ]; then
+  # The release record and the members 1.2 adds are refused in records of 1.1 and 1.0 (VER-6).
+  if [ "$_rr_minor" -lt 2 ]; then
+    case $2.$_rr_seen in
+      release.*) REC_ERR="a release record says fsjob $R_fsjob, but the release record is new in 1.2 (REC-5)"; return 1 ;;
+      spec.*'|after|'*|spec.*'|hold|'*|spec.*'|lane_slots|'*|hold.*'|slot|'*)
+        REC_ERR="a $R_fsjob record with a member 1.2 adds (after, hold, lane_slots, slot) (VER-6)"; return 1 ;;
+    esac
+  fi
+  # VER-2: minors this reader knows (1.0, 1.1, 1.2) are closed to unknown members.
+  if [ -n "$_rr_unknown" ] && [ "$_rr_minor" -le 2 ]; then
     REC_ERR="members the schema does not define:$_rr_unknown (VER-2)"
     return 1
   fi
@@ -476,7 +506,7 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
   if [ -n "${3:-}" ]; then
     case $2 in
       spec) [ "$R_id" = "$3" ] || { REC_ERR="id $R_id does not match the job directory (REC-7)"; return 1; } ;;
-      claim|exec|state|end|cancel|receipt)
+      claim|exec|state|end|cancel|receipt|release)
         [ "$R_job_id" = "$3" ] || { REC_ERR="job_id $R_job_id does not match the job directory (REC-7)"; return 1; } ;;
     esac
   fi
@@ -490,8 +520,9 @@ rec_read() { # PATH TYPE [JOB_ID [GEN [EXTRA]]]
       worker) [ "$R_worker_id" = "$5" ] || { REC_ERR="worker_id does not match the file name (REC-7)"; return 1; } ;;
       hold)
         [ "$R_kind" = "${5%% *}" ] || { REC_ERR="a $R_kind hold under ${5%% *} (REC-7)"; return 1; }
-        sha256_str "$R_key" || return 1
-        [ "$SHA" = "${5#* }" ] || { REC_ERR="the key's SHA-256 is not its directory name (REC-7)"; return 1; } ;;
+        # LANE-6: slot k above 1 is under the SHA-256 of the key, a line feed and k.
+        if [ -n "$R_slot" ]; then sha256_str "$R_key$J_NL$R_slot" || return 1; else sha256_str "$R_key" || return 1; fi
+        [ "$SHA" = "${5#* }" ] || { REC_ERR="the key's SHA-256 is not its directory name (REC-7, LANE-6)"; return 1; } ;;
     esac
   fi
   return 0
@@ -514,7 +545,12 @@ _rr_rules() {
           esac
           R_kind=payload ;;
         *) REC_ERR="neither argv nor handler (SPEC-1)"; return 1 ;;
-      esac ;;
+      esac
+      # LANE-5, PREEMPT-2: lane_slots only with a lane, and 1 for a preemptible job.
+      if [ -n "$R_lane_slots" ]; then
+        [ -n "$R_lane" ] || { REC_ERR="lane_slots without a lane (LANE-5)"; return 1; }
+        if [ "$R_preemptible" = true ] && [ "$R_lane_slots" != 1 ]; then REC_ERR="a preemptible job has lane_slots 1 (PREEMPT-2)"; return 1; fi
+      fi ;;
     end)
       case $R_reason in
         failed|timed_out|shutdown) _rr_c=true ;;
@@ -540,14 +576,15 @@ _rr_rules() {
       case $R_kind in
         lane) [ -n "$R_gen" ] || { REC_ERR="a lane hold needs a gen"; return 1; } ;;
         dedupe) [ -z "$R_gen" ] || { REC_ERR="a dedupe hold has gen null"; return 1; } ;;
-      esac ;;
+      esac
+      if [ -n "$R_slot" ] && [ "$R_kind" != lane ]; then REC_ERR="only a lane hold has a slot (LANE-6)"; return 1; fi ;;
   esac
   return 0
 }
 
 # --- builders: each sets REC to the record text (without its line feed) ----
 
-F10='"fsjob":"1.1"'
+F10='"fsjob":"1.2"'
 
 rec_claim() { # JOB_ID GEN CLAIMED_MS LEASE_MS
   REC="{$F10,\"type\":\"claim\",\"job_id\":\"$1\",\"gen\":$2,\"owner\":$ID_JSON,\"worker_id\":null,\"claimed_ms\":$3,\"lease_ms\":$4}"
@@ -575,8 +612,9 @@ rec_end() { # JOB_ID GEN REASON COUNTED RETRY_AT_MS STATUS_JSON|null ENDED_MS
   REC="{$F10,\"type\":\"end\",\"job_id\":\"$1\",\"gen\":$2,\"reason\":\"$3\",\"counted\":$4,\"retry_at_ms\":$5,\"status\":$6,\"ended_ms\":$7}"
 }
 
-rec_cancel() { # JOB_ID FORCE(true|false) REQUESTED_MS
-  REC="{$F10,\"type\":\"cancel\",\"job_id\":\"$1\",\"force\":$2,\"requested_ms\":$3,\"by\":$ID_JSON,\"reason\":null}"
+rec_cancel() { # JOB_ID FORCE(true|false) REQUESTED_MS [REASON]
+  if [ -n "${4:-}" ]; then jstr "$4"; _rb_r=$JS; else _rb_r=null; fi
+  REC="{$F10,\"type\":\"cancel\",\"job_id\":\"$1\",\"force\":$2,\"requested_ms\":$3,\"by\":$ID_JSON,\"reason\":$_rb_r}"
 }
 
 # output_json GEN BYTES_TOTAL|null BYTES_KEPT TRUNCATED SHA: OUTPUT_JSON
@@ -592,6 +630,8 @@ rec_receipt() {
   REC="{$F10,\"type\":\"receipt\",\"job_id\":\"$1\",\"gen\":$2,\"outcome\":\"$3\",\"exit_code\":$4,\"reason\":$_rb_r,\"message\":$_rb_m,\"attempts\":$7,\"status\":$8,\"started_ms\":$9,\"finished_ms\":${10},\"stdout\":${11},\"stderr\":${12},\"result\":null,\"by\":$ID_JSON}"
 }
 
-rec_hold() { # KIND KEY_JSON JOB_ID GEN|null CREATED_MS
-  REC="{$F10,\"type\":\"hold\",\"kind\":\"$1\",\"key\":$2,\"job_id\":\"$3\",\"gen\":$4,\"owner\":$ID_JSON,\"created_ms\":$5}"
+rec_hold() { # KIND KEY_JSON JOB_ID GEN|null CREATED_MS [SLOT]
+  # LANE-6: a hold of slot 1 carries no slot, as a 1.1 lane hold.
+  if [ "${6:-1}" -gt 1 ]; then _rb_s=",\"slot\":$6"; else _rb_s=; fi
+  REC="{$F10,\"type\":\"hold\",\"kind\":\"$1\",\"key\":$2,\"job_id\":\"$3\",\"gen\":$4,\"owner\":$ID_JSON,\"created_ms\":$5$_rb_s}"
 }
