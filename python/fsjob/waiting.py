@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .errors import FsjobError
+from .gates import gated_dir, place
 from .jobview import JobView
 from .names import is_job_id
 from .receipt import Receipt
@@ -54,7 +55,10 @@ def unfinished_jobs(queue: "Queue", lane: Optional[str] = None, labels: Optional
         if os.path.lexists(os.path.join(queue.job_dir(job_id), "receipt.json")):
             continue
         if lane is not None or labels:
-            view = JobView(queue.root, job_id, queue.uid).refresh()
+            view = JobView(queue.root, job_id, queue.uid)
+            if place(queue.root, job_id) == "gated":
+                view.dir = gated_dir(queue.root, job_id)  # GATE-1: a held or blocked job's records are in jobs/<id>.gated/
+            view.refresh()
             if not view.exists or not matches(view.spec_value(), lane, labels):
                 continue
         picked.append(job_id)
@@ -80,7 +84,7 @@ def wait_many(queue: "Queue", job_ids: Sequence[str], timeout: Optional[float] =
 
     order = list(dict.fromkeys(job_ids))
     for job_id in order:
-        if not is_job_id(job_id) or not os.path.lexists(queue.job_dir(job_id)):
+        if not is_job_id(job_id) or place(queue.root, job_id) == "missing":  # GATE-4: held and blocked jobs are known too
             raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root} (it was never published there, or gc removed it after it finished)",
                              path=os.path.join(queue.root, "jobs", job_id), job_id=job_id)
     give_up = None if timeout is None else time.monotonic() + timeout

@@ -57,3 +57,19 @@ class WaitMany(QueueCase):
             self.queue.wait_many([done, waiting], timeout=0, on_receipt=lambda receipt: seen.append(receipt.job_id))
         self.assertEqual((late.exception.code, late.exception.job_id), ("TIMEOUT", waiting))
         self.assertEqual(seen, [done])
+
+    def test_held_and_blocked_jobs_are_unfinished_and_known(self) -> None:
+        build = self.queue.enqueue(["true"], cwd=self.outside)
+        tests = self.queue.enqueue(["true"], cwd=self.outside, after=[build], lane="ci")
+        held = self.queue.enqueue(["true"], cwd=self.outside, hold=True, lane="ci")
+        self.assertEqual(self.queue.unfinished(), [build, tests, held])
+        # A gated job's lane is read from jobs/<id>.gated/spec.json (GATE-1).
+        self.assertEqual(self.queue.unfinished(lane="ci"), [tests, held])
+        with self.assertRaises(FsjobError) as late:
+            self.queue.wait_many([tests, held], timeout=0)
+        self.assertEqual((late.exception.code, late.exception.job_id), ("TIMEOUT", tests))
+        self.queue.release(held)
+        self.assertEqual(work(self.queue, drain=True, install_signals=False, log=quiet), 0)
+        receipts = self.queue.wait_many([tests, held], timeout=5)
+        self.assertEqual([receipt.job_id for receipt in receipts], [tests, held])
+        self.assertEqual(summary_exit_code(receipts), 0)

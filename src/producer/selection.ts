@@ -4,11 +4,13 @@
  * matched against the job's spec, the one record that never changes, so a
  * job matches or not for its whole life.
  */
+import path from 'node:path';
 import { isFsjobError } from '../base/errors.ts';
 import { listDir, statEntry } from '../fs/safefs.ts';
 import { isJobId } from '../model/layout.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import { readRecord, type SpecRecord } from '../records/codec.ts';
+import { GATED_SUFFIX } from '../records/names.ts';
 
 /** Which jobs: every field given must match (an empty selection is every job). */
 export interface JobSelection {
@@ -42,9 +44,11 @@ async function finished(queue: Queue, id: string): Promise<boolean> {
   }
 }
 
-async function specOf(queue: Queue, id: string): Promise<SpecRecord | undefined> {
+async function specOf(queue: Queue, id: string, gated: boolean): Promise<SpecRecord | undefined> {
   try {
-    const read = await readRecord(queue.paths.jobFile(id, 'spec.json'), 'spec', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
+    const options = { ...queue.fsOptions, expectedJobId: id, allowMissing: true };
+    // GATE-4: a gated job's spec is in jobs/<id>.gated/ until its gate opens; opened meanwhile, it is at jobs/<id>/.
+    const read = (gated ? await readRecord(path.join(queue.paths.gatedJob(id), 'spec.json'), 'spec', options) : undefined) ?? (await readRecord(queue.paths.jobFile(id, 'spec.json'), 'spec', options));
     return read?.ok === true ? read.value : undefined;
   } catch (error) {
     if (isFsjobError(error)) return undefined; // refused or gone: not selectable by lane or label
@@ -63,12 +67,22 @@ async function specOf(queue: Queue, id: string): Promise<SpecRecord | undefined>
  */
 export async function unfinishedJobs(queue: Queue, selection: JobSelection = {}): Promise<string[]> {
   assertQueue(queue, 'unfinishedJobs');
-  const ids = (await listDir(queue.paths.dir('jobs'), queue.fsOptions)).filter((entry) => entry.kind === 'dir' && isJobId(entry.name)).map((entry) => entry.name);
-  ids.sort();
+  // Held and blocked jobs (jobs/<id>.gated, GATE-1) are unfinished too: a wait on a build and the tests
+  // enqueued --after it waits for both. Seen at both names (its gate opened while listing), a job is open.
+  const gated = new Map<string, boolean>();
+  for (const entry of await listDir(queue.paths.dir('jobs'), queue.fsOptions)) {
+    if (entry.kind !== 'dir') continue;
+    const name: string = entry.name;
+    const id = name.endsWith(GATED_SUFFIX) ? name.slice(0, -GATED_SUFFIX.length) : name;
+    if (!isJobId(id)) continue;
+    gated.set(id, id !== name && gated.get(id) !== false);
+  }
+  const ids = [...gated.keys()].sort();
   const picked: string[] = [];
   for (const id of ids) {
-    if (await finished(queue, id)) continue;
-    if (selects(selection) && !matchesSelection(await specOf(queue, id), selection)) continue;
+    const isGated = gated.get(id) === true;
+    if (!isGated && (await finished(queue, id))) continue;
+    if (selects(selection) && !matchesSelection(await specOf(queue, id, isGated), selection)) continue;
     picked.push(id);
   }
   return picked;

@@ -16,9 +16,8 @@
  * jobs lists every 2.5 s and sweeps every minute, one on 100 jobs at once.
  */
 import { FsjobError } from '../base/errors.ts';
-import { statEntry } from '../fs/safefs.ts';
 import { assertJobId, readyEntryId } from '../model/layout.ts';
-import { assertQueue, type Queue } from '../model/queue.ts';
+import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { ReceiptRecord } from '../records/codec.ts';
 import { systemClock } from '../base/clock.ts';
 import { noticeUnserved } from './service-notice.ts';
@@ -66,7 +65,8 @@ export function summaryExitCode(receipts: readonly ReceiptRecord[]): number {
 async function assertPublished(queue: Queue, id: string): Promise<void> {
   assertJobId(id);
   const dir = queue.paths.job(id);
-  if ((await statEntry(dir, queue.fsOptions)) !== undefined) return;
+  // GATE-4: a held or blocked job is at jobs/<id>.gated until its gate opens, and may open between two looks.
+  if ((await locateJob(queue, id)) !== 'missing') return;
   throw new FsjobError('NOT_FOUND', `no job ${id} in ${queue.root} (it was never published there, or gc removed it after it finished); fsjob status lists the jobs`, { path: dir, jobId: id });
 }
 

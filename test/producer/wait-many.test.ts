@@ -8,7 +8,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { enqueue, summaryExitCode, unfinishedJobs, waitForMany } from '../../src/producer/index.ts';
+import { enqueue, release, summaryExitCode, unfinishedJobs, waitForMany } from '../../src/producer/index.ts';
 import type { ReceiptRecord } from '../../src/records/codec.ts';
 import type { Dirent } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
@@ -123,6 +123,31 @@ select('the jobs without a receipt now, in enqueue order, matching every field g
   assert.equal(await unfinishedJobs(queue, { labels: { batch: '42' } }), [render1.id, other.id]);
   assert.equal(await unfinishedJobs(queue, { lane: 'render', labels: { batch: '42' } }), [render1.id]);
   assert.equal(await unfinishedJobs(queue, { labels: { batch: '42', team: 'ops' } }), []);
+});
+
+many('held and blocked jobs (jobs/<id>.gated) are unfinished: --all and a lane select them, their ids are known, and a wait on one ends when it finishes after its gate opened', async () => {
+  const queue = await freshQueue('wait-many');
+  const build = await enqueue(queue, { argv: ['true'] });
+  const tests = await enqueue(queue, { argv: ['true'], after: [{ job_id: build.id, when: 'succeeded' }], lane: 'ci' });
+  const held = await enqueue(queue, { argv: ['true'], hold: true, lane: 'ci' });
+  assert.equal(await unfinishedJobs(queue), [build.id, tests.id, held.id], 'a wait on a build and the jobs after it waits for them all');
+  assert.equal(await unfinishedJobs(queue, { lane: 'ci' }), [tests.id, held.id], "a gated job's lane is read from jobs/<id>.gated/spec.json");
+  const seen: string[] = [];
+  const stop = new AbortController();
+  const waiting = waitForMany(queue, [tests.id, held.id], { unservedNotice: false, pollMs: 50, signal: stop.signal, onReceipt: (receipt) => seen.push(receipt.job_id) });
+  await release(queue, held.id);
+  await finishJob(queue, held.id);
+  await waitFor('the released job reported', () => seen.length === 1);
+  await finishJob(queue, build.id);
+  const opened = await unfinishedJobs(queue);
+  assert.equal(opened, [tests.id], 'the build finished; the tests remain');
+  assert.equal(seen, [held.id]);
+  await rejectsWith(waitForMany(queue, [tests.id], { unservedNotice: false, timeoutMs: 0 }), 'TIMEOUT');
+  stop.abort(new Error('the test is over'));
+  await waiting.then(
+    () => assert.unreachable('the tests job never finished'),
+    (error: Error) => assert.is(error.message, 'the test is over'),
+  );
 });
 
 many.run();

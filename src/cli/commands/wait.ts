@@ -80,7 +80,7 @@ export const waitCommand: FsjobCommand = {
   builder: (yargs) =>
     withQueue(yargs)
       .positional('ids', { describe: 'Job ids as fsjob enqueue printed them, or unique prefixes of them; - reads them from standard input, one per line', type: 'string' })
-      .option('all', { describe: 'Wait for every job unfinished when the wait starts', type: 'boolean' })
+      .option('all', { describe: 'Wait for every job unfinished when the wait starts (held and blocked ones too: release or cancel a held job, or the wait goes on)', type: 'boolean' })
       .option('lane', { describe: 'Wait for the jobs of this lane unfinished when the wait starts', type: 'string' })
       .option('label', { describe: 'Wait for the jobs with label NAME=VALUE unfinished when the wait starts (repeatable: each must match)', type: 'string' })
       .option('timeout', { describe: 'Give up after this long (seconds, or 30s, 10m, 2h) and exit 75', type: 'string' })
