@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 
 /** The cgroup2 mount point, from /proc/self/mountinfo (field 5; the type follows " - "). */
-function cgroup2Mount(): string | undefined {
+export function cgroup2Mount(): string | undefined {
   let text: string;
   try {
     text = readFileSync('/proc/self/mountinfo', 'utf8');

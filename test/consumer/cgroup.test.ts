@@ -28,21 +28,7 @@ import { FSJOB_ARGV, runFsjob, startFsjob, CLI_WATCHDOG_MS } from '../support/cl
 import { isDead } from '../support/battery.ts';
 import { AttemptCgroup, openCgroupBase } from '../../src/consumer/cgroup.ts';
 import { systemClock } from '../../src/base/clock.ts';
-
-/** The cgroup2 mount point, from /proc/self/mountinfo (field 5; the type follows " - "). */
-function cgroup2Mount(): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return undefined;
-  }
-  for (const line of text.split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (right?.split(' ')[0] === 'cgroup2') return left?.split(' ')[4];
-  }
-  return undefined;
-}
+import { cgroup2Mount } from '../../bench/lib/cgroup-cpu.ts';
 
 /** A fresh cgroup for this test file, or why there is none. */
 function makeTestCgroup(): { dir: string } | { missing: string } {

@@ -7,10 +7,6 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/base/constants.ts';
-import { publishRecord } from '../../src/fs/safefs.ts';
-import { selfIdentity } from '../../src/model/identity.ts';
-import { encodeRecord, type WorkerRecord } from '../../src/records/codec.ts';
 import { LISTENERS, PoolRank } from '../../src/consumer/pool.ts';
 import { systemClock } from '../../src/base/clock.ts';
 import { ReadyView } from '../../src/consumer/ready-view.ts';
@@ -18,7 +14,7 @@ import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { fileExists, hasReceipt, waitFor } from '../support/consumer.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { startFsjob } from '../support/cli.ts';
-import type { Queue } from '../../src/model/queue.ts';
+import { registerWorker } from '../support/validate-queue.ts';
 
 const order = suite('the order a pool of consumers keeps (CLAIM-1, CLAIM-2, CLAIM-5)');
 order.after(cleanupAll);
@@ -48,37 +44,19 @@ order.run();
 const ranks = suite('ranks of a pool (pool.ts)');
 ranks.after(cleanupAll);
 
-async function register(q: Queue, workerId: string, fields: Partial<WorkerRecord> = {}): Promise<void> {
-  const record: WorkerRecord = {
-    fsjob: PROTOCOL_VERSION,
-    type: 'worker',
-    worker_id: workerId,
-    owner: await selfIdentity(),
-    started_ms: Date.now(),
-    heartbeat_ms: Date.now(),
-    lease_ms: 30_000,
-    concurrency: 1,
-    mode: 'serving',
-    jobs: [],
-    handlers: [],
-    ...fields,
-  };
-  await publishRecord(q.paths.dir('workers'), `${workerId}.json`, encodeRecord('worker', record, { expectedWorkerId: workerId }), 'rename', q.fsOptions);
-}
-
 ranks('a worker ranks itself among the live registrations by worker id: a stale heartbeat or a stopping worker ranks nobody', async () => {
   const q = await freshQueue();
-  await register(q, '1000000000000000');
-  await register(q, '2000000000000000', { heartbeat_ms: Date.now() - 120_000 }); // lease long gone
-  await register(q, '3000000000000000', { mode: 'stopping' });
-  await register(q, '4000000000000000');
-  await register(q, '5000000000000000');
+  await registerWorker(q, '1000000000000000');
+  await registerWorker(q, '2000000000000000', { heartbeat_ms: Date.now() - 120_000 }); // lease long gone
+  await registerWorker(q, '3000000000000000', { mode: 'stopping' });
+  await registerWorker(q, '4000000000000000');
+  await registerWorker(q, '5000000000000000');
   const me = new PoolRank(q, '5000000000000000', systemClock);
   assert.is(await me.update(true), 2, 'after 1000… and 4000…; 2000… and 3000… are not live');
   assert.is(me.size, 3);
   assert.ok(me.rank >= LISTENERS, 'the third worker does not listen');
   // A registration that comes later counts (as live) at the next ranking from the names.
-  await register(q, '0000000000000001');
+  await registerWorker(q, '0000000000000001');
   assert.is(await me.update(true), 3);
   const first = new PoolRank(q, '0000000000000001', systemClock);
   assert.is(await first.update(true), 0, 'the lowest live id listens first');
