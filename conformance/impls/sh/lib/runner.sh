@@ -169,10 +169,17 @@ _rc_close_fds() {
   exec 4>&- 5>&- 6>&- 7<&-
 }
 
-# _rc_abort_start: the command must not start (EXEC-3 failed): kill what was
-# started, clean up, RUN_OUTCOME=start_failed.
+# _rc_abort_start WHY: the command must not start (EXEC-3 failed): kill what
+# was started, clean up, RUN_OUTCOME=start_failed. START_WHY says why, and
+# START_FATAL=1 when descriptors ran short (fsjob-sh's fd_short): a leader
+# that cannot redirect its descriptors dies before it makes its group.
 _rc_abort_start() {
-  log "$_rc_jd: cannot start generation $_rc_g: $1"
+  START_WHY=$1
+  if fd_short; then
+    START_WHY="$1: $FD_WHY"
+    START_FATAL=1
+  fi
+  log "$_rc_jd: cannot start generation $_rc_g: $START_WHY"
   if [ -n "$_rc_lp" ]; then
     kill -s KILL -- "-$_rc_lp" 2>/dev/null || kill -s KILL "$_rc_lp" 2>/dev/null
   fi
