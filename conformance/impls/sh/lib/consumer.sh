@@ -580,6 +580,11 @@ cmd_consume() {
   SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 CONSUME_ERRORS=0 GUARD_PID= SCRATCH=
   DROP_IDS= START_FAILED= START_ROW=0 START_FATAL=0 START_WHY=
   trap consume_signal TERM INT HUP
+  # bash (as sh) notes on stderr each job it reaps that died of a signal
+  # this shell does not trap: a trap on KILL, which no process can catch,
+  # silences the note for what timeouts and cancels kill (_rc_poll reads
+  # the status).
+  [ -z "${BASH_VERSION-}" ] || trap : KILL
   scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
   guardian_start || log "no guardian: running commands will not be stopped if this process dies"
   ready_rebuild
