@@ -121,7 +121,8 @@ lost_outputs() {
 # decide MODE JD ID G: the owner of claim G decides what happens (CLAIM-6).
 # MODE consume runs the job; recover only releases it or finishes it as
 # lost (RECOV-1 step 3); cancel finishes it (CANCEL-2).
-# DECIDED says what happened: receipt, end, run, superseded, error.
+# DECIDED says what happened: receipt, end, run, start_failed (run, but the
+# attempt could not start: given back), superseded, error.
 decide() {
   _dc_mode=$1 _dc_jd=$2 _dc_id=$3 _dc_g=$4
   DECIDED=error
