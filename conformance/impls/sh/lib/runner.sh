@@ -21,6 +21,7 @@
 #      filesystem writes in the queue.
 #   4, 5  the output files while the readers start, then the write ends of
 #      the output pipes while the leader starts
+#   6, 7  the output pipes, read-write, while the readers start; then
 #   6  the release pipe, read-write: the only writer (until the release)
 #   7  the release pipe's read end, handed to the leader
 #   9  the guardian's pipe (consumer.sh)
@@ -282,7 +283,15 @@ run_command() {
   _rc_tail=$((S_maxout - _rc_head))
   # The readers keep those bytes of each stream and count the rest, so a
   # command that writes more never blocks (EXEC-1). They ignore the signals
-  # a terminal or a runner sends to this shell's process group.
+  # a terminal or a runner sends to this shell's process group. The pipes
+  # are held read-write while they open them, so no open blocks: a reader
+  # whose consumer dies before the leader starts (a fatal shell error, a
+  # SIGKILL) reads end of file and exits, instead of waiting in open(2)
+  # for ever with this shell's stdout and stderr.
+  if ! command exec 6<>"$_rc_pfx.o" 7<>"$_rc_pfx.e"; then
+    _rc_abort_start "cannot open the output pipes"
+    return 1
+  fi
   (
     trap '' INT TERM HUP
     exec 4>&- 5>&- 6>&- 7<&- 9>&-
@@ -300,6 +309,7 @@ run_command() {
     _rc_abort_start "cannot open the output pipes"
     return 1
   fi
+  exec 6>&- 7>&-
   # The release pipe: this shell holds the only write end (fd 6).
   if ! command exec 6<>"$_rc_pfx.r" 7<"$_rc_pfx.r"; then
     _rc_abort_start "cannot open the release pipe"
