@@ -15,6 +15,7 @@ import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { FsjobError } from '../base/errors.ts';
+import { onSpawnerPath, SPAWNER_PATH } from './spawner-host.ts';
 
 /** What to start: argv and environment exactly as given (bytes: a string is its UTF-8). */
 export interface LaunchRequest {
@@ -51,44 +52,43 @@ export interface Launcher {
 }
 
 /**
- * The variables a POSIX sh sets of its own accord at start-up, whatever its
- * environment said: dash exports PWD, and resets IFS, OPTIND and PPID, which
- * stay exported when the environment had them. EXEC-6 wants exactly the
- * job's environment, so an sh gate is told, after its own arguments, what
- * each must be: "-" for none, "=<value>" when the job's env sets it; it
- * sets them (GATE_RESETS) just before `exec`.
+ * Whether env(1) would take argv[0] for one more NAME=VALUE (it takes every
+ * leading operand holding a `=`). The sh gates set the job's environment
+ * with `env -i NAME=VALUE... ARGV...`, and run such a command through `nice
+ * -n 0 --`, which executes it as execvp(3) does (EXEC-4), with env's 126
+ * and 127, and sets no variable (a shell would set PWD, IFS, OPTIND and
+ * PPID, and bash's PPID is read-only).
  */
-export const SHELL_SET = ['PWD', 'IFS', 'OPTIND', 'PPID'] as const;
-
-export function shellSetWords(env: Readonly<Record<string, string | Uint8Array>>): (string | Uint8Array)[] {
-  return SHELL_SET.map((name) => {
-    const value = env[name];
-    if (value === undefined) return '-';
-    return typeof value === 'string' ? `=${value}` : Buffer.concat([Buffer.from('='), value]);
-  });
-}
-
-/** The sh lines that set SHELL_SET from the words at positional parameters `first`..`first + 3`, then drop them. */
-export function gateResets(first: number): string {
-  // Only PWD is exported when the environment lacks it; dash refuses to unset OPTIND.
-  const lines = SHELL_SET.map((name, i) => `case \$${first + i} in ${name === 'PWD' ? '-) unset PWD ;; *)' : '=*)'} ${name}=\${${first + i}#=}; export ${name} ;; esac`);
-  return [...lines, `shift ${first + SHELL_SET.length - 1}`].join('\n');
+export function envTakesForAssignment(argv0: string | Uint8Array): boolean {
+  return typeof argv0 === 'string' ? argv0.includes('=') : argv0.includes(0x3d);
 }
 
 /**
- * The leader as node starts it: wait for one line on fd 3 (the release),
- * close it, then become the command. `exec` failing gives 127/126, the shell
- * conventions EXEC-4 adopts. EXEC-13: umask 0022 (the consumer's own may be
- * 077); node resets signal dispositions and the mask for its children, and
- * only descriptors 0-2 survive the gate's exec.
+ * The leader as node starts it: `sh -c DIRECT_GATE fsjob-gate ENV -i --
+ * NAME=VALUE... ARGV...` in an empty environment; it waits for one line on
+ * fd 3 (the release), closes it, then execs env(1), which sets exactly the
+ * job's environment (EXEC-6) and executes argv with its PATH (EXEC-4; 127
+ * and 126 as a shell's). The shell never sees the job's environment: where
+ * /bin/sh is bash, a job's SHELLOPTS would trace the gate into its stderr,
+ * its PPID (read-only there) fail it, and bash would export SHLVL.
+ * EXEC-13: umask 0022 (the consumer's own may be 077); node resets signal
+ * dispositions and the mask for its children, and only descriptors 0-2
+ * survive the gate's exec.
  */
-const DIRECT_GATE = `IFS= read -r PWD <&3 || exit 125; exec 3<&-; umask 022\n${gateResets(1)}\nexec "$@"`;
+const DIRECT_GATE = 'IFS= read -r fsjob_go <&3 || exit 125; exec 3<&-; umask 022; exec "$@"';
 
 /** SPEC-3: bytes that are UTF-8 pass as their string; others cannot pass through node's spawn, which writes strings as UTF-8. */
 function asString(value: string | Uint8Array, what: string): string {
   if (typeof value === 'string') return value;
   if (isUtf8(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
   throw new FsjobError('IO', `${what} is not UTF-8 (SPEC-3), and node's own spawn passes text only; the worker's spawner passes bytes`, { clause: 'EXEC-4' });
+}
+
+/** env(1) or nice(1) by absolute path: the job's PATH must not choose them. */
+function trustedProgram(name: 'env' | 'nice'): string {
+  const found = onSpawnerPath(name);
+  if (found === undefined) throw new FsjobError('IO', `${name}(1) is not on ${SPAWNER_PATH}; the command's environment is set with it (EXEC-6)`, { clause: 'EXEC-6' });
+  return found;
 }
 
 /**
@@ -103,10 +103,11 @@ export const directLauncher: Launcher = {
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.env)) env[name] = asString(value, `environment variable ${name}`);
     const argv = request.argv.map((arg, i) => asString(arg, `argv[${i}]`));
-    const resets = shellSetWords(request.env).map((w, i) => asString(w, SHELL_SET[i] as string));
-    const child = spawn('/bin/sh', ['-c', DIRECT_GATE, 'fsjob-gate', ...resets, ...argv], {
+    const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+    const nice = envTakesForAssignment(argv[0] as string) ? [trustedProgram('nice'), '-n', '0', '--'] : [];
+    const child = spawn('/bin/sh', ['-c', DIRECT_GATE, 'fsjob-gate', trustedProgram('env'), '-i', '--', ...assignments, ...nice, ...argv], {
       cwd: request.cwd,
-      env,
+      env: {},
       detached: true, // setsid(): a new session and process group led by the gate (EXEC-2)
       stdio: [request.stdinFd === null ? 'ignore' : request.stdinFd, 'pipe', 'pipe', 'pipe'],
     });

@@ -38,10 +38,10 @@ export function fifoParent(): string {
   return os.tmpdir();
 }
 
-/** bash on the spawner's PATH (its job control makes the one-exec chain, spawner.sh), else /bin/sh. */
-export function defaultShell(): string {
+/** The program `name` on the spawner's PATH, by absolute path; undefined where there is none. */
+export function onSpawnerPath(name: string): string | undefined {
   for (const dir of SPAWNER_PATH.split(':')) {
-    const candidate = path.join(dir, 'bash');
+    const candidate = path.join(dir, name);
     try {
       accessSync(candidate, fsConstants.X_OK);
       return candidate;
@@ -49,5 +49,10 @@ export function defaultShell(): string {
       // not here
     }
   }
-  return '/bin/sh';
+  return undefined;
+}
+
+/** bash on the spawner's PATH (its job control makes the one-exec chain, spawner.sh), else /bin/sh. */
+export function defaultShell(): string {
+  return onSpawnerPath('bash') ?? '/bin/sh';
 }

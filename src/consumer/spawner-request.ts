@@ -13,7 +13,7 @@
  * shell in C from an 8 KiB buffer and is exact for every byte but NUL.
  */
 import { FsjobError } from '../base/errors.ts';
-import { shellSetWords, type LaunchRequest } from './launch.ts';
+import { envTakesForAssignment, type LaunchRequest } from './launch.ts';
 
 /** The FIFOs of one attempt, in the worker's directory. */
 export interface Fifos {
@@ -53,7 +53,7 @@ const SPACE = Buffer.from(' ');
 const NEWLINE = Buffer.from('\n');
 const raw = (text: string): Buffer => Buffer.from(text, 'latin1');
 
-/** How the gate of an attempt is made (spawner.sh): bash's job control, or env, setsid and sh. */
+/** How the gate of an attempt is made (spawner.sh): bash's job control, or setsid, sh and env. */
 export type Chain = 'bash' | 'sh';
 
 /**
@@ -75,8 +75,8 @@ export function bashChainFits(env: LaunchRequest['env']): boolean {
 
 /**
  * The request line of one attempt: fsjob_run ID CWD STDIN OUT ERR REL, then
- * the gate's command line: for the sh chain env, setsid and sh with the
- * environment as env(1)'s words, for the bash chain `- N NAME...
+ * the gate's command line: for the sh chain setsid and sh, then env(1)
+ * with the environment as its words, for the bash chain `- N NAME...
  * NAME=VALUE... ARGV...` (spawner.sh).
  */
 export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, chain: Chain): Buffer {
@@ -88,7 +88,7 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
   const gate =
     chain === 'bash'
       ? [raw(`- ${entries.length}`), ...entries.map(([name]) => raw(name)), ...env, ...argv]
-      : [raw('"$E" -i --default-signal --'), ...env, raw('"$X" -- "$B" -c "$G" fsjob-gate'), word(tag, 'id'), ...shellSetWords(request.env).map((w) => word(w, 'environment')), ...argv];
+      : [raw('"$X" -- "$B" -c "$G" fsjob-gate'), word(tag, 'id'), raw('"$E" -i --default-signal --'), ...env, ...(envTakesForAssignment(request.argv[0]) ? [raw('"$N" -n 0 --')] : []), ...argv];
   return line([
     raw('fsjob_run'),
     word(tag, 'id'),

@@ -39,7 +39,7 @@
 #             bash:  a subshell of the waiter (fsjob_gate), made its group's
 #                    leader by bash's job control (`set -m`: setpgid); one
 #                    exec per command, the command's own
-#             sh:    env -i --default-signal NAME=VALUE... setsid sh -c GATE,
+#             sh:    setsid sh -c GATE ... env -i --default-signal NAME=VALUE...,
 #                    three execs before the command's (no POSIX sh can make a
 #                    process group or reset a signal a background job starts
 #                    with ignored)
@@ -81,6 +81,17 @@
 #   starts with SIGINT and SIGQUIT ignored, and an ignored signal stays
 #   ignored across exec; EXEC-13 wants every disposition at its default.
 #   env -i with the job's NAME=VALUE words: exactly the environment of EXEC-6.
+#   env is the last program before the command, so setsid and the gate's
+#   shell run in the spawner's environment, never the job's: where /bin/sh
+#   is bash, a job's SHELLOPTS=xtrace traced the gate into the job's stderr,
+#   its PPID (read-only in bash) failed the gate with 127, and bash exported
+#   SHLVL and its own SHELLOPTS and BASHOPTS values to the command. The gate
+#   sets no variable of the job's, so the shell is any POSIX sh. An argv[0]
+#   with `=` in it, which env would take for one more NAME=VALUE, is run
+#   through `nice -n 0 --` (same 126 and 127; spawner-request.ts).
+#   Until the release the gate ignores what the spawner ignores (a shell
+#   cannot reset a signal ignored on its entry); the worker stops an
+#   unreleased gate with SIGKILL or end of file on the release.
 # - setsid: a shell without a terminal has no job control (`set -m` is
 #   refused), so it cannot make a process group; setsid(1) makes the gate
 #   the leader of a new session and group (EXEC-2). The gate is not a group
@@ -117,35 +128,26 @@ trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
 
 # What the gate runs, in its own group, as
-# `sh -c "$G" fsjob-gate ID PWD IFS OPTIND PPID ARGV...`. EXEC-13: umask 022.
-# A shell sets PWD, IFS, OPTIND and PPID of its own accord, and exports them
-# when its environment had them; EXEC-6 wants exactly the job's environment,
-# so the four words say what each must be: "-" for none, "=<value>" when the
-# job's env sets it (launch.ts, SHELL_SET, in this order); only PWD is
-# exported when the environment lacks it (dash refuses to unset OPTIND). The release is
-# read into PWD, set afterwards whatever the job's is: any other name may be
-# one of the job's, exported.
+# `sh -c "$G" fsjob-gate ID "$E" -i --default-signal -- NAME=VALUE... ARGV...`
+# (EXEC-13: umask 022): env(1) sets the job's environment (EXEC-6).
 G='printf "p %s %s\n" "$1" "$$" >&7 || exit 125
 exec 7>&-
-IFS= read -r PWD <&3 || exit 125
+IFS= read -r fsjob_go <&3 || exit 125
 exec 3<&-
 umask 022
-case $2 in -) unset PWD ;; *) PWD=${2#=}; export PWD ;; esac
-case $3 in =*) IFS=${3#=}; export IFS ;; esac
-case $4 in =*) OPTIND=${4#=}; export OPTIND ;; esac
-case $5 in =*) PPID=${5#=}; export PPID ;; esac
-shift 5
+shift
 exec "$@"'
 
-# The programs, by absolute path: env -i clears PATH before it executes
-# setsid, and the job's PATH must not choose them.
+# The programs, by absolute path: env -i sets the job's PATH before it
+# executes nice, and the job's PATH must not choose them.
 # S is set where the sh chain runs; S_FAIL says why it does not.
 E=$(command -v env) || E=
 X=$(command -v setsid) || X=
+N=$(command -v nice) || N=
 B=/bin/sh
 S=
-if [ -z "$X" ] || [ -z "$E" ]; then
-  S_FAIL='setsid(1) (util-linux) or env(1) is not on /usr/local/bin:/usr/bin:/bin'
+if [ -z "$X" ] || [ -z "$E" ] || [ -z "$N" ]; then
+  S_FAIL='setsid(1) (util-linux), env(1) or nice(1) is not on /usr/local/bin:/usr/bin:/bin'
 elif ! "$E" -i --default-signal "$X" -- "$B" -c 'exit 0' 2>/dev/null; then
   S_FAIL="$E -i --default-signal $X -- $B failed: env needs --default-signal (coreutils 8.31 or later)"
 else

@@ -8,35 +8,23 @@
  * each status as the command ended (EXEC-10), the command's environment
  * exactly the job's (EXEC-6), nothing of the shell's in the outputs.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { bashShUnavailable, underBashSh } from '../support/bash-sh.ts';
 import { FSJOB_SH as SH, SH_WATCHDOG_MS as WATCHDOG_MS, shTestDirs } from '../support/fsjob-sh.ts';
 
 const bashSh = suite('fsjob-sh where /bin/sh is bash');
 
-const BASH = ['/bin/bash', '/usr/bin/bash'].find((file) => spawnSync(file, ['-c', ':']).status === 0);
-/** unshare's options for a private mount namespace (a user namespace too, unless root). */
-const UNSHARE = process.getuid?.() === 0 ? ['-m'] : ['-Urm'];
-
 /** Runs ARGS where /bin/sh is bash. */
-function underBash(args: string[], env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> {
-  return spawnSync('unshare', [...UNSHARE, 'sh', '-c', 'mount --bind "$0" /bin/sh && exec "$@"', BASH ?? 'bash', ...args], { encoding: 'utf8', timeout: WATCHDOG_MS, env });
-}
-
-function unavailable(): string | undefined {
-  if (BASH === undefined) return 'bash is not installed';
-  const probe = underBash(['/bin/sh', '-c', 'printf %s "$BASH_VERSION"']);
-  if (probe.status !== 0 || probe.stdout === '') return `cannot bind bash over /bin/sh in a mount namespace (unshare ${UNSHARE.join(' ')}: ${probe.stderr.trim() || probe.error?.message})`;
-  return undefined;
-}
+const underBash = (args: string[], env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> => underBashSh(args, { env, timeoutMs: WATCHDOG_MS });
 
 const dir = shTestDirs(bashSh, 'fsjob-sh-bash');
 
 bashSh('statuses, an exact environment and clean outputs under bash as sh, with SHELLOPTS=xtrace exported', () => {
-  const why = unavailable();
+  const why = bashShUnavailable();
   if (why !== undefined) {
     console.log(`  skipped: ${why}`);
     return;
