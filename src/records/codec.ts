@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
 import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
+import { fastParseRecordBytes } from './fast-json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
@@ -46,8 +47,11 @@ export interface CheckOptions extends RecordExpectations {
   path?: string;
   /**
    * The REC-1/REQ-1 parser. A replacement must answer exactly what
-   * parseRecordBytes answers for every input (src/validator/fast-json.ts is
-   * one, for audits of many records, and its test proves it).
+   * parseRecordBytes answers for every input. Default:
+   * fastParseRecordBytes (src/records/fast-json.ts), which is one: native
+   * JSON.parse for a record in the compact form writers produce, the
+   * scanner for everything else (test/validator/queue-fastjson.test.ts
+   * proves the equivalence).
    */
   parse?: typeof parseRecordBytes;
 }
@@ -79,7 +83,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
     return rejection(path, jobId, 'RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
   }
 
-  const parsed = (options.parse ?? parseRecordBytes)(bytes, isRequest ? 'request' : 'record');
+  const parsed = (options.parse ?? fastParseRecordBytes)(bytes, isRequest ? 'request' : 'record');
   if (!parsed.ok) {
     const { code, detail, offset, field } = parsed.failure;
     return rejection(path, jobId, code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });
