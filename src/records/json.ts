@@ -17,7 +17,7 @@ import { FsjobError } from '../base/errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './generated/types.ts';
 import { NEST_MAX, RECORD_MAX } from '../base/constants.ts';
-import { RawJson, stringifyKeepingRaw } from './raw-json.ts';
+import { joinKeepingRaw, RawJson, stringifyKeepingRaw } from './raw-json.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
@@ -412,24 +412,6 @@ function invalid(message: string, path: (string | number)[]): FsjobError {
  */
 /** Set by checkSerializable when a RawJson lies below a member of the record (inside its payload or result). */
 let rawBelowTop = false;
-
-/**
- * JSON.stringify of a record whose only RawJson values are its own members
- * (a spec's payload as written, REQ-2): each member written on its own, the
- * RawJson ones as their text. The same text as stringifyKeepingRaw, without
- * its nonce, replacer and search (40 µs of a 1 KB spec): checkSerializable
- * has made sure that the record is a plain object of JSON values.
- */
-function joinKeepingRaw(value: Record<string, unknown>): string {
-  let out = '{';
-  for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
-    const item = value[key];
-    if (item === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${item instanceof RawJson ? item.text : JSON.stringify(item)}`;
-  }
-  return `${out}}`;
-}
 
 function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): boolean {
   if (value === null || typeof value === 'boolean') return false;
