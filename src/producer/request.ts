@@ -180,10 +180,11 @@ const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/;
 const PLAIN_PAYLOAD_MAX = Math.floor((REQUEST_MAX - 65_536) / 3);
 
 /**
- * The common request of the library's callers, accepted without the full
- * check (ENQ-1): a plain object holding `handler`, a `payload` of plain JSON
- * data, and the integer and boolean members of PLAIN_INTEGERS and
- * `preemptible`, each within its bounds. Returns what parseRequest would
+ * The common request, accepted without the full check (ENQ-1): a plain
+ * object holding `handler` and a `payload` of plain JSON data, or `argv`
+ * of plain strings; `cwd`, `env` and `labels` of plain strings; the
+ * integer and boolean members of PLAIN_INTEGERS and `preemptible`; each
+ * within its bounds. Returns what parseRequest would
  * make of the request's JSON (the payload kept as written, REQ-2), or
  * undefined for anything else, which the full check (checkRequestValue)
  * then accepts or refuses with its codes and fields. It refuses nothing
@@ -195,30 +196,74 @@ const PLAIN_PAYLOAD_MAX = Math.floor((REQUEST_MAX - 65_536) / 3);
 export function plainRequest(request: unknown): JobRequest | undefined {
   if (!plainObject(request)) return undefined;
   const out: Record<string, unknown> = {};
-  let handler = false;
   for (const key of Object.keys(request)) {
     const value = request[key];
     if (value === undefined) continue; // JSON.stringify leaves the member out
-    if (key === 'handler') {
-      if (typeof value !== 'string' || !HANDLER.test(value)) return undefined;
-      handler = true;
-      out[key] = value;
-    } else if (key === 'payload') {
-      const payload = plainPayload(value);
-      if (payload === undefined) return undefined;
-      out[key] = payload;
-    } else if (key === 'preemptible') {
-      if (typeof value !== 'boolean') return undefined;
-      out[key] = value;
-    } else if (key === 'queue_deadline_ms' && value === null) {
-      out[key] = null;
-    } else {
-      const bounds = PLAIN_INTEGERS.get(key);
-      if (bounds === undefined || !Number.isInteger(value) || (value as number) < bounds[0] || (value as number) > bounds[1]) return undefined;
-      out[key] = value;
+    const taken = key === 'payload' ? plainPayload(value) : key === 'preemptible' ? (typeof value === 'boolean' ? value : undefined) : plainText(key, value);
+    if (taken !== undefined) {
+      out[key] = taken;
+      continue;
     }
+    if (key === 'queue_deadline_ms' && value === null) {
+      out[key] = null;
+      continue;
+    }
+    const bounds = PLAIN_INTEGERS.get(key);
+    if (bounds === undefined || !Number.isInteger(value) || (value as number) < bounds[0] || (value as number) > bounds[1]) return undefined;
+    out[key] = value;
   }
-  return handler ? (out as unknown as JobRequest) : undefined;
+  // SPEC-1: exactly one of argv and handler, and no payload beside argv.
+  const command = out['argv'] !== undefined;
+  return command === (out['handler'] === undefined) && !(command && out['payload'] !== undefined) ? (out as unknown as JobRequest) : undefined;
+}
+
+/** common.schema.json's env names (not FSJOB_*) and labels' names. */
+const ENV_NAME = /^(?!FSJOB_)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const LABEL_NAME = /^[a-z0-9][a-z0-9._/-]{0,63}$/;
+
+/** A string of at most `max` UTF-8 bytes (and as many characters), no NUL, no lone surrogate (SPEC-3: those take the full check, which names them). */
+function plainString(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value.length <= max /* a bound before counting bytes */ && !value.includes('\0') && isWellFormed(value) && Buffer.byteLength(value) <= max;
+}
+
+/** A copy of a map whose every name matches `name` and every value is a plainString of at most `max` bytes, with at most `most` members; else undefined. */
+function plainMap(value: unknown, name: RegExp, max: number, most: number): Record<string, string> | undefined {
+  if (!plainObject(value)) return undefined;
+  const entries: [string, string][] = [];
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    if (!name.test(key) || !plainString(item, max)) return undefined;
+    entries.push([key, item]);
+  }
+  // fromEntries makes a "__proto__" name an own member, as JSON.parse does.
+  return entries.length <= most ? Object.fromEntries(entries) : undefined;
+}
+
+/** The members of text (handler, argv, cwd, env, labels) as the full check takes them, copied; undefined for any other member or value. */
+function plainText(key: string, value: unknown): unknown {
+  switch (key) {
+    case 'handler':
+      return typeof value === 'string' && HANDLER.test(value) ? value : undefined;
+    case 'cwd':
+      return plainString(value, 4096) && value.startsWith('/') ? value : undefined;
+    case 'argv': {
+      // common.schema.json#/$defs/argv: 1 to 4096 strings, argv[0] 1 to 4096 bytes, the others at most 131072 (bytes given as {"base64"} take the full check).
+      if (!Array.isArray(value) || 'toJSON' in value || value.length < 1 || value.length > 4096) return undefined;
+      const argv: string[] = [];
+      for (let i = 0; i < value.length; i++) {
+        const arg: unknown = value[i];
+        if (!plainString(arg, i === 0 ? 4096 : 131_072) || (i === 0 && arg === '')) return undefined;
+        argv.push(arg);
+      }
+      return argv;
+    }
+    case 'env':
+      return plainMap(value, ENV_NAME, 32_768, 256);
+    case 'labels':
+      return plainMap(value, LABEL_NAME, 256, 64);
+    default:
+      return undefined;
+  }
 }
 
 /**
