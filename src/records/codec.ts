@@ -23,7 +23,7 @@ import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
 import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
-import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
+import { type DocumentType, memberFindings, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
@@ -226,15 +226,42 @@ const checkedIdentities = new WeakSet<object>();
  * code, numbers from the clock and counters, texts clipped to their bounds
  * (clipUtf8). The one part a writer takes from outside, an identity read
  * from the operating system (`identity`: the owner, `by`, the producer), is
- * checked in full with the first record that carries it, and again
- * whenever another identity object comes. FSJOB_CHECK_WRITES=1 checks every
- * record in full (the test suite does).
+ * checked with the first record that carries it, against what that
+ * record's schema says of the member (checkIdentity), and again whenever
+ * another identity object comes. FSJOB_CHECK_WRITES=1 checks every record
+ * in full (the test suite does).
  */
 export function encodeBuilt<T extends RecordType>(type: T, value: RecordByType[T], options: CheckOptions = {}, identity?: object): Buffer {
-  if (!CHECK_WRITES && (identity === undefined || checkedIdentities.has(identity))) return serializeRecord(value);
-  const bytes = encodeRecord(type, value, options);
-  if (identity !== undefined) checkedIdentities.add(identity);
-  return bytes;
+  if (CHECK_WRITES) {
+    const bytes = encodeRecord(type, value, options);
+    if (identity !== undefined) checkedIdentities.add(identity);
+    return bytes;
+  }
+  if (identity !== undefined && !checkedIdentities.has(identity)) {
+    checkIdentity(type, value, identity, options);
+    checkedIdentities.add(identity);
+  }
+  return serializeRecord(value);
+}
+
+/**
+ * encodeBuilt's check of an identity it has not seen: the member of the
+ * record that holds it, against what the record's schema says of that
+ * member (schemas.ts memberFindings), not the whole record through the
+ * schema interpreter, whose first run in a process costs milliseconds (a
+ * producer's first spec; every `fsjob enqueue` call). Throws
+ * INVALID_RECORD as encodeRecord does, naming the member.
+ */
+function checkIdentity(type: RecordType, value: object, identity: object, options: CheckOptions): void {
+  const member = Object.keys(value).find((key) => (value as Record<string, unknown>)[key] === identity) ?? '(none)';
+  const findings = memberFindings(type, member, identity, { path: options.path ?? '-', jobId: options.expectedJobId ?? null });
+  const first = findings.find((finding) => finding.severity === 'error');
+  if (first !== undefined) {
+    throw new FsjobError('INVALID_RECORD', `refusing to write an invalid ${type} record: ${first.message}`, {
+      clause: first.clause,
+      ...(options.path === undefined ? {} : { path: options.path }),
+    });
+  }
 }
 
 /** safefs refusals (SEC-2..SEC-6) and the findings that report them. */
