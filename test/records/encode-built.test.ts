@@ -10,33 +10,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkRecord, serializeRecord, type ClaimRecord, type SpecRecord } from '../../src/records/codec.ts';
 import { memberFindings } from '../../src/records/schemas.ts';
+import type { Identity } from '../../src/records/codec.ts';
+import { specRecord } from '../../conformance/runner/fixtures.ts';
 
 const GOOD = { host: 'vm', boot_id: '06bb2271-88ff-4a65-b1c7-075270ddc195', pid_ns: 'pid:[4026531836]', pid: 17884, start: '2274540', uid: 0 };
 
+/** A valid spec record (conformance's fixture) with `producer` as its producer. */
 function spec(producer: unknown): SpecRecord {
-  return {
-    fsjob: '1.2',
-    type: 'spec',
-    id: '1796438421045000000-d1d59aa3fa26aeb7',
-    created_ms: 1796438421045,
-    handler: 'bench',
-    payload: { i: 0 },
-    cwd: '/',
-    env: {},
-    stdin: null,
-    timeout_ms: 3600000,
-    kill_grace_ms: 5000,
-    queue_deadline_ms: null,
-    max_attempts: 1,
-    retry_delay_ms: 0,
-    priority: 0,
-    lane: null,
-    dedupe: null,
-    preemptible: false,
-    max_output_bytes: 1048576,
-    labels: {},
-    producer,
-  } as SpecRecord;
+  return specRecord('1796438421045000000-d1d59aa3fa26aeb7', { handler: 'bench', payload: { i: 0 } }, producer as Identity, 1796438421045).spec;
 }
 
 const IDENTITIES: [string, unknown][] = [
