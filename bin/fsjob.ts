@@ -16,10 +16,13 @@
  * when `fsjob conformance` runs (in dist/, an entry of its own of the build,
  * whose chunks it shares with the command), and src/ never imports it.
  */
+import { runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
 import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
 
 /** package.json's version, written in by the build (tools/build/build.ts); from the sources yargs answers --version. */
 declare const __FSJOB_VERSION: string | undefined;
+/** What the build says of the enqueue start-up script it made, as JSON (tools/build/cli-bundle.ts); from the sources there is none. */
+declare const __FSJOB_START_SCRIPT: string | undefined;
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
@@ -30,6 +33,14 @@ if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === '
     process.stderr.write(tooFew);
     process.exit(1);
   }
+  // `fsjob enqueue`, the call scripts make in loops, runs from the start-up cache when it can (src/cli/start-cache.ts).
+  const cached = servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' ? await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url) : undefined;
+  if (cached !== undefined) process.exitCode = cached;
+  else await runModules();
+}
+
+/** Runs the command from the ES modules of the CLI. */
+async function runModules(): Promise<void> {
   let cli: typeof import('../src/cli/main.ts');
   try {
     cli = await import('../src/cli/main.ts');

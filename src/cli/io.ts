@@ -20,12 +20,25 @@ interface SafeStream {
   readonly closed: boolean;
 }
 
-function safeStream(stream: NodeJS.WriteStream): SafeStream {
+/**
+ * `stream()` is made safe on first use: node makes process.stdout and
+ * process.stderr when first asked for (a stream over a file, a pipe or a
+ * terminal, ~1.5 ms each), and most commands never write to standard
+ * error.
+ */
+function safeStream(stream: () => NodeJS.WriteStream): SafeStream {
   let closed = false;
-  // One listener for the stream's lifetime: a write error (EPIPE, EIO) closes it for us.
-  stream.on('error', () => {
-    closed = true;
-  });
+  let opened: NodeJS.WriteStream | undefined;
+  const open = (): NodeJS.WriteStream => {
+    if (opened === undefined) {
+      opened = stream();
+      // One listener for the stream's lifetime: a write error (EPIPE, EIO) closes it for us.
+      opened.on('error', () => {
+        closed = true;
+      });
+    }
+    return opened;
+  };
   return {
     get closed() {
       return closed;
@@ -33,7 +46,7 @@ function safeStream(stream: NodeJS.WriteStream): SafeStream {
     write(text) {
       if (closed) return;
       try {
-        stream.write(text, (error) => {
+        open().write(text, (error) => {
           if (error !== null && error !== undefined) closed = true;
         });
       } catch {
@@ -44,7 +57,7 @@ function safeStream(stream: NodeJS.WriteStream): SafeStream {
       if (closed) return Promise.reject(closedError());
       return new Promise<void>((resolve, reject) => {
         try {
-          stream.write(bytes, (error) => {
+          open().write(bytes, (error) => {
             if (error === null || error === undefined) return resolve();
             closed = true;
             reject(closedError(error));
@@ -68,8 +81,8 @@ let shared: CliIo | undefined;
 /** The process's own standard output and error, made safe once per process. */
 export function processIo(): CliIo {
   if (shared !== undefined) return shared;
-  const out = safeStream(process.stdout);
-  const err = safeStream(process.stderr);
+  const out = safeStream(() => process.stdout);
+  const err = safeStream(() => process.stderr);
   shared = {
     stdout: (text) => out.write(text),
     stderr: (text) => err.write(text),

@@ -9,7 +9,8 @@
  *
  * Only node: built-ins here: this module runs before anything else is loaded.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+// As node holds it, not through import (src/cli/start-cache.ts says why).
+const { readdirSync, readFileSync } = process.getBuiltinModule('node:fs');
 
 /**
  * Free descriptors below which fsjob does not even try to load. Measured on

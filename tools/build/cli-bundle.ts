@@ -64,7 +64,9 @@
  * entry, dist/bin/chunks/scan-worker.js: scan-pool.ts finds it beside
  * itself, and in the bundle scan-pool.ts is in a chunk (a check below).
  */
-import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -120,7 +122,15 @@ const sharedGenerated: Plugin = {
   },
 };
 
-const yargsStandIns: Plugin = {
+/**
+ * The start-up script's help-layout.ts: no layout modules. bin/fsjob.ts
+ * never runs a command line that asks for help from the script, so yargs
+ * there lays out nothing; the plain stand-ins only keep it from failing.
+ */
+const HELP_LAYOUT_PLAIN = HELP_LAYOUT_BUNDLED.replace(/export async function preloadHelpLayout\(\) \{[^]*?\n\}\n/, 'export async function preloadHelpLayout() {}\n');
+
+/** yargs' stand-ins (STAND_INS), and help-layout.ts as `helpLayout`. */
+const yargsStandIns = (helpLayout: string): Plugin => ({
   name: 'yargs-stand-ins',
   setup(b) {
     b.onResolve({ filter: /^(cliui|string-width|escalade\/sync|assert)$/ }, (args) =>
@@ -128,9 +138,9 @@ const yargsStandIns: Plugin = {
     );
     b.onLoad({ filter: /.*/, namespace: 'yargs-stand-in' }, (args) => ({ contents: STAND_INS[args.path], loader: 'js', resolveDir: YARGS_DIR }));
     // The real layout modules are yargs' dependencies: resolved from its directory.
-    b.onLoad({ filter: /[\\/]src[\\/]cli[\\/]help-layout\.ts$/ }, () => ({ contents: HELP_LAYOUT_BUNDLED, loader: 'js', resolveDir: YARGS_DIR }));
+    b.onLoad({ filter: /[\\/]src[\\/]cli[\\/]help-layout\.ts$/ }, () => ({ contents: helpLayout, loader: 'js', resolveDir: YARGS_DIR }));
   },
-};
+});
 
 /** The licence of each package of node_modules that went into the bundle (its LICENSE file, as the package ships it). */
 async function licensesOf(inputs: readonly string[]): Promise<string> {
@@ -171,11 +181,84 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 }
 
 /**
+ * The start-up script's view of main.ts's other commands: it serves only
+ * `enqueue` (bin/fsjob.ts hands it nothing else), so their modules stay
+ * out, and loading one would be an error of fsjob's.
+ */
+const enqueueOnly: Plugin = {
+  name: 'enqueue-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/commands\/[a-z-]+\.ts$/ }, (args) =>
+      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') && args.path !== './commands/enqueue.ts' ? { path: args.path, namespace: 'not-in-start-script' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'not-in-start-script' }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`fsjob: ${args.path} is not in the enqueue start-up script (bin/fsjob.ts runs only enqueue from it)`)});`,
+      loader: 'js',
+    }));
+    // A built-in imported dynamically (await import('node:readline')) is required, as the script's static imports are: a classic script has no import().
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'dynamic-import' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin-module' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-module' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/** The head and tail that make the script one function expression: a CommonJS module's arguments, and import.meta.url (src/cli/start-cache.ts passes them). */
+const SCRIPT_HEAD = '(function (module, require, __filename, __dirname, __fsjobUrl) {';
+const SCRIPT_TAIL = '})';
+
+/**
+ * The enqueue start-up script (src/cli/start-cache.ts says why): everything
+ * `fsjob enqueue` runs, as one classic script, written gzipped as
+ * bin/enqueue-start.js.gz. Returns what bin/fsjob.ts is told of it.
+ */
+async function buildStartScript(out: string, define: Record<string, string>): Promise<StartScriptFacts> {
+  const result = await build({
+    entryPoints: [path.join(ROOT, 'src', 'cli', 'start-script.ts')],
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    charset: 'ascii',
+    plugins: [enqueueOnly, yargsStandIns(HELP_LAYOUT_PLAIN)],
+    define: { ...define, 'import.meta.url': '__fsjobUrl', 'import.meta.filename': '__filename', 'import.meta.dirname': '__dirname' },
+    banner: { js: SCRIPT_HEAD },
+    footer: { js: SCRIPT_TAIL },
+    minifySyntax: true,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const text = result.outputFiles[0]?.contents;
+  if (text === undefined) throw new Error('the enqueue start-up script: esbuild wrote nothing');
+  const source = Buffer.from(text).toString('latin1');
+  if (!/^[\x00-\x7f]*$/.test(source)) throw new Error('the enqueue start-up script is not ASCII (src/cli/start-cache.ts decodes it as latin1)');
+  const required = [...source.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1] as string).filter((id) => !isBuiltin(id));
+  if (required.length > 0) throw new Error(`the enqueue start-up script requires ${required.join(', ')}, which are not node's: bundle them`);
+  if (/\bimport\(/.test(source.replace(/\/\/.*$/gm, ''))) throw new Error('the enqueue start-up script calls import(), which a classic script run by vm.Script cannot');
+  if (HELP_LAYOUT_PLAIN === HELP_LAYOUT_BUNDLED) throw new Error('HELP_LAYOUT_PLAIN: the pattern no longer finds preloadHelpLayout in HELP_LAYOUT_BUNDLED');
+  const strays = Object.keys(result.metafile.inputs).filter((input) => /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js$|records\/compiled\.ts$|node_modules\/(cliui|string-width|wrap-ansi|emoji-regex)\//.test(input));
+  if (strays.length > 0) throw new Error(`the enqueue start-up script holds ${strays.join(', ')}: enqueue never needs them`);
+  await mkdir(path.join(out, 'bin'), { recursive: true });
+  await writeFile(path.join(out, 'bin', 'enqueue-start.js.gz'), gzipSync(text, { level: 9 }));
+  return { name: 'enqueue', hash: createHash('sha256').update(text).digest('hex').slice(0, 16), bytes: text.length };
+}
+
+interface StartScriptFacts {
+  name: string;
+  hash: string;
+  bytes: number;
+}
+
+/**
  * Builds dist/'s JavaScript into `out`: bin/fsjob.js, bin/chunks/, the
- * library's entry points under src/ and conformance/runner/command.js.
+ * library's entry points under src/ and conformance/runner/command.js,
+ * and the enqueue start-up script.
  */
 export async function buildBundle(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
+  const startScript = await buildStartScript(out, define);
+  // As the text of its JSON: an object given to define would become a module of its own in every output.
+  define = { ...define, __FSJOB_START_SCRIPT: JSON.stringify(JSON.stringify(startScript)) };
   const result = await build({
     entryPoints: [
       { in: path.join(ROOT, 'bin', 'fsjob.ts'), out: 'bin/fsjob' },
@@ -191,7 +274,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [sharedGenerated, yargsStandIns, builtinRequires],
+    plugins: [sharedGenerated, yargsStandIns(HELP_LAYOUT_BUNDLED), builtinRequires],
     // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
     define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
