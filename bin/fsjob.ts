@@ -2,19 +2,28 @@
 /**
  * The fsjob command. Everything runs inside this process (no second node
  * process), so the pid a user sees is the pid doing the work: `kill -9 <pid>`
- * really kills the worker. The build bundles this file with the CLI into
- * dist/bin/fsjob.js and its chunks (tools/build/cli-bundle.ts), the
- * package's `bin`; in a checkout, bin/fsjob.js starts that (or this file
- * through tsx when dist/ is not built from the sources as they are).
+ * really kills the worker. The build makes this file dist/bin/fsjob.js,
+ * the package's `bin` (tools/build/cli-bundle.ts); in a checkout,
+ * bin/fsjob.js starts that (or this file through tsx when dist/ is not
+ * built from the sources as they are).
  *
- * `fsjob --version` answers here, before anything else loads. The CLI is
- * imported only after a check that descriptors are left to load it
- * (src/cli/start-check.ts): too few is one line and exit 1, not a loader's
- * stack trace. This file also wires the conformance suite's command into
- * the CLI: the suite sits beside the library (conformance/ next to src/ in
- * the checkout, dist/conformance/ next to dist/bin/), is loaded from there
- * when `fsjob conformance` runs (in dist/, an entry of its own of the build,
- * whose chunks it shares with the command), and src/ never imports it.
+ * dist/bin/fsjob.js is a CommonJS script (dist/bin/package.json says so):
+ * node starts one ~5 ms sooner than an ES module, whose loader it would
+ * first set up, and every command pays that. So this file has no
+ * top-level await and imports nothing it does not bundle; the CLI itself
+ * is ES modules (dist/bin/chunks/, where a package.json says "module"),
+ * loaded by import().
+ *
+ * `fsjob --version` answers here, before anything else loads. `fsjob
+ * enqueue`, which scripts call in loops, runs from the start-up cache when
+ * it can (src/cli/start-cache.ts). Otherwise the CLI is imported, after a
+ * check that descriptors are left to load it (src/cli/start-check.ts): too
+ * few is one line and exit 1, not a loader's stack trace. This file also
+ * wires the conformance suite's command into the CLI: the suite sits
+ * beside the library (conformance/ next to src/ in the checkout,
+ * dist/conformance/ next to dist/bin/), is loaded from there when `fsjob
+ * conformance` runs (in dist/, an entry of its own of the build, whose
+ * chunks it shares with the command), and src/ never imports it.
  */
 import { runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
 import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
@@ -24,23 +33,18 @@ declare const __FSJOB_VERSION: string | undefined;
 /** What the build says of the enqueue start-up script it made, as JSON (tools/build/cli-bundle.ts); from the sources there is none. */
 declare const __FSJOB_START_SCRIPT: string | undefined;
 
-const argv = process.argv.slice(2);
-if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
-  process.stdout.write(`${__FSJOB_VERSION}\n`);
-} else {
+/** Runs the command of this process's arguments; resolves once its exit status is set. */
+async function start(argv: readonly string[]): Promise<void> {
   const tooFew = tooFewDescriptors();
   if (tooFew !== undefined) {
     process.stderr.write(tooFew);
     process.exit(1);
   }
-  // `fsjob enqueue`, the call scripts make in loops, runs from the start-up cache when it can (src/cli/start-cache.ts).
   const cached = servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' ? await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url) : undefined;
-  if (cached !== undefined) process.exitCode = cached;
-  else await runModules();
-}
-
-/** Runs the command from the ES modules of the CLI. */
-async function runModules(): Promise<void> {
+  if (cached !== undefined) {
+    process.exitCode = cached;
+    return;
+  }
   let cli: typeof import('../src/cli/main.ts');
   try {
     cli = await import('../src/cli/main.ts');
@@ -55,5 +59,16 @@ async function runModules(): Promise<void> {
   // SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
   process.exitCode = await cli.main(cli.commandLine(), undefined, {
     conformance: async () => ((await import(suite)) as typeof import('../conformance/runner/command.ts')).conformanceCommand,
+  });
+}
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
+  process.stdout.write(`${__FSJOB_VERSION}\n`);
+} else {
+  start(argv).catch((error: unknown) => {
+    // What main() does not handle (it handles every command's errors): a CLI that could not load.
+    process.stderr.write(`fsjob: cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
   });
 }

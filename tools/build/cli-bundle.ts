@@ -250,6 +250,46 @@ interface StartScriptFacts {
 }
 
 /**
+ * dist/bin/fsjob.js, the command's entry (bin/fsjob.ts says why it is a
+ * CommonJS script): bundled alone, with what it imports (the start-up
+ * checks and cache), and main.ts as the chunk the split build made of it,
+ * dist/bin/chunks/main.js, loaded by import(). Two package.json files say
+ * which is which: "commonjs" for dist/bin/, "module" for dist/bin/chunks/
+ * (the package's own says "module").
+ */
+async function buildEntry(out: string, define: Record<string, string>): Promise<void> {
+  const bin = path.join(out, 'bin');
+  const mainChunk: Plugin = {
+    name: 'main-chunk',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.\/src\/cli\/main\.ts$/ }, () => ({ path: './chunks/main.js', external: true }));
+    },
+  };
+  const entry = path.join(bin, 'fsjob.js');
+  await build({
+    entryPoints: [path.join(ROOT, 'bin', 'fsjob.ts')],
+    outfile: entry,
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    plugins: [mainChunk],
+    define: { ...define, 'import.meta.url': '__fsjobEntryUrl' },
+    banner: { js: 'const __fsjobEntryUrl = require("node:url").pathToFileURL(__filename).href;' },
+    minifySyntax: true,
+    logLevel: 'warning',
+  });
+  const text = await readFile(entry, 'utf8');
+  if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
+  const required = [...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1] as string).filter((id) => !isBuiltin(id));
+  if (required.length > 0) throw new Error(`${entry} requires ${required.join(', ')}: it bundles what it needs and imports the CLI's chunks`);
+  await writeFile(path.join(bin, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+  await writeFile(path.join(bin, 'chunks', 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+  await chmod(entry, 0o755);
+}
+
+/**
  * Builds dist/'s JavaScript into `out`: bin/fsjob.js, bin/chunks/, the
  * library's entry points under src/ and conformance/runner/command.js,
  * and the enqueue start-up script.
@@ -257,11 +297,9 @@ interface StartScriptFacts {
 export async function buildBundle(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
   const startScript = await buildStartScript(out, define);
-  // As the text of its JSON: an object given to define would become a module of its own in every output.
-  define = { ...define, __FSJOB_START_SCRIPT: JSON.stringify(JSON.stringify(startScript)) };
   const result = await build({
     entryPoints: [
-      { in: path.join(ROOT, 'bin', 'fsjob.ts'), out: 'bin/fsjob' },
+      { in: path.join(ROOT, 'src', 'cli', 'main.ts'), out: 'bin/chunks/main' },
       { in: path.join(ROOT, 'src', 'validator', 'scan-worker.ts'), out: 'bin/chunks/scan-worker' },
       { in: path.join(ROOT, 'conformance', 'runner', 'command.ts'), out: 'conformance/runner/command' },
       ...(await libraryEntries()),
@@ -285,19 +323,16 @@ export async function buildBundle(out: string, define: Record<string, string>): 
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
-  const entry = path.join(bin, 'fsjob.js');
   for (const output of Object.keys(result.metafile.outputs)) {
     const file = path.resolve(ROOT, output);
     const text = await readFile(file, 'utf8');
     const depth = path.relative(out, path.dirname(file)).split(path.sep).length;
-    if (file === entry && text.includes(GENERATED_PLACEHOLDER)) throw new Error(`${entry} imports a generated module: move that import behind a dynamic one (a chunk)`);
     if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
     if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
     const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
     if (/\b__require\(/.test(text)) throw new Error(`${file} calls require(), which an ES module has not: bundle what it requires (builtinRequires)`);
     if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
   }
-  const text = await readFile(entry, 'utf8');
-  if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
-  await chmod(entry, 0o755);
+  // As the text of its JSON: an object given to define would become a module of its own.
+  await buildEntry(out, { ...define, __FSJOB_START_SCRIPT: JSON.stringify(JSON.stringify(startScript)) });
 }
