@@ -129,6 +129,9 @@ const sharedGenerated: Plugin = {
  */
 const HELP_LAYOUT_PLAIN = HELP_LAYOUT_BUNDLED.replace(/export async function preloadHelpLayout\(\) \{[^]*?\n\}\n/, 'export async function preloadHelpLayout() {}\n');
 
+/** Where yargs' platform shim asks for the terminal's width. */
+const STD_COLUMNS = /stdColumns: typeof process\.stdout\.columns !== 'undefined' \? process\.stdout\.columns : null/;
+
 /** yargs' stand-ins (STAND_INS), and help-layout.ts as `helpLayout`. */
 const yargsStandIns = (helpLayout: string): Plugin => ({
   name: 'yargs-stand-ins',
@@ -137,6 +140,14 @@ const yargsStandIns = (helpLayout: string): Plugin => ({
       args.importer.startsWith(`${YARGS_DIR}${path.sep}`) ? { path: args.path, namespace: 'yargs-stand-in' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'yargs-stand-in' }, (args) => ({ contents: STAND_INS[args.path], loader: 'js', resolveDir: YARGS_DIR }));
+    // yargs' platform shim reads process.stdout.columns when it loads, which makes process.stdout (a stream, ~1.5 ms): the width it
+    // gives is for wrapping help, which main.ts turns off (.wrap(null)), and every command paid for it. The shim gets none.
+    b.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const stripped = text.replace(STD_COLUMNS, 'stdColumns: null');
+      if (stripped === text) throw new Error(`${args.path}: yargs no longer reads process.stdout.columns as the build expects (STD_COLUMNS); look again`);
+      return { contents: stripped, loader: 'js', resolveDir: path.dirname(args.path) };
+    });
     // The real layout modules are yargs' dependencies: resolved from its directory.
     b.onLoad({ filter: /[\\/]src[\\/]cli[\\/]help-layout\.ts$/ }, () => ({ contents: helpLayout, loader: 'js', resolveDir: YARGS_DIR }));
   },
