@@ -9,7 +9,7 @@
  * (bench/package.bench.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,11 +44,12 @@ interface Start {
   sources: string[];
 }
 
-function start(args: readonly string[]): Start {
+function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): Start {
   const log = join(work, `loaded-${Math.random().toString(36).slice(2)}.log`);
+  writeFileSync(log, '');
   const run = spawnSync(process.execPath, ['--import', join(work, 'hook.mjs'), ENTRY, ...args], {
     encoding: 'utf8',
-    env: { ...process.env, FSJOB_LOADED_LOG: log, FSJOB_QUEUE: '' },
+    env: { ...process.env, FSJOB_LOADED_LOG: log, FSJOB_QUEUE: '', ...env },
     timeout: 60_000,
   });
   const files = readFileSync(log, 'utf8')
@@ -89,7 +90,7 @@ startUp('--version loads the entry and nothing of yargs or the queue', () => {
   const run = start(['--version']);
   assert.is(run.status, 0, run.stderr);
   assert.match(run.stdout, /^\d+\.\d+\.\d+/);
-  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-check\.ts)/), [], 'sources loaded besides the entry');
+  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-(check|cache)\.ts)/), [], 'sources loaded besides the entry');
   assert.ok(run.files.length <= 2, `files: ${run.files.join(', ')}`);
 });
 
@@ -103,8 +104,9 @@ startUp('--help loads yargs and its layout, and no queue code', () => {
   assert.equal(none(run.sources, /^src\/cli\/commands\//), [], 'no command module: the list of commands is main.ts');
 });
 
-startUp('enqueue loads the producer, and no validator, consumer, suite, compiled schemas or help layout', () => {
-  const run = start(['enqueue', '--queue', queue, '--', 'true']);
+// From the ES modules: with the start-up cache, enqueue loads no module file at all (test/cli/start-cache.test.ts checks its script).
+startUp('enqueue without the start-up cache loads the producer, and no validator, consumer, suite, compiled schemas or help layout', () => {
+  const run = start(['enqueue', '--queue', queue, '--', 'true'], { FSJOB_NO_CACHE: '1' });
   assert.is(run.status, 0, run.stderr);
   assert.ok(run.sources.includes('src/producer/enqueue.ts'), 'the producer');
   assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts|node_modules\/(cliui|string-width|wrap-ansi|emoji-regex)\//), []);
