@@ -8,29 +8,14 @@
  * a loader hook (as in start-up.test.ts); how long it takes is the bench's
  * (bench/lib/enqueue.ts).
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import '../support/cli.ts';
+import { ROOT, startLoading, startWork } from '../support/loaded.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = join(ROOT, 'dist', 'bin', 'fsjob.js');
 const JOB_ID = /^\d{19}-[0-9a-f]{16}\n$/;
-
-/** Appends each file: URL loaded to $FSJOB_LOADED_LOG. */
-const HOOK = `import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) appendFileSync(process.env.FSJOB_LOADED_LOG, url + '\\\\n');
-  return next(url, context);
-}\`));
-`;
 
 let work: string;
 let queue: string;
@@ -45,18 +30,8 @@ interface Call {
 
 /** `fsjob enqueue --queue Q -- true` with the cache in `cacheHome` (XDG_CACHE_HOME), and `env` besides. */
 function enqueue(cacheHome: string, env: NodeJS.ProcessEnv = {}): Call {
-  const log = join(work, `loaded-${Math.random().toString(36).slice(2)}.log`);
-  writeFileSync(log, '');
-  const run = spawnSync(process.execPath, ['--import', join(work, 'hook.mjs'), ENTRY, 'enqueue', '--queue', queue, '--', 'true'], {
-    encoding: 'utf8',
-    env: { ...process.env, FSJOB_QUEUE: '', FSJOB_NO_CACHE: '', FSJOB_LOADED_LOG: log, XDG_CACHE_HOME: cacheHome, ...env },
-    timeout: 60_000,
-  });
-  const files = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((url) => fileURLToPath(url).slice(ROOT.length));
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, files };
+  const run = startLoading(work, ['enqueue', '--queue', queue, '--', 'true'], { FSJOB_NO_CACHE: '', XDG_CACHE_HOME: cacheHome, ...env });
+  return { ...run, files: run.files.map((file) => file.slice(ROOT.length)) };
 }
 
 /** The cache files of the enqueue script in `dir`. */
@@ -76,11 +51,7 @@ const ES_MODULES = 'dist/bin/chunks/main.js';
 const cache = suite('the start-up cache of fsjob enqueue');
 
 cache.before(async () => {
-  work = await mkdtemp(join(tmpdir(), 'fsjob-start-cache-'));
-  await writeFile(join(work, 'hook.mjs'), HOOK);
-  queue = join(work, 'q');
-  const init = spawnSync(process.execPath, [ENTRY, 'init', '--queue', queue], { encoding: 'utf8' });
-  assert.is(init.status, 0, init.stderr);
+  ({ work, queue } = await startWork('fsjob-start-cache-'));
 });
 
 cache.after(async () => {

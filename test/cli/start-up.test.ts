@@ -9,27 +9,12 @@
  * (bench/package.bench.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import '../support/cli.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = join(ROOT, 'dist', 'bin', 'fsjob.js');
-
-/** Registers a loader hook that appends each file: URL loaded to $FSJOB_LOADED_LOG. */
-const HOOK = `import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) appendFileSync(process.env.FSJOB_LOADED_LOG, url + '\\\\n');
-  return next(url, context);
-}\`));
-`;
+import { ENTRY, ROOT, startLoading, startWork } from '../support/loaded.ts';
 
 let work: string;
 let queue: string;
@@ -45,24 +30,14 @@ interface Start {
 }
 
 function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): Start {
-  const log = join(work, `loaded-${Math.random().toString(36).slice(2)}.log`);
-  writeFileSync(log, '');
-  const run = spawnSync(process.execPath, ['--import', join(work, 'hook.mjs'), ENTRY, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, FSJOB_LOADED_LOG: log, FSJOB_QUEUE: '', ...env },
-    timeout: 60_000,
-  });
-  const files = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((url) => fileURLToPath(url));
+  const run = startLoading(work, args, env);
   const sources = new Set<string>();
-  for (const file of files) {
+  for (const file of run.files) {
     for (const match of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:src|bin|conformance|node_modules)\/\S+|\.\.\/\S+)$/gm)) {
       sources.add((match[1] as string).replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
     }
   }
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, files: files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
+  return { ...run, files: run.files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
 }
 
 function none(sources: readonly string[], pattern: RegExp): string[] {
@@ -75,11 +50,7 @@ const QUEUE_CODE = /^src\/(fs|records(?!\/bytes\.ts$)|model|producer|consumer|va
 const startUp = suite('what a start of fsjob loads');
 
 startUp.before(async () => {
-  work = await mkdtemp(join(tmpdir(), 'fsjob-start-up-'));
-  await writeFile(join(work, 'hook.mjs'), HOOK);
-  queue = join(work, 'q');
-  const init = spawnSync(process.execPath, [ENTRY, 'init', '--queue', queue], { encoding: 'utf8' });
-  assert.is(init.status, 0, init.stderr);
+  ({ work, queue } = await startWork('fsjob-start-up-'));
 });
 
 startUp.after(async () => {
