@@ -35,15 +35,17 @@ declare const __FSJOB_START_SCRIPT: string | undefined;
 
 /** Runs the command of this process's arguments; resolves once its exit status is set. */
 async function start(argv: readonly string[]): Promise<void> {
-  const tooFew = tooFewDescriptors();
-  if (tooFew !== undefined) {
-    process.stderr.write(tooFew);
-    process.exit(1);
-  }
+  // The start-up script loads no module file (two files read one after the other), so the check below is for the modules only;
+  // descriptors that run out in the command itself are its error, which names the limit (src/base/descriptors.ts).
   const cached = servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' ? await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url) : undefined;
   if (cached !== undefined) {
     process.exitCode = cached;
     return;
+  }
+  const tooFew = tooFewDescriptors();
+  if (tooFew !== undefined) {
+    process.stderr.write(tooFew);
+    process.exit(1);
   }
   let cli: typeof import('../src/cli/main.ts');
   try {

@@ -10,5 +10,5 @@ import { commandLine, main } from './main.ts';
 
 /** Runs the command line of this process; resolves to its exit status. */
 export function run(): Promise<number> {
-  return main(commandLine());
+  return main(commandLine(), undefined, { commands: ['enqueue'] });
 }
