@@ -69,7 +69,7 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, transform, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
 
 const YARGS_DIR = path.join(ROOT, 'node_modules', 'yargs');
@@ -171,6 +171,25 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
+/**
+ * The packages bundled (yargs and its parser, the help layout,
+ * write-file-atomic) go in minified: their inner workings are no part of
+ * an fsjob stack trace worth reading, and their 217 KB of readable code
+ * took the install 90 KiB nearer its 3 MB (test/package/install.test.ts).
+ * fsjob's own code keeps its names and lines. A package file a plugin
+ * before this one loads (yargs' stand-ins) is left to that plugin.
+ */
+const minifiedPackages: Plugin = {
+  name: 'minified-packages',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => ({
+      contents: (await transform(await readFile(args.path, 'utf8'), { minify: true, loader: 'js', legalComments: 'none', sourcefile: args.path })).code,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 /** A require() of one of node's modules in bundled CommonJS: an ES module that imports it (esbuild would leave a require() that an ES module chunk cannot run). */
 const builtinRequires: Plugin = {
   name: 'builtin-requires',
@@ -231,7 +250,7 @@ async function buildStartScript(out: string, define: Record<string, string>): Pr
     platform: 'node',
     target: 'node20',
     charset: 'ascii',
-    plugins: [enqueueOnly, yargsStandIns(HELP_LAYOUT_PLAIN)],
+    plugins: [enqueueOnly, yargsStandIns(HELP_LAYOUT_PLAIN), minifiedPackages],
     define: { ...define, 'import.meta.url': '__fsjobUrl', 'import.meta.filename': '__filename', 'import.meta.dirname': '__dirname' },
     banner: { js: SCRIPT_HEAD },
     footer: { js: SCRIPT_TAIL },
@@ -258,6 +277,22 @@ interface StartScriptFacts {
   name: string;
   hash: string;
   bytes: number;
+}
+
+/** Whether a chunk holds the conformance suite's code alone (its cases and runner: ~430 KB). */
+function suiteOnly(inputs: readonly string[]): boolean {
+  return inputs.length > 0 && inputs.every((input) => /(^|\/)conformance\//.test(input));
+}
+
+/**
+ * The suite's chunk without its whitespace: 60 KB less to install (the
+ * install stays under 3 MB beside the enqueue start-up script,
+ * test/package/install.test.ts), at the price of line numbers in a stack
+ * trace of the suite's own code, which is read from the checkout's
+ * sources (conformance/), not from an install. Names stay.
+ */
+async function withoutWhitespace(file: string, text: string): Promise<string> {
+  return (await transform(text, { minifyWhitespace: true, format: 'esm', loader: 'js', sourcefile: file, legalComments: 'none' })).code;
 }
 
 /**
@@ -323,7 +358,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [sharedGenerated, yargsStandIns(HELP_LAYOUT_BUNDLED), builtinRequires],
+    plugins: [sharedGenerated, yargsStandIns(HELP_LAYOUT_BUNDLED), builtinRequires, minifiedPackages],
     // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
     define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
@@ -334,15 +369,16 @@ export async function buildBundle(out: string, define: Record<string, string>): 
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
-  for (const output of Object.keys(result.metafile.outputs)) {
+  for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
     const file = path.resolve(ROOT, output);
-    const text = await readFile(file, 'utf8');
+    let text = await readFile(file, 'utf8');
+    if (suiteOnly(Object.keys(inputs))) text = await withoutWhitespace(file, text);
     const depth = path.relative(out, path.dirname(file)).split(path.sep).length;
     if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
     if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
     const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
     if (/\b__require\(/.test(text)) throw new Error(`${file} calls require(), which an ES module has not: bundle what it requires (builtinRequires)`);
-    if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
+    await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
   }
   // As the text of its JSON: an object given to define would become a module of its own.
   await buildEntry(out, { ...define, __FSJOB_START_SCRIPT: JSON.stringify(JSON.stringify(startScript)) });
