@@ -12,7 +12,7 @@
  * it on an earlier call, as v8-compile-cache does for CommonJS.
  *
  * The package ships the script gzipped (dist/bin/enqueue-start.js.gz,
- * ~120 KB; it holds again code that dist/bin/chunks/ holds as ES modules
+ * ~100 KB; it holds again code that dist/bin/chunks/ holds as ES modules
  * for the library, and the install stays under 3 MB). The first call
  * writes it out into the user's cache directory, $XDG_CACHE_HOME/fsjob
  * or ~/.cache/fsjob, and after the command the code V8 compiled for it
@@ -34,17 +34,17 @@
  * rename. Old scripts are pruned: the newest KEEP_SCRIPTS stay.
  *
  * Only node: built-ins here, and nothing heavy: this runs on every
- * enqueue, before anything else is loaded.
+ * enqueue, before anything else is loaded. (dist/bin/fsjob.js, which
+ * bundles it, is a CommonJS script: its imports of built-ins are
+ * require()s; an ES module's would make each built-in's facade, which
+ * reads every export, and node:fs's ReadStream getter loads node's
+ * streams.)
  */
-import type { Script as VmScript } from 'node:vm';
-
-// Built-ins as node holds them, not through import: an ES module's import of a built-in makes its facade, which reads every export (node:fs's
-// ReadStream getter alone loads node's streams, ~1.5 ms), and every command's start pays for what this entry module imports.
-const { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } = process.getBuiltinModule('node:fs');
-const { createRequire } = process.getBuiltinModule('node:module');
-const path = process.getBuiltinModule('node:path');
-const { fileURLToPath } = process.getBuiltinModule('node:url');
-const { Script } = process.getBuiltinModule('node:vm');
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Script } from 'node:vm';
 
 /** What the build says of the start-up script it made (tools/build/cli-bundle.ts); absent when run from the sources. */
 export interface StartScript {
@@ -225,7 +225,7 @@ async function expand(gzipped: URL, script: StartScript): Promise<Buffer> {
  */
 export async function runFromCache(script: StartScript, entry: string): Promise<number | undefined> {
   let run: () => Promise<number>;
-  let compiled: VmScript;
+  let compiled: Script;
   let codeFile: string;
   let dir: string;
   let codeWanted: boolean;
@@ -244,7 +244,9 @@ export async function runFromCache(script: StartScript, entry: string): Promise<
     }
     const code = readOwn(codeFile);
     // The build made the script ASCII (esbuild escapes every other character), so latin1 decodes it as UTF-8 would, into V8's one-byte form.
-    compiled = new Script(text.toString('latin1'), { filename: scriptFile, ...(code === undefined ? {} : { cachedData: code }) });
+    // node:vm when it is used: `fsjob --version` and the other commands need not load it.
+    const { Script: VmScript } = process.getBuiltinModule('node:vm');
+    compiled = new VmScript(text.toString('latin1'), { filename: scriptFile, ...(code === undefined ? {} : { cachedData: code }) });
     codeWanted = code === undefined || compiled.cachedDataRejected === true;
     // The script is a function of what a CommonJS module gets; the paths it finds files by are its chunks' in dist/.
     const chunk = new URL('./chunks/start-script.js', entry);

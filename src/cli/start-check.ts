@@ -9,8 +9,7 @@
  *
  * Only node: built-ins here: this module runs before anything else is loaded.
  */
-// As node holds it, not through import (src/cli/start-cache.ts says why).
-const { readdirSync, readFileSync } = process.getBuiltinModule('node:fs');
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Free descriptors below which fsjob does not even try to load. Measured on
