@@ -132,21 +132,25 @@ function readOwn(file: string, bytes?: number): Buffer | undefined {
   }
 }
 
-/** Writes `data` as `file`, whole or not at all: a temporary of ours (mode 0600), fsync, rename. */
-function writeOwn(file: string, data: Uint8Array): void {
+/**
+ * Writes what `data()` makes as `file`, whole or not at all: a temporary of
+ * ours (mode 0600), fsync, rename; returns it. The temporary is made
+ * first, so that a directory that takes no file costs no `data()`.
+ */
+function writeOwn<T extends Uint8Array>(file: string, data: () => T): T {
   const temporary = `${file}.${process.pid}.${Math.random().toString(16).slice(2, 10)}.tmp`;
   const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  let open = true;
   try {
-    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+    const bytes = data();
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
+    open = false;
     closeSync(fd);
     renameSync(temporary, file);
+    return bytes;
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
+    if (open) closeSync(fd);
     unlinkSync(temporary);
     throw error;
   }
@@ -210,8 +214,9 @@ function lazyRequire(real: NodeJS.Require): (id: string) => unknown {
 }
 
 /** The script's text from the package's gzipped copy, checked against the build's digest. */
-async function expand(gzipped: URL, script: StartScript): Promise<Buffer> {
-  const [{ gunzipSync }, { createHash }] = await Promise.all([import('node:zlib'), import('node:crypto')]);
+function expand(gzipped: URL, script: StartScript): Buffer {
+  const { gunzipSync } = process.getBuiltinModule('node:zlib');
+  const { createHash } = process.getBuiltinModule('node:crypto');
   const text = gunzipSync(readFileSync(gzipped));
   if (text.length !== script.bytes || createHash('sha256').update(text).digest('hex').slice(0, 16) !== script.hash) throw new Error(`${fileURLToPath(gzipped)} is not the script this fsjob was built with`);
   return text;
@@ -238,8 +243,7 @@ export async function runFromCache(script: StartScript, entry: string): Promise<
     codeFile = path.join(dir, `${script.name}-${script.hash}-node${process.versions.node}-v8${process.versions.v8}-${process.arch}.code`);
     let text = readOwn(scriptFile, script.bytes);
     if (text === undefined) {
-      text = await expand(new URL(`./${script.name}-start.js.gz`, entry), script);
-      writeOwn(scriptFile, text);
+      text = writeOwn(scriptFile, () => expand(new URL(`./${script.name}-start.js.gz`, entry), script));
       prune(dir, script.name);
     }
     const code = readOwn(codeFile);
@@ -262,7 +266,7 @@ export async function runFromCache(script: StartScript, entry: string): Promise<
   if (codeWanted) {
     try {
       // After the command: the code then holds every function the call compiled, not only the top level.
-      writeOwn(codeFile, compiled.createCachedData());
+      writeOwn(codeFile, () => compiled.createCachedData());
       prune(dir, script.name);
     } catch {
       // A cache that cannot be written costs the next call its compilation, nothing more.
