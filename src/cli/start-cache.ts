@@ -89,18 +89,16 @@ function checkOurs(stats: { uid: number; mode: number }, what: string): void {
 
 /** The cache directory, made (mode 0700) when missing; throws when it is not a directory of ours. */
 function openDirectory(dir: string): void {
-  try {
-    lstatSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  let stats = lstatSync(dir, { throwIfNoEntry: false });
+  if (stats === undefined) {
     mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (made) {
       if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
     }
+    stats = lstatSync(dir);
   }
-  const stats = lstatSync(dir);
   if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);
   checkOurs(stats, dir);
 }
