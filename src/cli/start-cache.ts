@@ -11,8 +11,8 @@
  * its entry), and a call runs that script with the code V8 compiled for
  * it on an earlier call, as v8-compile-cache does for CommonJS.
  *
- * The package ships the script gzipped (dist/bin/enqueue-start.js.gz,
- * ~100 KB; it holds again code that dist/bin/chunks/ holds as ES modules
+ * The package ships the script compressed (dist/bin/enqueue-start.js.br,
+ * brotli, ~85 KB; it holds again code that dist/bin/chunks/ holds as ES modules
  * for the library, and the install stays under 3 MB). The first call
  * writes it out into the user's cache directory, $XDG_CACHE_HOME/fsjob
  * or ~/.cache/fsjob, and after the command the code V8 compiled for it
@@ -211,12 +211,12 @@ function lazyRequire(real: NodeJS.Require): (id: string) => unknown {
   };
 }
 
-/** The script's text from the package's gzipped copy, checked against the build's digest. */
-function expand(gzipped: URL, script: StartScript): Buffer {
-  const { gunzipSync } = process.getBuiltinModule('node:zlib');
+/** The script's text from the package's compressed copy, checked against the build's digest. */
+function expand(compressed: URL, script: StartScript): Buffer {
+  const { brotliDecompressSync } = process.getBuiltinModule('node:zlib');
   const { createHash } = process.getBuiltinModule('node:crypto');
-  const text = gunzipSync(readFileSync(gzipped));
-  if (text.length !== script.bytes || createHash('sha256').update(text).digest('hex').slice(0, 16) !== script.hash) throw new Error(`${fileURLToPath(gzipped)} is not the script this fsjob was built with`);
+  const text = brotliDecompressSync(readFileSync(compressed));
+  if (text.length !== script.bytes || createHash('sha256').update(text).digest('hex').slice(0, 16) !== script.hash) throw new Error(`${fileURLToPath(compressed)} is not the script this fsjob was built with`);
   return text;
 }
 
@@ -224,7 +224,7 @@ function expand(gzipped: URL, script: StartScript): Buffer {
  * Runs the command from the start-up script when the cache can serve it:
  * resolves to the exit status, or to undefined (nothing has run) when it
  * cannot, and the caller loads the ES modules instead. `entry` is the
- * URL of dist/bin/fsjob.js, beside which the gzipped script lies.
+ * URL of dist/bin/fsjob.js, beside which the compressed script lies.
  */
 export async function runFromCache(script: StartScript, entry: string): Promise<number | undefined> {
   let run: () => Promise<number>;
@@ -241,7 +241,7 @@ export async function runFromCache(script: StartScript, entry: string): Promise<
     codeFile = path.join(dir, `${script.name}-${script.hash}-node${process.versions.node}-v8${process.versions.v8}-${process.arch}.code`);
     let text = readOwn(scriptFile, script.bytes);
     if (text === undefined) {
-      text = writeOwn(scriptFile, () => expand(new URL(`./${script.name}-start.js.gz`, entry), script));
+      text = writeOwn(scriptFile, () => expand(new URL(`./${script.name}-start.js.br`, entry), script));
       prune(dir, script.name);
     }
     const code = readOwn(codeFile);
