@@ -18,7 +18,6 @@ import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
 import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
-import { fastParseRecordBytes } from './fast-json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
@@ -47,13 +46,24 @@ export interface CheckOptions extends RecordExpectations {
   path?: string;
   /**
    * The REC-1/REQ-1 parser. A replacement must answer exactly what
-   * parseRecordBytes answers for every input. Default:
-   * fastParseRecordBytes (src/records/fast-json.ts), which is one: native
-   * JSON.parse for a record in the compact form writers produce, the
-   * scanner for everything else (test/validator/queue-fastjson.test.ts
-   * proves the equivalence).
+   * parseRecordBytes answers for every input. Default: the one useParser
+   * registered, else parseRecordBytes.
    */
   parse?: typeof parseRecordBytes;
+}
+
+let defaultParse: typeof parseRecordBytes = parseRecordBytes;
+
+/**
+ * Parse records with `parse` from now on where no caller names a parser:
+ * src/records/compiled.ts registers fastParseRecordBytes (fast-json.ts:
+ * native JSON.parse for a record in the compact form writers produce, the
+ * scanner for everything else; test/validator/queue-fastjson.test.ts proves
+ * they answer alike) where many records are read, the consumer's spec per
+ * job among them. A producer keeps the scanner and a smaller bundle.
+ */
+export function useParser(parse: typeof parseRecordBytes): void {
+  defaultParse = parse;
 }
 
 /** A record that passed (with any info findings), or the findings that reject it. */
@@ -83,7 +93,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
     return rejection(path, jobId, 'RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
   }
 
-  const parsed = (options.parse ?? fastParseRecordBytes)(bytes, isRequest ? 'request' : 'record');
+  const parsed = (options.parse ?? defaultParse)(bytes, isRequest ? 'request' : 'record');
   if (!parsed.ok) {
     const { code, detail, offset, field } = parsed.failure;
     return rejection(path, jobId, code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });

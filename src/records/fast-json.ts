@@ -1,7 +1,8 @@
 /**
  * A faster road to the same answer as parseRecordBytes (REC-1) for the common
- * case of a well-formed record: inspectRecord's default, so every reader
- * takes it (a consumer reads a spec per job, an audit 100,000s of records).
+ * case of a well-formed record: inspectRecord's default wherever
+ * compiled.ts is loaded (a consumer reads a spec per job, an audit
+ * 100,000s of records).
  *
  * A record in compact form is exactly what JSON.stringify writes for its
  * value (REC-1 says so). So when the bytes are valid UTF-8, frame one object
