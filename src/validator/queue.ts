@@ -33,7 +33,7 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
-import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
+import { scanShared, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
 import { checkOpenClaims } from './open-claims.ts';
 import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
@@ -48,8 +48,10 @@ export interface QueueAuditOptions {
   /** Called with (jobs checked, jobs in all) at most every progressIntervalMs while jobs are scanned. */
   progress?: (checked: number, total: number) => void;
   progressIntervalMs?: number;
-  /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
+  /** Threads scanning job directories, the main thread one of them; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
   threads?: number;
+  /** False: the main thread leaves every job to `threads` worker threads (tests, which need the workers to scan). @default true */
+  mainThreadScans?: boolean;
   /** Jobs per batch a scan thread is handed (tests make it small to have many batches in flight). @default 256 */
   threadBatch?: number;
 }
@@ -267,8 +269,14 @@ class QueueAuditRun {
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      const results = await scanInWorkers(entry, this.env, ids, threads, progress, this.options.threadBatch);
-      for (const [index, id] of ids.entries()) this.record(jobIdOfDirName(id) ?? id, results[index]);
+      const mainScans = this.options.mainThreadScans !== false;
+      await scanShared(entry, this.env, ids, {
+        workers: mainScans ? threads - 1 : threads,
+        local: mainScans ? (name) => scanJob(this.env, name) : undefined,
+        take: (index, scan) => this.record(jobIdOfDirName(ids[index] as string) ?? (ids[index] as string), scan),
+        progress,
+        batch: this.options.threadBatch,
+      });
     }
     if (ids.length > 0) progress(ids.length, true);
   }
@@ -346,28 +354,29 @@ class QueueAuditRun {
   private checkIndex(): void {
     for (const [id, summary] of this.summaries) {
       if (summary.unreadable === true) continue;
-      const sink = this.jobSink(id);
-      const entries = this.readyByJob.get(id) ?? [];
+      const entries = this.readyByJob.get(id);
       if (summary.finished) {
+        // The common case of a big queue, with nothing made for it: a finished job that nothing indexes.
+        if (entries === undefined) continue;
         for (const entry of entries) {
           // Doubt (doubt.ts): the owner removes the entry after the receipt (READY-2), maybe since the listing.
           if (!readyEntryPresentNow(this.env.root, entry.name)) continue;
           const shown = this.shown('ready', entry.name);
-          sink.add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
+          this.jobSink(id).add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
         }
         continue;
       }
-      if (entries.length === 0) {
+      if (entries === undefined || entries.length === 0) {
         if (finishedSince(this.env.root, summary)) continue; // its receipt came after the scan, the entry's removal before the listing
         const shown = this.shown('ready', summary.spec === undefined ? `*-${id}` : readyEntryName(summary.spec.priority, id));
-        sink.add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
+        this.jobSink(id).add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
         continue;
       }
       if (summary.spec === undefined) continue;
       for (const entry of entries) {
         if (entry.priority !== summary.spec.priority) {
           const shown = this.shown('ready', entry.name);
-          sink.add('READY_PRIORITY', `${shown} encodes priority ${entry.priority} but spec.json says ${summary.spec.priority} (entry ${readyEntryName(summary.spec.priority, id)})`, shown, id);
+          this.jobSink(id).add('READY_PRIORITY', `${shown} encodes priority ${entry.priority} but spec.json says ${summary.spec.priority} (entry ${readyEntryName(summary.spec.priority, id)})`, shown, id);
         }
       }
     }

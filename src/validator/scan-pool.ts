@@ -1,8 +1,11 @@
 /**
- * The job scans of a big audit in worker threads (scan-worker.ts), batch by
- * batch: the audit is bound by system calls and record checks, which
- * parallelize. Results come back in id order, exactly as the inline scan
- * (queue.ts) gives them.
+ * The job scans of a big audit shared between the main thread and worker
+ * threads (scan-worker.ts), batch by batch: the audit is bound by system
+ * calls and record checks, which parallelize. The main thread scans too, in
+ * small batches between the workers' answers, so that on 2 cores one worker
+ * and the main thread keep both busy without a second worker's start-up, and
+ * the jobs it scans are never copied between threads. Results are handed on
+ * in id order, exactly as the inline scan (queue.ts) gives them.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +18,8 @@ import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
 const WORKER_BATCH = 256;
 /** Batches a worker holds at once: it starts the next while the main thread takes in the last one's results. */
 const IN_FLIGHT = 2;
+/** Jobs the main thread scans between two looks at the workers' answers: a few milliseconds of work. */
+const MAIN_BATCH = 32;
 
 /**
  * The module a scan worker thread starts from, or undefined when there is
@@ -31,20 +36,46 @@ export function scanWorkerEntry(): URL | undefined {
   return entry.protocol === 'file:' && existsSync(fileURLToPath(entry)) ? entry : undefined;
 }
 
+/** How a shared scan runs. */
+export interface SharedScan {
+  /** Worker threads to start (besides the main thread). */
+  workers: number;
+  /** The main thread's own scan of one job; undefined: the main thread leaves every job to the workers (tests). */
+  local: ((name: string) => JobScan | undefined) | undefined;
+  /** Takes each job's result, in id order (null: it vanished since the listing). */
+  take: (index: number, scan: JobScan | null) => void;
+  progress: (checked: number) => void;
+  /** Jobs per batch a worker is handed. */
+  batch?: number | undefined;
+}
+
 /**
- * The same scan in worker threads, batch by batch, for big queues: the
- * audit is bound by system calls and record checks, which parallelize.
- * Results are kept in id order, exactly as the inline scan gives them.
+ * Scans the job directories `ids` in the main thread and `workers` worker
+ * threads started from `entry`, each taking the next batch when it is done
+ * with one, and hands every result to `take` in id order as soon as the
+ * results before it are in.
  */
-export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly string[], threads: number, progress: (checked: number) => void, batch = WORKER_BATCH): Promise<(JobScan | null)[]> {
+export async function scanShared(entry: URL, env: AuditEnv, ids: readonly string[], plan: SharedScan): Promise<void> {
+  const batch = plan.batch ?? WORKER_BATCH;
   const init: ScanWorkerInit = { shownRoot: env.shownRoot, root: env.root, uid: env.uid, nowMs: env.nowMs };
-  const results: (JobScan | null)[] = new Array<JobScan | null>(ids.length).fill(null);
+  const results: (JobScan | null | undefined)[] = new Array<JobScan | null | undefined>(ids.length);
   let next = 0;
   let done = 0;
+  let taken = 0;
   let failure: ScanBatchResult | undefined;
+  const handOn = (): void => {
+    while (taken < ids.length && results[taken] !== undefined) {
+      plan.take(taken, results[taken] as JobScan | null);
+      results[taken] = null; // handed on: its memory is the taker's now
+      taken += 1;
+    }
+    plan.progress(done);
+  };
+  const started: Worker[] = [];
   const runWorker = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const worker = new Worker(entry, { workerData: init });
+      started.push(worker);
       // Where each batch sent and not yet answered starts: a worker answers its batches in order.
       const starts: number[] = [];
       let ended = false;
@@ -66,9 +97,10 @@ export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly str
         const start = starts.shift() as number;
         if (!result.ok) failure = result;
         else {
-          for (const [offset, scan] of result.scans.entries()) results[start + offset] = scan;
-          done += result.scans.length;
-          progress(done);
+          const { scans } = result;
+          for (let offset = 0; offset < scans.length; offset++) results[start + offset] = scans[offset] ?? null;
+          done += scans.length;
+          handOn();
         }
         send();
       });
@@ -76,12 +108,29 @@ export async function scanInWorkers(entry: URL, env: AuditEnv, ids: readonly str
       worker.once('exit', () => resolve());
       for (let i = 0; i < IN_FLIGHT; i++) send();
     });
-  await Promise.all(Array.from({ length: Math.min(threads, Math.ceil(ids.length / batch)) }, runWorker));
+  const workers = Array.from({ length: Math.max(0, Math.min(plan.workers, Math.ceil(ids.length / batch))) }, runWorker);
+  const local = plan.local;
+  try {
+    if (local !== undefined) {
+      while (next < ids.length && failure === undefined) {
+        const start = next;
+        next = Math.min(ids.length, next + MAIN_BATCH);
+        for (let index = start; index < next; index++) results[index] = local(ids[index] as string) ?? null;
+        done += next - start;
+        handOn();
+        // Let the workers' answers in (and hand them their next batch) before the next few jobs.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    await Promise.all(workers);
+  } catch (error) {
+    await Promise.allSettled(started.map((worker) => worker.terminate()));
+    throw error;
+  }
   if (failure !== undefined && !failure.ok) {
     const { code, message, path, errno } = failure.error;
     throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
   }
-  return results;
 }
 
 function isErrorCode(code: string): code is FsjobErrorCode {
