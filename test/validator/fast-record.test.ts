@@ -10,17 +10,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import '../../src/records/compiled.ts';
-import { inspectRecord, type RecordExpectations, type RecordType, type VectorCase, type VectorFile } from '../../src/records/codec.ts';
+import { inspectRecord, type RecordExpectations, type RecordType, type VectorFile } from '../../src/records/codec.ts';
 import { fastParseRecordBytes } from '../../src/validator/fast-json.ts';
 import { acceptRecord } from '../../src/validator/fast-record.ts';
+import { mutateBytes, seededRandom, vectorCaseBytes } from '../support/mutations.ts';
 
 const VECTORS = new URL('../../conformance/vectors/', import.meta.url);
-
-function caseBytes(test: VectorCase): Buffer {
-  if (test.raw !== undefined) return Buffer.from(test.raw, 'utf8');
-  if (test.raw_base64 !== undefined) return Buffer.from(test.raw_base64, 'base64');
-  return Buffer.from(`${JSON.stringify(test.data)}\n`, 'utf8');
-}
 
 interface Sample {
   type: RecordType;
@@ -32,7 +27,7 @@ function vectorSamples(): Sample[] {
   for (const name of readdirSync(VECTORS).filter((file) => file.endsWith('.json'))) {
     const file = JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8')) as VectorFile;
     if (file.record_type === 'request') continue;
-    for (const test of file.tests) samples.push({ type: file.record_type, bytes: caseBytes(test) });
+    for (const test of file.tests) samples.push({ type: file.record_type, bytes: vectorCaseBytes(test) });
   }
   return samples;
 }
@@ -93,13 +88,7 @@ verdicts('on every conformance vector, under matching and mismatching names', ()
 verdicts('on 6000 damaged records of every type: bytes changed, members changed, dropped, added, versions and types swapped', () => {
   accepted = 0;
   checked = 0;
-  let seed = 0x0fa5_7ec0;
-  const random = (n: number): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) % n;
-  };
+  const random = seededRandom(0x0fa5_7ec0);
   const valid = vectorSamples().filter((sample) => inspectRecord(sample.type, sample.bytes).ok);
   const replacements: unknown[] = [null, 0, -1, 1.5, 2 ** 53, '', 'x', '1.2', '2.0', '1.3', '1.02', true, false, [], {}, 'spec', 'claim', '1764476044123456789-3fa2c1d09b8e7f64', 'a'.repeat(300)];
   let rejected = 0;
@@ -118,15 +107,7 @@ verdicts('on 6000 damaged records of every type: bytes changed, members changed,
       else target[key] = replacements[random(replacements.length)];
       bytes = Buffer.from(`${JSON.stringify(value)}\n`);
     } else {
-      bytes = Buffer.from(base.bytes);
-      for (let edit = 1 + random(2); edit > 0; edit--) {
-        const at = random(bytes.length + 1);
-        const byte = Buffer.from([random(4) === 0 ? random(256) : (Buffer.from('{}[]":,.-+e0123456789\\u \nab')[random(27)] ?? 0x30)]);
-        const kind = random(3);
-        if (kind === 0) bytes = Buffer.concat([bytes.subarray(0, at), byte, bytes.subarray(at)]);
-        else if (kind === 1) bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + 1)]);
-        else if (at < bytes.length) bytes[at] = byte[0] ?? 0;
-      }
+      bytes = mutateBytes(base.bytes, random);
     }
     const sample = { type: base.type, bytes };
     if (!inspectRecord(sample.type, bytes).ok) rejected += 1;
