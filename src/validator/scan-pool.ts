@@ -4,8 +4,9 @@
  * calls and record checks, which parallelize. The main thread scans too, in
  * small batches between the workers' answers, so that on 2 cores one worker
  * and the main thread keep both busy without a second worker's start-up, and
- * the jobs it scans are never copied between threads. Results are handed on
- * in id order, exactly as the inline scan (queue.ts) gives them.
+ * the jobs it scans are never copied between threads. The workers start
+ * before jobs/ is listed and load while it is. Results are handed on in id
+ * order, exactly as the inline scan (queue.ts) gives them.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -38,8 +39,6 @@ export function scanWorkerEntry(): URL | undefined {
 
 /** How a shared scan runs. */
 export interface SharedScan {
-  /** Worker threads to start (besides the main thread). */
-  workers: number;
   /** The main thread's own scan of one job; undefined: the main thread leaves every job to the workers (tests). */
   local: ((name: string) => JobScan | undefined) | undefined;
   /** Takes each job's result, in id order (null: it vanished since the listing). */
@@ -50,86 +49,107 @@ export interface SharedScan {
 }
 
 /**
- * Scans the job directories `ids` in the main thread and `workers` worker
- * threads started from `entry`, each taking the next batch when it is done
- * with one, and hands every result to `take` in id order as soon as the
- * results before it are in.
+ * Worker threads for one audit's job scans, started before the jobs are
+ * listed (a worker takes about as long to load as jobs/ of 100,000 takes to
+ * list, so neither waits for the other), fed by scan(), or ended by close()
+ * when the listing shows too few jobs to share.
  */
-export async function scanShared(entry: URL, env: AuditEnv, ids: readonly string[], plan: SharedScan): Promise<void> {
-  const batch = plan.batch ?? WORKER_BATCH;
-  const init: ScanWorkerInit = { shownRoot: env.shownRoot, root: env.root, uid: env.uid, nowMs: env.nowMs };
-  const results: (JobScan | null | undefined)[] = new Array<JobScan | null | undefined>(ids.length);
-  let next = 0;
-  let done = 0;
-  let taken = 0;
-  let failure: ScanBatchResult | undefined;
-  const handOn = (): void => {
-    while (taken < ids.length && results[taken] !== undefined) {
-      plan.take(taken, results[taken] as JobScan | null);
-      results[taken] = null; // handed on: its memory is the taker's now
-      taken += 1;
-    }
-    plan.progress(done);
-  };
-  const started: Worker[] = [];
-  const runWorker = (): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      const worker = new Worker(entry, { workerData: init });
-      started.push(worker);
-      // Where each batch sent and not yet answered starts: a worker answers its batches in order.
-      const starts: number[] = [];
-      let ended = false;
-      const send = (): void => {
-        if (ended) return;
-        if (next >= ids.length || failure !== undefined) {
-          if (starts.length === 0) {
-            ended = true;
-            worker.postMessage(null);
-          }
-          return;
-        }
-        starts.push(next);
-        const start = next;
-        next = Math.min(ids.length, next + batch);
-        worker.postMessage(ids.slice(start, next));
-      };
-      worker.on('message', (result: ScanBatchResult) => {
-        const start = starts.shift() as number;
-        if (!result.ok) failure = result;
-        else {
-          const { scans } = result;
-          for (let offset = 0; offset < scans.length; offset++) results[start + offset] = scans[offset] ?? null;
-          done += scans.length;
-          handOn();
-        }
-        send();
-      });
-      worker.once('error', reject);
-      worker.once('exit', () => resolve());
-      for (let i = 0; i < IN_FLIGHT; i++) send();
-    });
-  const workers = Array.from({ length: Math.max(0, Math.min(plan.workers, Math.ceil(ids.length / batch))) }, runWorker);
-  const local = plan.local;
-  try {
-    if (local !== undefined) {
-      while (next < ids.length && failure === undefined) {
-        const start = next;
-        next = Math.min(ids.length, next + MAIN_BATCH);
-        for (let index = start; index < next; index++) results[index] = local(ids[index] as string) ?? null;
-        done += next - start;
-        handOn();
-        // Let the workers' answers in (and hand them their next batch) before the next few jobs.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-    }
-    await Promise.all(workers);
-  } catch (error) {
-    await Promise.allSettled(started.map((worker) => worker.terminate()));
-    throw error;
+export class ScanPool {
+  private readonly workers: Worker[];
+  /** The first error a worker raised before scan() listened for it. */
+  private early: unknown;
+  private used = false;
+
+  constructor(entry: URL, env: AuditEnv, count: number) {
+    const init: ScanWorkerInit = { shownRoot: env.shownRoot, root: env.root, uid: env.uid, nowMs: env.nowMs };
+    this.workers = Array.from({ length: count }, () => new Worker(entry, { workerData: init }));
+    for (const worker of this.workers) worker.once('error', (error) => (this.early ??= error));
   }
-  if (failure !== undefined && !failure.ok) {
-    const { code, message, path, errno } = failure.error;
-    throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
+
+  /** Ends the workers unless scan() took them (then they end when the scan is done). */
+  async close(): Promise<void> {
+    if (!this.used) await Promise.allSettled(this.workers.map((worker) => worker.terminate()));
+  }
+
+  /**
+   * Scans the job directories `ids` in the main thread and the workers,
+   * each taking the next batch when it is done with one, and hands every
+   * result to `take` in id order as soon as the results before it are in.
+   */
+  async scan(ids: readonly string[], plan: SharedScan): Promise<void> {
+    this.used = true;
+    const batch = plan.batch ?? WORKER_BATCH;
+    const results: (JobScan | null | undefined)[] = new Array<JobScan | null | undefined>(ids.length);
+    let next = 0;
+    let done = 0;
+    let taken = 0;
+    let failure: ScanBatchResult | undefined;
+    const handOn = (): void => {
+      while (taken < ids.length && results[taken] !== undefined) {
+        plan.take(taken, results[taken] as JobScan | null);
+        results[taken] = null; // handed on: its memory is the taker's now
+        taken += 1;
+      }
+      plan.progress(done);
+    };
+    const feed = (worker: Worker): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        // Where each batch sent and not yet answered starts: a worker answers its batches in order.
+        const starts: number[] = [];
+        let ended = false;
+        const send = (): void => {
+          if (ended) return;
+          if (next >= ids.length || failure !== undefined) {
+            if (starts.length === 0) {
+              ended = true;
+              worker.postMessage(null);
+            }
+            return;
+          }
+          starts.push(next);
+          const start = next;
+          next = Math.min(ids.length, next + batch);
+          worker.postMessage(ids.slice(start, next));
+        };
+        worker.on('message', (result: ScanBatchResult) => {
+          const start = starts.shift() as number;
+          if (!result.ok) failure = result;
+          else {
+            const { scans } = result;
+            for (let offset = 0; offset < scans.length; offset++) results[start + offset] = scans[offset] ?? null;
+            done += scans.length;
+            handOn();
+          }
+          send();
+        });
+        if (this.early !== undefined) reject(this.early);
+        worker.once('error', reject);
+        worker.once('exit', () => resolve());
+        for (let i = 0; i < IN_FLIGHT; i++) send();
+      });
+    const fed = this.workers.map(feed);
+    const local = plan.local;
+    try {
+      if (local !== undefined) {
+        while (next < ids.length && failure === undefined) {
+          const start = next;
+          next = Math.min(ids.length, next + MAIN_BATCH);
+          for (let index = start; index < next; index++) results[index] = local(ids[index] as string) ?? null;
+          done += next - start;
+          handOn();
+          // Let the workers' answers in (and hand them their next batch) before the next few jobs.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      await Promise.all(fed);
+    } catch (error) {
+      await Promise.allSettled(this.workers.map((worker) => worker.terminate()));
+      throw error;
+    }
+    if (failure !== undefined && !failure.ok) {
+      const { code, message, path, errno } = failure.error;
+      throw new FsjobError(isErrorCode(code) ? code : 'IO', message, { ...(path === undefined ? {} : { path }), ...(errno === undefined ? {} : { errno }) });
+    }
   }
 }
 
