@@ -320,7 +320,7 @@ class JobAudit {
     // CLAIM-5: generations are 1..g without a gap.
     if (claimGens.length !== top) {
       const missing: number[] = [];
-      for (let gen = 1; gen <= top && missing.length < 10; gen++) if (!this.hasClaim(gen)) missing.push(gen);
+      for (let gen = 1; gen <= top && missing.length < 10; gen++) if (this.gens.get(gen)?.claim === undefined) missing.push(gen);
       const count = top - claimGens.length;
       const shown = this.shown(genRecordName('claim', missing[0] ?? 1));
       this.sink.add('CLAIM_GAP', `the highest claim is generation ${top} but ${count} generation${count === 1 ? ' is' : 's are'} missing (${missing.join(', ')}${count > missing.length ? ', ...' : ''})`, shown, this.id);
@@ -403,15 +403,11 @@ class JobAudit {
     }
   }
 
-  private hasClaim(gen: number): boolean {
-    return this.gens.get(gen)?.claim !== undefined;
-  }
-
   private checkReceipt(used: number): void {
     const receipt = this.receipt;
     if (receipt === undefined) return;
     const shown = this.shown('receipt.json');
-    if (!this.hasClaim(receipt.gen)) {
+    if (this.gens.get(receipt.gen)?.claim === undefined) {
       this.sink.add('RECEIPT_NO_CLAIM', `receipt.json names generation ${receipt.gen} but claim.${receipt.gen}.json does not exist`, shown, this.id, '/gen');
     } else if (this.gens.get(receipt.gen)?.end !== undefined) {
       this.sink.add('RECEIPT_ENDED_GEN', `generation ${receipt.gen} published both end.${receipt.gen}.json and receipt.json`, shown, this.id, '/gen');
