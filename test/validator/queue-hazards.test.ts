@@ -275,4 +275,12 @@ readOnly('scanning in worker threads (as big queues are) finds exactly what the 
   for (const [path, entry] of before) assert.equal(after.get(path), entry, path);
 });
 
+readOnly('worker threads started for a queue that turns out to hold no job are ended, and the audit is the inline one', async () => {
+  const queue = await newQueue();
+  const inline = await audit(queue, { threads: 1 });
+  // threads asked for: the pool starts before jobs/ is listed, and the empty listing ends it (a pool left running would hang the test).
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2 })), inline);
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2, mainThreadScans: false })), inline);
+});
+
 readOnly.run();
