@@ -115,6 +115,10 @@
 # running commands have open stay open.
 trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
+# /dev/null, opened once, as fd 8: what each request and each attempt
+# discards goes there without an open of its own. Every gate closes it
+# before the command starts (EXEC-13: descriptors 0, 1 and 2 only).
+exec 8>/dev/null
 
 # What the gate runs, in its own group, as
 # `sh -c "$G" fsjob-gate ID PWD IFS OPTIND PPID ARGV...`. EXEC-13: umask 022.
@@ -156,7 +160,7 @@ fi
 fsjob_fifos() {
   fsjob_tag=$1
   shift
-  if mkfifo -m 600 -- "$@" 2>/dev/null; then
+  if mkfifo -m 600 -- "$@" 2>&8; then
     printf 'm %s ok\n' "$fsjob_tag"
   else
     printf 'm %s fail\n' "$fsjob_tag"
@@ -171,13 +175,13 @@ fsjob_fifos() {
 # job's N variables, then argv).
 fsjob_run() {
   # The waiters that ended are reaped here, so the job table stays small.
-  jobs >/dev/null 2>&1
+  jobs >&8 2>&8
   fsjob_wait "$@" &
   printf 'w %s %s\n' "$1" "$!"
 }
 
 fsjob_wait() {
-  exec 2>/dev/null
+  exec 2>&8
   id=$1 cwd=$2 in=$3 out=$4 err=$5 rel=$6
   shift 6
   if ! { cd -P -- "$cwd" && command exec 9<>"$rel" 3<"$rel" 9>&- 9<>"$out" 4>"$out" 9>&- 9<>"$err" 5>"$err" 9>&- 6<"$in"; }; then
@@ -191,7 +195,7 @@ fsjob_wait() {
     (fsjob_gate "$id" "$@") <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
     set +m
   else
-    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
   fi
   exec 3<&- 4>&- 5>&- 6<&-
   wait "$!"
@@ -207,13 +211,13 @@ fsjob_gate() {
   trap - INT TERM HUP PIPE
   printf 'p %s %s\n' "$1" "$BASHPID" >&7 || exit 125
   exec 7>&-
-  IFS= read -r PWD <&3 || exit 125
+  IFS= read -r -u 3 PWD || exit 125
   exec 3<&-
   umask 022
   unset -v OLDPWD PWD "${@:3:$2}"
-  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>/dev/null || exit 125
+  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>&8 || exit 125
   shift "$((2 + 2 * $2))"
-  exec "$@"
+  exec "$@" 8>&-
 }
 
 # The bash chain where this is bash, job control works, and a gate run once
