@@ -12,7 +12,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Writable } from 'node:stream';
+import { systemClock } from '../../src/base/clock.ts';
 import { Spawner } from '../../src/consumer/spawner.ts';
 import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
 import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts';
@@ -21,23 +22,34 @@ import { delay, waitFor } from '../support/consumer.ts';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
-function collect(stream: Readable): Promise<Buffer> {
+/** A sink that keeps what it is given. */
+function collector(): { sink: Writable; bytes: () => Buffer } {
   const chunks: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return new Promise((resolve) => stream.once('close', () => resolve(Buffer.concat(chunks))));
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
+  return { sink, bytes: () => Buffer.concat(chunks) };
 }
 
-async function launch(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ leader: Leader; stdout: Promise<Buffer>; stderr: Promise<Buffer> }> {
+/** Launches `argv`; `outputs()`, once the leader ended, drains its output (EXEC-12) and gives stdout and stderr. */
+async function launch(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ leader: Leader; outputs: () => Promise<[Buffer, Buffer]> }> {
   const leader = await spawner.launch({ argv, env: { PATH }, cwd: tmpdir(), stdinFd: null, ...extra });
-  return { leader, stdout: collect(leader.stdout), stderr: collect(leader.stderr) };
+  const out = collector();
+  const err = collector();
+  leader.connect(out.sink, err.sink);
+  return {
+    leader,
+    outputs: async () => {
+      await leader.drain(systemClock);
+      return [out.bytes(), err.bytes()];
+    },
+  };
 }
 
 /** Starts, releases and waits for one command. */
 async function run(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ end: LeaderEnd; stdout: Buffer; stderr: Buffer }> {
-  const { leader, stdout, stderr } = await launch(spawner, argv, extra);
+  const { leader, outputs: drained } = await launch(spawner, argv, extra);
   leader.release();
   const end = await leader.ended;
-  const outputs = await Promise.all([stdout, stderr]);
+  const outputs = await drained();
   leader.dispose();
   return { end, stdout: outputs[0], stderr: outputs[1] };
 }
@@ -164,7 +176,7 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
     }
     held.leader.release();
     await held.leader.ended;
-    const listing = (await held.stdout).toString();
+    const listing = (await held.outputs())[0].toString();
     held.leader.dispose();
     const fds = [...listing.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const);
     assert.equal(fds.filter(([fd]) => fd <= 2).map(([fd]) => fd), [0, 1, 2]);
