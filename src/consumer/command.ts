@@ -175,10 +175,11 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     try {
       // EXEC-16: into the cgroup while the gate still waits, so nothing of the command starts outside it.
       await hooks.cgroup?.adopt(pid);
-      const start = await processStart(pid);
-      if (start === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
+      // ID-2: the start the leader reported of itself (the spawner's bash chain), else read here.
+      const start = leader.start ?? (await processStart(pid))?.start;
+      if (start === undefined) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
-      group = { pgid: pid, start: start.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
+      group = { pgid: pid, start, boot_id: self.boot_id, pid_ns: self.pid_ns };
       hooks.guardian?.track(group, hooks.leaseDeadline?.(), hooks.cgroup?.path);
       await hooks.record(group);
     } catch (error) {

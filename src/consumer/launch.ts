@@ -35,6 +35,8 @@ export type LeaderEnd = { exit: number; signal: null } | { exit: null; signal: N
 export interface Leader {
   /** The leader's pid, which is its process group's id. */
   readonly pid: number;
+  /** The leader's start (ID-2, field 22 of /proc/<pid>/stat) where the leader reported it itself; else the caller reads it. */
+  readonly start?: string;
   /** Where the group's stdout and stderr go, until end of file; called once, before the release. */
   connect(stdout: Writable, stderr: Writable): void;
   /**

@@ -23,9 +23,10 @@
 #   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid>                  the gate of <id> runs in its own process
+#   p <id> <pid> [<start>]        the gate of <id> runs in its own process
 #                                 group, <pid> = pgid, and waits for
-#                                 its release (written by the gate itself)
+#                                 its release (written by the gate itself;
+#                                 bash's gate adds its start, ID-2)
 #   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
 #   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
 #   e <id>                        the waiter could not open the working
@@ -209,7 +210,12 @@ fsjob_wait() {
 # only: ${@:i:n}), the leader of its group; EXEC-2, EXEC-6, EXEC-13.
 fsjob_gate() {
   trap - INT TERM HUP PIPE
-  printf 'p %s %s\n' "$1" "$BASHPID" >&7 || exit 125
+  # ID-2: its own start, field 22 of its stat, read here rather than by the
+  # worker; none where /proc is unreadable or the comm holds a space (the
+  # worker reads it then). No array assignment: dash parses this function.
+  IFS=' ' read -r -a fsjob_stat <"/proc/$BASHPID/stat" 2>&8
+  case ${fsjob_stat[1]-} in '('*')') fsjob_start=${fsjob_stat[21]-} ;; *) fsjob_start= ;; esac
+  printf 'p %s %s %s\n' "$1" "$BASHPID" "$fsjob_start" >&7 || exit 125
   exec 7>&-
   IFS= read -r -u 3 PWD || exit 125
   exec 3<&-

@@ -91,6 +91,8 @@ interface Attempt {
   started: Deferred<number>;
   end: Deferred<LeaderEnd>;
   leaderPid?: number;
+  /** The leader's start as its `p` line gave it (the bash chain's gate reads its own stat). */
+  leaderStart?: string;
   /** The waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
   waiter?: { pid: number; start: string | null };
   /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
@@ -325,6 +327,7 @@ export class Spawner implements Launcher {
     };
     return {
       pid,
+      ...(attempt.leaderStart === undefined ? {} : { start: attempt.leaderStart }),
       connect(stdout, stderr) {
         sinks = [stdout, stderr];
       },
@@ -477,6 +480,7 @@ export class Spawner implements Launcher {
         if (found === undefined || found.phase !== 'starting') return;
         found.phase = 'running';
         found.leaderPid = Number(b);
+        if (c !== undefined && /^\d+$/.test(c)) found.leaderStart = c;
         found.started.resolve(found.leaderPid);
         return;
       }

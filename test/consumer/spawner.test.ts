@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { systemClock } from '../../src/base/clock.ts';
 import { Spawner } from '../../src/consumer/spawner.ts';
+import { processStart } from '../../src/model/identity.ts';
 import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
 import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
@@ -184,6 +185,16 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
       assert.not.ok(pipes.has(target), `fd ${fd} is the spawner's request or reply pipe (${target})`);
       if (fd > 2) assert.not.ok(target.startsWith(dir), `fd ${fd} is a FIFO of the spawner (${target})`);
     }
+  });
+
+  spawning("the leader's start is its own (ID-2): reported by bash's gate, read from /proc by the caller after sh's", async () => {
+    const { leader } = await launch(spawner, ['/bin/true']);
+    const seen = await processStart(leader.pid);
+    if (chain === 'bash') assert.is(leader.start, seen?.start, 'the start the gate reported is the one /proc gives for its pid');
+    else assert.is(leader.start, undefined, 'the sh gate reports no start');
+    leader.withhold();
+    await leader.ended;
+    leader.dispose();
   });
 
   spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
