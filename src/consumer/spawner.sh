@@ -23,10 +23,12 @@
 #   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid> [<start>]        the gate of <id> runs in its own process
+#   p <id> <pid> [<start> <w>]    the gate of <id> runs in its own process
 #                                 group, <pid> = pgid, and waits for
-#                                 its release (written by the gate itself;
-#                                 bash's gate adds its start, ID-2)
+#                                 its release (sh: written by the gate
+#                                 itself; bash: by its waiter <w>, once
+#                                 job control made the group, with the
+#                                 gate's start, ID-2, and no `w` line)
 #   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
 #   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
 #   e <id>                        the waiter could not open the working
@@ -99,9 +101,11 @@
 # can hang, whether the worker is there or not, and afterwards the gate holds
 # only the read end of the release FIFO (the worker's write end is the only
 # writer: end of file when the worker dies) and only the write ends of the
-# output FIFOs (end of file for the worker when the group is done). The gate
-# gets the reply pipe as fd 7 to report its pid and closes it and fd 3 before
-# the command starts: the command has 0, 1 and 2 only (EXEC-13). The waiter
+# output FIFOs (end of file for the worker when the group is done). The sh
+# chain's gate gets the reply pipe as fd 7 to report its pid and closes it
+# and fd 3 before the command starts (bash's waiter reports for its gate,
+# which never has the reply pipe and closes fd 3): the command has 0, 1 and
+# 2 only (EXEC-13). The waiter
 # closes its copies once the gate has them. Nothing here holds a write end
 # of the request pipe or of an output FIFO.
 #
@@ -178,7 +182,8 @@ fsjob_run() {
   # The waiters that ended are reaped here, so the job table stays small.
   jobs >&8 2>&8
   fsjob_wait "$@" &
-  printf 'w %s %s\n' "$1" "$!"
+  # bash's waiter reports its own pid on its p line: one reply line fewer.
+  [ "$7" = - ] || printf 'w %s %s\n' "$1" "$!"
 }
 
 fsjob_wait() {
@@ -193,8 +198,16 @@ fsjob_wait() {
   if [ "$1" = - ]; then
     shift
     set -m
-    (fsjob_gate "$id" "$@") <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+    (fsjob_gate "$@") <&6 >&4 2>&5 4>&- 5>&- 6<&- &
     set +m
+    # bash made the gate its group's leader in this process too (setpgid
+    # in parent and child): the group is there. Its start (ID-2), field 22
+    # of its stat, is read here rather than by the worker; none where /proc
+    # is unreadable or the comm holds a space (the worker reads it then).
+    # No array assignment: dash parses this function.
+    IFS=' ' read -r -a fsjob_stat <"/proc/$!/stat"
+    case ${fsjob_stat[1]-} in '('*')') fsjob_start=${fsjob_stat[21]-} ;; *) fsjob_start= ;; esac
+    printf 'p %s %s %s %s\n' "$id" "$!" "$fsjob_start" "$BASHPID"
   else
     "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
   fi
@@ -206,23 +219,16 @@ fsjob_wait() {
   exit 0
 }
 
-# fsjob_gate ID N NAME... NAME=VALUE... ARGV...: the bash chain's gate (bash
+# fsjob_gate N NAME... NAME=VALUE... ARGV...: the bash chain's gate (bash
 # only: ${@:i:n}), the leader of its group; EXEC-2, EXEC-6, EXEC-13.
 fsjob_gate() {
   trap - INT TERM HUP PIPE
-  # ID-2: its own start, field 22 of its stat, read here rather than by the
-  # worker; none where /proc is unreadable or the comm holds a space (the
-  # worker reads it then). No array assignment: dash parses this function.
-  IFS=' ' read -r -a fsjob_stat <"/proc/$BASHPID/stat" 2>&8
-  case ${fsjob_stat[1]-} in '('*')') fsjob_start=${fsjob_stat[21]-} ;; *) fsjob_start= ;; esac
-  printf 'p %s %s %s\n' "$1" "$BASHPID" "$fsjob_start" >&7 || exit 125
-  exec 7>&-
   IFS= read -r -u 3 PWD || exit 125
   exec 3<&-
   umask 022
-  unset -v OLDPWD PWD "${@:3:$2}"
-  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>&8 || exit 125
-  shift "$((2 + 2 * $2))"
+  unset -v OLDPWD PWD "${@:2:$1}"
+  [ "$1" = 0 ] || export "${@:2+$1:$1}" 2>&8 || exit 125
+  shift "$((1 + 2 * $1))"
   exec "$@" 8>&-
 }
 
@@ -233,7 +239,7 @@ if [ -n "${BASH_VERSION-}" ] && [ -n "$E" ] && (set -m) 2>/dev/null; then
   for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
     export -n "$fsjob_name"
   done
-  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 0 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 7>/dev/null </dev/null & wait "$!"; } 2>/dev/null)
+  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null & wait "$!"; } 2>/dev/null)
   case $fsjob_seen in "RANDOM=it's
 SHLVL=7" | "SHLVL=7
 RANDOM=it's") C=bash ;; esac

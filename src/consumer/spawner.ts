@@ -97,6 +97,8 @@ interface Attempt {
   waiter?: { pid: number; start: string | null };
   /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
   waiterGone: boolean;
+  /** When the request went out (monotonic ms): bash's waiter names itself only on its `p` line. */
+  sentMs: number;
 }
 
 /** What readToEnd reads into; what it passes on is copied out. */
@@ -141,9 +143,16 @@ export class Spawner implements Launcher {
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
 
-  /** @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh */
-  constructor(options: { shell?: string } = {}) {
+  /** How long a spawner may take to say `ready`, and a request to be answered. */
+  private readonly startLimitMs: number;
+
+  /**
+   * @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh
+   * @param options.startLimitMs how long a spawner may take to say `ready`, and a request whose waiter never named itself to be answered @default START_LIMIT_MS
+   */
+  constructor(options: { shell?: string; startLimitMs?: number } = {}) {
     this.shell = options.shell ?? defaultShell();
+    this.startLimitMs = options.startLimitMs ?? START_LIMIT_MS;
   }
 
   /** The spawner process's pid while it runs. */
@@ -205,7 +214,7 @@ export class Spawner implements Launcher {
     });
     this.attach(generation);
     if (!framed) child.stdin?.write(SPAWNER_SCRIPT);
-    const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
+    const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${this.startLimitMs} ms`)), this.startLimitMs);
     let unavailable: string | null;
     try {
       unavailable = await generation.ready.promise;
@@ -278,6 +287,7 @@ export class Spawner implements Launcher {
       started: deferred(),
       end: deferred(),
       waiterGone: false,
+      sentMs: 0,
     };
     let request_: Buffer;
     try {
@@ -294,6 +304,7 @@ export class Spawner implements Launcher {
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
     this.track(attempt);
+    attempt.sentMs = performance.now();
     generation.send(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
@@ -456,7 +467,7 @@ export class Spawner implements Launcher {
   }
 
   private onLine(generation: Generation, text: string): void {
-    const [kind, a, b, c] = text.split(' ');
+    const [kind, a, b, c, d] = text.split(' ');
     const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
     switch (kind) {
       case 'ready':
@@ -481,6 +492,8 @@ export class Spawner implements Launcher {
         found.phase = 'running';
         found.leaderPid = Number(b);
         if (c !== undefined && /^\d+$/.test(c)) found.leaderStart = c;
+        // bash's waiter wrote this line and names itself: it sent no `w` line.
+        if (d !== undefined && found.waiter === undefined) found.waiter = { pid: Number(d), start: null };
         found.started.resolve(found.leaderPid);
         return;
       }
@@ -518,7 +531,12 @@ export class Spawner implements Launcher {
     try {
       for (const attempt of [...this.attempts.values()]) {
         const waiter = attempt.waiter;
-        if (waiter === undefined) continue;
+        if (waiter === undefined) {
+          // A waiter that died before its p line named it: nothing was released (the release end closes
+          // now, so a gate that still appears exits 125), and the job goes back.
+          if (attempt.phase === 'starting' && performance.now() - attempt.sentMs > this.startLimitMs) this.failStart(attempt, `no answer within ${this.startLimitMs} ms`);
+          continue;
+        }
         const now = await processStart(waiter.pid).catch(() => undefined);
         const alive = now === undefined || (now !== null && !isDeadState(now.state) && (waiter.start === null || now.start === waiter.start));
         if (alive) {

@@ -8,8 +8,8 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -273,6 +273,31 @@ dying('a waiter that dies takes the exit status with it: the attempt ends lost, 
     process.kill(-leader.pid, 'SIGKILL');
     leader.dispose();
   } finally {
+    await own.close();
+  }
+});
+
+dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2) and nothing of it runs', async () => {
+  const own = new Spawner({ startLimitMs: 1_500 });
+  const dir = await freshDir('fsjob-spawner');
+  const marker = join(dir, 'ran');
+  // The job's stdin is a FIFO of which this process holds only the read end: the waiter's open of it waits for a writer.
+  const fifo = join(dir, 'stdin');
+  assert.is(spawnSync('mkfifo', [fifo]).status, 0);
+  const stdinFd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    assert.is(await own.start(), null);
+    const spawnerPid = own.pid as number;
+    const launched = own.launch({ argv: ['/usr/bin/touch', marker], env: { PATH }, cwd: tmpdir(), stdinFd });
+    // The spawner and its waiters share a process group; kill the waiters only.
+    await waitFor('the waiter forked', () => groupMembers(spawnerPid).some((pid) => pid !== spawnerPid));
+    for (const pid of groupMembers(spawnerPid)) if (pid !== spawnerPid) process.kill(pid, 'SIGKILL');
+    await rejectsWith(launched, 'IO', { clause: 'EXEC-2' });
+    assert.ok(own.healthy, 'the spawner itself lives on');
+    await delay(300);
+    assert.not.ok(existsSync(marker), 'nothing of it ran');
+  } finally {
+    closeSync(stdinFd);
     await own.close();
   }
 });
