@@ -2,29 +2,47 @@
 /**
  * The fsjob command. Everything runs inside this process (no second node
  * process), so the pid a user sees is the pid doing the work: `kill -9 <pid>`
- * really kills the worker. The build bundles this file with the CLI into
- * dist/bin/fsjob.js and its chunks (tools/build/cli-bundle.ts), the
- * package's `bin`; in a checkout, bin/fsjob.js starts that (or this file
- * through tsx when dist/ is not built from the sources as they are).
+ * really kills the worker. The build makes this file dist/bin/fsjob.js,
+ * the package's `bin` (tools/build/cli-bundle.ts); in a checkout,
+ * bin/fsjob.js starts that (or this file through tsx when dist/ is not
+ * built from the sources as they are).
  *
- * `fsjob --version` answers here, before anything else loads. The CLI is
- * imported only after a check that descriptors are left to load it
- * (src/cli/start-check.ts): too few is one line and exit 1, not a loader's
- * stack trace. This file also wires the conformance suite's command into
- * the CLI: the suite sits beside the library (conformance/ next to src/ in
- * the checkout, dist/conformance/ next to dist/bin/), is loaded from there
- * when `fsjob conformance` runs (in dist/, an entry of its own of the build,
- * whose chunks it shares with the command), and src/ never imports it.
+ * dist/bin/fsjob.js is a CommonJS script (dist/bin/package.json says so):
+ * node starts one ~5 ms sooner than an ES module, whose loader it would
+ * first set up, and every command pays that. So this file has no
+ * top-level await and imports nothing it does not bundle; the CLI itself
+ * is ES modules (dist/bin/chunks/, where a package.json says "module"),
+ * loaded by import().
+ *
+ * `fsjob --version` answers here, before anything else loads. `fsjob
+ * enqueue`, which scripts call in loops, runs from the start-up cache when
+ * it can (src/cli/start-cache.ts). Otherwise the CLI is imported, after a
+ * check that descriptors are left to load it (src/cli/start-check.ts): too
+ * few is one line and exit 1, not a loader's stack trace. This file also
+ * wires the conformance suite's command into the CLI: the suite sits
+ * beside the library (conformance/ next to src/ in the checkout,
+ * dist/conformance/ next to dist/bin/), is loaded from there when `fsjob
+ * conformance` runs (in dist/, an entry of its own of the build, whose
+ * chunks it shares with the command), and src/ never imports it.
  */
+import { writeSync } from 'node:fs';
+import { runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
 import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
 
 /** package.json's version, written in by the build (tools/build/build.ts); from the sources yargs answers --version. */
 declare const __FSJOB_VERSION: string | undefined;
+/** What the build says of the enqueue start-up script it made, as JSON (tools/build/cli-bundle.ts); from the sources there is none. */
+declare const __FSJOB_START_SCRIPT: string | undefined;
 
-const argv = process.argv.slice(2);
-if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
-  process.stdout.write(`${__FSJOB_VERSION}\n`);
-} else {
+/** Runs the command of this process's arguments; resolves once its exit status is set. */
+async function start(argv: readonly string[]): Promise<void> {
+  // The start-up script loads no module file (two files read one after the other), so the check below is for the modules only;
+  // descriptors that run out in the command itself are its error, which names the limit (src/base/descriptors.ts).
+  const cached = servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' ? await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url) : undefined;
+  if (cached !== undefined) {
+    process.exitCode = cached;
+    return;
+  }
   const tooFew = tooFewDescriptors();
   if (tooFew !== undefined) {
     process.stderr.write(tooFew);
@@ -44,5 +62,30 @@ if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === '
   // SPEC-3: the arguments as the bytes given, not node's strings (which write U+FFFD for bytes that are not UTF-8).
   process.exitCode = await cli.main(cli.commandLine(), undefined, {
     conformance: async () => ((await import(suite)) as typeof import('../conformance/runner/command.ts')).conformanceCommand,
+  });
+}
+
+/**
+ * Writes the version to the descriptor itself: process.stdout is a stream
+ * that node makes when first asked for, loading its streams (~1.5 ms, a
+ * thirtieth of the whole start). One that would block (a non-blocking
+ * pipe) gets the stream; a reader that went away gets nothing.
+ */
+function printVersion(line: string): void {
+  try {
+    writeSync(1, line);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') process.stdout.write(line);
+  }
+}
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
+  printVersion(`${__FSJOB_VERSION}\n`);
+} else {
+  start(argv).catch((error: unknown) => {
+    // What main() does not handle (it handles every command's errors): a CLI that could not load.
+    process.stderr.write(`fsjob: cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
   });
 }

@@ -14,9 +14,10 @@ import { BENCH_DIR, commandExists, runJson } from './proc.ts';
 /**
  * Jobs per command-job row, the same for every system. 300 rather than 100:
  * the node reference warms up with 10 spawns before it measures, while a
- * worker's first few dozen jobs run code V8 has not yet optimized; over 100
- * jobs that warm-up was a sixth of fsjob's figure, over 300 it is the small
- * share a worker serving a queue pays once (the CPU group uses 300 too).
+ * worker's first few dozen jobs run code V8 has not yet optimized (the
+ * worker's CPU per job measured 4.0-4.8 ms over 100 jobs and 2.9-4.4 ms over
+ * 1,000, side by side on a loaded machine). 300 keeps that warm-up a small
+ * share, as for a worker serving a queue; the CPU group uses 300 too.
  */
 export function commandJobs(quick: boolean): number {
   return quick ? 20 : 300;

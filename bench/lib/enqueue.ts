@@ -39,7 +39,12 @@ const INSTALLED_BIN = path.join(REPO_DIR, 'dist', 'bin', 'fsjob.js');
  * bench/calls.py: each call's wall time and its user + system CPU from
  * wait4 (every thread; the figure a loaded machine distorts least), one
  * unmeasured call of each first. A start that went through tsx (dist/
- * stale) fails the run.
+ * stale) fails the run. The calls keep their start-up cache
+ * (src/cli/start-cache.ts) in a directory of the run's own
+ * (XDG_CACHE_HOME), which the unmeasured calls fill, as a user's first
+ * call does; `enqueue-nocache` is the same enqueue without it
+ * (FSJOB_NO_CACHE=1, set through env(1), one exec more), the gain the
+ * cache makes.
  */
 export function cliSystem(calls: number): System {
   return {
@@ -57,9 +62,10 @@ export function cliSystem(calls: number): System {
         ['version', node, INSTALLED_BIN, '--version'],
         ['enqueue', node, INSTALLED_BIN, 'enqueue', '--queue', queue, '--', 'true'],
         ['checkout', node, FSJOB_BIN, 'enqueue', '--queue', queue, '--', 'true'],
+        ['enqueue-nocache', 'env', 'FSJOB_NO_CACHE=1', node, INSTALLED_BIN, 'enqueue', '--queue', queue, '--', 'true'],
       ];
       const stderr = path.join(dir, 'stderr');
-      const r = await run(['python3', path.join(BENCH_DIR, 'calls.py'), String(calls), stderr, JSON.stringify(commands)], { cwd: dir, timeoutMs: 600_000, env: { ...process.env, LC_ALL: 'C' } });
+      const r = await run(['python3', path.join(BENCH_DIR, 'calls.py'), String(calls), stderr, JSON.stringify(commands)], { cwd: dir, timeoutMs: 600_000, env: { ...process.env, LC_ALL: 'C', XDG_CACHE_HOME: path.join(dir, 'cache') } });
       if (r.status !== 0) throw new Error(`the call loop failed (${r.status}): ${r.stderr.trim().slice(-600)}`);
       const errors = readFileSync(stderr, 'utf8');
       if (errors.includes(TSX_FALLBACK)) throw new Error(`fsjob enqueue did not run the built command: ${errors.slice(0, 300)}`);

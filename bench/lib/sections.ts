@@ -42,7 +42,7 @@ export function enqueueSection(r: Results): string {
     out.push(...tableHead(['command', 'wall per call', '× `node -e 0`', 'CPU per call', '× `node -e 0` (CPU)']));
     const rowOf = (name: string, key: string) =>
       `| ${name} | ${metric(cli, `${key}_ms`, fixed(1, ' ms'))} | ${ratio(med(cli, `${key}_ms`), med(cli, 'node_ms'))} | ${metric(cli, `${key}_cpu_ms`, fixed(1, ' ms'))} | ${ratio(med(cli, `${key}_cpu_ms`), med(cli, 'node_cpu_ms'))} |`;
-    out.push(rowOf('`node -e 0`', 'node'), rowOf('`fsjob --version` (dist/bin/fsjob.js, as installed)', 'version'), rowOf('`fsjob enqueue --queue Q -- true` (dist/bin/fsjob.js)', 'enqueue'), rowOf('the same through the checkout\'s bin/fsjob.js', 'checkout'), '');
+    out.push(rowOf('`node -e 0`', 'node'), rowOf('`fsjob --version` (dist/bin/fsjob.js, as installed)', 'version'), rowOf('`fsjob enqueue --queue Q -- true` (dist/bin/fsjob.js)', 'enqueue'), rowOf('the same through the checkout\'s bin/fsjob.js', 'checkout'), rowOf('the same without the start-up cache (`env FSJOB_NO_CACHE=1`: the ES modules, src/cli/start-cache.ts)', 'enqueue-nocache'), '');
   }
   const batches = r.enqueue.filter((o) => o.system.id.startsWith('batch-') && status(o) === undefined);
   if (batches.length > 0) {

@@ -86,6 +86,9 @@ export function parseBytes(text: unknown, flag: string, bounds: Bounds = {}): nu
 /** An integer option (yargs gives numbers or strings); USAGE for anything else. */
 export function parseInteger(value: unknown, flag: string, bounds: Bounds = {}): number {
   const number = typeof value === 'number' ? value : Number(String(value).trim());
+  // yargs turns the text of a `type: 'number'` option that is no number into NaN before we see it: quoting
+  // "NaN" back would name a value the user never wrote.
+  if (Number.isNaN(number) && typeof value === 'number') throw new FsjobError('USAGE', `--${flag} takes an integer, and the value given is not a number`);
   if (!Number.isSafeInteger(number)) throw new FsjobError('USAGE', `--${flag} ${JSON.stringify(String(value))} is not an integer`);
   return checkBounds(number, String(value), flag, bounds, String);
 }

@@ -10,6 +10,7 @@
  * command goes on; a short command then finishes as it would have, a worker
  * keeps serving without a log (its first lost line is the only casualty).
  */
+import { writeSync } from 'node:fs';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import type { CliIo } from './command.ts';
 
@@ -20,20 +21,53 @@ interface SafeStream {
   readonly closed: boolean;
 }
 
-function safeStream(stream: NodeJS.WriteStream): SafeStream {
+/**
+ * Standard output or error (descriptor `fd`), whose stream, `stream()`, is
+ * made on first need: node makes process.stdout and process.stderr when
+ * first asked for (a stream over a file, a pipe or a terminal: ~1.5 ms
+ * each, node's streams loaded first), which a command that prints a line
+ * (`fsjob enqueue` prints an id) need not pay. Until then a write goes to
+ * the descriptor itself, whole, as node's stream would write to a file or
+ * a pipe (synchronously, on Linux); a descriptor that would block (a
+ * non-blocking pipe: EAGAIN) hands the rest, and every later write, to
+ * the stream, so that the order holds.
+ */
+function safeStream(fd: number, stream: () => NodeJS.WriteStream): SafeStream {
   let closed = false;
-  // One listener for the stream's lifetime: a write error (EPIPE, EIO) closes it for us.
-  stream.on('error', () => {
-    closed = true;
-  });
+  let opened: NodeJS.WriteStream | undefined;
+  /** Writes `data` to `fd` directly; returns what is left for the stream (nothing when written, or when the reader went away). */
+  const direct = (data: string | Uint8Array): Uint8Array | undefined => {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    let at = 0;
+    try {
+      while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+      return undefined;
+    } catch (error) {
+      if (errnoOf(error) === 'EAGAIN') return bytes.subarray(at);
+      closed = true; // EPIPE, EBADF, EIO: as a stream's write error
+      return undefined;
+    }
+  };
+  const open = (): NodeJS.WriteStream => {
+    if (opened === undefined) {
+      opened = stream();
+      // One listener for the stream's lifetime: a write error (EPIPE, EIO) closes it for us.
+      opened.on('error', () => {
+        closed = true;
+      });
+    }
+    return opened;
+  };
   return {
     get closed() {
       return closed;
     },
     write(text) {
       if (closed) return;
+      const rest = opened === undefined ? direct(text) : text;
+      if (rest === undefined) return;
       try {
-        stream.write(text, (error) => {
+        open().write(rest, (error) => {
           if (error !== null && error !== undefined) closed = true;
         });
       } catch {
@@ -44,7 +78,7 @@ function safeStream(stream: NodeJS.WriteStream): SafeStream {
       if (closed) return Promise.reject(closedError());
       return new Promise<void>((resolve, reject) => {
         try {
-          stream.write(bytes, (error) => {
+          open().write(bytes, (error) => {
             if (error === null || error === undefined) return resolve();
             closed = true;
             reject(closedError(error));
@@ -68,8 +102,8 @@ let shared: CliIo | undefined;
 /** The process's own standard output and error, made safe once per process. */
 export function processIo(): CliIo {
   if (shared !== undefined) return shared;
-  const out = safeStream(process.stdout);
-  const err = safeStream(process.stderr);
+  const out = safeStream(1, () => process.stdout);
+  const err = safeStream(2, () => process.stderr);
   shared = {
     stdout: (text) => out.write(text),
     stderr: (text) => err.write(text),

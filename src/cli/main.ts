@@ -121,10 +121,17 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 /** Every command name. */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
-/** What the caller of main adds: the suite's command, which src/ does not import. */
+/** What the caller of main adds: the suite's command, which src/ does not import; the commands known. */
 export interface MainOptions {
   /** Loads the `fsjob conformance` command (conformance/runner/command.ts). */
   conformance?: () => Promise<FsjobCommand>;
+  /**
+   * Only these commands are known (default: all). The enqueue start-up
+   * script (start-script.ts) runs command lines that name `enqueue` first
+   * and ask for no help, which no other command's registration changes,
+   * and registering 16 commands costs yargs a parse of each.
+   */
+  commands?: readonly string[];
 }
 
 /** Options whose value may be "-" (standard input). */
@@ -244,6 +251,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     });
   skipHelpCache(cli);
   for (const [name, entry] of Object.entries(COMMANDS)) {
+    if (options.commands !== undefined && !options.commands.includes(name)) continue;
     const load = name === 'conformance' && options.conformance !== undefined ? options.conformance : entry.load;
     let loaded: Promise<FsjobCommand> | undefined;
     const command = (): Promise<FsjobCommand> => (loaded ??= load());

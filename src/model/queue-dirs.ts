@@ -32,7 +32,8 @@ const held = new WeakMap<Queue, Held>();
 
 function current(queue: Queue): Held | undefined {
   if (!heldFor(queue.fsOptions)) return undefined;
-  const now = performance.now();
+  // process.hrtime, not performance.now(): the global performance loads node:perf_hooks (~1 ms of every start).
+  const now = Number(process.hrtime.bigint()) / 1e6;
   let handles = held.get(queue);
   if (handles === undefined || now - handles.openedMs >= ANCESTOR_TRUST_MS) {
     handles = { openedMs: now, root: OpenDir.root(queue.root, queue.fsOptions), dirs: new Map() };

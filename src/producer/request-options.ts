@@ -10,7 +10,8 @@
  * (src/base/constants.ts), so a refusal says "at most 5m" in the option's
  * own unit instead of the member's milliseconds.
  */
-import { access, constants as fsConstants, stat } from 'node:fs/promises';
+// Synchronous: a few stats on a path the shell just gave, and node:fs/promises would cost `fsjob enqueue` its loading (~1.5 ms, issue 29 target 2).
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   ATTEMPTS_MAX,
@@ -213,10 +214,10 @@ function notBeforeOf(options: RequestOptions, now: number): number | undefined {
   return ms;
 }
 
-async function isExecutable(file: string): Promise<boolean> {
+function isExecutable(file: string): boolean {
   try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, fsConstants.X_OK);
+    if (!statSync(file).isFile()) return false;
+    accessSync(file, fsConstants.X_OK);
     return true;
   } catch {
     return false;
@@ -224,10 +225,10 @@ async function isExecutable(file: string): Promise<boolean> {
 }
 
 /** Where execvp(3) would find `name` on `searchPath` (an empty entry is the working directory), or undefined. */
-async function findOnPath(name: string, searchPath: string, cwd: string): Promise<string | undefined> {
+function findOnPath(name: string, searchPath: string, cwd: string): string | undefined {
   for (const dir of searchPath.split(':')) {
     const file = path.resolve(cwd, dir === '' ? '.' : dir, name);
-    if (await isExecutable(file)) return file;
+    if (isExecutable(file)) return file;
   }
   return undefined;
 }
@@ -246,7 +247,12 @@ export async function commandWarnings(spec: SpecRecord, queueRoot: string, shell
   const warnings: string[] = [];
   const { cwd } = spec;
   const inside = cwd === queueRoot || cwd.startsWith(`${queueRoot}/`);
-  const isDir = await stat(cwd).then((stats) => stats.isDirectory(), () => false);
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    // missing, unreadable: not a directory the job can use
+  }
   if (inside || !isDir) {
     const why = inside ? 'lies inside the queue' : 'is not a directory here';
     warnings.push(`the working directory ${cwd} ${why}; a consumer will reject the job (EXEC-5, cwd_unusable) unless that changes`);
@@ -256,11 +262,11 @@ export async function commandWarnings(spec: SpecRecord, queueRoot: string, shell
   // A program or PATH that is not UTF-8 (SPEC-3) is not looked up here: the warning is only a help.
   if (!isPlainText(argv0) || !isPlainText(jobPath)) return warnings;
   if (argv0.includes('/')) {
-    if (!(await isExecutable(path.resolve(cwd, argv0)))) warnings.push(`${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes`);
+    if (!isExecutable(path.resolve(cwd, argv0))) warnings.push(`${argv0} is not an executable file here (from ${cwd}); the job will fail with exit 127 or 126 unless that changes`);
     return warnings;
   }
-  if ((await findOnPath(argv0, jobPath, cwd)) !== undefined) return warnings;
-  const here = await findOnPath(argv0, shellPath, cwd);
+  if (findOnPath(argv0, jobPath, cwd) !== undefined) return warnings;
+  const here = findOnPath(argv0, shellPath, cwd);
   const hint = here === undefined ? '' : `; it is ${here} in this shell: give that path, or pass this shell's PATH with --env PATH`;
   warnings.push(`${argv0} is not on the job's PATH (${jobPath}), so the job will fail with exit 127${hint}`);
   return warnings;

@@ -5,7 +5,7 @@
  * payload always, a record's when asked, and parsePayloadText there);
  * serializeRecord writes its text.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../base/random.ts';
 import type { JsonValue } from './generated/types.ts';
 
 /**
@@ -42,7 +42,7 @@ export function plainPayload<T extends object>(value: T): T {
  * Exported for a request given as a value whose payload is kept as written.
  */
 export function stringifyKeepingRaw(value: unknown): string {
-  const nonce = randomBytes(12).toString('hex');
+  const nonce = randomHex(12);
   const texts: string[] = [];
   const json = JSON.stringify(value, function (this: Record<string, unknown>, key: string, item: unknown) {
     const original = this[key];

@@ -30,8 +30,8 @@ async function copyOfCheckout(): Promise<string> {
   const entry = join(dir, 'dist', 'bin', 'fsjob.js');
   const text = await readFile(entry, 'utf8');
   const written = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  assert.ok(text.includes(`process.stdout.write(\`${written}`), 'dist/bin/fsjob.js prints the version written in at build time');
-  await writeFile(entry, text.replace(`process.stdout.write(\`${written}`, 'process.stdout.write(`from-dist'));
+  assert.ok(text.includes(`printVersion(\`${written}`), 'dist/bin/fsjob.js prints the version written in at build time');
+  await writeFile(entry, text.replace(`printVersion(\`${written}`, 'printVersion(`from-dist'));
   await markCurrent(dir);
   return dir;
 }

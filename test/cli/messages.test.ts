@@ -116,4 +116,16 @@ messages('a refused member travels on the error as its field; the message names 
   assert.equal(await jobsIn(queue), []);
 });
 
+
+messages('a number option given a word: USAGE that names the option and never quotes the NaN yargs made of it', async () => {
+  const { queue, run } = await setup();
+  const refused = await run(['enqueue', '--queue', queue, '--priority', 'x', '--json', '--', 'true']);
+  assert.is(refused.status, 2);
+  const error = refusalOf(refused);
+  assert.is(error.code, 'USAGE');
+  assert.match(error.message, /--priority takes an integer/);
+  assert.not.match(error.message, /NaN/);
+  assert.equal(await jobsIn(queue), []);
+});
+
 messages.run();

@@ -10,26 +10,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import '../support/cli.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = join(ROOT, 'dist', 'bin', 'fsjob.js');
-
-/** Registers a loader hook that appends each file: URL loaded to $FSJOB_LOADED_LOG. */
-const HOOK = `import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) appendFileSync(process.env.FSJOB_LOADED_LOG, url + '\\\\n');
-  return next(url, context);
-}\`));
-`;
+import { ENTRY, ROOT, startLoading, startWork } from '../support/loaded.ts';
 
 let work: string;
 let queue: string;
@@ -44,24 +29,15 @@ interface Start {
   sources: string[];
 }
 
-function start(args: readonly string[]): Start {
-  const log = join(work, `loaded-${Math.random().toString(36).slice(2)}.log`);
-  const run = spawnSync(process.execPath, ['--import', join(work, 'hook.mjs'), ENTRY, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, FSJOB_LOADED_LOG: log, FSJOB_QUEUE: '' },
-    timeout: 60_000,
-  });
-  const files = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((url) => fileURLToPath(url));
+function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): Start {
+  const run = startLoading(work, args, env);
   const sources = new Set<string>();
-  for (const file of files) {
+  for (const file of run.files) {
     for (const match of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:src|bin|conformance|node_modules)\/\S+|\.\.\/\S+)$/gm)) {
       sources.add((match[1] as string).replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
     }
   }
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, files: files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
+  return { ...run, files: run.files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
 }
 
 function none(sources: readonly string[], pattern: RegExp): string[] {
@@ -74,11 +50,7 @@ const QUEUE_CODE = /^src\/(fs|records(?!\/bytes\.ts$)|model|producer|consumer|va
 const startUp = suite('what a start of fsjob loads');
 
 startUp.before(async () => {
-  work = await mkdtemp(join(tmpdir(), 'fsjob-start-up-'));
-  await writeFile(join(work, 'hook.mjs'), HOOK);
-  queue = join(work, 'q');
-  const init = spawnSync(process.execPath, [ENTRY, 'init', '--queue', queue], { encoding: 'utf8' });
-  assert.is(init.status, 0, init.stderr);
+  ({ work, queue } = await startWork('fsjob-start-up-'));
 });
 
 startUp.after(async () => {
@@ -89,7 +61,7 @@ startUp('--version loads the entry and nothing of yargs or the queue', () => {
   const run = start(['--version']);
   assert.is(run.status, 0, run.stderr);
   assert.match(run.stdout, /^\d+\.\d+\.\d+/);
-  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-check\.ts)/), [], 'sources loaded besides the entry');
+  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-(check|cache)\.ts)/), [], 'sources loaded besides the entry');
   assert.ok(run.files.length <= 2, `files: ${run.files.join(', ')}`);
 });
 
@@ -103,8 +75,9 @@ startUp('--help loads yargs and its layout, and no queue code', () => {
   assert.equal(none(run.sources, /^src\/cli\/commands\//), [], 'no command module: the list of commands is main.ts');
 });
 
-startUp('enqueue loads the producer, and no validator, consumer, suite, compiled schemas or help layout', () => {
-  const run = start(['enqueue', '--queue', queue, '--', 'true']);
+// From the ES modules: with the start-up cache, enqueue loads no module file at all (test/cli/start-cache.test.ts checks its script).
+startUp('enqueue without the start-up cache loads the producer, and no validator, consumer, suite, compiled schemas or help layout', () => {
+  const run = start(['enqueue', '--queue', queue, '--', 'true'], { FSJOB_NO_CACHE: '1' });
   assert.is(run.status, 0, run.stderr);
   assert.ok(run.sources.includes('src/producer/enqueue.ts'), 'the producer');
   assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts|node_modules\/(cliui|string-width|wrap-ansi|emoji-regex)\//), []);

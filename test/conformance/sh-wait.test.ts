@@ -6,40 +6,26 @@
  * that is not one (LAYOUT-4) -- on jobs of fsjob-sh and of the reference.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FSJOB_BIN } from '../support/cli.ts';
+import { runSh as sh, SH_WATCHDOG_MS as WATCHDOG_MS, shTestDirs } from '../support/fsjob-sh.ts';
 
-const SH = fileURLToPath(new URL('../../conformance/impls/sh/fsjob-sh', import.meta.url));
-const WATCHDOG_MS = 120_000;
 const wait = suite('fsjob-sh wait');
-
-let base = '';
-wait.before.each(() => {
-  base = mkdtempSync(path.join(tmpdir(), 'fsjob-sh-wait-'));
-  chmodSync(base, 0o700);
-});
-wait.after.each(() => rmSync(base, { recursive: true, force: true }));
-
-function sh(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(SH, args, { encoding: 'utf8', timeout: WATCHDOG_MS });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const dir = shTestDirs(wait, 'fsjob-sh-wait');
 
 function request(name: string, value: unknown): string {
-  const file = path.join(base, `${name}.json`);
+  const file = path.join(dir(), `${name}.json`);
   writeFileSync(file, `${JSON.stringify(value)}\n`);
   return file;
 }
 
 wait('prints the outcome and exits with the exit code; 75 while unfinished; 2 for a non-id', () => {
-  const queue = path.join(base, 'q');
+  const queue = path.join(dir(), 'q');
   assert.is(sh('init', queue).status, 0);
-  const id = sh('produce', queue, request('r', { argv: ['sh', '-c', 'exit 3'], cwd: base })).stdout.trim();
+  const id = sh('produce', queue, request('r', { argv: ['sh', '-c', 'exit 3'], cwd: dir() })).stdout.trim();
   const early = sh('wait', queue, id, '0');
   assert.is(early.status, 75, early.stderr);
   assert.is(sh('consume', queue).status, 0);
@@ -51,14 +37,14 @@ wait('prints the outcome and exits with the exit code; 75 while unfinished; 2 fo
 });
 
 wait('reads a receipt the reference wrote, and refuses an invalid one', () => {
-  const queue = path.join(base, 'q');
+  const queue = path.join(dir(), 'q');
   const run = (...args: string[]): string => {
     const result = spawnSync(process.execPath, [FSJOB_BIN, ...args], { encoding: 'utf8', timeout: WATCHDOG_MS });
     assert.is(result.status, 0, result.stderr);
     return result.stdout.trim();
   };
   run('init', '--queue', queue);
-  const id = run('enqueue', '--queue', queue, '--request', request('ok', { argv: ['true'], cwd: base }));
+  const id = run('enqueue', '--queue', queue, '--request', request('ok', { argv: ['true'], cwd: dir() }));
   run('work', '--queue', queue, '--drain');
   const done = sh('wait', queue, id, '5');
   assert.is(done.status, 0, done.stderr);

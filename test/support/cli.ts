@@ -16,6 +16,9 @@
  * to tsx.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDist } from '../../tools/build/build.ts';
 import { builtKey } from '../../tools/build/inputs.mjs';
@@ -38,6 +41,12 @@ function otherCli(line: string | undefined): string[] | undefined {
 
 await ensureDist({ types: false });
 process.env['FSJOB_DIST_KEY'] = builtKey() ?? '';
+
+// The start-up cache of the enqueues the tests make (src/cli/start-cache.ts) in a directory of this test process's, not in the
+// user's home: the first enqueue writes it, the others run from it, as a user's do.
+const startCache = mkdtempSync(join(tmpdir(), 'fsjob-test-cache-'));
+process.env['XDG_CACHE_HOME'] = startCache;
+process.on('exit', () => rmSync(startCache, { recursive: true, force: true }));
 /** Generous: other suites load the machine; a healthy command takes about a second. */
 export const CLI_WATCHDOG_MS = 90_000;
 

@@ -64,10 +64,12 @@
  * entry, dist/bin/chunks/scan-worker.js: scan-pool.ts finds it beside
  * itself, and in the bundle scan-pool.ts is in a chunk (a check below).
  */
-import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, transform, type Plugin } from 'esbuild';
 import { ROOT } from './inputs.mjs';
 
 const YARGS_DIR = path.join(ROOT, 'node_modules', 'yargs');
@@ -120,17 +122,36 @@ const sharedGenerated: Plugin = {
   },
 };
 
-const yargsStandIns: Plugin = {
+/**
+ * The start-up script's help-layout.ts: no layout modules. bin/fsjob.ts
+ * never runs a command line that asks for help from the script, so yargs
+ * there lays out nothing; the plain stand-ins only keep it from failing.
+ */
+const HELP_LAYOUT_PLAIN = HELP_LAYOUT_BUNDLED.replace(/export async function preloadHelpLayout\(\) \{[^]*?\n\}\n/, 'export async function preloadHelpLayout() {}\n');
+
+/** Where yargs' platform shim asks for the terminal's width. */
+const STD_COLUMNS = /stdColumns: typeof process\.stdout\.columns !== 'undefined' \? process\.stdout\.columns : null/;
+
+/** yargs' stand-ins (STAND_INS), and help-layout.ts as `helpLayout`. */
+const yargsStandIns = (helpLayout: string): Plugin => ({
   name: 'yargs-stand-ins',
   setup(b) {
     b.onResolve({ filter: /^(cliui|string-width|escalade\/sync|assert)$/ }, (args) =>
       args.importer.startsWith(`${YARGS_DIR}${path.sep}`) ? { path: args.path, namespace: 'yargs-stand-in' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'yargs-stand-in' }, (args) => ({ contents: STAND_INS[args.path], loader: 'js', resolveDir: YARGS_DIR }));
+    // yargs' platform shim reads process.stdout.columns when it loads, which makes process.stdout (a stream, ~1.5 ms): the width it
+    // gives is for wrapping help, which main.ts turns off (.wrap(null)), and every command paid for it. The shim gets none.
+    b.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const stripped = text.replace(STD_COLUMNS, 'stdColumns: null');
+      if (stripped === text) throw new Error(`${args.path}: yargs no longer reads process.stdout.columns as the build expects (STD_COLUMNS); look again`);
+      return { contents: stripped, loader: 'js', resolveDir: path.dirname(args.path) };
+    });
     // The real layout modules are yargs' dependencies: resolved from its directory.
-    b.onLoad({ filter: /[\\/]src[\\/]cli[\\/]help-layout\.ts$/ }, () => ({ contents: HELP_LAYOUT_BUNDLED, loader: 'js', resolveDir: YARGS_DIR }));
+    b.onLoad({ filter: /[\\/]src[\\/]cli[\\/]help-layout\.ts$/ }, () => ({ contents: helpLayout, loader: 'js', resolveDir: YARGS_DIR }));
   },
-};
+});
 
 /** The licence of each package of node_modules that went into the bundle (its LICENSE file, as the package ships it). */
 async function licensesOf(inputs: readonly string[]): Promise<string> {
@@ -149,6 +170,25 @@ async function licensesOf(inputs: readonly string[]): Promise<string> {
   }
   return parts.join('\n');
 }
+
+/**
+ * The packages bundled (yargs and its parser, the help layout,
+ * write-file-atomic) go in minified: their inner workings are no part of
+ * an fsjob stack trace worth reading, and their 217 KB of readable code
+ * took the install 90 KiB nearer its 3 MB (test/package/install.test.ts).
+ * fsjob's own code keeps its names and lines. A package file a plugin
+ * before this one loads (yargs' stand-ins) is left to that plugin.
+ */
+const minifiedPackages: Plugin = {
+  name: 'minified-packages',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => ({
+      contents: (await transform(await readFile(args.path, 'utf8'), { minify: true, loader: 'js', legalComments: 'none', sourcefile: args.path })).code,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
 
 /** A require() of one of node's modules in bundled CommonJS: an ES module that imports it (esbuild would leave a require() that an ES module chunk cannot run). */
 const builtinRequires: Plugin = {
@@ -171,14 +211,142 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 }
 
 /**
+ * The start-up script's view of main.ts's other commands: it serves only
+ * `enqueue` (bin/fsjob.ts hands it nothing else), so their modules stay
+ * out, and loading one would be an error of fsjob's.
+ */
+const enqueueOnly: Plugin = {
+  name: 'enqueue-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/commands\/[a-z-]+\.ts$/ }, (args) =>
+      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') && args.path !== './commands/enqueue.ts' ? { path: args.path, namespace: 'not-in-start-script' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'not-in-start-script' }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`fsjob: ${args.path} is not in the enqueue start-up script (bin/fsjob.ts runs only enqueue from it)`)});`,
+      loader: 'js',
+    }));
+    // A built-in imported dynamically (await import('node:readline')) is required, as the script's static imports are: a classic script has no import().
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'dynamic-import' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin-module' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-module' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/** The head and tail that make the script one function expression: a CommonJS module's arguments, and import.meta.url (src/cli/start-cache.ts passes them). */
+const SCRIPT_HEAD = '(function (module, require, __filename, __dirname, __fsjobUrl) {';
+const SCRIPT_TAIL = '})';
+
+/**
+ * The enqueue start-up script (src/cli/start-cache.ts says why): everything
+ * `fsjob enqueue` runs, as one classic script, written compressed as
+ * bin/enqueue-start.js.br (brotli: 16 KB less than gzip -9 to install). Returns what bin/fsjob.ts is told of it.
+ */
+async function buildStartScript(out: string, define: Record<string, string>): Promise<StartScriptFacts> {
+  const result = await build({
+    entryPoints: [path.join(ROOT, 'src', 'cli', 'start-script.ts')],
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    charset: 'ascii',
+    plugins: [enqueueOnly, yargsStandIns(HELP_LAYOUT_PLAIN), minifiedPackages],
+    define: { ...define, 'import.meta.url': '__fsjobUrl', 'import.meta.filename': '__filename', 'import.meta.dirname': '__dirname' },
+    banner: { js: SCRIPT_HEAD },
+    footer: { js: SCRIPT_TAIL },
+    minifySyntax: true,
+    logLevel: 'warning',
+    metafile: true,
+  });
+  const text = result.outputFiles[0]?.contents;
+  if (text === undefined) throw new Error('the enqueue start-up script: esbuild wrote nothing');
+  const source = Buffer.from(text).toString('latin1');
+  if (!/^[\x00-\x7f]*$/.test(source)) throw new Error('the enqueue start-up script is not ASCII (src/cli/start-cache.ts decodes it as latin1)');
+  const required = [...source.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1] as string).filter((id) => !isBuiltin(id));
+  if (required.length > 0) throw new Error(`the enqueue start-up script requires ${required.join(', ')}, which are not node's: bundle them`);
+  if (/\bimport\(/.test(source.replace(/\/\/.*$/gm, ''))) throw new Error('the enqueue start-up script calls import(), which a classic script run by vm.Script cannot');
+  if (HELP_LAYOUT_PLAIN === HELP_LAYOUT_BUNDLED) throw new Error('HELP_LAYOUT_PLAIN: the pattern no longer finds preloadHelpLayout in HELP_LAYOUT_BUNDLED');
+  const strays = Object.keys(result.metafile.inputs).filter((input) => /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js$|records\/compiled\.ts$|node_modules\/(cliui|string-width|wrap-ansi|emoji-regex)\//.test(input));
+  if (strays.length > 0) throw new Error(`the enqueue start-up script holds ${strays.join(', ')}: enqueue never needs them`);
+  await mkdir(path.join(out, 'bin'), { recursive: true });
+  const compressed = brotliCompressSync(text, { params: { [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: text.length } });
+  await writeFile(path.join(out, 'bin', 'enqueue-start.js.br'), compressed);
+  return { name: 'enqueue', hash: createHash('sha256').update(text).digest('hex').slice(0, 16), bytes: text.length };
+}
+
+interface StartScriptFacts {
+  name: string;
+  hash: string;
+  bytes: number;
+}
+
+/** Whether a chunk holds the conformance suite's code alone (its cases and runner: ~430 KB). */
+function suiteOnly(inputs: readonly string[]): boolean {
+  return inputs.length > 0 && inputs.every((input) => /(^|\/)conformance\//.test(input));
+}
+
+/**
+ * The suite's chunk without its whitespace: 60 KB less to install (the
+ * install stays under 3 MB beside the enqueue start-up script,
+ * test/package/install.test.ts), at the price of line numbers in a stack
+ * trace of the suite's own code, which is read from the checkout's
+ * sources (conformance/), not from an install. Names stay.
+ */
+async function withoutWhitespace(file: string, text: string): Promise<string> {
+  return (await transform(text, { minifyWhitespace: true, format: 'esm', loader: 'js', sourcefile: file, legalComments: 'none' })).code;
+}
+
+/**
+ * dist/bin/fsjob.js, the command's entry (bin/fsjob.ts says why it is a
+ * CommonJS script): bundled alone, with what it imports (the start-up
+ * checks and cache), and main.ts as the chunk the split build made of it,
+ * dist/bin/chunks/main.js, loaded by import(). Two package.json files say
+ * which is which: "commonjs" for dist/bin/, "module" for dist/bin/chunks/
+ * (the package's own says "module").
+ */
+async function buildEntry(out: string, define: Record<string, string>): Promise<void> {
+  const bin = path.join(out, 'bin');
+  const mainChunk: Plugin = {
+    name: 'main-chunk',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.\/src\/cli\/main\.ts$/ }, () => ({ path: './chunks/main.js', external: true }));
+    },
+  };
+  const entry = path.join(bin, 'fsjob.js');
+  await build({
+    entryPoints: [path.join(ROOT, 'bin', 'fsjob.ts')],
+    outfile: entry,
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    plugins: [mainChunk],
+    define: { ...define, 'import.meta.url': '__fsjobEntryUrl' },
+    banner: { js: 'const __fsjobEntryUrl = require("node:url").pathToFileURL(__filename).href;' },
+    minifySyntax: true,
+    logLevel: 'warning',
+  });
+  const text = await readFile(entry, 'utf8');
+  if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
+  const required = [...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1] as string).filter((id) => !isBuiltin(id));
+  if (required.length > 0) throw new Error(`${entry} requires ${required.join(', ')}: it bundles what it needs and imports the CLI's chunks`);
+  await writeFile(path.join(bin, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+  await writeFile(path.join(bin, 'chunks', 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+  await chmod(entry, 0o755);
+}
+
+/**
  * Builds dist/'s JavaScript into `out`: bin/fsjob.js, bin/chunks/, the
- * library's entry points under src/ and conformance/runner/command.js.
+ * library's entry points under src/ and conformance/runner/command.js,
+ * and the enqueue start-up script.
  */
 export async function buildBundle(out: string, define: Record<string, string>): Promise<void> {
   const bin = path.join(out, 'bin');
+  const startScript = await buildStartScript(out, define);
   const result = await build({
     entryPoints: [
-      { in: path.join(ROOT, 'bin', 'fsjob.ts'), out: 'bin/fsjob' },
+      { in: path.join(ROOT, 'src', 'cli', 'main.ts'), out: 'bin/chunks/main' },
       { in: path.join(ROOT, 'src', 'validator', 'scan-worker.ts'), out: 'bin/chunks/scan-worker' },
       { in: path.join(ROOT, 'conformance', 'runner', 'command.ts'), out: 'conformance/runner/command' },
       ...(await libraryEntries()),
@@ -191,7 +359,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [sharedGenerated, yargsStandIns, builtinRequires],
+    plugins: [sharedGenerated, yargsStandIns(HELP_LAYOUT_BUNDLED), builtinRequires, minifiedPackages],
     // Bundled CommonJS (write-file-atomic names its temp files after __filename) gets what node gives a CommonJS module, for its chunk.
     define: { ...define, __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
     minifySyntax: true,
@@ -202,19 +370,17 @@ export async function buildBundle(out: string, define: Record<string, string>): 
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
-  const entry = path.join(bin, 'fsjob.js');
-  for (const output of Object.keys(result.metafile.outputs)) {
+  for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
     const file = path.resolve(ROOT, output);
-    const text = await readFile(file, 'utf8');
+    let text = await readFile(file, 'utf8');
+    if (suiteOnly(Object.keys(inputs))) text = await withoutWhitespace(file, text);
     const depth = path.relative(out, path.dirname(file)).split(path.sep).length;
-    if (file === entry && text.includes(GENERATED_PLACEHOLDER)) throw new Error(`${entry} imports a generated module: move that import behind a dynamic one (a chunk)`);
     if (/["'`]\.\.\/\.\.\/conformance\//.test(text) && depth !== 2) throw new Error(`${file} finds the suite's files as ../../conformance/, which holds two levels below dist/ only`);
     if (text.includes('"./scan-worker.js"') && path.dirname(file) !== path.join(bin, 'chunks')) throw new Error(`${file} starts ./scan-worker.js, which is in dist/bin/chunks/`);
     const generated = path.relative(path.dirname(file), path.join(out, GENERATED_DIR));
     if (/\b__require\(/.test(text)) throw new Error(`${file} calls require(), which an ES module has not: bundle what it requires (builtinRequires)`);
-    if (text.includes(GENERATED_PLACEHOLDER)) await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
+    await writeFile(file, text.replaceAll(`"${GENERATED_PLACEHOLDER}`, `"${generated.startsWith('.') ? generated : `./${generated}`}/`));
   }
-  const text = await readFile(entry, 'utf8');
-  if (!text.startsWith('#!')) throw new Error(`${entry}: the bundle lost the entry's #! line`);
-  await chmod(entry, 0o755);
+  // As the text of its JSON: an object given to define would become a module of its own.
+  await buildEntry(out, { ...define, __FSJOB_START_SCRIPT: JSON.stringify(JSON.stringify(startScript)) });
 }

@@ -3,6 +3,11 @@
 
 RECOVER_GRACE=5000
 GUARDIAN_GRACE=3000
+# An attempt that could not start (EXEC-3) is given back runnable
+# START_RETRY_MS later (the reference's delay); START_TRIES such attempts of
+# one job, or in a row, end the run (start_failed).
+START_RETRY_MS=2000
+START_TRIES=3
 
 # spec_load JD ID: read spec.json (REC-4) into S_* (argv and env stay in
 # R_argv_*, R_env*). S_OK=1 when valid; otherwise S_ERR and S_REASON.
@@ -116,7 +121,8 @@ lost_outputs() {
 # decide MODE JD ID G: the owner of claim G decides what happens (CLAIM-6).
 # MODE consume runs the job; recover only releases it or finishes it as
 # lost (RECOV-1 step 3); cancel finishes it (CANCEL-2).
-# DECIDED says what happened: receipt, end, run, superseded, error.
+# DECIDED says what happened: receipt, end, run, start_failed (run, but the
+# attempt could not start: given back), superseded, error.
 decide() {
   _dc_mode=$1 _dc_jd=$2 _dc_id=$3 _dc_g=$4
   DECIDED=error
@@ -275,9 +281,12 @@ decide() {
       fi
       return 0 ;;
     start_failed)
-      # Nothing ran (the exec record was not published).
+      # EXEC-3: nothing ran (the exec record was not published): given
+      # back, not runnable at once, so a failure that persists is not
+      # claimed again and again.
       now_ms
-      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false "$NOW_MS" null
+      finish_end "$_dc_jd" "$_dc_id" "$_dc_g" released false $((NOW_MS + START_RETRY_MS)) null
+      DECIDED=start_failed
       return 0 ;;
     preempted)
       # PREEMPT-1: not counted, runnable again at once.
@@ -375,10 +384,36 @@ orphan_stoppable() {
 
 # --- choosing (CLAIM-1, CLAIM-2) -------------------------------------------------
 
-# _cs_skipped ID: the job is on this run's skip list.
+# _cs_skipped ID: the job is on this run's skip list, or was dropped from it.
 _cs_skipped() {
-  case " $SKIP_IDS " in *" $1 "*) return 0 ;; esac
+  case " $SKIP_IDS $DROP_IDS " in *" $1 "*) return 0 ;; esac
   return 1
+}
+
+# start_failed JD ID: an attempt of ID could not start and was given back
+# (EXEC-3; START_WHY says why). The run fails (exit 1). Too few descriptors
+# do not come back, and neither, likely, does what failed START_TRIES times
+# in a row: the run stops, leaving the jobs queued for a later one. A job
+# whose attempts failed START_TRIES times between others that started is
+# left for a later run.
+start_failed() {
+  CONSUME_ERRORS=1
+  START_ROW=$((START_ROW + 1))
+  START_FAILED="$START_FAILED $2"
+  _sf_n=0
+  for _sf_i in $START_FAILED; do
+    [ "$_sf_i" != "$2" ] || _sf_n=$((_sf_n + 1))
+  done
+  if [ "$START_FATAL" = 1 ]; then
+    log "stopping; the jobs stay queued: $START_WHY"
+    CONSUME_FAILED=1
+  elif [ "$START_ROW" -ge "$START_TRIES" ]; then
+    log "stopping; the jobs stay queued: $START_ROW attempts in a row could not start (the last: $START_WHY)"
+    CONSUME_FAILED=1
+  elif [ "$_sf_n" -ge "$START_TRIES" ]; then
+    log "$1: $_sf_n attempts could not start; left for a later run"
+    DROP_IDS="$DROP_IDS $2"
+  fi
 }
 
 # preempt_waiter LANE AFTER_ENTRY: a waiting non-preemptible job of LANE
@@ -524,7 +559,8 @@ consume_pass() {
     decide consume "$_cp_jd" "$_cp_id" "$_cp_g"
     pub_flush
     case $DECIDED in
-      run|receipt) SKIP_IDS= ;;
+      run|receipt) SKIP_IDS= START_ROW=0 ;;
+      start_failed) start_failed "$_cp_jd" "$_cp_id" ;;
       *) SKIP_IDS="$SKIP_IDS $_cp_id" ;;
     esac
     PASS_DID=1
@@ -543,7 +579,13 @@ cmd_consume() {
   queue_open "$1" || return 1
   id_init || { log "cannot determine this process's identity"; return 1; }
   SHUTDOWN_AT= SKIP_IDS= CONSUME_FAILED=0 CONSUME_ERRORS=0 GUARD_PID= SCRATCH=
+  DROP_IDS= START_FAILED= START_ROW=0 START_FATAL=0 START_WHY=
   trap consume_signal TERM INT HUP
+  # bash (as sh) notes on stderr each job it reaps that died of a signal
+  # this shell does not trap: a trap on KILL, which no process can catch,
+  # silences the note for what timeouts and cancels kill (_rc_poll reads
+  # the status).
+  [ -z "${BASH_VERSION-}" ] || trap : KILL
   scratch_init || { log "cannot create a scratch directory in $Q/tmp"; return 1; }
   guardian_start || log "no guardian: running commands will not be stopped if this process dies"
   ready_rebuild

@@ -21,6 +21,7 @@
 #      filesystem writes in the queue.
 #   4, 5  the output files while the readers start, then the write ends of
 #      the output pipes while the leader starts
+#   6, 7  the output pipes, read-write, while the readers start; then
 #   6  the release pipe, read-write: the only writer (until the release)
 #   7  the release pipe's read end, handed to the leader
 #   9  the guardian's pipe (consumer.sh)
@@ -42,25 +43,14 @@ shift
 umask 022
 exec env -i --default-signal -- "$@"'
 
-# What runs a command whose name holds '=' (env(1) would take it for an
-# assignment) after env(1): sh's exec, with the same PATH search and the
-# same 126/127. That sh sets PWD, IFS, OPTIND and PPID of its own accord
-# (dash exports PWD, and resets the other three, still exported where the
-# job's env had them), so it is told the job's value of each, "=VALUE", or
-# "-" for none, and sets them again just before the exec (EXEC-6). dash
-# exports OPTIND only where the job's env had it.
-EQUALS_SCRIPT='case $1 in -) unset PWD ;; *) PWD=${1#=}; export PWD ;; esac
-case $2 in =*) IFS=${2#=}; export IFS ;; esac
-case $3 in =*) OPTIND=${3#=}; export OPTIND ;; esac
-case $4 in =*) PPID=${4#=}; export PPID ;; esac
-shift 4
-exec "$@"'
-
-# _rc_poll: whether the leader has ended, from dash's `jobs -l`, which also
-# reaps finished children without blocking. Returns 0 while it runs; once
+# _rc_poll: whether the leader has ended, from `jobs -l`, which also reaps
+# finished children without blocking (dash). Returns 0 while it runs; once
 # it ended, sets RUN_EXIT / RUN_SIGNAL from the status text ("Done",
 # "Done(N)" or the signal's description) and returns 1. `wait` alone cannot
-# tell exit status 137 from death by SIGKILL.
+# tell exit status 137 from death by SIGKILL. bash (as sh) lists a job that
+# exited until `jobs` reports it, but drops one that died of a signal as
+# soon as it reaps it (saying so on stderr): a job it no longer lists died
+# of the signal that `wait`'s 128 + n names.
 _rc_poll() {
   _rc_jobs
   _rc_status
@@ -89,6 +79,8 @@ _rc_jobs() {
       [ "${_rs_r%% *}" = "$_rc_lp" ] || continue
       _rs_text=${_rs_r#"$_rc_lp"}
       while :; do case $_rs_text in ' '*) _rs_text=${_rs_text#?} ;; *) break ;; esac; done
+      # bash prints the job's command after its status.
+      _rs_text=${_rs_text%%" timeout 0 "*}
       while :; do case $_rs_text in *' ') _rs_text=${_rs_text%?} ;; *) break ;; esac; done
     done
   fi
@@ -104,6 +96,8 @@ _rc_status() {
   case $_rs_text in
     Done) RUN_EXIT=0; return 1 ;;
     'Done('*')') RUN_EXIT=${_rs_text#Done(}; RUN_EXIT=${RUN_EXIT%)}; return 1 ;;
+    # bash outside POSIX mode.
+    'Exit '*) RUN_EXIT=${_rs_text#Exit }; return 1 ;;
   esac
   case $_rs_text in
     Hangup) RUN_SIGNAL=SIGHUP ;; Interrupt) RUN_SIGNAL=SIGINT ;; Quit) RUN_SIGNAL=SIGQUIT ;;
@@ -118,30 +112,51 @@ _rc_status() {
     'Profiling timer expired') RUN_SIGNAL=SIGPROF ;; 'I/O possible') RUN_SIGNAL=SIGIO ;;
     'Power failure') RUN_SIGNAL=SIGPWR ;; 'Bad system call') RUN_SIGNAL=SIGSYS ;;
     '')
-      # No line: not dash (or reported elsewhere). Decide by the process,
-      # and take wait's status (128 + n for a signal).
+      # No line: decide by the process, and take wait's status (128 + n
+      # for a signal, which is all bash no longer lists, see _rc_poll).
       kill -s 0 "$_rc_lp" 2>/dev/null && { proc_stat "$_rc_lp"; [ "$PS_STATE" != Z ]; } && return 0
       wait "$_rc_lp" 2>/dev/null
       _rs_rc=$?
       RUN_EXIT=$_rs_rc
       [ "$_rs_rc" = 127 ] && RUN_EXIT=
+      if [ -n "${BASH_VERSION-}" ] && [ "$_rs_rc" -gt 128 ]; then
+        signal_name $((_rs_rc - 128))
+        [ -z "$SIGNAME" ] || RUN_EXIT= RUN_SIGNAL=$SIGNAME
+      fi
       return 1 ;;
     *) RUN_EXIT=; log "unknown status of the group leader: $_rs_text" ;;
   esac
   return 1
 }
 
-# signal_number NAME: SIGNUM (for exit code 128 + n, EXEC-10).
+# The signals a status names (Linux numbers).
+SIGNALS='1 SIGHUP 2 SIGINT 3 SIGQUIT 4 SIGILL 5 SIGTRAP 6 SIGABRT 7 SIGBUS 8 SIGFPE
+9 SIGKILL 10 SIGUSR1 11 SIGSEGV 12 SIGUSR2 13 SIGPIPE 14 SIGALRM 15 SIGTERM
+16 SIGSTKFLT 24 SIGXCPU 25 SIGXFSZ 26 SIGVTALRM 27 SIGPROF 29 SIGIO 30 SIGPWR 31 SIGSYS'
+
+# signal_number NAME: SIGNUM (for exit code 128 + n, EXEC-10), 0 if unknown.
+# signal_name N: SIGNAME, empty if unknown.
 signal_number() {
-  case $1 in
-    SIGHUP) SIGNUM=1 ;; SIGINT) SIGNUM=2 ;; SIGQUIT) SIGNUM=3 ;; SIGILL) SIGNUM=4 ;;
-    SIGTRAP) SIGNUM=5 ;; SIGABRT) SIGNUM=6 ;; SIGBUS) SIGNUM=7 ;; SIGFPE) SIGNUM=8 ;;
-    SIGKILL) SIGNUM=9 ;; SIGUSR1) SIGNUM=10 ;; SIGSEGV) SIGNUM=11 ;; SIGUSR2) SIGNUM=12 ;;
-    SIGPIPE) SIGNUM=13 ;; SIGALRM) SIGNUM=14 ;; SIGTERM) SIGNUM=15 ;; SIGSTKFLT) SIGNUM=16 ;;
-    SIGXCPU) SIGNUM=24 ;; SIGXFSZ) SIGNUM=25 ;; SIGVTALRM) SIGNUM=26 ;; SIGPROF) SIGNUM=27 ;;
-    SIGIO) SIGNUM=29 ;; SIGPWR) SIGNUM=30 ;; SIGSYS) SIGNUM=31 ;;
-    *) SIGNUM=0 ;;
-  esac
+  _sig_find "$1" 2
+  SIGNUM=${_sig_other:-0}
+}
+signal_name() {
+  _sig_find "$1" 1
+  SIGNAME=$_sig_other
+}
+_sig_find() { # VALUE FIELD: _sig_other, the other field of the pair whose FIELD is VALUE
+  _sig_other=
+  set -f
+  # shellcheck disable=SC2086
+  set -- "$1" "$2" $SIGNALS
+  set +f
+  _sig_v=$1 _sig_f=$2
+  shift 2
+  while [ $# -ge 2 ]; do
+    if [ "$_sig_f" = 1 ] && [ "$1" = "$_sig_v" ]; then _sig_other=$2; return 0; fi
+    if [ "$_sig_f" = 2 ] && [ "$2" = "$_sig_v" ]; then _sig_other=$1; return 0; fi
+    shift 2
+  done
 }
 
 # _rc_alive PID START: our child PID still runs (not exited, not a zombie).
@@ -169,10 +184,17 @@ _rc_close_fds() {
   exec 4>&- 5>&- 6>&- 7<&-
 }
 
-# _rc_abort_start: the command must not start (EXEC-3 failed): kill what was
-# started, clean up, RUN_OUTCOME=start_failed.
+# _rc_abort_start WHY: the command must not start (EXEC-3 failed): kill what
+# was started, clean up, RUN_OUTCOME=start_failed. START_WHY says why, and
+# START_FATAL=1 when descriptors ran short (fsjob-sh's fd_short): a leader
+# that cannot redirect its descriptors dies before it makes its group.
 _rc_abort_start() {
-  log "$_rc_jd: cannot start generation $_rc_g: $1"
+  START_WHY=$1
+  if fd_short; then
+    START_WHY="$1: $FD_WHY"
+    START_FATAL=1
+  fi
+  log "$_rc_jd: cannot start generation $_rc_g: $START_WHY"
   if [ -n "$_rc_lp" ]; then
     kill -s KILL -- "-$_rc_lp" 2>/dev/null || kill -s KILL "$_rc_lp" 2>/dev/null
   fi
@@ -261,7 +283,15 @@ run_command() {
   _rc_tail=$((S_maxout - _rc_head))
   # The readers keep those bytes of each stream and count the rest, so a
   # command that writes more never blocks (EXEC-1). They ignore the signals
-  # a terminal or a runner sends to this shell's process group.
+  # a terminal or a runner sends to this shell's process group. The pipes
+  # are held read-write while they open them, so no open blocks: a reader
+  # whose consumer dies before the leader starts (a fatal shell error, a
+  # SIGKILL) reads end of file and exits, instead of waiting in open(2)
+  # for ever with this shell's stdout and stderr.
+  if ! command exec 6<>"$_rc_pfx.o" 7<>"$_rc_pfx.e"; then
+    _rc_abort_start "cannot open the output pipes"
+    return 1
+  fi
   (
     trap '' INT TERM HUP
     exec 4>&- 5>&- 6>&- 7<&- 9>&-
@@ -279,6 +309,7 @@ run_command() {
     _rc_abort_start "cannot open the output pipes"
     return 1
   fi
+  exec 6>&- 7>&-
   # The release pipe: this shell holds the only write end (fd 6).
   if ! command exec 6<>"$_rc_pfx.r" 7<"$_rc_pfx.r"; then
     _rc_abort_start "cannot open the release pipe"
@@ -301,19 +332,14 @@ run_command() {
     _rc_i=$((_rc_i + 1))
   done
   # env(1) takes every leading NAME=VALUE operand as an assignment, so a
-  # command name containing '=' is run through sh's exec instead, told the
-  # job's PWD, IFS, OPTIND and PPID (EQUALS_SCRIPT).
+  # command name containing '=' is run through nice(1), which takes none and
+  # executes its operand as execvp(3) does, 126 and 127 as a shell. A shell
+  # there would set PWD, IFS, OPTIND and PPID of its own accord, and bash
+  # keeps PPID read-only and takes options from a job's SHELLOPTS (EXEC-6).
   case $R_argv_0 in
     *=*)
-      set -- "$@" /bin/sh -c "$EQUALS_SCRIPT" sh
-      for _rc_n in PWD IFS OPTIND PPID; do
-        _rc_w=- _rc_i=0
-        while [ "$_rc_i" -lt "$R_envc" ]; do
-          eval "[ \"\$R_envk_$_rc_i\" != \"\$_rc_n\" ] || _rc_w==\$R_envv_$_rc_i"
-          _rc_i=$((_rc_i + 1))
-        done
-        set -- "$@" "$_rc_w"
-      done
+      [ -n "${NICE_PATH-}" ] || NICE_PATH=$(command -v nice) || NICE_PATH=/usr/bin/nice
+      set -- "$@" "$NICE_PATH" -n 0 --
       ;;
   esac
   _rc_i=0
