@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     const built = Date.now();
     const root = await buildQueue(dir, size);
     process.stderr.write(`  queue of ${size} finished jobs ready in ${((Date.now() - built) / 1000).toFixed(1)} s\n`);
-    // Inline (one thread) and the default (worker threads from PARALLEL_MIN_JOBS jobs on), interleaved run by run.
+    // Inline (one thread) and the default (the main thread and worker threads, one thread per CPU, from PARALLEL_MIN_JOBS jobs on), interleaved run by run.
     for (const [label, threads] of [['1 thread', 1], ['default', undefined]] as const) {
       const results: ChildResult[] = [];
       for (let run = 0; run < runs; run++) results.push(runChild(root, threads));

@@ -102,7 +102,7 @@ function depthTable(r: Results): string {
 }
 
 function validateTable(r: Results): string {
-  const head = ['finished jobs', 'wall time', 'jobs/s', 'jobs/s without start-up', 'files examined'];
+  const head = ['finished jobs', 'wall time', 'jobs/s', 'jobs/s without start-up', 'CPU per job (all threads)', 'files examined'];
   const lines = tableHead(head);
   const empty = med(byId(r.validate, 'validate-0'), 'seconds');
   for (const d of r.depths) {
@@ -110,12 +110,14 @@ function validateTable(r: Results): string {
     if (o === undefined) continue;
     const s = status(o);
     if (s !== undefined) {
-      lines.push(`| ${d.toLocaleString('en-US')} | ${s} | | | |`);
+      lines.push(`| ${d.toLocaleString('en-US')} | ${s} | | | | |`);
       continue;
     }
     const secs = med(o, 'seconds');
     const net = d === 0 || secs === undefined || empty === undefined ? undefined : d / Math.max(1e-3, secs - empty);
-    lines.push(`| ${d.toLocaleString('en-US')} | ${secs === undefined ? 'n/a' : `${secs.toFixed(2)} s`} | ${d === 0 ? '(start-up)' : formatRate(med(o))} | ${formatRate(net)} | ${(med(o, 'files') ?? 0).toLocaleString('en-US')} |`);
+    const cpu = med(o, 'cpu_us_per_job');
+    const cpuText = d === 0 ? `(${formatMicros((med(o, 'cpu_s') ?? Number.NaN) * 1e6)} in all)` : cpu === undefined || Number.isNaN(cpu) ? 'n/a' : `${cpu.toFixed(0)} µs`;
+    lines.push(`| ${d.toLocaleString('en-US')} | ${secs === undefined ? 'n/a' : `${secs.toFixed(2)} s`} | ${d === 0 ? '(start-up)' : formatRate(med(o))} | ${formatRate(net)} | ${cpuText} | ${(med(o, 'files') ?? 0).toLocaleString('en-US')} |`);
   }
   return lines.join('\n');
 }

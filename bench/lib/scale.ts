@@ -24,6 +24,7 @@ import { initQueue } from '../../src/model/queue.ts';
 import type { Ctx, Sample, System } from './harness.ts';
 import { oneShot, Peer, REPO_DIR, run, tsNode } from './proc.ts';
 import { percentile, type Cost } from './stats.ts';
+import { cpuOf, underTime } from './timed.ts';
 
 export interface ScalePlan {
   /** Finished jobs in the queues of the claim, start-up and validate figures. */
@@ -117,7 +118,7 @@ interface ValidateJson {
   summary: { errors: number; warnings: number; files: number; jobs: number };
 }
 
-/** `fsjob validate QUEUE --json` per depth, timed as a user sees it (node start-up included, and reported apart). */
+/** `fsjob validate QUEUE --json` per depth, timed as a user sees it (node start-up included, and reported apart), with the CPU it used (every thread). */
 export function validateSystems(plan: ScalePlan, roots: Map<number, string>): System[] {
   return plan.depths.map((d) => ({
     id: `validate-${d}`,
@@ -127,11 +128,13 @@ export function validateSystems(plan: ScalePlan, roots: Map<number, string>): Sy
     run: async (): Promise<Sample> => {
       const root = roots.get(d) as string;
       const limitS = 900;
-      const r = await run([process.execPath, FSJOB_BIN, 'validate', root, '--json'], { timeoutMs: limitS * 1000 });
+      const r = await run(underTime([process.execPath, FSJOB_BIN, 'validate', root, '--json']), { timeoutMs: limitS * 1000 });
       if (r.signal === 'SIGKILL') throw new Error(`did not finish within ${limitS} s (so under ${Math.round(d / limitS)} jobs/s); stopped`);
       const report = JSON.parse(r.stdout) as ValidateJson;
       if (report.summary.errors !== 0) throw new Error(`validate found ${report.summary.errors} errors in the built queue; the fixtures are not valid`);
-      return { seconds: r.wallMs / 1000, jobs: report.summary.jobs, files: report.summary.files, rate: d === 0 ? Number.NaN : report.summary.jobs / (r.wallMs / 1000) };
+      const { jobs, files } = report.summary;
+      const cpuMs = cpuOf(r.stderr).cpu_ms;
+      return { seconds: r.wallMs / 1000, jobs, files, rate: d === 0 ? Number.NaN : jobs / (r.wallMs / 1000), cpu_s: cpuMs / 1000, cpu_us_per_job: d === 0 ? Number.NaN : (cpuMs * 1000) / jobs };
     },
   }));
 }

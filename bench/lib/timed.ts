@@ -28,9 +28,21 @@ export interface TimedOptions {
   uid?: number;
 }
 
+/** argv run under GNU time, which then ends the command's stderr with its CPU line (cpuOf reads it); argv itself without /usr/bin/time. */
+export function underTime(argv: readonly string[]): string[] {
+  return TIME === undefined ? [...argv] : [TIME, '-f', `${MARK} %U %S`, ...argv];
+}
+
+/** The user + system CPU ms GNU time wrote at the end of `stderr` (NaN when it did not), and the command's own stderr before it. */
+export function cpuOf(stderr: string): { cpu_ms: number; stderr: string } {
+  const at = stderr.lastIndexOf(MARK);
+  const times = at < 0 ? null : /^fsjob-bench-cpu ([0-9.]+) ([0-9.]+)\s*$/.exec(stderr.slice(at));
+  return { cpu_ms: times === null ? Number.NaN : (Number(times[1]) + Number(times[2])) * 1000, stderr: at < 0 ? stderr : stderr.slice(0, at) };
+}
+
 /** Runs argv to its end; throws with its stderr when it exits non-zero. */
 export function timeCommand(argv: readonly string[], options: TimedOptions = {}): Timed {
-  const full = TIME === undefined ? [...argv] : [TIME, '-f', `${MARK} %U %S`, ...argv];
+  const full = underTime(argv);
   const started = process.hrtime.bigint();
   const result = spawnSync(full[0] as string, full.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,12 +55,5 @@ export function timeCommand(argv: readonly string[], options: TimedOptions = {})
   const wall = Number(process.hrtime.bigint() - started) / 1e6;
   const stderr = result.stderr ?? '';
   if (result.status !== 0) throw new Error(`${argv.join(' ')} exited ${result.status}: ${stderr.slice(-800)}`);
-  const at = stderr.lastIndexOf(MARK);
-  const times = at < 0 ? null : /^fsjob-bench-cpu ([0-9.]+) ([0-9.]+)\s*$/.exec(stderr.slice(at));
-  return {
-    wall_ms: wall,
-    cpu_ms: times === null ? Number.NaN : (Number(times[1]) + Number(times[2])) * 1000,
-    stdout: result.stdout ?? '',
-    stderr: at < 0 ? stderr : stderr.slice(0, at),
-  };
+  return { wall_ms: wall, stdout: result.stdout ?? '', ...cpuOf(stderr) };
 }

@@ -16,6 +16,7 @@ import { inspectRecord, type DocumentByType, type RecordExpectations, type Recor
 import { type DirEntry, type EntryKind, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
 import { RECORD_MAX, TEMP_MAX_AGE } from '../base/constants.ts';
 import { fastParseRecordBytes } from './fast-json.ts';
+import { acceptRecord } from './fast-record.ts';
 
 const GROUP_OR_OTHER_WRITE = 0o022;
 const GROUP_OR_OTHER_ANY = 0o077;
@@ -196,6 +197,9 @@ export function readRecordEntry<T extends RecordType>(
   sink.files += 1;
   const { stats, bytes } = read;
   if ((stats.mode & GROUP_OR_OTHER_ANY) !== 0 || stats.nlink > 1) checkStats(sink, env, shown, stats, jobId, true);
+  // The common record, valid with nothing to say, costs no inspection (fast-record.ts); anything else gets the full one.
+  const accepted = bytes === undefined ? undefined : acceptRecord(type, bytes, expectations);
+  if (accepted !== undefined) return { value: accepted as unknown as DocumentByType[T], stats };
   const inspection = inspectRecord(type, bytes ?? Buffer.alloc(0), { ...expectations, path: shown, parse: fastParseRecordBytes });
   for (const finding of inspection.findings) {
     // Findings carry the job the directory names, even when the record itself names none.

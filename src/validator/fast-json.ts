@@ -30,10 +30,15 @@ const EXPONENT_FROM = 1e21;
 /** parseRecordBytes, answered without the scanner when the record is plainly in compact form. */
 export function fastParseRecordBytes(bytes: Uint8Array, form: JsonForm = 'record'): ParseResult {
   if (form === 'record') {
-    const value = plainValue(bytes) ?? compactValue(bytes);
+    const value = compactRecordValue(bytes);
     if (value !== undefined) return { ok: true, value };
   }
   return parseRecordBytes(bytes, form);
+}
+
+/** The value of a record in compact form (what parseRecordBytes would answer with ok), or undefined: then only the scanner can say. */
+export function compactRecordValue(bytes: Uint8Array): JsonObject | undefined {
+  return plainValue(bytes) ?? compactValue(bytes);
 }
 
 const SPACE = 0x20;
@@ -67,6 +72,8 @@ function plainValue(bytes: Uint8Array): JsonObject | undefined {
   for (let i = 0; i < length - 1; i++) {
     const byte = bytes[i] as number;
     if (byte === QUOTE) {
+      // "__proto__" (a member name the scanner builds differently): the longer road, without searching the text for it.
+      if (bytes[i + 1] === UNDERSCORE && bytes[i + 2] === UNDERSCORE && isProto(bytes, i)) return undefined;
       // A string: to its closing quote, escapes checked, no control character.
       for (i++; ; i++) {
         if (i >= length - 1) return undefined;
@@ -92,8 +99,18 @@ function plainValue(bytes: Uint8Array): JsonObject | undefined {
     } else if (byte === SPACE || byte === TAB || byte === LINE_FEED || byte === CARRIAGE_RETURN) return undefined;
   }
   if (!isUtf8(bytes)) return undefined;
-  const value = objectOf(textOf(bytes));
+  const value = parsedObject(textOf(bytes));
   return value !== undefined && memberCount(value) === members ? value : undefined;
+}
+
+const UNDERSCORE = 0x5f;
+const PROTO = Buffer.from('"__proto__"');
+
+/** Whether the string that opens at `at` is "__proto__" (an escaped spelling takes the longer road anyway: no "\u" here). */
+function isProto(bytes: Uint8Array, at: number): boolean {
+  if (at + PROTO.length > bytes.length) return false;
+  for (let k = 3; k < PROTO.length; k++) if (bytes[at + k] !== PROTO[k]) return false;
+  return true;
 }
 
 /** The record's text without its final line feed. */
@@ -103,7 +120,11 @@ function textOf(bytes: Uint8Array): string {
 
 /** JSON.parse of a text that should be one object; undefined for anything else, and for "__proto__" members (the scanner builds those differently). */
 function objectOf(text: string): JsonObject | undefined {
-  if (text.includes('"__proto__"')) return undefined;
+  return text.includes('"__proto__"') ? undefined : parsedObject(text);
+}
+
+/** JSON.parse of a text that should be one object and holds no "__proto__" member; undefined for anything else. */
+function parsedObject(text: string): JsonObject | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -118,10 +139,15 @@ function memberCount(value: unknown): number {
   if (typeof value !== 'object' || value === null) return 0;
   let count = 0;
   if (Array.isArray(value)) {
-    for (const item of value) count += memberCount(item);
+    for (const item of value) if (typeof item === 'object' && item !== null) count += memberCount(item);
     return count;
   }
-  for (const key of Object.keys(value)) count += 1 + memberCount((value as Record<string, unknown>)[key]);
+  // for-in, not Object.keys: no array per object (JSON.parse makes plain objects, with no inherited enumerable member).
+  for (const key in value) {
+    count += 1;
+    const member = (value as Record<string, unknown>)[key];
+    if (typeof member === 'object' && member !== null) count += memberCount(member);
+  }
   return count;
 }
 

@@ -50,6 +50,8 @@ interface OutputFile {
 
 const EMPTY_SHA256 = createHash('sha256').digest('hex');
 const STREAMS = ['stdout', 'stderr'] as const;
+const GEN_RECORDS = ['claim', 'exec', 'state', 'end'] as const;
+const GEN_FILES_BUT_CLAIM = ['exec', 'state', 'end', 'stdout', 'stderr'] as const;
 
 // Module-level, not closures: a job scan runs 100,000 times in an audit, and every
 // function expression created per call costs an allocation and (under tsx) a name.
@@ -146,8 +148,20 @@ class JobAudit {
   /** LAYOUT-5/LAYOUT-6 (model/job.ts classifyJob); temporary and unknown names are checked here, in listing order. */
   private classify(entries: readonly DirEntry[]): void {
     const listing = classifyJob(this.id, entries);
-    const temps = new Set(listing.temps);
-    const unknown = new Set(listing.unknown);
+    // Temporary and unknown names are rare: a job directory with neither makes nothing for them.
+    if (listing.temps.length > 0 || listing.unknown.length > 0) this.checkOddEntries(entries, new Set(listing.temps), new Set(listing.unknown));
+    this.specEntry = listing.named.spec;
+    this.stdinEntry = listing.named.stdin;
+    this.receiptEntry = listing.named.receipt;
+    this.cancelEntry = listing.named.cancel;
+    this.cancelForceEntry = listing.named.cancelForce;
+    this.releaseEntry = listing.named.release;
+    this.gens = listing.gens;
+    if (this.gated) checkGatedEntries(this.sink, this.id, entries, (name) => this.shown(name));
+  }
+
+  /** Temporary names (TEMP-1) and names LAYOUT-5 does not define, in listing order. */
+  private checkOddEntries(entries: readonly DirEntry[], temps: ReadonlySet<DirEntry>, unknown: ReadonlySet<DirEntry>): void {
     for (const entry of entries) {
       if (temps.has(entry)) {
         checkTemp(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry.kind, this.id);
@@ -163,18 +177,10 @@ class JobAudit {
         }
       }
     }
-    this.specEntry = listing.named.spec;
-    this.stdinEntry = listing.named.stdin;
-    this.receiptEntry = listing.named.receipt;
-    this.cancelEntry = listing.named.cancel;
-    this.cancelForceEntry = listing.named.cancelForce;
-    this.releaseEntry = listing.named.release;
-    this.gens = listing.gens;
-    if (this.gated) checkGatedEntries(this.sink, this.id, entries, (name) => this.shown(name));
   }
 
-  private readJobRecord<T extends 'spec' | 'cancel' | 'receipt' | 'release'>(entry: DirEntry, type: T, more: { expectedForce?: boolean } = {}) {
-    return readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, type, { expectedJobId: this.id, ...more }, this.id).value;
+  private readJobRecord<T extends 'spec' | 'cancel' | 'receipt' | 'release'>(entry: DirEntry, type: T, expectedForce?: boolean) {
+    return readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, type, { expectedJobId: this.id, expectedForce }, this.id).value;
   }
 
   private readRecords(): void {
@@ -186,15 +192,15 @@ class JobAudit {
     }
     for (const gen of this.genOrder()) {
       const slots = this.gens.get(gen) as GenEntries;
-      for (const kind of ['claim', 'exec', 'state', 'end'] as const) {
+      for (const kind of GEN_RECORDS) {
         const entry = slots[kind];
         if (entry === undefined) continue;
         const read = readRecordEntry(this.sink, this.env, this.path(entry.name), this.shown(entry.name), entry, kind, { expectedJobId: this.id, expectedGen: gen }, this.id);
         if (read.value !== undefined) (this.recordsOf(gen) as Record<string, unknown>)[kind] = read.value;
       }
     }
-    if (this.cancelEntry !== undefined) this.readJobRecord(this.cancelEntry, 'cancel', { expectedForce: false });
-    if (this.cancelForceEntry !== undefined) this.readJobRecord(this.cancelForceEntry, 'cancel', { expectedForce: true });
+    if (this.cancelEntry !== undefined) this.readJobRecord(this.cancelEntry, 'cancel', false);
+    if (this.cancelForceEntry !== undefined) this.readJobRecord(this.cancelForceEntry, 'cancel', true);
     if (this.receiptEntry !== undefined) this.receipt = this.readJobRecord(this.receiptEntry, 'receipt');
     if (this.releaseEntry !== undefined) this.readJobRecord(this.releaseEntry, 'release');
     if (this.spec !== undefined) checkGateSpec(this.sink, this.id, this.spec, this.gated, this.shownDir);
@@ -286,19 +292,16 @@ class JobAudit {
 
   /** The output files: their hazards, their bound (EXEC-1), and a digest when the receipt describes them (RCPT-5). */
   private checkOutputs(): void {
-    const described = new Set<string>();
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const summary = this.receipt?.[stream];
-      if (summary !== null && summary !== undefined) described.add(`${stream}.${summary.gen}`);
-    }
     const keep = this.spec?.max_output_bytes;
     for (const [gen, slots] of this.gens) {
-      for (const stream of ['stdout', 'stderr'] as const) {
+      for (const stream of STREAMS) {
         const entry = slots[stream];
         if (entry === undefined) continue;
         const shown = this.shown(entry.name);
         if (!checkKind(this.sink, shown, entry.kind, 'file', this.id)) continue;
-        const file = described.has(entry.name) ? this.hashData(entry.name, OUTPUT_MAX) : this.statData(entry.name, OUTPUT_MAX);
+        // The file the receipt describes is hashed (RCPT-5); any other is only looked at.
+        const described = this.receipt?.[stream]?.gen === gen;
+        const file = described ? this.hashData(entry.name, OUTPUT_MAX) : this.statData(entry.name, OUTPUT_MAX);
         if (file === undefined) continue;
         this.outputs[stream].set(gen, file);
         if (keep !== undefined && file.size > keep) {
@@ -313,12 +316,11 @@ class JobAudit {
     const claimGens: number[] = [];
     for (const gen of order) if (this.gens.get(gen)?.claim !== undefined) claimGens.push(gen);
     const top = claimGens.at(-1) ?? 0;
-    const hasClaim = new Set(claimGens);
 
     // CLAIM-5: generations are 1..g without a gap.
     if (claimGens.length !== top) {
       const missing: number[] = [];
-      for (let gen = 1; gen <= top && missing.length < 10; gen++) if (!hasClaim.has(gen)) missing.push(gen);
+      for (let gen = 1; gen <= top && missing.length < 10; gen++) if (this.gens.get(gen)?.claim === undefined) missing.push(gen);
       const count = top - claimGens.length;
       const shown = this.shown(genRecordName('claim', missing[0] ?? 1));
       this.sink.add('CLAIM_GAP', `the highest claim is generation ${top} but ${count} generation${count === 1 ? ' is' : 's are'} missing (${missing.join(', ')}${count > missing.length ? ', ...' : ''})`, shown, this.id);
@@ -328,7 +330,7 @@ class JobAudit {
     for (const gen of order) {
       const slots = this.gens.get(gen) as GenEntries;
       if (slots.claim !== undefined) continue;
-      for (const kind of ['exec', 'state', 'end', 'stdout', 'stderr'] as const) {
+      for (const kind of GEN_FILES_BUT_CLAIM) {
         const entry = slots[kind];
         if (entry === undefined) continue;
         const shown = this.shown(entry.name);
@@ -392,7 +394,7 @@ class JobAudit {
       }
     }
 
-    this.checkReceipt(hasClaim, used);
+    this.checkReceipt(used);
 
     // CLAIM-4: an unfinished job whose last possible generation ended can never run again.
     if (top >= GEN_MAX && this.receiptEntry === undefined && this.gens.get(top)?.end !== undefined) {
@@ -401,11 +403,11 @@ class JobAudit {
     }
   }
 
-  private checkReceipt(hasClaim: ReadonlySet<number>, used: number): void {
+  private checkReceipt(used: number): void {
     const receipt = this.receipt;
     if (receipt === undefined) return;
     const shown = this.shown('receipt.json');
-    if (!hasClaim.has(receipt.gen)) {
+    if (this.gens.get(receipt.gen)?.claim === undefined) {
       this.sink.add('RECEIPT_NO_CLAIM', `receipt.json names generation ${receipt.gen} but claim.${receipt.gen}.json does not exist`, shown, this.id, '/gen');
     } else if (this.gens.get(receipt.gen)?.end !== undefined) {
       this.sink.add('RECEIPT_ENDED_GEN', `generation ${receipt.gen} published both end.${receipt.gen}.json and receipt.json`, shown, this.id, '/gen');

@@ -33,7 +33,7 @@ import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
-import { scanInWorkers, scanWorkerEntry } from './scan-pool.ts';
+import { ScanPool, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
 import { checkOpenClaims } from './open-claims.ts';
 import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
@@ -48,8 +48,10 @@ export interface QueueAuditOptions {
   /** Called with (jobs checked, jobs in all) at most every progressIntervalMs while jobs are scanned. */
   progress?: (checked: number, total: number) => void;
   progressIntervalMs?: number;
-  /** Threads scanning job directories; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
+  /** Threads scanning job directories, the main thread one of them; default: one per CPU (at most 4) from PARALLEL_MIN_JOBS jobs on, else 1. */
   threads?: number;
+  /** False: the main thread leaves every job to `threads` worker threads (tests, which need the workers to scan). @default true */
+  mainThreadScans?: boolean;
   /** Jobs per batch a scan thread is handed (tests make it small to have many batches in flight). @default 256 */
   threadBatch?: number;
 }
@@ -57,6 +59,14 @@ export interface QueueAuditOptions {
 /** Below this many jobs, starting worker threads costs more than it saves. */
 export const PARALLEL_MIN_JOBS = 20_000;
 const MAX_THREADS = 4;
+/**
+ * The fewest bytes of directory size an entry of jobs/ adds (tmpfs counts 20
+ * per entry; ext4, xfs and btrfs more): a jobs/ smaller than
+ * PARALLEL_MIN_JOBS of them holds too few jobs to start worker threads
+ * before it is listed. A bigger one may hold fewer (a directory does not
+ * shrink): then the threads, already started, still share the scan.
+ */
+const DIR_BYTES_PER_ENTRY_MIN = 20;
 
 /** What `auditQueue` found in one queue. */
 export interface QueueAudit {
@@ -87,6 +97,11 @@ export async function auditQueue(target: string, options: QueueAuditOptions = {}
   return audit.run();
 }
 
+/** Scanning threads by default for a big queue: one per CPU, at most MAX_THREADS. */
+function defaultThreads(): number {
+  return Math.min(availableParallelism(), MAX_THREADS);
+}
+
 class QueueAuditRun {
   private readonly queueSink = new Sink();
   private readonly jobSinks = new Map<string, Sink>();
@@ -97,6 +112,8 @@ class QueueAuditRun {
   private jobsExamined = 0;
   private scannedFiles = 0;
   private dirs = new Map<string, DirEntry>();
+  /** The size of jobs/ as lstat gave it: how many jobs it may hold, before it is listed. */
+  private jobsDirBytes = 0;
 
   constructor(
     private readonly env: AuditEnv,
@@ -134,8 +151,13 @@ class QueueAuditRun {
     }
     if (!this.checkQueueRecord(queueEntry)) return this.result();
     this.checkRoot(rootEntries);
-    const ids = this.listJobs();
-    await this.scanJobs(ids);
+    // Worker threads load while jobs/ is listed.
+    const early = this.jobsDirBytes >= PARALLEL_MIN_JOBS * DIR_BYTES_PER_ENTRY_MIN ? this.startPool(this.options.threads ?? defaultThreads()) : this.options.threads === undefined ? undefined : this.startPool(this.options.threads);
+    try {
+      await this.scanJobs(this.listJobs(), early);
+    } finally {
+      await early?.close();
+    }
     this.checkTmp();
     this.checkReady();
     const dedupe = this.readHolds('dedupe');
@@ -202,6 +224,7 @@ class QueueAuditRun {
       if (checkKind(sink, shown, entry.kind, 'dir', null)) {
         const stats = statEntry(sink, this.env, this.abs(entry.name), shown, null);
         if (stats !== undefined) devices.set(entry.name, stats.dev);
+        if (stats !== undefined && entry.name === 'jobs') this.jobsDirBytes = stats.size;
         this.dirs.set(entry.name, entry);
       }
     }
@@ -256,19 +279,29 @@ class QueueAuditRun {
     return names;
   }
 
-  /** Scans the job directories `ids` (names in jobs/: an id, or an id and `.gated`). */
-  private async scanJobs(ids: readonly string[]): Promise<void> {
-    const threads = this.options.threads ?? (ids.length >= PARALLEL_MIN_JOBS ? Math.min(availableParallelism(), MAX_THREADS) : 1);
+  /** Worker threads for `threads` scanning threads in all (the main thread one of them unless mainThreadScans is false), or undefined for none. */
+  private startPool(threads: number): ScanPool | undefined {
+    const workers = this.options.mainThreadScans === false ? threads : threads - 1;
+    const entry = threads > 1 && workers > 0 ? scanWorkerEntry() : undefined;
+    return entry === undefined ? undefined : new ScanPool(entry, this.env, workers);
+  }
+
+  /** Scans the job directories `ids` (names in jobs/: an id, or an id and `.gated`), with the threads of `pool` when there is one. */
+  private async scanJobs(ids: readonly string[], early: ScanPool | undefined): Promise<void> {
     const progress = this.progressTicker(ids.length);
-    const entry = threads > 1 ? scanWorkerEntry() : undefined;
-    if (entry === undefined) {
+    const pool = early ?? (this.options.threads === undefined && ids.length >= PARALLEL_MIN_JOBS ? this.startPool(defaultThreads()) : undefined);
+    if (pool === undefined || ids.length === 0) {
       for (const [index, id] of ids.entries()) {
         this.record(jobIdOfDirName(id) ?? id, scanJob(this.env, id));
         if ((index & 63) === 63) progress(index + 1);
       }
     } else {
-      const results = await scanInWorkers(entry, this.env, ids, threads, progress, this.options.threadBatch);
-      for (const [index, id] of ids.entries()) this.record(jobIdOfDirName(id) ?? id, results[index]);
+      await pool.scan(ids, {
+        local: this.options.mainThreadScans === false ? undefined : (name) => scanJob(this.env, name),
+        take: (index, scan) => this.record(jobIdOfDirName(ids[index] as string) ?? (ids[index] as string), scan),
+        progress,
+        batch: this.options.threadBatch,
+      });
     }
     if (ids.length > 0) progress(ids.length, true);
   }
@@ -346,28 +379,29 @@ class QueueAuditRun {
   private checkIndex(): void {
     for (const [id, summary] of this.summaries) {
       if (summary.unreadable === true) continue;
-      const sink = this.jobSink(id);
-      const entries = this.readyByJob.get(id) ?? [];
+      const entries = this.readyByJob.get(id);
       if (summary.finished) {
+        // The common case of a big queue, with nothing made for it: a finished job that nothing indexes.
+        if (entries === undefined) continue;
         for (const entry of entries) {
           // Doubt (doubt.ts): the owner removes the entry after the receipt (READY-2), maybe since the listing.
           if (!readyEntryPresentNow(this.env.root, entry.name)) continue;
           const shown = this.shown('ready', entry.name);
-          sink.add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
+          this.jobSink(id).add('READY_FINISHED', `${shown} indexes job ${id}, which is finished`, shown, id);
         }
         continue;
       }
-      if (entries.length === 0) {
+      if (entries === undefined || entries.length === 0) {
         if (finishedSince(this.env.root, summary)) continue; // its receipt came after the scan, the entry's removal before the listing
         const shown = this.shown('ready', summary.spec === undefined ? `*-${id}` : readyEntryName(summary.spec.priority, id));
-        sink.add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
+        this.jobSink(id).add('READY_MISSING', `job ${id} is unfinished but ready/ has no entry for it`, shown, id);
         continue;
       }
       if (summary.spec === undefined) continue;
       for (const entry of entries) {
         if (entry.priority !== summary.spec.priority) {
           const shown = this.shown('ready', entry.name);
-          sink.add('READY_PRIORITY', `${shown} encodes priority ${entry.priority} but spec.json says ${summary.spec.priority} (entry ${readyEntryName(summary.spec.priority, id)})`, shown, id);
+          this.jobSink(id).add('READY_PRIORITY', `${shown} encodes priority ${entry.priority} but spec.json says ${summary.spec.priority} (entry ${readyEntryName(summary.spec.priority, id)})`, shown, id);
         }
       }
     }

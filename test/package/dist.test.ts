@@ -30,7 +30,7 @@ import { auditQueue } from ${JSON.stringify(join(DIST, 'src', 'validator', 'inde
 const queue = await initQueue(process.argv[2]);
 for (let i = 0; i < 6; i++) await enqueue(queue, { argv: ['true'] });
 const inline = await auditQueue(queue.root, { threads: 1 });
-const threaded = await auditQueue(queue.root, { threads: 2 });
+const threaded = await auditQueue(queue.root, { threads: 2, mainThreadScans: false });
 process.stdout.write(JSON.stringify({ inline: [inline.jobs, inline.findings], threaded: [threaded.jobs, threaded.findings] }));
 `,
   );

@@ -9,15 +9,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseRecordBytes } from '../../src/records/json.ts';
-import type { VectorCase, VectorFile } from '../../src/records/codec.ts';
+import type { VectorFile } from '../../src/records/codec.ts';
 import { fastParseRecordBytes } from '../../src/validator/fast-json.ts';
-
-/** The bytes of a vector case (as conformance/vectors/README.md says). */
-function caseBytes(test: VectorCase): Buffer {
-  if (test.raw !== undefined) return Buffer.from(test.raw, 'utf8');
-  if (test.raw_base64 !== undefined) return Buffer.from(test.raw_base64, 'base64');
-  return Buffer.from(`${JSON.stringify(test.data)}\n`, 'utf8');
-}
+import { mutateBytes, seededRandom, vectorCaseBytes } from '../support/mutations.ts';
 
 const VECTORS = new URL('../../conformance/vectors/', import.meta.url);
 
@@ -33,7 +27,7 @@ equivalence('on every conformance vector', () => {
     const file = JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8')) as VectorFile;
     if (file.record_type === 'request') continue;
     for (const test of file.tests) {
-      same(caseBytes(test), `${name}: ${test.description}`);
+      same(vectorCaseBytes(test), `${name}: ${test.description}`);
       count += 1;
     }
   }
@@ -96,27 +90,13 @@ equivalence('on texts JSON.stringify would write differently or REC-1 forbids', 
 });
 
 equivalence('on 5000 random byte mutations of valid records', () => {
-  let seed = 0x5eed_f00d;
-  const random = (n: number): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) % n;
-  };
+  const random = seededRandom(0x5eed_f00d);
   const originals = [
     '{"fsjob":"1.0","type":"claim","job_id":"1764476044123456789-3fa2c1d09b8e7f64","gen":1,"owner":{"host":"h","boot_id":"b","pid_ns":"pid:[1]","pid":2,"start":"3","uid":0},"worker_id":null,"claimed_ms":1,"lease_ms":30000}\n',
     '{"fsjob":"1.0","type":"receipt","payload":[1.5,{"k":"v"}],"result":{"x":-2.5e-3},"message":"ré\\n😀","n":-12}\n',
   ].map((text) => Buffer.from(text));
   for (let i = 0; i < 5000; i++) {
-    let bytes = Buffer.from(originals[i % originals.length] as Buffer);
-    for (let edit = 1 + random(2); edit > 0; edit--) {
-      const at = random(bytes.length + 1);
-      const byte = Buffer.from([random(4) === 0 ? random(256) : (Buffer.from('{}[]":,.-+e0123456789\\u \n')[random(25)] ?? 0x30)]);
-      const kind = random(3);
-      if (kind === 0) bytes = Buffer.concat([bytes.subarray(0, at), byte, bytes.subarray(at)]);
-      else if (kind === 1) bytes = Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + 1)]);
-      else if (at < bytes.length) bytes[at] = byte[0] ?? 0;
-    }
+    const bytes = mutateBytes(originals[i % originals.length] as Buffer, random);
     same(bytes, `mutation ${i}: ${JSON.stringify(bytes.toString('latin1'))}`);
   }
 });

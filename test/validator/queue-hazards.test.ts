@@ -264,13 +264,23 @@ readOnly('scanning in worker threads (as big queues are) finds exactly what the 
   for (let i = 0; i < 5; i++) await finishedJob(queue);
   const before = await snapshot(queue.root);
   const inline = await audit(queue, { threads: 1 });
-  const threaded = await withWatchdog(30_000, audit(queue, { threads: 2 }));
+  // The workers alone (the main thread scans nothing), then with the main thread scanning beside them.
+  const threaded = await withWatchdog(30_000, audit(queue, { threads: 2, mainThreadScans: false }));
   assert.equal(threaded, inline);
   // Batches of one job: each thread holds two at once, and answers come back interleaved across threads.
-  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2, threadBatch: 1 })), inline, 'many batches in flight');
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2, threadBatch: 1, mainThreadScans: false })), inline, 'many batches in flight');
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 3, threadBatch: 1 })), inline, 'the main thread scanning too');
   const after = await snapshot(queue.root);
   assert.equal([...after.keys()], [...before.keys()]);
   for (const [path, entry] of before) assert.equal(after.get(path), entry, path);
+});
+
+readOnly('worker threads started for a queue that turns out to hold no job are ended, and the audit is the inline one', async () => {
+  const queue = await newQueue();
+  const inline = await audit(queue, { threads: 1 });
+  // threads asked for: the pool starts before jobs/ is listed, and the empty listing ends it (a pool left running would hang the test).
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2 })), inline);
+  assert.equal(await withWatchdog(30_000, audit(queue, { threads: 2, mainThreadScans: false })), inline);
 });
 
 readOnly.run();
