@@ -200,6 +200,8 @@ fsjob_wait() {
     set -m
     (fsjob_gate "$@") <&6 >&4 2>&5 4>&- 5>&- 6<&- &
     set +m
+    # The gate has them: the waiter holds no FIFO once its p line is out.
+    exec 3<&- 4>&- 5>&- 6<&-
     # bash made the gate its group's leader in this process too (setpgid
     # in parent and child): the group is there. Its start (ID-2), field 22
     # of its stat, is read here rather than by the worker; none where /proc
@@ -210,8 +212,8 @@ fsjob_wait() {
     printf 'p %s %s %s %s\n' "$id" "$!" "$fsjob_start" "$BASHPID"
   else
     "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
+    exec 3<&- 4>&- 5>&- 6<&-
   fi
-  exec 3<&- 4>&- 5>&- 6<&-
   wait "$!"
   st=$?
   jobs -l

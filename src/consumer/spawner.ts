@@ -191,7 +191,9 @@ export class Spawner implements Launcher {
     const framed = path.basename(this.shell) === 'bash';
     const env: NodeJS.ProcessEnv = { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir };
     if (framed) Object.assign(env, { FSJOB_SPAWNER_INPUT: 'framed', FSJOB_SPAWNER_SCRIPT: SPAWNER_SCRIPT });
-    const child = spawn(this.shell, framed ? ['-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
+    // --norc: bash sources ~/.bashrc when its standard input is a socket (it takes itself for a shell started
+    // by sshd), and node's pipes are socket pairs: the user's start-up file must not run in the spawner.
+    const child = spawn(this.shell, framed ? ['--norc', '-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
       cwd: '/',
       detached: true, // its own session: a signal to the worker's terminal group does not reach it
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -9,7 +9,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -68,6 +68,15 @@ function groupMembers(pgid: number): number[] {
     }
   }
   return out;
+}
+
+/** The command name of a process, '' once it is gone. */
+function comm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Where each descriptor of `pid` points; none for a process that is gone (a waiter of an earlier test that just ended). */
@@ -277,6 +286,27 @@ dying('a waiter that dies takes the exit status with it: the attempt ends lost, 
   }
 });
 
+dying("bash's spawner runs no ~/.bashrc (bash sources it when its standard input is a socket, as node's pipes are)", async () => {
+  const bash = ['/usr/local/bin/bash', '/usr/bin/bash', '/bin/bash'].find((p) => existsSync(p));
+  if (bash === undefined) {
+    console.log('# skipped: no bash');
+    return;
+  }
+  const dir = await freshDir('fsjob-spawner');
+  writeFileSync(join(dir, '.bashrc'), `: > ${dir}/sourced\n`);
+  // A shell named bash (so the spawner frames its requests) that is bash with HOME here.
+  mkdirSync(join(dir, 'bin'));
+  writeFileSync(join(dir, 'bin', 'bash'), `#!/bin/sh\nHOME=${dir} exec ${bash} "$@"\n`, { mode: 0o755 });
+  const own = new Spawner({ shell: join(dir, 'bin', 'bash') });
+  try {
+    assert.is(await own.start(), null);
+    assert.equal((await run(own, ['/bin/sh', '-c', 'exit 4'])).end, { exit: 4, signal: null });
+    assert.not.ok(existsSync(join(dir, 'sourced')), 'the spawner sourced ~/.bashrc');
+  } finally {
+    await own.close();
+  }
+});
+
 dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2) and nothing of it runs', async () => {
   const own = new Spawner({ startLimitMs: 1_500 });
   const dir = await freshDir('fsjob-spawner');
@@ -289,9 +319,11 @@ dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2)
     assert.is(await own.start(), null);
     const spawnerPid = own.pid as number;
     const launched = own.launch({ argv: ['/usr/bin/touch', marker], env: { PATH }, cwd: tmpdir(), stdinFd });
-    // The spawner and its waiters share a process group; kill the waiters only.
-    await waitFor('the waiter forked', () => groupMembers(spawnerPid).some((pid) => pid !== spawnerPid));
-    for (const pid of groupMembers(spawnerPid)) if (pid !== spawnerPid) process.kill(pid, 'SIGKILL');
+    launched.catch(() => undefined); // awaited below; a failed step before must not leave it unhandled
+    // The spawner and its waiters share a process group (with the odd mkfifo): kill the waiter, a bash subshell, only.
+    const waiters = (): number[] => groupMembers(spawnerPid).filter((pid) => pid !== spawnerPid && comm(pid) === comm(spawnerPid));
+    await waitFor('the waiter forked', () => waiters().length > 0);
+    for (const pid of waiters()) process.kill(pid, 'SIGKILL');
     await rejectsWith(launched, 'IO', { clause: 'EXEC-2' });
     assert.ok(own.healthy, 'the spawner itself lives on');
     await delay(300);
