@@ -260,7 +260,7 @@ fi
 
 printf 'ready %s %s\n' "$$" "$C"
 
-# Where the worker started this as `bash -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
+# Where the worker started this as `bash --norc -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
 # (FSJOB_SPAWNER_INPUT=framed): each request comes as its length in bytes,
 # a line feed and the request, taken by one `read -N` (LC_ALL=C: a character
 # is a byte). bash reads a script from a pipe one byte per read(2), as it
