@@ -15,8 +15,8 @@
  * (`beginOperation`); a batch that pipelines many jobs counts as two, so its
  * fsyncs always overlap on the pool. Several fsyncs one step needs at once
  * (a staged file and its directory, jobs/ and tmp/) go through `together`:
- * all but the last on the pool, the last inline when the rule allows, so
- * they still overlap on the disk at the cost of one hand-off.
+ * when the rule allows, all inline one after another (no hand-off at all);
+ * otherwise all but the last on the pool, so they overlap on the disk.
  *
  * Everything else goes to the pool, where concurrent fsyncs share the disk's
  * cache flushes. The pool has UV_THREADPOOL_SIZE threads (4 unless the
@@ -90,12 +90,14 @@ export function fsyncFd(fd: number, owner?: object): Promise<void> {
 }
 
 /**
- * Starts several durability steps at once and waits for every one, then
- * throws the first failure in array order (settleAll): all but the last are
+ * Runs several durability steps and waits for every one, then throws the
+ * first failure in array order (settleAll). Alone in the process (inlineNow),
+ * one after another, each inline; otherwise all at once, all but the last
  * started with the inline path off, so they run on the pool while the last
  * may run on the main thread.
  */
 export async function together(steps: readonly (() => Promise<void>)[]): Promise<void> {
+  if (inlineNow()) return oneAfterAnother(steps);
   const started: Promise<void>[] = [];
   const last = steps.length - 1;
   for (let index = 0; index < steps.length; index++) {
@@ -114,6 +116,25 @@ export async function together(steps: readonly (() => Promise<void>)[]): Promise
   }
   const results = await Promise.allSettled(started);
   for (const result of results) if (result.status === 'rejected') throw result.reason;
+}
+
+/**
+ * `together` for an operation alone in its process: every step inline, one
+ * after another, then the first failure in array order. The disk flushes
+ * them one by one (as the floor's single thread does), and no step pays a
+ * hand-off to the pool: on the project's VM the hand-off's CPU outweighed
+ * what overlapping two fsyncs saved in wall time (spec/design-hot-path.md).
+ */
+async function oneAfterAnother(steps: readonly (() => Promise<void>)[]): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure !== undefined) throw failure.error;
 }
 
 /** A step's promise, also when it throws before returning one. */

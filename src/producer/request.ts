@@ -12,9 +12,9 @@ import path from 'node:path';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
-import { stringifyKeepingRaw } from '../records/raw-json.ts';
+import { RawJson, stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
-import { KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
+import { KILL_GRACE_DEFAULT, NEST_MAX, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
@@ -77,8 +77,8 @@ export function parseRequest(bytes: Uint8Array, options: { source?: string; path
   return inspection.value;
 }
 
-/** Check a request given as a value (not bytes) the same way parseRequest checks bytes. */
-function checkRequestValue(request: unknown, source: string, nameField?: (field: string) => string | undefined): JobRequest {
+/** The full check (ENQ-1) of a request given as a value (not bytes), as parseRequest checks bytes: what normalizeRequest falls back to when plainRequest declines. */
+export function checkRequestValue(request: unknown, source: string, nameField?: (field: string) => string | undefined): JobRequest {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
     throw new FsjobError('USAGE', `${source} must be a JSON object (REQ-1), not ${Array.isArray(request) ? 'an array' : request === null ? 'null' : `a ${typeof request}`}`, {
       clause: 'REQ-1',
@@ -159,7 +159,158 @@ function illFormedMember(request: object): string | undefined {
  */
 export function normalizeRequest(request: unknown, options: NormalizeOptions = {}): NormalizedRequest {
   const source = options.source ?? 'the request';
-  return normalizeChecked(checkRequestValue(request, source, options.nameField), options);
+  return normalizeChecked(plainRequest(request) ?? checkRequestValue(request, source, options.nameField), options);
+}
+
+/** request.schema.json's integer members plainRequest takes, with their bounds (minimum, maximum). */
+const PLAIN_INTEGERS: ReadonlyMap<string, readonly [number, number]> = new Map([
+  ['timeout_ms', [1, 604_800_000]],
+  ['kill_grace_ms', [0, 300_000]],
+  ['queue_deadline_ms', [1, 2_592_000_000]],
+  ['max_attempts', [1, 100]],
+  ['retry_delay_ms', [0, 86_400_000]],
+  ['priority', [-1000, 1000]],
+  ['max_output_bytes', [0, 67_108_864]],
+]);
+/** common.schema.json#/$defs/handler. */
+const HANDLER = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** What JSON.stringify writes for a lone surrogate (and, harmlessly, for a text holding a backslash then "ud800"). */
+const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/;
+/** A payload text this long may not be checked here: the request could pass REQUEST_MAX, which only the full check measures. */
+const PLAIN_PAYLOAD_MAX = Math.floor((REQUEST_MAX - 65_536) / 3);
+
+/**
+ * The common request, accepted without the full check (ENQ-1): a plain
+ * object holding `handler` and a `payload` of plain JSON data, or `argv`
+ * of plain strings; `cwd`, `env` and `labels` of plain strings; the
+ * integer and boolean members of PLAIN_INTEGERS and `preemptible`; each
+ * within its bounds. Returns what parseRequest would
+ * make of the request's JSON (the payload kept as written, REQ-2), or
+ * undefined for anything else, which the full check (checkRequestValue)
+ * then accepts or refuses with its codes and fields. It refuses nothing
+ * itself: test/producer/plain-request.test.ts holds its verdicts and values
+ * to the full check's over every request of the tests' vectors and
+ * mutations of them. What it saves: serializing the request, scanning it
+ * back and running the schema interpreter (spec/design-hot-path.md).
+ */
+export function plainRequest(request: unknown): JobRequest | undefined {
+  if (!plainObject(request)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(request)) {
+    const value = request[key];
+    if (value === undefined) continue; // JSON.stringify leaves the member out
+    const taken = key === 'payload' ? plainPayload(value) : key === 'preemptible' ? (typeof value === 'boolean' ? value : undefined) : plainText(key, value);
+    if (taken !== undefined) {
+      out[key] = taken;
+      continue;
+    }
+    if (key === 'queue_deadline_ms' && value === null) {
+      out[key] = null;
+      continue;
+    }
+    const bounds = PLAIN_INTEGERS.get(key);
+    if (bounds === undefined || !Number.isInteger(value) || (value as number) < bounds[0] || (value as number) > bounds[1]) return undefined;
+    out[key] = value;
+  }
+  // SPEC-1: exactly one of argv and handler, and no payload beside argv.
+  const command = out['argv'] !== undefined;
+  return command === (out['handler'] === undefined) && !(command && out['payload'] !== undefined) ? (out as unknown as JobRequest) : undefined;
+}
+
+/** common.schema.json's env names (not FSJOB_*) and labels' names. */
+const ENV_NAME = /^(?!FSJOB_)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const LABEL_NAME = /^[a-z0-9][a-z0-9._/-]{0,63}$/;
+
+/** A string of at most `max` UTF-8 bytes (and as many characters), no NUL, no lone surrogate (SPEC-3: those take the full check, which names them). */
+function plainString(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value.length <= max /* a bound before counting bytes */ && !value.includes('\0') && isWellFormed(value) && Buffer.byteLength(value) <= max;
+}
+
+/** A copy of a map whose every name matches `name` and every value is a plainString of at most `max` bytes, with at most `most` members; else undefined. */
+function plainMap(value: unknown, name: RegExp, max: number, most: number): Record<string, string> | undefined {
+  if (!plainObject(value)) return undefined;
+  const entries: [string, string][] = [];
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    if (!name.test(key) || !plainString(item, max)) return undefined;
+    entries.push([key, item]);
+  }
+  // fromEntries makes a "__proto__" name an own member, as JSON.parse does.
+  return entries.length <= most ? Object.fromEntries(entries) : undefined;
+}
+
+/** The members of text (handler, argv, cwd, env, labels) as the full check takes them, copied; undefined for any other member or value. */
+function plainText(key: string, value: unknown): unknown {
+  switch (key) {
+    case 'handler':
+      return typeof value === 'string' && HANDLER.test(value) ? value : undefined;
+    case 'cwd':
+      return plainString(value, 4096) && value.startsWith('/') ? value : undefined;
+    case 'argv': {
+      // common.schema.json#/$defs/argv: 1 to 4096 strings, argv[0] 1 to 4096 bytes, the others at most 131072 (bytes given as {"base64"} take the full check).
+      if (!Array.isArray(value) || 'toJSON' in value || value.length < 1 || value.length > 4096) return undefined;
+      const argv: string[] = [];
+      for (let i = 0; i < value.length; i++) {
+        const arg: unknown = value[i];
+        if (!plainString(arg, i === 0 ? 4096 : 131_072) || (i === 0 && arg === '')) return undefined;
+        argv.push(arg);
+      }
+      return argv;
+    }
+    case 'env':
+      return plainMap(value, ENV_NAME, 32_768, 256);
+    case 'labels':
+      return plainMap(value, LABEL_NAME, 256, 64);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * An object JSON.stringify writes member by member: no toJSON of its own or
+ * inherited (a RawJson has one, and what a toJSON returns could hold one).
+ */
+function plainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !('toJSON' in value);
+}
+
+/** A payload of plain JSON data as the request parser keeps it (RawJson: its text and the value read back), or undefined. */
+function plainPayload(value: unknown): RawJson | undefined {
+  if (!plainData(value, 2)) return undefined;
+  const text = JSON.stringify(value);
+  if (text.length > PLAIN_PAYLOAD_MAX || LONE_SURROGATE_ESCAPE.test(text)) return undefined;
+  return new RawJson(text, JSON.parse(text) as JsonValue);
+}
+
+/**
+ * Plain JSON data nesting within NEST_MAX when its outermost object or
+ * array is at `depth` (the request is 1, REC-1): strings, numbers,
+ * booleans, null, arrays and objects of them. No RawJson (whose text the
+ * full check keeps) and no other toJSON (which could return one); no bigint (JSON.stringify throws); no undefined, function or symbol
+ * (left out or written null: declined to keep this simple).
+ */
+function plainData(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number': // NaN and the infinities are written null, by both paths
+      return true;
+    case 'object': {
+      if (value === null) return true;
+      if (depth > NEST_MAX) return false;
+      if (Array.isArray(value)) {
+        if ('toJSON' in value) return false;
+        for (let i = 0; i < value.length; i++) if (!plainData(value[i], depth + 1)) return false;
+        return true;
+      }
+      if (!plainObject(value)) return false;
+      for (const key of Object.keys(value)) if (!plainData(value[key], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /** normalizeRequest for a request that parseRequest already checked. */
@@ -167,33 +318,31 @@ export function normalizeChecked(request: JobRequest, options: NormalizeOptions 
   const source = options.source ?? 'the request';
   const stdin = decodeStdin(request, options.stdin, source);
   const cwd = request.cwd ?? path.resolve(options.cwd ?? process.cwd());
-  // SPEC-1 (checked by the schema): exactly one of argv and handler.
-  const job: Pick<SpecFields, 'argv' | 'handler' | 'payload'> =
-    request.argv !== undefined ? { argv: [...request.argv] as SpecFields['argv'] } : { handler: request.handler as string, payload: (request.payload ?? null) as JsonValue };
-  const fields: SpecFields = {
-    ...job,
-    cwd,
-    env: copyMap(request.env),
-    timeout_ms: request.timeout_ms ?? TIMEOUT_DEFAULT,
-    kill_grace_ms: request.kill_grace_ms ?? KILL_GRACE_DEFAULT,
-    queue_deadline_ms: request.queue_deadline_ms ?? null,
-    max_attempts: request.max_attempts ?? 1,
-    retry_delay_ms: request.retry_delay_ms ?? 0,
-    priority: request.priority ?? 0,
-    lane: request.lane ?? null,
-    dedupe: request.dedupe ?? null,
-    preemptible: request.preemptible ?? false,
-    max_output_bytes: request.max_output_bytes ?? OUTPUT_DEFAULT,
-    // SPEC-2: the members added after 1.0 are written only when they say
-    // something, so a job that uses none stays a record any older reader takes.
-    ...(request.output_keep === undefined || request.output_keep === 'head' ? {} : { output_keep: request.output_keep }),
-    ...(request.not_before_ms === undefined || request.not_before_ms === null ? {} : { not_before_ms: request.not_before_ms }),
-    // SPEC-2: the members 1.2 added, likewise only when they say something.
-    ...(request.lane_slots === undefined || request.lane_slots === 1 ? {} : { lane_slots: request.lane_slots }),
-    ...(request.after === undefined ? {} : { after: request.after.map((dependency) => ({ job_id: dependency.job_id, when: dependency.when ?? 'succeeded' })) }),
-    ...(request.hold === true ? { hold: true } : {}),
-    labels: copyMap(request.labels),
-  };
+  // SPEC-1 (checked by the schema): exactly one of argv and handler. The
+  // members are added one by one in the table's order: an object literal
+  // with conditional spreads cost several µs per job.
+  const fields = (request.argv !== undefined ? { argv: [...request.argv] } : { handler: request.handler as string, payload: (request.payload ?? null) as JsonValue }) as SpecFields;
+  fields.cwd = cwd;
+  fields.env = copyMap(request.env);
+  fields.timeout_ms = request.timeout_ms ?? TIMEOUT_DEFAULT;
+  fields.kill_grace_ms = request.kill_grace_ms ?? KILL_GRACE_DEFAULT;
+  fields.queue_deadline_ms = request.queue_deadline_ms ?? null;
+  fields.max_attempts = request.max_attempts ?? 1;
+  fields.retry_delay_ms = request.retry_delay_ms ?? 0;
+  fields.priority = request.priority ?? 0;
+  fields.lane = request.lane ?? null;
+  fields.dedupe = request.dedupe ?? null;
+  fields.preemptible = request.preemptible ?? false;
+  fields.max_output_bytes = request.max_output_bytes ?? OUTPUT_DEFAULT;
+  // SPEC-2: the members added after 1.0 are written only when they say
+  // something, so a job that uses none stays a record any older reader takes.
+  if (request.output_keep !== undefined && request.output_keep !== 'head') fields.output_keep = request.output_keep;
+  if (request.not_before_ms !== undefined && request.not_before_ms !== null) fields.not_before_ms = request.not_before_ms;
+  // SPEC-2: the members 1.2 added, likewise only when they say something.
+  if (request.lane_slots !== undefined && request.lane_slots !== 1) fields.lane_slots = request.lane_slots;
+  if (request.after !== undefined) fields.after = request.after.map((dependency) => ({ job_id: dependency.job_id, when: dependency.when ?? 'succeeded' }));
+  if (request.hold === true) fields.hold = true;
+  fields.labels = copyMap(request.labels);
   return { fields, stdin };
 }
 

@@ -22,7 +22,7 @@ import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
 import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
-import { type DocumentType, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
+import { type DocumentType, memberFindings, type RecordType, schemaErrors, schemaFindings } from './schemas.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
@@ -46,10 +46,24 @@ export interface CheckOptions extends RecordExpectations {
   path?: string;
   /**
    * The REC-1/REQ-1 parser. A replacement must answer exactly what
-   * parseRecordBytes answers for every input (src/validator/fast-json.ts is
-   * one, for audits of many records, and its test proves it).
+   * parseRecordBytes answers for every input. Default: the one useParser
+   * registered, else parseRecordBytes.
    */
   parse?: typeof parseRecordBytes;
+}
+
+let defaultParse: typeof parseRecordBytes = parseRecordBytes;
+
+/**
+ * Parse records with `parse` from now on where no caller names a parser:
+ * src/records/compiled.ts registers fastParseRecordBytes (fast-json.ts:
+ * native JSON.parse for a record in the compact form writers produce, the
+ * scanner for everything else; test/validator/queue-fastjson.test.ts proves
+ * they answer alike) where many records are read, the consumer's spec per
+ * job among them. A producer keeps the scanner and a smaller bundle.
+ */
+export function useParser(parse: typeof parseRecordBytes): void {
+  defaultParse = parse;
 }
 
 /** A record that passed (with any info findings), or the findings that reject it. */
@@ -79,7 +93,7 @@ export function inspectRecord<T extends DocumentType>(type: T, bytes: Uint8Array
     return rejection(path, jobId, 'RECORD_TOO_LARGE', `the file is ${bytes.length} bytes, over the bound of ${max}`, { clause: isRequest ? 'REQ-1' : 'REC-2' });
   }
 
-  const parsed = (options.parse ?? parseRecordBytes)(bytes, isRequest ? 'request' : 'record');
+  const parsed = (options.parse ?? defaultParse)(bytes, isRequest ? 'request' : 'record');
   if (!parsed.ok) {
     const { code, detail, offset, field } = parsed.failure;
     return rejection(path, jobId, code, `${detail} (at byte ${offset})`, { clause: byteClause, ...(field === undefined ? {} : { field }) });
@@ -222,15 +236,42 @@ const checkedIdentities = new WeakSet<object>();
  * code, numbers from the clock and counters, texts clipped to their bounds
  * (clipUtf8). The one part a writer takes from outside, an identity read
  * from the operating system (`identity`: the owner, `by`, the producer), is
- * checked in full with the first record that carries it, and again
- * whenever another identity object comes. FSJOB_CHECK_WRITES=1 checks every
- * record in full (the test suite does).
+ * checked with the first record that carries it, against what that
+ * record's schema says of the member (checkIdentity), and again whenever
+ * another identity object comes. FSJOB_CHECK_WRITES=1 checks every record
+ * in full (the test suite does).
  */
 export function encodeBuilt<T extends RecordType>(type: T, value: RecordByType[T], options: CheckOptions = {}, identity?: object): Buffer {
-  if (!CHECK_WRITES && (identity === undefined || checkedIdentities.has(identity))) return serializeRecord(value);
-  const bytes = encodeRecord(type, value, options);
-  if (identity !== undefined) checkedIdentities.add(identity);
-  return bytes;
+  if (CHECK_WRITES) {
+    const bytes = encodeRecord(type, value, options);
+    if (identity !== undefined) checkedIdentities.add(identity);
+    return bytes;
+  }
+  if (identity !== undefined && !checkedIdentities.has(identity)) {
+    checkIdentity(type, value, identity, options);
+    checkedIdentities.add(identity);
+  }
+  return serializeRecord(value);
+}
+
+/**
+ * encodeBuilt's check of an identity it has not seen: the member of the
+ * record that holds it, against what the record's schema says of that
+ * member (schemas.ts memberFindings), not the whole record through the
+ * schema interpreter, whose first run in a process costs milliseconds (a
+ * producer's first spec; every `fsjob enqueue` call). Throws
+ * INVALID_RECORD as encodeRecord does, naming the member.
+ */
+function checkIdentity(type: RecordType, value: object, identity: object, options: CheckOptions): void {
+  const member = Object.keys(value).find((key) => (value as Record<string, unknown>)[key] === identity) ?? '(none)';
+  const findings = memberFindings(type, member, identity, { path: options.path ?? '-', jobId: options.expectedJobId ?? null });
+  const first = findings.find((finding) => finding.severity === 'error');
+  if (first !== undefined) {
+    throw new FsjobError('INVALID_RECORD', `refusing to write an invalid ${type} record: ${first.message}`, {
+      clause: first.clause,
+      ...(options.path === undefined ? {} : { path: options.path }),
+    });
+  }
 }
 
 /** safefs refusals (SEC-2..SEC-6) and the findings that report them. */

@@ -468,6 +468,13 @@ class Run {
 }
 
 /** ajv's errors for `value` against the document `name` (validated with every other document of `documents` for its $refs); [] when valid. */
+/** Errors of `value` against `schema`, a part of document `doc` (its references resolve there), found at `instancePath` of a record. */
+export function interpretedPartErrors(documents: ReadonlyMap<string, Schema>, doc: string, schema: Schema, value: unknown, instancePath: string): SchemaError[] {
+  const run = new Run({ documents, root: doc });
+  run.validate(schema, doc, value, instancePath, '#');
+  return run.errors;
+}
+
 export function interpretedErrors(documents: ReadonlyMap<string, Schema>, name: string, value: unknown): SchemaError[] {
   const schema = documents.get(name);
   if (schema === undefined) throw new Error(`no schema ${name}.schema.json`);

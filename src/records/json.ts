@@ -17,7 +17,7 @@ import { FsjobError } from '../base/errors.ts';
 import { jsonPointer } from './findings.ts';
 import type { JsonValue } from './generated/types.ts';
 import { NEST_MAX, RECORD_MAX } from '../base/constants.ts';
-import { RawJson, stringifyKeepingRaw } from './raw-json.ts';
+import { joinKeepingRaw, RawJson, stringifyKeepingRaw } from './raw-json.ts';
 
 /** RECORD_MAX: the largest record file, in bytes (REC-2). */
 /** Deepest nesting of arrays and objects; the record itself is depth 1 (REC-1). */
@@ -410,10 +410,14 @@ function invalid(message: string, path: (string | number)[]): FsjobError {
  * the member path to `value`, one array shared by the whole walk (pushed and
  * popped): a record's members cost no allocation each.
  */
+/** Set by checkSerializable when a RawJson lies below a member of the record (inside its payload or result). */
+let rawBelowTop = false;
+
 function checkSerializable(value: unknown, path: (string | number)[], depth: number, free: boolean): boolean {
   if (value === null || typeof value === 'boolean') return false;
   if (value instanceof RawJson) {
     if (!free) throw invalid('only payload and result are kept as written', path);
+    if (path.length > 1) rawBelowTop = true;
     return true;
   }
   if (typeof value === 'string') {
@@ -466,8 +470,10 @@ export function serializeRecord(value: unknown): Buffer {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FsjobError('INVALID_RECORD', 'cannot serialize: a record is a JSON object', { clause: 'REC-1' });
   }
+  rawBelowTop = false;
   const raw = checkSerializable(value, [], 0, false);
-  const bytes = Buffer.from(`${raw ? stringifyKeepingRaw(value) : JSON.stringify(value)}\n`, 'utf8');
+  const text = !raw ? JSON.stringify(value) : rawBelowTop ? stringifyKeepingRaw(value) : joinKeepingRaw(value as Record<string, unknown>);
+  const bytes = Buffer.from(`${text}\n`, 'utf8');
   if (bytes.length > RECORD_MAX) {
     throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, {
       clause: 'REC-2',

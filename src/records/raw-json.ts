@@ -52,3 +52,21 @@ export function stringifyKeepingRaw(value: unknown): string {
   });
   return json.replace(new RegExp(`"\\\\u0000${nonce}:([0-9]+)"`, 'g'), (_whole, index: string) => texts[Number(index)] as string);
 }
+
+/**
+ * JSON.stringify of a record whose only RawJson values are its own members
+ * (a spec's payload as written, REQ-2): each member written on its own, the
+ * RawJson ones as their text. The same text as stringifyKeepingRaw, without
+ * its nonce, replacer and search (40 µs of a 1 KB spec): serializeRecord's
+ * check has made sure that the record is a plain object of JSON values.
+ */
+export function joinKeepingRaw(value: Record<string, unknown>): string {
+  let out = '{';
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const item = value[key];
+    if (item === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${item instanceof RawJson ? item.text : JSON.stringify(item)}`;
+  }
+  return `${out}}`;
+}

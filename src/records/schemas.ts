@@ -22,7 +22,7 @@
  */
 import { documents as generatedDocuments } from './generated/documents.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
-import { interpretedErrors, type SchemaError } from './interpret.ts';
+import { interpretedErrors, interpretedPartErrors, type SchemaError } from './interpret.ts';
 import { nonUtf8Base64Problem } from './bytes.ts';
 
 /** Record types of REC-3, in the order of spec/records.md. */
@@ -204,6 +204,33 @@ function describeKeyword(error: SchemaError): string {
     default:
       return error.message ?? `fails ${error.keyword}`;
   }
+}
+
+/** What a record's schema says of one member, for a record of a minor this reader knows: its property, and the `then` branch that closes it (VER-2). */
+const memberSchemas = new Map<string, Record<string, unknown>>();
+
+function memberSchema(type: RecordType, member: string): Record<string, unknown> {
+  const key = `${type}/${member}`;
+  let schema = memberSchemas.get(key);
+  if (schema === undefined) {
+    const document = schemaDocument(type);
+    const own = (document['properties'] as Record<string, unknown> | undefined)?.[member];
+    const closed = ((document['then'] as Record<string, unknown> | undefined)?.['properties'] as Record<string, unknown> | undefined)?.[member];
+    schema = { allOf: [own ?? false, ...(closed === undefined ? [] : [closed])] };
+    memberSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+/**
+ * The findings of one member of a record of `type`, of a minor this reader
+ * knows: what the record's whole schema says of that member (its property,
+ * closed to unknown members by VER-2), for a writer that built every other
+ * member itself (codec.ts encodeBuilt checks the identity it took from the
+ * operating system so). A member the schema does not define is refused.
+ */
+export function memberFindings(type: RecordType, member: string, value: unknown, context: Omit<FindingContext, 'field' | 'clause'>): Finding[] {
+  return schemaFindings(interpretedPartErrors(schemaDocuments(), type, memberSchema(type, member), value, `/${member}`), type, context);
 }
 
 /**

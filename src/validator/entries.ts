@@ -15,7 +15,7 @@ import { type Finding, type FindingCode, makeFinding } from '../records/findings
 import { inspectRecord, type DocumentByType, type RecordExpectations, type RecordType } from '../records/codec.ts';
 import { type DirEntry, type EntryKind, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
 import { RECORD_MAX, TEMP_MAX_AGE } from '../base/constants.ts';
-import { fastParseRecordBytes } from './fast-json.ts';
+import { fastParseRecordBytes } from '../records/fast-json.ts';
 import { acceptRecord } from './fast-record.ts';
 
 const GROUP_OR_OTHER_WRITE = 0o022;

@@ -1,10 +1,10 @@
 /**
  * The audit's fast accept of a record (REC-4) that passes every step with
  * nothing to say, for audits that read 100,000s of them: compact form
- * (fast-json.ts), a version this reader reads with no note (VER-1), the type
- * its name says (REC-3), the schema (REC-5, the compiled validators), and the
- * members its name fixes in a job directory (REC-7: the job id, the
- * generation, force). It answers the value, or undefined for anything else,
+ * (src/records/fast-json.ts), a version this reader reads with no note
+ * (VER-1), the type its name says (REC-3), the schema (REC-5, the compiled
+ * validators), and the members its name fixes in a job directory (REC-7:
+ * the job id, the generation, force). It answers the value, or undefined for anything else,
  * and then inspectRecord (src/records/codec.ts) gives the verdict and says
  * what is wrong: this function never rejects, so it can find nothing less.
  *
@@ -15,7 +15,7 @@ import { PROTOCOL_MAJOR, PROTOCOL_MINOR, RECORD_MAX } from '../base/constants.ts
 import type { JsonObject } from '../records/json.ts';
 import type { RecordExpectations } from '../records/names.ts';
 import { schemaErrors, type RecordType } from '../records/schemas.ts';
-import { compactRecordValue } from './fast-json.ts';
+import { compactRecordValue } from '../records/fast-json.ts';
 
 /** Versions read without a finding: this major, minors up to the reader's (a newer minor gets RECORD_NEWER_MINOR). */
 const QUIET_VERSIONS: ReadonlySet<unknown> = new Set(Array.from({ length: PROTOCOL_MINOR + 1 }, (_, minor) => `${PROTOCOL_MAJOR}.${minor}`));

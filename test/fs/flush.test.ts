@@ -1,7 +1,8 @@
 /**
  * src/fs/flush.ts: where an fsync runs. Inline (no thread hand-off) only
  * while at most one operation of the process is in flight; the steps of
- * `together` overlap on the pool but for the last; FSJOB_INLINE_FSYNC=0
+ * `together` run inline one after another when alone, else overlap on the
+ * pool but for the last; FSJOB_INLINE_FSYNC=0
  * turns the inline path off.
  */
 import { suite } from 'uvu';
@@ -34,21 +35,61 @@ rule('a pipelined batch (weight 2) never fsyncs inline, even alone', () => {
   batch();
 });
 
-rule('together: every step but the last starts with the inline path off; all are awaited, the first failure in order is thrown', async () => {
-  const seen: boolean[] = [];
-  const step = (fail?: string) => async (): Promise<void> => {
-    seen.push(inlineNow());
-    if (fail !== undefined) throw new Error(fail);
-  };
-  await together([step(), step(), step()]);
-  assert.equal(seen, [false, false, operationsInFlight() <= 1]);
-  let caught: unknown;
+rule('together, alone: every step inline, one after another (no hand-off); each runs, the first failure in order is thrown', async () => {
+  const alone = operationsInFlight() === 0 ? beginOperation() : undefined;
   try {
-    await together([step(), step('second'), step('third')]);
-  } catch (error) {
-    caught = error;
+    assert.is(inlineNow(), operationsInFlight() <= 1, 'the test runs with one operation at most');
+    const seen: string[] = [];
+    const step = (name: string, fail?: boolean) => async (): Promise<void> => {
+      seen.push(`${name} ${inlineNow()}`);
+      await Promise.resolve();
+      seen.push(`${name} done`);
+      if (fail === true) throw new Error(name);
+    };
+    await together([step('a'), step('b'), step('c')]);
+    // One after another: a step starts only once the one before it settled.
+    assert.equal(seen, ['a true', 'a done', 'b true', 'b done', 'c true', 'c done']);
+    seen.length = 0;
+    let caught: unknown;
+    try {
+      await together([step('a'), step('b', true), step('c', true)]);
+    } catch (error) {
+      caught = error;
+    }
+    assert.is((caught as Error).message, 'b');
+    assert.equal(seen, ['a true', 'a done', 'b true', 'b done', 'c true', 'c done'], 'a failure stops no later step');
+  } finally {
+    alone?.();
   }
-  assert.is((caught as Error).message, 'second');
+});
+
+rule('together, beside another operation: every step but the last starts with the inline path off, all at once; the first failure in order is thrown', async () => {
+  const other = beginOperation(2);
+  try {
+    const seen: boolean[] = [];
+    let running = 0;
+    let most = 0;
+    const step = (fail?: string) => async (): Promise<void> => {
+      seen.push(inlineNow());
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      if (fail !== undefined) throw new Error(fail);
+    };
+    await together([step(), step(), step()]);
+    assert.equal(seen, [false, false, false]);
+    assert.is(most, 3, 'the steps overlap');
+    let caught: unknown;
+    try {
+      await together([step(), step('second'), step('third')]);
+    } catch (error) {
+      caught = error;
+    }
+    assert.is((caught as Error).message, 'second');
+  } finally {
+    other();
+  }
 });
 
 rule('fsyncFd resolves for an open file and rejects with the errno for a bad descriptor, inline and on the pool alike', async () => {

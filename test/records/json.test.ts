@@ -199,4 +199,15 @@ request('a payload is kept as written, number for number and member for member (
   assert.is((record.value['payload'] as unknown as RawJson).text, '[1e5,0.1]');
 });
 
+request('serializeRecord writes a RawJson as its text at the top and below it, and leaves out undefined members as JSON.stringify does', () => {
+  const raw = new RawJson('[1e5,0.10]', [100000, 0.1]);
+  // A member of the record: written member by member.
+  assert.is(serializeRecord({ a: 1, payload: raw, gone: undefined, z: { s: 'é"' } }).toString('utf8'), '{"a":1,"payload":[1e5,0.10],"z":{"s":"é\\""}}\n');
+  // Below a member (inside the payload, or the result): the whole text keeps it too.
+  assert.is(serializeRecord({ payload: { inner: raw, n: [raw] }, result: raw }).toString('utf8'), '{"payload":{"inner":[1e5,0.10],"n":[[1e5,0.10]]},"result":[1e5,0.10]}\n');
+  // A record after one with a RawJson below the top is written by members again (no state carried over).
+  assert.is(serializeRecord({ payload: raw }).toString('utf8'), '{"payload":[1e5,0.10]}\n');
+  assert.is(serializeRecord({ b: [1, 'x'], c: null }).toString('utf8'), '{"b":[1,"x"],"c":null}\n');
+});
+
 request.run();

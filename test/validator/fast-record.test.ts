@@ -11,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import '../../src/records/compiled.ts';
 import { inspectRecord, type RecordExpectations, type RecordType, type VectorFile } from '../../src/records/codec.ts';
-import { fastParseRecordBytes } from '../../src/validator/fast-json.ts';
+import { fastParseRecordBytes } from '../../src/records/fast-json.ts';
 import { acceptRecord } from '../../src/validator/fast-record.ts';
 import { mutateBytes, seededRandom, vectorCaseBytes } from '../support/mutations.ts';
 

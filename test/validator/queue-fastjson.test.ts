@@ -1,6 +1,7 @@
 /**
- * The audit's fast road to REC-1 (src/validator/fast-json.ts) gives exactly
- * the scanner's answer (parseRecordBytes): on every conformance vector, on
+ * The fast road to REC-1 (src/records/fast-json.ts: every reader's, the
+ * audit's and the consumer's) gives exactly the scanner's answer
+ * (parseRecordBytes): on every conformance vector, on
  * edge cases chosen to tempt JSON.stringify (exponents, -0, escapes, key
  * order, duplicates, __proto__, nesting at the limit), and on thousands of
  * random mutations of valid records.
@@ -10,7 +11,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseRecordBytes } from '../../src/records/json.ts';
 import type { VectorFile } from '../../src/records/codec.ts';
-import { fastParseRecordBytes } from '../../src/validator/fast-json.ts';
+import { fastParseRecordBytes } from '../../src/records/fast-json.ts';
 import { mutateBytes, seededRandom, vectorCaseBytes } from '../support/mutations.ts';
 
 const VECTORS = new URL('../../conformance/vectors/', import.meta.url);

@@ -1,6 +1,8 @@
 /**
  * A faster road to the same answer as parseRecordBytes (REC-1) for the common
- * case of a well-formed record, for audits that parse 100,000s of them.
+ * case of a well-formed record: inspectRecord's default wherever
+ * compiled.ts is loaded (a consumer reads a spec per job, an audit
+ * 100,000s of records).
  *
  * A record in compact form is exactly what JSON.stringify writes for its
  * value (REC-1 says so). So when the bytes are valid UTF-8, frame one object
@@ -19,7 +21,7 @@
  * conformance vector and on thousands of mutated records.
  */
 import { isUtf8 } from 'node:buffer';
-import { FREE_JSON_MEMBERS, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from '../records/json.ts';
+import { FREE_JSON_MEMBERS, parseRecordBytes, type JsonForm, type JsonObject, type ParseResult } from './json.ts';
 import { NEST_MAX } from '../base/constants.ts';
 
 const OPEN_BRACE = 0x7b;

@@ -1,0 +1,83 @@
+/**
+ * src/records/codec.ts encodeBuilt: a record a writer built is written
+ * without its whole schema run; only the identity it took from the
+ * operating system is checked, the first time it comes (checkIdentity,
+ * schemas.ts memberFindings). That check must say of an identity what the
+ * record's whole schema says of the member that holds it (REC-8, VER-2).
+ */
+import { execFileSync } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkRecord, serializeRecord, type ClaimRecord, type SpecRecord } from '../../src/records/codec.ts';
+import { memberFindings } from '../../src/records/schemas.ts';
+import type { Identity } from '../../src/records/codec.ts';
+import { specRecord } from '../../conformance/runner/fixtures.ts';
+
+const GOOD = { host: 'vm', boot_id: '06bb2271-88ff-4a65-b1c7-075270ddc195', pid_ns: 'pid:[4026531836]', pid: 17884, start: '2274540', uid: 0 };
+
+/** A valid spec record (conformance's fixture) with `producer` as its producer. */
+function spec(producer: unknown): SpecRecord {
+  return specRecord('1796438421045000000-d1d59aa3fa26aeb7', { handler: 'bench', payload: { i: 0 } }, producer as Identity, 1796438421045).spec;
+}
+
+const IDENTITIES: [string, unknown][] = [
+  ['valid', GOOD],
+  ['an extension member', { ...GOOD, 'x-note': [1] }],
+  ['uid at its bound', { ...GOOD, uid: 4294967294 }],
+  ['uid -1', { ...GOOD, uid: -1 }],
+  ['uid (uid_t)-1', { ...GOOD, uid: 4294967295 }],
+  ['an empty host', { ...GOOD, host: '' }],
+  ['a control character in host', { ...GOOD, host: 'a\u0001' }],
+  ['a host of 256 bytes', { ...GOOD, host: 'h'.repeat(256) }],
+  ['no boot_id', { host: 'vm', pid_ns: 'x', pid: 1, start: '1', uid: 0 }],
+  ['pid as text', { ...GOOD, pid: '1' }],
+  ['pid 0', { ...GOOD, pid: 0 }],
+  ['start as a number', { ...GOOD, start: 5 }],
+  ['an unknown member (VER-2)', { ...GOOD, foo: 1 }],
+  ['33 members', { ...GOOD, ...Object.fromEntries(Array.from({ length: 27 }, (_, i) => [`x-${i}`, i])) }],
+  ['not an object', 'vm'],
+];
+
+const identity = suite('encodeBuilt checks an identity as the whole schema would (REC-8, VER-2)');
+
+function claim(owner: unknown): ClaimRecord {
+  return { fsjob: '1.2', type: 'claim', job_id: '1796438421045000000-d1d59aa3fa26aeb7', gen: 1, owner, worker_id: null, claimed_ms: 1796438421045, lease_ms: 30000 } as ClaimRecord;
+}
+
+identity("memberFindings says of each identity what the record's whole schema says of the member holding it (a spec's producer, a claim's owner)", () => {
+  let invalid = 0;
+  for (const [type, member, make] of [['spec', 'producer', spec], ['claim', 'owner', claim]] as const) {
+    for (const [what, value] of IDENTITIES) {
+      const whole = checkRecord(type, serializeRecord(make(value))).filter((finding) => finding.severity === 'error');
+      const part = memberFindings(type, member, value, { path: '-', jobId: null }).filter((finding) => finding.severity === 'error');
+      assert.is(part.length === 0, whole.length === 0, `${type} ${what}: ${JSON.stringify(whole.map((f) => f.message))} vs ${JSON.stringify(part.map((f) => f.message))}`);
+      if (whole.length > 0) {
+        invalid++;
+        assert.ok(whole.every((finding) => finding.field?.startsWith(`/${member}`)), `${type} ${what}: the whole check faults the ${member} alone`);
+        assert.equal([...new Set(part.map((f) => f.field))].sort(), [...new Set(whole.map((f) => f.field))].sort(), `${type} ${what}: the same members`);
+      }
+    }
+  }
+  assert.ok(invalid >= 20, `${invalid} invalid identities`);
+});
+
+identity('without FSJOB_CHECK_WRITES, encodeBuilt refuses a bad identity naming its member, and writes a good one as serializeRecord does', () => {
+  const codec = new URL('../../src/records/codec.ts', import.meta.url).pathname;
+  const script = `
+    const { encodeBuilt, serializeRecord } = await import(${JSON.stringify(codec)});
+    const spec = JSON.parse(process.argv[1]);
+    const out = {};
+    out.good = encodeBuilt('spec', spec, {}, spec.producer).equals(serializeRecord(spec));
+    const bad = { ...spec, producer: { ...spec.producer, uid: -1 } };
+    try { encodeBuilt('spec', bad, {}, bad.producer); out.bad = 'written'; } catch (error) { out.bad = error.code + ' ' + error.message; }
+    process.stdout.write(JSON.stringify(out));`;
+  const run = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, JSON.stringify(spec(GOOD))], {
+    env: { ...process.env, FSJOB_CHECK_WRITES: '0' },
+    encoding: 'utf8',
+  });
+  const out = JSON.parse(run) as { good: boolean; bad: string };
+  assert.is(out.good, true);
+  assert.match(out.bad, /^INVALID_RECORD refusing to write an invalid spec record: .*\/producer\/uid/);
+});
+
+identity.run();
