@@ -260,6 +260,9 @@ export async function decide(owner: Ownership, view: SpecView, policy: ClaimPoli
  * queue (SEC-8) both as written (lexically normalised, no link resolved: a
  * link inside the queue must not lead out of it either) and once resolved.
  */
+/** Each queue root resolved once per process (its links do not move under a worker), not once per command job. */
+const resolvedRoots = new Map<string, string>();
+
 export async function cwdUnusable(cwd: string, queueRoot: string): Promise<string | null> {
   if (!path.isAbsolute(cwd)) return 'is not an absolute path';
   const inside = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`);
@@ -274,7 +277,9 @@ export async function cwdUnusable(cwd: string, queueRoot: string): Promise<strin
     return 'does not exist or cannot be examined';
   }
   try {
-    if (inside(realpathSync.native(cwd), realpathSync.native(queueRoot))) return 'lies inside the queue once its links are resolved';
+    let root = resolvedRoots.get(queueRoot);
+    if (root === undefined) resolvedRoots.set(queueRoot, (root = realpathSync.native(queueRoot)));
+    if (inside(realpathSync.native(cwd), root)) return 'lies inside the queue once its links are resolved';
   } catch {
     return 'cannot be resolved';
   }

@@ -16,14 +16,12 @@
  * nothing of a job runs after its attempt ends.
  */
 import type { SafeHandle } from '../fs/safefs.ts';
-import type { Readable } from 'node:stream';
-import { once } from 'node:events';
 import { processStart, selfIdentity, type ProcessGroup } from '../model/identity.ts';
 import { stopGroup } from '../model/groups.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
-import { CANCEL_GRACE, DRAIN_LIMIT } from '../base/constants.ts';
+import { CANCEL_GRACE } from '../base/constants.ts';
 import { OutputCapture, type OutputSummary } from './output.ts';
 import type { OutputKeep } from '../model/output-keep.ts';
 import type { Guardian } from './guardian.ts';
@@ -171,17 +169,17 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       await closeQuietly(spec.stdout, spec.stderr);
       throw error instanceof FsjobError ? error : new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
     }
-    leader.stdout.pipe(stdoutCapture);
-    leader.stderr.pipe(stderrCapture);
+    leader.connect(stdoutCapture, stderrCapture);
     const pid = leader.pid;
 
     try {
       // EXEC-16: into the cgroup while the gate still waits, so nothing of the command starts outside it.
       await hooks.cgroup?.adopt(pid);
-      const start = await processStart(pid);
-      if (start === null) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
+      // ID-2: the start the leader reported of itself (the spawner's bash chain), else read here.
+      const start = leader.start ?? (await processStart(pid))?.start;
+      if (start === undefined) throw new FsjobError('IO', `the command group leader ${pid} vanished before it was recorded`, { clause: 'EXEC-3' });
       const self = await selfIdentity();
-      group = { pgid: pid, start: start.start, boot_id: self.boot_id, pid_ns: self.pid_ns };
+      group = { pgid: pid, start, boot_id: self.boot_id, pid_ns: self.pid_ns };
       hooks.guardian?.track(group, hooks.leaseDeadline?.(), hooks.cgroup?.path);
       await hooks.record(group);
     } catch (error) {
@@ -191,7 +189,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
       await leader.ended;
       await hooks.cgroup?.stop(pid, clock);
       hooks.guardian?.untrack(pid);
-      await drainPipes(leader, clock);
+      await leader.drain(clock);
       await Promise.all([stdoutCapture.finish(), stderrCapture.finish()]).catch(() => undefined);
       await closeQuietly(spec.stdout, spec.stderr);
       leader.dispose();
@@ -219,10 +217,10 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // stopped: an init that never reaps must not hold the attempt open). When
     // its status was lost with its waiter, the leader itself may still run:
     // the group is stopped as a dead owner's would be (RECOV-1).
-    const groupStopped = (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
+    const groupStopped = groupGone(group.pgid) || (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
     // EXEC-16: then whatever left the group but not the cgroup; its pipes close with it.
     const cgroup = hooks.cgroup === undefined ? null : await hooks.cgroup.stop(group.pgid, clock);
-    const cut = await drainPipes(leader, clock);
+    const cut = await leader.drain(clock);
     leader.dispose();
     // An unproven group stays with the guardian: if this worker dies, it still gets stopped.
     if (groupStopped) hooks.guardian?.untrack(group.pgid);
@@ -259,32 +257,27 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
   };
 }
 
-async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
-  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
+/**
+ * EXEC-11's usual case, without stopGroup's reads of /proc: no process is
+ * left with the group's id (kill(-pgid, 0) fails ESRCH), so the group is
+ * stopped. This process recorded the group on this host a moment ago, so
+ * there is no identity to check: a pgid without a member is no group.
+ * Anything else (a member, EPERM) takes stopGroup's whole judgement.
+ */
+function groupGone(pgid: number): boolean {
+  // The usual answer is an error: capturing its stack would cost more than the probe.
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
 }
 
-/**
- * EXEC-12: wait at most DRAIN_LIMIT for end of file on the output pipes once
- * the group is gone; a process that left the group (setsid, a daemon) may
- * hold them open forever (EXEC-16). True when it stopped waiting.
- */
-async function drainPipes(leader: Leader, clock: Clock): Promise<boolean> {
-  const streams: Readable[] = [leader.stdout, leader.stderr];
-  const done = (s: Readable): boolean => s.readableEnded || s.destroyed;
-  // Most often both have ended by now: no timer, no abort signal, no listeners.
-  if (streams.every(done)) return false;
-  const ended = Promise.all(streams.map((s) => (done(s) ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
-  // The bound is cancelled once the pipes end: its timer would otherwise keep
-  // a drained worker's process alive for DRAIN_LIMIT after its last job.
-  const bound = new AbortController();
-  const limit = clock.sleep(DRAIN_LIMIT, bound.signal).then(() => 'limit' as const);
-  try {
-    if ((await Promise.race([ended, limit])) === 'limit') {
-      for (const s of streams) s.destroy();
-      return true;
-    }
-    return false;
-  } finally {
-    bound.abort();
-  }
+async function closeQuietly(...handles: SafeHandle[]): Promise<void> {
+  await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
 }

@@ -13,7 +13,9 @@
 import { spawn } from 'node:child_process';
 import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
+import type { Clock } from '../base/clock.ts';
+import { DRAIN_LIMIT } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
 import { onSpawnerPath, SPAWNER_PATH } from './spawner-host.ts';
 
@@ -34,8 +36,16 @@ export type LeaderEnd = { exit: number; signal: null } | { exit: null; signal: N
 export interface Leader {
   /** The leader's pid, which is its process group's id. */
   readonly pid: number;
-  readonly stdout: Readable;
-  readonly stderr: Readable;
+  /** The leader's start (ID-2, field 22 of /proc/<pid>/stat) where the leader reported it itself; else the caller reads it. */
+  readonly start?: string;
+  /** Where the group's stdout and stderr go, until end of file; called once, before the release. */
+  connect(stdout: Writable, stderr: Writable): void;
+  /**
+   * EXEC-12, once the group is gone: waits at most DRAIN_LIMIT for end of
+   * file on both outputs (a process that left the group may hold them open
+   * forever); true when it stopped waiting and closed them.
+   */
+  drain(clock: Clock): Promise<boolean>;
   /** Let the command run (EXEC-2 step 3). */
   release(): void;
   /** Never release: the leader exits 125 without running anything. */
@@ -120,10 +130,14 @@ export const directLauncher: Launcher = {
       throw new FsjobError('IO', `could not start the command group: ${(error as Error).message}`, { clause: 'EXEC-2' });
     }
     const gate = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+    const streams = [child.stdout, child.stderr] as Readable[];
     return {
       pid: child.pid as number,
-      stdout: child.stdout as Readable,
-      stderr: child.stderr as Readable,
+      connect(stdout, stderr) {
+        (streams[0] as Readable).pipe(stdout);
+        (streams[1] as Readable).pipe(stderr);
+      },
+      drain: (clock) => drainStreams(streams, clock),
       release() {
         gate.write('go\n');
         gate.end();
@@ -140,3 +154,24 @@ export const directLauncher: Launcher = {
     };
   },
 };
+
+/** EXEC-12 for output streams: end of file on each, or DRAIN_LIMIT, after which they are destroyed; true when cut. */
+export async function drainStreams(streams: readonly Readable[], clock: Clock): Promise<boolean> {
+  const done = (s: Readable): boolean => s.readableEnded || s.destroyed;
+  // Most often all have ended by now: no timer, no abort signal, no listeners.
+  if (streams.every(done)) return false;
+  const ended = Promise.all(streams.map((s) => (done(s) ? Promise.resolve() : once(s, 'close').catch(() => undefined))));
+  // The bound is cancelled once the pipes end: its timer would otherwise keep
+  // a drained worker's process alive for DRAIN_LIMIT after its last job.
+  const bound = new AbortController();
+  const limit = clock.sleep(DRAIN_LIMIT, bound.signal).then(() => 'limit' as const);
+  try {
+    if ((await Promise.race([ended, limit])) === 'limit') {
+      for (const s of streams) s.destroy();
+      return true;
+    }
+    return false;
+  } finally {
+    bound.abort();
+  }
+}

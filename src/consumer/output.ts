@@ -10,7 +10,7 @@
  * `finish()` appends the tail and fsyncs the file before anyone may publish
  * a receipt that describes it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { SafeHandle } from '../fs/safefs.ts';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
@@ -54,12 +54,16 @@ class TailBuffer {
   }
 }
 
+/** The SHA-256 of no bytes. */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
 export class OutputCapture extends Writable {
   private readonly file: SafeHandle;
   /** Bytes written to the file as they arrive (EXEC-17's head part). */
   private readonly head: number;
   private readonly tail: TailBuffer;
-  private readonly hash = createHash('sha256');
+  /** Made at the first kept byte: most commands of a queue write nothing to one stream or both. */
+  private hash: Hash | undefined;
   private total = 0;
   private kept = 0;
   /** The first write error: from then on every byte is counted and discarded. */
@@ -110,7 +114,7 @@ export class OutputCapture extends Writable {
     while (offset < data.length) {
       const { bytesWritten } = await this.file.write(data, offset, data.length - offset);
       if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-      this.hash.update(data.subarray(offset, offset + bytesWritten));
+      (this.hash ??= createHash('sha256')).update(data.subarray(offset, offset + bytesWritten));
       this.kept += bytesWritten;
       offset += bytesWritten;
     }
@@ -140,7 +144,7 @@ export class OutputCapture extends Writable {
       bytes_total: this.total,
       bytes_kept: this.kept,
       truncated: this.total > this.kept,
-      sha256: this.hash.copy().digest('hex'),
+      sha256: this.hash === undefined ? EMPTY_SHA256 : this.hash.copy().digest('hex'),
     };
   }
 }

@@ -23,9 +23,12 @@
 #   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid>                  the gate of <id> runs in its own process
+#   p <id> <pid> [<start> <w>]    the gate of <id> runs in its own process
 #                                 group, <pid> = pgid, and waits for
-#                                 its release (written by the gate itself)
+#                                 its release (sh: written by the gate
+#                                 itself; bash: by its waiter <w>, once
+#                                 job control made the group, with the
+#                                 gate's start, ID-2, and no `w` line)
 #   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
 #   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
 #   e <id>                        the waiter could not open the working
@@ -109,9 +112,11 @@
 # can hang, whether the worker is there or not, and afterwards the gate holds
 # only the read end of the release FIFO (the worker's write end is the only
 # writer: end of file when the worker dies) and only the write ends of the
-# output FIFOs (end of file for the worker when the group is done). The gate
-# gets the reply pipe as fd 7 to report its pid and closes it and fd 3 before
-# the command starts: the command has 0, 1 and 2 only (EXEC-13). The waiter
+# output FIFOs (end of file for the worker when the group is done). The sh
+# chain's gate gets the reply pipe as fd 7 to report its pid and closes it
+# and fd 3 before the command starts (bash's waiter reports for its gate,
+# which never has the reply pipe and closes fd 3): the command has 0, 1 and
+# 2 only (EXEC-13). The waiter
 # closes its copies once the gate has them. Nothing here holds a write end
 # of the request pipe or of an output FIFO.
 #
@@ -126,6 +131,10 @@
 # running commands have open stay open.
 trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
+# /dev/null, opened once, as fd 8: what each request and each attempt
+# discards goes there without an open of its own. Every gate closes it
+# before the command starts (EXEC-13: descriptors 0, 1 and 2 only).
+exec 8>/dev/null
 
 # What the gate runs, in its own group, as
 # `sh -c "$G" fsjob-gate ID "$E" -i --default-signal -- NAME=VALUE... ARGV...`
@@ -158,7 +167,7 @@ fi
 fsjob_fifos() {
   fsjob_tag=$1
   shift
-  if mkfifo -m 600 -- "$@" 2>/dev/null; then
+  if mkfifo -m 600 -- "$@" 2>&8; then
     printf 'm %s ok\n' "$fsjob_tag"
   else
     printf 'm %s fail\n' "$fsjob_tag"
@@ -173,13 +182,14 @@ fsjob_fifos() {
 # job's N variables, then argv).
 fsjob_run() {
   # The waiters that ended are reaped here, so the job table stays small.
-  jobs >/dev/null 2>&1
+  jobs >&8 2>&8
   fsjob_wait "$@" &
-  printf 'w %s %s\n' "$1" "$!"
+  # bash's waiter reports its own pid on its p line: one reply line fewer.
+  [ "$7" = - ] || printf 'w %s %s\n' "$1" "$!"
 }
 
 fsjob_wait() {
-  exec 2>/dev/null
+  exec 2>&8
   id=$1 cwd=$2 in=$3 out=$4 err=$5 rel=$6
   shift 6
   if ! { cd -P -- "$cwd" && command exec 9<>"$rel" 3<"$rel" 9>&- 9<>"$out" 4>"$out" 9>&- 9<>"$err" 5>"$err" 9>&- 6<"$in"; }; then
@@ -190,12 +200,22 @@ fsjob_wait() {
   if [ "$1" = - ]; then
     shift
     set -m
-    (fsjob_gate "$id" "$@") <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+    (fsjob_gate "$@") <&6 >&4 2>&5 4>&- 5>&- 6<&- &
     set +m
+    # The gate has them: the waiter holds no FIFO once its p line is out.
+    exec 3<&- 4>&- 5>&- 6<&-
+    # bash made the gate its group's leader in this process too (setpgid
+    # in parent and child): the group is there. Its start (ID-2), field 22
+    # of its stat, is read here rather than by the worker; none where /proc
+    # is unreadable or the comm holds a space (the worker reads it then).
+    # No array assignment: dash parses this function.
+    IFS=' ' read -r -a fsjob_stat <"/proc/$!/stat"
+    case ${fsjob_stat[1]-} in '('*')') fsjob_start=${fsjob_stat[21]-} ;; *) fsjob_start= ;; esac
+    printf 'p %s %s %s %s\n' "$id" "$!" "$fsjob_start" "$BASHPID"
   else
-    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- &
+    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
+    exec 3<&- 4>&- 5>&- 6<&-
   fi
-  exec 3<&- 4>&- 5>&- 6<&-
   wait "$!"
   st=$?
   jobs -l
@@ -203,19 +223,17 @@ fsjob_wait() {
   exit 0
 }
 
-# fsjob_gate ID N NAME... NAME=VALUE... ARGV...: the bash chain's gate (bash
+# fsjob_gate N NAME... NAME=VALUE... ARGV...: the bash chain's gate (bash
 # only: ${@:i:n}), the leader of its group; EXEC-2, EXEC-6, EXEC-13.
 fsjob_gate() {
   trap - INT TERM HUP PIPE
-  printf 'p %s %s\n' "$1" "$BASHPID" >&7 || exit 125
-  exec 7>&-
-  IFS= read -r PWD <&3 || exit 125
+  IFS= read -r -u 3 PWD || exit 125
   exec 3<&-
   umask 022
-  unset -v OLDPWD PWD "${@:3:$2}"
-  [ "$2" = 0 ] || export "${@:3+$2:$2}" 2>/dev/null || exit 125
-  shift "$((2 + 2 * $2))"
-  exec "$@"
+  unset -v OLDPWD PWD "${@:2:$1}"
+  [ "$1" = 0 ] || export "${@:2+$1:$1}" 2>&8 || exit 125
+  shift "$((1 + 2 * $1))"
+  exec "$@" 8>&-
 }
 
 # The bash chain where this is bash, job control works, and a gate run once
@@ -225,7 +243,7 @@ if [ -n "${BASH_VERSION-}" ] && [ -n "$E" ] && (set -m) 2>/dev/null; then
   for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
     export -n "$fsjob_name"
   done
-  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 0 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 7>/dev/null </dev/null & wait "$!"; } 2>/dev/null)
+  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null & wait "$!"; } 2>/dev/null)
   case $fsjob_seen in "RANDOM=it's
 SHLVL=7" | "SHLVL=7
 RANDOM=it's") C=bash ;; esac
@@ -244,7 +262,7 @@ fi
 
 printf 'ready %s %s\n' "$$" "$C"
 
-# Where the worker started this as `bash -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
+# Where the worker started this as `bash --norc -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
 # (FSJOB_SPAWNER_INPUT=framed): each request comes as its length in bytes,
 # a line feed and the request, taken by one `read -N` (LC_ALL=C: a character
 # is a byte). bash reads a script from a pipe one byte per read(2), as it

@@ -30,14 +30,14 @@
  *   `lost`, checked every second while attempts run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { deferred, type Deferred } from '../base/deferred.ts';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
-import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { directLauncher, drainStreams, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
 import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
 import { bashChainFits, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
@@ -55,6 +55,14 @@ export const SPAWNER_NAME = 'fsjob-spawner';
 const START_LIMIT_MS = 15_000;
 /** How long close() waits for the spawner to exit. */
 const CLOSE_LIMIT_MS = 2_000;
+/**
+ * How long after its release a command's output FIFOs are left unwatched:
+ * most commands of a queue of short ones have ended by then, and their
+ * output is read to its end with a few read(2)s, without a stream and an
+ * epoll watch per FIFO. A command that fills a FIFO (64 KiB) sooner waits at
+ * most this long for its first read.
+ */
+const STREAM_AFTER_MS = 50;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
 
@@ -83,10 +91,39 @@ interface Attempt {
   started: Deferred<number>;
   end: Deferred<LeaderEnd>;
   leaderPid?: number;
+  /** The leader's start as its `p` line gave it (the bash chain's gate reads its own stat). */
+  leaderStart?: string;
   /** The waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
   waiter?: { pid: number; start: string | null };
   /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
   waiterGone: boolean;
+  /** When the request went out (monotonic ms): bash's waiter names itself only on its `p` line. */
+  sentMs: number;
+}
+
+/** What readToEnd reads into; what it passes on is copied out. */
+const scratch = Buffer.allocUnsafe(1 << 16);
+
+/**
+ * Reads a non-blocking FIFO into `sink` until end of file (true: every
+ * writer has closed it) or until it would block (false: a writer still
+ * holds it open).
+ */
+function readToEnd(fd: number, sink: Writable): boolean {
+  // EAGAIN is the expected answer of a FIFO still held: its stack is not needed.
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, scratch, 0, scratch.length, null);
+      if (n === 0) return true;
+      sink.write(Buffer.from(scratch.subarray(0, n)));
+    }
+  } catch {
+    return false; // EAGAIN; any other error is the stream's to report
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
 }
 
 /**
@@ -106,9 +143,16 @@ export class Spawner implements Launcher {
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
 
-  /** @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh */
-  constructor(options: { shell?: string } = {}) {
+  /** How long a spawner may take to say `ready`, and a request to be answered. */
+  private readonly startLimitMs: number;
+
+  /**
+   * @param options.shell the shell that runs spawner.sh @default bash where installed, else /bin/sh
+   * @param options.startLimitMs how long a spawner may take to say `ready`, and a request whose waiter never named itself to be answered @default START_LIMIT_MS
+   */
+  constructor(options: { shell?: string; startLimitMs?: number } = {}) {
     this.shell = options.shell ?? defaultShell();
+    this.startLimitMs = options.startLimitMs ?? START_LIMIT_MS;
   }
 
   /** The spawner process's pid while it runs. */
@@ -147,7 +191,9 @@ export class Spawner implements Launcher {
     const framed = path.basename(this.shell) === 'bash';
     const env: NodeJS.ProcessEnv = { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir };
     if (framed) Object.assign(env, { FSJOB_SPAWNER_INPUT: 'framed', FSJOB_SPAWNER_SCRIPT: SPAWNER_SCRIPT });
-    const child = spawn(this.shell, framed ? ['-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
+    // --norc: bash sources ~/.bashrc when its standard input is a socket (it takes itself for a shell started
+    // by sshd), and node's pipes are socket pairs: the user's start-up file must not run in the spawner.
+    const child = spawn(this.shell, framed ? ['--norc', '-c', 'eval "$FSJOB_SPAWNER_SCRIPT"', SPAWNER_NAME] : ['-s', SPAWNER_NAME], {
       cwd: '/',
       detached: true, // its own session: a signal to the worker's terminal group does not reach it
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -170,7 +216,7 @@ export class Spawner implements Launcher {
     });
     this.attach(generation);
     if (!framed) child.stdin?.write(SPAWNER_SCRIPT);
-    const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
+    const limit = setTimeout(() => generation.ready.reject(spawnerError(`the spawner did not answer within ${this.startLimitMs} ms`)), this.startLimitMs);
     let unavailable: string | null;
     try {
       unavailable = await generation.ready.promise;
@@ -243,6 +289,7 @@ export class Spawner implements Launcher {
       started: deferred(),
       end: deferred(),
       waiterGone: false,
+      sentMs: 0,
     };
     let request_: Buffer;
     try {
@@ -259,17 +306,33 @@ export class Spawner implements Launcher {
       throw spawnerError(`could not open the FIFOs of the command in ${this.dir}: ${(error as Error).message}`);
     }
     this.track(attempt);
+    attempt.sentMs = performance.now();
     generation.send(request_);
     const pid = await attempt.started.promise;
     return this.leader(attempt, pid);
   }
 
   private leader(attempt: Attempt, pid: number): Leader {
-    const stream = (fd: number | null): Readable => new net.Socket({ fd: fd as number, readable: true, writable: false });
-    const stdout = stream(attempt.outFd);
-    const stderr = stream(attempt.errFd);
-    attempt.outFd = null;
-    attempt.errFd = null;
+    const streams: Readable[] = [];
+    let sinks: [Writable, Writable] | undefined;
+    let watch: NodeJS.Timeout | undefined;
+    // The output FIFOs become streams (an epoll watch each) only for a command still running
+    // STREAM_AFTER_MS after its release; drain() reads the others to their end at once.
+    const stream = (key: 'outFd' | 'errFd', sink: Writable): void => {
+      const fd = attempt[key];
+      if (fd === null) return;
+      attempt[key] = null;
+      const socket = new net.Socket({ fd, readable: true, writable: false });
+      socket.pipe(sink);
+      streams.push(socket);
+    };
+    const watchOutputs = (): void => {
+      clearTimeout(watch);
+      watch = undefined;
+      if (sinks === undefined) return;
+      stream('outFd', sinks[0]);
+      stream('errFd', sinks[1]);
+    };
     const closeRelease = (): void => {
       if (attempt.relFd === null) return;
       closeSync(attempt.relFd);
@@ -277,8 +340,27 @@ export class Spawner implements Launcher {
     };
     return {
       pid,
-      stdout,
-      stderr,
+      ...(attempt.leaderStart === undefined ? {} : { start: attempt.leaderStart }),
+      connect(stdout, stderr) {
+        sinks = [stdout, stderr];
+      },
+      async drain(clock) {
+        clearTimeout(watch);
+        watch = undefined;
+        if (sinks !== undefined) {
+          for (const [key, sink] of [['outFd', sinks[0]], ['errFd', sinks[1]]] as const) {
+            const fd = attempt[key];
+            if (fd === null) continue;
+            if (readToEnd(fd, sink)) {
+              closeSync(fd);
+              attempt[key] = null;
+            } else {
+              stream(key, sink); // a writer still holds it: wait for its end as a stream
+            }
+          }
+        }
+        return drainStreams(streams, clock);
+      },
       release() {
         if (attempt.relFd === null) return;
         try {
@@ -286,10 +368,15 @@ export class Spawner implements Launcher {
         } finally {
           closeRelease();
         }
+        watch = setTimeout(watchOutputs, STREAM_AFTER_MS);
+        watch.unref();
       },
       withhold: closeRelease,
       ended: attempt.end.promise,
-      dispose: () => this.release(attempt),
+      dispose: () => {
+        clearTimeout(watch);
+        this.release(attempt);
+      },
     };
   }
 
@@ -382,7 +469,7 @@ export class Spawner implements Launcher {
   }
 
   private onLine(generation: Generation, text: string): void {
-    const [kind, a, b, c] = text.split(' ');
+    const [kind, a, b, c, d] = text.split(' ');
     const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
     switch (kind) {
       case 'ready':
@@ -406,6 +493,9 @@ export class Spawner implements Launcher {
         if (found === undefined || found.phase !== 'starting') return;
         found.phase = 'running';
         found.leaderPid = Number(b);
+        if (c !== undefined && /^\d+$/.test(c)) found.leaderStart = c;
+        // bash's waiter wrote this line and names itself: it sent no `w` line.
+        if (d !== undefined && found.waiter === undefined) found.waiter = { pid: Number(d), start: null };
         found.started.resolve(found.leaderPid);
         return;
       }
@@ -443,7 +533,12 @@ export class Spawner implements Launcher {
     try {
       for (const attempt of [...this.attempts.values()]) {
         const waiter = attempt.waiter;
-        if (waiter === undefined) continue;
+        if (waiter === undefined) {
+          // A waiter that died before its p line named it: nothing was released (the release end closes
+          // now, so a gate that still appears exits 125), and the job goes back.
+          if (attempt.phase === 'starting' && performance.now() - attempt.sentMs > this.startLimitMs) this.failStart(attempt, `no answer within ${this.startLimitMs} ms`);
+          continue;
+        }
         const now = await processStart(waiter.pid).catch(() => undefined);
         const alive = now === undefined || (now !== null && !isDeadState(now.state) && (waiter.start === null || now.start === waiter.start));
         if (alive) {

@@ -8,12 +8,14 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Writable } from 'node:stream';
+import { systemClock } from '../../src/base/clock.ts';
 import { Spawner } from '../../src/consumer/spawner.ts';
+import { processStart } from '../../src/model/identity.ts';
 import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
 import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
@@ -21,23 +23,34 @@ import { delay, waitFor } from '../support/consumer.ts';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
-function collect(stream: Readable): Promise<Buffer> {
+/** A sink that keeps what it is given. */
+function collector(): { sink: Writable; bytes: () => Buffer } {
   const chunks: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return new Promise((resolve) => stream.once('close', () => resolve(Buffer.concat(chunks))));
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
+  return { sink, bytes: () => Buffer.concat(chunks) };
 }
 
-async function launch(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ leader: Leader; stdout: Promise<Buffer>; stderr: Promise<Buffer> }> {
+/** Launches `argv`; `outputs()`, once the leader ended, drains its output (EXEC-12) and gives stdout and stderr. */
+async function launch(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ leader: Leader; outputs: () => Promise<[Buffer, Buffer]> }> {
   const leader = await spawner.launch({ argv, env: { PATH }, cwd: tmpdir(), stdinFd: null, ...extra });
-  return { leader, stdout: collect(leader.stdout), stderr: collect(leader.stderr) };
+  const out = collector();
+  const err = collector();
+  leader.connect(out.sink, err.sink);
+  return {
+    leader,
+    outputs: async () => {
+      await leader.drain(systemClock);
+      return [out.bytes(), err.bytes()];
+    },
+  };
 }
 
 /** Starts, releases and waits for one command. */
 async function run(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial<LaunchRequest> = {}): Promise<{ end: LeaderEnd; stdout: Buffer; stderr: Buffer }> {
-  const { leader, stdout, stderr } = await launch(spawner, argv, extra);
+  const { leader, outputs: drained } = await launch(spawner, argv, extra);
   leader.release();
   const end = await leader.ended;
-  const outputs = await Promise.all([stdout, stderr]);
+  const outputs = await drained();
   leader.dispose();
   return { end, stdout: outputs[0], stderr: outputs[1] };
 }
@@ -55,6 +68,15 @@ function groupMembers(pgid: number): number[] {
     }
   }
   return out;
+}
+
+/** The command name of a process, '' once it is gone. */
+function comm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Where each descriptor of `pid` points; none for a process that is gone (a waiter of an earlier test that just ended). */
@@ -164,7 +186,7 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
     }
     held.leader.release();
     await held.leader.ended;
-    const listing = (await held.stdout).toString();
+    const listing = (await held.outputs())[0].toString();
     held.leader.dispose();
     const fds = [...listing.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const);
     assert.equal(fds.filter(([fd]) => fd <= 2).map(([fd]) => fd), [0, 1, 2]);
@@ -172,6 +194,16 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
       assert.not.ok(pipes.has(target), `fd ${fd} is the spawner's request or reply pipe (${target})`);
       if (fd > 2) assert.not.ok(target.startsWith(dir), `fd ${fd} is a FIFO of the spawner (${target})`);
     }
+  });
+
+  spawning("the leader's start is its own (ID-2): reported by bash's gate, read from /proc by the caller after sh's", async () => {
+    const { leader } = await launch(spawner, ['/bin/true']);
+    const seen = await processStart(leader.pid);
+    if (chain === 'bash') assert.is(leader.start, seen?.start, 'the start the gate reported is the one /proc gives for its pid');
+    else assert.is(leader.start, undefined, 'the sh gate reports no start');
+    leader.withhold();
+    await leader.ended;
+    leader.dispose();
   });
 
   spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
@@ -250,6 +282,54 @@ dying('a waiter that dies takes the exit status with it: the attempt ends lost, 
     process.kill(-leader.pid, 'SIGKILL');
     leader.dispose();
   } finally {
+    await own.close();
+  }
+});
+
+dying("bash's spawner runs no ~/.bashrc (bash sources it when its standard input is a socket, as node's pipes are)", async () => {
+  const bash = ['/usr/local/bin/bash', '/usr/bin/bash', '/bin/bash'].find((p) => existsSync(p));
+  if (bash === undefined) {
+    console.log('# skipped: no bash');
+    return;
+  }
+  const dir = await freshDir('fsjob-spawner');
+  writeFileSync(join(dir, '.bashrc'), `: > ${dir}/sourced\n`);
+  // A shell named bash (so the spawner frames its requests) that is bash with HOME here.
+  mkdirSync(join(dir, 'bin'));
+  writeFileSync(join(dir, 'bin', 'bash'), `#!/bin/sh\nHOME=${dir} exec ${bash} "$@"\n`, { mode: 0o755 });
+  const own = new Spawner({ shell: join(dir, 'bin', 'bash') });
+  try {
+    assert.is(await own.start(), null);
+    assert.equal((await run(own, ['/bin/sh', '-c', 'exit 4'])).end, { exit: 4, signal: null });
+    assert.not.ok(existsSync(join(dir, 'sourced')), 'the spawner sourced ~/.bashrc');
+  } finally {
+    await own.close();
+  }
+});
+
+dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2) and nothing of it runs', async () => {
+  const own = new Spawner({ startLimitMs: 1_500 });
+  const dir = await freshDir('fsjob-spawner');
+  const marker = join(dir, 'ran');
+  // The job's stdin is a FIFO of which this process holds only the read end: the waiter's open of it waits for a writer.
+  const fifo = join(dir, 'stdin');
+  assert.is(spawnSync('mkfifo', [fifo]).status, 0);
+  const stdinFd = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    assert.is(await own.start(), null);
+    const spawnerPid = own.pid as number;
+    const launched = own.launch({ argv: ['/usr/bin/touch', marker], env: { PATH }, cwd: tmpdir(), stdinFd });
+    launched.catch(() => undefined); // awaited below; a failed step before must not leave it unhandled
+    // The spawner and its waiters share a process group (with the odd mkfifo): kill the waiter, a bash subshell, only.
+    const waiters = (): number[] => groupMembers(spawnerPid).filter((pid) => pid !== spawnerPid && comm(pid) === comm(spawnerPid));
+    await waitFor('the waiter forked', () => waiters().length > 0);
+    for (const pid of waiters()) process.kill(pid, 'SIGKILL');
+    await rejectsWith(launched, 'IO', { clause: 'EXEC-2' });
+    assert.ok(own.healthy, 'the spawner itself lives on');
+    await delay(300);
+    assert.not.ok(existsSync(marker), 'nothing of it ran');
+  } finally {
+    closeSync(stdinFd);
     await own.close();
   }
 });
