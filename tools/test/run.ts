@@ -64,6 +64,12 @@ interface Outcome {
   details: string[][];
   /** uvu's closing lines (Total, Passed, Skipped, Duration). */
   summary: string[];
+  /**
+   * "file: suite (ran / total)" for every suite that ran fewer tests than it
+   * has and failed none: a before hook threw. uvu's runner returns from a
+   * finally block, which swallows that error, prints no FAIL and exits 0.
+   */
+  unrun: string[];
   /** The file that was running when the process ended, when it ended inside one. */
   cutOff: string | undefined;
 }
@@ -77,7 +83,7 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
   const label = `[${stream.index}]`;
   const names = new Set(stream.files);
   const began = Date.now();
-  const outcome: Outcome = { stream, code: null, signal: null, seconds: 0, fileSeconds: {}, failed: [], details: [], summary: [], cutOff: undefined };
+  const outcome: Outcome = { stream, code: null, signal: null, seconds: 0, fileSeconds: {}, failed: [], details: [], summary: [], unrun: [], cutOff: undefined };
   let file: string | undefined;
   let fileStart = began;
   let block: string[] = [];
@@ -118,6 +124,11 @@ function runStream(stream: Stream, children: Set<ChildProcess>): Promise<Outcome
       inSummary = true;
       outcome.summary.push(text);
       return;
+    }
+    // uvu's line for a suite: its name, a mark per test (• passed, ✘ failed), "(passed / total)".
+    const counts = /^(.*?)\s+\((\d+) \/ (\d+)\)$/.exec(text);
+    if (counts !== null && Number(counts[2]) < Number(counts[3]) && !(counts[1] ?? '').includes('✘')) {
+      outcome.unrun.push(`${file ?? '(before the first file)'}: ${(counts[1] ?? '').replace(/[•\s]+$/, '')} (${counts[2]} / ${counts[3]})`);
     }
     // uvu's own line for a failed test: "  " + the FAIL badge + " suite " + "\"name\"" (a FAIL inside a test's message is not one).
     const fail = /^ {3}FAIL {2}(.*")$/.exec(plain(line));
@@ -194,7 +205,7 @@ const began = Date.now();
 const outcomes = await Promise.all(streams.map((s) => runStream(s, children)));
 const wall = (Date.now() - began) / 1000;
 
-const bad = outcomes.filter((o) => o.code !== 0);
+const bad = outcomes.filter((o) => o.code !== 0 || o.unrun.length > 0);
 console.log(`\ntest streams: ${outcomes.length}, ${files.length} files, ${wall.toFixed(1)} s wall`);
 for (const o of outcomes) {
   const how = o.signal !== null ? `killed by ${o.signal}` : `exit ${o.code}`;
@@ -207,7 +218,8 @@ for (const o of bad) {
     for (const line of o.details[i] ?? []) if (line.trim() !== '' && !/^\s*at .*node_modules/.test(line)) console.log(`      ${line}`);
   });
   if (o.cutOff !== undefined) console.log(`  the process ended while test/${o.cutOff} was running`);
-  if (o.failed.length === 0 && o.cutOff === undefined) console.log('  no failed test was printed: see the stream\'s first lines (an import error?)');
+  for (const u of o.unrun) console.log(`  test/${u}: tests did not run and none failed, so a before hook threw (uvu does not print its error)`);
+  if (o.failed.length === 0 && o.cutOff === undefined && o.unrun.length === 0) console.log('  no failed test was printed: see the stream\'s first lines (an import error?)');
 }
 if (options.record) record(outcomes, files);
 if (interrupted !== undefined) process.exit(130);
