@@ -13,7 +13,7 @@ import { selfIdentity } from '../../src/model/identity.ts';
 import { encodeRecord } from '../../src/records/codec.ts';
 import { claimRecord } from '../../conformance/runner/fixtures.ts';
 import { cleanupAll } from '../support/helpers.ts';
-import { audit, cancel, claim, codes, enqueue, exec, expectFinding, finishedJob, liveGroup, newJobId, newQueue, only, publishHold } from '../support/validate-queue.ts';
+import { audit, cancel, claim, codes, enqueue, exec, expectFinding, finishedJob, killChildren, liveGroup, newJobId, newQueue, only, publishHold } from '../support/validate-queue.ts';
 
 const gates = suite('gated jobs (GATE-2, AFTER-2, AFTER-3, HOLD-1)');
 gates.after(cleanupAll);
@@ -79,7 +79,11 @@ gates('after naming the job itself, or one job twice, is AFTER_INVALID', async (
 gates.run();
 
 const slots = suite('lane slots (LANE-5, LANE-6)');
-slots.after(cleanupAll);
+slots.after(async () => {
+  // The running attempts' groups are live sleeps: left alive, they would hold this test process open for 300 s.
+  await killChildren();
+  await cleanupAll();
+});
 
 async function runningInSlot(queue: Awaited<ReturnType<typeof newQueue>>, lane: string, laneSlots: number, slot: number): Promise<string> {
   const { id } = await enqueue(queue, { lane, lane_slots: laneSlots });
