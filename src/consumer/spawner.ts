@@ -30,15 +30,15 @@
  *   `lost`, checked every second while attempts run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import net from 'node:net';
+import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import type net from 'node:net';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { deferred, type Deferred } from '../base/deferred.ts';
 import { FsjobError } from '../base/errors.ts';
 import { isDeadState, processStart } from '../model/identity.ts';
-import { directLauncher, drainStreams, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
+import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
 import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
+import { FifoOutputs } from './spawner-output.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
 import { bashChainFits, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
@@ -55,14 +55,6 @@ export const SPAWNER_NAME = 'fsjob-spawner';
 const START_LIMIT_MS = 15_000;
 /** How long close() waits for the spawner to exit. */
 const CLOSE_LIMIT_MS = 2_000;
-/**
- * How long after its release a command's output FIFOs are left unwatched:
- * most commands of a queue of short ones have ended by then, and their
- * output is read to its end with a few read(2)s, without a stream and an
- * epoll watch per FIFO. A command that fills a FIFO (64 KiB) sooner waits at
- * most this long for its first read.
- */
-const STREAM_AFTER_MS = 50;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
 
@@ -99,31 +91,6 @@ interface Attempt {
   waiterGone: boolean;
   /** When the request went out (monotonic ms): bash's waiter names itself only on its `p` line. */
   sentMs: number;
-}
-
-/** What readToEnd reads into; what it passes on is copied out. */
-const scratch = Buffer.allocUnsafe(1 << 16);
-
-/**
- * Reads a non-blocking FIFO into `sink` until end of file (true: every
- * writer has closed it) or until it would block (false: a writer still
- * holds it open).
- */
-function readToEnd(fd: number, sink: Writable): boolean {
-  // EAGAIN is the expected answer of a FIFO still held: its stack is not needed.
-  const depth = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    for (;;) {
-      const n = readSync(fd, scratch, 0, scratch.length, null);
-      if (n === 0) return true;
-      sink.write(Buffer.from(scratch.subarray(0, n)));
-    }
-  } catch {
-    return false; // EAGAIN; any other error is the stream's to report
-  } finally {
-    Error.stackTraceLimit = depth;
-  }
 }
 
 /**
@@ -313,26 +280,7 @@ export class Spawner implements Launcher {
   }
 
   private leader(attempt: Attempt, pid: number): Leader {
-    const streams: Readable[] = [];
-    let sinks: [Writable, Writable] | undefined;
-    let watch: NodeJS.Timeout | undefined;
-    // The output FIFOs become streams (an epoll watch each) only for a command still running
-    // STREAM_AFTER_MS after its release; drain() reads the others to their end at once.
-    const stream = (key: 'outFd' | 'errFd', sink: Writable): void => {
-      const fd = attempt[key];
-      if (fd === null) return;
-      attempt[key] = null;
-      const socket = new net.Socket({ fd, readable: true, writable: false });
-      socket.pipe(sink);
-      streams.push(socket);
-    };
-    const watchOutputs = (): void => {
-      clearTimeout(watch);
-      watch = undefined;
-      if (sinks === undefined) return;
-      stream('outFd', sinks[0]);
-      stream('errFd', sinks[1]);
-    };
+    const outputs = new FifoOutputs(attempt);
     const closeRelease = (): void => {
       if (attempt.relFd === null) return;
       closeSync(attempt.relFd);
@@ -341,26 +289,8 @@ export class Spawner implements Launcher {
     return {
       pid,
       ...(attempt.leaderStart === undefined ? {} : { start: attempt.leaderStart }),
-      connect(stdout, stderr) {
-        sinks = [stdout, stderr];
-      },
-      async drain(clock) {
-        clearTimeout(watch);
-        watch = undefined;
-        if (sinks !== undefined) {
-          for (const [key, sink] of [['outFd', sinks[0]], ['errFd', sinks[1]]] as const) {
-            const fd = attempt[key];
-            if (fd === null) continue;
-            if (readToEnd(fd, sink)) {
-              closeSync(fd);
-              attempt[key] = null;
-            } else {
-              stream(key, sink); // a writer still holds it: wait for its end as a stream
-            }
-          }
-        }
-        return drainStreams(streams, clock);
-      },
+      connect: (stdout, stderr) => outputs.connect(stdout, stderr),
+      drain: (clock) => outputs.drain(clock),
       release() {
         if (attempt.relFd === null) return;
         try {
@@ -368,13 +298,12 @@ export class Spawner implements Launcher {
         } finally {
           closeRelease();
         }
-        watch = setTimeout(watchOutputs, STREAM_AFTER_MS);
-        watch.unref();
+        outputs.arm();
       },
       withhold: closeRelease,
       ended: attempt.end.promise,
       dispose: () => {
-        clearTimeout(watch);
+        outputs.stop();
         this.release(attempt);
       },
     };

@@ -1,0 +1,111 @@
+/**
+ * The output FIFOs of one attempt of a worker's spawner (spawner.ts): read
+ * to their end at once for a command that ended soon after its release, as
+ * streams for one still running. Most commands of a queue of short ones end
+ * within a few milliseconds; their output is then a few read(2)s, without a
+ * stream object and an epoll watch per FIFO (spec/design-spawner-costs.md,
+ * the second pass).
+ */
+import { closeSync, readSync } from 'node:fs';
+import net from 'node:net';
+import type { Readable, Writable } from 'node:stream';
+import type { Clock } from '../base/clock.ts';
+import { drainStreams } from './launch.ts';
+
+/**
+ * How long after its release a command's output FIFOs are left unwatched:
+ * most commands of a queue of short ones have ended by then, and their
+ * output is read to its end with a few read(2)s, without a stream and an
+ * epoll watch per FIFO. A command that fills a FIFO (64 KiB) sooner waits at
+ * most this long for its first read.
+ */
+const STREAM_AFTER_MS = 50;
+
+/** What readToEnd reads into; what it passes on is copied out. */
+const scratch = Buffer.allocUnsafe(1 << 16);
+
+/**
+ * Reads a non-blocking FIFO into `sink` until end of file (true: every
+ * writer has closed it) or until it would block (false: a writer still
+ * holds it open).
+ */
+function readToEnd(fd: number, sink: Writable): boolean {
+  // EAGAIN is the expected answer of a FIFO still held: its stack is not needed.
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, scratch, 0, scratch.length, null);
+      if (n === 0) return true;
+      sink.write(Buffer.from(scratch.subarray(0, n)));
+    }
+  } catch {
+    return false; // EAGAIN; any other error is the stream's to report
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
+}
+
+/** The read ends an attempt holds (null once closed or handed to a stream); the attempt's own record, shared. */
+export interface OutputFds {
+  outFd: number | null;
+  errFd: number | null;
+}
+
+/** The output side of one attempt's Leader (launch.ts): connect, then, after the release, armed; drained at the end. */
+export class FifoOutputs {
+  private readonly streams: Readable[] = [];
+  private sinks: [Writable, Writable] | undefined;
+  private watch: NodeJS.Timeout | undefined;
+
+  constructor(private readonly fds: OutputFds) {}
+
+  connect(stdout: Writable, stderr: Writable): void {
+    this.sinks = [stdout, stderr];
+  }
+
+  /** After the release: the FIFOs become streams only if the command still runs STREAM_AFTER_MS later. */
+  arm(): void {
+    this.watch = setTimeout(() => this.watchOutputs(), STREAM_AFTER_MS);
+    this.watch.unref();
+  }
+
+  /** Reads each FIFO to its end at once where every writer has closed it, and waits for the others as streams. */
+  async drain(clock: Clock): Promise<boolean> {
+    this.stop();
+    if (this.sinks !== undefined) {
+      for (const [key, sink] of [['outFd', this.sinks[0]], ['errFd', this.sinks[1]]] as const) {
+        const fd = this.fds[key];
+        if (fd === null) continue;
+        if (readToEnd(fd, sink)) {
+          closeSync(fd);
+          this.fds[key] = null;
+        } else {
+          this.stream(key, sink); // a writer still holds it: wait for its end as a stream
+        }
+      }
+    }
+    return drainStreams(this.streams, clock);
+  }
+
+  stop(): void {
+    clearTimeout(this.watch);
+    this.watch = undefined;
+  }
+
+  private watchOutputs(): void {
+    this.watch = undefined;
+    if (this.sinks === undefined) return;
+    this.stream('outFd', this.sinks[0]);
+    this.stream('errFd', this.sinks[1]);
+  }
+
+  private stream(key: keyof OutputFds, sink: Writable): void {
+    const fd = this.fds[key];
+    if (fd === null) return;
+    this.fds[key] = null;
+    const socket = new net.Socket({ fd, readable: true, writable: false });
+    socket.pipe(sink);
+    this.streams.push(socket);
+  }
+}
