@@ -1,10 +1,8 @@
 /**
  * The output FIFOs of one attempt of a worker's spawner (spawner.ts): read
  * to their end at once for a command that ended soon after its release, as
- * streams for one still running. Most commands of a queue of short ones end
- * within a few milliseconds; their output is then a few read(2)s, without a
- * stream object and an epoll watch per FIFO (spec/design-spawner-costs.md,
- * the second pass).
+ * streams for one still running (STREAM_AFTER_MS says why;
+ * spec/design-spawner-costs.md, the second pass, what it saved).
  */
 import { closeSync, readSync } from 'node:fs';
 import net from 'node:net';
