@@ -161,6 +161,11 @@ async function main(): Promise<void> {
   const started = new Date();
   const t0 = performance.now();
   const log = (line: string) => process.stdout.write(line.startsWith('\n') || line.startsWith('#') ? `${line}\n` : `[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+  const fsDir = args.fsDir ?? (args.work === undefined ? os.tmpdir() : path.dirname(path.resolve(args.work)));
+  // A fresh filesystem per group unless asked otherwise or it cannot be made here; an explicit --fs fresh fails instead.
+  const unavailable = args.fs === 'fresh' ? freshFsUnavailable(fsDir) : null;
+  if (unavailable !== null && args.fsAsked) throw new Error(`--fs fresh: cannot make a filesystem in ${fsDir}: ${unavailable}`);
+  const fresh = args.fs === 'fresh' && unavailable === null;
   const work = args.work ?? mkdtempSync(path.join(os.tmpdir(), 'fsjob-bench-'));
   mkdirSync(work, { recursive: true });
   const size = sizes(args.quick);
@@ -168,11 +173,6 @@ async function main(): Promise<void> {
   const base = `${date}${args.quick ? '-quick' : ''}`;
   log(`fsjob bench (${args.quick ? 'quick' : 'full'} mode, ${args.rounds} round(s)), scratch ${work}`);
   await floorBinary();
-  const fsDir = args.fsDir ?? path.dirname(work);
-  // A fresh filesystem per group unless asked otherwise or it cannot be made here; an explicit --fs fresh fails instead.
-  const unavailable = args.fs === 'fresh' ? freshFsUnavailable(fsDir) : null;
-  if (unavailable !== null && args.fsAsked) throw new Error(`--fs fresh: cannot make a filesystem in ${fsDir}: ${unavailable}`);
-  const fresh = args.fs === 'fresh' && unavailable === null;
   if (unavailable !== null) log(`no fresh filesystem per group (${unavailable}): every group runs in ${work}`);
   const machine = await describeMachine(fresh ? fsDir : work, await sqliteVersion());
   log(`machine: ${machine.cores} cores, ${machine.cpu}; ${fresh ? `each group on a fresh ext4 over an image in ${fsDir}, on` : 'scratch on'} ${machine.filesystem} (journal: ${machine.journal}) on ${machine.disk}; ${machine.kernel}; node ${machine.node}`);
