@@ -77,10 +77,11 @@ function must(argv: readonly string[]): string {
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Filesystems made and not yet removed: what the exit and signal handlers remove. */
+/**
+ * Filesystems made and not yet removed: what the exit and signal handlers
+ * remove. A make is synchronous, so no handler runs in the middle of one.
+ */
 const live = new Set<FreshFs>();
-/** Steps of a make still under way (the image made, the loop attached, ...), undone if the process ends between them. */
-const partial = new Set<() => void>();
 
 let handlersInstalled = false;
 
@@ -88,7 +89,6 @@ function installHandlers(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   const removeAll = () => {
-    for (const undo of [...partial]) undo();
     for (const fs of [...live]) for (const warning of removeFreshFs(fs)) process.stderr.write(`${warning}\n`);
   };
   process.on('exit', removeAll);
@@ -133,19 +133,16 @@ export function makeFreshFs(image: string, mountpoint: string, needBytes: number
   const st = statfsSync(dir);
   const free = st.bavail * st.bsize;
   if (free < needBytes) throw new Error(`${dir} has ${(free / 2 ** 30).toFixed(1)} GiB free; the group's image needs up to ${(needBytes / 2 ** 30).toFixed(0)} GiB (--fs-dir DIR puts it elsewhere)`);
+  // What is made so far, undone in reverse order when a later step fails.
   const undo: Array<() => void> = [];
-  const rollback = () => {
-    for (const step of undo.splice(0).reverse()) step();
-  };
-  partial.add(rollback);
   try {
     const fd = openSync(image, 'wx', 0o600);
+    undo.push(() => rmSync(image, { force: true }));
     try {
       ftruncateSync(fd, IMAGE_BYTES);
     } finally {
       closeSync(fd);
     }
-    undo.push(() => rmSync(image, { force: true }));
     must([...MKFS, image]);
     const device = must(['losetup', '--find', '--show', '--direct-io=on', image]);
     undo.push(() => void sh(['losetup', '-d', device]));
@@ -156,10 +153,8 @@ export function makeFreshFs(image: string, mountpoint: string, needBytes: number
     live.add(fs);
     return fs;
   } catch (error) {
-    rollback();
+    for (const step of undo.reverse()) step();
     throw error;
-  } finally {
-    partial.delete(rollback);
   }
 }
 
