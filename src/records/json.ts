@@ -479,33 +479,20 @@ export function serializeRecord(value: unknown): Buffer {
 /** The text and its line feed, within RECORD_MAX (REC-2). */
 function recordBytes(text: string): Buffer {
   const bytes = Buffer.from(`${text}\n`, 'utf8');
-  if (bytes.length > RECORD_MAX) {
-    throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, {
-      clause: 'REC-2',
-    });
-  }
+  if (bytes.length > RECORD_MAX) throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, { clause: 'REC-2' });
   return bytes;
 }
 
 /**
- * serializeRecord for a record whose writer built every member itself
- * except those named in `outside` (a handler's result, a message, an output
- * summary, a process group read from the system): only those are walked for
- * what has no compact form (REC-1); the rest are fixed members, enums,
- * clock and counter numbers and identities checked when first seen
- * (codec.ts encodeBuilt), compact by construction. Anything the walk finds
- * kept as written (a RawJson) goes to serializeRecord. Same bytes and same
- * refusals as serializeRecord for every record so built
- * (test/records/encode-built.test.ts).
+ * serializeRecord for a record its writer built, walking for REC-1 only the members named in `outside` (codec.ts
+ * FROM_OUTSIDE); a value kept as written goes to serializeRecord. Same bytes and refusals (test/records/encode-built.test.ts).
  */
 export function serializeBuilt(value: Record<string, unknown>, outside: readonly string[]): Buffer {
   const path: (string | number)[] = [];
   for (const member of outside) {
-    const item = value[member];
-    if (item === undefined) continue;
+    if (value[member] === undefined) continue;
     path.push(member);
-    rawBelowTop = false;
-    if (checkSerializable(item, path, 1, FREE_JSON_MEMBERS.has(member))) return serializeRecord(value);
+    if (checkSerializable(value[member], path, 1, FREE_JSON_MEMBERS.has(member))) return serializeRecord(value);
     path.pop();
   }
   return recordBytes(JSON.stringify(value));
