@@ -25,11 +25,13 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 from .clock import mono_ms
 from .bytesform import bytes_of_text
 from .constants import CANCEL_GRACE, CONTROL_POLL, DEFAULT_COMMAND_PATH, DRAIN_LIMIT, OUTPUT_MAX, renew_interval
+from .descriptors import no_descriptor_left, shortage
 from .errors import FsjobError
 from .generation import Generation, Superseded
 from .guardian import Guardian
@@ -376,9 +378,24 @@ class CommandRun:
         return Outcome(True, self.stopped_by, code, sig, started_ms, self.out.summary(self.gen.gen, total_known), self.err.summary(self.gen.gen, total_known),
                        stopped, "; ".join(notes) or None)
 
+    def _group_state(self) -> str:
+        """ID-8 for the attempt's group; while no descriptor is left to read /proc with, it waits for one, as RCPT-7
+        waits to publish (up to lease_ms): "unknown" would leave the claim open (UNPROVEN) until this worker is gone."""
+        state = group_state(self.pid, self.start)
+        if state != "unknown" or not no_descriptor_left():
+            return state
+        self.controls.log(f"{self.gen.dir}: waiting for a file descriptor to prove generation {self.gen.gen}'s group stopped: {shortage()}")
+        give_up = mono_ms() + self.gen.lease_ms
+        pause = 0.2
+        while state == "unknown" and no_descriptor_left() and mono_ms() < give_up:
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            state = group_state(self.pid, self.start)
+        return state
+
     def _finish_group(self) -> bool:
         """EXEC-11: SIGTERM what is left of the group, SIGKILL after kill_grace_ms; True once proven stopped (ID-8)."""
-        state = group_state(self.pid, self.start)
+        state = self._group_state()
         if state == "stopped":
             return True
         if state == "running":
@@ -388,7 +405,7 @@ class CommandRun:
             while True:
                 self._pump(0.05)
                 self._heartbeat("stopping")
-                state = group_state(self.pid, self.start)
+                state = self._group_state()
                 if state != "running":
                     break
                 now = mono_ms()

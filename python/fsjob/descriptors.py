@@ -8,7 +8,10 @@ need (as the reference and fsjob-sh do, exit 1); above, it runs as many
 attempts at once as the limit has room for, up to ``--concurrency``.
 :func:`short_of_descriptors` tells an attempt that ran out anyway (another
 process lowered the limit, a payload handler that keeps files open) from
-other failures: the worker gives the job back (EXEC-3) and stops.
+other failures: the worker gives the job back (EXEC-3) and stops. An
+attempt whose command ran waits for descriptors instead (RCPT-7's
+patience, up to ``lease_ms``): it must prove its group stopped and publish
+its receipt itself, so it never leaves its claim behind for lack of them.
 """
 
 from __future__ import annotations
@@ -111,8 +114,20 @@ def short_of_descriptors(error: BaseException) -> bool:
     return False
 
 
-def shortage(error: BaseException) -> str:
-    """What to say of an attempt that ran out of descriptors: the limit now and what to do."""
+def no_descriptor_left() -> bool:
+    """Whether this process has no descriptor left to open now (one dup(2) of stderr tells, and is closed again)."""
+    import errno as errno_module
+
+    try:
+        os.close(os.dup(2))
+        return False
+    except OSError as error:
+        return error.errno in (errno_module.EMFILE, errno_module.ENFILE)
+
+
+def shortage(error: Optional[BaseException] = None) -> str:
+    """What to say when descriptors ran out (of ``error``, when it says so): the limit now and what to do."""
     soft = soft_limit()
     limit = "" if soft is None else f": ulimit -n {soft}"
-    return f"too few file descriptors (EMFILE){limit}: {error}; {_ADVICE}"
+    said = "" if error is None else f": {error}"
+    return f"too few file descriptors (EMFILE){limit}{said}; {_ADVICE}"

@@ -205,6 +205,7 @@ class Worker:
         reported: Set[str] = set()
         skip: Dict[str, int] = {}
         paused = False
+        short = False
         try:
             while True:
                 now = mono_ms()
@@ -237,7 +238,19 @@ class Worker:
                 if len(busy) < self.concurrency:
                     if not self.drain:
                         skip = {k: v for k, v in skip.items() if now - v < 30_000}
-                    result = chooser.one_pass(busy, set(skip))
+                    try:
+                        result = chooser.one_pass(busy, set(skip))
+                    except (FsjobError, OSError) as error:
+                        if not short_of_descriptors(error) or not busy:
+                            raise
+                        # The attempts running need descriptors to finish (RCPT-7): claim nothing, wait for them.
+                        if not short:
+                            self.log(f"claiming nothing while attempts run short of descriptors: {shortage(error)}")
+                        short = True
+                        self._wake.wait(1.0)
+                        self._wake.clear()
+                        continue
+                    short = False
                     if result.paused != paused:
                         paused = result.paused
                         self.log(f"{queue.root} is paused (pause.json): nothing is claimed (PAUSE-1)" if paused else f"{queue.root} is resumed")

@@ -6,6 +6,8 @@
 - An attempt that cannot start is given back (EXEC-3: an end record, released, counted false), never left
   claimed: for lack of descriptors the worker stops at once, for other reasons after three in a row; the
   attempts already running finish.
+- An attempt whose command ran and that runs out of descriptors (prlimit to 3) waits for them, naming the
+  limit, keeps the job (no receipt, no second start), and its owner finishes it once it has them again.
 """
 
 from __future__ import annotations
@@ -138,6 +140,47 @@ class Limits(QueueCase):
         self.assertEqual(self.end_record(second, 1)["reason"], "released")
         self.assert_no_open_claim(second)
         self.assertEqual(len(self.ready_entries(second)), 1, "the second job is still ready")
+
+    @unittest.skipIf(shutil.which("prlimit") is None, "prlimit (util-linux) is not installed")
+    def test_a_command_that_ran_waits_for_descriptors_and_its_owner_finishes_it_itself(self) -> None:
+        go = os.path.join(self.outside, "go")
+        starts = os.path.join(self.outside, "starts")
+        job = self.queue.enqueue(["sh", "-c", f"echo start >> '{starts}'; until [ -e '{go}' ]; do sleep 0.02; done; echo done"], cwd=self.outside)
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        log = open(os.path.join(self.base, "worker.log"), "w+")
+        # A lease far longer than the fault: the owner may keep trying for all of it (RCPT-7).
+        worker = subprocess.Popen([sys.executable, "-S", "-m", "fsjob", "work", "--queue", self.queue.root, "--lease", "300s"],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+        try:
+            until(lambda: os.path.exists(os.path.join(self.job_dir(job), "exec.1.json")), 60, "the command to start")
+            # 3: stdin, stdout and stderr; nothing more can be opened.
+            lowered = subprocess.run(["prlimit", "--pid", str(worker.pid), "--nofile=3:"], capture_output=True, text=True)
+            self.assertEqual(lowered.returncode, 0, lowered.stderr)
+            with open(go, "w"):
+                pass
+
+            def said() -> str:
+                log.seek(0)
+                return log.read()
+
+            until(lambda: "waiting for a file descriptor to prove generation 1's group stopped: too few file descriptors (EMFILE): ulimit -n 3;" in said(),
+                  60, "the log to name the limit")
+            self.assertNotIn("receipt.json", self.files(job), "nothing was published without descriptors")
+            self.assertEqual(self.queue.status(job).status, "running", "the job is still its owner's")
+            subprocess.run(["prlimit", "--pid", str(worker.pid), "--nofile=1024:"], check=True)
+            until(lambda: "receipt.json" in self.files(job), 60, "the receipt")
+            worker.terminate()
+            self.assertEqual(worker.wait(timeout=60), 0, said())
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+            log.close()
+        receipt = self.queue.wait(job, timeout=1)
+        self.assertEqual((receipt.outcome, receipt.attempts), ("succeeded", 1), "its own owner finished it")
+        self.assertEqual(self.queue.logs(job).stdout, b"done\n", "with its output")
+        with open(starts, encoding="utf-8") as handle:
+            self.assertEqual(handle.read(), "start\n", "started exactly once")
 
     @staticmethod
     def held(pid: int) -> int:
