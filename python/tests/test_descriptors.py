@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import unittest
-from typing import Dict, List
+from typing import IO, Dict, List, Tuple
 
 from .support import PYTHON_DIR, QueueCase, until
 
@@ -34,6 +34,14 @@ class Limits(QueueCase):
         return subprocess.run(["sh", "-c", f'ulimit -n {limit} && exec "$@"', "sh", sys.executable, "-S", "-m", "fsjob", "work",
                                "--queue", self.queue.root, "--drain", *args],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=120)
+
+    def serving(self, *args: str) -> "Tuple[subprocess.Popen[bytes], IO[str]]":
+        """``python3 -m fsjob work`` serving the queue (no --drain), its output in a file open for reading."""
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        log = open(os.path.join(self.base, "worker.log"), "w+")
+        worker = subprocess.Popen([sys.executable, "-S", "-m", "fsjob", "work", "--queue", self.queue.root, *args],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+        return worker, log
 
     def files(self, job_id: str) -> List[str]:
         return self.names(job_id)
@@ -111,10 +119,7 @@ class Limits(QueueCase):
     def test_descriptors_that_run_short_while_it_runs_stop_it_at_the_attempt_that_cannot_start(self) -> None:
         go = os.path.join(self.outside, "go")
         first = self.queue.enqueue(["sh", "-c", f"until [ -e '{go}' ]; do sleep 0.02; done"], cwd=self.outside)
-        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-        log = open(os.path.join(self.base, "worker.log"), "w+")
-        worker = subprocess.Popen([sys.executable, "-S", "-m", "fsjob", "work", "--queue", self.queue.root, "--concurrency", "2"],
-                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+        worker, log = self.serving("--concurrency", "2")
         try:
             until(lambda: os.path.exists(os.path.join(self.job_dir(first), "exec.1.json")), 60, "the first job to run")
             # What the worker holds while the first job runs (two reads that agree: no choosing pass in between),
@@ -146,11 +151,8 @@ class Limits(QueueCase):
         go = os.path.join(self.outside, "go")
         starts = os.path.join(self.outside, "starts")
         job = self.queue.enqueue(["sh", "-c", f"echo start >> '{starts}'; until [ -e '{go}' ]; do sleep 0.02; done; echo done"], cwd=self.outside)
-        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-        log = open(os.path.join(self.base, "worker.log"), "w+")
         # A lease far longer than the fault: the owner may keep trying for all of it (RCPT-7).
-        worker = subprocess.Popen([sys.executable, "-S", "-m", "fsjob", "work", "--queue", self.queue.root, "--lease", "300s"],
-                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True)
+        worker, log = self.serving("--lease", "300s")
         try:
             until(lambda: os.path.exists(os.path.join(self.job_dir(job), "exec.1.json")), 60, "the command to start")
             # 3: stdin, stdout and stderr; nothing more can be opened.
