@@ -14,6 +14,7 @@ import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
 import { RawJson, stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
+import { ENV_NAME, HANDLER, LABEL_NAME, PLAIN_INTEGERS, plainMap, plainObject, plainString } from '../records/plain-spec.ts';
 import { KILL_GRACE_DEFAULT, NEST_MAX, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
@@ -162,18 +163,6 @@ export function normalizeRequest(request: unknown, options: NormalizeOptions = {
   return normalizeChecked(plainRequest(request) ?? checkRequestValue(request, source, options.nameField), options);
 }
 
-/** request.schema.json's integer members plainRequest takes, with their bounds (minimum, maximum). */
-const PLAIN_INTEGERS: ReadonlyMap<string, readonly [number, number]> = new Map([
-  ['timeout_ms', [1, 604_800_000]],
-  ['kill_grace_ms', [0, 300_000]],
-  ['queue_deadline_ms', [1, 2_592_000_000]],
-  ['max_attempts', [1, 100]],
-  ['retry_delay_ms', [0, 86_400_000]],
-  ['priority', [-1000, 1000]],
-  ['max_output_bytes', [0, 67_108_864]],
-]);
-/** common.schema.json#/$defs/handler. */
-const HANDLER = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** What JSON.stringify writes for a lone surrogate (and, harmlessly, for a text holding a backslash then "ud800"). */
 const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/;
 /** A payload text this long may not be checked here: the request could pass REQUEST_MAX, which only the full check measures. */
@@ -217,28 +206,6 @@ export function plainRequest(request: unknown): JobRequest | undefined {
   return command === (out['handler'] === undefined) && !(command && out['payload'] !== undefined) ? (out as unknown as JobRequest) : undefined;
 }
 
-/** common.schema.json's env names (not FSJOB_*) and labels' names. */
-const ENV_NAME = /^(?!FSJOB_)[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const LABEL_NAME = /^[a-z0-9][a-z0-9._/-]{0,63}$/;
-
-/** A string of at most `max` UTF-8 bytes (and as many characters), no NUL, no lone surrogate (SPEC-3: those take the full check, which names them). */
-function plainString(value: unknown, max: number): value is string {
-  return typeof value === 'string' && value.length <= max /* a bound before counting bytes */ && !value.includes('\0') && isWellFormed(value) && Buffer.byteLength(value) <= max;
-}
-
-/** A copy of a map whose every name matches `name` and every value is a plainString of at most `max` bytes, with at most `most` members; else undefined. */
-function plainMap(value: unknown, name: RegExp, max: number, most: number): Record<string, string> | undefined {
-  if (!plainObject(value)) return undefined;
-  const entries: [string, string][] = [];
-  for (const key of Object.keys(value)) {
-    const item = value[key];
-    if (!name.test(key) || !plainString(item, max)) return undefined;
-    entries.push([key, item]);
-  }
-  // fromEntries makes a "__proto__" name an own member, as JSON.parse does.
-  return entries.length <= most ? Object.fromEntries(entries) : undefined;
-}
-
 /** The members of text (handler, argv, cwd, env, labels) as the full check takes them, copied; undefined for any other member or value. */
 function plainText(key: string, value: unknown): unknown {
   switch (key) {
@@ -264,14 +231,6 @@ function plainText(key: string, value: unknown): unknown {
     default:
       return undefined;
   }
-}
-
-/**
- * An object JSON.stringify writes member by member: no toJSON of its own or
- * inherited (a RawJson has one, and what a toJSON returns could hold one).
- */
-function plainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !('toJSON' in value);
 }
 
 /** A payload of plain JSON data as the request parser keeps it (RawJson: its text and the value read back), or undefined. */
