@@ -210,6 +210,13 @@ export class ClaimedJob {
   }
 }
 
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** What `await` would wait for: an object or function with a `then` method. */
+function isThenable(value: unknown): boolean {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /** Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort. */
 export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
   let job: ClaimedJob | undefined;
@@ -233,19 +240,29 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
       },
       heartbeat: (progress) => claimed.heartbeat(progress),
     };
-    type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
-    const settled: Promise<Settled> = Promise.resolve()
-      .then(() => handler(context))
-      .then(
+    let outcome: Settled | null;
+    let returned: unknown;
+    let threw = false;
+    try {
+      returned = handler(context);
+    } catch (error) {
+      [returned, threw] = [error, true];
+    }
+    if (claimed.stopReason === null && (threw || !isThenable(returned))) {
+      // A handler that returned or threw at once, nothing asked of the job meanwhile (a stop comes from a
+      // timer or I/O, which cannot run in between): the race below would pick it anyway, at a few promises' cost.
+      outcome = threw ? { ok: false, error: returned } : { ok: true, value: returned };
+    } else {
+      const settled: Promise<Settled> = (threw ? Promise.reject(returned) : Promise.resolve(returned)).then(
         (value): Settled => ({ ok: true, value }),
         (error: unknown): Settled => ({ ok: false, error }),
       );
-    const aborted = claimed.whenStopped().then(() => null);
-    let outcome: Settled | null = await Promise.race([settled, aborted]);
-    if (outcome === null) {
-      const reason = claimed.stopReason;
-      const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
-      outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
+      outcome = await Promise.race([settled, claimed.whenStopped().then(() => null)]);
+      if (outcome === null) {
+        const reason = claimed.stopReason;
+        const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
+        outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
+      }
     }
     try {
       if (outcome !== null && outcome.ok) return await claimed.complete({ result: outcome.value });

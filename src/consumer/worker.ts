@@ -243,6 +243,12 @@ export class Worker {
   private async loop(ctx: Context): Promise<void> {
     let claims = 0;
     let relisted = false; // see relistBeforeEnd
+    // Made once per run, not per round or scan: a Worker runs once, and its slots are fixed by then.
+    const filters = this.slots.map((slot) => this.filterFor(slot, ctx));
+    const avoids = this.slots.map((slot) => (id: string, ms: number) => this.avoid(slot, id, ms));
+    const members = this.slots.map((slot) => slot.member);
+    const views = this.slots.map((slot) => slot.view);
+    const exhausted = new Set<number>();
     for (;;) {
       if (this.stopping) return;
       if (!this.stopping) await this.commands?.ensure();
@@ -252,7 +258,7 @@ export class Worker {
       let watchMs: number | null = null;
       let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
-      const exhausted = new Set<number>();
+      exhausted.clear();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
         this.nextQueue = (index + 1) % this.slots.length;
@@ -263,7 +269,7 @@ export class Worker {
         // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
         const scanning = beginOperation();
         try {
-          selected = await claimNextIn(ctx, slot.queue, this.filterFor(slot, ctx), this.policy, (id, ms) => this.avoid(slot, id, ms), slot.view, slot.member.look());
+          selected = await claimNextIn(ctx, slot.queue, filters[index] as SelectFilter, this.policy, avoids[index] as (id: string, ms: number) => void, slot.view, slot.member.look());
         } catch (error) {
           scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
@@ -307,7 +313,7 @@ export class Worker {
           continue;
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
-          if (!relisted && (relisted = relistBeforeEnd(this.slots.map((slot) => slot.view), roundMs))) continue;
+          if (!relisted && (relisted = relistBeforeEnd(views, roundMs))) continue;
           // Idle: only retries and starts due within CONSUME_RETRY_WAIT, and watched claims (LEASE-3), bring work (MANIFEST-4, PAUSE-1).
           const now = ctx.clock.nowMs();
           const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
@@ -318,7 +324,7 @@ export class Worker {
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.scans.pause(idlePollMs(this.slots.map((slot) => slot.member), this.pollMs)));
+      await this.sleep(this.scans.pause(idlePollMs(members, this.pollMs)));
     }
   }
 

@@ -207,20 +207,22 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       throw wrapIo(error, temp, 'creating temp file', 'PUB-1');
     }
     tempExists = true;
+    // One try for the three steps, the step named as it starts: a .catch per step made a promise and a closure each.
+    let step: 'chmod of temp file' | 'writing temp file' | 'fsync of temp file' = 'chmod of temp file';
     try {
-      if (fileModeNeedsChmod()) {
-        await handle.chmod(PRIVATE_FILE_MODE).catch((error: unknown) => {
-          throw wrapIo(error, temp, 'chmod of temp file', 'SEC-5');
-        });
-      }
-      await writeAll(handle, bytes).catch((error: unknown) => {
-        throw wrapIo(error, temp, 'writing temp file', 'PUB-2');
-      });
-      await handle.sync().catch((error: unknown) => {
-        throw wrapIo(error, temp, 'fsync of temp file', 'PUB-2');
-      });
+      if (fileModeNeedsChmod()) await handle.chmod(PRIVATE_FILE_MODE);
+      step = 'writing temp file';
+      await writeAll(handle, bytes);
+      step = 'fsync of temp file';
+      await handle.sync();
+    } catch (error) {
+      throw wrapIo(error, temp, step, step === 'chmod of temp file' ? 'SEC-5' : 'PUB-2');
     } finally {
-      await handle.close().catch(() => undefined);
+      try {
+        await handle.close();
+      } catch {
+        // A close that fails after the fsync (or after the error above) loses nothing.
+      }
     }
 
     if (placement === 'link') {
@@ -236,7 +238,11 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       // files), so failing to unlink it must not make the caller believe the
       // publish failed.
       tempExists = false;
-      await fs.unlink(tempAt).catch(() => undefined);
+      try {
+        await fs.unlink(tempAt);
+      } catch {
+        // harmless garbage, as said above
+      }
     } else {
       try {
         await fs.rename(tempAt, ref.at(name));
@@ -250,11 +256,13 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       tempExists = false;
     }
   } finally {
-    if (tempExists) await fs.unlink(tempAt).catch(() => undefined);
+    if (tempExists) await fs.unlink(tempAt).catch(() => undefined); // the error path only
   }
-  await syncDirOf(ref).catch((error: unknown) => {
+  try {
+    await syncDirOf(ref);
+  } catch (error) {
     throw wrapIo(error, ref.path, 'fsync of directory', 'PUB-5');
-  });
+  }
   return target;
 }
 
