@@ -63,14 +63,15 @@
 # treats specially (spawner-request.ts), the sh chain for the others.
 # `wait` gives 128 + n for a death by signal n and for `exit 128+n` alike;
 # the shell's `jobs -l` tells them apart ("Done(130)" against "Interrupt"),
-# in dash (printed after the wait) and bash (printed by the CHLD trap, before
-# `wait` forgets the job). The worker reads the jobs line and falls back on
-# the `x` status when there is none.
+# in dash (printed after the wait) and bash (the waiter's CHLD trap, before
+# `wait` forgets the job; bash's spawner, `jobs -n -l` before its `wait`; bash
+# prints no line for a death by SIGINT or SIGPIPE). The worker reads the jobs
+# line and falls back on the `x` status when there is none.
 #
 # Why each step of the bash chain:
 # - `set -m` only around the gate's `&`: the gate's group is made by fork
-#   (setpgid in the child and in the waiter), and with job control off again
-#   `wait` waits for the end of the gate, not for a stop.
+#   (setpgid in the child and in the spawner), and with job control off
+#   again `wait` waits for the end of the gate, not for a stop.
 # - the gate resets the spawner's ignored signals (`trap -`: they were
 #   ignored by this script, not on entry, so bash may reset them; a job of a
 #   shell with job control starts with none ignored), reports $BASHPID (its
@@ -114,7 +115,8 @@
 #   end of file means the worker died before recording the group, so it
 #   exits 125 without running anything (EXEC-2, EXEC-3).
 #
-# Descriptors. The waiter opens each FIFO in two steps, read-write first:
+# Descriptors. The waiter (bash: the gate) opens each FIFO in two steps,
+# read-write first:
 # an open for reading blocks until the FIFO has a writer, one for writing
 # until it has a reader; a FIFO opened read-write has both, so the second
 # open returns at once, and the read-write one is closed at once. So no open
@@ -123,11 +125,11 @@
 # writer: end of file when the worker dies) and only the write ends of the
 # output FIFOs (end of file for the worker when the group is done). The sh
 # chain's gate gets the reply pipe as fd 7 to report its pid and closes it
-# and fd 3 before the command starts (bash's waiter reports for its gate,
-# which never has the reply pipe and closes fd 3): the command has 0, 1 and
-# 2 only (EXEC-13). The waiter
-# closes its copies once the gate has them. Nothing here holds a write end
-# of the request pipe or of an output FIFO.
+# and fd 3 before the command starts (bash's gate reports on the spawner's
+# standard output, which it then replaces with the stdout FIFO, and closes
+# fd 3): the command has 0, 1 and 2 only (EXEC-13). The waiter closes its
+# copies once the gate has them. Nothing here holds a write end of the
+# request pipe or of an output FIFO.
 #
 # It ignores INT, TERM and HUP (a job's terminal signals must not stop it;
 # it has its own session anyway), and PIPE: a reply to a worker that died
@@ -302,10 +304,15 @@ fsjob_lead() {
 
 fsjob_reap() {
   jobs -n -l
-  jobs -p >"$FSJOB_SPAWNER_DIR/jobs"
-  mapfile -t fsjob_list <"$FSJOB_SPAWNER_DIR/jobs"
   fsjob_up=()
-  for fsjob_pid in "${fsjob_list[@]}"; do fsjob_up[$fsjob_pid]=1; done
+  if jobs -p >"$FSJOB_SPAWNER_DIR/jobs" && mapfile -t fsjob_list <"$FSJOB_SPAWNER_DIR/jobs"; then
+    for fsjob_pid in "${fsjob_list[@]}"; do fsjob_up[$fsjob_pid]=1; done
+  else
+    # No list (the directory is full or gone): a gate bash reaped has no
+    # process left with its pid; pids are handed out in turn, so none is
+    # reused this soon. `wait` must never block on one still running.
+    for fsjob_pid in "${!fsjob_ids[@]}"; do ! kill -0 "$fsjob_pid" 2>&8 || fsjob_up[$fsjob_pid]=1; done
+  fi
   fsjob_out=
   for fsjob_pid in "${!fsjob_ids[@]}"; do
     [ -z "${fsjob_up[$fsjob_pid]-}" ] || continue
