@@ -331,7 +331,11 @@ fsjob_reap() {
 # nothing tells its partial line from a whole one.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
-    fsjob_reap
+    # The full listing only once the pid of a gate is gone (bash reaped it; a
+    # kill refused as EPERM lists too): one kill per running gate otherwise.
+    for fsjob_pid in "${!fsjob_ids[@]}"; do
+      kill -0 "$fsjob_pid" 2>&8 || { fsjob_reap; break; }
+    done
     printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000))
     IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
     fsjob_rc=$?
