@@ -26,8 +26,8 @@
  * chunks it shares with the command), and src/ never imports it.
  */
 import { writeSync } from 'node:fs';
-import { runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
-import { startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
+import { cacheDirectory, runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
+import { ENQUEUE_START_DESCRIPTORS, startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
 
 /** package.json's version, written in by the build (tools/build/build.ts); from the sources yargs answers --version. */
 declare const __FSJOB_VERSION: string | undefined;
@@ -36,18 +36,18 @@ declare const __FSJOB_START_SCRIPT: string | undefined;
 
 /** Runs the command of this process's arguments; resolves once its exit status is set. */
 async function start(argv: readonly string[]): Promise<void> {
-  // The start-up script loads no module file (two files read one after the other), so the check below is for the modules only;
-  // descriptors that run out in the command itself are its error, which names the limit (src/base/descriptors.ts).
-  const cached = servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' ? await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url) : undefined;
-  if (cached !== undefined) {
-    process.exitCode = cached;
-    return;
+  // The start-up script loads no module file (two files read one after the other): it needs what the enqueue itself holds,
+  // and says so below that as the module load does below its need; descriptors that run out in the command itself
+  // are its error, which names the limit and what it was opening (src/base/descriptors.ts).
+  if (servedByStartScript(argv) && typeof __FSJOB_START_SCRIPT === 'string' && cacheDirectory() !== undefined) {
+    refuseBelow(tooFewDescriptors(ENQUEUE_START_DESCRIPTORS, 'run fsjob enqueue'));
+    const cached = await runFromCache(JSON.parse(__FSJOB_START_SCRIPT) as StartScript, import.meta.url);
+    if (cached !== undefined) {
+      process.exitCode = cached;
+      return;
+    }
   }
-  const tooFew = tooFewDescriptors();
-  if (tooFew !== undefined) {
-    process.stderr.write(tooFew);
-    process.exit(1);
-  }
+  refuseBelow(tooFewDescriptors());
   let cli: typeof import('../src/cli/main.ts');
   try {
     cli = await import('../src/cli/main.ts');
@@ -63,6 +63,13 @@ async function start(argv: readonly string[]): Promise<void> {
   process.exitCode = await cli.main(cli.commandLine(), undefined, {
     conformance: async () => ((await import(suite)) as typeof import('../conformance/runner/command.ts')).conformanceCommand,
   });
+}
+
+/** Too few descriptors to start (start-check.ts): its one line, and exit 1. */
+function refuseBelow(tooFew: string | undefined): void {
+  if (tooFew === undefined) return;
+  process.stderr.write(tooFew);
+  process.exit(1);
 }
 
 /**

@@ -1,11 +1,15 @@
 /**
- * The state of the filesystem, which moves every file-creating figure on this
- * machine's ext4 (no journal): for about 60 s after thousands of inodes nearby
- * were deleted, each create scans past the recently freed inodes
- * (ext4's recently_deleted() check, used only without a journal) and costs
- * ~300 µs of kernel CPU instead of ~20 µs. A queue that removes finished jobs
- * runs in that state. Peers are compared only within one state:
- *   clean          after `sync; sleep 62` and with nothing deleted since;
+ * The state of the filesystem, which moves every file-creating figure on an
+ * ext4 without a journal (this machine's root): for about 60 s after
+ * thousands of inodes nearby were deleted, each create scans past the
+ * recently freed inodes (ext4's recently_deleted() check, used only without a
+ * journal) and costs ~300 µs of kernel CPU instead of ~20 µs. A queue that
+ * removes finished jobs runs in that state. Peers are compared only within
+ * one state:
+ *   fresh          a filesystem made for the group (lib/fresh-fs.ts, the
+ *                  default): nothing was deleted on it before the group;
+ *   clean          --fs work, after `sync; sleep 62` and with nothing deleted since;
+ *   unsettled      --fs work without the settle;
  *   after deletes  right after removing thousands of finished jobs in the
  *                  very queue directory that is then measured.
  */
@@ -14,7 +18,7 @@ import path from 'node:path';
 import { buildQueue } from './fixtures.ts';
 import { run } from './proc.ts';
 
-export type FsState = 'clean' | 'after deletes' | 'unsettled';
+export type FsState = 'fresh' | 'clean' | 'after deletes' | 'unsettled';
 
 export async function settle(log: (line: string) => void, seconds = 62): Promise<void> {
   log(`fs state: sync; sleep ${seconds} (lets ext4 forget recently deleted inodes, so the run starts clean)`);

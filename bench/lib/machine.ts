@@ -1,6 +1,8 @@
 /** What the report says about the machine: cores, memory, disk, filesystem, kernel, node, load. */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { IMAGE_BYTES, type FreshFs } from './fresh-fs.ts';
 import { run } from './proc.ts';
 
 export interface Machine {
@@ -51,6 +53,16 @@ export async function describeMachine(dir: string, sqliteVersion: string): Promi
     writeCache: read(`/sys/block/${block}/queue/write_cache`),
     journal,
     sqlite: sqliteVersion,
+  };
+}
+
+/** A group's fresh filesystem as the report names it; the journal as ext4 itself shows it (its jbd2 thread). */
+export function describeFreshFs(fs: FreshFs): { filesystem: string; mountOptions: string } {
+  const journal = read(`/sys/fs/ext4/${path.basename(fs.device)}/journal_task`);
+  const journalText = journal === '<none>' || journal === '?' ? `journal: ${journal === '<none>' ? 'none' : '?'}` : 'journal';
+  return {
+    filesystem: `ext4 (mkfs defaults, ${journalText}; for ${IMAGE_BYTES / 2 ** 30} GiB: ${fs.inodes.toLocaleString('en-US')} inodes, ${fs.journalMiB} MiB journal) on ${fs.device} over ${fs.image} (sparse, loop direct I/O ${fs.directIo ? 'on' : 'off'}), fresh for this group`,
+    mountOptions: fs.mountOptions,
   };
 }
 

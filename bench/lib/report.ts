@@ -22,6 +22,13 @@ export interface Probe {
   load: { load1: number; cpuSome60: number; ioSome60: number };
 }
 
+/** The filesystem one group's files lived on (lib/fresh-fs.ts). */
+export interface GroupFs {
+  group: string;
+  filesystem: string;
+  mountOptions: string;
+}
+
 export interface Results {
   date: string;
   mode: 'full' | 'quick';
@@ -30,6 +37,8 @@ export interface Results {
   minutes: number;
   rounds: number;
   machine: Machine;
+  /** Where the groups' files lived: a fresh filesystem each, or all in the scratch directory (and why). */
+  placement: { fresh: GroupFs[] } | { scratch: string; why: string };
   probes: Probe[];
   throughput: Outcome[];
   cpuPerJob: Outcome[];
@@ -157,6 +166,16 @@ function cpuSection(cpu: readonly CpuSummary[]): string {
   return parts.join('\n');
 }
 
+/** How the groups' files were placed, and why (bench/README.md, "The filesystem"). */
+function placementNote(r: Results): string {
+  const why =
+    "Why: an ext4 without a journal (the root filesystem of the VM these reports come from is one) checks, on every create, whether the inode it is about to reuse was freed in the last minute and skips past it (recently_deleted()); there, after thousands of deletes, a create cost 344-751 µs instead of 15 µs, so every file-creating figure depended on what ran the minute before, and two runs of one commit disagreed twofold (bench/results/2026-12-05-run2.md and -run2-repeat.md).";
+  if ('fresh' in r.placement) {
+    return `Method: each group ran on a filesystem of its own, made for it and removed after it (bench/lib/fresh-fs.ts): mkfs.ext4 with its defaults, so with a journal, as users have it, on a loop device over a sparse image file. ${why} A journalled ext4 does not make that check, so no \`sync; sleep 62\` precedes the groups; the probe's "create (kernel)" column shows each group's create cost.`;
+  }
+  return `Method: every group ran in the scratch directory ${r.placement.scratch} (${r.placement.why}), after a \`sync; sleep 62\` unless the fs state says unsettled, not on a fresh filesystem per group (the default where one can be made). ${why} The probe's "create (kernel)" column shows whether that happened in this run.`;
+}
+
 export function renderReport(r: Results, svgName: string, analysis: string): string {
   const m = r.machine;
   const targets = computeTargets(r);
@@ -170,8 +189,21 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push('## Machine', '');
   out.push('| | |', '| --- | --- |');
   out.push(`| CPU | ${m.cores} cores, ${m.cpu} |`, `| memory | ${m.memoryGiB} GiB |`, `| kernel | ${m.kernel} |`, `| node | ${m.node} |`);
-  out.push(`| disk | ${m.disk}, write cache: ${m.writeCache} |`, `| filesystem | ${m.filesystem}, journal: ${m.journal} |`, `| mount options | ${m.mountOptions} |`, `| SQLite | ${m.sqlite} (better-sqlite3 12) |`, '');
-  out.push('The disk and the load, probed before each group (bench/floor.c probe: 100 samples each):', '', probeTable(r), '');
+  out.push(`| disk | ${m.disk}, write cache: ${m.writeCache} |`);
+  if ('fresh' in r.placement) {
+    out.push(
+      '| filesystem under test | a fresh ext4 for each group, on a loop device over an image file on this disk (table below) |',
+      `| the image files' filesystem | ${m.filesystem}, journal: ${m.journal}; mount options ${m.mountOptions} |`,
+    );
+  } else {
+    out.push(`| filesystem | ${m.filesystem}, journal: ${m.journal}; every group in the scratch directory ${r.placement.scratch} (${r.placement.why}) |`, `| mount options | ${m.mountOptions} |`);
+  }
+  out.push(`| SQLite | ${m.sqlite} (better-sqlite3 12) |`, '');
+  if ('fresh' in r.placement) {
+    out.push('Each group\'s filesystem; every system of the group (the floor, fsjob, SQLite, the Debian queues, node\'s reference) kept its files there:', '');
+    out.push('| group | filesystem | mount options |', '| --- | --- | --- |', ...r.placement.fresh.map((g) => `| ${g.group} | ${g.filesystem} | ${g.mountOptions} |`), '');
+  }
+  out.push('The disk and the load, probed on the group\'s filesystem before each group (bench/floor.c probe: 100 samples each):', '', probeTable(r), '');
   const targetRows = (list: readonly Target[]): void => {
     out.push('| target | measured | ratio | goal | met |', '| --- | --- | ---: | --- | --- |');
     for (const t of list) out.push(`| ${t.name} | ${t.measured} | ${formatRatio(t.ratio)} | ${t.goal} | ${t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**'} |`);
@@ -294,7 +326,7 @@ export function renderReport(r: Results, svgName: string, analysis: string): str
   out.push('### System calls per job (strace -f -c; difference of two run lengths, so start-up cancels out)', '', syscallSection(r.syscalls), '');
   out.push('### CPU profiles (node --cpu-prof)', '', r.cpu.length === 0 ? 'Not measured in this run.' : cpuSection(r.cpu), '');
   const skipped = [...r.throughput, ...r.commands, ...r.depth, ...r.validate, ...r.afterDeletes].filter((o) => o.skipped !== undefined);
-  const notes = [...r.notes, ...skipped.map((o) => `${o.system.label}: skipped (${o.skipped})`)];
+  const notes = [placementNote(r), ...r.notes, ...skipped.map((o) => `${o.system.label}: skipped (${o.skipped})`)];
   if (notes.length > 0) out.push('## Notes and skipped systems', '', ...notes.map((n) => `- ${n}`), '');
   return out.join('\n');
 }

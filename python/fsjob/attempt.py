@@ -59,7 +59,7 @@ def run_payload(plan: Plan, handler: Handler, controls: Controls) -> Outcome:
     except Superseded:
         return Outcome(False, "superseded")
     except FsjobError as error:
-        return Outcome(False, "start_failed", message=error.message)
+        return Outcome(False, "start_failed", message=error.message, error=error)
     started = gen.time_ms()
     job = PayloadJob(gen.job_id, plan.attempt, spec, gen)
     box: Dict[str, Any] = {}
@@ -127,6 +127,7 @@ def run_plan(plan: Plan, guardian: Optional[Guardian], controls: Controls, handl
             outcome = CommandRun(plan.gen, plan.spec, plan.attempt, plan.view.uid, guardian, controls, output_limit).run()
     else:
         outcome = run_payload(plan, handlers[plan.spec["handler"]], controls)
+    controls.started(outcome)
     return finish(plan, outcome, controls.log)
 
 

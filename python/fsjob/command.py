@@ -25,11 +25,13 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 from .clock import mono_ms
 from .bytesform import bytes_of_text
 from .constants import CANCEL_GRACE, CONTROL_POLL, DEFAULT_COMMAND_PATH, DRAIN_LIMIT, OUTPUT_MAX, renew_interval
+from .descriptors import no_descriptor_left, shortage
 from .errors import FsjobError
 from .generation import Generation, Superseded
 from .guardian import Guardian
@@ -76,14 +78,18 @@ class Controls:
 
     ``shutdown_at`` gives the monotonic instant after which running attempts
     are stopped once the consumer shuts down (WORKER-3); ``preempt_waiter``
-    says whether a non-preemptible job of the lane waits (PREEMPT-1).
+    says whether a non-preemptible job of the lane waits (PREEMPT-1);
+    ``started`` hears how the attempt ended before its generation ends (an
+    attempt that was not released: why it could not start, EXEC-3).
     """
 
     def __init__(self, shutdown_at: Callable[[], Optional[int]] = lambda: None, preempt_waiter: Callable[[], bool] = lambda: False,
-                 log: Callable[[str], None] = lambda text: None) -> None:
+                 log: Callable[[str], None] = lambda text: None,
+                 started: Callable[["Outcome"], None] = lambda outcome: None) -> None:
         self.shutdown_at = shutdown_at
         self.preempt_waiter = preempt_waiter
         self.log = log
+        self.started = started
 
 
 class Outcome:
@@ -91,7 +97,7 @@ class Outcome:
 
     def __init__(self, released: bool, stopped_by: Optional[str], exit: Optional[int] = None, signal: Optional[str] = None,
                  started_ms: Optional[int] = None, stdout: Optional[Dict[str, Any]] = None, stderr: Optional[Dict[str, Any]] = None,
-                 group_stopped: bool = True, message: Optional[str] = None, result: Any = None) -> None:
+                 group_stopped: bool = True, message: Optional[str] = None, result: Any = None, error: Optional[BaseException] = None) -> None:
         self.released = released
         self.stopped_by = stopped_by
         self.exit = exit
@@ -102,6 +108,8 @@ class Outcome:
         self.group_stopped = group_stopped
         self.message = message
         self.result = result
+        #: Why an attempt that was not released could not start (EXEC-3), when an error said so.
+        self.error = error
 
 
 def _open_stdin(path: str, uid: int, size: int) -> int:
@@ -138,18 +146,54 @@ class CommandRun:
 
     def run(self) -> Outcome:
         """EXEC-1..EXEC-14 for one attempt; never raises for the command's own behaviour."""
+        try:
+            release_w = self._launch()
+        except (FsjobError, OSError) as error:
+            # EXEC-3: nothing was recorded, so nothing ran: the caller gives the generation back (an end record, released).
+            message = error.message if isinstance(error, FsjobError) else f"could not start the command's group: {error}"
+            return Outcome(False, "start_failed", message=message, error=error)
+        try:
+            started = self._record()
+        except BaseException as error:
+            self._abort(release_w)
+            if isinstance(error, Superseded):
+                return Outcome(False, "superseded")
+            if isinstance(error, (FsjobError, OSError)):
+                return Outcome(False, "start_failed", message=error.message if isinstance(error, FsjobError) else str(error), error=error)
+            raise
+        # The release: the command starts now.
+        try:
+            os.write(release_w, b"\n")
+        finally:
+            os.close(release_w)
+        return self._supervise(started)
+
+    def _launch(self) -> int:
+        """EXEC-1 and EXEC-2: the output files, the pipes and the group's leader, waiting; returns the write end of its release pipe.
+
+        What fails here (a file that exists, no descriptor left, no process
+        left) closes every descriptor it opened and kills nothing: no leader
+        was started, or it was killed and reaped before this raises.
+        """
         gen, spec = self.gen, self.spec
         out_path, err_path = os.path.join(gen.dir, f"stdout.{gen.gen}"), os.path.join(gen.dir, f"stderr.{gen.gen}")
         # EXEC-1: the output files, created exclusively, before the execution is recorded.
-        out_fd = create_exclusive(out_path)
+        opened: List[int] = []
         try:
+            out_fd = create_exclusive(out_path)
+            opened.append(out_fd)
             err_fd = create_exclusive(err_path)
+            opened.append(err_fd)
+            out_r, out_w = os.pipe()
+            opened += (out_r, out_w)
+            err_r, err_w = os.pipe()
+            opened += (err_r, err_w)
+            release_r, release_w = os.pipe()
+            opened += (release_r, release_w)
         except BaseException:
-            os.close(out_fd)
+            for fd in opened:
+                os.close(fd)
             raise
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        release_r, release_w = os.pipe()
         os.set_blocking(out_r, False)
         os.set_blocking(err_r, False)
         keep = str(spec.get("output_keep", "head"))  # EXEC-17; absent in every 1.0 spec
@@ -181,21 +225,7 @@ class CommandRun:
             raise
         for fd in (stdin_fd, out_w, err_w, release_r):
             os.close(fd)
-        try:
-            started = self._record()
-        except BaseException as error:
-            self._abort(release_w)
-            if isinstance(error, Superseded):
-                return Outcome(False, "superseded")
-            if isinstance(error, FsjobError):
-                return Outcome(False, "start_failed", message=error.message)
-            raise
-        # The release: the command starts now.
-        try:
-            os.write(release_w, b"\n")
-        finally:
-            os.close(release_w)
-        return self._supervise(started)
+        return release_w
 
     def _record(self) -> int:
         """ID-2, LEASE-5, EXEC-3: read the leader's start, tell the guardian, publish exec.<g>.json durably."""
@@ -348,9 +378,24 @@ class CommandRun:
         return Outcome(True, self.stopped_by, code, sig, started_ms, self.out.summary(self.gen.gen, total_known), self.err.summary(self.gen.gen, total_known),
                        stopped, "; ".join(notes) or None)
 
+    def _group_state(self) -> str:
+        """ID-8 for the attempt's group; while no descriptor is left to read /proc with, it waits for one, as RCPT-7
+        waits to publish (up to lease_ms): "unknown" would leave the claim open (UNPROVEN) until this worker is gone."""
+        state = group_state(self.pid, self.start)
+        if state != "unknown" or not no_descriptor_left():
+            return state
+        self.controls.log(f"{self.gen.dir}: waiting for a file descriptor to prove generation {self.gen.gen}'s group stopped: {shortage()}")
+        give_up = mono_ms() + self.gen.lease_ms
+        pause = 0.2
+        while state == "unknown" and no_descriptor_left() and mono_ms() < give_up:
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+            state = group_state(self.pid, self.start)
+        return state
+
     def _finish_group(self) -> bool:
         """EXEC-11: SIGTERM what is left of the group, SIGKILL after kill_grace_ms; True once proven stopped (ID-8)."""
-        state = group_state(self.pid, self.start)
+        state = self._group_state()
         if state == "stopped":
             return True
         if state == "running":
@@ -360,7 +405,7 @@ class CommandRun:
             while True:
                 self._pump(0.05)
                 self._heartbeat("stopping")
-                state = group_state(self.pid, self.start)
+                state = self._group_state()
                 if state != "running":
                     break
                 now = mono_ms()

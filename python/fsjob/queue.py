@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from .clock import now_ms
 from .constants import PROTOCOL_VERSION
+from .descriptors import short_of_descriptors
 from .errors import FsjobError, io_error
 from .names import RecordName, is_job_id, random_hex16
 from .records import encode_record, read_record
@@ -145,8 +146,9 @@ class Queue:
         try:
             _judge_root(self.root, lstat_or_none(self.root))
             record = read_record(os.path.join(self.root, "fsjob.json"), "queue", RecordName("queue"), allow_missing=True)
-        except FsjobError:
-            return False
+        except FsjobError as error:
+            # No descriptor left to read fsjob.json with says nothing of what the root holds: the next check tells.
+            return short_of_descriptors(error)
         return record is not None and record.ok and record.value.get("queue_id") == self.queue_id
 
     def __repr__(self) -> str:

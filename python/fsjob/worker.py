@@ -13,9 +13,10 @@ from typing import Any, Callable, Dict, List, Optional, Set
 from . import ready
 from .attempt import Handler, run_plan
 from .clock import mono_ms, now_ms
-from .command import Controls
+from .command import Controls, Outcome
 from .constants import CANCEL_GRACE, CONSUME_RETRY_WAIT, LEASE_DEFAULT, OUTPUT_MAX, PROTOCOL_VERSION, renew_interval
 from .decide import Plan
+from .descriptors import short_of_descriptors, shortage, worker_room
 from .errors import FsjobError
 from .guardian import Guardian
 from .identity import self_identity
@@ -25,6 +26,12 @@ from .queue import Queue
 from .records import encode_record
 from .safefs import probe_filesystem, publish_rename, remove_file
 from .select import Chooser, waiting_non_preemptible
+
+
+#: Attempts in a row that could not start (EXEC-3) after which a worker stops claiming, as fsjob-sh does:
+#: each was given back, and a worker that cannot start commands would otherwise claim each job again and
+#: again, once a second, until CLAIM-9 ends it as lost.
+START_FAILURES_MAX = 3
 
 
 def _stderr_log(text: str) -> None:
@@ -61,6 +68,7 @@ class Worker:
         self._started_ms = now_ms()
         self._registered = False
         self.failed = False
+        self._start_failures = 0
         #: The root no longer holds the queue this worker opened (WORKER-4): nothing more is written or removed there.
         self.lost = False
 
@@ -125,7 +133,31 @@ class Worker:
         def waiter() -> bool:
             return waiting_non_preemptible(self.queue.root, self.queue.uid, spec["lane"], plan.gen.job_id, Judge())
 
-        return Controls(self._shutdown_at, waiter, self.log)
+        return Controls(self._shutdown_at, waiter, self.log, self._started)
+
+    def _started(self, outcome: Outcome) -> None:
+        """EXEC-3: an attempt that could not start is given back (attempt.finish); too few descriptors, or
+        START_FAILURES_MAX such attempts in a row, stop the worker: running attempts finish, nothing more is claimed."""
+        if outcome.released or outcome.stopped_by != "start_failed":
+            with self._lock:
+                self._start_failures = 0
+            return
+        with self._lock:
+            self._start_failures += 1
+            count = self._start_failures
+        if outcome.error is not None and short_of_descriptors(outcome.error):
+            why = f"an attempt could not start: {shortage(outcome.error)}"
+        elif count >= START_FAILURES_MAX:
+            why = f"{count} attempts in a row could not start, the last: {outcome.message}"
+        else:
+            return
+        self._stop_failed(why)
+
+    def _stop_failed(self, why: str) -> None:
+        if self._stopping_at is None:
+            self.log(f"stopping; the jobs stay queued: {why}")
+        self.failed = True
+        self.request_stop()
 
     def _start(self, plan: Plan) -> None:
         job_id = plan.gen.job_id
@@ -137,6 +169,9 @@ class Worker:
             except BaseException as error:  # an attempt's failure must not stop the others
                 self.log(f"{job_id}: generation {plan.gen.gen} failed to finish: {error}")
                 self.failed = self.failed or isinstance(error, (FsjobError, OSError))
+                if short_of_descriptors(error):
+                    # RCPT-7 gave up: the claim stays open, and RECOV-1 ends the generation once this owner is gone.
+                    self._stop_failed(f"{job_id} could not be finished: {shortage(error)}")
             finally:
                 with self._lock:
                     self._running.pop(job_id, None)
@@ -170,6 +205,7 @@ class Worker:
         reported: Set[str] = set()
         skip: Dict[str, int] = {}
         paused = False
+        short = False
         try:
             while True:
                 now = mono_ms()
@@ -202,7 +238,19 @@ class Worker:
                 if len(busy) < self.concurrency:
                     if not self.drain:
                         skip = {k: v for k, v in skip.items() if now - v < 30_000}
-                    result = chooser.one_pass(busy, set(skip))
+                    try:
+                        result = chooser.one_pass(busy, set(skip))
+                    except (FsjobError, OSError) as error:
+                        if not short_of_descriptors(error) or not busy:
+                            raise
+                        # The attempts running need descriptors to finish (RCPT-7): claim nothing, wait for them.
+                        if not short:
+                            self.log(f"claiming nothing while attempts run short of descriptors: {shortage(error)}")
+                        short = True
+                        self._wake.wait(1.0)
+                        self._wake.clear()
+                        continue
+                    short = False
                     if result.paused != paused:
                         paused = result.paused
                         self.log(f"{queue.root} is paused (pause.json): nothing is claimed (PAUSE-1)" if paused else f"{queue.root} is resumed")
@@ -251,8 +299,16 @@ def work(queue: Queue, handlers: Optional[Dict[str, Handler]] = None, concurrenc
     With ``commands=False`` command jobs are left too. Signal handlers are
     installed when called from the main thread (``install_signals``
     overrides). Returns 0, or 1 when it had to stop early (WORKER-4, no
-    guardian, a generation it could not finish).
+    guardian, a generation it could not finish, attempts that could not
+    start). Raises FsjobError IO (errno EMFILE) before it claims anything
+    when the limit on open files leaves no room for one attempt; with room
+    for fewer than ``concurrency`` it runs that many at once and logs so.
     """
+    # Before anything is read or claimed: a worker that cannot start an attempt would claim jobs for nothing.
+    if 1 <= concurrency <= 1024:  # else Worker refuses it
+        concurrency, note = worker_room(concurrency, commands)
+        if note is not None:
+            log(note)
     # FS-2: a long-running consumer refuses a filesystem without FS-1's operations before it serves the queue.
     probe_filesystem(queue.path("tmp"))
     worker = Worker(queue, handlers, concurrency, drain=drain, commands=commands, register=register, lease_ms=lease_ms,

@@ -24,6 +24,7 @@ import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
 import { explainUsage, type KnownOptions } from './usage-hints.ts';
 import { requireText, STDIN_POSITIONAL } from './command-line.ts';
+import { commandName, DASH_VALUED } from './command-name.ts';
 export { commandLine } from './command-line.ts';
 
 /** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
@@ -127,15 +128,12 @@ export interface MainOptions {
   conformance?: () => Promise<FsjobCommand>;
   /**
    * Only these commands are known (default: all). The enqueue start-up
-   * script (start-script.ts) runs command lines that name `enqueue` first
-   * and ask for no help, which no other command's registration changes,
+   * script (start-script.ts) runs command lines whose command is `enqueue` (command-name.ts)
+   * and that ask for no help, which no other command's registration changes,
    * and registering 16 commands costs yargs a parse of each.
    */
   commands?: readonly string[];
 }
-
-/** Options whose value may be "-" (standard input). */
-const DASH_VALUED = new Set(['--stdin', '--batch', '--request']);
 
 /** Commands whose positionals may be "-" (ids on standard input: fsjob wait -). */
 const DASH_POSITIONAL = new Set(['wait']);
@@ -149,7 +147,7 @@ const DASH_POSITIONAL = new Set(['wait']);
  */
 export function joinDashValues(argv: readonly string[]): string[] {
   const out: string[] = [];
-  const dashPositional = DASH_POSITIONAL.has(argv.find((arg) => !arg.startsWith('-')) ?? '');
+  const dashPositional = DASH_POSITIONAL.has(commandName(argv) ?? '');
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return [...out, ...argv.slice(i)];

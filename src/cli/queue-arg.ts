@@ -6,19 +6,12 @@
  * main.ts loads a command's module only when the command runs, so a module
  * imports what its command needs at its top.
  */
-import type { Argv } from 'yargs';
 import { FsjobError } from '../base/errors.ts';
 import { listDir } from '../fs/safefs.ts';
 import { defaultQueuePath, openQueue, type Queue } from '../model/queue.ts';
 import { JOB_ID_PATTERN, jobIdOfDirName } from '../records/names.ts';
 
-export function withQueue(yargs: Argv): Argv {
-  return yargs.option('queue', {
-    alias: 'q',
-    type: 'string',
-    describe: 'Queue directory (default: $FSJOB_QUEUE, else $XDG_STATE_HOME/fsjob/default or ~/.local/state/fsjob/default)',
-  });
-}
+export { withQueue } from './queue-option.ts';
 
 export async function queuePathOf(args: Record<string, unknown>): Promise<string> {
   const given = args['queue'];

@@ -45,6 +45,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Script } from 'node:vm';
+import { commandName } from './command-name.ts';
 
 /** What the build says of the start-up script it made (tools/build/cli-bundle.ts); absent when run from the sources. */
 export interface StartScript {
@@ -60,13 +61,14 @@ export interface StartScript {
 const KEEP_SCRIPTS = 8;
 
 /**
- * Whether the start-up script serves this command line: `enqueue` named
- * first, as scripts call it, and no help asked for (the script lays out no
+ * Whether the start-up script serves this command line: the command is
+ * `enqueue`, wherever yargs finds it (after options and their values too,
+ * command-name.ts), and no help is asked for (the script lays out no
  * help: its yargs has no layout modules, tools/build/cli-bundle.ts). Any
  * other command line loads the ES modules; both run the same code.
  */
 export function servedByStartScript(argv: readonly string[]): boolean {
-  if (argv[0] !== 'enqueue') return false;
+  if (commandName(argv) !== 'enqueue') return false;
   const end = argv.indexOf('--');
   return !(end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help='));
 }

@@ -20,6 +20,19 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 export const START_DESCRIPTORS = 16;
 
+/**
+ * Free descriptors below which `fsjob enqueue` from the start-up cache
+ * (start-cache.ts) cannot work, so is not tried: it loads no module file,
+ * and its most at once are what the enqueue itself holds (the queue's root,
+ * jobs/, ready/ and tmp/ open as directory handles, the new job's directory
+ * and its spec.json) beside /proc/self/limits, kept open to name the limit
+ * in errors (src/base/descriptors.ts). Measured on Linux with node 20:
+ * `fsjob enqueue -- true` works with 6 free and fails with 5 (creating
+ * spec.json). Above, what runs out is the command's error, which names
+ * what it was opening (opening directory q/jobs, creating spec.json).
+ */
+export const ENQUEUE_START_DESCRIPTORS = 6;
+
 let limitAtStart: number | undefined;
 
 /** The soft RLIMIT_NOFILE, read before anything loads and kept: once descriptors ran out /proc/self/limits cannot be opened. */
@@ -34,8 +47,11 @@ function softLimit(): number | undefined {
   }
 }
 
-/** The line to print (then exit 1) when too few descriptors are free to start; undefined when starting is fine. */
-export function tooFewDescriptors(): string | undefined {
+/**
+ * The line to print (then exit 1) when fewer than `need` descriptors are
+ * free to `what` ("load fsjob"); undefined when starting is fine.
+ */
+export function tooFewDescriptors(need: number = START_DESCRIPTORS, what = 'load fsjob'): string | undefined {
   const limit = softLimit();
   if (limit === undefined) return undefined;
   let open: number;
@@ -46,8 +62,8 @@ export function tooFewDescriptors(): string | undefined {
     return startFailure(error);
   }
   const free = limit - open;
-  if (free >= START_DESCRIPTORS) return undefined;
-  return `fsjob: too few file descriptors to start (EMFILE): ulimit -n ${limit} with ${open} open leaves ${free} free, too few to load fsjob (it needs about 24); raise the limit (ulimit -n 1024, LimitNOFILE= in a systemd unit)\n`;
+  if (free >= need) return undefined;
+  return `fsjob: too few file descriptors to start (EMFILE): ulimit -n ${limit} with ${open} open leaves ${free} free, too few to ${what} (it needs ${need} free, ulimit -n ${open + need} here); raise the limit (ulimit -n 1024, LimitNOFILE= in a systemd unit)\n`;
 }
 
 /** The line for a start that failed because descriptors ran out (EMFILE or ENFILE anywhere in the error's chain); undefined for any other failure. */

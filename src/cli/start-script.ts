@@ -4,7 +4,7 @@
  * says why and how; tools/build/cli-bundle.ts builds it). The script holds
  * main.ts, yargs and everything the enqueue command reaches, and nothing
  * else: another command never runs from it (bin/fsjob.ts hands it only a
- * command line that starts with `enqueue`).
+ * command line whose command is `enqueue`, src/cli/command-name.ts).
  */
 import { commandLine, main } from './main.ts';
 

@@ -7,6 +7,7 @@
  * its message names the unknown options in a known form; every other
  * message passes unchanged.
  */
+import { commandIndex } from './command-name.ts';
 
 /** What yargs knows of the current command's options (its getOptions()). */
 export interface KnownOptions {
@@ -87,7 +88,7 @@ export function explainUsage(message: string, argv: readonly string[], options: 
   // yargs lists a camel-case twin (maxAttempt) beside each unknown kebab-case name, and extra positionals too.
   const unknown = given.filter((name) => givenAsOption(name, argv));
   if (unknown.length === 0 || unknown.length < given.filter((name) => !/[A-Z]/.test(name)).length) return message;
-  const subcommand = argv.findIndex((word) => !word.startsWith('-'));
+  const subcommand = commandIndex(argv);
   const command = subcommand === -1 ? undefined : argv[subcommand];
   const listed = unknown.map(dashed).join(', ');
   if (command !== undefined && TAKES_A_COMMAND.has(command) && !argv.includes('--')) {

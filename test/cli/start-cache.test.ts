@@ -8,12 +8,13 @@
  * a loader hook (as in start-up.test.ts); how long it takes is the bench's
  * (bench/lib/enqueue.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, startLoading, startWork } from '../support/loaded.ts';
+import { ENTRY, ROOT, startLoading, startWork } from '../support/loaded.ts';
 
 const JOB_ID = /^\d{19}-[0-9a-f]{16}\n$/;
 
@@ -28,9 +29,9 @@ interface Call {
   files: string[];
 }
 
-/** `fsjob enqueue --queue Q -- true` with the cache in `cacheHome` (XDG_CACHE_HOME), and `env` besides. */
-function enqueue(cacheHome: string, env: NodeJS.ProcessEnv = {}): Call {
-  const run = startLoading(work, ['enqueue', '--queue', queue, '--', 'true'], { FSJOB_NO_CACHE: '', XDG_CACHE_HOME: cacheHome, ...env });
+/** `fsjob enqueue --queue Q -- true` (or `fsjob ARGS`) with the cache in `cacheHome` (XDG_CACHE_HOME), and `env` besides. */
+function enqueue(cacheHome: string, env: NodeJS.ProcessEnv = {}, args: readonly string[] = ['enqueue', '--queue', queue, '--', 'true']): Call {
+  const run = startLoading(work, args, { FSJOB_NO_CACHE: '', XDG_CACHE_HOME: cacheHome, ...env });
   return { ...run, files: run.files.map((file) => file.slice(ROOT.length)) };
 }
 
@@ -167,6 +168,82 @@ cache('the directory keeps the scripts of the 8 builds written last, and removes
   const hashes = new Set(readdirSync(dir).map((name) => /^enqueue-([0-9a-f]{16})/.exec(name)?.[1]));
   assert.ok(hashes.has(current), 'the current build stays');
   assert.equal([...hashes].filter((hash) => hash !== current).sort(), old.slice(0, 7).sort(), 'the 7 newest others stay, the 3 oldest go');
+});
+
+/** The job's spec.json without what differs from job to job (its id, its instant, the producer's process). */
+function specOf(id: string): Record<string, unknown> {
+  const { id: _id, created_ms: _created, producer: _producer, ...rest } = JSON.parse(readFileSync(join(queue, 'jobs', id, 'spec.json'), 'utf8')) as Record<string, unknown>;
+  return rest;
+}
+
+cache('options before the command name (--queue Q enqueue, --queue=Q, -q Q, a value that reads "enqueue") run from the cache and make the job enqueue --queue Q makes', () => {
+  const home = join(work, 'options-first');
+  assertEnqueued(enqueue(home), 'the call that fills the cache');
+  const spellings = [
+    ['enqueue', '--queue', queue, '--lane', 'l', '--', 'true'],
+    ['--queue', queue, 'enqueue', '--lane', 'l', '--', 'true'],
+    [`--queue=${queue}`, '--lane=l', 'enqueue', '--', 'true'],
+    ['-q', queue, '--lane', 'l', 'enqueue', '--', 'true'],
+    ['--verbose', '--queue', queue, 'enqueue', '--lane', 'l', '--', 'true'],
+  ];
+  const specs = spellings.map((args) => {
+    const call = enqueue(home, {}, args);
+    assertEnqueued(call, args.join(' '));
+    assert.equal(call.files, ['dist/bin/fsjob.js'], `${args.join(' ')} runs from the cache`);
+    return specOf(call.stdout.trim());
+  });
+  for (const [i, spec] of specs.entries()) assert.equal(spec, specs[0], `${spellings[i]?.join(' ')} makes the same job`);
+  assert.is(specs[0]?.['lane'], 'l');
+  // The value of --lane is "enqueue": the command is the next positional, as yargs finds it.
+  const trap = enqueue(home, {}, ['--lane', 'enqueue', '--queue', queue, 'enqueue', '--', 'true']);
+  assertEnqueued(trap, 'the call whose --lane is "enqueue"');
+  assert.equal(trap.files, ['dist/bin/fsjob.js'], 'runs from the cache');
+  assert.is(specOf(trap.stdout.trim())['lane'], 'enqueue');
+  // Another command after the same options is not the script's (status has no --lane: the error is status's).
+  const status = enqueue(home, {}, ['--lane', 'enqueue', '--queue', queue, 'status']);
+  assert.is(status.status, 2, status.stderr);
+  assert.match(status.stderr, /^fsjob: unknown option --lane; did you mean --label\?/);
+  assert.ok(status.files.includes(ES_MODULES), `status runs from the ES modules: ${status.files.join(', ')}`);
+  const help = enqueue(home, {}, ['--queue', queue, 'enqueue', '--help']);
+  assert.is(help.status, 0, help.stderr);
+  assert.ok(help.files.includes(ES_MODULES), 'help is laid out by the ES modules');
+});
+
+/** `fsjob ARGS` under `ulimit -n limit`, with the cache in `cacheHome` (no loader hook: it would open files of its own). */
+function underLimit(limit: number, cacheHome: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync('sh', ['-c', `ulimit -n ${limit} && exec "$@"`, 'sh', process.execPath, ENTRY, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, FSJOB_QUEUE: '', FSJOB_NO_CACHE: '', XDG_CACHE_HOME: cacheHome, ...env },
+    timeout: 60_000,
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+const TOO_FEW = /^fsjob: too few file descriptors to start \(EMFILE\): ulimit -n (\d+) with \d+ open leaves \d+ free, too few to (.+) \(it needs \d+ free, ulimit -n (\d+) here\); raise the limit \(ulimit -n 1024, LimitNOFILE= in a systemd unit\)\n$/;
+
+cache('at ulimit -n 19 a cached enqueue says, as the uncached one, that too few descriptors are left to start (one line, exit 1); at the limit it names it enqueues', () => {
+  const home = join(work, 'limit');
+  assertEnqueued(enqueue(home), 'the call that fills the cache');
+  const jobs = (): string[] => readdirSync(join(queue, 'jobs')).sort();
+  const before = jobs();
+  const args = ['enqueue', '--queue', queue, '--', 'true'];
+  const cached = underLimit(19, home, args);
+  const uncached = underLimit(19, home, args, { FSJOB_NO_CACHE: '1' });
+  for (const [what, run] of [['cached', cached], ['uncached', uncached]] as const) {
+    assert.is(run.status, 1, `${what}: ${run.stderr}`);
+    assert.match(run.stderr, TOO_FEW, `${what} names the limit, what it starts and what to do`);
+    assert.match(run.stderr, /ulimit -n 19 /);
+    assert.not.match(run.stderr, /locales|en\.json|node_modules/, `${what} names no file of yargs`);
+  }
+  assert.is(TOO_FEW.exec(cached.stderr)?.[2], 'run fsjob enqueue');
+  assert.is(TOO_FEW.exec(uncached.stderr)?.[2], 'load fsjob');
+  assert.equal(jobs(), before, 'no job was made');
+  // The need it names is enough: the cached enqueue works there.
+  const need = Number(TOO_FEW.exec(cached.stderr)?.[3]);
+  const at = underLimit(need, home, args);
+  assert.is(at.status, 0, `at ulimit -n ${need}: ${at.stderr}`);
+  assert.match(at.stdout, JOB_ID);
+  assert.ok(existsSync(join(queue, 'jobs', at.stdout.trim(), 'spec.json')), 'the job is in the queue');
 });
 
 cache.run();

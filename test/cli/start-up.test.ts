@@ -61,7 +61,7 @@ startUp('--version loads the entry and nothing of yargs or the queue', () => {
   const run = start(['--version']);
   assert.is(run.status, 0, run.stderr);
   assert.match(run.stdout, /^\d+\.\d+\.\d+/);
-  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/start-(check|cache)\.ts)/), [], 'sources loaded besides the entry');
+  assert.equal(none(run.sources, /^node_modules\/|^src\/(?!cli\/(start-(check|cache)|command-name)\.ts)/), [], 'sources loaded besides the entry');
   assert.ok(run.files.length <= 2, `files: ${run.files.join(', ')}`);
 });
 
@@ -73,6 +73,17 @@ startUp('--help loads yargs and its layout, and no queue code', () => {
   assert.ok(run.sources.some((source) => source.startsWith('node_modules/cliui/')), 'the help layout (cliui)');
   assert.equal(none(run.sources, QUEUE_CODE), []);
   assert.equal(none(run.sources, /^src\/cli\/commands\//), [], 'no command module: the list of commands is main.ts');
+});
+
+startUp('enqueue --help, also after options, loads yargs and its layout and the enqueue command\'s options, and no queue code', () => {
+  for (const args of [['enqueue', '--help'], ['--queue', queue, 'enqueue', '--help']]) {
+    const run = start(args);
+    assert.is(run.status, 0, run.stderr);
+    assert.match(run.stdout, /--max-attempts/, 'the help of enqueue');
+    assert.ok(run.sources.includes('src/cli/commands/enqueue.ts'), 'its options');
+    assert.equal(none(run.sources, QUEUE_CODE), [], args.join(' '));
+    assert.equal(none(run.sources, /^src\/cli\/commands\/(?!enqueue\.ts$)/), [], 'nothing of another command, nor what runs enqueue');
+  }
 });
 
 // From the ES modules: with the start-up cache, enqueue loads no module file at all (test/cli/start-cache.test.ts checks its script).
