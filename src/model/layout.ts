@@ -116,57 +116,72 @@ export function classifyJobEntry(name: string): JobEntry {
   return { kind: 'unknown' };
 }
 
-/** Path builders over one queue root. The root is absolute and already checked (SEC-1). */
+/**
+ * Path builders over one queue root. The root is absolute and already
+ * checked (SEC-1). Paths are joined by hand, not by path.join: the root is
+ * resolved once here and every name below it is a checked single
+ * component, so path.join's normalisation (a loop over the whole path, a
+ * few calls per job) would change nothing; a name that is not one plain
+ * component still goes through it.
+ */
 export class QueuePaths {
   readonly root: string;
+  /** The root with the separator its children follow ("/" alone for the filesystem root). */
+  private readonly prefix: string;
 
   constructor(root: string) {
     this.root = path.resolve(root);
+    this.prefix = this.root.endsWith('/') ? this.root : `${this.root}/`;
   }
 
   dir(name: QueueDir): string {
-    return path.join(this.root, name);
+    return this.prefix + name;
   }
 
   queueRecord(): string {
-    return path.join(this.root, QUEUE_RECORD);
+    return this.prefix + QUEUE_RECORD;
   }
 
   pauseRecord(): string {
-    return path.join(this.root, PAUSE_RECORD);
+    return this.prefix + PAUSE_RECORD;
   }
 
   job(id: string): string {
-    return path.join(this.root, 'jobs', assertJobId(id));
+    return `${this.prefix}jobs/${assertJobId(id)}`;
   }
 
   /** jobs/<id>.gated: the job's directory while it is gated (GATE-1). */
   gatedJob(id: string): string {
-    return path.join(this.root, 'jobs', gatedName(id));
+    return `${this.prefix}jobs/${gatedName(id)}`;
   }
 
   jobFile(id: string, name: string): string {
-    return path.join(this.job(id), name);
+    return plainComponent(name) ? `${this.job(id)}/${name}` : path.join(this.job(id), name);
   }
 
   staging(id: string): string {
-    return path.join(this.root, 'tmp', assertJobId(id));
+    return `${this.prefix}tmp/${assertJobId(id)}`;
   }
 
   ready(priority: number, id: string): string {
-    return path.join(this.root, 'ready', readyEntryName(priority, assertJobId(id)));
+    return `${this.prefix}ready/${readyEntryName(priority, assertJobId(id))}`;
   }
 
   holdDir(kind: 'dedupe' | 'lanes', key: string): string {
-    return path.join(this.root, kind, keyHash(key));
+    return `${this.prefix}${kind}/${keyHash(key)}`;
   }
 
   worker(workerId: string): string {
     if (!WORKER_ID_PATTERN.test(workerId)) {
       throw new FsjobError('INVALID_ID', `not a worker id: ${JSON.stringify(workerId).slice(0, 40)}`, { clause: 'LAYOUT-9' });
     }
-    return path.join(this.root, 'workers', `${workerId}.json`);
+    return `${this.prefix}workers/${workerId}.json`;
   }
+}
+
+/** A name path.join would leave as it is below a directory: one component, not "." or "..". */
+function plainComponent(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/');
 }
 
 export const genRecordName = (kind: 'claim' | 'exec' | 'state' | 'end', gen: number): string => `${kind}.${gen}.json`;

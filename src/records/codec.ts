@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
-import { type JsonObject, parseRecordBytes, serializeRecord } from './json.ts';
+import { type JsonObject, parseRecordBytes, serializeBuilt, serializeRecord } from './json.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
@@ -251,8 +251,26 @@ export function encodeBuilt<T extends RecordType>(type: T, value: RecordByType[T
     checkIdentity(type, value, identity, options);
     checkedIdentities.add(identity);
   }
-  return serializeRecord(value);
+  const outside = FROM_OUTSIDE[type];
+  return outside === undefined ? serializeRecord(value) : serializeBuilt(value as unknown as Record<string, unknown>, outside);
 }
+
+/**
+ * The members a consumer's records take from outside its own code, which
+ * encodeBuilt walks for REC-1 (json.ts serializeBuilt): a handler's result,
+ * a message (a handler's error text), an output summary, an exit status and
+ * a process group read from the system. Every other member is written by
+ * the builder (generation.ts) from constants, clocks, counters and checked
+ * identities. Types not named here (the producer's spec, with its caller's
+ * payload, and every other record) are walked whole.
+ */
+export const FROM_OUTSIDE: Partial<Record<RecordType, readonly string[]>> = {
+  claim: [],
+  exec: ['group'],
+  state: ['progress'],
+  end: ['status'],
+  receipt: ['message', 'status', 'stdout', 'stderr', 'result'],
+};
 
 /**
  * encodeBuilt's check of an identity it has not seen: the member of the

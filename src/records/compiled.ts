@@ -12,8 +12,9 @@
 import { validators } from './generated/validators.js';
 import { useCompiledValidators } from './schemas.ts';
 import { useParser } from './codec.ts';
-import { fastParseRecordBytes } from './fast-json.ts';
+import { nativeParseRecordBytes } from './fast-json.ts';
 
 useCompiledValidators(validators);
-// What reads many records parses them the fast way too (codec.ts useParser).
-useParser(fastParseRecordBytes);
+// Records are parsed the fast way too (codec.ts useParser): the road of native calls that suits a
+// consumer's spec per job; the validator's bulk reads name their own (fast-record.ts, entries.ts).
+useParser(nativeParseRecordBytes);

@@ -473,11 +473,27 @@ export function serializeRecord(value: unknown): Buffer {
   rawBelowTop = false;
   const raw = checkSerializable(value, [], 0, false);
   const text = !raw ? JSON.stringify(value) : rawBelowTop ? stringifyKeepingRaw(value) : joinKeepingRaw(value as Record<string, unknown>);
+  return recordBytes(text);
+}
+
+/** The text and its line feed, within RECORD_MAX (REC-2). */
+function recordBytes(text: string): Buffer {
   const bytes = Buffer.from(`${text}\n`, 'utf8');
-  if (bytes.length > RECORD_MAX) {
-    throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, {
-      clause: 'REC-2',
-    });
-  }
+  if (bytes.length > RECORD_MAX) throw new FsjobError('TOO_LARGE', `the record is ${bytes.length} bytes, over RECORD_MAX (${RECORD_MAX})`, { clause: 'REC-2' });
   return bytes;
+}
+
+/**
+ * serializeRecord for a record its writer built, walking for REC-1 only the members named in `outside` (codec.ts
+ * FROM_OUTSIDE); a value kept as written goes to serializeRecord. Same bytes and refusals (test/records/encode-built.test.ts).
+ */
+export function serializeBuilt(value: Record<string, unknown>, outside: readonly string[]): Buffer {
+  const path: (string | number)[] = [];
+  for (const member of outside) {
+    if (value[member] === undefined) continue;
+    path.push(member);
+    if (checkSerializable(value[member], path, 1, FREE_JSON_MEMBERS.has(member))) return serializeRecord(value);
+    path.pop();
+  }
+  return recordBytes(JSON.stringify(value));
 }

@@ -5,7 +5,8 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { keyHash, QueuePaths } from '../../src/model/layout.ts';
 import { initQueue, openQueue } from '../../src/model/queue.ts';
 import { enqueue } from '../../src/producer/enqueue.ts';
 import { enqueueMany } from '../../src/producer/many.ts';
@@ -62,3 +63,26 @@ shape('a value that is not a Queue is refused with USAGE by every call that take
 });
 
 shape.run();
+
+const paths = suite('QueuePaths: names joined by hand are what path.join writes');
+
+paths('for every builder, under roots with and without a trailing slash, relative, with dot segments and the filesystem root', () => {
+  const id = '1796438421045000000-d1d59aa3fa26aeb7';
+  for (const root of ['/srv/q', '/srv/q/', 'q', './a/../q', '/', '/srv/./q/..//q']) {
+    const p = new QueuePaths(root);
+    const r = resolve(root);
+    assert.is(p.dir('jobs'), join(r, 'jobs'), root);
+    assert.is(p.queueRecord(), join(r, 'fsjob.json'), root);
+    assert.is(p.pauseRecord(), join(r, 'pause.json'), root);
+    assert.is(p.job(id), join(r, 'jobs', id), root);
+    assert.is(p.gatedJob(id), join(r, 'jobs', `${id}.gated`), root);
+    for (const name of ['spec.json', 'claim.12.json', '.', '..', '', 'a/../b', 'x/']) assert.is(p.jobFile(id, name), join(r, 'jobs', id, name), `${root} ${name}`);
+    assert.is(p.staging(id), join(r, 'tmp', id), root);
+    assert.is(p.ready(5, id), join(r, 'ready', `0995-${id}`), root);
+    assert.is(p.holdDir('lanes', 'k'), join(r, 'lanes', keyHash('k')), root);
+    assert.is(p.worker('0123456789abcdef'), join(r, 'workers', '0123456789abcdef.json'), root);
+  }
+  assert.throws(() => new QueuePaths('/q').job('../x'));
+});
+
+paths.run();

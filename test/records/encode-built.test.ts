@@ -6,9 +6,12 @@
  * record's whole schema says of the member that holds it (REC-8, VER-2).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkRecord, serializeRecord, type ClaimRecord, type SpecRecord } from '../../src/records/codec.ts';
+import { checkRecord, FROM_OUTSIDE, serializeRecord, type ClaimRecord, type RecordType, type SpecRecord, type VectorFile } from '../../src/records/codec.ts';
+import { parsePayloadText, serializeBuilt } from '../../src/records/json.ts';
+import { FsjobError } from '../../src/base/errors.ts';
 import { memberFindings } from '../../src/records/schemas.ts';
 import type { Identity } from '../../src/records/codec.ts';
 import { specRecord } from '../../conformance/runner/fixtures.ts';
@@ -81,3 +84,58 @@ identity('without FSJOB_CHECK_WRITES, encodeBuilt refuses a bad identity naming 
 });
 
 identity.run();
+
+const built = suite('encodeBuilt: only the members a consumer takes from outside are walked (serializeBuilt)');
+
+/** serializeBuilt's answer, and serializeRecord's: bytes, or the refusal's code and message. */
+function both(type: string, value: Record<string, unknown>): [unknown, unknown] {
+  const answer = (write: () => Buffer): unknown => {
+    try {
+      return write().toString('utf8');
+    } catch (error) {
+      return error instanceof FsjobError ? `${error.code} ${error.message}` : String(error);
+    }
+  };
+  return [answer(() => serializeBuilt(value, FROM_OUTSIDE[type as RecordType] ?? [])), answer(() => serializeRecord(value))];
+}
+
+built('every valid conformance record of the types it serves gives serializeRecord bytes', () => {
+  let count = 0;
+  for (const type of Object.keys(FROM_OUTSIDE)) {
+    const file = JSON.parse(readFileSync(new URL(`../../conformance/vectors/${type}.json`, import.meta.url), 'utf8')) as VectorFile;
+    for (const test of file.tests) {
+      if (!test.valid || typeof test.data !== 'object' || test.data === null) continue;
+      const [fast, full] = both(type, test.data as Record<string, unknown>);
+      assert.is(fast, full, `${type}: ${test.description}`);
+      count += 1;
+    }
+  }
+  assert.ok(count > 40, `${count} records`);
+});
+
+built('what REC-1 forbids in a member from outside is refused alike (code, message, member path)', () => {
+  const receipt = { fsjob: '1.2', type: 'receipt', job_id: '1796438421045000000-d1d59aa3fa26aeb7', gen: 1, outcome: 'succeeded', exit_code: 0, reason: null, message: null, attempts: 1, status: null, started_ms: 1, finished_ms: 2, stdout: null, stderr: null, result: null, by: GOOD };
+  const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
+  const values: [string, Record<string, unknown>][] = [
+    ['a lone surrogate in message', { ...receipt, outcome: 'failed', exit_code: 1, message: 'x\uD800' }],
+    ['a non-finite result', { ...receipt, result: { a: Number.NaN } }],
+    ['a fraction in status', { ...receipt, status: { exit: 0.5, signal: null } }],
+    ['undefined in a result array', { ...receipt, result: [1, undefined] }],
+    ['a Map as result', { ...receipt, result: new Map() }],
+    ['a result nested past NEST_MAX', { ...receipt, result: deep(200) }],
+    ['a result over RECORD_MAX', { ...receipt, result: 'r'.repeat(300_000) }],
+    ['a result kept as written', { ...receipt, result: parsePayloadText('{"a": 1.50}') }],
+    ['a result with a lone surrogate in a member name', { ...receipt, result: { 'k\uDC00': 1 } }],
+    ['two members at fault: the first in record order', { ...receipt, message: '\uD800', result: Number.POSITIVE_INFINITY }],
+  ];
+  for (const [label, value] of values) {
+    const [fast, full] = both('receipt', value);
+    assert.is(fast, full, label);
+  }
+  const exec = { fsjob: '1.2', type: 'exec', job_id: receipt.job_id, gen: 1, attempt: 1, group: { host: 'h\uD800', boot_id: GOOD.boot_id, pid_ns: GOOD.pid_ns, pgid: 5, start: '1' }, recorded_ms: 1 };
+  assert.is(...both('exec', exec), 'a lone surrogate in a process group');
+  const state = { fsjob: '1.2', type: 'state', job_id: receipt.job_id, gen: 1, heartbeat_ms: 1, phase: 'running', attempt: 1, stdout_bytes: 0, stderr_bytes: 0, progress: '\uDFFF' };
+  assert.is(...both('state', state), 'a lone surrogate in progress');
+});
+
+built.run();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createAjv } from '../../tools/gen/schema-compiler.ts';
@@ -122,6 +123,30 @@ keywords('maxJsonBytes bounds the serialized result', () => {
 
 keywords('validators are compiled once and reused', () => {
   assert.is(validatorFor('spec'), validatorFor('spec'));
+});
+
+keywords("oneOf of required branches (SPEC-1's argv or handler): the quiet test gives ajv's own verdict and errors", () => {
+  const quiet = createAjv();
+  const full = createAjv({ ajvOneOf: true });
+  const vectors = JSON.parse(readFileSync(new URL('../../conformance/vectors/spec.json', import.meta.url), 'utf8')) as { tests: { data?: unknown }[] };
+  const specs = vectors.tests.flatMap((test) => (test.data === undefined ? [] : [test.data]));
+  const payload = specs.find((spec) => typeof spec === 'object' && spec !== null && 'handler' in spec) as Record<string, unknown>;
+  const command = specs.find((spec) => typeof spec === 'object' && spec !== null && 'argv' in spec) as Record<string, unknown>;
+  assert.ok(payload !== undefined && command !== undefined);
+  const { handler: _h, payload: _p, ...neither } = payload;
+  // Each branch alone, both, neither, a member present as undefined, and what is not an object.
+  const cases = [...specs, { ...payload, argv: command['argv'] }, neither, { ...payload, argv: undefined }, { ...command, handler: undefined }, [], Object.assign([], { handler: 'h' }), null, 'spec', 1];
+  const test = (members: object): object => ({ description: 'd', record_type: 'spec', tests: [{ description: 'c', clause: 'SPEC-1', valid: true, ...members }] });
+  const vectorCases = [{ data: 1 }, { raw: 'x' }, { raw_base64: 'AA==' }, { data: 1, raw: 'x' }, { data: null, raw: 'x', raw_base64: 'AA==' }, {}, { data: undefined }].map(test);
+  for (const [id, inputs] of [['spec', cases], ['vector-case', vectorCases]] as const) {
+    const a = quiet.getSchema(`${SCHEMA_BASE}${id}.schema.json`);
+    const b = full.getSchema(`${SCHEMA_BASE}${id}.schema.json`);
+    assert.ok(a !== undefined && b !== undefined);
+    for (const [index, input] of inputs.entries()) {
+      assert.is(a(input), b(input), `${id} case ${index}`);
+      assert.equal(a.errors ?? null, b.errors ?? null, `${id} case ${index}`);
+    }
+  }
 });
 
 keywords.run();

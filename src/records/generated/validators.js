@@ -13069,6 +13069,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 const _errs2 = errors;
+if(!((data && typeof data == "object" && !Array.isArray(data)) && ((data.argv !== undefined ? 1 : 0) + (data.handler !== undefined ? 1 : 0) === 1))){
 let valid1 = false;
 let passing0 = null;
 const _errs3 = errors;
@@ -13131,6 +13132,7 @@ vErrors.length = _errs2;
 }
 else {
 vErrors = null;
+}
 }
 }
 }
@@ -15558,6 +15560,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 const _errs2 = errors;
+if(!((data && typeof data == "object" && !Array.isArray(data)) && ((data.argv !== undefined ? 1 : 0) + (data.handler !== undefined ? 1 : 0) === 1))){
 let valid1 = false;
 let passing0 = null;
 const _errs3 = errors;
@@ -15620,6 +15623,7 @@ vErrors.length = _errs2;
 }
 else {
 vErrors = null;
+}
 }
 }
 }
@@ -18472,6 +18476,7 @@ vErrors.push(err10);
 errors++;
 }
 const _errs9 = errors;
+if(!((data3 && typeof data3 == "object" && !Array.isArray(data3)) && ((data3.data !== undefined ? 1 : 0) + (data3.raw !== undefined ? 1 : 0) + (data3.raw_base64 !== undefined ? 1 : 0) === 1))){
 let valid4 = false;
 let passing0 = null;
 const _errs10 = errors;
@@ -18558,6 +18563,7 @@ vErrors.length = _errs9;
 }
 else {
 vErrors = null;
+}
 }
 }
 }
