@@ -132,7 +132,8 @@ export class ReadyView {
     this.present.clear();
     this.byId.clear();
     this.glanced.clear();
-    this.claiming.clear();
+    // Kept across listings (a view that no watcher feeds is listed at nearly every scan): the bound of a wait must hold.
+    for (const name of this.claiming.keys()) if (!seen.has(name)) this.claiming.delete(name);
     for (const entry of entries) {
       this.present.set(entry.name, entry);
       this.byId.set(entry.id, entry.name);
