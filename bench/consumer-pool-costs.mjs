@@ -220,6 +220,8 @@ async function parent(dir) {
       for (const c of consumers) for (const [k, v] of Object.entries(straceCalls(c.out))) total[k] = (total[k] ?? 0) + v;
       // Less the warm-up's 30 jobs per process (measured alone: they are a full job's calls each, roughly).
       const per = (k) => +((total[k] ?? 0) / (jobs + 30 * n)).toFixed(2);
+      // Every system call's count per job, on stderr (the table keeps the few above).
+      process.stderr.write(`${label} ${n}: ${JSON.stringify(Object.fromEntries(Object.keys(total).sort((x, y) => total[y] - total[x]).map((k) => [k, per(k)])))}\n`);
       Object.assign(row, { syscalls_job: per('total'), getdents64_job: per('getdents64'), epoll_wait_job: per('epoll_wait'), linkat_job: per('linkat') + per('link'), fsync_job: per('fsync') + per('fdatasync'), openat_job: per('openat'), statx_job: per('statx') + per('newfstatat') + per('lstat') });
     }
     rows.push(row);
