@@ -89,7 +89,7 @@ export interface CommandResult {
   drainCut: boolean;
   /**
    * Why the exit status is unknown, when it is: whoever waited for the
-   * leader died with it (the spawner's waiter). `exit` and `signal` are
+   * leader died with it (the spawner, or its waiter). `exit` and `signal` are
    * null then, and the group was stopped like a dead owner's (RECOV-1).
    */
   statusLost: string | null;
@@ -215,7 +215,7 @@ export function startCommand(spec: CommandSpec, hooks: CommandHooks): RunningCom
     // EXEC-11: stragglers of the group do not outlive the attempt. The leader
     // is reaped now, so the group is judged by its members (zombies count as
     // stopped: an init that never reaps must not hold the attempt open). When
-    // its status was lost with its waiter, the leader itself may still run:
+    // its status was lost with the spawner or its waiter, the leader itself may still run:
     // the group is stopped as a dead owner's would be (RECOV-1).
     const groupStopped = groupGone(group.pgid) || (await stopGroup(group, { graceMs: spec.killGraceMs, clock })) === 'stopped';
     // EXEC-16: then whatever left the group but not the cgroup; its pipes close with it.

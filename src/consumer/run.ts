@@ -74,7 +74,7 @@ export function superseded(owner: Ownership): RunOutcome {
 
 /** What an attempt came to, for `conclude`. */
 export interface Ending {
-  /** 'lost': the command's exit status died with its waiter (the spawner's), as with a dead owner. */
+  /** 'lost': the command's exit status died with whoever waited for it (the spawner, or its waiter), as with a dead owner. */
   stoppedBy: StopReason | 'fenced' | 'lost' | null;
   /** Whether the command was released / the handler called (the execution may have happened). */
   released: boolean;
@@ -133,7 +133,7 @@ export async function conclude(owner: Ownership, spec: SpecRecord, attempt: numb
           : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
       case 'lost':
-        // LEASE-6, and a status lost with its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
+        // LEASE-6, and a status lost with the spawner or its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
         return remain
           ? await end('failed', true, spec.retry_delay_ms)
           : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });

@@ -56,7 +56,14 @@ export class FifoOutputs {
   private sinks: [Writable, Writable] | undefined;
   private watch: NodeJS.Timeout | undefined;
 
-  constructor(private readonly fds: OutputFds) {}
+  /** Streams not yet at end of file. */
+  private open = 0;
+
+  /** @param ended called when every output FIFO that became a stream reached end of file (spawner.ts prompts bash's spawner then) */
+  constructor(
+    private readonly fds: OutputFds,
+    private readonly ended: () => void = () => undefined,
+  ) {}
 
   connect(stdout: Writable, stderr: Writable): void {
     this.sinks = [stdout, stderr];
@@ -105,5 +112,9 @@ export class FifoOutputs {
     const socket = new net.Socket({ fd, readable: true, writable: false });
     socket.pipe(sink);
     this.streams.push(socket);
+    this.open += 1;
+    socket.once('end', () => {
+      if (--this.open === 0) this.ended();
+    });
   }
 }

@@ -74,10 +74,10 @@ export function bashChainFits(env: LaunchRequest['env']): boolean {
 }
 
 /**
- * The request line of one attempt: fsjob_run ID CWD STDIN OUT ERR REL, then
- * the gate's command line: for the sh chain setsid and sh, then env(1)
- * with the environment as its words, for the bash chain `- N NAME...
- * NAME=VALUE... ARGV...` (spawner.sh).
+ * The request line of one attempt: `fsjob_run ID CWD STDIN OUT ERR REL`
+ * then the gate's command line, setsid and sh, then env(1) with the
+ * environment as its words (the sh chain); or `fsjob_start ID CWD STDIN OUT
+ * ERR REL N NAME... NAME=VALUE... ARGV...` (the bash chain, spawner.sh).
  */
 export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, chain: Chain): Buffer {
   const tag = String(id);
@@ -87,10 +87,10 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
   const argv = request.argv.map((arg, i) => word(arg, `argv[${i}]`));
   const gate =
     chain === 'bash'
-      ? [raw(`- ${entries.length}`), ...entries.map(([name]) => raw(name)), ...env, ...argv]
+      ? [raw(String(entries.length)), ...entries.map(([name]) => raw(name)), ...env, ...argv]
       : [raw('"$X" -- "$B" -c "$G" fsjob-gate'), word(tag, 'id'), raw('"$E" -i --default-signal --'), ...env, ...(envTakesForAssignment(request.argv[0]) ? [raw('"$N" -n 0 --')] : []), ...argv];
   return line([
-    raw('fsjob_run'),
+    raw(chain === 'bash' ? 'fsjob_start' : 'fsjob_run'),
     word(tag, 'id'),
     word(request.cwd, 'the working directory'),
     word(stdin, 'stdin'),
@@ -100,6 +100,9 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
     ...gate,
   ]);
 }
+
+/** An empty request: bash's spawner, woken by it, looks at once for the gates that ended (a running command's outputs reached end of file). */
+export const PROMPT: Buffer = Buffer.from(':');
 
 /** The request that makes a batch of FIFO triples, answered `m TAG ok|fail`. */
 export function fifosRequest(tag: string, batch: readonly Fifos[]): Buffer {

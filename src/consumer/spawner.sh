@@ -23,45 +23,55 @@
 #   fail <reason>                 no chain passed; the spawner exits
 #   m <tag> ok|fail               fsjob_fifos made its FIFOs (or not)
 #   w <id> <pid>                  fsjob_run started the waiter of request <id>
-#   p <id> <pid> [<start> <w>]    the gate of <id> runs in its own process
-#                                 group, <pid> = pgid, and waits for
-#                                 its release (sh: written by the gate
-#                                 itself; bash: by its waiter <w>, once
-#                                 job control made the group, with the
-#                                 gate's start, ID-2, and no `w` line)
-#   [<n>] <+|-> <pid> <status>    the waiter's `jobs -l`: how the gate ended
-#   x <id> <pid> <status>         the waiter's `wait` status: the gate <pid> ended
-#   e <id>                        the waiter could not open the working
-#                                 directory or a FIFO: nothing was started
+#                                 (the sh chain only)
+#   p <id> <pid> [<start>]        the gate of <id> runs in its own process
+#                                 group, <pid> = pgid, and waits for its
+#                                 release; written by the gate itself (bash's
+#                                 with its start, ID-2)
+#   [<n>] <+|-> <pid> <status>    `jobs -l`: how a gate ended (the sh chain's
+#                                 waiter; bash's spawner, `jobs -n -l`)
+#   x <id> <pid> <status>         the `wait` status: the gate <pid> ended
+#   e <id>                        the working directory or a FIFO could not
+#                                 be opened: nothing was started
 #
-# One attempt, three processes, in one of two chains:
-#   spawner (this shell)
-#    `-- waiter: a subshell, in the spawner's process group, outside the job's
-#         `-- gate, the leader of the job's new process group, which reports
-#             its pid, reads the release, then becomes the command (exec):
-#             bash:  a subshell of the waiter (fsjob_gate), made its group's
-#                    leader by bash's job control (`set -m`: setpgid); one
-#                    exec per command, the command's own
-#             sh:    setsid sh -c GATE ... env -i --default-signal NAME=VALUE...,
-#                    three execs before the command's (no POSIX sh can make a
-#                    process group or reset a signal a background job starts
-#                    with ignored)
-# The waiter is the gate's parent so that the exit status has one owner that
-# waits for it, and so that the spawner can take the next request at once.
+# One attempt, in one of two chains:
+#   bash:  spawner (this shell)
+#           `-- gate (fsjob_lead, a subshell), the leader of the job's new
+#               process group, made by bash's job control (`set -m`:
+#               setpgid); it opens the FIFOs, reports its pid, reads the
+#               release, then becomes the command (exec): one fork and one
+#               exec per command, the command's own. The spawner reaps it.
+#   sh:    spawner
+#           `-- waiter: a subshell, in the spawner's process group
+#                `-- gate: setsid sh -c GATE ... env -i --default-signal
+#                    NAME=VALUE..., three execs before the command's (no
+#                    POSIX sh can make a process group or reset a signal a
+#                    background job starts with ignored)
+# The sh chain's waiter is the gate's parent so that the exit status has one
+# owner that waits for it while dash's spawner blocks in its read. bash's
+# spawner reaps its gates itself (a waiter's fork was 37% of its tree's CPU
+# per command): while any runs, it reads requests with a timeout (bash
+# blocks SIGCHLD while `read` waits, so no trap can end the read), 1 ms at
+# first, slower the longer nothing happens (at most 128 ms), and after each
+# read reports the gates that ended (fsjob_reap); the worker prompts it with
+# an empty request when a running command's outputs reach end of file. A
+# spawner that dies takes the exit statuses of its bash gates with it: the
+# worker ends those attempts as a dead owner's (spec/design-spawner.md, 7).
 # The bash chain costs a fork and an exec where the sh chain costs a fork
 # and four execs (measured: spec/design-spawner.md, "Spawning commands"); the
 # worker takes it for every job whose environment holds no name that bash
 # treats specially (spawner-request.ts), the sh chain for the others.
 # `wait` gives 128 + n for a death by signal n and for `exit 128+n` alike;
 # the shell's `jobs -l` tells them apart ("Done(130)" against "Interrupt"),
-# in dash (printed after the wait) and bash (printed by the CHLD trap, before
-# `wait` forgets the job). The worker reads the jobs line and falls back on
-# the `x` status when there is none.
+# in dash (printed after the wait) and bash (the waiter's CHLD trap, before
+# `wait` forgets the job; bash's spawner, `jobs -n -l` before its `wait`; bash
+# prints no line for a death by SIGINT or SIGPIPE). The worker reads the jobs
+# line and falls back on the `x` status when there is none.
 #
 # Why each step of the bash chain:
 # - `set -m` only around the gate's `&`: the gate's group is made by fork
-#   (setpgid in the child and in the waiter), and with job control off again
-#   `wait` waits for the end of the gate, not for a stop.
+#   (setpgid in the child and in the spawner), and with job control off
+#   again `wait` waits for the end of the gate, not for a stop.
 # - the gate resets the spawner's ignored signals (`trap -`: they were
 #   ignored by this script, not on entry, so bash may reset them; a job of a
 #   shell with job control starts with none ignored), reports $BASHPID (its
@@ -105,7 +115,8 @@
 #   end of file means the worker died before recording the group, so it
 #   exits 125 without running anything (EXEC-2, EXEC-3).
 #
-# Descriptors. The waiter opens each FIFO in two steps, read-write first:
+# Descriptors. The waiter (bash: the gate) opens each FIFO in two steps,
+# read-write first:
 # an open for reading blocks until the FIFO has a writer, one for writing
 # until it has a reader; a FIFO opened read-write has both, so the second
 # open returns at once, and the read-write one is closed at once. So no open
@@ -114,11 +125,11 @@
 # writer: end of file when the worker dies) and only the write ends of the
 # output FIFOs (end of file for the worker when the group is done). The sh
 # chain's gate gets the reply pipe as fd 7 to report its pid and closes it
-# and fd 3 before the command starts (bash's waiter reports for its gate,
-# which never has the reply pipe and closes fd 3): the command has 0, 1 and
-# 2 only (EXEC-13). The waiter
-# closes its copies once the gate has them. Nothing here holds a write end
-# of the request pipe or of an output FIFO.
+# and fd 3 before the command starts (bash's gate reports on the spawner's
+# standard output, which it then replaces with the stdout FIFO, and closes
+# fd 3): the command has 0, 1 and 2 only (EXEC-13). The waiter closes its
+# copies once the gate has them. Nothing here holds a write end of the
+# request pipe or of an output FIFO.
 #
 # It ignores INT, TERM and HUP (a job's terminal signals must not stop it;
 # it has its own session anyway), and PIPE: a reply to a worker that died
@@ -175,17 +186,16 @@ fsjob_fifos() {
 }
 
 # fsjob_run ID CWD STDIN OUT ERR RELEASE LEADER...: start the waiter of one
-# attempt. STDIN is a path to open for reading (/dev/null, or the worker's
-# /proc/<pid>/fd/<n> of the job's checked stdin file: the same open file,
-# whatever its name now points at); LEADER is the gate's command line (the
-# sh chain), or `- N NAME... NAME=VALUE... ARGV...` (the bash chain: the
-# job's N variables, then argv).
+# attempt of the sh chain. STDIN is a path to open for reading (/dev/null,
+# or the worker's /proc/<pid>/fd/<n> of the job's checked stdin file: the
+# same open file, whatever its name now points at); LEADER is the gate's
+# command line.
 fsjob_run() {
-  # The waiters that ended are reaped here, so the job table stays small.
-  jobs >&8 2>&8
+  # The waiters that ended are reaped here, so the job table stays small
+  # (bash's fsjob_reap reports its gates' ends too).
+  if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then fsjob_reap; else jobs >&8 2>&8; fi
   fsjob_wait "$@" &
-  # bash's waiter reports its own pid on its p line: one reply line fewer.
-  [ "$7" = - ] || printf 'w %s %s\n' "$1" "$!"
+  printf 'w %s %s\n' "$1" "$!"
 }
 
 fsjob_wait() {
@@ -197,25 +207,8 @@ fsjob_wait() {
     exit 0
   fi
   trap 'jobs -l' CHLD
-  if [ "$1" = - ]; then
-    shift
-    set -m
-    (fsjob_gate "$@") <&6 >&4 2>&5 4>&- 5>&- 6<&- &
-    set +m
-    # The gate has them: the waiter holds no FIFO once its p line is out.
-    exec 3<&- 4>&- 5>&- 6<&-
-    # bash made the gate its group's leader in this process too (setpgid
-    # in parent and child): the group is there. Its start (ID-2), field 22
-    # of its stat, is read here rather than by the worker; none where /proc
-    # is unreadable or the comm holds a space (the worker reads it then).
-    # No array assignment: dash parses this function.
-    IFS=' ' read -r -a fsjob_stat <"/proc/$!/stat"
-    case ${fsjob_stat[1]-} in '('*')') fsjob_start=${fsjob_stat[21]-} ;; *) fsjob_start= ;; esac
-    printf 'p %s %s %s %s\n' "$id" "$!" "$fsjob_start" "$BASHPID"
-  else
-    "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
-    exec 3<&- 4>&- 5>&- 6<&-
-  fi
+  "$@" <&6 7>&1 >&4 2>&5 4>&- 5>&- 6<&- 8>&- &
+  exec 3<&- 4>&- 5>&- 6<&-
   wait "$!"
   st=$?
   jobs -l
@@ -236,10 +229,11 @@ fsjob_gate() {
   exec "$@" 8>&-
 }
 
-# The bash chain where this is bash, job control works, and a gate run once
-# hands `env` exactly the environment it was given.
+# The bash chain where this is bash reading framed requests (its loop at the
+# end reaps the gates), job control works, and a gate run once hands `env`
+# exactly the environment it was given.
 C=
-if [ -n "${BASH_VERSION-}" ] && [ -n "$E" ] && (set -m) 2>/dev/null; then
+if [ -n "${BASH_VERSION-}" ] && [ "${FSJOB_SPAWNER_INPUT-}" = framed ] && [ -n "$E" ] && (set -m) 2>/dev/null; then
   for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
     export -n "$fsjob_name"
   done
@@ -268,9 +262,97 @@ printf 'ready %s %s\n' "$$" "$C"
 # is a byte). bash reads a script from a pipe one byte per read(2), as it
 # must not read past the command it runs; dash, started with -s, reads the
 # requests as the rest of this script, 8 KiB at a time.
+# bash only, so in a string that dash never parses: the bash chain, which
+# the spawner reaps itself, and the loop that reads the requests.
+# fsjob_start ID CWD STDIN OUT ERR RELEASE N NAME... NAME=VALUE... ARGV...
+# forks the gate (fsjob_lead) in a group of its own and keeps its pid until
+# fsjob_reap reports how it ended: `jobs -n -l` (a job that ended by SIGINT
+# or SIGPIPE has no line), then an `x` line per gate gone from the job
+# table, with `wait`'s status (the job is done: `wait` returns at once).
+# The jobs still there are listed through a file (no fork to capture them):
+# a gate that ended after that list is reaped at the next round. No CHLD
+# trap: one run while `read -t` was waiting left bash's signal mask with
+# SIGCHLD blocked for good, and its gates unreaped (bash 5.2.15).
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
-  while IFS= read -r fsjob_bytes && IFS= read -r -N "$fsjob_bytes" fsjob_request; do
-    eval "$fsjob_request"
+  eval '
+declare -A fsjob_ids=() fsjob_up=()
+fsjob_ms=1 fsjob_idle=0
+
+fsjob_start() {
+  set -m
+  (fsjob_lead "$@") &
+  set +m
+  fsjob_ids[$!]=$1
+}
+
+# The gate: opens what the waiter opened, reports from inside its group
+# (with its start, field 22 of its stat: none where /proc is unreadable or
+# the comm holds a space, and the worker reads it then), then fsjob_gate.
+fsjob_lead() {
+  exec 2>&8
+  if ! { cd -P -- "$2" && exec 9<>"$6" 3<"$6" 9>&- 9<>"$4" 4>"$4" 9>&- 9<>"$5" 5>"$5" 9>&- 6<"$3"; }; then
+    printf "e %s\n" "$1"
+    exit 125
+  fi
+  IFS=" " read -r -a fsjob_stat <"/proc/$BASHPID/stat"
+  case ${fsjob_stat[1]-} in "("*")") fsjob_began=${fsjob_stat[21]-} ;; *) fsjob_began= ;; esac
+  printf "p %s %s %s\n" "$1" "$BASHPID" "$fsjob_began"
+  exec <&6 >&4 2>&5 4>&- 5>&- 6<&-
+  shift 6
+  fsjob_gate "$@"
+}
+
+fsjob_reap() {
+  jobs -n -l
+  fsjob_up=()
+  if jobs -p >"$FSJOB_SPAWNER_DIR/jobs" && mapfile -t fsjob_list <"$FSJOB_SPAWNER_DIR/jobs"; then
+    for fsjob_pid in "${fsjob_list[@]}"; do fsjob_up[$fsjob_pid]=1; done
+  else
+    # No list (the directory is full or gone): a gate bash reaped has no
+    # process left with its pid; pids are handed out in turn, so none is
+    # reused this soon. `wait` must never block on one still running.
+    for fsjob_pid in "${!fsjob_ids[@]}"; do ! kill -0 "$fsjob_pid" 2>&8 || fsjob_up[$fsjob_pid]=1; done
+  fi
+  fsjob_out=
+  for fsjob_pid in "${!fsjob_ids[@]}"; do
+    [ -z "${fsjob_up[$fsjob_pid]-}" ] || continue
+    wait "$fsjob_pid"
+    fsjob_out+="x ${fsjob_ids[$fsjob_pid]} $fsjob_pid $?
+"
+    unset "fsjob_ids[$fsjob_pid]"
   done
-  exit 0
+  [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_idle=0; }
+}
+
+# While a gate runs, the wait for the first byte of a request lasts fsjob_ms at
+# most: 1 ms 32 times after the last request or end, then twice as long each
+# time, up to 128 ms. Only that byte is read with the timeout: a `read -t`
+# of the whole line may time out after it took the line feed, and then
+# nothing tells its partial line from a whole one.
+while :; do
+  if (( ${#fsjob_ids[@]} )); then
+    # The full listing only once the pid of a gate is gone (bash reaped it; a
+    # kill refused as EPERM lists too): one kill per running gate otherwise.
+    for fsjob_pid in "${!fsjob_ids[@]}"; do
+      kill -0 "$fsjob_pid" 2>&8 || { fsjob_reap; break; }
+    done
+    printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000))
+    IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
+    fsjob_rc=$?
+    if [ -z "$fsjob_first" ]; then
+      (( fsjob_rc > 128 )) || break
+      (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || (( fsjob_ms *= 2 ))
+      continue
+    fi
+    IFS= read -r fsjob_bytes || break
+    fsjob_bytes=$fsjob_first$fsjob_bytes
+  else
+    IFS= read -r fsjob_bytes || break
+  fi
+  fsjob_ms=1 fsjob_idle=0
+  IFS= read -r -N "$fsjob_bytes" fsjob_request || break
+  eval "$fsjob_request"
+done
+exit 0
+'
 fi

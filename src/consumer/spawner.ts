@@ -18,16 +18,17 @@
  *   group (made by bash's job control, or by setsid(1) with a session too),
  *   reports its pid and waits; the caller records the group and only then
  *   releases it.
- * - The exit status comes from the leader's waiter, a subshell of the
- *   spawner, on the reply pipe (shell-status.ts reads it).
- * - A spawner that dies takes no running command with it: each waiter is
- *   its own process and still reports through the reply pipe it holds.
- *   Requests not yet answered fail (nothing of them runs: their release
- *   end is closed), and `healthy` is false until `ensure()` started a new
- *   one; the worker claims no command job meanwhile, as while its guardian
- *   is down (WORKER-2). A waiter that dies (the spawner's process group was
- *   killed) takes its command's exit status with it: that attempt ends
- *   `lost`, checked every second while attempts run.
+ * - The exit status comes on the reply pipe (shell-status.ts reads it):
+ *   from bash's spawner itself, which reaps the gates of the bash chain,
+ *   or from the leader's waiter, a subshell of the spawner (the sh chain).
+ * - A spawner that dies takes the exit status of every bash-chain command
+ *   it started with it, and a waiter that dies its command's: that attempt
+ *   ends `lost` (checked every second while attempts run), and the caller
+ *   stops its group as a dead owner's (command.ts, RECOV-1). Requests not
+ *   yet answered fail (nothing of them runs: their release end is closed),
+ *   and `healthy` is false until `ensure()` started a new spawner; the
+ *   worker claims no command job meanwhile, as while its guardian is down
+ *   (WORKER-2).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
@@ -40,7 +41,7 @@ import { directLauncher, type Launcher, type LaunchRequest, type Leader, type Le
 import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
 import { FifoOutputs } from './spawner-output.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
-import { bashChainFits, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
+import { bashChainFits, PROMPT, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -75,6 +76,8 @@ interface Generation extends FifoMaker {
 interface Attempt {
   id: number;
   generation: Generation;
+  /** bash's: the spawner reaps the leader, so the status dies with the spawner; sh's: a waiter does. */
+  chain: Chain;
   fifos: Fifos;
   outFd: number | null;
   errFd: number | null;
@@ -85,11 +88,11 @@ interface Attempt {
   leaderPid?: number;
   /** The leader's start as its `p` line gave it (the bash chain's gate reads its own stat). */
   leaderStart?: string;
-  /** The waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
+  /** The sh chain's waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
   waiter?: { pid: number; start: string | null };
-  /** The waiter was seen gone at the last check (its last lines get one more round to arrive). */
+  /** The waiter, or for the bash chain the spawner, was seen gone at the last check (its last lines get one more round to arrive). */
   waiterGone: boolean;
-  /** When the request went out (monotonic ms): bash's waiter names itself only on its `p` line. */
+  /** When the request went out (monotonic ms): a gate that never reports fails after the start limit. */
   sentMs: number;
 }
 
@@ -104,7 +107,9 @@ export class Spawner implements Launcher {
   private dir: string | undefined;
   private seq = 0;
   private readonly attempts = new Map<number, Attempt>();
-  /** The final `jobs -l` status of each leader pid, until its waiter's `x` line takes it. */
+  /** The running attempts by their leader's pid: whose `jobs -l` lines to keep. */
+  private readonly leaders = new Map<number, Attempt>();
+  /** The final `jobs -l` status of each leader pid, until its `x` line takes it. */
   private readonly statuses = new Map<number, ShellStatus>();
   private readonly fifos = new FifoStock(() => this.holdAlive());
   private checker: NodeJS.Timeout | undefined;
@@ -248,6 +253,7 @@ export class Spawner implements Launcher {
     const attempt: Attempt = {
       id: ++this.seq,
       generation,
+      chain,
       fifos,
       outFd: null,
       errFd: null,
@@ -280,7 +286,11 @@ export class Spawner implements Launcher {
   }
 
   private leader(attempt: Attempt, pid: number): Leader {
-    const outputs = new FifoOutputs(attempt);
+    // bash's spawner looks for ended gates 1 ms apart at first, then less often: once a running command's outputs
+    // reached end of file, it is prompted to look at once.
+    const outputs = new FifoOutputs(attempt, () => {
+      if (attempt.chain === 'bash' && attempt.phase === 'running' && !attempt.generation.exited) attempt.generation.send(PROMPT);
+    });
     const closeRelease = (): void => {
       if (attempt.relFd === null) return;
       closeSync(attempt.relFd);
@@ -342,6 +352,7 @@ export class Spawner implements Launcher {
 
   private untrack(attempt: Attempt): void {
     this.attempts.delete(attempt.id);
+    if (attempt.leaderPid !== undefined && this.leaders.get(attempt.leaderPid) === attempt) this.leaders.delete(attempt.leaderPid);
     this.holdAlive();
   }
 
@@ -398,7 +409,7 @@ export class Spawner implements Launcher {
   }
 
   private onLine(generation: Generation, text: string): void {
-    const [kind, a, b, c, d] = text.split(' ');
+    const [kind, a, b, c] = text.split(' ');
     const attempt = (): Attempt | undefined => this.attempts.get(Number(a));
     switch (kind) {
       case 'ready':
@@ -422,9 +433,9 @@ export class Spawner implements Launcher {
         if (found === undefined || found.phase !== 'starting') return;
         found.phase = 'running';
         found.leaderPid = Number(b);
+        this.leaders.set(found.leaderPid, found);
+        // bash's gate reads its own start (ID-2).
         if (c !== undefined && /^\d+$/.test(c)) found.leaderStart = c;
-        // bash's waiter wrote this line and names itself: it sent no `w` line.
-        if (d !== undefined && found.waiter === undefined) found.waiter = { pid: Number(d), start: null };
         found.started.resolve(found.leaderPid);
         return;
       }
@@ -445,22 +456,35 @@ export class Spawner implements Launcher {
         return;
       }
       default: {
+        // bash's spawner lists every job that changed: its waiters, and gates as they start ("Running").
         const jobs = parseJobsLine(text);
-        if (jobs?.status != null) this.statuses.set(jobs.pid, jobs.status);
+        if (jobs?.status != null && this.leaders.has(jobs.pid)) this.statuses.set(jobs.pid, jobs.status);
       }
     }
   }
 
   /**
-   * A waiter gone without its `x` line took the exit status with it: the
-   * attempt ends `lost` (a starting one fails). It is seen gone twice, a
-   * check apart, first: its last lines may still be in the pipe.
+   * A waiter (bash's chain: the spawner) gone without its `x` line took the
+   * exit status with it: the attempt ends `lost` (a starting one fails). It
+   * is seen gone twice, a check apart, first: its last lines may still be in
+   * the pipe.
    */
   private async checkWaiters(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
     try {
       for (const attempt of [...this.attempts.values()]) {
+        if (attempt.chain === 'bash') {
+          if (!attempt.generation.exited) {
+            // A gate that never reported (its open of the job's stdin hangs): nothing was released, the job goes back.
+            if (attempt.phase === 'starting' && performance.now() - attempt.sentMs > this.startLimitMs) this.failStart(attempt, `no answer within ${this.startLimitMs} ms`);
+            continue;
+          }
+          if (!attempt.waiterGone) attempt.waiterGone = true;
+          else if (attempt.phase === 'starting') this.failStart(attempt, `the spawner (pid ${attempt.generation.child.pid}) died`);
+          else this.finish(attempt, { lost: `the spawner (pid ${attempt.generation.child.pid}) that reaps this command died, and the exit status with it` });
+          continue;
+        }
         const waiter = attempt.waiter;
         if (waiter === undefined) {
           // A waiter that died before its p line named it: nothing was released (the release end closes

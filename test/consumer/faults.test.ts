@@ -184,7 +184,7 @@ spawnerDeath('no command job is claimed while no spawner answers', async () => {
   assert.not.ok(fileExists(q.paths.jobFile(id, 'claim.1.json')));
 });
 
-spawnerDeath("a command whose exit status died with its waiter ends as a dead owner's attempt: counted, then lost (RETRY-1, RECOV-1)", async () => {
+spawnerDeath("a command whose exit status died with its waiter or spawner ends as a dead owner's attempt: counted, then lost (RETRY-1, RECOV-1)", async () => {
   const q = await freshQueue();
   const again = await enqueue(q, { argv: ['sleep', '30'], max_attempts: 2, kill_grace_ms: 200 });
   const last = await enqueue(q, { argv: ['sleep', '30'], max_attempts: 1, kill_grace_ms: 200 });
@@ -200,7 +200,7 @@ spawnerDeath("a command whose exit status died with its waiter ends as a dead ow
   assert.equal([end.reason, end.counted, end.status], ['failed', true, null]);
   const receipt = receiptOf(q, last);
   assert.equal([receipt.outcome, receipt.exit_code, receipt.reason, receipt.status], ['lost', 125, 'owner_lost', null]);
-  assert.match(receipt.message ?? '', /waiter/);
+  assert.match(receipt.message ?? '', /died, and the exit status with it/);
 });
 
 spawnerDeath.run();

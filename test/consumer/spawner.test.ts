@@ -19,7 +19,8 @@ import { processStart } from '../../src/model/identity.ts';
 import type { Leader, LeaderEnd, LaunchRequest } from '../../src/consumer/launch.ts';
 import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts';
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
-import { delay, waitFor } from '../support/consumer.ts';
+import { delay, endOf, readJson, receiptOf, serve, waitFor } from '../support/consumer.ts';
+import { enqueue, freshQueue } from '../support/enqueue.ts';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -55,20 +56,25 @@ async function run(spawner: Spawner, argv: LaunchRequest['argv'], extra: Partial
   return { end, stdout: outputs[0], stderr: outputs[1] };
 }
 
-/** The processes whose process group is `pgid`, from /proc. */
-function groupMembers(pgid: number): number[] {
+/** The processes whose stat field `field` (1: the parent, 2: the process group, after the state) is `value`, from /proc. */
+function processesWith(field: 1 | 2, value: number): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) out.push(Number(name));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[field]) === value) out.push(Number(name));
     } catch {
       // gone meanwhile
     }
   }
   return out;
 }
+
+/** The processes whose process group is `pgid`. */
+const groupMembers = (pgid: number): number[] => processesWith(2, pgid);
+/** The children of `ppid`. */
+const childrenOf = (ppid: number): number[] => processesWith(1, ppid);
 
 /** The command name of a process, '' once it is gone. */
 function comm(pid: number): string {
@@ -248,16 +254,23 @@ spawningSuite('sh', '/bin/sh');
 const dying = suite('a dead spawner, a dead waiter');
 dying.after(cleanupAll);
 
-dying('a spawner that dies takes no running command with it; meanwhile requests fail; ensure() starts a new one', async () => {
+dying("a spawner that dies takes its bash gates' exit statuses with it, not their commands; meanwhile requests fail; ensure() starts a new one", async () => {
   const own = new Spawner();
   try {
     assert.is(await own.start(), null);
+    if (!own.chains.has('bash')) {
+      console.log('# skipped: the bash chain is not offered here');
+      return;
+    }
     const first = own.pid as number;
-    const { leader } = await launch(own, ['/bin/sh', '-c', 'sleep 1; exit 7']);
+    const { leader } = await launch(own, ['/bin/sleep', '30']);
     leader.release();
     process.kill(first, 'SIGKILL');
     await waitFor('the spawner seen dead', () => !own.healthy);
-    assert.equal(await leader.ended, { exit: 7, signal: null }, 'its waiter still reported the exit status');
+    const end = await leader.ended;
+    assert.ok('lost' in end, `the status is lost: ${JSON.stringify(end)}`);
+    assert.ok(alive(leader.pid), 'the command itself is the caller\'s to stop (command.ts stops its group as a dead owner\'s)');
+    process.kill(-leader.pid, 'SIGKILL');
     leader.dispose();
     await rejectsWith(own.launch({ argv: ['/bin/true'], env: { PATH }, cwd: tmpdir(), stdinFd: null }), 'IO', { clause: 'EXEC-2' });
     assert.is(await own.ensure(), null);
@@ -268,8 +281,66 @@ dying('a spawner that dies takes no running command with it; meanwhile requests 
   }
 });
 
-dying('a waiter that dies takes the exit status with it: the attempt ends lost, its group still there for the caller to stop', async () => {
+dying("a worker whose spawner is killed while bash-chain commands run ends their attempts as a dead owner's: groups stopped, counted, a lost receipt with no attempt left, a retry otherwise", async () => {
   const own = new Spawner();
+  assert.is(await own.start(), null);
+  const chains = own.chains;
+  await own.close();
+  if (!chains.has('bash')) {
+    console.log('# skipped: the bash chain is not offered here');
+    return;
+  }
+  const q = await freshQueue();
+  const dir = await freshDir('fsjob-spawner');
+  // The last attempt: nothing left to retry. The other runs again and then ends at once.
+  const last = await enqueue(q, { argv: ['/bin/sleep', '30'], max_attempts: 1 });
+  const retried = await enqueue(q, { argv: ['/bin/sh', '-c', `[ "$FSJOB_ATTEMPT" != 1 ] || exec /bin/sleep 30; echo again > ${dir}/again`], max_attempts: 2, retry_delay_ms: 0 });
+  const spawner = new Spawner();
+  const { worker, done } = serve(q, { concurrency: 2, spawner });
+  try {
+    // Both released: each group's leader became the command (a released gate execs it; EXEC-3 recorded it first).
+    const groups = await waitFor('both commands running', () => {
+      const found = [last, retried].map((id) => (existsSync(q.paths.jobFile(id, 'exec.1.json')) ? readJson<{ group: { pgid: number } }>(q.paths.jobFile(id, 'exec.1.json')).group.pgid : 0));
+      return found.every((pgid) => pgid > 0 && comm(pgid) === 'sleep') ? found : undefined;
+    });
+    process.kill(spawner.pid as number, 'SIGKILL');
+    const lost = await waitFor('the last attempt ended', () => (existsSync(q.paths.jobFile(last, 'receipt.json')) ? receiptOf(q, last) : undefined), 20_000);
+    assert.is(lost.outcome, 'lost');
+    assert.is(lost.reason, 'owner_lost');
+    assert.is(lost.exit_code, 125);
+    assert.is(lost.attempts, 1);
+    const again = await waitFor('the retry finished', () => (existsSync(q.paths.jobFile(retried, 'receipt.json')) ? receiptOf(q, retried) : undefined), 20_000);
+    assert.is(endOf(q, retried, 1).reason, 'failed');
+    assert.is(endOf(q, retried, 1).counted, true);
+    assert.is(again.outcome, 'succeeded');
+    assert.is(again.gen, 2);
+    assert.is(again.attempts, 2);
+    assert.is(readFileSync(join(dir, 'again'), 'utf8'), 'again\n', 'a new spawner ran the retry');
+    // An orphaned leader killed by the worker is a zombie until its new parent reaps it: gone, as ID-8 judges.
+    for (const pgid of groups) assert.equal(groupMembers(pgid).filter(alive), [], `group ${pgid} is gone`);
+  } finally {
+    worker.stop();
+    await done;
+  }
+});
+
+dying("a spawner that dies takes no sh-chain command's status with it: its waiter still reports", async () => {
+  const own = new Spawner({ shell: '/bin/sh' });
+  try {
+    assert.is(await own.start(), null);
+    const { leader } = await launch(own, ['/bin/sh', '-c', 'sleep 1; exit 7']);
+    leader.release();
+    process.kill(own.pid as number, 'SIGKILL');
+    await waitFor('the spawner seen dead', () => !own.healthy);
+    assert.equal(await leader.ended, { exit: 7, signal: null }, 'its waiter still reported the exit status');
+    leader.dispose();
+  } finally {
+    await own.close();
+  }
+});
+
+dying('a waiter that dies takes the exit status with it: the attempt ends lost, its group still there for the caller to stop', async () => {
+  const own = new Spawner({ shell: '/bin/sh' });
   try {
     assert.is(await own.start(), null);
     const { leader } = await launch(own, ['/bin/sleep', '30']);
@@ -307,7 +378,7 @@ dying("bash's spawner runs no ~/.bashrc (bash sources it when its standard input
   }
 });
 
-dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2) and nothing of it runs', async () => {
+dying('a gate (bash chain) or waiter (sh chain) that dies before the gate is reported: the launch fails (EXEC-2) and nothing of it runs', async () => {
   const own = new Spawner({ startLimitMs: 1_500 });
   const dir = await freshDir('fsjob-spawner');
   const marker = join(dir, 'ran');
@@ -320,9 +391,10 @@ dying('a waiter that dies before its gate is reported: the launch fails (EXEC-2)
     const spawnerPid = own.pid as number;
     const launched = own.launch({ argv: ['/usr/bin/touch', marker], env: { PATH }, cwd: tmpdir(), stdinFd });
     launched.catch(() => undefined); // awaited below; a failed step before must not leave it unhandled
-    // The spawner and its waiters share a process group (with the odd mkfifo): kill the waiter, a bash subshell, only.
-    const waiters = (): number[] => groupMembers(spawnerPid).filter((pid) => pid !== spawnerPid && comm(pid) === comm(spawnerPid));
-    await waitFor('the waiter forked', () => waiters().length > 0);
+    // The process that opens the FIFOs is a subshell of the spawner (besides the odd mkfifo): bash's gate, in a
+    // group of its own, or the sh chain's waiter. Kill it only.
+    const waiters = (): number[] => childrenOf(spawnerPid).filter((pid) => comm(pid) === comm(spawnerPid));
+    await waitFor('the gate or waiter forked', () => waiters().length > 0);
     for (const pid of waiters()) process.kill(pid, 'SIGKILL');
     await rejectsWith(launched, 'IO', { clause: 'EXEC-2' });
     assert.ok(own.healthy, 'the spawner itself lives on');
