@@ -43,6 +43,7 @@ import { ReadyView, relistBeforeEnd } from './ready-view.ts';
 import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
 import { ScanBackoff } from './scan-backoff.ts';
 import { PoolMember, idlePollMs } from './pool.ts';
+import { LoopWake } from './loop-wake.ts';
 import { publishRegistration } from './registration.ts';
 import { newSummary, tally, type WorkerSummary } from './summary.ts';
 
@@ -119,7 +120,7 @@ export class Worker {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly avoidUntil = new Map<string, number>(); // until a monotonic instant: a wall clock that goes back must not lengthen the pause (LEASE-4)
   private readonly failures = new Map<string, number>();
-  private readonly wakers = new Set<() => void>();
+  private readonly wakeup = new LoopWake();
   /** Roots found no longer holding the queue this worker opened (WORKER-4). */
   private readonly lostRoots = new Set<string>();
   private stopping = false;
@@ -130,7 +131,6 @@ export class Worker {
   private graceEnded = false;
   /** Why the worker stopped on its own (an abandoned queue); run() rejects with it. */
   private fatal: FsjobError | undefined;
-  private woken = false;
   private started = false;
   private nextQueue = 0;
   private startedMs = 0;
@@ -169,7 +169,7 @@ export class Worker {
   stop(reason?: string): void {
     if (!this.stopping && reason !== undefined) this.stopReason = reason;
     this.stopping = true;
-    this.wake();
+    this.wakeup.wake();
   }
 
   /** WORKER-3 without the grace: stop claiming, and stop running attempts at once (SIGTERM, then SIGKILL after their kill_grace_ms). */
@@ -177,7 +177,7 @@ export class Worker {
     this.stopping = true;
     this.graceEnded = true;
     this.endGrace?.();
-    this.wake();
+    this.wakeup.wake();
   }
 
   /**
@@ -192,7 +192,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    const hooks = { wake: () => this.wake(), free: () => this.inFlight.size < this.concurrency, stopping: () => this.stopping };
+    const hooks = { wake: () => this.wakeup.wake(), free: () => this.inFlight.size < this.concurrency, stopping: () => this.stopping };
     const serving = this.mode === 'serve' ? { workerId: this.id, clock: ctx.clock } : undefined;
     for (const root of this.options.queues) {
       const queue = await openServed(root, ctx);
@@ -311,7 +311,7 @@ export class Worker {
             this.fatal ??= scanError;
             return;
           }
-          await this.sleep(this.scans.pause(this.pollMs));
+          await this.wakeup.sleep(this.scans.pause(this.pollMs));
           continue;
         }
         if (this.inFlight.size === 0 && claimedNow === 0) {
@@ -321,14 +321,14 @@ export class Worker {
           const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
           const waits = [near(retryAtMs), near(notBeforeMs), watchMs, claimingMs].filter((ms): ms is number => ms !== null);
           if (waits.length === 0) return;
-          await this.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
+          await this.wakeup.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
           continue;
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
       // Another consumer's claim in flight (select.ts): look again when it has likely been linked.
       const idleMs = this.scans.pause(idlePollMs(members, this.pollMs));
-      await this.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
+      await this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
     }
   }
 
@@ -400,7 +400,7 @@ export class Worker {
         running();
         ticket.owner.close();
         this.inFlight.delete(k);
-        this.wake();
+        this.wakeup.wake();
       });
   }
 
@@ -413,28 +413,6 @@ export class Worker {
 
   private avoid(slot: QueueSlot, id: string, ms: number): void {
     this.avoidUntil.set(key(slot, id), monotonicMs((this.ctx as Context).clock) + ms);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    // An event that arrived while the loop was busy scanning is not lost.
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakers.add(done);
-    });
-  }
-
-  private wake(): void {
-    if (this.wakers.size === 0) this.woken = true;
-    for (const waker of [...this.wakers]) waker();
   }
 
   /** WORKER-1: publish workers/<w>.json by rename; then this worker's rank in the pool (pool.ts). */
@@ -457,7 +435,7 @@ export class Worker {
         if (gone !== undefined) {
           this.lostRoots.add(slot.queue.root);
           this.abandon(gone);
-          this.wake();
+          this.wakeup.wake();
           return;
         }
       }
