@@ -5,7 +5,7 @@
  * slots, after, hold, an extension member, a newer minor, any value it
  * doubts) goes to the full check, which alone refuses, with its findings.
  * What it saves: the generated spec validator's run and, in a consumer of
- * a few hundred jobs, its optimization by V8 (spec/design-hot-path.md).
+ * a few hundred jobs, its optimization by V8 (spec/design-hot-path-costs.md).
  * test/records/plain-spec.test.ts holds its verdicts to the full check's
  * over every spec vector and thousands of mutations.
  *
