@@ -52,9 +52,10 @@
 # spawner reaps its gates itself (a waiter's fork was 37% of its tree's CPU
 # per command): while any runs, it reads requests with a timeout (bash
 # blocks SIGCHLD while `read` waits, so no trap can end the read), 1 ms at
-# first, slower the longer nothing happens (at most 128 ms), and after each
-# read reports the gates that ended (fsjob_reap); the worker prompts it with
-# an empty request when a running command's outputs reach end of file. A
+# a time after the worker prompts it (an empty request: at each release and
+# when a running command's outputs reach end of file), slower the longer
+# nothing happens, 128 ms while no gate was released, and after each read
+# reports the gates that ended (fsjob_reap). A
 # spawner that dies takes the exit statuses of its bash gates with it: the
 # worker ends those attempts as a dead owner's (spec/design-spawner.md, 7).
 # The bash chain costs a fork and an exec where the sh chain costs a fork
@@ -338,7 +339,7 @@ while :; do
     # The full listing only once the pid of a gate is gone (bash reaped it; a
     # kill refused as EPERM lists too): one kill per running gate otherwise,
     # under one redirection (each costs some eight system calls; a wake-up
-    # with one per gate cost 125 us of CPU at 8 gates, a quarter of that so).
+    # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
     fsjob_gone=
     { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
     [ -z "$fsjob_gone" ] || fsjob_reap
