@@ -36,6 +36,13 @@ const REFRESH_COST_FACTOR = 50;
 const COMPACT_MIN = 1_024;
 /** Watch events noted between two uses of the view before a full listing is cheaper. */
 const TOUCHED_MAX = 4_096;
+/**
+ * How long a consumer waits for another's claim in flight on one entry
+ * (its temp file, before its link: select.ts) before it claims the job
+ * itself: a claim takes one fsync, and a temp whose writer died stays until
+ * GC, so the wait is bounded, never a skip.
+ */
+export const CLAIM_IN_FLIGHT_MAX_MS = 100;
 
 export class ReadyView {
   readonly queue: Queue;
@@ -56,6 +63,8 @@ export class ReadyView {
   private readonly touchedNames = new Set<string>();
   /** Names whose job was seen claimed by another consumer (held) once already: looked at in full next time. */
   private readonly glanced = new Set<string>();
+  /** Names whose job another consumer was seen claiming (a claim's temp file), and when first (performance.now()). */
+  private readonly claiming = new Map<string, number>();
   /** Full listings made so far, and the one each listed name first appeared in. */
   private listings = 0;
   private readonly firstListed = new Map<string, number>();
@@ -123,6 +132,8 @@ export class ReadyView {
     this.present.clear();
     this.byId.clear();
     this.glanced.clear();
+    // Kept across listings (a view that no watcher feeds is listed at nearly every scan): the bound of a wait must hold.
+    for (const name of this.claiming.keys()) if (!seen.has(name)) this.claiming.delete(name);
     for (const entry of entries) {
       this.present.set(entry.name, entry);
       this.byId.set(entry.id, entry.name);
@@ -184,6 +195,29 @@ export class ReadyView {
     return false;
   }
 
+  /**
+   * Another consumer's claim of entry `name`'s job is in flight: how long
+   * to wait for it (the walk ends here and looks again then), or null to
+   * claim it now. The wait doubles, from `firstMs`, with the time already
+   * waited (a claim takes longer on a loaded machine, and every look costs
+   * a scan), until CLAIM_IN_FLIGHT_MAX_MS after the claim was first seen.
+   * Forgotten with the entry.
+   */
+  waitForClaim(name: string, firstMs: number, nowMs: number = performance.now()): number | null {
+    const since = this.claiming.get(name);
+    if (since === undefined) {
+      this.claiming.set(name, nowMs);
+      return firstMs;
+    }
+    const waited = nowMs - since;
+    return waited < CLAIM_IN_FLIGHT_MAX_MS ? Math.min(Math.max(firstMs, waited), CLAIM_IN_FLIGHT_MAX_MS - waited) : null;
+  }
+
+  /** Whether this consumer waited for a claim in flight on entry `name` (then its next look glances again). */
+  waitedForClaim(name: string): boolean {
+    return this.claiming.has(name);
+  }
+
   /** An entry that exists (or may): inserted in order. Names that are not ready entries are ignored. */
   add(name: string): void {
     if (this.present.has(name)) return;
@@ -217,6 +251,7 @@ export class ReadyView {
     if (entry === undefined) return;
     this.present.delete(name);
     this.glanced.delete(name);
+    this.claiming.delete(name);
     if (this.byId.get(entry.id) === name) this.byId.delete(entry.id);
     const dead = this.names.length - this.head - this.present.size;
     if (dead > COMPACT_MIN && dead > this.present.size) {

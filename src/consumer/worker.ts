@@ -252,6 +252,7 @@ export class Worker {
       let watchMs: number | null = null;
       let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
+      let claimingMs: number | null = null;
       const exhausted = new Set<number>();
       while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
         const index = this.nextQueue % this.slots.length;
@@ -284,6 +285,7 @@ export class Worker {
         if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
         if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
         if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
+        if (selected.claimingMs !== null) claimingMs = claimingMs === null ? selected.claimingMs : Math.min(claimingMs, selected.claimingMs);
         if (selected.result === null) {
           exhausted.add(index);
           continue;
@@ -311,14 +313,16 @@ export class Worker {
           // Idle: only retries and starts due within CONSUME_RETRY_WAIT, and watched claims (LEASE-3), bring work (MANIFEST-4, PAUSE-1).
           const now = ctx.clock.nowMs();
           const near = (at: number | null): number | null => (at !== null && at - now <= CONSUME_RETRY_WAIT ? at - now : null);
-          const waits = [near(retryAtMs), near(notBeforeMs), watchMs].filter((ms): ms is number => ms !== null);
+          const waits = [near(retryAtMs), near(notBeforeMs), watchMs, claimingMs].filter((ms): ms is number => ms !== null);
           if (waits.length === 0) return;
           await this.sleep(Math.max(10, Math.min(Math.min(...waits) + 5, this.pollMs)));
           continue;
         }
       }
       if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
-      await this.sleep(this.scans.pause(idlePollMs(this.slots.map((slot) => slot.member), this.pollMs)));
+      // Another consumer's claim in flight (select.ts): look again when it has likely been linked.
+      const idleMs = this.scans.pause(idlePollMs(this.slots.map((slot) => slot.member), this.pollMs));
+      await this.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
     }
   }
 

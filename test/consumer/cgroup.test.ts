@@ -80,7 +80,11 @@ async function setup(label: string): Promise<Setup> {
 }
 
 /** The daemon: a sleep that leaves the job's process group and session, its pid written where the test reads it. */
-const daemon = (pidFile: string): string => `setsid sleep 300 & echo "$!" > '${pidFile}'`;
+// The daemon writes its pid after its setsid(), and the job waits for that:
+// a job that ended before its child left the group would have it stopped as a
+// member of the group, not counted as outside it (a race under load).
+const daemon = (pidFile: string): string =>
+  `setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 300' sh '${pidFile}' & while [ ! -s '${pidFile}' ]; do sleep 0.01; done`;
 
 const receiptOf = async (queue: Queue, id: string): Promise<ReceiptRecord> => JSON.parse(await readFile(queue.paths.jobFile(id, 'receipt.json'), 'utf8')) as ReceiptRecord;
 

@@ -5,11 +5,13 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LISTENERS, PoolRank } from '../../src/consumer/pool.ts';
 import { systemClock } from '../../src/base/clock.ts';
-import { ReadyView } from '../../src/consumer/ready-view.ts';
+import { CLAIM_IN_FLIGHT_MAX_MS, ReadyView } from '../../src/consumer/ready-view.ts';
+import { CLAIM_RECHECK_MS, claimNextIn } from '../../src/consumer/select.ts';
+import { makeContext } from '../../src/consumer/context.ts';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { fileExists, hasReceipt, waitFor } from '../support/consumer.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
@@ -39,7 +41,75 @@ order('four serving workers racing over one queue: when a job starts, every job 
   assert.is(fileExists(violations) ? readFileSync(violations, 'utf8') : '', '');
 });
 
+/** A claim another consumer is writing: PUB-1's temp of claim.1.json in the job directory, never linked (its writer died, or has not linked yet). */
+function plantClaimInFlight(q: Awaited<ReturnType<typeof freshQueue>>, id: string): void {
+  writeFileSync(join(q.paths.dir('jobs'), id, '.claim.1.json.00000000deadbeef'), '{}');
+}
+
+order('a claim in flight on the first job: three serving workers wait for it, and start the second job only once the first is claimed', async () => {
+  const q = await freshQueue();
+  const dir = await freshDir('pool-in-flight');
+  const violations = join(dir, 'violations');
+  const first = await enqueue(q, { argv: ['true'] });
+  const firstClaim = `${q.root}/jobs/${first}/claim.1.json`;
+  const ids = [first];
+  for (let i = 0; i < 4; i++) ids.push(await enqueue(q, { argv: ['sh', '-c', `[ -e ${firstClaim} ] || echo "$FSJOB_JOB_ID started before ${first} was claimed" >> ${violations}`] }));
+  // Forced: the first job's claim is in flight from the start and is never linked, so a worker that
+  // treated it as held (skipped ahead) would start the next job while the first is still unclaimed.
+  plantClaimInFlight(q, first);
+  // Two more live registrations: every worker sees a pool from its first scan (PoolMember.look's glance).
+  for (const id of ['f000000000000001', 'f000000000000002']) await registerWorker(q, id);
+  const workers = [0, 1, 2].map(() => startFsjob(['work', '-q', q.root], { cwd: dir }));
+  try {
+    await waitFor('every job finished', () => ids.every((id) => hasReceipt(q, id)), 60_000);
+  } finally {
+    for (const worker of workers) worker.child.kill('SIGTERM');
+    await Promise.all(workers.map((worker) => worker.result));
+  }
+  assert.is(fileExists(violations) ? readFileSync(violations, 'utf8') : '', '');
+  assert.ok(fileExists(firstClaim), 'the first job was claimed after the wait (a temp whose writer died holds it for a while, never for good)');
+});
+
+order('a pool consumer that finds a claim in flight ends its walk there and writes no claim of its own (a wait, never a skip)', async () => {
+  const q = await freshQueue();
+  const first = await enqueue(q, { handler: 'h' });
+  const second = await enqueue(q, { handler: 'h' });
+  plantClaimInFlight(q, first);
+  const ctx = await makeContext({}, null);
+  const view = new ReadyView(q);
+  const avoided: string[] = [];
+  const selected = await claimNextIn(ctx, q, { skip: () => false, canRun: () => true }, { purpose: 'run', hasHandler: () => true }, (id) => void avoided.push(id), view, { glance: true });
+  assert.is(selected.result, null);
+  assert.is(selected.claimingMs, CLAIM_RECHECK_MS);
+  assert.is(selected.raced, 0);
+  for (const id of [first, second]) assert.not.ok(fileExists(`${q.root}/jobs/${id}/claim.1.json`), `no claim of ${id} was linked`);
+  assert.equal(avoided, [], 'nothing is passed over');
+});
+
 order.run();
+
+const waits = suite('how long a consumer waits for a claim in flight (ReadyView.waitForClaim)');
+waits.after(cleanupAll);
+
+waits('the wait starts at the first recheck, doubles with the time waited, and ends CLAIM_IN_FLIGHT_MAX_MS after the claim was first seen', async () => {
+  const q = await freshQueue();
+  await enqueue(q, { handler: 'h' });
+  const view = new ReadyView(q);
+  await view.refresh();
+  const name = [...view.entries()][0]?.name as string;
+  assert.is(view.waitedForClaim(name), false);
+  assert.is(view.waitForClaim(name, 2, 1_000), 2, 'first seen: the first recheck');
+  assert.ok(view.waitedForClaim(name));
+  // A view no watcher feeds is listed at nearly every scan: the first sighting outlives a listing, so the bound holds.
+  await view.refresh();
+  assert.ok(view.waitedForClaim(name), 'kept across a full listing while the entry is listed');
+  assert.is(view.waitForClaim(name, 2, 1_001), 2, 'never shorter than the first recheck');
+  assert.is(view.waitForClaim(name, 2, 1_010), 10, 'then as long as already waited');
+  assert.is(view.waitForClaim(name, 2, 1_000 + CLAIM_IN_FLIGHT_MAX_MS - 10), 10, 'never past the bound');
+  assert.is(view.waitForClaim(name, 2, 1_000 + CLAIM_IN_FLIGHT_MAX_MS), null, 'then the consumer claims the job itself');
+});
+
+waits.run();
 
 const ranks = suite('ranks of a pool (pool.ts)');
 ranks.after(cleanupAll);
