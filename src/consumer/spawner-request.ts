@@ -101,7 +101,7 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
   ]);
 }
 
-/** An empty request: bash's spawner, woken by it, looks at once for the gates that ended (a running command's outputs reached end of file). */
+/** An empty request: bash's spawner, woken by it, looks for the gates that ended at once and 1 ms apart for a while (spawner.sh's loop). */
 export const PROMPT: Buffer = Buffer.from(':');
 
 /** The request that makes a batch of FIFO triples, answered `m TAG ok|fail`. */

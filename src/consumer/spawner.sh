@@ -52,9 +52,10 @@
 # spawner reaps its gates itself (a waiter's fork was 37% of its tree's CPU
 # per command): while any runs, it reads requests with a timeout (bash
 # blocks SIGCHLD while `read` waits, so no trap can end the read), 1 ms at
-# first, slower the longer nothing happens (at most 128 ms), and after each
-# read reports the gates that ended (fsjob_reap); the worker prompts it with
-# an empty request when a running command's outputs reach end of file. A
+# a time after the worker prompts it (an empty request: at each release and
+# when a running command's outputs reach end of file), slower the longer
+# nothing happens, 128 ms while no gate was released, and after each read
+# reports the gates that ended (fsjob_reap). A
 # spawner that dies takes the exit statuses of its bash gates with it: the
 # worker ends those attempts as a dead owner's (spec/design-spawner.md, 7).
 # The bash chain costs a fork and an exec where the sh chain costs a fork
@@ -276,7 +277,7 @@ printf 'ready %s %s\n' "$$" "$C"
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
 declare -A fsjob_ids=() fsjob_up=()
-fsjob_ms=1 fsjob_idle=0
+fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
 
 fsjob_start() {
   set -m
@@ -321,36 +322,42 @@ fsjob_reap() {
 "
     unset "fsjob_ids[$fsjob_pid]"
   done
-  [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_idle=0; }
+  [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; }
 }
 
 # While a gate runs, the wait for the first byte of a request lasts fsjob_ms at
-# most: 1 ms 32 times after the last request or end, then twice as long each
-# time, up to 128 ms. Only that byte is read with the timeout: a `read -t`
-# of the whole line may time out after it took the line feed, and then
-# nothing tells its partial line from a whole one.
+# most: 128 ms where no gate was released since the last end (a gate that
+# waits for its release ends only when the worker closes it, and the worker
+# prompts then); after a prompt (the worker released a gate, or a running
+# command closed its outputs) or an end, 1 ms 32 times, then twice as long
+# each time, up to 128 ms. The prompt is an empty request, `:`. Only the
+# first byte is read with the timeout: a `read -t` of the whole line may
+# time out after it took the line feed, and then nothing tells its partial
+# line from a whole one.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
     # The full listing only once the pid of a gate is gone (bash reaped it; a
-    # kill refused as EPERM lists too): one kill per running gate otherwise.
-    for fsjob_pid in "${!fsjob_ids[@]}"; do
-      kill -0 "$fsjob_pid" 2>&8 || { fsjob_reap; break; }
-    done
-    printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000))
+    # kill refused as EPERM lists too): one kill per running gate otherwise,
+    # under one redirection (each costs some eight system calls; a wake-up
+    # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
+    fsjob_gone=
+    { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
+    [ -z "$fsjob_gone" ] || fsjob_reap
     IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
     fsjob_rc=$?
     if [ -z "$fsjob_first" ]; then
       (( fsjob_rc > 128 )) || break
-      (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || (( fsjob_ms *= 2 ))
+      (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || { (( fsjob_ms *= 2 )); printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000)); }
       continue
     fi
     IFS= read -r fsjob_bytes || break
     fsjob_bytes=$fsjob_first$fsjob_bytes
   else
+    fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
     IFS= read -r fsjob_bytes || break
   fi
-  fsjob_ms=1 fsjob_idle=0
   IFS= read -r -N "$fsjob_bytes" fsjob_request || break
+  [ "$fsjob_request" != : ] || { fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; continue; }
   eval "$fsjob_request"
 done
 exit 0

@@ -71,6 +71,8 @@ interface Generation extends FifoMaker {
   exited: boolean;
   /** The end of its stderr, for the message when it fails. */
   stderr: string;
+  /** A prompt (bash's spawner) is to be written at the end of this tick. */
+  prompting: boolean;
 }
 
 interface Attempt {
@@ -179,6 +181,7 @@ export class Spawner implements Launcher {
       chains: new Set(),
       exited: false,
       stderr: '',
+      prompting: false,
       // One request line, framed with its length in bytes where the spawner is bash.
       send: (request) => void child.stdin?.write(framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request),
     };
@@ -286,15 +289,18 @@ export class Spawner implements Launcher {
   }
 
   private leader(attempt: Attempt, pid: number): Leader {
-    // bash's spawner looks for ended gates 1 ms apart at first, then less often: once a running command's outputs
-    // reached end of file, it is prompted to look at once.
-    const outputs = new FifoOutputs(attempt, () => {
-      if (attempt.chain === 'bash' && attempt.phase === 'running' && !attempt.generation.exited) attempt.generation.send(PROMPT);
-    });
+    // bash's spawner looks for ended gates 1 ms apart only after a prompt: the release (a `true` ends within a
+    // few ms of it), the release closed unread (the gate ends at once), and a running command's outputs at end of
+    // file; a gate that waits for its release is looked at every 128 ms.
+    const prompt = (): void => {
+      if (attempt.chain === 'bash' && attempt.phase === 'running') this.prompt(attempt.generation);
+    };
+    const outputs = new FifoOutputs(attempt, prompt);
     const closeRelease = (): void => {
       if (attempt.relFd === null) return;
       closeSync(attempt.relFd);
       attempt.relFd = null;
+      prompt();
     };
     return {
       pid,
@@ -317,6 +323,16 @@ export class Spawner implements Launcher {
         this.release(attempt);
       },
     };
+  }
+
+  /** Prompts bash's spawner to look for ended gates; the prompts of one tick go as one. */
+  private prompt(generation: Generation): void {
+    if (generation.prompting || generation.exited) return;
+    generation.prompting = true;
+    process.nextTick(() => {
+      generation.prompting = false;
+      if (!generation.exited) generation.send(PROMPT);
+    });
   }
 
   /** Closes what the attempt still holds of its FIFOs and removes them. */
@@ -453,6 +469,7 @@ export class Spawner implements Launcher {
       case 'e': {
         const found = attempt();
         if (found !== undefined) this.failStart(found, `the spawner could not enter the working directory or open the command's FIFOs`);
+        if (generation.framed) this.prompt(generation); // its gate exits: reaped at once
         return;
       }
       default: {
