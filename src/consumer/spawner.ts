@@ -30,18 +30,18 @@
  *   worker claims no command job meanwhile, as while its guardian is down
  *   (WORKER-2).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
-import { deferred, type Deferred } from '../base/deferred.ts';
+import { deferred } from '../base/deferred.ts';
 import { FsjobError } from '../base/errors.ts';
-import { isDeadState, processStart } from '../model/identity.ts';
 import { directLauncher, type Launcher, type LaunchRequest, type Leader, type LeaderEnd } from './launch.ts';
-import { FifoStock, type FifoMaker } from './spawner-fifos.ts';
+import { checkHolders, type Attempt, type Generation } from './spawner-attempts.ts';
+import { FifoStock } from './spawner-fifos.ts';
 import { FifoOutputs } from './spawner-output.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
-import { bashChainFits, PROMPT, runRequest, spawnerError, type Chain, type Fifos } from './spawner-request.ts';
+import { bashChainFits, PROMPT, runRequest, spawnerError, type Chain } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -58,45 +58,6 @@ const START_LIMIT_MS = 15_000;
 const CLOSE_LIMIT_MS = 2_000;
 /** How often the waiters of running attempts are looked at. */
 const WAITER_CHECK_MS = 1_000;
-
-/** One spawner process and what it answered. */
-interface Generation extends FifoMaker {
-  child: ChildProcess;
-  /** Whether requests go framed (bash) or as script lines (sh). */
-  framed: boolean;
-  /** null once it said `ready`; the reason when it said `fail`. */
-  ready: Deferred<string | null>;
-  /** The chains its `ready` offered. */
-  chains: ReadonlySet<Chain>;
-  exited: boolean;
-  /** The end of its stderr, for the message when it fails. */
-  stderr: string;
-  /** A prompt (bash's spawner) is to be written at the end of this tick. */
-  prompting: boolean;
-}
-
-interface Attempt {
-  id: number;
-  generation: Generation;
-  /** bash's: the spawner reaps the leader, so the status dies with the spawner; sh's: a waiter does. */
-  chain: Chain;
-  fifos: Fifos;
-  outFd: number | null;
-  errFd: number | null;
-  relFd: number | null;
-  phase: 'starting' | 'running' | 'done';
-  started: Deferred<number>;
-  end: Deferred<LeaderEnd>;
-  leaderPid?: number;
-  /** The leader's start as its `p` line gave it (the bash chain's gate reads its own stat). */
-  leaderStart?: string;
-  /** The sh chain's waiter's pid, and its start once a check saw it alive (a later process with its pid is not it). */
-  waiter?: { pid: number; start: string | null };
-  /** The waiter, or for the bash chain the spawner, was seen gone at the last check (its last lines get one more round to arrive). */
-  waiterGone: boolean;
-  /** When the request went out (monotonic ms): a gate that never reports fails after the start limit. */
-  sentMs: number;
-}
 
 /**
  * A worker's spawner: `start()` it before the first command (the worker
@@ -480,48 +441,15 @@ export class Spawner implements Launcher {
     }
   }
 
-  /**
-   * A waiter (bash's chain: the spawner) gone without its `x` line took the
-   * exit status with it: the attempt ends `lost` (a starting one fails). It
-   * is seen gone twice, a check apart, first: its last lines may still be in
-   * the pipe.
-   */
+  /** Every second while attempts run, and when a spawner exits: the processes that hold their exit statuses (spawner-attempts.ts). */
   private async checkWaiters(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
     try {
-      for (const attempt of [...this.attempts.values()]) {
-        if (attempt.chain === 'bash') {
-          if (!attempt.generation.exited) {
-            // A gate that never reported (its open of the job's stdin hangs): nothing was released, the job goes back.
-            if (attempt.phase === 'starting' && performance.now() - attempt.sentMs > this.startLimitMs) this.failStart(attempt, `no answer within ${this.startLimitMs} ms`);
-            continue;
-          }
-          if (!attempt.waiterGone) attempt.waiterGone = true;
-          else if (attempt.phase === 'starting') this.failStart(attempt, `the spawner (pid ${attempt.generation.child.pid}) died`);
-          else this.finish(attempt, { lost: `the spawner (pid ${attempt.generation.child.pid}) that reaps this command died, and the exit status with it` });
-          continue;
-        }
-        const waiter = attempt.waiter;
-        if (waiter === undefined) {
-          // A waiter that died before its p line named it: nothing was released (the release end closes
-          // now, so a gate that still appears exits 125), and the job goes back.
-          if (attempt.phase === 'starting' && performance.now() - attempt.sentMs > this.startLimitMs) this.failStart(attempt, `no answer within ${this.startLimitMs} ms`);
-          continue;
-        }
-        const now = await processStart(waiter.pid).catch(() => undefined);
-        const alive = now === undefined || (now !== null && !isDeadState(now.state) && (waiter.start === null || now.start === waiter.start));
-        if (alive) {
-          if (now != null) waiter.start ??= now.start;
-          attempt.waiterGone = false;
-        } else if (!attempt.waiterGone) {
-          attempt.waiterGone = true;
-        } else if (attempt.phase === 'starting') {
-          this.failStart(attempt, `its waiter (pid ${waiter.pid}) died`);
-        } else {
-          this.finish(attempt, { lost: `the spawner's waiter of this command (pid ${waiter.pid}) died, and the exit status with it` });
-        }
-      }
+      await checkHolders([...this.attempts.values()], this.startLimitMs, {
+        failStart: (attempt, reason) => this.failStart(attempt, reason),
+        finish: (attempt, end) => this.finish(attempt, end),
+      });
     } finally {
       this.checking = false;
     }
