@@ -42,6 +42,7 @@ import { transform } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
 import { buildBundle } from './cli-bundle.ts';
+import { shippedScript } from './sh-comments.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
 const run = promisify(execFile);
@@ -107,7 +108,7 @@ async function inputs(): Promise<{ modules: string[]; assets: string[] }> {
 
 async function buildJavaScript(out: string): Promise<void> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const script = (name: string): Promise<string> => readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8');
+  const script = async (name: string): Promise<string> => shippedScript(name, await readFile(path.join(ROOT, 'src', 'consumer', name), 'utf8'));
   const [guardian, spawner] = await Promise.all([script('guardian.sh'), script('spawner.sh')]);
   const define = { __FSJOB_VERSION: JSON.stringify(pkg.version), __FSJOB_GUARDIAN_SCRIPT: JSON.stringify(guardian), __FSJOB_SPAWNER_SCRIPT: JSON.stringify(spawner) };
   await buildBundle(out, define);
