@@ -31,15 +31,20 @@ order('four serving workers racing over one queue: when a job starts, every job 
     const earlier = ids.map((id) => `${q.root}/jobs/${id}/claim.1.json`).join(' ');
     ids.push(await enqueue(q, { argv: ['sh', '-c', `for c in ${earlier}; do [ -e "$c" ] || echo "$FSJOB_JOB_ID started before $c was claimed" >> ${violations}; done`] }));
   }
-  const workers = [0, 1, 2, 3].map(() => startFsjob(['work', '-q', q.root], { cwd: dir }));
+  await serveUntilDone(q, dir, 4, ids);
+  assert.is(fileExists(violations) ? readFileSync(violations, 'utf8') : '', '');
+});
+
+/** Runs `count` serving `fsjob work` processes on the queue until every job of `ids` has its receipt, then stops them (SIGTERM). */
+async function serveUntilDone(q: Awaited<ReturnType<typeof freshQueue>>, dir: string, count: number, ids: readonly string[]): Promise<void> {
+  const workers = Array.from({ length: count }, () => startFsjob(['work', '-q', q.root], { cwd: dir }));
   try {
     await waitFor('every job finished', () => ids.every((id) => hasReceipt(q, id)), 60_000);
   } finally {
     for (const worker of workers) worker.child.kill('SIGTERM');
     await Promise.all(workers.map((worker) => worker.result));
   }
-  assert.is(fileExists(violations) ? readFileSync(violations, 'utf8') : '', '');
-});
+}
 
 /** A claim another consumer is writing: PUB-1's temp of claim.1.json in the job directory, never linked (its writer died, or has not linked yet). */
 function plantClaimInFlight(q: Awaited<ReturnType<typeof freshQueue>>, id: string): void {
@@ -59,13 +64,7 @@ order('a claim in flight on the first job: three serving workers wait for it, an
   plantClaimInFlight(q, first);
   // Two more live registrations: every worker sees a pool from its first scan (PoolMember.look's glance).
   for (const id of ['f000000000000001', 'f000000000000002']) await registerWorker(q, id);
-  const workers = [0, 1, 2].map(() => startFsjob(['work', '-q', q.root], { cwd: dir }));
-  try {
-    await waitFor('every job finished', () => ids.every((id) => hasReceipt(q, id)), 60_000);
-  } finally {
-    for (const worker of workers) worker.child.kill('SIGTERM');
-    await Promise.all(workers.map((worker) => worker.result));
-  }
+  await serveUntilDone(q, dir, 3, ids);
   assert.is(fileExists(violations) ? readFileSync(violations, 'utf8') : '', '');
   assert.ok(fileExists(firstClaim), 'the first job was claimed after the wait (a temp whose writer died holds it for a while, never for good)');
 });
