@@ -15,7 +15,7 @@ import { clipUtf8 } from '../base/text.ts';
 import { GEN_MAX, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
 import { openBounded, type SafeHandle } from '../fs/safefs.ts';
 import { cancelReason } from '../model/cancel-request.ts';
-import { publishClaim, type ReceiptFields } from '../model/generation.ts';
+import { publishClaim, type CommitTurn, type ReceiptFields } from '../model/generation.ts';
 import { laneHeld, laneSlotsOf, takeHold } from '../model/holds.ts';
 import { stopGroup } from '../model/groups.ts';
 import { attemptsUsed, executionState, listJob, listJobIn, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
@@ -77,8 +77,18 @@ export async function proveStopped(ctx: Context, queue: Queue, files: JobFiles, 
 /**
  * The claim protocol (spec/claim.md) steps 2 to 6 for a job the caller listed (`files`) and judged
  * (`view`) just now. Never throws for the job's own faults; throws for I/O.
+ * `commitTurn`: where the claim waits to be linked after the caller's earlier claims in flight (claims-in-flight.ts).
  */
-export async function claimJob(ctx: Context, queue: Queue, id: string, spec: SpecView, files: JobFiles, view: JobStatusView, policy: ClaimPolicy): Promise<ClaimResult> {
+export async function claimJob(
+  ctx: Context,
+  queue: Queue,
+  id: string,
+  spec: SpecView,
+  files: JobFiles,
+  view: JobStatusView,
+  policy: ClaimPolicy,
+  commitTurn?: CommitTurn,
+): Promise<ClaimResult> {
   if (files.receipt) {
     await removeReadyEntry(queue, id, spec.ok ? spec.spec.priority : undefined).catch(() => undefined); // READY-3
     return { kind: 'skip', reason: 'finished' };
@@ -102,7 +112,7 @@ export async function claimJob(ctx: Context, queue: Queue, id: string, spec: Spe
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
   // CLAIM-5: the commit point of the claim.
-  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs, files.handle))) return { kind: 'raced' };
+  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs, files.handle, commitTurn))) return { kind: 'raced' };
   ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
   const owner = new Ownership(ctx, queue, id, gen, claimedMs, files.handle);
   try {

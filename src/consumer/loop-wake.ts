@@ -10,6 +10,15 @@ export class LoopWake {
 
   /** Waits `ms`, or until wake(); returns at once if a wake() came since the last sleep. */
   sleep(ms: number): Promise<void> {
+    return this.until(ms);
+  }
+
+  /** Waits until wake(), with no timer: while claims are in flight, each one's end wakes the loop (claims-in-flight.ts). */
+  next(): Promise<void> {
+    return this.until(undefined);
+  }
+
+  private until(ms: number | undefined): Promise<void> {
     if (this.woken) {
       this.woken = false;
       return Promise.resolve();
@@ -20,7 +29,7 @@ export class LoopWake {
         this.wakers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = ms === undefined ? undefined : setTimeout(done, ms);
       this.wakers.add(done);
     });
   }

@@ -18,6 +18,7 @@ import { openJobDir } from '../model/queue-dirs.ts';
 import { isPaused } from '../model/pause.ts';
 import { rebuildReady as rebuildReadyIndex, removeStaleReadyEntry } from '../model/ready.ts';
 import type { SpecRecord } from '../records/codec.ts';
+import type { CommitTurn } from '../model/generation.ts';
 import { claimJob, type ClaimPolicy, type ClaimResult } from './claim.ts';
 import type { Context, SpecView } from './context.ts';
 import { lookAtGated, passOverGated } from './gates.ts';
@@ -53,6 +54,26 @@ export interface SelectResult {
    * again after this many ms, or null.
    */
   claimingMs: number | null;
+  /** The walk started a claim and handed it to the pipeline (ClaimPipeline): the job is being claimed, `result` is null. */
+  started: boolean;
+}
+
+/** What one claim came to for the walk: a job to hand out, or null to walk on (`raced`: another consumer's link came first, CLAIM-5). */
+export interface ClaimOutcome {
+  result: SelectResult['result'];
+  raced: boolean;
+}
+
+/**
+ * A consumer with several claims in flight at once (claims-in-flight.ts):
+ * the walk starts the claim of the job it chose, hands it over and ends,
+ * instead of waiting for its fsyncs and CLAIM-6's decision.
+ */
+export interface ClaimPipeline {
+  /** Waits until none of this consumer's claims in flight is for a job of `lane`, so the walk judges the lane (LANE-4) on the holds they took. */
+  laneClear(lane: string): Promise<void>;
+  /** Takes over the claim of job `id` (of `lane`): `claim` starts it with the turn of its link. */
+  start(id: string, lane: string | null, claim: (turn: CommitTurn) => Promise<ClaimOutcome>): void;
 }
 
 /** How long a job held by another live owner is passed over without a look (its owner finishes or dies meanwhile). */
@@ -85,6 +106,45 @@ async function claimedByOther(dir: Dir): Promise<boolean> {
   return (await dir.present('claim.1.json')) && !(await dir.present('end.1.json'));
 }
 
+/**
+ * What a claim came to, reported as the walk reports it: a lost race, an
+ * unproven or exhausted job (avoided for a while), one job's I/O trouble
+ * (reported, avoided). Never throws. The visit's handle `dir` is closed
+ * unless the job runs (its owner keeps it until the generation ends).
+ */
+async function settleClaim(ctx: Context, queue: Queue, id: string, dir: Dir, claim: Promise<ClaimResult>, avoid: (id: string, ms: number) => void): Promise<ClaimOutcome> {
+  let kept = false;
+  try {
+    const result = await claim;
+    switch (result.kind) {
+      case 'run':
+        kept = true;
+        return { result, raced: false };
+      case 'decided':
+        return { result, raced: false };
+      case 'unproven':
+        ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
+        avoid(id, 30_000);
+        break;
+      case 'limit':
+        ctx.emit({ type: 'skipped', queue: queue.root, job_id: id, reason: `claim generation ${result.gen} is GEN_MAX: no further claim is possible (CLAIM-4)` });
+        avoid(id, 3_600_000);
+        break;
+      case 'raced':
+        return { result: null, raced: true };
+      default:
+        break;
+    }
+  } catch (error) {
+    // One job's trouble (a planted symlink, EACCES) must not stop the queue.
+    ctx.emit({ type: 'error', queue: queue.root, job_id: id, error: wrap(error) });
+    avoid(id, 5_000);
+  } finally {
+    if (!kept) dir.close();
+  }
+  return { result: null, raced: false };
+}
+
 function wrap(error: unknown): FsjobError {
   return error instanceof FsjobError ? error : new FsjobError('IO', error instanceof Error ? error.message : String(error), { cause: error });
 }
@@ -110,15 +170,16 @@ export async function claimNextIn(
   avoid: (id: string, ms: number) => void,
   readyView?: ReadyView,
   look: PoolLook = {},
+  pipeline?: ClaimPipeline,
 ): Promise<SelectResult> {
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
-  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0, claimingMs: null };
+  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0, claimingMs: null, started: false };
   let retryAtMs: number | null = null;
   let watchMs: number | null = null;
   let notBeforeMs: number | null = null;
   let raced = 0;
   let claimingMs: number | null = null;
-  const done = (result: SelectResult['result']): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false, raced, claimingMs });
+  const done = (result: SelectResult['result'], started = false): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false, raced, claimingMs, started });
   const ready = readyView ?? new ReadyView(queue);
   await ready.current();
   for (const entry of ready.entries()) {
@@ -155,6 +216,7 @@ export async function claimNextIn(
         spec = await ctx.specs.getIn(queue, id, dir);
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
+      if (pipeline !== undefined && spec.ok && spec.spec.lane !== null) await pipeline.laneClear(spec.spec.lane);
       const files = await listJobIn(id, dir);
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       // A pool's consumer waits for another's claim in flight rather than race it, for a while (ReadyView.waitForClaim).
@@ -186,28 +248,16 @@ export async function claimNextIn(
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
       if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
-      const result = await claimJob(ctx, queue, id, spec, files, view, policy);
-      switch (result.kind) {
-        case 'run':
-          // The owner keeps the visit's handle until its generation ends.
-          kept = true;
-          return done(result);
-        case 'decided':
-          return done(result);
-        case 'unproven':
-          ctx.emit({ type: 'unproven', queue: queue.root, job_id: id, gen: result.gen, clause: result.clause, reason: result.reason });
-          avoid(id, 30_000);
-          break;
-        case 'limit':
-          ctx.emit({ type: 'skipped', queue: queue.root, job_id: id, reason: `claim generation ${result.gen} is GEN_MAX: no further claim is possible (CLAIM-4)` });
-          avoid(id, 3_600_000);
-          break;
-        case 'raced':
-          raced += 1;
-          break;
-        default:
-          break;
+      // The claim takes the visit's handle over (settleClaim closes it, or the owner keeps it until its generation ends).
+      kept = true;
+      const held = dir;
+      if (pipeline !== undefined) {
+        pipeline.start(id, spec.ok ? spec.spec.lane : null, (turn) => settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy, turn), avoid));
+        return done(null, true);
       }
+      const outcome = await settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy), avoid);
+      if (outcome.raced) raced += 1;
+      if (outcome.result !== null) return done(outcome.result);
     } catch (error) {
       // One job's trouble (a planted symlink, EACCES) must not stop the queue.
       ctx.emit({ type: 'error', queue: queue.root, job_id: id, error: wrap(error) });

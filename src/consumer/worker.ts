@@ -2,7 +2,8 @@
  * The long-running consumer (spec/workers.md): N slots over one or more queues.
  *
  * - Queues are served round-robin, one claim per turn, so a busy queue cannot
- *   starve the others (seed 004's capacity and round-robin).
+ *   starve the others (seed 004's capacity and round-robin). The claims for
+ *   several free slots are in flight at once (claims-in-flight.ts).
  * - It registers itself in each queue (workers/<w>.json), renews the
  *   registration every RENEW_INTERVAL and removes it on a clean exit
  *   (WORKER-1).
@@ -33,17 +34,19 @@ import { FsjobError } from '../base/errors.ts';
 import type { Queue } from '../model/queue.ts';
 import { beginOperation, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
-import { makeContext, newWorkerId, openServed, openWith, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
+import { makeContext, newWorkerId, openServed, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { Spawner } from './spawner.ts';
 import { CommandSupport } from './command-support.ts';
 import { runCommand, type RunningJob, type RunOutcome } from './run.ts';
 import { runPayload, type Handler } from './payload.ts';
 import { ReadyView, relistBeforeEnd } from './ready-view.ts';
-import { claimNextIn, rebuildReady, type SelectFilter } from './select.ts';
+import { claimNextIn, rebuildReady, type ClaimOutcome, type ClaimPipeline, type SelectFilter, type SelectResult } from './select.ts';
+import { claimKey, ClaimsInFlight } from './claims-in-flight.ts';
 import { ScanBackoff } from './scan-backoff.ts';
 import { PoolMember, idlePollMs } from './pool.ts';
 import { LoopWake } from './loop-wake.ts';
+import { queueGone } from './queue-gone.ts';
 import { publishRegistration } from './registration.ts';
 import { newSummary, tally, type WorkerSummary } from './summary.ts';
 
@@ -74,7 +77,6 @@ export interface WorkerOptions extends ConsumerOptions {
   spawner?: Spawner;
 }
 
-
 interface QueueSlot {
   queue: Queue;
   /** Whether the last scan found the queue paused (PAUSE-1). */
@@ -89,7 +91,6 @@ interface InFlight {
   slot: QueueSlot;
   job: RunningJob;
 }
-
 
 const CONCURRENCY_MAX = 1024;
 /** After this many attempts of one job that could not start, leave it for FAILURE_PAUSE. */
@@ -118,6 +119,11 @@ export class Worker {
   private ctx: Context | undefined;
   private slots: QueueSlot[] = [];
   private readonly inFlight = new Map<string, InFlight>();
+  /** Claims started and not yet handled (concurrency > 1: claims-in-flight.ts); each holds a slot. */
+  private readonly claiming = new ClaimsInFlight();
+  /** Claims that came to a job (run or decided): all of them, and in the current round. */
+  private claims = 0;
+  private claimedNow = 0;
   private readonly avoidUntil = new Map<string, number>(); // until a monotonic instant: a wall clock that goes back must not lengthen the pause (LEASE-4)
   private readonly failures = new Map<string, number>();
   private readonly wakeup = new LoopWake();
@@ -192,7 +198,7 @@ export class Worker {
     this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
-    const hooks = { wake: () => this.wakeup.wake(), free: () => this.inFlight.size < this.concurrency, stopping: () => this.stopping };
+    const hooks = { wake: () => this.wakeup.wake(), free: () => this.busy() < this.concurrency, stopping: () => this.stopping };
     const serving = this.mode === 'serve' ? { workerId: this.id, clock: ctx.clock } : undefined;
     for (const root of this.options.queues) {
       const queue = await openServed(root, ctx);
@@ -227,85 +233,116 @@ export class Worker {
     user?.(event);
   }
 
-  private commandsAllowed(): boolean {
-    return this.commands !== undefined && this.commands.ready && !this.stopping;
-  }
-
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
     return {
-      skip: (id) => this.inFlight.has(key(slot, id)) || (this.avoidUntil.get(key(slot, id)) ?? -Infinity) > monotonicMs(ctx.clock),
-      canRun: (spec) => (spec.argv !== undefined ? this.commandsAllowed() : spec.handler !== undefined && this.handlers.has(spec.handler)),
+      skip: (id) => {
+        const k = key(slot, id);
+        return this.inFlight.has(k) || this.claiming.has(k) || (this.avoidUntil.get(k) ?? -Infinity) > monotonicMs(ctx.clock);
+      },
+      canRun: (spec) => (spec.argv !== undefined ? this.commands?.ready === true && !this.stopping : spec.handler !== undefined && this.handlers.has(spec.handler)),
     };
   }
 
   private readonly policy: ClaimPolicy = { purpose: 'run', hasHandler: (name) => this.handlers.has(name) };
 
+  /** Slots taken: jobs running and claims in flight (CLAIM-8). */
+  private busy(): number {
+    return this.inFlight.size + this.claiming.size;
+  }
+
+  /** A claim came to a job: count it, and run the job. */
+  private claimed(slot: QueueSlot, result: NonNullable<SelectResult['result']>): void {
+    this.claims += 1;
+    this.claimedNow += 1;
+    if (result.kind === 'run') this.launch(slot, result.ticket);
+  }
+
+  /** Where a claim in flight ends (claims-in-flight.ts): as the walk would have handled it, then the loop looks again. */
+  private pipelineFor(slot: QueueSlot): ClaimPipeline {
+    return this.claiming.pipeline(slot.queue.root, (outcome: ClaimOutcome) => {
+      try {
+        if (outcome.raced) this.summary.raced += 1;
+        if (outcome.result !== null) this.claimed(slot, outcome.result);
+      } catch (error) {
+        // launch() does not throw; were it to, the worker stops with the error rather than lose the job silently.
+        this.fatal ??= error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+        this.stopping = true;
+      }
+      this.wakeup.wake();
+    });
+  }
+
   private async loop(ctx: Context): Promise<void> {
-    let claims = 0;
     let relisted = false; // see relistBeforeEnd
     // Made once per run, not per round or scan: a Worker runs once, and its slots are fixed by then.
     const filters = this.slots.map((slot) => this.filterFor(slot, ctx));
     const avoids = this.slots.map((slot) => (id: string, ms: number) => this.avoid(slot, id, ms));
     const members = this.slots.map((slot) => slot.member);
     const views = this.slots.map((slot) => slot.view);
+    // Concurrency 1 claims one job at a time, as ever (its fsyncs inline: flush.ts).
+    const pipelines = this.slots.map((slot) => (this.concurrency > 1 ? this.pipelineFor(slot) : undefined));
     const exhausted = new Set<number>();
     for (;;) {
       if (this.stopping) return;
       if (!this.stopping) await this.commands?.ensure();
       const roundMs = performance.now();
-      let claimedNow = 0;
+      this.claimedNow = 0;
       let retryAtMs: number | null = null;
       let watchMs: number | null = null;
       let scanError: FsjobError | undefined;
       let notBeforeMs: number | null = null;
       let claimingMs: number | null = null;
       exhausted.clear();
-      while (!this.stopping && this.inFlight.size < this.concurrency && !(this.mode === 'once' && claims >= 1) && exhausted.size < this.slots.length) {
-        const index = this.nextQueue % this.slots.length;
-        this.nextQueue = (index + 1) % this.slots.length;
-        if (exhausted.has(index)) continue;
-        const slot = this.slots[index] as QueueSlot;
-        let selected;
-        await slot.member.update();
-        // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
-        const scanning = beginOperation();
-        try {
-          selected = await claimNextIn(ctx, slot.queue, filters[index] as SelectFilter, this.policy, avoids[index] as (id: string, ms: number) => void, slot.view, slot.member.look());
-        } catch (error) {
-          scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
-          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
-          const gone = await this.abandoned(slot, ctx);
-          if (gone !== undefined) {
-            this.lostRoots.add(slot.queue.root);
-            this.abandon(gone);
-            return;
+      // A round walks until every free slot has a job or a claim in flight, or no queue has more; it ends when its claims were handled.
+      for (;;) {
+        while (!this.stopping && this.busy() < this.concurrency && !(this.mode === 'once' && this.claims + this.claiming.size >= 1) && exhausted.size < this.slots.length) {
+          const index = this.nextQueue % this.slots.length;
+          this.nextQueue = (index + 1) % this.slots.length;
+          if (exhausted.has(index)) continue;
+          const slot = this.slots[index] as QueueSlot;
+          let selected;
+          await slot.member.update();
+          // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
+          const scanning = beginOperation();
+          try {
+            selected = await claimNextIn(ctx, slot.queue, filters[index] as SelectFilter, this.policy, avoids[index] as (id: string, ms: number) => void, slot.view, slot.member.look(), pipelines[index]);
+          } catch (error) {
+            scanError = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+            ctx.emit({ type: 'error', queue: slot.queue.root, job_id: null, error: scanError });
+            const gone = await queueGone(slot.queue, ctx);
+            if (gone !== undefined) {
+              this.lostRoots.add(slot.queue.root);
+              this.abandon(gone);
+              return;
+            }
+            exhausted.add(index);
+            continue;
+          } finally {
+            scanning();
           }
-          exhausted.add(index);
-          continue;
-        } finally {
-          scanning();
+          this.summary.scans += 1;
+          this.summary.raced += selected.raced;
+          this.notePause(slot, selected.paused, ctx);
+          if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
+          if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
+          if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
+          if (selected.claimingMs !== null) claimingMs = claimingMs === null ? selected.claimingMs : Math.min(claimingMs, selected.claimingMs);
+          if (selected.started) continue; // claimed in flight; on to the next free slot
+          if (selected.result === null) {
+            exhausted.add(index);
+            continue;
+          }
+          this.claimed(slot, selected.result);
         }
-        this.summary.scans += 1;
-        this.summary.raced += selected.raced;
-        this.notePause(slot, selected.paused, ctx);
-        if (selected.retryAtMs !== null) retryAtMs = retryAtMs === null ? selected.retryAtMs : Math.min(retryAtMs, selected.retryAtMs);
-        if (selected.watchMs !== null) watchMs = watchMs === null ? selected.watchMs : Math.min(watchMs, selected.watchMs);
-        if (selected.notBeforeMs !== null) notBeforeMs = notBeforeMs === null ? selected.notBeforeMs : Math.min(notBeforeMs, selected.notBeforeMs);
-        if (selected.claimingMs !== null) claimingMs = claimingMs === null ? selected.claimingMs : Math.min(claimingMs, selected.claimingMs);
-        if (selected.result === null) {
-          exhausted.add(index);
-          continue;
-        }
-        claims += 1;
-        claimedNow += 1;
-        relisted = false;
-        if (selected.result.kind === 'run') this.launch(slot, selected.result.ticket);
+        if (this.claiming.size === 0) break;
+        await this.wakeup.next(); // a claim was handled, a job ended, or stop()
       }
+      if (this.claimedNow > 0) relisted = false;
       this.scans.turn(scanError !== undefined, monotonicMs(ctx.clock));
-      for (const slot of this.slots) slot.member.polled(claimedNow > 0);
+      for (const slot of this.slots) slot.member.polled(this.claimedNow > 0);
       if (this.mode !== 'serve') {
-        if (this.mode === 'once' && claims >= 1 && this.inFlight.size === 0) return;
-        if (this.inFlight.size === 0 && claimedNow === 0 && scanError !== undefined) {
+        if (this.mode === 'once' && this.claims >= 1 && this.inFlight.size === 0) return;
+        if (this.inFlight.size === 0 && this.claimedNow === 0 && scanError !== undefined) {
           // A queue that could not be scanned is not drained: try again, then give up with the error.
           if (this.scans.exhausted(monotonicMs(ctx.clock))) {
             this.fatal ??= scanError;
@@ -314,7 +351,7 @@ export class Worker {
           await this.wakeup.sleep(this.scans.pause(this.pollMs));
           continue;
         }
-        if (this.inFlight.size === 0 && claimedNow === 0) {
+        if (this.inFlight.size === 0 && this.claimedNow === 0) {
           if (!relisted && (relisted = relistBeforeEnd(views, roundMs))) continue;
           // Idle: only retries and starts due within CONSUME_RETRY_WAIT, and watched claims (LEASE-3), bring work (MANIFEST-4, PAUSE-1).
           const now = ctx.clock.nowMs();
@@ -325,35 +362,10 @@ export class Worker {
           continue;
         }
       }
-      if (claimedNow > 0 && this.inFlight.size < this.concurrency) continue;
+      if (this.claimedNow > 0 && this.busy() < this.concurrency) continue;
       // Another consumer's claim in flight (select.ts): look again when it has likely been linked.
       const idleMs = this.scans.pause(idlePollMs(members, this.pollMs));
       await this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
-    }
-  }
-
-  /**
-   * WORKER-4, seed 000's abandoned-root check: the queue this worker opened
-   * is no longer at its root (removed, or replaced by another queue). Nothing is
-   * recreated there (LAYOUT-2: no queue without fsjob.json). Other failures
-   * (EIO, EMFILE) may pass and are retried at the next turn.
-   */
-  private async abandoned(slot: QueueSlot, ctx: Context): Promise<FsjobError | undefined> {
-    const { root } = slot.queue;
-    try {
-      const now = await openWith(root, ctx);
-      if (now.record.queue_id === slot.queue.record.queue_id) return undefined;
-      return new FsjobError('NOT_A_QUEUE', `${root} now holds another queue (queue_id ${now.record.queue_id}, was ${slot.queue.record.queue_id}); stopping the worker of the removed queue`, {
-        path: root,
-        clause: 'WORKER-4',
-      });
-    } catch (error) {
-      if (!(error instanceof FsjobError) || (error.code !== 'NOT_A_QUEUE' && error.code !== 'NOT_FOUND')) return undefined;
-      return new FsjobError('NOT_A_QUEUE', `the queue ${root} was removed while this worker served it (${error.message}); stopping the abandoned worker`, {
-        path: root,
-        clause: 'WORKER-4',
-        cause: error,
-      });
     }
   }
 
@@ -431,7 +443,7 @@ export class Worker {
       // looks when it fails): a root that now holds another queue gets nothing
       // of this worker, not even the registration.
       if (!this.stopping && this.ctx !== undefined) {
-        const gone = await this.abandoned(slot, this.ctx);
+        const gone = await queueGone(slot.queue, this.ctx);
         if (gone !== undefined) {
           this.lostRoots.add(slot.queue.root);
           this.abandon(gone);
@@ -450,6 +462,7 @@ export class Worker {
   /** WORKER-3, and the clean exit of drain and once. */
   private async shutdown(): Promise<void> {
     this.stopping = true;
+    await this.claiming.all(); // their jobs run now, and are stopped as the others
     clearInterval(this.registrationTimer);
     for (const slot of this.slots) slot.member.close();
     const ctx = this.ctx as Context;
@@ -482,5 +495,5 @@ export class Worker {
 }
 
 function key(slot: QueueSlot, id: string): string {
-  return `${slot.queue.root}\0${id}`;
+  return claimKey(slot.queue.root, id);
 }

@@ -181,6 +181,14 @@ export interface PublishOptions {
    * would replace a planted link. @default true
    */
   lookFirst?: boolean;
+  /**
+   * Called once the temp file is durable, just before a link commits it;
+   * what it resolves to is called once the link is tried. A caller with
+   * several publications in flight that must commit in its own order (a
+   * Worker's claims, CLAIM-1) waits for its turn there, so the writes and
+   * fsyncs still overlap and only the links queue. @default none
+   */
+  commitTurn?: () => Promise<() => void>;
 }
 
 /** publishRecord in a directory handle's directory. */
@@ -226,6 +234,7 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
     }
 
     if (placement === 'link') {
+      const turnDone = await options.commitTurn?.();
       try {
         await fs.link(tempAt, ref.at(name));
       } catch (error) {
@@ -233,6 +242,8 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
         const occupant = await refuseBadTarget(ref, name);
         // FS-3: a retransmitted link says EEXIST for the link it made.
         if (occupant === undefined || !(await holdsOwnRecord(ref, tempName, name, occupant, bytes))) throw recordExists(target);
+      } finally {
+        turnDone?.();
       }
       // Committed. A leftover temp name is harmless garbage (GC removes dot
       // files), so failing to unlink it must not make the caller believe the

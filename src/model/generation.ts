@@ -55,6 +55,9 @@ export interface ReceiptFields {
   result?: ReceiptRecord['result'];
 }
 
+/** Where a claim waits to be linked in its consumer's order (PublishOptions.commitTurn in src/fs/write.ts). */
+export type CommitTurn = () => Promise<() => void>;
+
 /** Who claims: the claim record's owner, worker and lease. */
 export interface Claimant {
   owner: Identity;
@@ -66,9 +69,18 @@ export interface Claimant {
  * CLAIM-4/CLAIM-5: publish claim.<gen>.json by link, at `claimedMs`. True when
  * it is ours; false when another process linked it first (EXISTS). The caller
  * judged that generation gen - 1 may be broken (CLAIM-3) and that gen is
- * within GEN_MAX.
+ * within GEN_MAX. `commitTurn`: where a consumer with several claims in
+ * flight waits to link this one in its order (PublishOptions).
  */
-export async function publishClaim(queue: Queue, id: string, gen: number, claimant: Claimant, claimedMs: number, dir: Dir = jobDir(queue, id)): Promise<boolean> {
+export async function publishClaim(
+  queue: Queue,
+  id: string,
+  gen: number,
+  claimant: Claimant,
+  claimedMs: number,
+  dir: Dir = jobDir(queue, id),
+  commitTurn?: CommitTurn,
+): Promise<boolean> {
   if (!Number.isSafeInteger(gen) || gen < 1 || gen > GEN_MAX) {
     throw new FsjobError('USAGE', `generation ${gen} of job ${id} is outside 1..GEN_MAX (CLAIM-4)`, { jobId: id, clause: 'CLAIM-4' });
   }
@@ -84,7 +96,7 @@ export async function publishClaim(queue: Queue, id: string, gen: number, claima
   };
   try {
     // CLAIM-5: the commit point of the claim.
-    await dir.publish(genRecordName('claim', gen), encodeBuilt('claim', claim, { expectedJobId: id, expectedGen: gen }, claimant.owner), 'link', FRESH);
+    await dir.publish(genRecordName('claim', gen), encodeBuilt('claim', claim, { expectedJobId: id, expectedGen: gen }, claimant.owner), 'link', commitTurn === undefined ? FRESH : { ...FRESH, commitTurn });
     return true;
   } catch (error) {
     if (isFsjobError(error, 'EXISTS')) return false;
