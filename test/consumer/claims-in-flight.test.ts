@@ -15,12 +15,14 @@ import * as nodeFs from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
 import { drain, jobFiles, receiptOf, serve, waitFor } from '../support/consumer.ts';
-import { cleanupAll } from '../support/helpers.ts';
+import { cleanupAll, withWatchdog } from '../support/helpers.ts';
 import { realReads, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import type { Queue } from '../../src/model/queue.ts';
 
 /** How long a held claim waits for a sign that only a broken worker gives. */
 const NO_SIGN_MS = 300;
+/** A worker that lost count of its claims in flight never ends: fail instead of hanging. */
+const WATCHDOG_MS = 30_000;
 
 const later = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -115,7 +117,7 @@ inFlight('a worker of concurrency 4 claims beside a held claim, links its claims
     }
     return handle;
   };
-  const { summary } = await drain(q, { concurrency: 4, commands: false, fs: seam.fs }, (worker) => worker.handle('h', () => null));
+  const { summary } = await withWatchdog(WATCHDOG_MS, drain(q, { concurrency: 4, commands: false, fs: seam.fs }, (worker) => worker.handle('h', () => null)));
   assert.ok(seam.overlapped(), 'the next claim was written and fsynced while the first waited');
   assert.equal(seam.links, ids, 'claims link in CLAIM-1 order, the held one first');
   assert.is(summary.raced, 0, 'no claim lost, not even to its own worker');
@@ -148,7 +150,7 @@ inFlight('claims in flight of one lane: a worker of concurrency 4 judges the lan
       running -= 1;
       return null;
     };
-    const { summary } = await drain(q, { concurrency: 4, commands: false, fs: seam.fs }, (worker) => worker.handle('h', handler));
+    const { summary } = await withWatchdog(WATCHDOG_MS, drain(q, { concurrency: 4, commands: false, fs: seam.fs }, (worker) => worker.handle('h', handler)));
     assert.ok(most <= slots, `at most ${slots} of the lane at once (${most})`);
     assert.is(summary.raced, 0);
     claimedOnceEach(q, ids);
@@ -174,8 +176,9 @@ inFlight('a stop while claims are in flight: run() ends only after each of them 
   // The first claim is held; the others were written and fsynced beside it, and wait to be linked after it.
   await waitFor('the claims beside the held one', () => seam.synced() === 3);
   worker.stop();
-  seam.release();
-  await done;
+  // Held on until run() returned (a worker that does not wait for its claims) or for a while (one that does).
+  void Promise.race([done, later(NO_SIGN_MS)]).then(seam.release, seam.release);
+  await withWatchdog(WATCHDOG_MS, done);
   for (const id of ids) {
     const files = readdirSync(q.paths.job(id));
     assert.equal(files.filter((name) => name.startsWith('.')), [], `job ${id}: no temp file left`);
