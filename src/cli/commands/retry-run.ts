@@ -1,0 +1,13 @@
+/** What `fsjob retry` does once its options are parsed (commands/retry.ts declares them). */
+import type { CliIo } from '../command.ts';
+import { EXIT } from '../exit.ts';
+import { retry } from '../../producer/retry.ts';
+import { jobIdOf, openQueueOf } from '../queue-arg.ts';
+
+export async function runRetry(args: Record<string, unknown>, io: CliIo): Promise<number> {
+  const queue = await openQueueOf(args);
+  const id = await jobIdOf(args, queue);
+  const enqueued = await retry(queue, id);
+  io.stdout(args['json'] === true ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
+  return EXIT.OK;
+}
