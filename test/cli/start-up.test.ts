@@ -2,19 +2,24 @@
  * A start of `fsjob` loads what its command needs, no more (issue 29 point
  * 2), checked on the built command users run (dist/bin/fsjob.js and its
  * chunks, tools/build/cli-bundle.ts): a loader hook lists every file the
- * start loads, and the comments esbuild leaves at the head of each bundled
- * module (`// src/producer/enqueue.ts`) say which sources those files hold
- * (the generated modules load from dist/src/ as files of their own).
+ * start loads, and the build's account of its outputs (dist/.chunk-sources.json,
+ * from esbuild's metafile) says which sources those files hold (the
+ * generated modules load from dist/src/ as files of their own; the entry's
+ * sources are named by the comments esbuild leaves, `// src/cli/start-cache.ts`).
  * Which files, not how long: the time of a start is the bench's
  * (bench/package.bench.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ENTRY, ROOT, startLoading, startWork } from '../support/loaded.ts';
+import { COMMAND_NAMES } from '../../src/cli/main.ts';
+import { CHUNK_SOURCES } from '../../tools/build/cli-bundle.ts';
+import { ENTRY, mainCallsLoading, ROOT, startLoading, startWork } from '../support/loaded.ts';
+
+const DIST = join(ROOT, 'dist');
 
 let work: string;
 let queue: string;
@@ -29,15 +34,32 @@ interface Start {
   sources: string[];
 }
 
-function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): Start {
-  const run = startLoading(work, args, env);
+/** What each output of the split build holds (dist/.chunk-sources.json, tools/build/cli-bundle.ts). */
+let chunkSources: Record<string, string[]>;
+
+/**
+ * The source modules that built files hold: for the split build's outputs
+ * as its metafile says, for other files (the entry, dist/bin/fsjob.js) by
+ * the path comment esbuild leaves at the head of each module.
+ */
+function sourcesOf(files: readonly string[]): string[] {
   const sources = new Set<string>();
-  for (const file of run.files) {
+  for (const file of files) {
+    const built = chunkSources[relative(DIST, file)];
+    if (built !== undefined) {
+      for (const source of built) sources.add(source.replace(/^.*?node_modules\//, 'node_modules/'));
+      continue;
+    }
     for (const match of readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:src|bin|conformance|node_modules)\/\S+|\.\.\/\S+)$/gm)) {
       sources.add((match[1] as string).replace(/^(\.\.\/)+/, '').replace(/^.*?node_modules\//, 'node_modules/'));
     }
   }
-  return { ...run, files: run.files.map((file) => file.slice(ROOT.length)), sources: [...sources].sort() };
+  return [...sources].sort();
+}
+
+function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): Start {
+  const run = startLoading(work, args, env);
+  return { ...run, files: run.files.map((file) => file.slice(ROOT.length)), sources: sourcesOf(run.files) };
 }
 
 function none(sources: readonly string[], pattern: RegExp): string[] {
@@ -47,10 +69,19 @@ function none(sources: readonly string[], pattern: RegExp): string[] {
 /** Code about queues and records; src/records/bytes.ts is not (the text form of a command-line value, SPEC-3, which every start reads). */
 const QUEUE_CODE = /^src\/(fs|records(?!\/bytes\.ts$)|model|producer|consumer|validator)\//;
 
+/**
+ * What no command's help needs: queue code (src/records/record-types.ts
+ * holds names only, which validate --type lists), the suite but the
+ * conformance command's declarations, any command's code (commands/<name>-run.ts)
+ * and what only a running command uses from src/cli.
+ */
+const NOT_FOR_HELP = /^src\/(fs|records(?!\/(bytes|record-types)\.ts$)|model|producer|consumer|validator)\/|^conformance\/(?!runner\/command\.ts$)|^src\/cli\/commands\/[a-z-]+-run\.ts$|^src\/cli\/(queue-arg|progress|report-file|input|json-out)\.ts$/;
+
 const startUp = suite('what a start of fsjob loads');
 
 startUp.before(async () => {
   ({ work, queue } = await startWork('fsjob-start-up-'));
+  chunkSources = JSON.parse(readFileSync(join(DIST, CHUNK_SOURCES), 'utf8')) as Record<string, string[]>;
 });
 
 startUp.after(async () => {
@@ -73,6 +104,28 @@ startUp('--help loads yargs and its layout, and no queue code', () => {
   assert.ok(run.sources.some((source) => source.startsWith('node_modules/cliui/')), 'the help layout (cliui)');
   assert.equal(none(run.sources, QUEUE_CODE), []);
   assert.equal(none(run.sources, /^src\/cli\/commands\//), [], 'no command module: the list of commands is main.ts');
+});
+
+// main() of the built CLI called for each command in one process (a start each would cost the suite 16 node starts): each call adds what it loads.
+startUp('every command\'s --help, and a usage error of its options, loads its declarations and no queue code, suite or command\'s code', () => {
+  const { base, calls } = mainCallsLoading(work, COMMAND_NAMES.flatMap((name) => [[name, '--help'], [name, '--bogus-option']]));
+  assert.equal(none(sourcesOf(base), NOT_FOR_HELP), [], 'main.js');
+  for (const call of calls) {
+    const [name, option] = call.argv as [string, string];
+    const what = call.argv.join(' ');
+    if (option === '--help') {
+      assert.is(call.status, 0, `${what}: ${call.stderr}`);
+      assert.match(call.stdout, new RegExp(`^fsjob ${name}\\b[^]*\\nOptions:\\n`), `${what} prints its help`);
+    } else {
+      assert.is(call.status, 2, `${what}: ${call.stderr}`);
+      assert.match(call.stderr, /^fsjob: .* \(see fsjob --help\)\n$/, what);
+    }
+    assert.equal(none(sourcesOf(call.files), NOT_FOR_HELP), [], what);
+    assert.equal(none(call.files, /generated\//), [], `${what}: the generated validators and schemas`);
+  }
+  // The run modules are entries of the build of their own; these calls loaded none of them, each command's declarations some of them.
+  const loaded = sourcesOf(calls.flatMap((call) => call.files));
+  for (const name of COMMAND_NAMES) assert.ok(loaded.includes(name === 'conformance' ? 'conformance/runner/command.ts' : `src/cli/commands/${name === 'resume' ? 'pause' : name}.ts`), `${name}'s declarations`);
 });
 
 startUp('enqueue --help, also after options, loads yargs and its layout and the enqueue command\'s options, and no queue code', () => {
@@ -103,7 +156,7 @@ startUp('release loads the producer\'s release, and no validator, consumer, suit
   assert.match(run.stdout, /released/);
   assert.ok(run.sources.includes('src/producer/release.ts'), 'the release');
   assert.equal(none([...run.sources, ...run.files], /^src\/(consumer|validator)\/|^conformance\/|generated\/validators\.js|records\/compiled\.ts/), []);
-  assert.equal(none(run.sources, /^src\/cli\/commands\/(?!release)/), [], 'no other command module');
+  assert.equal(none(run.sources, /^src\/cli\/commands\/(?!release)[a-z-]+-run\.ts$/), [], "no other command's code");
 });
 
 startUp('status loads no consumer, validator or suite', () => {

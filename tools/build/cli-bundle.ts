@@ -280,6 +280,19 @@ interface StartScriptFacts {
   bytes: number;
 }
 
+/**
+ * dist/.chunk-sources.json (not shipped: package.json's "files"): the
+ * sources each output of the split build holds, by its path under dist/,
+ * from esbuild's metafile. Tests read it to tell what a start loaded
+ * (test/cli/start-up.test.ts), also from the suite's chunks, which lose
+ * esbuild's path comments with their whitespace (withoutWhitespace).
+ */
+export const CHUNK_SOURCES = '.chunk-sources.json';
+
+function chunkSources(out: string, outputs: Readonly<Record<string, { inputs: Record<string, unknown> }>>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(outputs).map(([output, { inputs }]) => [path.relative(out, path.resolve(ROOT, output)), Object.keys(inputs).sort()]));
+}
+
 /** Whether a chunk holds the conformance suite's code alone (its cases and runner: ~430 KB). */
 function suiteOnly(inputs: readonly string[]): boolean {
   return inputs.length > 0 && inputs.every((input) => /(^|\/)conformance\//.test(input));
@@ -369,6 +382,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
   // FSJOB_CLI_METAFILE=FILE keeps esbuild's account of what went into which chunk (to see what a command loads).
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
+  await writeFile(path.join(out, CHUNK_SOURCES), JSON.stringify(chunkSources(out, result.metafile.outputs)));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
   for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
     const file = path.resolve(ROOT, output);
