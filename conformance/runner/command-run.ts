@@ -23,6 +23,7 @@ export function crashModes(values: readonly string[]): { crash: CrashMode; power
   return { crash: (kill[0] ?? 'none') as CrashMode, power: power[0] === undefined ? 'none' : power[0] === 'power' ? 'quick' : 'full' };
 }
 
+/** Runs `fsjob conformance` with yargs' parsed arguments; resolves to the exit status. */
 export async function runConformanceCommand(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const json = args['json'] === true;
   const progress = startProgress(io, 'conformance', 'cases', progressWanted(io, args));

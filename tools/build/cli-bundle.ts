@@ -15,7 +15,10 @@
  * Bundled, `fsjob enqueue` loads a few files: the entry, yargs with
  * main.ts, and the chunks of its command. Each command's code is in chunks
  * of its own (main.ts imports command modules dynamically), so a start
- * loads only its command's. `fsjob --version` loads the entry alone.
+ * loads only its command's; the commands' declarations (options and help)
+ * are one chunk, src/cli/commands/declarations.ts, which each command's
+ * --help loads with none of the commands' code (its <name>-run.ts, loaded
+ * by import() when it runs). `fsjob --version` loads the entry alone.
  *
  * The library's entry points stay where package.json's exports name them
  * (dist/src/producer/index.js, beside its index.d.ts) and import their
@@ -211,9 +214,10 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 }
 
 /**
- * The start-up script's view of main.ts's other commands: it serves only
- * `enqueue` (bin/fsjob.ts hands it nothing else), so their modules stay
- * out, and loading one would be an error of fsjob's.
+ * The start-up script's view of main.ts's other commands (their
+ * declarations, commands/declarations.ts): it serves only `enqueue`
+ * (bin/fsjob.ts hands it nothing else), so their modules stay out, and
+ * loading one would be an error of fsjob's.
  */
 const enqueueOnly: Plugin = {
   name: 'enqueue-only',

@@ -24,6 +24,7 @@ function describe(result: CancelResult): string {
   }
 }
 
+/** Runs `fsjob cancel` with yargs' parsed arguments; resolves to the exit status. */
 export async function runCancel(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const reason = args['reason'] as string | undefined;

@@ -92,7 +92,6 @@ function demoJobs(scratch: string): DemoJob[] {
   ];
 }
 
-
 interface DemoResult {
   queue: string;
   /** Whether the queue is still there afterwards. */
@@ -200,6 +199,7 @@ async function runDemo(scratch: string, root: string, kept: boolean, io: CliIo):
   };
 }
 
+/** Runs `fsjob demo` with yargs' parsed arguments; resolves to the exit status. */
 export async function runDemoCommand(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'fsjob-demo-'));
   const keep = args['keep'] === true;

@@ -12,6 +12,7 @@ import { parseDuration, parseInteger } from '../../base/units.ts';
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
+/** Runs `fsjob gc` with yargs' parsed arguments; resolves to the exit status. */
 export async function runGc(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const named = ((args['ids'] as unknown[] | undefined) ?? []).length > 0;

@@ -72,6 +72,7 @@ async function printLogs(queue: Queue, id: string, stream: Stream, follow: boole
   }
 }
 
+/** Runs `fsjob logs` with yargs' parsed arguments; resolves to the exit status. */
 export async function runLogs(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const ids = await jobIdsOf(args, queue);

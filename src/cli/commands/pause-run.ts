@@ -4,6 +4,7 @@ import { EXIT } from '../exit.ts';
 import { pauseQueue, resumeQueue } from '../../model/pause.ts';
 import { jsonText, openQueueOf } from '../queue-arg.ts';
 
+/** Runs `fsjob pause` with yargs' parsed arguments; resolves to the exit status. */
 export async function runPause(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const reason = args['reason'] as string | undefined;
@@ -14,6 +15,7 @@ export async function runPause(args: Record<string, unknown>, io: CliIo): Promis
   return EXIT.OK;
 }
 
+/** Runs `fsjob resume` with yargs' parsed arguments; resolves to the exit status. */
 export async function runResume(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const resumed = await resumeQueue(queue);

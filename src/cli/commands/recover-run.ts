@@ -6,7 +6,6 @@ import { progressWanted, startProgress } from '../progress.ts';
 import { recover } from '../../consumer/index.ts';
 import { jsonText, queuePathOf } from '../queue-arg.ts';
 
-
 type Report = import('../../consumer/recover.ts').RecoverReport;
 
 /** The report in the records' snake_case (schemas/output/recover.schema.json). */
@@ -45,6 +44,7 @@ function reportText(report: import('../../consumer/recover.ts').RecoverReport): 
   return `${lines.join('\n')}\n`;
 }
 
+/** Runs `fsjob recover` with yargs' parsed arguments; resolves to the exit status. */
 export async function runRecover(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const progress = startProgress(io, 'recover', 'jobs', progressWanted(io, args));
   let report;

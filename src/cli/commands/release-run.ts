@@ -11,6 +11,7 @@ function describe(result: ReleaseResult): string {
   return result.next === 'open' ? `${result.id} ${released}; it runs when a worker is free` : `${result.id} ${released}; it still waits for ${result.waitingFor ?? 'its dependencies'}`;
 }
 
+/** Runs `fsjob release` with yargs' parsed arguments; resolves to the exit status. */
 export async function runRelease(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const lane = args['lane'] as string | undefined;

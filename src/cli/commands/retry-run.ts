@@ -4,6 +4,7 @@ import { EXIT } from '../exit.ts';
 import { retry } from '../../producer/retry.ts';
 import { jobIdOf, openQueueOf } from '../queue-arg.ts';
 
+/** Runs `fsjob retry` with yargs' parsed arguments; resolves to the exit status. */
 export async function runRetry(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const id = await jobIdOf(args, queue);

@@ -11,7 +11,7 @@ import { jobIdOf, jsonText, openQueueOf } from '../queue-arg.ts';
 import { shellQuote } from '../shell-quote.ts';
 import { formatAge, formatBytes, formatClock, formatDuration, formatElapsed, parseInteger, parsePairs } from '../../base/units.ts';
 import { jobReportJson, jobSummaryJson, workerViewJson } from '../json-out.ts';
-import { DEFAULT_LIMIT, EXACT_COUNT_MAX, OUTCOMES, STATUSES } from './status.ts';
+import { DEFAULT_LIMIT, EXACT_COUNT_MAX, OUTCOMES, STATUSES } from './status-options.ts';
 
 /** A COMMAND cell longer than this is cut (the whole command: fsjob status ID). */
 const COMMAND_WIDTH = 60;
@@ -156,6 +156,7 @@ function detail(report: JobReport, now: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Runs `fsjob status` with yargs' parsed arguments; resolves to the exit status. */
 export async function runStatus(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const json = args['json'] === true;

@@ -40,6 +40,7 @@ function asList(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
+/** Runs `fsjob validate` with yargs' parsed arguments; resolves to the exit status. */
 export async function runValidate(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const named = asList(args['targets']);
   const queues = asList(args['queue']);

@@ -72,6 +72,7 @@ function receiptLine(receipt: ReceiptRecord): string {
   return `${receipt.job_id} ${receipt.outcome} (exit code ${receipt.exit_code})${receipt.message === null ? '' : `: ${receipt.message}`}\n`;
 }
 
+/** Runs `fsjob wait` with yargs' parsed arguments; resolves to the exit status. */
 export async function runWait(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const typed = ((args['ids'] as unknown[] | undefined) ?? []).map(String);

@@ -94,6 +94,7 @@ function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary):
   ].join('\n') + '\n';
 }
 
+/** Runs `fsjob work` with yargs' parsed arguments; resolves to the exit status. */
 export async function runWork(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const json = args['json'] === true;
   const queues = (args['queue'] as string[] | undefined) ?? [await defaultQueue()];
