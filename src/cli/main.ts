@@ -37,8 +37,8 @@ interface CommandEntry {
 }
 
 /**
- * The declarations of every command but enqueue (commands/declarations.ts):
- * one module, so that a command's help loads one file and no command's code.
+ * The declarations of every command (commands/declarations.ts): one module,
+ * so that a command's help loads one file and no command's code.
  */
 const declared = (): Promise<typeof import('./commands/declarations.ts')> => import('./commands/declarations.ts');
 
@@ -57,7 +57,7 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   enqueue: {
     command: 'enqueue [cmd..]',
     describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
-    load: async () => (await import('./commands/enqueue.ts')).enqueueCommand,
+    load: async () => (await declared()).enqueueCommand,
   },
   status: {
     command: 'status [id]',

@@ -214,20 +214,21 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 }
 
 /**
- * The start-up script's view of main.ts's other commands (their
- * declarations, commands/declarations.ts): it serves only `enqueue`
- * (bin/fsjob.ts hands it nothing else), so their modules stay out, and
- * loading one would be an error of fsjob's.
+ * The start-up script's view of the commands' declarations
+ * (commands/declarations.ts): it serves only `enqueue` (bin/fsjob.ts hands
+ * it nothing else), so it gets enqueue's alone, and the other commands'
+ * modules stay out.
  */
 const enqueueOnly: Plugin = {
   name: 'enqueue-only',
   setup(b) {
-    b.onResolve({ filter: /^\.\/commands\/[a-z-]+\.ts$/ }, (args) =>
-      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') && args.path !== './commands/enqueue.ts' ? { path: args.path, namespace: 'not-in-start-script' } : undefined,
+    b.onResolve({ filter: /^\.\/commands\/declarations\.ts$/ }, (args) =>
+      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') ? { path: args.path, namespace: 'enqueue-declarations' } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'not-in-start-script' }, (args) => ({
-      contents: `throw new Error(${JSON.stringify(`fsjob: ${args.path} is not in the enqueue start-up script (bin/fsjob.ts runs only enqueue from it)`)});`,
+    b.onLoad({ filter: /.*/, namespace: 'enqueue-declarations' }, () => ({
+      contents: "export { enqueueCommand } from './enqueue.ts';",
       loader: 'js',
+      resolveDir: path.join(ROOT, 'src', 'cli', 'commands'),
     }));
     // A built-in imported dynamically (await import('node:readline')) is required, as the script's static imports are: a classic script has no import().
     b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'dynamic-import' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin-module' } : undefined));

@@ -1,13 +1,14 @@
 /**
- * The declarations (options, help) of every command but enqueue, in one
- * module that main.ts loads when one of them is asked for: the commands'
- * help costs one file, not one each (in dist/ a file of its own costs the
- * install a disk block, tools/build/cli-bundle.ts). Each command's code is
- * in its <name>-run.ts, loaded when it runs. enqueue's own declarations
- * load alone (commands/enqueue.ts): scripts call it in loops.
+ * The declarations (options, help) of every command, in one module that
+ * main.ts loads when a command runs or its help is asked for: they cost one
+ * file, not one each (in dist/ a file of its own costs the install a disk
+ * block, tools/build/cli-bundle.ts). Each command's code is in its
+ * <name>-run.ts, loaded when it runs. The enqueue start-up script holds
+ * enqueue's alone (tools/build/cli-bundle.ts).
  */
 export { cancelCommand } from './cancel.ts';
 export { demoCommand } from './demo.ts';
+export { enqueueCommand } from './enqueue.ts';
 export { gcCommand } from './gc.ts';
 export { initCommand } from './init.ts';
 export { logsCommand } from './logs.ts';
