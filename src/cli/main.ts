@@ -5,10 +5,11 @@
  *
  * A start costs what its command needs, no more (issue 29 point 2). The
  * list below is what `fsjob --help` shows; each command declares its
- * options and help in commands/<name>.ts, which loads when the command runs
- * or its own help is asked for (yargs awaits a builder that returns a
- * promise), and does its work in commands/<name>-run.ts, which loads only
- * when it runs: `fsjob X --help` loads no queue code. yargs renders
+ * options and help in commands/<name>.ts (together one module,
+ * commands/declarations.ts), which loads when a command runs or its own
+ * help is asked for (yargs awaits a builder that returns a promise), and
+ * does its work in commands/<name>-run.ts, which loads only when it runs:
+ * `fsjob X --help` loads no queue code. yargs renders
  * a command's help before running its handler, in case the handler asks for
  * it; nothing here does, so that render is switched off (the layout
  * modules it needs cost more than the rest of yargs). The conformance
