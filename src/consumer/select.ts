@@ -72,6 +72,13 @@ export interface ClaimOutcome {
 export interface ClaimPipeline {
   /** Waits until none of this consumer's claims in flight is for a job of `lane`, so the walk judges the lane (LANE-4) on the holds they took. */
   laneClear(lane: string): Promise<void>;
+  /**
+   * Whether to hand the next claim over, `listed` entries being in the view:
+   * only when another job may be claimed beside it. Otherwise the walk claims
+   * as one at a time, its fsyncs inline when nothing else runs (flush.ts):
+   * a hand-off to the pool costs CPU that a lone claim does not win back.
+   */
+  takes(listed: number): boolean;
   /** Takes over the claim of job `id` (of `lane`): `claim` starts it with the turn of its link. */
   start(id: string, lane: string | null, claim: (turn: CommitTurn) => Promise<ClaimOutcome>): void;
 }
@@ -251,7 +258,7 @@ export async function claimNextIn(
       // The claim takes the visit's handle over (settleClaim closes it, or the owner keeps it until its generation ends).
       kept = true;
       const held = dir;
-      if (pipeline !== undefined) {
+      if (pipeline?.takes(ready.size) === true) {
         pipeline.start(id, spec.ok ? spec.spec.lane : null, (turn) => settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy, turn), avoid));
         return done(null, true);
       }

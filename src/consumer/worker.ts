@@ -269,7 +269,7 @@ export class Worker {
         this.stopping = true;
       }
       this.wakeup.wake();
-    });
+    }, () => this.busy());
   }
 
   private async loop(ctx: Context): Promise<void> {
