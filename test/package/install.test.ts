@@ -6,7 +6,8 @@
  *
  * (a) a plain .mjs enqueues, works and waits on jobs; a .cjs require()s it;
  * (b) `tsc --noEmit` of a strict NodeNext file using the public types, whose
- *     one misspelt member is its only error, and of README.md's Node example;
+ *     one misspelt member is its only error, of README.md's Node example,
+ *     and of a .cts that require()s every entry point's types;
  * (c) an esbuild bundle of a small consumer runs a payload job (and a command
  *     job) from a directory without node_modules, and a CommonJS bundle of
  *     the .cjs gives what it gives;
