@@ -166,7 +166,10 @@ installed(`the install (fsjob and its dependencies) takes under ${INSTALL_MAX_BY
     disk += tree.disk;
     files += tree.files;
   }
-  assert.ok(disk <= INSTALL_MAX_BYTES, `installed: ${disk} bytes of disk (${Math.ceil(disk / 1024)} KiB) in ${files} files of ${runtime.length} packages`);
+  const figure = `installed: ${disk} bytes of disk (${Math.ceil(disk / 1024)} KiB) in ${files} files of ${runtime.length} packages`;
+  assert.ok(disk <= INSTALL_MAX_BYTES, figure);
+  process.stdout.write(`${figure}, ${INSTALL_MAX_BYTES - disk} bytes under the bound\n`); // the README's figures follow this
+
 });
 
 installed('(a)-(d) a plain .mjs, a .cjs, a strict NodeNext tsc, an esbuild bundle and the installed CLI all work', async () => {
