@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDist } from '../../tools/build/build.ts';
-import { SHARED_CHUNK, bundleDeclarations, canonicalType, surfaceChanges, surfaceOf } from '../../tools/build/declarations.ts';
+import { SHARED_CHUNK, type Surface, bundleDeclarations, canonicalType, surfaceChanges, surfacesOf } from '../../tools/build/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -57,13 +57,14 @@ declarations('the bundle declares each type once, in the shared file, with the s
   const shared = await readFile(path.join(out, 'shared.d.ts'), 'utf8');
   assert.is(shared.match(/declare class Failure/g)?.length, 1, shared);
   assert.match(shared, '/** Its code. */');
-  const before = surfaceOf(entries);
+  const surface = (files: Record<string, string>): Surface => surfacesOf(files)[0] as Surface;
+  const before = surface(entries);
   assert.equal([...(before.get('a')?.keys() ?? [])].sort(), ['Failure', 'Queue', 'open']);
-  assert.equal(surfaceChanges(before, surfaceOf(bundled)), []);
+  assert.equal(surfaceChanges(before, surface(bundled)), []);
 
   const doctor = async (from: string | RegExp, to: string): Promise<string[]> => {
     await writeFile(path.join(out, 'shared.d.ts'), shared.replace(from, to));
-    return surfaceChanges(before, surfaceOf(bundled));
+    return surfaceChanges(before, surface(bundled));
   };
   const dropped = await doctor('root: string;', '');
   assert.equal(dropped.map((line) => line.split('\n')[0]), ['a: Queue changed:', 'b: Queue changed:'], 'a member dropped');

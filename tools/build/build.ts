@@ -43,7 +43,7 @@ import { transform } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
 import { buildBundle } from './cli-bundle.ts';
-import { bundleDeclarations, surfaceChanges, surfaceOf } from './declarations.ts';
+import { bundleDeclarations, surfaceChanges, surfacesOf, type Surface } from './declarations.ts';
 import { shippedScript } from './sh-comments.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
@@ -156,7 +156,8 @@ async function buildDeclarations(out: string): Promise<void> {
     const names = await typedEntries();
     const entries = (dir: string): Record<string, string> => Object.fromEntries(names.map((name) => [name, path.join(dir, `${name}.d.ts`)]));
     await bundleDeclarations(entries(emitted), out);
-    const changes = surfaceChanges(surfaceOf(entries(emitted)), surfaceOf(entries(out)));
+    const [tscSurface, bundleSurface] = surfacesOf(entries(emitted), entries(out)) as [Surface, Surface];
+    const changes = surfaceChanges(tscSurface, bundleSurface);
     if (changes.length > 0) throw new Error(`tools/build/declarations.ts: the bundled declarations differ from tsc's:\n${changes.join('\n')}`);
   } finally {
     await rm(emitted, { recursive: true, force: true });

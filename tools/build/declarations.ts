@@ -20,7 +20,7 @@
  *
  * The check: the bundle must give each entry the same exported names, each
  * with the same printed type, the same members with their printed types,
- * and the same documentation as tsc's per-module files did (surfaceOf below,
+ * and the same documentation as tsc's per-module files did (surfacesOf below,
  * with the TypeScript compiler); any difference fails the build, so a
  * bundle that drops, renames or changes an exported type cannot ship.
  */
@@ -140,36 +140,44 @@ function memberName(member: ts.Symbol): string {
   return member.name.replace(/^__@(\w+)@\d+$/, '[Symbol.$1]');
 }
 
-/** The exported surface of each file of `entries` (key to .d.ts file), as a user's TypeScript sees it. */
-export function surfaceOf(entries: Readonly<Record<string, string>>): Surface {
-  const files = Object.values(entries);
+/**
+ * The exported surface of each file of each of `sets` (entry name to .d.ts
+ * file), as a user's TypeScript sees it; one program for all (reading
+ * @types/node and the lib once).
+ */
+export function surfacesOf(...sets: ReadonlyArray<Readonly<Record<string, string>>>): Surface[] {
+  const files = sets.flatMap((entries) => Object.values(entries));
   const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] });
   const checker = program.getTypeChecker();
   const print = (type: ts.Type): string => canonicalType(checker.typeToString(type, undefined, PRINT));
   // The members the package declares: not those of the lib's String, Array, ... behind a literal union or an array type.
   const ours = (member: ts.Symbol): boolean => (member.declarations ?? []).some((declaration) => !declaration.getSourceFile().fileName.includes('/node_modules/'));
   const doc = (symbol: ts.Symbol): string => ts.displayPartsToString(symbol.getDocumentationComment(checker));
-  const out: Surface = new Map();
-  for (const [entry, file] of Object.entries(entries)) {
-    const source = program.getSourceFile(file);
-    const module = source === undefined ? undefined : checker.getSymbolAtLocation(source);
-    if (module === undefined) throw new Error(`tools/build/declarations.ts: ${file} is no module`);
-    const names = new Map<string, string>();
-    for (const symbol of checker.getExportsOfModule(module)) {
-      const target = (symbol.flags & ts.SymbolFlags.Alias) !== 0 ? checker.getAliasedSymbol(symbol) : symbol;
-      const lines = [`flags ${target.flags & ~ts.SymbolFlags.Transient}`];
-      if ((target.flags & ts.SymbolFlags.Value) !== 0) lines.push(`value: ${print(checker.getTypeOfSymbol(target))}`);
-      if ((target.flags & ts.SymbolFlags.Type) !== 0) {
-        const declared = checker.getDeclaredTypeOfSymbol(target);
-        lines.push(`type: ${print(declared)}`);
-        for (const member of checker.getPropertiesOfType(declared).filter(ours).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) lines.push(`  ${memberName(member)}: ${print(checker.getTypeOfSymbol(member))} ${doc(member)}`);
+  const surfaceOf = (entries: Readonly<Record<string, string>>): Surface => {
+    const out: Surface = new Map();
+    for (const [entry, file] of Object.entries(entries)) {
+      const source = program.getSourceFile(file);
+      const module = source === undefined ? undefined : checker.getSymbolAtLocation(source);
+      if (module === undefined) throw new Error(`tools/build/declarations.ts: ${file} is no module`);
+      const names = new Map<string, string>();
+      for (const symbol of checker.getExportsOfModule(module)) {
+        const target = (symbol.flags & ts.SymbolFlags.Alias) !== 0 ? checker.getAliasedSymbol(symbol) : symbol;
+        const lines = [`flags ${target.flags & ~ts.SymbolFlags.Transient}`];
+        if ((target.flags & ts.SymbolFlags.Value) !== 0) lines.push(`value: ${print(checker.getTypeOfSymbol(target))}`);
+        if ((target.flags & ts.SymbolFlags.Type) !== 0) {
+          const declared = checker.getDeclaredTypeOfSymbol(target);
+          lines.push(`type: ${print(declared)}`);
+          const members = checker.getPropertiesOfType(declared).filter(ours).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          for (const member of members) lines.push(`  ${memberName(member)}: ${print(checker.getTypeOfSymbol(member))} ${doc(member)}`);
+        }
+        lines.push(`doc: ${doc(target)}`);
+        names.set(symbol.name, lines.join('\n'));
       }
-      lines.push(`doc: ${doc(target)}`);
-      names.set(symbol.name, lines.join('\n'));
+      out.set(entry, names);
     }
-    out.set(entry, names);
-  }
-  return out;
+    return out;
+  };
+  return sets.map(surfaceOf);
 }
 
 /** The differences between two surfaces, one per entry and name; empty when they agree. */
