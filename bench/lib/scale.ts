@@ -140,10 +140,11 @@ async function validateOnce(root: string, d: number): Promise<{ seconds: number;
  * directory only through opendir(3), which cannot ask for O_NOATIME. So
  * the first run makes ext4 journal 100,000 inode updates (about 340 MB
  * through the journal and back at 100,000 jobs, measured with
- * /sys/block/<loop>/stat), work of the kernel's threads that competes for
- * the cores but is no part of the audit; it is reported beside the figure
- * (first_*). A queue that fsjob itself filled pays it too, once after each
- * job directory last changed.
+ * /sys/block/<loop>/stat; none in the second run), which the kernel's
+ * threads do beside the audit, on the same two cores. It is reported
+ * beside the figure (first_*): a queue that fsjob itself filled pays it
+ * too, once after each job directory last changed, and a filesystem
+ * mounted noatime never.
  */
 export function validateSystems(plan: ScalePlan, roots: Map<number, string>): System[] {
   return plan.depths.map((d) => ({
