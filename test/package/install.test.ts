@@ -41,6 +41,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import fse from 'fs-extra';
 import { ensureDist } from '../../tools/build/build.ts';
+import { SHARED_CHUNK } from '../../tools/build/declarations.ts';
 import { freshApp, packRepo, type FreshApp } from '../../tools/package/app.ts';
 import { readmeBlock } from '../../tools/readme/blocks.ts';
 import '../support/cli.ts';
@@ -128,6 +129,9 @@ installed('the tarball holds dist/, schemas/, LICENSE and README, and no sources
   const packages = new Set([...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\(\s*)"([@a-z][\w@/:.-]*)"/g)].map((match) => match[1] as string).filter((name) => !name.startsWith('node:') && !builtinModules.includes(name)));
   assert.equal([...packages], [], 'dist/ imports no package');
   assert.ok(names.includes('dist/bin/THIRD-PARTY-LICENSES.txt'), 'the licences of what the command bundles ship with it');
+  // The declarations: one .d.ts per typed entry point of the exports and the one they share (tools/build/declarations.ts), no other.
+  const typed = Object.values((JSON.parse(manifestBefore) as { exports: Record<string, string | { types?: string }> }).exports).flatMap((target) => (typeof target === 'object' && target.types !== undefined ? [target.types.replace(/^\.\//, '')] : []));
+  assert.equal(names.filter((name) => name.endsWith('.d.ts')).sort(), [...typed, `dist/${SHARED_CHUNK}.d.ts`].sort());
 });
 
 installed('the shipped package.json has no scripts (no install script for npm to warn of); packing leaves the repository\'s as it was', async () => {
