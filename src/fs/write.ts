@@ -6,7 +6,7 @@
  * directory moved into place without replacing anything (ENQ-3, GC-1), and a
  * removal that never follows a link (READY-2, TEMP-1, GC-1).
  */
-import type { Stats } from 'node:fs';
+import { unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { randomHex } from '../base/random.ts';
 import { FsjobError, errnoOf } from '../base/errors.ts';
@@ -377,7 +377,9 @@ export async function removeIn(ref: DirRef, name: string): Promise<boolean> {
   const fs = seamOf(options);
   ref.check();
   try {
-    await fs.unlink(at);
+    // directFs's unlink is this call (seam.ts); without a seam it is made here, without a promise.
+    if (options.fs === undefined) unlinkSync(at);
+    else await fs.unlink(at);
     return true;
   } catch (error) {
     const errno = errnoOf(error);
