@@ -92,6 +92,16 @@ export function renameRefusal(error: unknown, target: string): FsjobError {
   return filesystemLack(error, 'rename', target) ?? wrapIo(error, target, 'renaming record into place', 'PUB-4');
 }
 
+/** writeAll (write.ts) on a descriptor of the real filesystem: every byte at offset 0 on, through as many write(2) as it takes. */
+export function writeAllNow(fd: number, bytes: Uint8Array): void {
+  for (let offset = 0; offset < bytes.length; ) {
+    const written = writeSync(fd, bytes, offset, bytes.length - offset, offset);
+    // A zero-byte write would loop forever; the kernel reports ENOSPC instead in practice.
+    if (written <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    offset += written;
+  }
+}
+
 /** The steps of a temp file, named as each starts (the error says which failed). */
 type TempStep = 'chmod of temp file' | 'writing temp file' | 'fsync of temp file';
 
@@ -119,12 +129,7 @@ export function publishNow(ref: DirRef, fd: number, name: string, data: string |
     try {
       if (fileModeNeedsChmod()) fchmodSync(file, PRIVATE_FILE_MODE);
       step = 'writing temp file';
-      for (let offset = 0; offset < bytes.length; ) {
-        const written = writeSync(file, bytes, offset, bytes.length - offset, offset);
-        // As writeAll (write.ts): a zero-byte write would loop forever.
-        if (written <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
-        offset += written;
-      }
+      writeAllNow(file, bytes);
       step = 'fsync of temp file';
       fsyncSync(file);
     } catch (error) {

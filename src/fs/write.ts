@@ -6,7 +6,7 @@
  * directory moved into place without replacing anything (ENQ-3, GC-1), and a
  * removal that never follows a link (READY-2, TEMP-1, GC-1).
  */
-import { unlinkSync, type Stats } from 'node:fs';
+import { openSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { randomHex } from '../base/random.ts';
 import { FsjobError, errnoOf } from '../base/errors.ts';
@@ -28,8 +28,8 @@ import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
 import { fsyncFd, inlineNow } from './flush.ts';
-import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, type Placement, type PublishOptions } from './publish-now.ts';
-import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
+import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, writeAllNow, type Placement, type PublishOptions } from './publish-now.ts';
+import { directFdOf, directFs, directHandle, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
 export type { Placement, PublishOptions } from './publish-now.ts';
@@ -110,6 +110,8 @@ export async function fsyncDir(dir: string, options: SafeFsOptions = {}): Promis
 
 /** Every byte of `bytes` at offset 0 on, through as many writes as it takes. */
 export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
+  const fd = directFdOf(handle);
+  if (fd !== undefined) return writeAllNow(fd, bytes);
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
@@ -242,7 +244,8 @@ export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE
   const at = ref.at(name);
   let handle: SafeHandle;
   try {
-    handle = await fs.open(at, CREATE_EXCLUSIVE_FLAGS, mode);
+    // directFs's open is this call (seam.ts); without a seam it is made here, without a promise.
+    handle = options.fs === undefined ? directHandle(openSync(at, CREATE_EXCLUSIVE_FLAGS, mode)) : await fs.open(at, CREATE_EXCLUSIVE_FLAGS, mode);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') {
       const stats = await lstatOf(options, at, path);
