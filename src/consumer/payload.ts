@@ -199,17 +199,18 @@ export class ClaimedJob {
     try {
       size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
     } catch (error) {
-      return this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+      return await this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
-    if (size > RESULT_MAX_BYTES) return this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
-    return this.finish(this.ending(true, null, result));
+    if (size > RESULT_MAX_BYTES) return await this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
+    // `return await`: an async function that returns a promise resolves with a thenable, two more turns.
+    return await this.finish(this.ending(true, null, result));
   }
 
   /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
   async fail(error: unknown): Promise<RunOutcome> {
     this.settle();
     const message = error instanceof Error ? error.message : String(error);
-    return this.finish(this.ending(false, `handler failed: ${message}`));
+    return await this.finish(this.ending(false, `handler failed: ${message}`));
   }
 
   /** Give the job back without counting this attempt (end record `released`, counted false). */

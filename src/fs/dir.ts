@@ -35,7 +35,8 @@ export class Dir extends DirRef {
   read(name: string, maxBytes: number, options: { allowMissing: true }): Promise<Buffer | undefined>;
   read(name: string, maxBytes: number): Promise<Buffer>;
   read(name: string, maxBytes: number, options: { allowMissing?: boolean }): Promise<Buffer | undefined>;
-  async read(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Promise<Buffer | undefined> {
+  // Not async: an async method returning readIn's promise would resolve with a thenable, two more turns per read.
+  read(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Promise<Buffer | undefined> {
     return readIn(this, name, maxBytes, options.allowMissing === true);
   }
 
