@@ -30,22 +30,7 @@ import type { DirRef } from './chain.ts';
 import { filesystemLack, ownRecordNow } from './fs-lack.ts';
 import { wrapIo } from './io-error.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
-
-export type Placement = 'link' | 'rename';
-
-/** Options of publishIn. */
-export interface PublishOptions {
-  /**
-   * Look at the target before writing anything: a taken name is EXISTS (or
-   * a refusal) with no temporary file made, also on a read-only mount (an
-   * idempotent init). A record whose name is almost always free (a claim,
-   * an exec record, a receipt) skips the look: link() fails on any entry
-   * there, a symlink included, and the entry is looked at only then (to
-   * say which it is, and for FS-3). A rename always looks first, since it
-   * would replace a planted link. @default true
-   */
-  lookFirst?: boolean;
-}
+import type { Placement, PublishOptions } from './write.ts';
 
 let umask: number | undefined;
 

@@ -28,11 +28,25 @@ import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
 import { fsyncFd, inlineNow } from './flush.ts';
-import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, writeAllNow, type Placement, type PublishOptions } from './publish-now.ts';
+import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, writeAllNow } from './publish-now.ts';
 import { directFdOf, directFs, directHandle, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
-export type { Placement, PublishOptions } from './publish-now.ts';
+export type Placement = 'link' | 'rename';
+
+/** Options of publishIn (publish-now.ts's road takes them too). */
+export interface PublishOptions {
+  /**
+   * Look at the target before writing anything: a taken name is EXISTS (or
+   * a refusal) with no temporary file made, also on a read-only mount (an
+   * idempotent init). A record whose name is almost always free (a claim,
+   * an exec record, a receipt) skips the look: link() fails on any entry
+   * there, a symlink included, and the entry is looked at only then (to
+   * say which it is, and for FS-3). A rename always looks first, since it
+   * would replace a planted link. @default true
+   */
+  lookFirst?: boolean;
+}
 
 function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
   return options?.fs ?? directFs;
