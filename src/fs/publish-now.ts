@@ -30,7 +30,6 @@ import type { DirRef } from './chain.ts';
 import { filesystemLack, ownRecordNow } from './fs-lack.ts';
 import { wrapIo } from './io-error.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
-import type { Placement, PublishOptions } from './write.ts';
 
 let umask: number | undefined;
 
@@ -90,11 +89,14 @@ export function writeAllNow(fd: number, bytes: Uint8Array): void {
 /** The steps of a temp file, named as each starts (the error says which failed). */
 type TempStep = 'chmod of temp file' | 'writing temp file' | 'fsync of temp file';
 
-/** publishIn's steps, synchronously, in a held directory (`fd`) on the real filesystem; only while flush.ts's inlineNow(). */
-export function publishNow(ref: DirRef, fd: number, name: string, data: string | Buffer, placement: Placement, options: PublishOptions): string {
+/**
+ * publishIn's steps, synchronously, in a held directory (`fd`) on the real filesystem; only while
+ * flush.ts's inlineNow(). `lookFirst`: PublishOptions' (write.ts), resolved by the caller.
+ */
+export function publishNow(ref: DirRef, fd: number, name: string, data: string | Buffer, placement: 'link' | 'rename', lookFirst: boolean): string {
   validateEntryName(name, true);
   const target = ref.entry(name);
-  if (placement === 'rename' || options.lookFirst !== false) {
+  if (placement === 'rename' || lookFirst) {
     const existing = badTargetNow(ref, name);
     if (existing !== undefined && placement === 'link') throw recordExists(target);
   }

@@ -157,7 +157,7 @@ export async function publishRecord(dir: string, name: string, data: string | Bu
 export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Promise<string> {
   // A held directory on the real filesystem, fsyncs inline: the same steps without a promise each (publish-now.ts).
   const held = ref.fd;
-  if (held !== undefined && ref.options.fs === undefined && inlineNow()) return publishNow(ref, held, name, data, placement, options);
+  if (held !== undefined && ref.options.fs === undefined && inlineNow()) return publishNow(ref, held, name, data, placement, options.lookFirst !== false);
   validateEntryName(name, true);
   const fs = seamOf(ref.options);
   ref.check();
