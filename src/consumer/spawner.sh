@@ -340,11 +340,13 @@ fsjob_reap() {
 while :; do
   if (( ${#fsjob_ids[@]} )); then
     # The full listing only once the pid of a gate is gone (bash reaped it; a
-    # kill refused as EPERM lists too): otherwise one kill(2) per running
-    # gate, all from one `kill` under one redirection (a wake-up at 8 gates
-    # cost 105 to 125 us of CPU with a redirected `kill` per gate, 80 to 85
-    # with a loop of them under one).
-    kill -0 "${!fsjob_ids[@]}" 2>&8 || fsjob_reap
+    # kill refused as EPERM lists too): one kill per running gate otherwise,
+    # under one redirection (each costs some eight system calls; a wake-up
+    # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
+    # One `kill` of every pid would not do: it succeeds when any one is sent.
+    fsjob_gone=
+    { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
+    [ -z "$fsjob_gone" ] || fsjob_reap
     IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
     fsjob_rc=$?
     if [ -z "$fsjob_first" ]; then
