@@ -423,7 +423,7 @@ export class Spawner implements Launcher {
         this.statuses.delete(pid);
         const found = attempt();
         if (found === undefined) return;
-        if (found.phase === 'starting') this.failStart(found, `its gate exited with status ${c} before it reported (is /bin/sh there?)`);
+        if (found.phase === 'starting') this.failStart(found, `its gate exited with status ${c} before it reported (${found.chain === 'bash' ? 'its FIFOs, the job\'s stdin or its /proc/self/stat could not be opened' : 'is /bin/sh there?'})`);
         else this.finish(found, status);
         return;
       }
