@@ -5,25 +5,11 @@
  *
  * The suite's own command: the CLI (src/cli/main.ts) lists it, and the
  * command's entry (bin/fsjob.ts) hands main this module's loader, so the
- * library never imports the suite. The runner loads when the command runs.
+ * library never imports the suite. This module declares the command's
+ * options and help; command-run.ts runs the suite, loaded only then (every
+ * other fsjob command, and this one's --help, would pay for the whole suite).
  */
-import type { RoleFilter } from './run.ts';
-import type { CrashMode, PowerMode } from './case.ts';
-import { FsjobError } from '../../src/base/errors.ts';
 import type { FsjobCommand } from '../../src/cli/command.ts';
-import { EXIT } from '../../src/cli/exit.ts';
-import { progressWanted, startProgress } from '../../src/cli/progress.ts';
-import { writeReportFile } from '../../src/cli/report-file.ts';
-
-/** --crash takes a kill mode (quick, full), a power-loss mode (power, power-full), or one of each. */
-export function crashModes(values: readonly string[]): { crash: CrashMode; power: PowerMode } {
-  const kill = values.filter((v) => v === 'quick' || v === 'full');
-  const power = values.filter((v) => v === 'power' || v === 'power-full');
-  if (kill.length > 1 || power.length > 1 || (values.includes('none') && values.length > 1)) {
-    throw new FsjobError('USAGE', `--crash ${values.join(' ')}: give none, or at most one of quick/full and one of power/power-full`);
-  }
-  return { crash: (kill[0] ?? 'none') as CrashMode, power: power[0] === undefined ? 'none' : power[0] === 'power' ? 'quick' : 'full' };
-}
 
 export const conformanceCommand: FsjobCommand = {
   citesClauses: true,
@@ -87,38 +73,5 @@ export const conformanceCommand: FsjobCommand = {
       .example('$0 conformance --impl m.json --only CLAIM-5 I2', 'only the cases about exclusive claims')
       .example('$0 conformance --impl m.json --output conformance.json', 'progress as text, the JSON report in conformance.json')
       .epilog('Each line is ok, FAIL or skip with the clauses the case checks; a failure names the clause it broke, the crash point and the evidence on disk. Exit status: 0 when every MUST case passes, 1 otherwise, 2 usage.'),
-  run: async (args, io) => {
-    // Loaded here, not at startup: every other fsjob command would pay for the whole suite.
-    const { runConformance } = await import('./run.ts');
-    const { formatCase, formatSummary, summarize } = await import('./report.ts');
-    const json = args['json'] === true;
-    const progress = startProgress(io, 'conformance', 'cases', progressWanted(io, args));
-    const out = progress.io;
-    const outcome = await runConformance({
-      ...(typeof args['impl'] === 'string' ? { impl: args['impl'] } : {}),
-      role: args['role'] as RoleFilter,
-      ...crashModes((args['crash'] as string[] | undefined) ?? ['none']),
-      only: (args['only'] as string[] | undefined) ?? [],
-      cases: (args['case'] as string[] | undefined) ?? [],
-      keep: args['keep'] === true,
-      allVectors: args['all-vectors'] === true,
-      parallel: Number(args['parallel']) || 4,
-      onStart: (manifest) => {
-        if (!json) out.stdout(`fsjob conformance: ${manifest.name} (${manifest.file})\n`);
-      },
-      onResult: (result) => {
-        progress.add();
-        if (!json) out.stdout(`${formatCase(result).join('\n')}\n`);
-      },
-    }).finally(() => progress.end());
-    const summary = summarize(outcome.results, outcome.report.summary.crash_points);
-    if (typeof args['output'] === 'string') await writeReportFile(args['output'], `${JSON.stringify(outcome.report, null, 2)}\n`);
-    if (json) io.stdout(`${JSON.stringify(outcome.report, null, 2)}\n`);
-    else {
-      if (args['keep'] === true) io.stdout(`files kept in ${outcome.workdir}\n`);
-      if (summary.crashPoints > 0) io.stdout(`${summary.crashPoints} crash points checked\n`);
-      io.stdout(`${formatSummary(summary)}\n`);
-    }
-    return summary.mustFailed === 0 ? EXIT.OK : EXIT.FAILURE;
-  },
+  run: async (args, io) => (await import('./command-run.ts')).runConformanceCommand(args, io),
 };

@@ -1,9 +1,11 @@
 /**
- * The shape of one `fsjob` subcommand. Each lives in src/cli/commands/ (the
- * suite's in conformance/runner/command.ts) and only declares its arguments
- * and calls library functions; main.ts names it and lists it in `fsjob
- * --help`, loads it when it runs, and turns the status `run` returns into
- * the process exit status.
+ * The shape of one `fsjob` subcommand. Each is declared in
+ * src/cli/commands/<name>.ts (the suite's in conformance/runner/command.ts):
+ * its arguments and help, and a `run` that loads the module doing the work
+ * (<name>-run.ts, which calls library functions) only when the command
+ * runs, so that its --help loads no queue code. main.ts names it and lists
+ * it in `fsjob --help`, loads it when it runs or its help is asked for, and
+ * turns the status `run` returns into the process exit status.
  */
 import type { Argv } from 'yargs';
 
@@ -31,6 +33,6 @@ export interface FsjobCommand {
    * refuses such bytes in every other argument, naming it. @default none
    */
   bytes?: readonly string[];
-  /** Runs the command with yargs' parsed arguments; resolves to the exit status. */
+  /** Runs the command with yargs' parsed arguments (loading its code: <name>-run.ts); resolves to the exit status. */
   run: (args: Record<string, unknown>, io: CliIo) => Promise<number>;
 }

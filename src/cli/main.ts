@@ -4,9 +4,12 @@
  * Commands hold no logic of their own: they call library functions.
  *
  * A start costs what its command needs, no more (issue 29 point 2). The
- * list below is what `fsjob --help` shows; each command's options and code
- * are in its module, which loads only when the command runs or its own help
- * is asked for (yargs awaits a builder that returns a promise). yargs renders
+ * list below is what `fsjob --help` shows; each command declares its
+ * options and help in commands/<name>.ts (together one module,
+ * commands/declarations.ts), which loads when a command runs or its own
+ * help is asked for (yargs awaits a builder that returns a promise), and
+ * does its work in commands/<name>-run.ts, which loads only when it runs:
+ * `fsjob X --help` loads no queue code. yargs renders
  * a command's help before running its handler, in case the handler asks for
  * it; nothing here does, so that render is switched off (the layout
  * modules it needs cost more than the rest of yargs). The conformance
@@ -34,78 +37,84 @@ interface CommandEntry {
   load: () => Promise<FsjobCommand>;
 }
 
+/**
+ * The declarations of every command (commands/declarations.ts): one module,
+ * so that a command's help loads one file and no command's code.
+ */
+const declared = (): Promise<typeof import('./commands/declarations.ts')> => import('./commands/declarations.ts');
+
 /** Every subcommand, in the order `fsjob --help` lists them. */
 const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   demo: {
     command: 'demo',
     describe: 'Watch jobs flow through a fresh queue: enqueue, run, time out, cancel, retry, status',
-    load: async () => (await import('./commands/demo.ts')).demoCommand,
+    load: async () => (await declared()).demoCommand,
   },
   init: {
     command: 'init',
     describe: 'Create a queue directory (or check an existing one); safe to run again',
-    load: async () => (await import('./commands/init.ts')).initCommand,
+    load: async () => (await declared()).initCommand,
   },
   enqueue: {
     command: 'enqueue [cmd..]',
     describe: 'Publish a job: print its id once it is durable (exit 3 when its dedupe key is held)',
-    load: async () => (await import('./commands/enqueue.ts')).enqueueCommand,
+    load: async () => (await declared()).enqueueCommand,
   },
   status: {
     command: 'status [id]',
     describe: 'Show the jobs of a queue and its workers, or everything about one job',
-    load: async () => (await import('./commands/status.ts')).statusCommand,
+    load: async () => (await declared()).statusCommand,
   },
   wait: {
     command: 'wait [ids..]',
     describe: "Wait until jobs finish (ids, - for ids on stdin, --all, --lane, --label); exit 0 only when all succeeded",
-    load: async () => (await import('./commands/wait.ts')).waitCommand,
+    load: async () => (await declared()).waitCommand,
   },
   cancel: {
     command: 'cancel <id>',
     describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
-    load: async () => (await import('./commands/cancel.ts')).cancelCommand,
+    load: async () => (await declared()).cancelCommand,
   },
   release: {
     command: 'release [ids..]',
     describe: 'Release held jobs (enqueued with --hold) so that they run: by id, or every held job of a lane or with a label',
-    load: async () => (await import('./commands/release.ts')).releaseCommand,
+    load: async () => (await declared()).releaseCommand,
   },
   retry: {
     command: 'retry <id>',
     describe: 'Enqueue a finished job again as a new job (same command, stdin and options), labelled retry-of=ID; prints the new id',
-    load: async () => (await import('./commands/retry.ts')).retryCommand,
+    load: async () => (await declared()).retryCommand,
   },
   logs: {
     command: 'logs <ids..>',
     describe: "Print a job's captured standard output (or error)",
-    load: async () => (await import('./commands/logs.ts')).logsCommand,
+    load: async () => (await declared()).logsCommand,
   },
   gc: {
     command: 'gc [ids..]',
     describe: 'Remove finished jobs (never an unfinished one), stale ready entries, old holds and stale temporaries',
-    load: async () => (await import('./commands/gc.ts')).gcCommand,
+    load: async () => (await declared()).gcCommand,
   },
   pause: {
     command: 'pause',
     describe: 'Pause the queue: no consumer claims a job until fsjob resume; running jobs go on',
-    load: async () => (await import('./commands/pause.ts')).pauseCommand,
+    load: async () => (await declared()).pauseCommand,
   },
   resume: {
     command: 'resume',
     describe: 'Resume a paused queue: consumers claim again at their next look',
-    load: async () => (await import('./commands/pause.ts')).resumeCommand,
+    load: async () => (await declared()).resumeCommand,
   },
   work: {
     command: 'work',
     describe: 'Claim and run jobs: until stopped (SIGTERM, SIGINT or SIGHUP), until the queue is drained (--drain), or one job (--once)',
-    load: async () => (await import('./commands/work.ts')).workCommand,
+    load: async () => (await declared()).workCommand,
   },
   recover: {
     command: 'recover',
     describe:
       'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
-    load: async () => (await import('./commands/recover.ts')).recoverCommand,
+    load: async () => (await declared()).recoverCommand,
   },
   conformance: {
     command: 'conformance',
@@ -115,7 +124,7 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   validate: {
     command: 'validate [targets..]',
     describe: 'Audit queues and check record files against the spec; never modifies anything (exit 0 when clean, 1 on errors, 2 when it cannot run)',
-    load: async () => (await import('./commands/validate.ts')).validateCommand,
+    load: async () => (await declared()).validateCommand,
   },
 };
 

@@ -1,17 +1,14 @@
 /**
- * The `--queue DIR` option every operator command shares, and opening the
- * queue it names: --queue, else $FSJOB_QUEUE, else the per-user default
- * (defaultQueuePath in src/model/queue.ts).
- *
- * main.ts loads a command's module only when the command runs, so a module
- * imports what its command needs at its top.
+ * Opening the queue that the `--queue DIR` option of the operator commands
+ * names (queue-option.ts declares it): --queue, else $FSJOB_QUEUE, else the
+ * per-user default (defaultQueuePath in src/model/queue.ts); and the job ids
+ * they take. The commands' <name>-run.ts import it: it loads when a command
+ * runs, never for its help.
  */
 import { FsjobError } from '../base/errors.ts';
 import { listDir } from '../fs/safefs.ts';
 import { defaultQueuePath, openQueue, type Queue } from '../model/queue.ts';
 import { JOB_ID_PATTERN, jobIdOfDirName } from '../records/names.ts';
-
-export { withQueue } from './queue-option.ts';
 
 export async function queuePathOf(args: Record<string, unknown>): Promise<string> {
   const given = args['queue'];

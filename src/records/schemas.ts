@@ -24,28 +24,12 @@ import { documents as generatedDocuments } from './generated/documents.js';
 import { type Finding, type FindingContext, jsonPointer, makeFinding } from './findings.ts';
 import { interpretedErrors, interpretedPartErrors, type SchemaError } from './interpret.ts';
 import { nonUtf8Base64Problem } from './bytes.ts';
+import type { RecordType } from './record-types.ts';
 
-/** Record types of REC-3, in the order of spec/records.md. */
-export const RECORD_TYPES = ['queue', 'spec', 'claim', 'exec', 'state', 'end', 'cancel', 'receipt', 'worker', 'hold', 'pause', 'release'] as const;
-/** A record type of REC-3: the `type` member of every record. */
-export type RecordType = (typeof RECORD_TYPES)[number];
-/** What checkRecord can check: a record type, or the request form (spec/spec-record.md). */
-export type DocumentType = RecordType | 'request';
-/** Every type `checkRecord` can check: the record types of REC-3, then `request`. */
-export const DOCUMENT_TYPES: readonly DocumentType[] = [...RECORD_TYPES, 'request'];
+export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './record-types.ts';
 
 /** The base of every schema's `$id`: `${SCHEMA_BASE}spec.schema.json`. */
 export const SCHEMA_BASE = 'https://fsjob.dev/schemas/v1/';
-
-/** True when `value` is a record type of REC-3. */
-export function isRecordType(value: string): value is RecordType {
-  return (RECORD_TYPES as readonly string[]).includes(value);
-}
-
-/** True when `value` names a type `checkRecord` can check. */
-export function isDocumentType(value: string): value is DocumentType {
-  return (DOCUMENT_TYPES as readonly string[]).includes(value);
-}
 
 /** A JSON Schema document of schemas/ (2020-12), as parsed JSON. */
 export type SchemaDocument = Record<string, unknown> & { $id: string };

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { invokedAs } from '../../src/cli/commands/demo.ts';
+import { invokedAs } from '../../src/cli/commands/demo-run.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
 import { REPO } from '../../tools/package/app.ts';

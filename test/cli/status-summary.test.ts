@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EXACT_COUNT_MAX } from '../../src/cli/commands/status.ts';
+import { EXACT_COUNT_MAX } from '../../src/cli/commands/status-options.ts';
 import { readyEntryName } from '../../src/model/layout.ts';
 import { listJobs } from '../../src/producer/index.ts';
 import { newJobId } from '../../src/producer/id.ts';

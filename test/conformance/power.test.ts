@@ -53,7 +53,7 @@ power.run();
 const cli = suite('--crash on the command line');
 
 cli('takes a kill mode, a power-loss mode, or one of each', async () => {
-  const { crashModes } = await import('../../conformance/runner/command.ts');
+  const { crashModes } = await import('../../conformance/runner/command-run.ts');
   assert.equal(crashModes(['none']), { crash: 'none', power: 'none' });
   assert.equal(crashModes(['quick']), { crash: 'quick', power: 'none' });
   assert.equal(crashModes(['power']), { crash: 'none', power: 'quick' });

@@ -15,7 +15,10 @@
  * Bundled, `fsjob enqueue` loads a few files: the entry, yargs with
  * main.ts, and the chunks of its command. Each command's code is in chunks
  * of its own (main.ts imports command modules dynamically), so a start
- * loads only its command's. `fsjob --version` loads the entry alone.
+ * loads only its command's; the commands' declarations (options and help)
+ * are one chunk, src/cli/commands/declarations.ts, which each command's
+ * --help loads with none of the commands' code (its <name>-run.ts, loaded
+ * by import() when it runs). `fsjob --version` loads the entry alone.
  *
  * The library's entry points stay where package.json's exports name them
  * (dist/src/producer/index.js, beside its index.d.ts) and import their
@@ -211,19 +214,21 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 }
 
 /**
- * The start-up script's view of main.ts's other commands: it serves only
- * `enqueue` (bin/fsjob.ts hands it nothing else), so their modules stay
- * out, and loading one would be an error of fsjob's.
+ * The start-up script's view of the commands' declarations
+ * (commands/declarations.ts): it serves only `enqueue` (bin/fsjob.ts hands
+ * it nothing else), so it gets enqueue's alone, and the other commands'
+ * modules stay out.
  */
 const enqueueOnly: Plugin = {
   name: 'enqueue-only',
   setup(b) {
-    b.onResolve({ filter: /^\.\/commands\/[a-z-]+\.ts$/ }, (args) =>
-      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') && args.path !== './commands/enqueue.ts' ? { path: args.path, namespace: 'not-in-start-script' } : undefined,
+    b.onResolve({ filter: /^\.\/commands\/declarations\.ts$/ }, (args) =>
+      args.importer === path.join(ROOT, 'src', 'cli', 'main.ts') ? { path: args.path, namespace: 'enqueue-declarations' } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'not-in-start-script' }, (args) => ({
-      contents: `throw new Error(${JSON.stringify(`fsjob: ${args.path} is not in the enqueue start-up script (bin/fsjob.ts runs only enqueue from it)`)});`,
+    b.onLoad({ filter: /.*/, namespace: 'enqueue-declarations' }, () => ({
+      contents: "export { enqueueCommand } from './enqueue.ts';",
       loader: 'js',
+      resolveDir: path.join(ROOT, 'src', 'cli', 'commands'),
     }));
     // A built-in imported dynamically (await import('node:readline')) is required, as the script's static imports are: a classic script has no import().
     b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) => (args.kind === 'dynamic-import' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin-module' } : undefined));
@@ -278,6 +283,19 @@ interface StartScriptFacts {
   name: string;
   hash: string;
   bytes: number;
+}
+
+/**
+ * dist/.chunk-sources.json (not shipped: package.json's "files"): the
+ * sources each output of the split build holds, by its path under dist/,
+ * from esbuild's metafile. Tests read it to tell what a start loaded
+ * (test/cli/start-up.test.ts), also from the suite's chunks, which lose
+ * esbuild's path comments with their whitespace (withoutWhitespace).
+ */
+export const CHUNK_SOURCES = '.chunk-sources.json';
+
+function chunkSources(out: string, outputs: Readonly<Record<string, { inputs: Record<string, unknown> }>>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(outputs).map(([output, { inputs }]) => [path.relative(out, path.resolve(ROOT, output)), Object.keys(inputs).sort()]));
 }
 
 /** Whether a chunk holds the conformance suite's code alone (its cases and runner: ~430 KB). */
@@ -369,6 +387,7 @@ export async function buildBundle(out: string, define: Record<string, string>): 
   // FSJOB_CLI_METAFILE=FILE keeps esbuild's account of what went into which chunk (to see what a command loads).
   const metafileAt = process.env['FSJOB_CLI_METAFILE'];
   if (metafileAt !== undefined) await writeFile(metafileAt, JSON.stringify(result.metafile));
+  await writeFile(path.join(out, CHUNK_SOURCES), JSON.stringify(chunkSources(out, result.metafile.outputs)));
   await writeFile(path.join(bin, 'THIRD-PARTY-LICENSES.txt'), await licensesOf(Object.keys(result.metafile.inputs)));
   for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
     const file = path.resolve(ROOT, output);

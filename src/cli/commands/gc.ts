@@ -2,19 +2,10 @@
  * `fsjob gc [ID...] [--all | --keep N | --older-than D]`: remove finished
  * jobs and what nobody needs (GC-1, GC-2, READY-3, TEMP-1). One line of
  * summary (every job removed with --verbose), progress on a terminal.
+ * This module declares its options and help; gc-run.ts runs it, loaded only then.
  */
-import { FsjobError } from '../../base/errors.ts';
-// Every finished job's receipt is read: with ajv's compiled code (src/records/compiled.ts).
-import '../../records/compiled.ts';
 import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { gcJson } from '../json-out.ts';
-import { progressWanted, startProgress } from '../progress.ts';
-import { gc } from '../../producer/gc.ts';
-import { jobIdsOf, jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
-import { parseDuration, parseInteger } from '../../base/units.ts';
-
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+import { withQueue } from '../queue-option.ts';
 
 export const gcCommand: FsjobCommand = {
   builder: (yargs) =>
@@ -35,51 +26,5 @@ export const gcCommand: FsjobCommand = {
           'Which finished jobs go must be said: job ids, --keep, --older-than, or --all for every one; stale ready entries, holds and temporaries are always collected. ' +
           'Exit status: 0 done, 1 the queue cannot be read, a removal failed, or a named job is not finished.',
       ),
-  run: async (args, io) => {
-    const queue = await openQueueOf(args);
-    const named = ((args['ids'] as unknown[] | undefined) ?? []).length > 0;
-    const ids = named ? await jobIdsOf(args, queue) : undefined;
-    const all = args['all'] === true;
-    if (!all && !named && args['keep'] === undefined && args['older-than'] === undefined) {
-      throw new FsjobError('USAGE', 'gc removes finished jobs: say which with job ids, --keep N, --older-than 7d, or --all for every finished job');
-    }
-    if (all && named) throw new FsjobError('USAGE', 'give job ids or --all, not both');
-    const keep = args['keep'] === undefined ? 0 : parseInteger(args['keep'], 'keep', { min: 0 });
-    const olderThanMs = args['older-than'] === undefined ? 0 : parseDuration(args['older-than'], 'older-than', { min: 0 });
-    const dryRun = args['dry-run'] === true;
-    const shown = progressWanted(io, args);
-    const examining = startProgress(io, 'gc: examining', 'jobs', shown);
-    const removing = startProgress(io, dryRun ? 'gc: would remove' : 'gc: removing', 'jobs', shown);
-    let result;
-    try {
-      result = await gc(queue, {
-        keep,
-        olderThanMs,
-        dryRun,
-        ...(ids === undefined ? {} : { ids }),
-        onProgress: ({ phase, done, total }) => {
-          const progress = phase === 'examining' ? examining : removing;
-          if (phase === 'removing' && done === 0) examining.end();
-          progress.total(total);
-          if (done > 0) progress.add();
-        },
-      });
-    } finally {
-      examining.end();
-      removing.end();
-    }
-    const failed = ids !== undefined && result.skipped.length > 0;
-    if (args['json'] === true) {
-      io.stdout(jsonText(gcJson(result, dryRun)));
-      return failed ? EXIT.FAILURE : EXIT.OK;
-    }
-    const verb = dryRun ? 'would remove' : 'removed';
-    if (args['verbose'] === true) for (const id of result.jobs) io.stdout(`${verb} job ${id}\n`);
-    for (const skipped of result.skipped) io.stderr(`fsjob: left job ${skipped.id} alone: ${skipped.reason}\n`);
-    io.stdout(
-      `${verb} ${plural(result.jobs.length, 'finished job')}, ${plural(result.readyEntries.length, 'ready entry', 'ready entries')}, ${plural(result.holds.length, 'old hold')}, ` +
-        `${plural(result.temps.length, 'stale temporary', 'stale temporaries')}; kept ${plural(result.kept, 'finished job')}\n`,
-    );
-    return failed ? EXIT.FAILURE : EXIT.OK;
-  },
+  run: async (args, io) => (await import('./gc-run.ts')).runGc(args, io),
 };

@@ -1,8 +1,6 @@
 /** `fsjob init [--queue DIR]`: create a queue, or confirm an existing one (INIT-1, INIT-2: idempotent). */
 import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { initQueue } from '../../model/queue.ts';
-import { jsonText, queuePathOf, withQueue } from '../queue-arg.ts';
+import { withQueue } from '../queue-option.ts';
 
 export const initCommand: FsjobCommand = {
   builder: (yargs) =>
@@ -11,10 +9,5 @@ export const initCommand: FsjobCommand = {
       .example('$0 init --queue /srv/jobs', 'create the queue /srv/jobs (mode 0700)')
       .example('FSJOB_QUEUE=/srv/jobs $0 init', 'the same, through the environment every command reads')
       .epilog('Creates tmp/, jobs/, ready/, dedupe/, lanes/, workers/ and publishes fsjob.json last (INIT-2). Exit status: 0 created or already a queue, 1 refused (for example a root writable by others, SEC-1).'),
-  run: async (args, io) => {
-    const queue = await initQueue(await queuePathOf(args));
-    if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, created: queue.created, record: queue.record }));
-    else io.stdout(`${queue.created ? 'created queue' : 'already a queue:'} ${queue.root}\n`);
-    return EXIT.OK;
-  },
+  run: async (args, io) => (await import('./init-run.ts')).runInit(args, io),
 };

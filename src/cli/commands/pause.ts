@@ -1,8 +1,9 @@
-/** `fsjob pause [--reason TEXT]` and `fsjob resume`: stop and restart a queue's consumption (PAUSE-1, spec/records.md). */
+/**
+ * `fsjob pause [--reason TEXT]` and `fsjob resume`: stop and restart a queue's consumption (PAUSE-1, spec/records.md).
+ * This module declares their options and help; pause-run.ts runs them, loaded only then.
+ */
 import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { pauseQueue, resumeQueue } from '../../model/pause.ts';
-import { jsonText, openQueueOf, withQueue } from '../queue-arg.ts';
+import { withQueue } from '../queue-option.ts';
 
 export const pauseCommand: FsjobCommand = {
   builder: (yargs) =>
@@ -14,15 +15,7 @@ export const pauseCommand: FsjobCommand = {
         'Publishes pause.json in the queue root (a 1.1 record); every 1.1 consumer checks it before each claim (PAUSE-1). ' +
           'Cancelling and recovering still work on a paused queue. Exit status: 0 paused (also when it was paused already), 1 the queue cannot be written.',
       ),
-  run: async (args, io) => {
-    const queue = await openQueueOf(args);
-    const reason = args['reason'] as string | undefined;
-    const { published, record } = await pauseQueue(queue, reason === undefined ? {} : { reason });
-    if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, published, pause: record }));
-    else if (published) io.stdout(`paused ${queue.root}: no job is claimed until fsjob resume\n`);
-    else io.stdout(`${queue.root} was paused already${record === null ? '' : ` (since ${new Date(record.paused_ms).toISOString()}${record.reason === null ? '' : `: ${record.reason}`})`}\n`);
-    return EXIT.OK;
-  },
+  run: async (args, io) => (await import('./pause-run.ts')).runPause(args, io),
 };
 
 export const resumeCommand: FsjobCommand = {
@@ -31,11 +24,5 @@ export const resumeCommand: FsjobCommand = {
       .option('json', { describe: 'Print {queue, resumed} as JSON', type: 'boolean', default: false })
       .example('$0 resume', 'remove pause.json; workers claim again within a second')
       .epilog('Removes pause.json from the queue root (PUB-10). Exit status: 0 resumed (also when it was not paused), 1 the queue cannot be written.'),
-  run: async (args, io) => {
-    const queue = await openQueueOf(args);
-    const resumed = await resumeQueue(queue);
-    if (args['json'] === true) io.stdout(jsonText({ queue: queue.root, resumed }));
-    else io.stdout(resumed ? `resumed ${queue.root}\n` : `${queue.root} was not paused\n`);
-    return EXIT.OK;
-  },
+  run: async (args, io) => (await import('./pause-run.ts')).runResume(args, io),
 };

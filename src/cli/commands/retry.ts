@@ -1,8 +1,9 @@
-/** `fsjob retry ID`: enqueue a new job from a finished job's spec, labelled retry-of=ID. */
+/**
+ * `fsjob retry ID`: enqueue a new job from a finished job's spec, labelled retry-of=ID.
+ * This module declares its options and help; retry-run.ts runs it, loaded only then.
+ */
 import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { retry } from '../../producer/retry.ts';
-import { jobIdOf, openQueueOf, withQueue } from '../queue-arg.ts';
+import { withQueue } from '../queue-option.ts';
 
 export const retryCommand: FsjobCommand = {
   builder: (yargs) =>
@@ -15,11 +16,5 @@ export const retryCommand: FsjobCommand = {
         'A finished job keeps its receipt forever (RCPT-6); a retry is a new job: new id, new attempts, the same dedupe key (exit 3 while another unfinished job holds it). ' +
           'Exit status: 0 enqueued, 1 its spec or stdin cannot be copied, 2 the job is not finished, 3 dedupe key held, 4 no such job.',
       ),
-  run: async (args, io) => {
-    const queue = await openQueueOf(args);
-    const id = await jobIdOf(args, queue);
-    const enqueued = await retry(queue, id);
-    io.stdout(args['json'] === true ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
-    return EXIT.OK;
-  },
+  run: async (args, io) => (await import('./retry-run.ts')).runRetry(args, io),
 };

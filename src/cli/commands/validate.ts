@@ -2,49 +2,10 @@
  * `fsjob validate [QUEUE|FILE]... [--queue DIR] [--type T] [--json] [--strict] [--output FILE]`:
  * audit whole queues (CONF-3) and check record files (REC-4), and report
  * every finding. Writes nothing but the --output file, which is never inside a queue.
+ * This module declares its options and help; validate-run.ts runs it, loaded only then.
  */
-import { lstat, stat } from 'node:fs/promises';
-import { FsjobError, errnoOf, isFsjobError } from '../../base/errors.ts';
-import type { Finding } from '../../records/findings.ts';
-import { DOCUMENT_TYPES, type DocumentType } from '../../records/codec.ts';
-import { type FileResult, planTargets, validateFiles } from '../../validator/files.ts';
-import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
-import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
+import { DOCUMENT_TYPES } from '../../records/record-types.ts';
 import type { FsjobCommand } from '../command.ts';
-import { EXIT } from '../exit.ts';
-import { progressDelayMs, progressWanted, startProgress } from '../progress.ts';
-import { writeReportFile } from '../report-file.ts';
-
-type Target = { kind: 'queue'; path: string } | { kind: 'file'; path: string };
-
-/** A directory that holds fsjob.json is a queue; any other directory is a usage error; anything else a record file. */
-async function classify(path: string): Promise<Target> {
-  let stats;
-  try {
-    stats = await lstat(path);
-  } catch (error) {
-    if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
-    throw error;
-  }
-  // SEC-1: a link to a directory is named as a queue root, and the audit refuses it as one
-  // (UNSAFE_QUEUE), instead of taking it for a record file of unknown type.
-  if (stats.isSymbolicLink() && (await stat(path).catch(() => undefined))?.isDirectory() === true) return { kind: 'queue', path };
-  if (!stats.isDirectory()) return { kind: 'file', path };
-  // SEC-1: another user's directory is not looked into (as nobody it may not even be readable);
-  // audited as a queue, its root is refused and validate exits 2 (REPORT-1), not 1 on an EACCES.
-  if (stats.uid !== process.geteuid?.()) return { kind: 'queue', path };
-  if (!holdsQueueRecord(path)) {
-    throw new FsjobError('USAGE', `${path} is a directory without fsjob.json, so it is not a queue; name a queue root or record files`, { path });
-  }
-  return { kind: 'queue', path };
-}
-
-function asList(value: unknown): string[] {
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).map(String);
-}
-
-
 
 export const validateCommand: FsjobCommand = {
   citesClauses: true,
@@ -90,83 +51,5 @@ export const validateCommand: FsjobCommand = {
           'A finding names the path, the job, the spec clause (spec/README.md names the file of each family), its severity (error, warning, info) and what to do. ' +
           'Exit status: 0 no error (with --strict: no warning either), 1 findings that fail, 2 it could not run (not a queue, an unsafe queue root, a usage error).',
       ),
-  run: async (args, io) => {
-    const named = asList(args['targets']);
-    const queues = asList(args['queue']);
-    const type = args['type'] as DocumentType | undefined;
-    const strict = args['strict'] === true;
-    const targets: Target[] = [];
-    for (const path of named) targets.push(await classify(path));
-    for (const path of queues) targets.push({ kind: 'queue', path });
-    if (targets.length === 0) {
-      const fromEnv = process.env['FSJOB_QUEUE'];
-      if (fromEnv === undefined || fromEnv === '') {
-        throw new FsjobError('USAGE', 'nothing to validate: name a queue or record files, or set FSJOB_QUEUE');
-      }
-      targets.push({ kind: 'queue', path: fromEnv });
-    }
-
-    const startedMs = Date.now();
-    const fileTargets = await planTargets(
-      targets.filter((target) => target.kind === 'file').map((target) => target.path),
-      type,
-    ).catch((error: unknown) => {
-      // planTargets refuses an empty list; that is fine when queues are named.
-      if (isFsjobError(error, 'USAGE') && targets.every((target) => target.kind === 'queue')) return [];
-      throw error;
-    });
-    const validation = fileTargets.length === 0 ? undefined : await validateFiles(fileTargets);
-    const files: FileResult[] = validation?.files ?? [];
-    const audits: QueueAudit[] = [];
-    for (const target of targets) {
-      if (target.kind !== 'queue') continue;
-      const progress = startProgress(io, `validate ${target.path}`, 'jobs', progressWanted(io, args));
-      let counted = 0;
-      try {
-        audits.push(
-          await auditQueue(target.path, {
-            // The validator reports every 64 jobs at most this often: often enough for a line redrawn every 200 ms.
-            progressIntervalMs: Math.min(100, progressDelayMs()),
-            progress: (checked, total) => {
-              progress.total(total);
-              progress.add(checked - counted);
-              counted = checked;
-            },
-          }),
-        );
-      } catch (error) {
-        if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE')) {
-          progress.end();
-          io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
-          return EXIT.USAGE;
-        }
-        throw error;
-      } finally {
-        progress.end();
-      }
-    }
-
-    const findings: Finding[] = [...files.flatMap((file) => file.findings), ...audits.flatMap((audit) => audit.findings)];
-    const report = buildReport({
-      targets: targets.map((target) => target.path),
-      findings,
-      files: (validation?.report.summary.files ?? 0) + audits.reduce((sum, audit) => sum + audit.files, 0),
-      jobs: (validation?.report.summary.jobs ?? 0) + audits.reduce((sum, audit) => sum + audit.jobs, 0),
-      startedMs,
-      finishedMs: Date.now(),
-    });
-    const json = `${JSON.stringify(report, null, 2)}\n`;
-    if (typeof args['output'] === 'string') {
-      await writeReportFile(args['output'], json, targets.filter((target) => target.kind === 'queue').map((target) => target.path));
-    }
-    if (args['json'] === true) {
-      io.stdout(json);
-    } else if (audits.length === 0) {
-      io.stdout(formatHuman(files, report));
-    } else {
-      io.stdout(formatFileBlocks(files) + audits.map(formatQueueHuman).join('') + formatSummaryLine(report));
-    }
-    const { errors, warnings } = report.summary;
-    return errors > 0 || (strict && warnings > 0) ? EXIT.FAILURE : EXIT.OK;
-  },
+  run: async (args, io) => (await import('./validate-run.ts')).runValidate(args, io),
 };

@@ -1,0 +1,14 @@
+/** What `fsjob retry` does once its options are parsed (commands/retry.ts declares them). */
+import type { CliIo } from '../command.ts';
+import { EXIT } from '../exit.ts';
+import { retry } from '../../producer/retry.ts';
+import { jobIdOf, openQueueOf } from '../queue-arg.ts';
+
+/** Runs `fsjob retry` with yargs' parsed arguments; resolves to the exit status. */
+export async function runRetry(args: Record<string, unknown>, io: CliIo): Promise<number> {
+  const queue = await openQueueOf(args);
+  const id = await jobIdOf(args, queue);
+  const enqueued = await retry(queue, id);
+  io.stdout(args['json'] === true ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
+  return EXIT.OK;
+}
