@@ -39,19 +39,46 @@ const GUARDIAN_SCRIPT: string =
  */
 export const GUARDIAN_NAME = 'fsjob-guardian';
 
+/** The longest an untrack line waits for another line to go with (Guardian.untrack). */
+const UNTRACK_DELAY_MS = 200;
+
 export interface GuardedGroup {
   pgid: number;
   start: string;
 }
 
 /**
+ * How long a reading of /proc/uptime serves, advanced by this process's
+ * monotonic clock: each command's announce and each renewal asked for one
+ * (an open, a read and a close on the main thread per job).
+ */
+const UPTIME_REUSE_MS = 1000;
+/** How far the wall clock may move apart from the monotonic one before a reading is taken again (a suspend: CLOCK_BOOTTIME runs on, the monotonic clock does not). */
+const UPTIME_SKEW_MS = 20;
+
+let uptimeReading: { uptime: number; mono: number; wall: number } | undefined;
+
+/**
  * Now on the guardian's clock: milliseconds of /proc/uptime (CLOCK_BOOTTIME,
  * shared by every process of the host), or undefined where there is none.
+ * A reading at most UPTIME_REUSE_MS old is advanced by performance.now(),
+ * unless the wall clock moved otherwise meanwhile: across a suspend the
+ * uptime runs on while the monotonic clock stands, and a deadline made
+ * from a stale reading would come early.
  */
 export function uptimeMs(): number | undefined {
+  const mono = performance.now();
+  const wall = Date.now();
+  const last = uptimeReading;
+  if (last !== undefined) {
+    const since = mono - last.mono;
+    if (since >= 0 && since < UPTIME_REUSE_MS && Math.abs(wall - last.wall - since) < UPTIME_SKEW_MS) return Math.round(last.uptime + since);
+  }
   try {
     const seconds = Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
-    return Number.isFinite(seconds) ? Math.round(seconds * 1000) : undefined;
+    if (!Number.isFinite(seconds)) return undefined;
+    uptimeReading = { uptime: seconds * 1000, mono, wall };
+    return Math.round(seconds * 1000);
   } catch {
     return undefined;
   }
@@ -71,6 +98,9 @@ export class Guardian {
   private child: ChildProcess | undefined;
   private exited = false;
   private readonly tracked = new Map<number, { start: string; deadline: number | undefined; cgroup: string | undefined }>();
+  /** `- pgid` lines not yet written: they go with the next line, or within UNTRACK_DELAY_MS. */
+  private untracked = '';
+  private untrackTimer: NodeJS.Timeout | undefined;
 
   /** Starts the guardian process; the worker must not start commands before this resolves. */
   async start(): Promise<void> {
@@ -96,6 +126,7 @@ export class Guardian {
     });
     this.child = child;
     this.exited = false;
+    this.untracked = ''; // a new guardian is told only what is tracked
     for (const [pgid, { start, deadline, cgroup }] of this.tracked) this.send(announce(pgid, start, deadline, cgroup));
   }
 
@@ -134,8 +165,22 @@ export class Guardian {
     this.send(`r ${pgid} ${deadline}\n`);
   }
 
+  /**
+   * The group's attempt is over. The line waits for the next one this
+   * worker writes (at most UNTRACK_DELAY_MS): each write wakes the guardian,
+   * and at concurrency 8 an announce follows within milliseconds. Until it
+   * arrives the guardian would, if this worker died, stop only a group
+   * that still has the recorded leader or a member (guardian.sh `matches`):
+   * the group of an attempt that is over has none (EXEC-11), and a leader
+   * pid used again has another start.
+   */
   untrack(pgid: number): void {
-    if (this.tracked.delete(pgid)) this.send(`- ${pgid}\n`);
+    if (!this.tracked.delete(pgid) || !this.healthy) return;
+    this.untracked += `- ${pgid}\n`;
+    this.untrackTimer ??= setTimeout(() => {
+      this.untrackTimer = undefined;
+      this.send('');
+    }, UNTRACK_DELAY_MS).unref();
   }
 
   /** Restarts a guardian that died, handing it every group still running. */
@@ -145,12 +190,20 @@ export class Guardian {
 
   /** Clean exit: nothing is tracked any more, so the guardian exits without signalling. */
   close(): void {
+    clearTimeout(this.untrackTimer);
+    this.untrackTimer = undefined;
+    this.untracked = '';
     this.child?.stdin?.end();
     this.child = undefined;
   }
 
+  /** Writes `line` after the untrack lines that wait (one write, one wake-up of the guardian). */
   private send(line: string): void {
-    if (this.healthy) this.child?.stdin?.write(line);
+    const text = this.untracked + line;
+    this.untracked = '';
+    clearTimeout(this.untrackTimer);
+    this.untrackTimer = undefined;
+    if (text !== '' && this.healthy) this.child?.stdin?.write(text);
   }
 }
 

@@ -63,6 +63,8 @@ export class ClaimedJob {
   private reason: StopReason | null = null;
   private progressText: string | null = null;
   private startedMs: number | null = null;
+  /** performance.now() when the execution was recorded: EXEC-8's timeout counts from there, also when its timer starts later (watch). */
+  private startedReal = 0;
   private settled = false;
   /** Called once the job's end is published (or failed to be): what the caller of claimNext() holds for it. */
   private readonly ends: (() => void)[] = [];
@@ -85,17 +87,28 @@ export class ClaimedJob {
     });
   }
 
-  /** Records the execution (EXEC-3 with group null; no output files, PAYLOAD-1) and starts the control loop. */
-  static async start(ticket: RunTicket): Promise<ClaimedJob> {
+  /**
+   * Records the execution (EXEC-3 with group null; no output files, PAYLOAD-1) and starts the control
+   * loop and EXEC-8's timer, unless `watch` is false: then the caller starts them (watch()) once the
+   * job can be asked anything, which a handler that returns at once never gives a timer the turn to do.
+   */
+  static async start(ticket: RunTicket, watch = true): Promise<ClaimedJob> {
     const job = new ClaimedJob(ticket);
     const { owner } = job;
     await owner.publishExec(job.attempt, null);
     job.startedMs = owner.writeTimeMs();
+    job.startedReal = performance.now();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
-    job.control.start();
-    job.timer = setTimeout(() => job.stop('timeout'), job.spec.timeout_ms); // EXEC-8
-    job.timer.unref();
+    if (watch) job.watch();
     return job;
+  }
+
+  /** Starts the control loop and EXEC-8's timer (timeout_ms from the execution's start); once, and never after the job settled. */
+  watch(): void {
+    if (this.settled || this.timer !== undefined) return;
+    this.control.start();
+    this.timer = setTimeout(() => this.stop('timeout'), Math.max(0, this.spec.timeout_ms - (performance.now() - this.startedReal))); // EXEC-8
+    this.timer.unref();
   }
 
   get signal(): AbortSignal {
@@ -186,17 +199,18 @@ export class ClaimedJob {
     try {
       size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
     } catch (error) {
-      return this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+      return await this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
-    if (size > RESULT_MAX_BYTES) return this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
-    return this.finish(this.ending(true, null, result));
+    if (size > RESULT_MAX_BYTES) return await this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
+    // `return await`: an async function that returns a promise resolves with a thenable, two more turns.
+    return await this.finish(this.ending(true, null, result));
   }
 
   /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
   async fail(error: unknown): Promise<RunOutcome> {
     this.settle();
     const message = error instanceof Error ? error.message : String(error);
-    return this.finish(this.ending(false, `handler failed: ${message}`));
+    return await this.finish(this.ending(false, `handler failed: ${message}`));
   }
 
   /** Give the job back without counting this attempt (end record `released`, counted false). */
@@ -223,7 +237,8 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
   let pending: 'shutdown' | null = null;
   const done = (async (): Promise<RunOutcome> => {
     try {
-      job = await ClaimedJob.start(ticket);
+      // No timer until the handler returned something to wait for (below): one that returns at once ends the job first.
+      job = await ClaimedJob.start(ticket, false);
     } catch (error) {
       return giveBack(ticket.owner, error);
     }
@@ -253,6 +268,7 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
       // timer or I/O, which cannot run in between): the race below would pick it anyway, at a few promises' cost.
       outcome = threw ? { ok: false, error: returned } : { ok: true, value: returned };
     } else {
+      claimed.watch();
       const settled: Promise<Settled> = (threw ? Promise.reject(returned) : Promise.resolve(returned)).then(
         (value): Settled => ({ ok: true, value }),
         (error: unknown): Settled => ({ ok: false, error }),

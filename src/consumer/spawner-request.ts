@@ -73,6 +73,9 @@ export function bashChainFits(env: LaunchRequest['env']): boolean {
   return true;
 }
 
+/** The most bytes a framed request's eight-digit length can say (far above ARG_MAX, which bounds what a gate can exec). */
+const FRAME_MAX = 99_999_999;
+
 /**
  * The request line of one attempt: `fsjob_run ID CWD STDIN OUT ERR REL`
  * then the gate's command line, setsid and sh, then env(1) with the
@@ -89,7 +92,7 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
     chain === 'bash'
       ? [raw(String(entries.length)), ...entries.map(([name]) => raw(name)), ...env, ...argv]
       : [raw('"$X" -- "$B" -c "$G" fsjob-gate'), word(tag, 'id'), raw('"$E" -i --default-signal --'), ...env, ...(envTakesForAssignment(request.argv[0]) ? [raw('"$N" -n 0 --')] : []), ...argv];
-  return line([
+  const request_ = line([
     raw(chain === 'bash' ? 'fsjob_start' : 'fsjob_run'),
     word(tag, 'id'),
     word(request.cwd, 'the working directory'),
@@ -99,10 +102,23 @@ export function runRequest(id: number, fifos: Fifos, request: LaunchRequest, cha
     word(fifos.rel, 'FIFO'),
     ...gate,
   ]);
+  if (request_.length > FRAME_MAX) throw spawnerError(`the command's request is ${request_.length} bytes, more than the spawner reads (${FRAME_MAX})`);
+  return request_;
 }
 
 /** An empty request: bash's spawner, woken by it, looks for the gates that ended at once and 1 ms apart for a while (spawner.sh's loop). */
 export const PROMPT: Buffer = Buffer.from(':');
+
+/**
+ * A request as bash's spawner reads it (spawner.sh's loop): the prompt as
+ * its one byte; any other request as its length in eight digits, then its
+ * bytes, so that the spawner takes each with one `read -N` (a length line
+ * cost a read(2) per byte). runRequest refuses a longer request.
+ */
+export function frameRequest(request: Buffer): Buffer {
+  if (request === PROMPT) return PROMPT;
+  return Buffer.concat([Buffer.from(String(request.length).padStart(8, '0'), 'latin1'), request]);
+}
 
 /** The request that makes a batch of FIFO triples, answered `m TAG ok|fail`. */
 export function fifosRequest(tag: string, batch: readonly Fifos[]): Buffer {

@@ -222,12 +222,11 @@ fsjob_wait() {
 fsjob_gate() {
   trap - INT TERM HUP PIPE
   IFS= read -r -u 3 PWD || exit 125
-  exec 3<&-
   umask 022
   unset -v OLDPWD PWD "${@:2:$1}"
-  [ "$1" = 0 ] || export "${@:2+$1:$1}" 2>&8 || exit 125
+  [ "$1" = 0 ] || export "${@:2+$1:$1}" || exit 125
   shift "$((1 + 2 * $1))"
-  exec "$@" 8>&-
+  exec "$@" 2>&4 3<&- 4>&- 5>&- 6<&- 8>&-
 }
 
 # The bash chain where this is bash reading framed requests (its loop at the
@@ -238,7 +237,7 @@ if [ -n "${BASH_VERSION-}" ] && [ "${FSJOB_SPAWNER_INPUT-}" = framed ] && [ -n "
   for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
     export -n "$fsjob_name"
   done
-  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null & wait "$!"; } 2>/dev/null)
+  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null 4>&2 5>&- 6<&- 2>&8 & wait "$!"; } 2>/dev/null)
   case $fsjob_seen in "RANDOM=it's
 SHLVL=7" | "SHLVL=7
 RANDOM=it's") C=bash ;; esac
@@ -259,8 +258,8 @@ printf 'ready %s %s\n' "$$" "$C"
 
 # Where the worker started this as `bash --norc -c 'eval "$FSJOB_SPAWNER_SCRIPT"'`
 # (FSJOB_SPAWNER_INPUT=framed): each request comes as its length in bytes,
-# a line feed and the request, taken by one `read -N` (LC_ALL=C: a character
-# is a byte). bash reads a script from a pipe one byte per read(2), as it
+# eight digits, and the request, taken by one `read -N` (LC_ALL=C: a
+# character is a byte); a prompt as the one byte `:` (spawner-request.ts). bash reads a script from a pipe one byte per read(2), as it
 # must not read past the command it runs; dash, started with -s, reads the
 # requests as the rest of this script, 8 KiB at a time.
 # bash only, so in a string that dash never parses: the bash chain, which
@@ -281,24 +280,27 @@ fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
 
 fsjob_start() {
   set -m
-  (fsjob_lead "$@") &
+  (fsjob_lead "$@") 5>&1 2>&8 <"$3" 9<>"$6" 3<"$6" 9>&- 9<>"$4" >"$4" 9>&- 9<>"$5" 4>"$5" 9>&- 6</proc/self/stat &
   set +m
   fsjob_ids[$!]=$1
 }
 
-# The gate: opens what the waiter opened, reports from inside its group
-# (with its start, field 22 of its stat: none where /proc is unreadable or
-# the comm holds a space, and the worker reads it then), then fsjob_gate.
+# The gate: its descriptors were opened by the redirections of its own
+# subshell (in the gate, after the fork, none saved to be restored: a
+# redirection of a command in the gate costs five system calls more): the
+# stdin of the job as 0, the stdout FIFO as 1, /dev/null as 2 until the exec
+# (what cd and export complain of is no line of the job), the release as
+# 3, the stderr FIFO as 4, the reply channel as 5, its own stat as 6
+# (/proc/self, opened by the gate). A redirection that fails ends the gate
+# with status 1 before it reports: nothing ran, and the worker reads its
+# `x` line. It reports from inside its group with its start (field 22 of
+# its stat; none where the comm holds a space, and the worker reads it
+# then), then fsjob_gate.
 fsjob_lead() {
-  exec 2>&8
-  if ! { cd -P -- "$2" && exec 9<>"$6" 3<"$6" 9>&- 9<>"$4" 4>"$4" 9>&- 9<>"$5" 5>"$5" 9>&- 6<"$3"; }; then
-    printf "e %s\n" "$1"
-    exit 125
-  fi
-  IFS=" " read -r -a fsjob_stat <"/proc/$BASHPID/stat"
+  cd -P -- "$2" || { printf "e %s\n" "$1" >&5; exit 125; }
+  IFS=" " read -r -a fsjob_stat -u 6
   case ${fsjob_stat[1]-} in "("*")") fsjob_began=${fsjob_stat[21]-} ;; *) fsjob_began= ;; esac
-  printf "p %s %s %s\n" "$1" "$BASHPID" "$fsjob_began"
-  exec <&6 >&4 2>&5 4>&- 5>&- 6<&-
+  printf "p %s %s %s\n" "$1" "$BASHPID" "$fsjob_began" >&5
   shift 6
   fsjob_gate "$@"
 }
@@ -330,16 +332,18 @@ fsjob_reap() {
 # waits for its release ends only when the worker closes it, and the worker
 # prompts then); after a prompt (the worker released a gate, or a running
 # command closed its outputs) or an end, 1 ms 32 times, then twice as long
-# each time, up to 128 ms. The prompt is an empty request, `:`. Only the
-# first byte is read with the timeout: a `read -t` of the whole line may
-# time out after it took the line feed, and then nothing tells its partial
-# line from a whole one.
+# each time, up to 128 ms. The prompt is the one byte `:`; a request is its
+# length in eight digits, then the request (one `read -N` each, where a
+# length line took a read(2) per byte). Only the first byte is read with
+# the timeout: a `read -t` of more may time out after it took part of it,
+# and then nothing tells the part from a whole.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
     # The full listing only once the pid of a gate is gone (bash reaped it; a
     # kill refused as EPERM lists too): one kill per running gate otherwise,
     # under one redirection (each costs some eight system calls; a wake-up
     # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
+    # One `kill` of every pid would not do: it succeeds when any one is sent.
     fsjob_gone=
     { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
     [ -z "$fsjob_gone" ] || fsjob_reap
@@ -350,14 +354,12 @@ while :; do
       (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || { (( fsjob_ms *= 2 )); printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000)); }
       continue
     fi
-    IFS= read -r fsjob_bytes || break
-    fsjob_bytes=$fsjob_first$fsjob_bytes
   else
     fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
-    IFS= read -r fsjob_bytes || break
+    IFS= read -r -N 1 fsjob_first || break
   fi
-  IFS= read -r -N "$fsjob_bytes" fsjob_request || break
-  [ "$fsjob_request" != : ] || { fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; continue; }
+  [ "$fsjob_first" != : ] || { fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; continue; }
+  IFS= read -r -N 7 fsjob_bytes && IFS= read -r -N "$((10#$fsjob_first$fsjob_bytes))" fsjob_request || break
   eval "$fsjob_request"
 done
 exit 0

@@ -41,7 +41,7 @@ import { checkHolders, type Attempt, type Generation } from './spawner-attempts.
 import { FifoStock } from './spawner-fifos.ts';
 import { FifoOutputs } from './spawner-output.ts';
 import { defaultShell, fifoParent, SPAWNER_PATH } from './spawner-host.ts';
-import { bashChainFits, PROMPT, runRequest, spawnerError, type Chain } from './spawner-request.ts';
+import { bashChainFits, frameRequest, PROMPT, runRequest, spawnerError, type Chain } from './spawner-request.ts';
 import { parseJobsLine, waitStatus, type ShellStatus } from './shell-status.ts';
 
 declare const __FSJOB_SPAWNER_SCRIPT: string | undefined;
@@ -121,7 +121,7 @@ export class Spawner implements Launcher {
     this.dir ??= mkdtempSync(path.join(fifoParent(), `${SPAWNER_NAME}-`));
     mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // a spawner that exited removed it
     // bash reads a script from a pipe one byte per read(2) (it must not read past the command it runs), dash 8 KiB
-    // at a time: bash gets the script in its environment and each request framed, `<bytes>\n<request>`, which it
+    // at a time: bash gets the script in its environment and each request framed, its length in eight digits then its bytes, which it
     // takes with one `read -N` (spawner.sh); dash reads the requests as the rest of its script.
     const framed = path.basename(this.shell) === 'bash';
     const env: NodeJS.ProcessEnv = { PATH: SPAWNER_PATH, LC_ALL: 'C', FSJOB_SPAWNER_DIR: this.dir };
@@ -143,8 +143,8 @@ export class Spawner implements Launcher {
       exited: false,
       stderr: '',
       prompting: false,
-      // One request line, framed with its length in bytes where the spawner is bash.
-      send: (request) => void child.stdin?.write(framed ? Buffer.concat([Buffer.from(`${request.length}\n`), request]) : request),
+      // One request line, framed with its length where the spawner is bash.
+      send: (request) => void child.stdin?.write(framed ? frameRequest(request) : request),
     };
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
@@ -423,7 +423,7 @@ export class Spawner implements Launcher {
         this.statuses.delete(pid);
         const found = attempt();
         if (found === undefined) return;
-        if (found.phase === 'starting') this.failStart(found, `its gate exited with status ${c} before it reported (is /bin/sh there?)`);
+        if (found.phase === 'starting') this.failStart(found, `its gate exited with status ${c} before it reported (${found.chain === 'bash' ? 'its FIFOs, the job\'s stdin or its /proc/self/stat could not be opened' : 'is /bin/sh there?'})`);
         else this.finish(found, status);
         return;
       }

@@ -109,7 +109,7 @@ function checkChain(chain: readonly string[], options: SafeFsOptions): void {
  * primitive that names a file runs this on the file's directory.
  */
 export async function checkDirInside(path: string, options: SafeFsOptions = {}): Promise<void> {
-  await new DirRef(path, options).check();
+  new DirRef(path, options).check();
 }
 
 /** Whether a directory is at `path`, after the checks of checkDirInside: NOT_FOUND is false, a refusal throws. */
@@ -141,8 +141,12 @@ export class DirRef {
     this.chain = chain;
   }
 
-  /** SEC-1..SEC-6 on the chain: this directory always, those above it by the queue's trust. */
-  async check(): Promise<void> {
+  /**
+   * SEC-1..SEC-6 on the chain: this directory always, those above it by the
+   * queue's trust. Synchronous, as every read call is (seam.ts's ReadCalls):
+   * an await per check cost a promise and a microtask on every call in a directory.
+   */
+  check(): void {
     checkChain(this.chain, this.options);
   }
 

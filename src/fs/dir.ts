@@ -13,7 +13,7 @@
  */
 import type { DirEntry } from './checks.ts';
 import { DirRef, type SafeFsOptions } from './chain.ts';
-import { listIn, openIn, presentIn, readIn, statIn, type EntryStat } from './read.ts';
+import { listIn, openIn, presentIn, presentNow, readIn, statIn, statNow, type EntryStat } from './read.ts';
 import type { SafeHandle } from './seam.ts';
 import { createIn, fsyncDir, publishIn, removeIn, type Placement, type PublishOptions } from './write.ts';
 
@@ -35,7 +35,8 @@ export class Dir extends DirRef {
   read(name: string, maxBytes: number, options: { allowMissing: true }): Promise<Buffer | undefined>;
   read(name: string, maxBytes: number): Promise<Buffer>;
   read(name: string, maxBytes: number, options: { allowMissing?: boolean }): Promise<Buffer | undefined>;
-  async read(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Promise<Buffer | undefined> {
+  // Not async: an async method returning readIn's promise would resolve with a thenable, two more turns per read.
+  read(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Promise<Buffer | undefined> {
     return readIn(this, name, maxBytes, options.allowMissing === true);
   }
 
@@ -48,9 +49,19 @@ export class Dir extends DirRef {
     return statIn(this, name);
   }
 
+  /** stat(), synchronously: a lstat needs no promise (read.ts, statNow). */
+  statNow(name: string): EntryStat | undefined {
+    return statNow(this, name);
+  }
+
   /** Whether anything is at `name` (one lstat, without the directory's checks: a hint, see entryPresent). */
   present(name: string): Promise<boolean> {
     return presentIn(this, name);
+  }
+
+  /** present(), synchronously. */
+  presentNow(name: string): boolean {
+    return presentNow(this, name);
   }
 
   /** PUB-1..PUB-6: the one way a record is published. */

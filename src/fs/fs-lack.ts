@@ -16,7 +16,7 @@ import type { Stats } from 'node:fs';
 import { FsjobError, errnoOf } from '../base/errors.ts';
 import { readIn } from './read.ts';
 import type { DirRef } from './chain.ts';
-import { lstatOrMissing, readsOf } from './steps.ts';
+import { lstatOrMissing, readFile, readsOf } from './steps.ts';
 
 /** Where a queue can live instead (FS-1), for every refusal that names a filesystem's lack. */
 export const FILESYSTEMS_THAT_DO = 'ext4, xfs, btrfs, tmpfs, NFSv4; sshfs only where the server has the hardlink and posix-rename extensions';
@@ -38,9 +38,28 @@ export function filesystemLack(error: unknown, operation: 'link' | 'rename', pat
 
 /** FS-3: whether the entry `name` of `ref`, which link() said exists, is the record we linked from `tempName`. */
 export async function holdsOwnRecord(ref: DirRef, tempName: string, name: string, occupant: Stats, bytes: Uint8Array): Promise<boolean> {
-  const ours = lstatOrMissing(readsOf(ref.options.fs), ref.at(tempName), ref.entry(tempName));
-  if (ours !== undefined && ours.ino === occupant.ino && ours.dev === occupant.dev) return true;
-  if (occupant.size !== bytes.length) return false;
+  const inode = sameInode(ref, tempName, occupant, bytes);
+  if (inode !== undefined) return inode;
   const there = await readIn(ref, name, bytes.length, true).catch(() => undefined);
   return there !== undefined && Buffer.compare(there, bytes) === 0;
+}
+
+/** holdsOwnRecord in a held directory (publish-now.ts: no check of the directory to make before the read). */
+export function ownRecordNow(ref: DirRef, tempName: string, name: string, occupant: Stats, bytes: Uint8Array): boolean {
+  const inode = sameInode(ref, tempName, occupant, bytes);
+  if (inode !== undefined) return inode;
+  let there: Buffer | undefined;
+  try {
+    there = readFile(readsOf(ref.options.fs), ref.at(name), bytes.length, { allowMissing: true, listed: true, shown: ref.entry(name) })?.bytes;
+  } catch {
+    return false;
+  }
+  return there !== undefined && Buffer.compare(there, bytes) === 0;
+}
+
+/** True when the occupant is our temp file's inode, false when its size rules our bytes out, undefined when only its content can tell. */
+function sameInode(ref: DirRef, tempName: string, occupant: Stats, bytes: Uint8Array): boolean | undefined {
+  const ours = lstatOrMissing(readsOf(ref.options.fs), ref.at(tempName), ref.entry(tempName));
+  if (ours !== undefined && ours.ino === occupant.ino && ours.dev === occupant.dev) return true;
+  return occupant.size !== bytes.length ? false : undefined;
 }

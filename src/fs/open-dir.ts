@@ -159,7 +159,7 @@ export class OpenDir extends Dir {
   }
 
   /** Checked when it was opened; a held directory cannot be swapped under its calls. */
-  override async check(): Promise<void> {
+  override check(): void {
     void this.base;
   }
 

@@ -28,7 +28,7 @@ export interface EntryStat {
  */
 export async function readIn(dir: DirRef, name: string, maxBytes: number, allowMissing: boolean): Promise<Buffer | undefined> {
   const at = dir.at(name);
-  await dir.check();
+  dir.check();
   // In a held directory the file is opened without an lstat first: the open
   // never follows (O_NOFOLLOW) and never blocks (O_NONBLOCK), and its fstat
   // is judged before a byte is read (SEC-3: a reader that chooses its open
@@ -39,27 +39,37 @@ export async function readIn(dir: DirRef, name: string, maxBytes: number, allowM
 /** A data file opened for the caller to keep, with readIn's checks (EXEC-7: a job's stdin is handed on as a descriptor). */
 export async function openIn(dir: DirRef, name: string, maxBytes: number): Promise<{ handle: SafeHandle; size: number }> {
   const at = dir.at(name);
-  await dir.check();
+  dir.check();
   const opened = openChecked(readsOf(dir.options.fs), at, maxBytes, dir.entry(name));
   return { handle: directHandle(opened.handle), size: opened.size };
 }
 
 /** lstat of one entry (never followed) after the directory's checks; undefined when nothing is there. */
 export async function statIn(dir: DirRef, name: string): Promise<EntryStat | undefined> {
+  return statNow(dir, name);
+}
+
+/** statIn as the synchronous call it is (every read call is: seam.ts), for a caller that would only await it. */
+export function statNow(dir: DirRef, name: string): EntryStat | undefined {
   const at = dir.at(name);
-  await dir.check();
+  dir.check();
   const stats = lstatOrMissing(readsOf(dir.options.fs), at, dir.entry(name));
   return stats === undefined ? undefined : { kind: kindOfStats(stats), size: stats.size, mtimeMs: stats.mtimeMs };
 }
 
 /** Whether anything is at `name`: one lstat WITHOUT the directory's checks (see entryPresent). */
 export async function presentIn(dir: DirRef, name: string): Promise<boolean> {
+  return presentNow(dir, name);
+}
+
+/** presentIn, synchronously (see statNow). */
+export function presentNow(dir: DirRef, name: string): boolean {
   return lstatIfExists(readsOf(dir.options.fs), dir.at(name), dir.entry(name)) !== undefined;
 }
 
 /** The directory's entries, following nothing, after its checks; sorted by name. */
 export async function listIn(dir: DirRef): Promise<DirEntry[]> {
-  await dir.check();
+  dir.check();
   return listEntries(readsOf(dir.options.fs), dir.base, dir.path);
 }
 

@@ -135,6 +135,11 @@ export function directHandle(fd: number): SafeHandle {
   return new DirectHandle(fd);
 }
 
+/** The open descriptor of a handle of the real filesystem (directHandle), which synchronous calls may use; undefined for a seam's handle or a closed one. */
+export function directFdOf(handle: SafeHandle): number | undefined {
+  return handle instanceof DirectHandle && handle.fd >= 0 ? handle.fd : undefined;
+}
+
 export const directFs: SafeFsSeam = {
   open: async (path, flags, mode) => new DirectHandle(openSync(path, flags, mode)),
   link: async (existing, target) => linkSync(existing, target),

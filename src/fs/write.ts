@@ -6,7 +6,7 @@
  * directory moved into place without replacing anything (ENQ-3, GC-1), and a
  * removal that never follows a link (READY-2, TEMP-1, GC-1).
  */
-import { readFileSync, type Stats } from 'node:fs';
+import { openSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { randomHex } from '../base/random.ts';
 import { FsjobError, errnoOf } from '../base/errors.ts';
@@ -27,11 +27,34 @@ import {
 import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
-import { fsyncFd } from './flush.ts';
-import { directFs, type SafeFsSeam, type SafeHandle } from './seam.ts';
+import { fsyncFd, inlineNow } from './flush.ts';
+import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, writeAllNow } from './publish-now.ts';
+import { directFdOf, directFs, directHandle, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
 export type Placement = 'link' | 'rename';
+
+/** Options of publishIn (publish-now.ts's road takes them too). */
+export interface PublishOptions {
+  /**
+   * Look at the target before writing anything: a taken name is EXISTS (or
+   * a refusal) with no temporary file made, also on a read-only mount (an
+   * idempotent init). A record whose name is almost always free (a claim,
+   * an exec record, a receipt) skips the look: link() fails on any entry
+   * there, a symlink included, and the entry is looked at only then (to
+   * say which it is, and for FS-3). A rename always looks first, since it
+   * would replace a planted link. @default true
+   */
+  lookFirst?: boolean;
+  /**
+   * Called once the temp file is durable, just before a link commits it;
+   * what it resolves to is called once the link is tried. A caller with
+   * several publications in flight that must commit in its own order (a
+   * Worker's claims, CLAIM-1) waits for its turn there, so the writes and
+   * fsyncs still overlap and only the links queue. @default none
+   */
+  commitTurn?: () => Promise<() => void>;
+}
 
 function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
   return options?.fs ?? directFs;
@@ -39,29 +62,6 @@ function seamOf(options: SafeFsOptions | undefined): SafeFsSeam {
 
 async function lstatOf(options: SafeFsOptions, path: string, shown: string = path): Promise<Stats | undefined> {
   return lstatOrMissing(readsOf(options.fs), path, shown);
-}
-
-let umask: number | undefined;
-
-/**
- * Whether this process's umask clears bits of `mode`, so that a file created
- * with it needs a chmod to get it (SEC-5). The umask is read once: from
- * /proc/self/status where Linux has it (process.umask() without an argument
- * sets the umask twice to read it, and is deprecated). An ordinary umask
- * (022, 077) clears no bit of 0600, so the fchmod per created file is
- * skipped: it was 5 system calls of every job.
- */
-function fileModeNeedsChmod(mode: number = PRIVATE_FILE_MODE): boolean {
-  if (umask === undefined) {
-    try {
-      const line = /^Umask:\s*([0-7]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'));
-      if (line !== null) umask = Number.parseInt(line[1] as string, 8);
-    } catch {
-      // no /proc: ask the process
-    }
-    umask ??= process.umask();
-  }
-  return (mode & umask) !== 0;
 }
 
 /** PUB-5 for a directory handle: its own descriptor when it is held open, else open, fsync, close. */
@@ -132,6 +132,8 @@ export async function fsyncDir(dir: string, options: SafeFsOptions = {}): Promis
 
 /** Every byte of `bytes` at offset 0 on, through as many writes as it takes. */
 export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<void> {
+  const fd = directFdOf(handle);
+  if (fd !== undefined) return writeAllNow(fd, bytes);
   let offset = 0;
   while (offset < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
@@ -140,16 +142,6 @@ export async function writeAll(handle: SafeHandle, bytes: Uint8Array): Promise<v
     if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
     offset += bytesWritten;
   }
-}
-
-/** Refuse a symlink or non-regular entry at a record's name before placing it. */
-async function refuseBadTarget(ref: DirRef, name: string): Promise<Stats | undefined> {
-  const target = ref.entry(name);
-  const stats = await lstatOf(ref.options, ref.at(name), target);
-  if (stats === undefined) return undefined;
-  if (stats.isSymbolicLink()) throw symlinkRefused(target);
-  if (!stats.isFile()) throw notRegular(target, describeKind(stats), 'file');
-  return stats;
 }
 
 /**
@@ -169,36 +161,17 @@ export async function publishRecord(dir: string, name: string, data: string | Bu
   return publishIn(new DirRef(dir, options), name, data, placement);
 }
 
-/** Options of publishIn. */
-export interface PublishOptions {
-  /**
-   * Look at the target before writing anything: a taken name is EXISTS (or
-   * a refusal) with no temporary file made, also on a read-only mount (an
-   * idempotent init). A record whose name is almost always free (a claim,
-   * an exec record, a receipt) skips the look: link() fails on any entry
-   * there, a symlink included, and the entry is looked at only then (to
-   * say which it is, and for FS-3). A rename always looks first, since it
-   * would replace a planted link. @default true
-   */
-  lookFirst?: boolean;
-  /**
-   * Called once the temp file is durable, just before a link commits it;
-   * what it resolves to is called once the link is tried. A caller with
-   * several publications in flight that must commit in its own order (a
-   * Worker's claims, CLAIM-1) waits for its turn there, so the writes and
-   * fsyncs still overlap and only the links queue. @default none
-   */
-  commitTurn?: () => Promise<() => void>;
-}
-
 /** publishRecord in a directory handle's directory. */
 export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Promise<string> {
+  // A held directory on the real filesystem, fsyncs inline: the same steps without a promise each (publish-now.ts).
+  const held = ref.fd;
+  if (held !== undefined && ref.options.fs === undefined && options.commitTurn === undefined && inlineNow()) return publishNow(ref, held, name, data, placement, options.lookFirst !== false);
   validateEntryName(name, true);
   const fs = seamOf(ref.options);
-  await ref.check();
+  ref.check();
   const target = ref.entry(name);
   if (placement === 'rename' || options.lookFirst !== false) {
-    const existing = await refuseBadTarget(ref, name);
+    const existing = badTargetNow(ref, name);
     if (existing !== undefined && placement === 'link') throw recordExists(target);
   }
 
@@ -238,8 +211,8 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       try {
         await fs.link(tempAt, ref.at(name));
       } catch (error) {
-        if (errnoOf(error) !== 'EEXIST') throw filesystemLack(error, 'link', target) ?? wrapIo(error, target, 'linking record into place', 'PUB-3');
-        const occupant = await refuseBadTarget(ref, name);
+        if (errnoOf(error) !== 'EEXIST') throw linkRefusal(error, target);
+        const occupant = badTargetNow(ref, name);
         // FS-3: a retransmitted link says EEXIST for the link it made.
         if (occupant === undefined || !(await holdsOwnRecord(ref, tempName, name, occupant, bytes))) throw recordExists(target);
       } finally {
@@ -258,11 +231,7 @@ export async function publishIn(ref: DirRef, name: string, data: string | Buffer
       try {
         await fs.rename(tempAt, ref.at(name));
       } catch (error) {
-        const errno = errnoOf(error);
-        if (errno === 'EISDIR' || errno === 'ENOTEMPTY' || errno === 'EEXIST') {
-          throw notRegular(target, 'a directory', 'file');
-        }
-        throw filesystemLack(error, 'rename', target) ?? wrapIo(error, target, 'renaming record into place', 'PUB-4');
+        throw renameRefusal(error, target);
       }
       tempExists = false;
     }
@@ -296,11 +265,12 @@ export async function createIn(ref: DirRef, name: string, mode: number = PRIVATE
   }
   const { options } = ref;
   const fs = seamOf(options);
-  await ref.check();
+  ref.check();
   const at = ref.at(name);
   let handle: SafeHandle;
   try {
-    handle = await fs.open(at, CREATE_EXCLUSIVE_FLAGS, mode);
+    // directFs's open is this call (seam.ts); without a seam it is made here, without a promise.
+    handle = options.fs === undefined ? directHandle(openSync(at, CREATE_EXCLUSIVE_FLAGS, mode)) : await fs.open(at, CREATE_EXCLUSIVE_FLAGS, mode);
   } catch (error) {
     if (errnoOf(error) === 'EEXIST') {
       const stats = await lstatOf(options, at, path);
@@ -364,8 +334,8 @@ export async function moveIn(from: DirRef, name: string, to: DirRef, newName: st
   const dst = to.entry(newName);
   const srcAt = from.at(name);
   const dstAt = to.at(newName);
-  await from.check();
-  await to.check();
+  from.check();
+  to.check();
   if (!made) {
     const staged = await lstatOf(options, srcAt, src);
     if (staged === undefined) throw notFound(src);
@@ -433,9 +403,11 @@ export async function removeIn(ref: DirRef, name: string): Promise<boolean> {
   const at = ref.at(name);
   const { options } = ref;
   const fs = seamOf(options);
-  await ref.check();
+  ref.check();
   try {
-    await fs.unlink(at);
+    // directFs's unlink is this call (seam.ts); without a seam it is made here, without a promise.
+    if (options.fs === undefined) unlinkSync(at);
+    else await fs.unlink(at);
     return true;
   } catch (error) {
     const errno = errnoOf(error);

@@ -159,16 +159,23 @@ export class Generation {
 
   /** CLAIM-7: has someone claimed generation g + 1? Once true, always true. */
   async superseded(): Promise<boolean> {
+    return this.supersededNow();
+  }
+
+  /** superseded(), synchronously: one lstat in the job directory (fs/read.ts, statNow), no promise. */
+  supersededNow(): boolean {
     if (this.lost) return true;
     if (this.gen >= GEN_MAX) return false;
-    const next = await this.handle.stat(genRecordName('claim', this.gen + 1));
-    if (next !== undefined) this.lost = true;
+    if (this.handle.statNow(genRecordName('claim', this.gen + 1)) !== undefined) this.lost = true;
     return this.lost;
   }
 
-  /** Throws SUPERSEDED (CLAIM-7, OWN-1) when the claim is no longer ours. */
-  async guard(): Promise<void> {
-    if (await this.superseded()) {
+  /**
+   * Throws SUPERSEDED (CLAIM-7, OWN-1) when the claim is no longer ours. Synchronous: each write
+   * below makes it just before its first call, with no turn of the event loop in between.
+   */
+  guard(): void {
+    if (this.supersededNow()) {
       throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded by claim ${this.gen + 1}; this owner stops and publishes nothing more (CLAIM-7, OWN-1)`, {
         jobId: this.id,
         path: this.path(genRecordName('claim', this.gen + 1)),
@@ -187,7 +194,7 @@ export class Generation {
 
   /** EXEC-1: stdout.<g> and stderr.<g>, created exclusively. */
   async createOutputs(): Promise<{ stdout: SafeHandle; stderr: SafeHandle }> {
-    await this.guard();
+    this.guard();
     const stdout = await this.handle.create(outputName('stdout', this.gen));
     try {
       const stderr = await this.handle.create(outputName('stderr', this.gen));
@@ -200,7 +207,7 @@ export class Generation {
 
   /** EXEC-3: the commit point of the attempt. */
   async publishExec(attempt: number, group: Group | null): Promise<void> {
-    await this.guard();
+    this.guard();
     const record: ExecRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'exec',
@@ -215,7 +222,7 @@ export class Generation {
 
   /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
   async heartbeat(fields: Pick<StateRecord, 'phase' | 'attempt' | 'stdout_bytes' | 'stderr_bytes' | 'progress'>, atMs?: number): Promise<number> {
-    await this.guard();
+    this.guard();
     const now = this.writeTimeMs(atMs);
     const record: StateRecord = { fsjob: PROTOCOL_VERSION, type: 'state', job_id: this.id, gen: this.gen, heartbeat_ms: now, ...fields };
     await this.handle.publish(genRecordName('state', this.gen), encodeBuilt('state', record, this.expect()), 'rename');
@@ -224,7 +231,7 @@ export class Generation {
 
   /** spec/records.md, the end record: generation g ends without a receipt; the job is queued again `retryDelayMs` after the end. */
   async publishEnd(reason: EndReason, counted: boolean, retryDelayMs: number, status: ExecStatus | null): Promise<EndRecord> {
-    await this.guard();
+    this.guard();
     const endedMs = this.writeTimeMs();
     const record: EndRecord = {
       fsjob: PROTOCOL_VERSION,
@@ -248,7 +255,7 @@ export class Generation {
    * finished the job: ours is not published, RCPT-3).
    */
   async publishReceipt(fields: ReceiptFields, spec?: SpecRecord): Promise<ReceiptRecord | undefined> {
-    await this.guard();
+    this.guard();
     const record: ReceiptRecord = {
       fsjob: PROTOCOL_VERSION,
       type: 'receipt',

@@ -199,8 +199,8 @@ export function prepare(queue: Queue, normalized: NormalizedRequest, producer: I
 export async function stage(queue: Queue, job: Pending): Promise<void> {
   // SEC-2 before the first write: a symlinked jobs/ or ready/ refuses the job
   // with nothing staged (tmp/ is checked by the mkdir below).
-  await queueDir(queue, 'jobs').check();
-  await queueDir(queue, 'ready').check();
+  queueDir(queue, 'jobs').check();
+  queueDir(queue, 'ready').check();
   const { staging, id } = job;
   let staged = false;
   try {

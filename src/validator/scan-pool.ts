@@ -15,6 +15,8 @@ import { ERROR_CODES, FsjobError, type FsjobErrorCode } from '../base/errors.ts'
 import type { AuditEnv } from './entries.ts';
 import type { JobScan } from './job-scan.ts';
 import type { ScanBatchResult, ScanWorkerInit } from './scan-worker.ts';
+import { expandScan } from './posted-scan.ts';
+import { jobIdOfDirName } from '../records/names.ts';
 
 const WORKER_BATCH = 256;
 /** Batches a worker holds at once: it starts the next while the main thread takes in the last one's results. */
@@ -116,7 +118,10 @@ export class ScanPool {
           if (!result.ok) failure = result;
           else {
             const { scans } = result;
-            for (let offset = 0; offset < scans.length; offset++) results[start + offset] = scans[offset] ?? null;
+            for (let offset = 0; offset < scans.length; offset++) {
+              const name = ids[start + offset] as string;
+              results[start + offset] = expandScan(scans[offset] ?? null, jobIdOfDirName(name) ?? name);
+            }
             done += scans.length;
             handOn();
           }

@@ -11,7 +11,8 @@ import '../records/compiled.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isFsjobError } from '../base/errors.ts';
 import { type AuditEnv, auditEnv } from './entries.ts';
-import { type JobScan, scanJob } from './job-scan.ts';
+import { scanJob } from './job-scan.ts';
+import { type PostedScan, compactScan } from './posted-scan.ts';
 
 export interface ScanWorkerInit {
   shownRoot: string;
@@ -21,7 +22,7 @@ export interface ScanWorkerInit {
 }
 
 export type ScanBatchResult =
-  | { ok: true; scans: (JobScan | null)[] }
+  | { ok: true; scans: PostedScan[] }
   | { ok: false; error: { code: string; message: string; path?: string | undefined; errno?: string | undefined } };
 
 const init = workerData as ScanWorkerInit;
@@ -35,7 +36,7 @@ port?.on('message', (ids: string[] | null) => {
   }
   let result: ScanBatchResult;
   try {
-    result = { ok: true, scans: ids.map((id) => scanJob(env, id) ?? null) };
+    result = { ok: true, scans: ids.map((id) => compactScan(scanJob(env, id))) };
   } catch (error) {
     result = isFsjobError(error)
       ? { ok: false, error: { code: error.code, message: error.message, path: error.path, errno: error.errno } }

@@ -9,7 +9,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFile, symlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import fse from 'fs-extra';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,7 @@ const NOTE = 'fsjob: dist/ is not built from these sources; running them through
 /** A tree laid out like the checkout whose dist/ answers --version with "from-dist". */
 async function copyOfCheckout(): Promise<string> {
   const dir = await freshDir('launcher');
-  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build/inputs.mjs', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'package.json']) {
-    await fse.copy(join(ROOT, file), join(dir, file));
-  }
+  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build', 'package.json']) await fse.copy(join(ROOT, file), join(dir, file));
   for (const name of ['src', 'conformance', 'node_modules']) await symlink(join(ROOT, name), join(dir, name));
   await fse.copy(join(ROOT, 'dist'), join(dir, 'dist'));
   // The command's entry answers --version with the version the build wrote into it.
@@ -72,6 +70,13 @@ launcher('a source changed after the build makes dist/ stale (inputs are statted
   const run = version(dir);
   assert.is.not(run.stdout, 'from-dist');
   assert.match(run.stderr, NOTE);
+});
+
+launcher('every build script under tools/build/ is an input: editing one makes dist/ stale', async () => {
+  const { INPUT_FILES } = (await import('../../tools/build/inputs.mjs')) as { INPUT_FILES: readonly string[] };
+  const scripts = (await readdir(join(ROOT, 'tools', 'build'))).filter((name) => /\.(ts|mjs)$/.test(name) && !name.endsWith('.d.mts')).map((name) => `tools/build/${name}`);
+  assert.ok(scripts.length >= 5, 'the build scripts were found');
+  for (const script of scripts) assert.ok(INPUT_FILES.includes(script), `${script} is in INPUT_FILES (tools/build/inputs.mjs)`);
 });
 
 launcher('FSJOB_DIST_KEY vouches for the dist/ built with that key, however the sources changed since', async () => {

@@ -240,6 +240,19 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
     }
   });
 
+  spawning('a gate that cannot open its stdin or enter its cwd fails to start, runs nothing, and the spawner serves on (EXEC-2)', async () => {
+    const dir = await freshDir('fsjob-spawner');
+    const marker = join(dir, 'ran');
+    // A descriptor this process does not hold (far above any it opens): its /proc/<pid>/fd/<n> cannot be opened
+    // (bash's gate: a redirection of its own subshell; the sh chain's waiter: its exec).
+    for (const extra of [{ stdinFd: 1_000_000 }, { cwd: join(dir, 'missing') }]) {
+      const error = await rejectsWith(spawner.launch({ argv: ['/usr/bin/touch', marker], env: { PATH }, cwd: dir, stdinFd: null, ...extra }), 'IO', { clause: 'EXEC-2' });
+      assert.match(error.message, /could not start the command group/);
+    }
+    assert.not.ok(existsSync(marker), 'a gate that failed to start ran its command');
+    assert.equal((await run(spawner, ['/bin/sh', '-c', 'exit 4'])).end, { exit: 4, signal: null }, 'the next command runs');
+  });
+
   spawning.run();
 }
 

@@ -26,7 +26,8 @@
  * nothing in dist/ needs a file beside it that a bundle would lose: the
  * package version (src/base/version.ts) and the guardian's and the
  * spawner's scripts (src/consumer/guardian.ts, src/consumer/spawner.ts).
- * Declarations: tsc, `.ts` imports rewritten to `.js`.
+ * Declarations: tsc, `.ts` imports rewritten to `.js`, then bundled into a
+ * .d.ts file per entry point and one shared file (tools/build/declarations.ts).
  *
  * dist/ is replaced whole: built aside, then renamed into place, so a
  * process starting meanwhile sees the old dist/ or the new one.
@@ -42,6 +43,7 @@ import { transform } from 'esbuild';
 // fs-extra's copy: recursive, stable on Node 20 (where fs.cp is still experimental).
 import fse from 'fs-extra';
 import { buildBundle } from './cli-bundle.ts';
+import { bundleDeclarations, surfaceChanges, surfacesOf, type Surface } from './declarations.ts';
 import { shippedScript } from './sh-comments.ts';
 import { DIST, INPUT_DIRS, INPUT_FILES, JS_KEY, ROOT, TYPES_KEY, builtKey, sourceKey } from './inputs.mjs';
 
@@ -49,7 +51,7 @@ const run = promisify(execFile);
 
 /** Files copied into dist/ (relative to the root): what modules read beside themselves at run time. */
 const ASSETS: readonly RegExp[] = [
-  /^src\/records\/generated\/(validators|documents)\.(js|d\.ts)$/,
+  /^src\/records\/generated\/(validators|documents)\.js$/,
   /^conformance\/vectors\/[^/]+\.json$/,
   /^conformance\/crash\/[^/]+\.[ch]$/,
   /^conformance\/impls\/reference\/manifest\.json$/,
@@ -78,8 +80,8 @@ async function copyAsset(asset: string, out: string): Promise<void> {
   } else await fse.copy(from, to);
 }
 
-/** Sources that are not modules of dist/: the loader shim only the sources need, the sh scripts (written into guardian.js and spawner.js), the command's entry (bundled by cli-bundle.ts). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.ts$/];
+/** Sources that are not modules of dist/: the loader shim only the sources need, the sh scripts (written into guardian.js and spawner.js), the command's entry (bundled by cli-bundle.ts), the .d.ts of generated modules (read by the declaration bundle). */
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/.*\.d\.ts$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.ts$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -127,46 +129,39 @@ async function rewriteDeclarations(dir: string): Promise<void> {
   }
 }
 
-async function buildDeclarations(out: string): Promise<void> {
-  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  try {
-    await run(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`tsc (declarations) failed:\n${stdout}${stderr}`);
-  }
-}
-
-/** The relative imports of a declaration file, resolved to files beside it. */
-function declarationImports(file: string, text: string): string[] {
-  const found = [...text.matchAll(/(?:from\s+|import\()(['"])(\.\.?\/[^'"]*)\1/g)].map((match) => match[2] as string);
-  return found.map((specifier) => path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.d.ts')));
+/** The .d.ts file of each entry point of package.json's exports, relative to dist/ without .d.ts: 'src/index', 'src/producer/index', ... */
+async function typedEntries(): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types?: string }> };
+  return Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.types !== undefined ? [path.relative('dist', target.types).replace(/\.d\.ts$/, '')] : []));
 }
 
 /**
- * Keeps only the .d.ts files the `types` of package.json's exports reach:
- * the CLI's and the conformance suite's are no library's types, and
- * shipping them would only grow the install.
+ * tsc's declaration emit into a directory aside, then the bundle of what the
+ * exports reach into `out` (tools/build/declarations.ts says why and how),
+ * checked against tsc's files: the same names, types and documentation.
  */
-async function pruneDeclarations(dir: string): Promise<void> {
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types?: string }> };
-  // The types live at dist/... in the package and at ... in `dir`, which becomes dist/.
-  const pending = Object.values(pkg.exports).flatMap((target) => (typeof target === 'object' && target.types !== undefined ? [path.join(dir, path.relative('dist', target.types))] : []));
-  const reached = new Set<string>();
-  while (pending.length > 0) {
-    const file = pending.pop() as string;
-    if (reached.has(file)) continue;
-    reached.add(file);
-    pending.push(...declarationImports(file, await readFile(file, 'utf8')));
-  }
-  const prune = async (at: string): Promise<void> => {
-    for (const entry of await readdir(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) await prune(file);
-      else if (entry.name.endsWith('.d.ts') && !reached.has(file)) await rm(file);
+async function buildDeclarations(out: string): Promise<void> {
+  const emitted = `${out}-types`;
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    try {
+      await run(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', emitted], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+    } catch (error) {
+      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+      throw new Error(`tsc (declarations) failed:\n${stdout}${stderr}`);
     }
-  };
-  await prune(dir);
+    // tsc does not copy the hand-written .d.ts of the generated JavaScript modules; a type they declare may be public.
+    for (const file of (await walk('src')).filter((name) => name.endsWith('.d.ts'))) await fse.copy(path.join(ROOT, file), path.join(emitted, file));
+    await rewriteDeclarations(emitted);
+    const names = await typedEntries();
+    const entries = (dir: string): Record<string, string> => Object.fromEntries(names.map((name) => [name, path.join(dir, `${name}.d.ts`)]));
+    await bundleDeclarations(entries(emitted), out);
+    const [tscSurface, bundleSurface] = surfacesOf(entries(emitted), entries(out)) as [Surface, Surface];
+    const changes = surfaceChanges(tscSurface, bundleSurface);
+    if (changes.length > 0) throw new Error(`tools/build/declarations.ts: the bundled declarations differ from tsc's:\n${changes.join('\n')}`);
+  } finally {
+    await rm(emitted, { recursive: true, force: true });
+  }
 }
 
 /** Copies the .d.ts files of `from` (the current dist/) into `out`: a JavaScript-only build of unchanged sources keeps them. */
@@ -205,11 +200,7 @@ export async function buildDist(options: BuildOptions = {}): Promise<void> {
       await keepDeclarations(DIST, staging);
       typesKey = key;
     }
-    if (typesKey !== undefined) {
-      await rewriteDeclarations(staging);
-      await pruneDeclarations(staging);
-      await writeFile(path.join(staging, TYPES_KEY), typesKey);
-    }
+    if (typesKey !== undefined) await writeFile(path.join(staging, TYPES_KEY), typesKey);
     await writeFile(path.join(staging, JS_KEY), key);
     const old = `${staging}-old`;
     await rename(DIST, old).catch((error: NodeJS.ErrnoException) => {

@@ -9,9 +9,13 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const DIST = join(ROOT, 'dist');
 
-/** Directories compiled or copied into dist/ whole, and single input files. */
+/**
+ * Directories compiled or copied into dist/ whole, and single input files:
+ * every tools/build/ script whose code shapes what dist/ holds is one (a
+ * change to it must make dist/ stale, as a change to src/ does).
+ */
 export const INPUT_DIRS = ['src', 'conformance/runner', 'conformance/cases', 'conformance/crash', 'conformance/vectors', 'conformance/impls/reference'];
-export const INPUT_FILES = ['bin/fsjob.ts', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'tools/build/inputs.mjs'];
+export const INPUT_FILES = ['bin/fsjob.ts', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'tools/build/declarations.ts', 'tools/build/sh-comments.ts', 'tools/build/inputs.mjs'];
 
 /** dist/.source-key holds the sourceKey() its JavaScript was built from; dist/.types-key the one of its .d.ts files. */
 export const JS_KEY = '.source-key';
