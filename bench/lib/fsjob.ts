@@ -216,6 +216,7 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
     work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
     work('fsjob-work-c4', 'fsjob work: 1 worker with --concurrency 4, command `true`', 1, 4),
     work('fsjob-work-c8', 'fsjob work: 1 worker with --concurrency 8, command `true`', 1, 8),
+    work('fsjob-work-c16', 'fsjob work: 1 worker with --concurrency 16, command `true`', 1, 16),
     {
       id: 'fsjob-work-latency',
       label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',

@@ -62,6 +62,8 @@ const SHORT: Record<string, string> = {
   'fsjob-work-2': 'fsjob work, 2 workers',
   'fsjob-work-c2': 'fsjob work, 1 worker, concurrency 2',
   'fsjob-work-c4': 'fsjob work, 1 worker, concurrency 4',
+  'fsjob-work-c8': 'fsjob work, 1 worker, concurrency 8',
+  'fsjob-work-c16': 'fsjob work, 1 worker, concurrency 16',
   nq: 'nq (enqueue + run)',
   tsp: 'task-spooler (enqueue + run)',
   fspl: 'filespooler queue-process',
