@@ -263,7 +263,10 @@ export async function runFromCache(script: StartScript, entry: string): Promise<
   }
   // From here the command runs: whatever happens is its outcome, never a reason to run it again.
   const status = await run();
-  if (codeWanted) {
+  // Only after a call that enqueued: one that failed (a usage error, a queue
+  // that is not there) compiled part of the path, and its code, once taken,
+  // would make every later call compile the rest again.
+  if (codeWanted && status === 0) {
     try {
       // After the command: the code then holds every function the call compiled, not only the top level.
       writeOwn(codeFile, () => compiled.createCachedData());

@@ -87,6 +87,16 @@ cache('the first call writes the script and its code (0600, in a 0700 directory)
   for (const id of [first.stdout.trim(), second.stdout.trim()]) assert.ok(existsSync(join(queue, 'jobs', id, 'spec.json')), `job ${id} is in the queue`);
 });
 
+cache('a call that fails writes no code (it compiled part of the path): the next call that enqueues writes it', () => {
+  const home = join(work, 'failed-first');
+  const dir = join(home, 'fsjob');
+  const failed = enqueue(home, {}, ['enqueue', '--queue', join(work, 'no-such-queue'), '--', 'true']);
+  assert.is.not(failed.status, 0, 'enqueue into a queue that is not there fails');
+  assert.equal(cacheFiles(dir).code, [], `no code file after the failed call: ${existsSync(dir) ? readdirSync(dir).join(', ') : 'no directory'}`);
+  assertEnqueued(enqueue(home), 'the next call');
+  assert.is(cacheFiles(dir).code.length, 1, 'the call that enqueued wrote the code');
+});
+
 cache('the script holds the producer and yargs, and no consumer, validator, suite, compiled validators or help layout', () => {
   const home = join(work, 'contents');
   assertEnqueued(enqueue(home), 'the call');
