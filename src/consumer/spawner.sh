@@ -143,6 +143,25 @@
 # running commands have open stay open.
 trap '' INT TERM HUP PIPE
 trap '[ -z "$FSJOB_SPAWNER_DIR" ] || rm -rf -- "$FSJOB_SPAWNER_DIR"' EXIT
+# EXEC-13 asks that a command not get descriptors the consumer inherited
+# either: one that whatever started the worker left open without
+# close-on-exec (a shell's `exec 200<file`, a harness's pipe) passes through
+# node's spawn to here and would reach every command. bash closes them once,
+# now, before it opens anything of its own (node gives it 0, 1 and 2 only).
+# A POSIX sh cannot: it takes no descriptor above 9 in a redirection (dash
+# would read `exec 12>&-` as a command named 12), so the sh chain passes
+# them on, as spec/design-spawner.md says.
+if [ -n "${BASH_VERSION-}" ] && [ -d "/proc/$$/fd" ]; then
+  for fsjob_fd in /proc/$$/fd/*; do
+    fsjob_fd=${fsjob_fd##*/}
+    case $fsjob_fd in
+      0 | 1 | 2 | *[!0-9]*) ;;
+      *) eval "exec $fsjob_fd>&-" ;;
+    esac
+  done
+  unset fsjob_fd
+fi
+
 # /dev/null, opened once, as fd 8: what each request and each attempt
 # discards goes there without an open of its own. Every gate closes it
 # before the command starts (EXEC-13: descriptors 0, 1 and 2 only).

@@ -21,6 +21,7 @@ import { bashChainFits, type Chain } from '../../src/consumer/spawner-request.ts
 import { cleanupAll, freshDir, rejectsWith } from '../support/helpers.ts';
 import { delay, endOf, readJson, receiptOf, serve, waitFor } from '../support/consumer.ts';
 import { enqueue, freshQueue } from '../support/enqueue.ts';
+import { FSJOB_ARGV } from '../support/cli.ts';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -264,6 +265,23 @@ if (offered.has('bash')) spawningSuite('bash', undefined);
 else console.log('# skipped: the bash chain (bash is not installed here, or its job control or environment check failed)');
 spawningSuite('sh', '/bin/sh');
 
+const inherited = suite('descriptors the worker inherited (EXEC-13)');
+inherited.after(cleanupAll);
+
+inherited('a descriptor the worker inherited without close-on-exec reaches no command of the bash chain', async () => {
+  if (!offered.has('bash')) {
+    console.log('# skipped: the bash chain is not offered here (the sh chain passes such descriptors on: spec/design-spawner.md)');
+    return;
+  }
+  const queue = await freshQueue('fsjob-inherited');
+  const id = await enqueue(queue, { argv: ['/bin/sh', '-c', 'if [ -e /proc/$$/fd/200 ]; then echo open; else echo closed; fi'] });
+  // bash opens 200 without close-on-exec and execs the worker; node's spawn passes such a descriptor on to the spawner.
+  const worker = spawnSync('/bin/bash', ['-c', 'exec 200</dev/null; exec "$@"', 'fsjob-test', ...FSJOB_ARGV, 'work', '--drain', '-q', queue.root], { encoding: 'utf8', timeout: 90_000 });
+  assert.is(worker.status, 0, worker.stderr);
+  assert.is(receiptOf(queue, id).outcome, 'succeeded');
+  assert.is(readFileSync(queue.paths.jobFile(id, 'stdout.1'), 'utf8'), 'closed\n', 'descriptor 200 is not open in the command');
+});
+
 const dying = suite('a dead spawner, a dead waiter');
 dying.after(cleanupAll);
 
@@ -428,4 +446,5 @@ dying('a spawner whose worker died before it answered still exits through its EX
   await waitFor('the directory removed', () => !existsSync(dir), 10_000);
 });
 
+inherited.run();
 dying.run();
