@@ -103,7 +103,10 @@ export class ClaimsInFlight {
       await before;
       return linked;
     };
-    const done = claim(turn).then((outcome) => {
+    // settleClaim never throws; should it all the same, the claim ends as one that claimed nothing, so
+    // that its turn and its operation are still given back: a turn never given back would hold every
+    // later claim of this queue at its link for ever.
+    const done = claim(turn).catch((): ClaimOutcome => ({ result: null, raced: false })).then((outcome) => {
       // A claim that gave up before its link ends its turn here.
       linked();
       operation();
