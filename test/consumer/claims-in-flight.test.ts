@@ -18,6 +18,8 @@ import { drain, jobFiles, receiptOf, serve, waitFor } from '../support/consumer.
 import { cleanupAll, withWatchdog } from '../support/helpers.ts';
 import { realReads, type SafeFsSeam } from '../../src/fs/safefs.ts';
 import type { Queue } from '../../src/model/queue.ts';
+import { ClaimsInFlight } from '../../src/consumer/claims-in-flight.ts';
+import type { ClaimOutcome } from '../../src/consumer/select.ts';
 
 /** How long a held claim waits for a sign that only a broken worker gives. */
 const NO_SIGN_MS = 300;
@@ -186,6 +188,24 @@ inFlight('a stop while claims are in flight: run() ends only after each of them 
     assert.ok(files.includes('receipt.json') || files.includes('end.1.json'), `job ${id}: claimed, then finished or ended before run() returned (${files.join(' ')})`);
   }
   assert.ok(existsSync(q.paths.jobFile(ids[0] as string, 'claim.1.json')), 'the held claim was linked after the stop, and its job handled');
+});
+
+inFlight('a claim whose settling throws gives its link turn back: the claim started after it links, and nothing is left in flight', async () => {
+  const claims = new ClaimsInFlight();
+  const handled: ClaimOutcome[] = [];
+  const pipeline = claims.pipeline('/q', (outcome) => void handled.push(outcome), () => claims.size);
+  pipeline.start('a', null, () => Promise.reject(new Error('settling threw')));
+  let linked = false;
+  pipeline.start('b', null, async (turn) => {
+    const done = await turn();
+    linked = true;
+    done();
+    return { result: null, raced: true };
+  });
+  await withWatchdog(WATCHDOG_MS, claims.all());
+  assert.ok(linked, "the second claim got its turn after the first one's failure");
+  assert.is(claims.size, 0);
+  assert.equal(handled, [{ result: null, raced: false }, { result: null, raced: true }], 'each claim handled once, the failed one as one that claimed nothing');
 });
 
 inFlight.run();
