@@ -76,7 +76,24 @@ export class ClaimsInFlight {
       takes: (listed) => listed > busy() + 1,
       laneClear: (lane) => this.laneClear(root, lane),
       start: (id, lane, claim) => this.start(root, id, lane, claim, settled),
+      inline: (claim) => this.inline(root, claim),
     };
+  }
+
+  /**
+   * A claim the walk makes itself (too few jobs listed to hand it over) links
+   * after the claims in flight started before it: without a turn it could
+   * overtake one still at its fsync (CLAIM-1's order). Nothing starts behind
+   * it (the walk waits for it), so it takes no turn of its own, and with no
+   * claim in flight in the queue it waits for nothing (its fsyncs inline).
+   */
+  private inline(root: string, claim: (turn: CommitTurn | undefined) => Promise<ClaimOutcome>): Promise<ClaimOutcome> {
+    const before = this.links.get(root);
+    if (before === undefined) return claim(undefined);
+    return claim(async () => {
+      await before;
+      return () => undefined;
+    });
   }
 
   /** Resolves once every claim now in flight was handled (a stopping worker waits for them: their jobs are then its to stop). */

@@ -81,6 +81,8 @@ export interface ClaimPipeline {
   takes(listed: number): boolean;
   /** Takes over the claim of job `id` (of `lane`): `claim` starts it with the turn of its link. */
   start(id: string, lane: string | null, claim: (turn: CommitTurn) => Promise<ClaimOutcome>): void;
+  /** A claim the walk makes itself: its link still comes after those of the claims in flight started before it (CLAIM-1). */
+  inline(claim: (turn: CommitTurn | undefined) => Promise<ClaimOutcome>): Promise<ClaimOutcome>;
 }
 
 /** How long a job held by another live owner is passed over without a look (its owner finishes or dies meanwhile). */
@@ -262,7 +264,8 @@ export async function claimNextIn(
         pipeline.start(id, spec.ok ? spec.spec.lane : null, (turn) => settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy, turn), avoid));
         return done(null, true);
       }
-      const outcome = await settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy), avoid);
+      const claim = (turn?: CommitTurn): Promise<ClaimOutcome> => settleClaim(ctx, queue, id, held, claimJob(ctx, queue, id, spec, files, view, policy, turn), avoid);
+      const outcome = await (pipeline === undefined ? claim() : pipeline.inline(claim));
       if (outcome.raced) raced += 1;
       if (outcome.result !== null) return done(outcome.result);
     } catch (error) {

@@ -96,6 +96,26 @@ function claimedOnceEach(q: Queue, ids: readonly string[]): void {
   }
 }
 
+/** holdingSeam holding job `held`'s claim temp until job `next`'s claim temp was fsynced (or NO_SIGN_MS passed). */
+function heldUntilSynced(held: string, next: string): Seam {
+  let nextSynced: () => void = () => undefined;
+  const synced = new Promise<void>((resolve) => (nextSynced = resolve));
+  const seam = holdingSeam(held, Promise.race([synced, later(NO_SIGN_MS)]));
+  const open = seam.fs.open;
+  seam.fs.open = async (path, flags, mode) => {
+    const handle = await open(path, flags, mode);
+    if (jobOf(path) === next) {
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        await sync();
+        nextSynced();
+      };
+    }
+    return handle;
+  };
+  return seam;
+}
+
 const inFlight = suite('claims in flight at once (claims-in-flight.ts; CLAIM-1, CLAIM-8, LANE-4, WORKER-3)');
 inFlight.after(cleanupAll);
 
@@ -103,26 +123,25 @@ inFlight('a worker of concurrency 4 claims beside a held claim, links its claims
   const q = await freshQueue();
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) ids.push(await enqueue(q, { handler: 'h', payload: i }));
-  let secondSynced: () => void = () => undefined;
-  const synced = new Promise<void>((resolve) => (secondSynced = resolve));
-  const seam = holdingSeam(ids[0] as string, Promise.race([synced, later(NO_SIGN_MS)]));
   // The second job's claim temp, fsynced while the first is held, lets the first go on.
-  const open = seam.fs.open;
-  seam.fs.open = async (path, flags, mode) => {
-    const handle = await open(path, flags, mode);
-    if (jobOf(path) === ids[1]) {
-      const sync = handle.sync.bind(handle);
-      handle.sync = async () => {
-        await sync();
-        secondSynced();
-      };
-    }
-    return handle;
-  };
+  const seam = heldUntilSynced(ids[0] as string, ids[1] as string);
   const { summary } = await withWatchdog(WATCHDOG_MS, drain(q, { concurrency: 4, commands: false, fs: seam.fs }, (worker) => worker.handle('h', () => null)));
   assert.ok(seam.overlapped(), 'the next claim was written and fsynced while the first waited');
   assert.equal(seam.links, ids, 'claims link in CLAIM-1 order, the held one first');
   assert.is(summary.raced, 0, 'no claim lost, not even to its own worker');
+  claimedOnceEach(q, ids);
+});
+
+inFlight('a claim the walk makes itself (too few jobs listed to hand it over) links after the claim in flight before it (CLAIM-1)', async () => {
+  const q = await freshQueue();
+  const ids = [await enqueue(q, { handler: 'h', payload: 0 }), await enqueue(q, { handler: 'h', payload: 1 })];
+  // Concurrency 2, two jobs: the first claim is handed over, the second made by the walk itself; its temp,
+  // fsynced while the first is held, lets the first go on, so only a turn keeps the second's link behind.
+  const seam = heldUntilSynced(ids[0] as string, ids[1] as string);
+  const { summary } = await withWatchdog(WATCHDOG_MS, drain(q, { concurrency: 2, commands: false, fs: seam.fs }, (worker) => worker.handle('h', () => null)));
+  assert.ok(seam.overlapped(), 'the second claim was written and fsynced while the first waited');
+  assert.equal(seam.links, ids, 'claims link in CLAIM-1 order, the held one first');
+  assert.is(summary.raced, 0);
   claimedOnceEach(q, ids);
 });
 
