@@ -284,8 +284,7 @@ export class Worker {
     const exhausted = new Set<number>();
     for (;;) {
       if (this.stopping) return;
-      // No await where there is nothing to wait for (a payload-only worker; a rank not due): each is a promise and a resumption of this function per job.
-      if (!this.stopping && this.commands !== undefined) await this.commands.ensure();
+      if (!this.stopping && this.commands !== undefined) await this.commands.ensure(); // no await of nothing: a promise a job
       const roundMs = performance.now();
       this.claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -364,15 +363,10 @@ export class Worker {
         }
       }
       if (this.claimedNow > 0 && this.busy() < this.concurrency) continue;
-      // Every slot runs a job, and a payload-only worker has no guardian or spawner to look after (ensure()): only a job's end
-      // (launch's wake), stop() or abandon() can give this loop anything to do, and each wakes it; a timer would only go round.
-      if (this.commands === undefined && this.claiming.size === 0 && this.inFlight.size >= this.concurrency) {
-        await this.wakeup.next();
-        continue;
-      }
-      // Another consumer's claim in flight (select.ts): look again when it has likely been linked.
+      // Another consumer's claim in flight (select.ts): look again when it has likely been linked. A payload-only worker with every slot running waits for a job's end (or stop, abandon: each wakes it), with no timer per job.
       const idleMs = this.scans.pause(idlePollMs(members, this.pollMs));
-      await this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
+      const allBusy = this.commands === undefined && this.claiming.size === 0 && this.inFlight.size >= this.concurrency;
+      await (allBusy ? this.wakeup.next() : this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs)));
     }
   }
 
@@ -393,49 +387,34 @@ export class Worker {
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
-    const failed = (error: unknown): void => {
-      const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
-      ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
-      // A job directory that is gone holds no claim to leave open.
-      const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
-      if (!gone) left(`its outcome could not be published: ${failure.message}`);
-      this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
-    };
-    const end = (): void => {
-      running();
-      ticket.owner.close();
-      this.inFlight.delete(k);
-      this.wakeup.wake();
-    };
-    // One reaction to the job's end, for both of its ways (a .then, .catch and .finally made three promises a job).
-    job.done.then(
-      (outcome: RunOutcome) => {
-        try {
-          if (outcome.kind === 'aborted') {
-            ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
-            if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
-            const count = (this.failures.get(k) ?? 0) + 1;
-            this.failures.set(k, count);
-            // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
-            if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
-          } else {
-            if (outcome.kind === 'unproven') left(outcome.reason);
-            this.failures.delete(k);
-          }
-        } catch (error) {
-          failed(error);
-        } finally {
-          end();
+    void (async (): Promise<void> => { // the job's end, as then, catch and finally would take it, with one promise instead of three
+      try {
+        const outcome: RunOutcome = await job.done;
+        if (outcome.kind === 'aborted') {
+          ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
+          if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
+          const count = (this.failures.get(k) ?? 0) + 1;
+          this.failures.set(k, count);
+          // The end record's retry_at_ms spaces the next tries; after FAILURE_LIMIT of them the job is left alone.
+          if (count >= FAILURE_LIMIT) this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
+        } else {
+          if (outcome.kind === 'unproven') left(outcome.reason);
+          this.failures.delete(k);
         }
-      },
-      (error: unknown) => {
-        try {
-          failed(error);
-        } finally {
-          end();
-        }
-      },
-    );
+      } catch (error) {
+        const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
+        ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
+        // A job directory that is gone holds no claim to leave open.
+        const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
+        if (!gone) left(`its outcome could not be published: ${failure.message}`);
+        this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
+      } finally {
+        running();
+        ticket.owner.close();
+        this.inFlight.delete(k);
+        this.wakeup.wake();
+      }
+    })();
   }
 
   /** PAUSE-1: say once when a served queue is paused, and once when it is resumed. */
