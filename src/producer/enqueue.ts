@@ -21,6 +21,7 @@ import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
+import { enqueueNow, stagingTaken, type NowProgress } from './enqueue-now.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -142,6 +143,8 @@ export interface Pending {
   holdTakenMono?: number;
   /** Published at jobs/<id>.gated (GATE-1): held, or a dependency was not satisfied when looked at. */
   gated?: boolean;
+  /** Set once the synchronous road (enqueue-now.ts) was taken: how far it got. */
+  now?: NowProgress;
 }
 
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
@@ -212,14 +215,7 @@ export async function stage(queue: Queue, job: Pending): Promise<void> {
       // An IO failure after the mkdir (the chmod, the re-check) leaves a
       // directory that is ours; a refusal means what is there is not ours.
       if (isFsjobError(error, 'IO')) staged = true;
-      if (isFsjobError(error, 'EXISTS')) {
-        throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
-          path: staging,
-          jobId: id,
-          clause: 'ENQ-6',
-        });
-      }
-      throw error;
+      throw isFsjobError(error, 'EXISTS') ? stagingTaken(job) : error;
     }
     job.stagingDir = dir;
     staged = true;
@@ -234,11 +230,20 @@ export async function stage(queue: Queue, job: Pending): Promise<void> {
       for (const file of files) await file.handle.close().catch(() => undefined);
       throw error;
     }
-    await together([...files.map((file) => syncAndClose(dir, file.name, file.handle)), () => dir.fsync()]);
+    await together([...files.map((file) => syncAndClose(dir, file.name, file.handle)), () => syncStaged(dir)]);
   } catch (error) {
     job.stagingDir?.close();
     await unstage(queue, staged ? staging : undefined, undefined);
     throw error;
+  }
+}
+
+/** PUB-5's fsync of the staged directory, its failure named as enqueue-now.ts names it. */
+async function syncStaged(dir: Dir): Promise<void> {
+  try {
+    await dir.fsync();
+  } catch (error) {
+    throw wrapIo(error, dir.path, 'fsync of directory', 'PUB-5');
   }
 }
 
@@ -293,15 +298,24 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     }
     await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), name, job.stagingDir instanceof OpenDir);
   } catch (error) {
-    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
-    if (!published) {
-      await unstage(queue, staging, readyEntry);
-      throw error;
-    }
-    // The rename happened although it reported a failure: the job is
-    // published, and step 8 decides whether it may be reported.
+    await afterFailedMove(queue, job, target, error);
   } finally {
     job.stagingDir?.close();
+  }
+}
+
+/**
+ * A rename (step 7) that reported a failure: when the staged directory is
+ * still there or the target is not, nothing was published, so what was
+ * staged is removed (ENQ-6) and the failure thrown. Otherwise the rename
+ * happened although it reported a failure: the job is published, and step 8
+ * decides whether it may be reported.
+ */
+async function afterFailedMove(queue: Queue, job: Pending, target: string, error: unknown): Promise<void> {
+  const published = !(await dirPresent(job.staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
+  if (!published) {
+    await unstage(queue, job.staging, job.readyEntry);
+    throw error;
   }
 }
 
@@ -332,13 +346,17 @@ export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
   try {
     await publicationSync(queue).after();
   } catch (error) {
-    // The job is visible but not proven durable, so it must not be reported as accepted.
-    throw new FsjobError(
-      'IO',
-      `job ${job.id} was published in ${queue.paths.job(job.id)} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${job.id})`,
-      { path: queue.paths.dir('jobs'), jobId: job.id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
-    );
+    throw notDurable(queue, job, error);
   }
+}
+
+/** ENQ-4: the job is visible but not proven durable, so it must not be reported as accepted. */
+function notDurable(queue: Queue, job: Pending, error: unknown): FsjobError {
+  return new FsjobError(
+    'IO',
+    `job ${job.id} was published in ${queue.paths.job(job.id)} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${job.id})`,
+    { path: queue.paths.dir('jobs'), jobId: job.id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
+  );
 }
 
 /**
@@ -350,12 +368,43 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const operation = beginOperation();
   try {
     const job = prepare(queue, normalized, await selfIdentity(), options);
-    await stage(queue, job);
-    await holdIndexPublish(queue, job);
-    await makeDurable(queue, job);
+    let now: boolean;
+    try {
+      now = enqueueNow(queue, job);
+    } catch (error) {
+      await afterNowFailure(queue, job, error);
+      now = false; // published although its rename reported a failure: step 8 by the road below
+    }
+    if (!now) {
+      if (job.now === undefined) {
+        await stage(queue, job);
+        await holdIndexPublish(queue, job);
+      }
+      await makeDurable(queue, job);
+    }
     return { id: job.id, spec: plainPayload(job.spec), gated: job.gated === true };
   } finally {
     operation();
+  }
+}
+
+/**
+ * A failure of the synchronous road (enqueue-now.ts), handled as the steps
+ * of this file handle their own: what was staged removed (ENQ-6), a rename
+ * that reported a failure judged by its outcome (returns when the job was
+ * published), a failed fsync of jobs/ reported as ENQ-4.
+ */
+async function afterNowFailure(queue: Queue, job: Pending, error: unknown): Promise<void> {
+  switch (job.now) {
+    case 'staged':
+      await unstage(queue, job.staging, undefined);
+      throw error;
+    case 'moving':
+      return afterFailedMove(queue, job, queue.paths.job(job.id), error);
+    case 'renamed':
+      throw notDurable(queue, job, error);
+    default:
+      throw error;
   }
 }
 
