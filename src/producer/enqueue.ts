@@ -9,7 +9,7 @@ import { wrapIo } from '../fs/io-error.ts';
 import { gatedName, readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { beginOperation, Dir, dirPresent, ensurePrivateDir, moveIn, OpenDir, removeTree, SharedSync, together, writeAll, PRIVATE_FILE_MODE, type SafeHandle } from '../fs/safefs.ts';
-import { encodeBuilt, type JobRequest, type SpecRecord } from '../records/codec.ts';
+import { encodeBuiltSpec, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
@@ -53,7 +53,9 @@ function checkDelay(spec: SpecRecord, source: string): void {
 
 /**
  * The bytes of the spec record (REC-1), built once and written once
- * (encodeBuilt). Every member comes from the request, which ENQ-1 checked
+ * (encodeBuiltSpec: a payload job's spec as one native stringify with its
+ * payload's text spliced in, records/spec-bytes.ts; anything else walked
+ * by encodeBuilt). Every member comes from the request, which ENQ-1 checked
  * against its schema (the same definitions the spec's schema uses), or from
  * this producer: the id and created_ms (checked where they are made, id.ts),
  * its identity (checked in full with its first spec) and the cwd SPEC-2
@@ -62,7 +64,7 @@ function checkDelay(spec: SpecRecord, source: string): void {
 function encodeSpec(spec: SpecRecord, source: string): Buffer {
   try {
     checkCwd(spec.cwd);
-    return encodeBuilt('spec', spec, { expectedJobId: spec.id }, spec.producer);
+    return encodeBuiltSpec(spec, { expectedJobId: spec.id });
   } catch (error) {
     if (!isFsjobError(error)) throw error;
     // Everything in the spec came from the request (or the defaults), so a spec
@@ -149,6 +151,7 @@ export interface Pending {
 
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
 function checkAfter(spec: SpecRecord, source: string): void {
+  if (spec.after === undefined) return;
   const seen = new Set<string>();
   for (const [index, dependency] of dependenciesOf(spec).entries()) {
     if (seen.has(dependency.job_id)) {
