@@ -123,7 +123,7 @@ function stageFiles(dir: OpenDir, job: Pending): void {
 }
 
 /** writeDataFile (enqueue.ts), synchronously: the descriptor to fsync and close. */
-function writeDataFileNow(dir: OpenDir, name: string, bytes: Uint8Array): number {
+export function writeDataFileNow(dir: OpenDir, name: string, bytes: Uint8Array): number {
   const fd = createNow(dir, name);
   try {
     writeAllNow(fd, bytes);

@@ -21,7 +21,9 @@ import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
-import { enqueueNow, stagingTaken, type NowProgress } from './enqueue-now.ts';
+import { enqueueNow, stagingTaken, writeDataFileNow, type NowProgress } from './enqueue-now.ts';
+import { closeQuietly, createNow, moveNow } from '../fs/held-now.ts';
+import { directHandle } from '../fs/seam.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -89,6 +91,8 @@ function checkCwd(cwd: string): void {
  * promise it returns.
  */
 async function writeDataFile(dir: Dir, name: string, bytes: Uint8Array): Promise<{ handle: SafeHandle }> {
+  // A held directory: created and written by the synchronous road's calls (no promise per step); fsynced by the caller.
+  if (dir instanceof OpenDir) return { handle: directHandle(writeDataFileNow(dir, name, bytes)) };
   const handle = await dir.create(name, PRIVATE_FILE_MODE);
   try {
     await writeAll(handle, bytes);
@@ -279,7 +283,9 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     }
     // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
     // a consumer rebuilds lost entries from jobs/ (READY-4).
-    await createReadyEntry(queue, spec.priority, id);
+    const ready = queueDir(queue, 'ready');
+    if (ready instanceof OpenDir) closeQuietly(createNow(ready, readyEntryName(spec.priority, id)));
+    else await createReadyEntry(queue, spec.priority, id);
     readyCreated = true;
     // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
     // producers (DEDUPE-3), so publishing now could share the key: refuse.
@@ -299,7 +305,10 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     if (job.gated === true && (await dirPresent(queue.paths.job(id), queue.fsOptions))) {
       throw new FsjobError('EXISTS', `${queue.paths.job(id)} already exists; a staged job never shares its id. Pick a new id.`, { path: queue.paths.job(id), jobId: id, clause: 'GATE-1' });
     }
-    await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), name, job.stagingDir instanceof OpenDir);
+    const tmp = queueDir(queue, 'tmp');
+    const jobs = queueDir(queue, 'jobs');
+    if (tmp instanceof OpenDir && jobs instanceof OpenDir && job.stagingDir instanceof OpenDir) moveNow(tmp, id, jobs, name);
+    else await moveIn(tmp, id, jobs, name, job.stagingDir instanceof OpenDir);
   } catch (error) {
     await afterFailedMove(queue, job, target, error);
   } finally {
