@@ -66,11 +66,14 @@ test('what it does not answer: each guard turns away a spec only it sees', () =>
   const mutations: [string, Record<string, unknown>][] = [
     // the payload kept as written (a plain value would be walked: -0, NaN, a toJSON)
     ['a payload that is not a RawJson', { ...BASE, payload: { n: Number.NaN } }],
-    // plainSpec's members and bounds
+    // flatPlain: plain members at most two deep, numbers safe integers
     ['created_ms NaN', { ...BASE, created_ms: Number.NaN }],
     ['timeout_ms 1.5', { ...BASE, timeout_ms: 1.5 }],
+    ['the producer\'s pid past 2^53', { ...BASE, producer: { ...PRODUCER, pid: 2 ** 53 } }],
     ['an env value that is a Date', { ...BASE, env: { A: new Date(0) } }],
+    ['a spec member that is a Map', { ...BASE, labels: new Map([['team', 'web']]) }],
     ['a label that is an object with toJSON', { ...BASE, labels: { team: { toJSON: () => 'web' } } }],
+    ['a label holding an empty object under "payload"', { ...BASE, labels: { payload: {} } }],
     ['a command job', built({ argv: ['true'] })],
     // the escaped lone surrogate (plainSpec's tokens do not look for one)
     ['a lone surrogate in the producer\'s host', { ...BASE, producer: { ...PRODUCER, host: 'vm\ud800' } }],
@@ -90,7 +93,7 @@ test('what it does not answer: each guard turns away a spec only it sees', () =>
       refused++;
     }
   }
-  assert.ok(refused >= 6, `${refused} of the mutations are refused by serializeRecord: the guards stand between a write and a refusal`);
+  assert.ok(refused >= 8, `${refused} of the mutations are refused by serializeRecord: the guards stand between a write and a refusal`);
 });
 
 test('a false alarm only costs the walk: a text holding a backslash and "ud800" is written by serializeRecord', () => {
