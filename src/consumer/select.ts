@@ -258,7 +258,7 @@ export async function claimNextIn(
         continue;
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
-      // LANE-4, PREEMPT-2: only a job of a lane can be held back (no await of an answer known here: this function's per job).
+      // LANE-4, PREEMPT-2: only a job of a lane can be held back (mayStartNow answers true at once for the others: no await for them).
       if (spec.ok && view.status === 'queued' && spec.spec.lane !== null && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       // The claim takes the visit's handle over (settleClaim closes it, or the owner keeps it until its generation ends).
       kept = true;
