@@ -23,6 +23,7 @@ import { closeSync, openSync } from 'node:fs';
 import { deadlineIn } from '../base/clock.ts';
 import { errnoOf, isFsjobError, type FsjobError } from '../base/errors.ts';
 import { descriptorAdvice } from '../base/descriptors.ts';
+import { catchSoon, type Soon } from '../base/soon.ts';
 import { stopGroup } from '../model/groups.ts';
 import type { ProcessGroup } from '../model/identity.ts';
 import type { Ownership } from './owner.ts';
@@ -56,21 +57,32 @@ function pending(owner: Ownership, step: Step, reason: string, error?: FsjobErro
  * open when the filesystem refuses it (code IO). Throws the last refusal when
  * the window closes, and anything else at once (SUPERSEDED, EXISTS, ...).
  */
-export async function persist<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Promise<T>, window: FinishWindow): Promise<T> {
-  let pause = FINISH_RETRY_FIRST;
+export async function persist<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Soon<T>, window: FinishWindow): Promise<T> {
+  return await persistSoon(owner, step, publish, window);
+}
+
+/** persist, done before it returns when the first try is (a publish whose fsyncs ran inline), else its promise. */
+export function persistSoon<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Soon<T>, window: FinishWindow): Soon<T> {
+  return catchSoon(publish, (refusal) => tryAgain(owner, step, publish, window, refusal));
+}
+
+/** persist after the first try was refused with `refusal`. */
+async function tryAgain<T>(owner: Ownership, step: 'receipt' | 'end', publish: () => Soon<T>, window: FinishWindow, refusal: unknown): Promise<T> {
   /** RCPT-7: "for up to lease_ms", counted from the first refusal. */
-  let passed = (): boolean => false;
+  const passed = deadlineIn(owner.ctx.clock, owner.ctx.leaseMs);
+  let pause = FINISH_RETRY_FIRST;
+  let error = refusal;
   for (let tries = 1; ; tries++) {
+    // A job directory that is gone (ENOENT) can never take the record: no retry.
+    const gone = isFsjobError(error) && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
+    if (!isFsjobError(error, 'IO') || gone || window.closed() || passed()) throw error;
+    if (tries === 1) pending(owner, step, (error as FsjobError).message, error as FsjobError);
+    await owner.ctx.clock.sleep(pause);
+    pause = Math.min(pause * 2, FINISH_RETRY_MAX);
     try {
       return await publish();
-    } catch (error) {
-      // A job directory that is gone (ENOENT) can never take the record: no retry.
-      const gone = isFsjobError(error) && (error.errno === 'ENOENT' || error.errno === 'ENOTDIR');
-      if (tries === 1) passed = deadlineIn(owner.ctx.clock, owner.ctx.leaseMs);
-      if (!isFsjobError(error, 'IO') || gone || window.closed() || passed()) throw error;
-      if (tries === 1) pending(owner, step, (error as FsjobError).message, error as FsjobError);
-      await owner.ctx.clock.sleep(pause);
-      pause = Math.min(pause * 2, FINISH_RETRY_MAX);
+    } catch (next) {
+      error = next;
     }
   }
 }

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FsjobError } from '../base/errors.ts';
+import { thenSoon, type Soon } from '../base/soon.ts';
 import { OUTPUT_MAX } from '../base/constants.ts';
 import { openBounded, type Dir, type SafeHandle } from '../fs/safefs.ts';
 import { Generation, type EndReason, type ReceiptFields } from '../model/generation.ts';
@@ -34,8 +35,12 @@ export class Ownership extends Generation {
     return record;
   }
 
-  override async publishReceipt(fields: ReceiptFields, spec?: SpecRecord): Promise<ReceiptRecord | undefined> {
-    const record = await super.publishReceipt(fields, spec);
+  override publishReceiptSoon(fields: ReceiptFields, spec?: SpecRecord): Soon<ReceiptRecord | undefined> {
+    return thenSoon(super.publishReceiptSoon(fields, spec), (record) => this.finished(record));
+  }
+
+  /** The receipt is out: the spec cache forgets the job, and `finished` says so. */
+  private finished(record: ReceiptRecord | undefined): ReceiptRecord | undefined {
     if (record === undefined) return undefined;
     this.ctx.specs.forget(this.queue, this.id);
     this.ctx.emit({

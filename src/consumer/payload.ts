@@ -9,6 +9,7 @@
  */
 import { CANCEL_GRACE } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { JsonValue, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
@@ -16,7 +17,7 @@ import type { StopReason } from './command.ts';
 import { ControlLoop } from './control.ts';
 import { leaseWindow } from './finishing.ts';
 import type { Ownership } from './owner.ts';
-import { conclude, giveBack, superseded, type Ending, type RunningJob, type RunOutcome } from './run.ts';
+import { concludeSoon, giveBack, superseded, type Ending, type RunningJob, type RunOutcome } from './run.ts';
 
 /** What a payload handler gets (PAYLOAD-1). */
 export interface HandlerContext {
@@ -93,9 +94,19 @@ export class ClaimedJob {
    * job can be asked anything, which a handler that returns at once never gives a timer the turn to do.
    */
   static async start(ticket: RunTicket, watch = true): Promise<ClaimedJob> {
+    return await ClaimedJob.startSoon(ticket, watch);
+  }
+
+  /** start(), done before it returns where the exec record's publish is (model/generation.ts, publishExecSoon), else its promise. */
+  static startSoon(ticket: RunTicket, watch = true): Soon<ClaimedJob> {
     const job = new ClaimedJob(ticket);
+    return thenSoon(job.owner.publishExecSoon(job.attempt, null), () => job.started(watch));
+  }
+
+  /** The execution is recorded (EXEC-3): the start instant, the `started` event, and the watch unless the caller starts it. */
+  private started(watch: boolean): ClaimedJob {
+    const job = this;
     const { owner } = job;
-    await owner.publishExec(job.attempt, null);
     job.startedMs = owner.writeTimeMs();
     job.startedReal = performance.now();
     owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
@@ -176,41 +187,61 @@ export class ClaimedJob {
     for (const end of this.ends.splice(0)) end();
   }
 
-  private async finish(ending: Ending): Promise<RunOutcome> {
+  /** The job's end published (run.ts, concludeSoon), now or later; `ended` runs once it is, or was refused. */
+  private finishSoon(ending: Ending): Soon<RunOutcome> {
+    let outcome: Soon<RunOutcome>;
     try {
-      if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) {
-        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
-      }
-      const outcome = await conclude(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
-      if (outcome.kind === 'superseded') {
-        throw new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
-      }
-      return outcome;
-    } finally {
+      if (this.control.superseded || (this.reason === 'superseded' && !this.control.fenced)) throw this.supersededError();
+      outcome = concludeSoon(this.owner, this.spec, this.attempt, ending, leaseWindow(this.owner, () => this.reason === 'shutdown'));
+    } catch (error) {
       this.ended();
+      throw error;
     }
+    if (outcome instanceof Promise) return outcome.then(this.concluded, (error: unknown) => this.concluded(undefined, error));
+    return this.concluded(outcome);
+  }
+
+  /** finishSoon's end: `ended`, then the outcome, or SUPERSEDED (OWN-1), or the refusal `error`. */
+  private readonly concluded = (outcome: RunOutcome | undefined, error?: unknown): RunOutcome => {
+    this.ended();
+    if (outcome === undefined) throw error;
+    if (outcome.kind === 'superseded') throw this.supersededError();
+    return outcome;
+  };
+
+  private supersededError(): FsjobError {
+    return new FsjobError('SUPERSEDED', `claim ${this.gen} of job ${this.id} was superseded; nothing was published (OWN-1)`, { jobId: this.id, clause: 'OWN-1' });
   }
 
   /** The handler succeeded: receipt `succeeded` with `result` (unless the job was stopped meanwhile). */
   async complete(value: { result?: unknown } = {}): Promise<RunOutcome> {
+    return await this.completeSoon(value);
+  }
+
+  /** complete(), done before it returns where the receipt's publish is, else its promise. */
+  completeSoon(value: { result?: unknown } = {}): Soon<RunOutcome> {
     this.settle();
     const result = (value.result === undefined ? null : value.result) as JsonValue;
     let size: number;
     try {
       size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
     } catch (error) {
-      return await this.finish(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+      return this.finishSoon(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
-    if (size > RESULT_MAX_BYTES) return await this.finish(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
-    // `return await`: an async function that returns a promise resolves with a thenable, two more turns.
-    return await this.finish(this.ending(true, null, result));
+    if (size > RESULT_MAX_BYTES) return this.finishSoon(this.ending(false, `the handler's result is ${size} bytes serialized, over ${RESULT_MAX_BYTES}`));
+    return this.finishSoon(this.ending(true, null, result));
   }
 
   /** The handler failed: retried while attempts remain (RETRY-3), else receipt `failed` (exit 1). */
   async fail(error: unknown): Promise<RunOutcome> {
+    return await this.failSoon(error);
+  }
+
+  /** fail(), done before it returns where the record's publish is, else its promise. */
+  failSoon(error: unknown): Soon<RunOutcome> {
     this.settle();
     const message = error instanceof Error ? error.message : String(error);
-    return await this.finish(this.ending(false, `handler failed: ${message}`));
+    return this.finishSoon(this.ending(false, `handler failed: ${message}`));
   }
 
   /** Give the job back without counting this attempt (end record `released`, counted false). */
@@ -231,19 +262,19 @@ function isThenable(value: unknown): boolean {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort. */
+/**
+ * Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort.
+ * The exec record is published before this returns, as a command's is; the handler is called on a later turn
+ * of the microtask queue (the caller records the job as running first, and a handler that stops the worker
+ * finds it there). A handler that returns or throws at once has its job ended within that turn where the
+ * writes are done at once (spec/design-consumer-writes-costs.md); the rest waits as it must.
+ */
 export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
   let job: ClaimedJob | undefined;
   let pending: 'shutdown' | null = null;
-  const done = (async (): Promise<RunOutcome> => {
-    try {
-      // No timer until the handler returned something to wait for (below): one that returns at once ends the job first.
-      job = await ClaimedJob.start(ticket, false);
-    } catch (error) {
-      return giveBack(ticket.owner, error);
-    }
-    if (pending !== null) job.stop(pending);
-    const claimed = job;
+  const run = (claimed: ClaimedJob): Soon<RunOutcome> => {
+    job = claimed;
+    if (pending !== null) claimed.stop(pending);
     const context: HandlerContext = {
       jobId: claimed.id,
       queue: claimed.queue,
@@ -255,7 +286,6 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
       },
       heartbeat: (progress) => claimed.heartbeat(progress),
     };
-    let outcome: Settled | null;
     let returned: unknown;
     let threw = false;
     try {
@@ -266,28 +296,18 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
     if (claimed.stopReason === null && (threw || !isThenable(returned))) {
       // A handler that returned or threw at once, nothing asked of the job meanwhile (a stop comes from a
       // timer or I/O, which cannot run in between): the race below would pick it anyway, at a few promises' cost.
-      outcome = threw ? { ok: false, error: returned } : { ok: true, value: returned };
-    } else {
-      claimed.watch();
-      const settled: Promise<Settled> = (threw ? Promise.reject(returned) : Promise.resolve(returned)).then(
-        (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error }),
-      );
-      outcome = await Promise.race([settled, claimed.whenStopped().then(() => null)]);
-      if (outcome === null) {
-        const reason = claimed.stopReason;
-        const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
-        outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
-      }
+      return endSoon(ticket, claimed, threw ? { ok: false, error: returned } : { ok: true, value: returned });
     }
-    try {
-      if (outcome !== null && outcome.ok) return await claimed.complete({ result: outcome.value });
-      return await claimed.fail(outcome === null ? new Error(`the handler did not settle after it was aborted (${String(claimed.stopReason)})`) : outcome.error);
-    } catch (error) {
-      if (isFsjobError(error, 'SUPERSEDED')) return superseded(ticket.owner);
-      throw error;
-    }
-  })();
+    return awaitHandler(ticket, claimed, returned, threw);
+  };
+  let done: Promise<RunOutcome>;
+  try {
+    // No timer until the handler returned something to wait for: one that returns at once ends the job first.
+    const started = ClaimedJob.startSoon(ticket, false);
+    done = started instanceof Promise ? started.then(run, (error: unknown) => giveBack(ticket.owner, error)) : RESOLVED.then(() => run(started));
+  } catch (error) {
+    done = RESOLVED.then(() => giveBack(ticket.owner, error));
+  }
   return {
     owner: ticket.owner,
     spec: ticket.spec,
@@ -297,4 +317,36 @@ export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
     },
     done,
   };
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** A handler that returned something to wait for, or was asked to stop while it ran: its result raced against the stop and its grace. */
+async function awaitHandler(ticket: RunTicket, claimed: ClaimedJob, returned: unknown, threw: boolean): Promise<RunOutcome> {
+  claimed.watch();
+  const settled: Promise<Settled> = (threw ? Promise.reject(returned) : Promise.resolve(returned)).then(
+    (value): Settled => ({ ok: true, value }),
+    (error: unknown): Settled => ({ ok: false, error }),
+  );
+  let outcome = await Promise.race([settled, claimed.whenStopped().then(() => null)]);
+  if (outcome === null) {
+    const reason = claimed.stopReason;
+    const grace = reason === 'cancel' ? CANCEL_GRACE : reason === 'force' || reason === 'superseded' ? 0 : claimed.spec.kill_grace_ms;
+    outcome = await Promise.race([settled, ticket.owner.ctx.clock.sleep(grace).then(() => null)]);
+  }
+  return await endSoon(ticket, claimed, outcome);
+}
+
+/** The job's end for what the handler came to (null: it did not settle after its abort); a superseded claim publishes nothing (OWN-1). */
+function endSoon(ticket: RunTicket, claimed: ClaimedJob, outcome: Settled | null): Soon<RunOutcome> {
+  return catchSoon(
+    () => {
+      if (outcome !== null && outcome.ok) return claimed.completeSoon({ result: outcome.value });
+      return claimed.failSoon(outcome === null ? new Error(`the handler did not settle after it was aborted (${String(claimed.stopReason)})`) : outcome.error);
+    },
+    (error) => {
+      if (isFsjobError(error, 'SUPERSEDED')) return superseded(ticket.owner);
+      throw error;
+    },
+  );
 }

@@ -15,6 +15,7 @@
 import { monotonicMs } from '../base/clock.ts';
 import { commandArgv, commandEnv, signalExitCode } from './command-env.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import type { EndRecord, ExecStatus, JsonValue, OutputSummary, ReceiptRecord, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
 import { startCommand, type CommandResult, type RunningCommand, type StopReason } from './command.ts';
@@ -24,7 +25,7 @@ import type { Guardian } from './guardian.ts';
 import type { Launcher } from './launch.ts';
 import type { ReceiptFields } from '../model/generation.ts';
 import { GIVE_BACK_DELAY, type Ownership } from './owner.ts';
-import { leaseWindow, persist, proveStoppedLater, type FinishWindow } from './finishing.ts';
+import { leaseWindow, persist, persistSoon, proveStoppedLater, type FinishWindow } from './finishing.ts';
 import { outputKeepOf } from '../model/output-keep.ts';
 import { AttemptCgroup, outsideNote } from './cgroup.ts';
 
@@ -99,54 +100,57 @@ export interface Ending {
  * record on (RETRY-1), so `attempt` is the attempts used.
  */
 export async function conclude(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, window: FinishWindow): Promise<RunOutcome> {
+  return await concludeSoon(owner, spec, attempt, e, window);
+}
+
+/** conclude, done before it returns where the record's publish is (a payload job's fsyncs inline, finishing.ts's persistSoon), else its promise. */
+export function concludeSoon(owner: Ownership, spec: SpecRecord, attempt: number, e: Ending, window: FinishWindow): Soon<RunOutcome> {
   const remain = attempt < spec.max_attempts;
   const base = { attempts: attempt, status: e.status, started_ms: e.startedMs, stdout: e.stdout, stderr: e.stderr };
-  const receipt = async (fields: Omit<ReceiptFields, keyof typeof base>): Promise<RunOutcome> => {
+  const receipt = (fields: Omit<ReceiptFields, keyof typeof base>): Soon<RunOutcome> => {
     // A note (EXEC-12, EXEC-16) is said beside the outcome's own message, never instead of it.
     const message = fields.message == null || e.note === undefined ? (fields.message ?? e.note) : `${fields.message}; ${e.note}`;
-    const published = await persist(owner, 'receipt', () => owner.publishReceipt({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), window);
-    return published === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: published };
+    const published = persistSoon(owner, 'receipt', () => owner.publishReceiptSoon({ ...base, ...fields, ...(message === undefined ? {} : { message }) }, spec), window);
+    return thenSoon(published, (record): RunOutcome => (record === undefined ? { kind: 'exists' } : { kind: 'receipt', receipt: record }));
   };
-  const end = async (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Promise<RunOutcome> => ({
-    kind: 'end',
-    end: await persist(owner, 'end', () => owner.publishEnd(reason, counted, retryDelayMs, e.status), window),
-  });
-  try {
+  const end = (reason: EndRecord['reason'], counted: boolean, retryDelayMs: number): Soon<RunOutcome> =>
+    thenSoon(persistSoon(owner, 'end', () => owner.publishEnd(reason, counted, retryDelayMs, e.status), window), (record): RunOutcome => ({ kind: 'end', end: record }));
+  return catchSoon(() => {
     switch (e.stoppedBy) {
       case 'force':
         return e.released
-          ? await receipt({ outcome: 'force_stopped', exit_code: 137, message: 'killed at once on cancel-force.json (CANCEL-3)' })
-          : await receipt({ outcome: 'cancelled', exit_code: 130, message: 'cancelled before it ran' });
+          ? receipt({ outcome: 'force_stopped', exit_code: 137, message: 'killed at once on cancel-force.json (CANCEL-3)' })
+          : receipt({ outcome: 'cancelled', exit_code: 130, message: 'cancelled before it ran' });
       case 'cancel':
-        return await receipt({ outcome: 'cancelled', exit_code: 130, message: e.released ? 'stopped on cancel.json (CANCEL-3)' : 'cancelled before it ran' });
+        return receipt({ outcome: 'cancelled', exit_code: 130, message: e.released ? 'stopped on cancel.json (CANCEL-3)' : 'cancelled before it ran' });
       case 'preempt':
-        return await end('preempted', false, 0);
+        return end('preempted', false, 0);
       case 'shutdown':
         // WORKER-3. An attempt stopped before its release never ran: it is given back uncounted.
-        if (!e.released) return await end('released', false, 0);
+        if (!e.released) return end('released', false, 0);
         return remain
-          ? await end('shutdown', true, 0)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'shutdown', message: 'the consumer stopped the last attempt while shutting down (WORKER-3)' });
+          ? end('shutdown', true, 0)
+          : receipt({ outcome: 'lost', exit_code: 125, reason: 'shutdown', message: 'the consumer stopped the last attempt while shutting down (WORKER-3)' });
       case 'timeout':
         return remain
-          ? await end('timed_out', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
+          ? end('timed_out', true, spec.retry_delay_ms)
+          : receipt({ outcome: 'timed_out', exit_code: 124, message: `ran longer than timeout_ms ${spec.timeout_ms} (EXEC-8)` });
       case 'fenced':
       case 'lost':
         // LEASE-6, and a status lost with the spawner or its waiter as a dead owner's (RECOV-1): counted; with no attempt left, lost.
         return remain
-          ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
+          ? end('failed', true, spec.retry_delay_ms)
+          : receipt({ outcome: 'lost', exit_code: 125, reason: 'owner_lost', message: e.stoppedBy === 'lost' ? e.message ?? null : 'stopped because its lease could not be renewed or lapsed (LEASE-2, LEASE-6)' });
       default:
-        if (e.ok) return await receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
+        if (e.ok) return receipt({ outcome: 'succeeded', exit_code: 0, ...(e.result === undefined ? {} : { result: e.result }) });
         return remain
-          ? await end('failed', true, spec.retry_delay_ms)
-          : await receipt({ outcome: 'failed', exit_code: e.failCode, message: e.message ?? null });
+          ? end('failed', true, spec.retry_delay_ms)
+          : receipt({ outcome: 'failed', exit_code: e.failCode, message: e.message ?? null });
     }
-  } catch (error) {
+  }, (error) => {
     if (isFsjobError(error, 'SUPERSEDED')) return superseded(owner);
     throw error;
-  }
+  });
 }
 
 /** Runs a command job (spec/running.md) under `guardian` (WORKER-2), its leader started by `launcher` (the worker's spawner). */

@@ -11,11 +11,12 @@
  * those above it once per ANCESTOR_TRUST_MS of the queue's trust. The entry a
  * call names is opened with O_NOFOLLOW or lstat-ed, never followed.
  */
+import type { Soon } from '../base/soon.ts';
 import type { DirEntry } from './checks.ts';
 import { DirRef, type SafeFsOptions } from './chain.ts';
 import { listIn, listNow, openIn, presentIn, presentNow, readIn, readNow, statIn, statNow, type EntryStat } from './read.ts';
 import type { SafeHandle } from './seam.ts';
-import { createIn, fsyncDir, publishIn, removeIn, type Placement, type PublishOptions } from './write.ts';
+import { createIn, fsyncDir, publishIn, publishSoon, removeIn, removeSoon, type Placement, type PublishOptions } from './write.ts';
 
 export class Dir extends DirRef {
   constructor(path: string, options: SafeFsOptions, chain?: readonly string[]) {
@@ -79,6 +80,11 @@ export class Dir extends DirRef {
     return publishIn(this, name, data, placement, options);
   }
 
+  /** publish(), done before it returns where it can be (write.ts, publishSoon): the target path, else its promise. */
+  publishSoon(name: string, data: string | Buffer, placement: Placement, options?: PublishOptions): Soon<string> {
+    return publishSoon(this, name, data, placement, options);
+  }
+
   /** PUB-7: a data file created exclusively; the caller writes, fsyncs and closes it. */
   create(name: string, mode?: number): Promise<SafeHandle> {
     return createIn(this, name, mode);
@@ -86,6 +92,11 @@ export class Dir extends DirRef {
 
   remove(name: string): Promise<boolean> {
     return removeIn(this, name);
+  }
+
+  /** remove(), done before it returns where it can be (write.ts, removeSoon). */
+  removeSoon(name: string): Soon<boolean> {
+    return removeSoon(this, name);
   }
 
   /** PUB-5 */

@@ -10,6 +10,7 @@ import { openSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { randomHex } from '../base/random.ts';
 import { FsjobError, errnoOf } from '../base/errors.ts';
+import { promised, type Soon } from '../base/soon.ts';
 import {
   CREATE_EXCLUSIVE_FLAGS,
   DIR_SYNC_FLAGS,
@@ -162,10 +163,26 @@ export async function publishRecord(dir: string, name: string, data: string | Bu
 }
 
 /** publishRecord in a directory handle's directory. */
-export async function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Promise<string> {
-  // A held directory on the real filesystem, fsyncs inline: the same steps without a promise each (publish-now.ts).
+export function publishIn(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Promise<string> {
+  return promised(() => publishSoon(ref, name, data, placement, options));
+}
+
+/**
+ * publishIn, done before it returns where publish-now.ts's road is open (a
+ * held directory on the real filesystem, fsyncs inline, no commit turn to
+ * wait for): the target path, or what went wrong thrown; else the promise of
+ * the road below. A caller that can go on at once (a payload job whose
+ * handler returned, spec/design-consumer-writes-costs.md) uses it; publishIn
+ * is it wrapped in a promise.
+ */
+export function publishSoon(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions = {}): Soon<string> {
   const held = ref.fd;
   if (held !== undefined && ref.options.fs === undefined && options.commitTurn === undefined && inlineNow()) return publishNow(ref, held, name, data, placement, options.lookFirst !== false);
+  return publishLater(ref, name, data, placement, options);
+}
+
+/** publishIn's steps, each awaited: through a seam, a directory named by its path, a commit turn or fsyncs bound for the pool. */
+async function publishLater(ref: DirRef, name: string, data: string | Buffer, placement: Placement, options: PublishOptions): Promise<string> {
   validateEntryName(name, true);
   const fs = seamOf(ref.options);
   ref.check();
@@ -398,22 +415,52 @@ export async function removeTree(path: string, options: SafeFsOptions = {}): Pro
  * never follows a link either; only when the name is a directory is it
  * lstat-ed and removed as a tree.
  */
-export async function removeIn(ref: DirRef, name: string): Promise<boolean> {
+export function removeIn(ref: DirRef, name: string): Promise<boolean> {
+  return promised(() => removeSoon(ref, name));
+}
+
+/**
+ * removeIn, done before it returns on the real filesystem when the unlink
+ * answers (removed, or nothing there): whether it removed the entry; else
+ * the promise of the rest (a seam's unlink, a directory at the name).
+ */
+export function removeSoon(ref: DirRef, name: string): Soon<boolean> {
+  const { options } = ref;
+  if (options.fs !== undefined) return removeLater(ref, name, true);
+  const at = ref.at(name);
+  ref.check();
+  try {
+    // directFs's unlink is this call (seam.ts); without a seam it is made here, without a promise.
+    unlinkSync(at);
+    return true;
+  } catch (error) {
+    if (!refusedAsDirectory(error, ref.entry(name))) return false;
+  }
+  return removeLater(ref, name, false);
+}
+
+/** A refused unlink: false for nothing there (ENOENT), true for an entry to look at (Linux says EISDIR for a directory, POSIX EPERM); anything else is thrown. */
+function refusedAsDirectory(error: unknown, path: string): boolean {
+  const errno = errnoOf(error);
+  if (errno === 'ENOENT') return false;
+  if (errno !== 'EISDIR' && errno !== 'EPERM') throw wrapIo(error, path, 'removing');
+  return true;
+}
+
+/** removeIn's steps that wait: the unlink through a seam (`unlink`), and a directory at the name. */
+async function removeLater(ref: DirRef, name: string, unlink: boolean): Promise<boolean> {
   const path = ref.entry(name);
   const at = ref.at(name);
   const { options } = ref;
   const fs = seamOf(options);
-  ref.check();
-  try {
-    // directFs's unlink is this call (seam.ts); without a seam it is made here, without a promise.
-    if (options.fs === undefined) unlinkSync(at);
-    else await fs.unlink(at);
-    return true;
-  } catch (error) {
-    const errno = errnoOf(error);
-    if (errno === 'ENOENT') return false;
-    // Linux says EISDIR for a directory, POSIX EPERM: look before anything else.
-    if (errno !== 'EISDIR' && errno !== 'EPERM') throw wrapIo(error, path, 'removing');
+  if (unlink) {
+    ref.check();
+    try {
+      await fs.unlink(at);
+      return true;
+    } catch (error) {
+      if (!refusedAsDirectory(error, path)) return false;
+    }
   }
   const stats = await lstatOf(options, at, path);
   if (stats === undefined) return false;

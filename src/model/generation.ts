@@ -17,6 +17,7 @@
 import { monotonicMs, type Clock } from '../base/clock.ts';
 import { GEN_MAX, PROTOCOL_VERSION } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import { clipUtf8 } from '../base/text.ts';
 import type { Dir, SafeHandle } from '../fs/safefs.ts';
 import {
@@ -34,7 +35,7 @@ import {
 } from '../records/codec.ts';
 import { genRecordName, outputName } from './layout.ts';
 import { jobDir, type Queue } from './queue.ts';
-import { removeReadyEntry } from './ready.ts';
+import { removeReadyEntrySoon } from './ready.ts';
 
 export type EndReason = EndRecord['reason'];
 
@@ -207,6 +208,11 @@ export class Generation {
 
   /** EXEC-3: the commit point of the attempt. */
   async publishExec(attempt: number, group: Group | null): Promise<void> {
+    await this.publishExecSoon(attempt, group);
+  }
+
+  /** publishExec, done before it returns where publish-now.ts's road is open (fs/write.ts, publishSoon), else its promise. */
+  publishExecSoon(attempt: number, group: Group | null): Soon<unknown> {
     this.guard();
     const record: ExecRecord = {
       fsjob: PROTOCOL_VERSION,
@@ -217,7 +223,7 @@ export class Generation {
       group,
       recorded_ms: this.writeTimeMs(),
     };
-    await this.handle.publish(genRecordName('exec', this.gen), encodeBuilt('exec', record, this.expect(), group ?? undefined), 'link', FRESH);
+    return this.handle.publishSoon(genRecordName('exec', this.gen), encodeBuilt('exec', record, this.expect(), group ?? undefined), 'link', FRESH);
   }
 
   /** LEASE-1: renew the lease by rename; returns the heartbeat time written (`atMs`, default now: LEASE-4). */
@@ -255,6 +261,15 @@ export class Generation {
    * finished the job: ours is not published, RCPT-3).
    */
   async publishReceipt(fields: ReceiptFields, spec?: SpecRecord): Promise<ReceiptRecord | undefined> {
+    return await this.publishReceiptSoon(fields, spec);
+  }
+
+  /**
+   * publishReceipt, done before it returns where the link and the ready
+   * entry's removal are (fs/write.ts, publishSoon and removeSoon), else its
+   * promise. A subclass that does more once the receipt is out overrides this.
+   */
+  publishReceiptSoon(fields: ReceiptFields, spec?: SpecRecord): Soon<ReceiptRecord | undefined> {
     this.guard();
     const record: ReceiptRecord = {
       fsjob: PROTOCOL_VERSION,
@@ -274,13 +289,21 @@ export class Generation {
       result: fields.result ?? null,
       by: this.by,
     };
-    try {
-      await this.handle.publish('receipt.json', encodeBuilt('receipt', record, { expectedJobId: this.id }, this.by), 'link', FRESH);
-    } catch (error) {
-      if (isFsjobError(error, 'EXISTS')) return undefined;
-      throw error;
-    }
-    await removeReadyEntry(this.queue, this.id, spec?.priority).catch(() => undefined); // READY-2
-    return record;
+    const bytes = encodeBuilt('receipt', record, { expectedJobId: this.id }, this.by);
+    return catchSoon(
+      () => thenSoon(this.handle.publishSoon('receipt.json', bytes, 'link', FRESH), () => this.readyGone(record, spec)),
+      (error) => {
+        if (isFsjobError(error, 'EXISTS')) return undefined;
+        throw error;
+      },
+    );
+  }
+
+  /** READY-2 once the receipt is linked: the ready entry goes (a hint: failing to remove it is not an error, READY-3); then `record`. */
+  private readyGone(record: ReceiptRecord, spec: SpecRecord | undefined): Soon<ReceiptRecord> {
+    return catchSoon(
+      () => thenSoon(removeReadyEntrySoon(this.queue, this.id, spec?.priority), () => record),
+      () => record,
+    );
   }
 }

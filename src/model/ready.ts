@@ -16,6 +16,7 @@
  */
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { isFsjobError } from '../base/errors.ts';
+import type { Soon } from '../base/soon.ts';
 import type { EntryKind } from '../fs/safefs.ts';
 import { parseReadyEntry, readyEntryId, readyEntryName } from './layout.ts';
 import { jobIdOfDirName } from '../records/names.ts';
@@ -104,10 +105,16 @@ export async function createReadyEntry(queue: Queue, priority: number, id: strin
  * without it (no readable spec) ready/ is listed for the id.
  */
 export async function removeReadyEntry(queue: Queue, id: string, priority?: number): Promise<void> {
-  if (priority !== undefined) {
-    await queueDir(queue, 'ready').remove(readyEntryName(priority, id));
-    return;
-  }
+  await removeReadyEntrySoon(queue, id, priority);
+}
+
+/** removeReadyEntry, done before it returns where the name is known and the unlink answers at once (write.ts, removeSoon). */
+export function removeReadyEntrySoon(queue: Queue, id: string, priority?: number): Soon<unknown> {
+  if (priority !== undefined) return queueDir(queue, 'ready').removeSoon(readyEntryName(priority, id));
+  return removeListed(queue, id);
+}
+
+async function removeListed(queue: Queue, id: string): Promise<void> {
   for (const entry of await listReady(queue)) {
     if (entry.id === id) await queue.dirs.ready.remove(entry.name);
   }
