@@ -15,7 +15,7 @@ import { clipUtf8 } from '../base/text.ts';
 import { GEN_MAX, RECOVER_GRACE, STDIN_MAX } from '../base/constants.ts';
 import { openBounded, type SafeHandle } from '../fs/safefs.ts';
 import { cancelReason } from '../model/cancel-request.ts';
-import { publishClaim, type CommitTurn, type ReceiptFields } from '../model/generation.ts';
+import { publishClaimSoon, type CommitTurn, type ReceiptFields } from '../model/generation.ts';
 import { laneHeld, laneSlotsOf, takeHold } from '../model/holds.ts';
 import { stopGroup } from '../model/groups.ts';
 import { attemptsUsed, executionState, listJob, listJobIn, readGenRecord, type JobFiles, type JobStatusView } from '../model/job.ts';
@@ -112,7 +112,9 @@ export async function claimJob(
   const gen = g + 1;
   const claimedMs = ctx.clock.nowMs();
   // CLAIM-5: the commit point of the claim.
-  if (!(await publishClaim(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs, files.handle, commitTurn))) return { kind: 'raced' };
+  // Awaited only when it waits (a commit turn, fsyncs on the pool): an await of an answer at hand is a promise and a turn of each claim.
+  const linked = publishClaimSoon(queue, id, gen, { owner: ctx.self, workerId: ctx.workerId, leaseMs: ctx.leaseMs }, claimedMs, files.handle, commitTurn);
+  if (!(linked instanceof Promise ? await linked : linked)) return { kind: 'raced' };
   ctx.emit({ type: 'claimed', queue: queue.root, job_id: id, gen, recovered });
   const owner = new Ownership(ctx, queue, id, gen, claimedMs, files.handle);
   try {

@@ -82,6 +82,19 @@ export async function publishClaim(
   dir: Dir = jobDir(queue, id),
   commitTurn?: CommitTurn,
 ): Promise<boolean> {
+  return await publishClaimSoon(queue, id, gen, claimant, claimedMs, dir, commitTurn);
+}
+
+/** publishClaim, done before it returns where publish-now.ts's road is open (no commit turn, fsyncs inline), else its promise. */
+export function publishClaimSoon(
+  queue: Queue,
+  id: string,
+  gen: number,
+  claimant: Claimant,
+  claimedMs: number,
+  dir: Dir = jobDir(queue, id),
+  commitTurn?: CommitTurn,
+): Soon<boolean> {
   if (!Number.isSafeInteger(gen) || gen < 1 || gen > GEN_MAX) {
     throw new FsjobError('USAGE', `generation ${gen} of job ${id} is outside 1..GEN_MAX (CLAIM-4)`, { jobId: id, clause: 'CLAIM-4' });
   }
@@ -95,14 +108,15 @@ export async function publishClaim(
     claimed_ms: claimedMs,
     lease_ms: claimant.leaseMs,
   };
-  try {
+  const bytes = encodeBuilt('claim', claim, { expectedJobId: id, expectedGen: gen }, claimant.owner);
+  return catchSoon(
     // CLAIM-5: the commit point of the claim.
-    await dir.publish(genRecordName('claim', gen), encodeBuilt('claim', claim, { expectedJobId: id, expectedGen: gen }, claimant.owner), 'link', commitTurn === undefined ? FRESH : { ...FRESH, commitTurn });
-    return true;
-  } catch (error) {
-    if (isFsjobError(error, 'EXISTS')) return false;
-    throw error;
-  }
+    () => thenSoon(dir.publishSoon(genRecordName('claim', gen), bytes, 'link', commitTurn === undefined ? FRESH : { ...FRESH, commitTurn }), () => true),
+    (error) => {
+      if (isFsjobError(error, 'EXISTS')) return false;
+      throw error;
+    },
+  );
 }
 
 export class Generation {
