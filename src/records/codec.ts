@@ -24,6 +24,7 @@ import { basename, dirname } from 'node:path';
 import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
 import { type DocumentType, memberFindings, type RecordType, type SchemaError, schemaErrors, schemaFindings } from './schemas.ts';
 import { plainSpec } from './plain-spec.ts';
+import { builtSpecBytes } from './spec-bytes.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
@@ -365,4 +366,19 @@ export async function readRecordIn<T extends DocumentType>(
   }
   if (bytes === undefined) return undefined;
   return inspectRecord(type, bytes, { ...check, path: check.path ?? dir.entry(name) });
+}
+
+/**
+ * encodeBuilt for a spec its producer built (src/producer/enqueue.ts): the
+ * bytes of builtSpecBytes (spec-bytes.ts) where it vouches for them and the
+ * producer's identity was checked with an earlier spec; encodeBuilt
+ * otherwise, which checks that identity and walks the whole spec.
+ * FSJOB_CHECK_WRITES=1 checks every spec in full, as it does every record.
+ */
+export function encodeBuiltSpec(spec: RecordByType['spec'], options: CheckOptions = {}): Buffer {
+  if (!CHECK_WRITES && checkedIdentities.has(spec.producer)) {
+    const bytes = builtSpecBytes(spec as unknown as Record<string, unknown>);
+    if (bytes !== undefined) return bytes;
+  }
+  return encodeBuilt('spec', spec, options, spec.producer);
 }
