@@ -8,7 +8,7 @@
  * and every other call is synchronous too, but each was reached through an
  * `await` of a promise settled at once: 55 promises per job, each an
  * allocation, a microtask and a resumption, mostly in V8's interpreter over
- * a few hundred jobs (spec/design-hot-path-costs.md, the producer's pass).
+ * a few hundred jobs (spec/design-producer-costs.md, the producer's pass).
  * The event loop waits exactly as long as before: this road is taken only
  * where the fsyncs, the only calls that wait for the disk, would have run
  * inline anyway.

@@ -348,10 +348,17 @@ export async function readRecordIn<T extends DocumentType>(
   type: T,
   options: CheckOptions & { allowMissing?: boolean } = {},
 ): Promise<Inspection<DocumentByType[T]> | undefined> {
+  return readRecordNow(dir, name, type, options);
+}
+
+/** readRecordIn, synchronously: its read and its check are synchronous calls (a consumer reads a spec per job without a promise). */
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options: CheckOptions & { allowMissing: true }): Inspection<DocumentByType[T]> | undefined;
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options?: CheckOptions & { allowMissing?: boolean }): Inspection<DocumentByType[T]>;
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options: CheckOptions & { allowMissing?: boolean } = {}): Inspection<DocumentByType[T]> | undefined {
   const { allowMissing, ...check } = options;
   let bytes: Buffer | undefined;
   try {
-    bytes = await dir.read(name, maxBytesOf(type), { allowMissing: allowMissing === true });
+    bytes = dir.readNow(name, maxBytesOf(type), { allowMissing: allowMissing === true });
   } catch (error) {
     const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;

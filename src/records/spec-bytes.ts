@@ -15,7 +15,7 @@
  * What it saves: the walk (checkSerializable) and the member-by-member join
  * of a spec with a kept payload (joinKeepingRaw), about 6 µs a spec once
  * optimized and 24 to 38 in a producer's first few hundred, against about
- * 3 and 8 to 13 here (spec/design-hot-path-costs.md, the producer's pass).
+ * 3 and 8 to 13 here (spec/design-producer-costs.md, the producer's pass).
  */
 import { RECORD_MAX } from '../base/constants.ts';
 import { RawJson } from './raw-json.ts';
