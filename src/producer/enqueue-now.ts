@@ -31,14 +31,7 @@ import { OpenDir } from '../fs/safefs.ts';
 import { readyEntryName } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
 import { queueDir } from '../model/queue-dirs.ts';
-import type { Pending } from './enqueue.ts';
-
-/**
- * How far the synchronous road got before it threw: nothing written; tmp/<id>
- * made (and maybe its files); the ready entry made and the rename tried;
- * the job renamed into jobs/ (step 8 failed).
- */
-export type NowProgress = 'nothing' | 'staged' | 'moving' | 'renamed';
+import type { Pending } from './pending.ts';
 
 /**
  * Publishes `job` and makes it durable (ENQ-4), synchronously, when the road

@@ -21,7 +21,8 @@ import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
-import { enqueueNow, stagingTaken, writeDataFileNow, type NowProgress } from './enqueue-now.ts';
+import { enqueueNow, stagingTaken, writeDataFileNow } from './enqueue-now.ts';
+import type { Pending } from './pending.ts';
 import { closeQuietly, createNow, moveNow } from '../fs/held-now.ts';
 import { directHandle } from '../fs/seam.ts';
 
@@ -131,26 +132,6 @@ function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { jo
     `dedupe key ${JSON.stringify(key)} is held by job ${holder}, which is not finished (DEDUPE-1); wait for it (fsjob wait ${holder}) or cancel it (fsjob cancel ${holder}), then enqueue again`,
     { jobId: holder, path: `${dir}/${held.n}.json`, clause: 'DEDUPE-1' },
   );
-}
-
-/** A job between its request and its publication: what every step below needs. */
-export interface Pending {
-  id: string;
-  spec: SpecRecord;
-  specBytes: Buffer;
-  stdin: Uint8Array | null;
-  source: string;
-  clock: Clock;
-  staging: string;
-  readyEntry: string;
-  /** The staged directory, made and held by step 2 until the rename (step 7) is done. */
-  stagingDir?: Dir;
-  /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
-  holdTakenMono?: number;
-  /** Published at jobs/<id>.gated (GATE-1): held, or a dependency was not satisfied when looked at. */
-  gated?: boolean;
-  /** Set once the synchronous road (enqueue-now.ts) was taken: how far it got. */
-  now?: NowProgress;
 }
 
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
