@@ -112,6 +112,22 @@ if (!heldHandles()) {
       });
     });
 
+    roads(`${road}: publishSoon and removeSoon are done before they return on the inline road only, with the same files`, async () => {
+      await onRoad(road, async (dir, path) => {
+        const published = dir.publishSoon('receipt.json', '{"r":1}\n', 'link', { lookFirst: false });
+        // The inline road hands back the path itself; the pool road its promise, the record not yet there.
+        assert.is(typeof published === 'string', road === 'inline');
+        if (road === 'pool') assert.equal(readdirSync(path).filter((name) => !name.startsWith('.')), []);
+        assert.is(await published, join(path, 'receipt.json'));
+        assert.is(readFileSync(join(path, 'receipt.json'), 'utf8'), '{"r":1}\n');
+        assert.equal(readdirSync(path), ['receipt.json']);
+        // A removal's unlink answers at once on either road (no fsync): whether it removed the entry.
+        assert.is(dir.removeSoon('receipt.json'), true);
+        assert.is(dir.removeSoon('receipt.json'), false);
+        assert.equal(readdirSync(path), []);
+      });
+    });
+
     roads(`${road}: a closed handle publishes nothing`, async () => {
       await onRoad(road, async (dir, path) => {
         dir.close();
