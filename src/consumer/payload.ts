@@ -105,13 +105,11 @@ export class ClaimedJob {
 
   /** The execution is recorded (EXEC-3): the start instant, the `started` event, and the watch unless the caller starts it. */
   private started(watch: boolean): ClaimedJob {
-    const job = this;
-    const { owner } = job;
-    job.startedMs = owner.writeTimeMs();
-    job.startedReal = performance.now();
-    owner.ctx.emit({ type: 'started', queue: job.queue, job_id: job.id, gen: job.gen, attempt: job.attempt });
-    if (watch) job.watch();
-    return job;
+    this.startedMs = this.owner.writeTimeMs();
+    this.startedReal = performance.now();
+    this.owner.ctx.emit({ type: 'started', queue: this.queue, job_id: this.id, gen: this.gen, attempt: this.attempt });
+    if (watch) this.watch();
+    return this;
   }
 
   /** Starts the control loop and EXEC-8's timer (timeout_ms from the execution's start); once, and never after the job settled. */
@@ -265,8 +263,8 @@ function isThenable(value: unknown): boolean {
 /**
  * Runs a payload job with its handler; the handler gets the grace of its stop reason to settle after an abort.
  * The exec record is published before this returns, as a command's is; the handler is called on a later turn
- * of the microtask queue (the caller records the job as running first, and a handler that stops the worker
- * finds it there). A handler that returns or throws at once has its job ended within that turn where the
+ * of the microtask queue, as before (the caller records the job as running first, and sees a stop asked of it
+ * meanwhile reach the job). A handler that returns or throws at once has its job ended within that turn where the
  * writes are done at once (spec/design-consumer-writes-costs.md); the rest waits as it must.
  */
 export function runPayload(ticket: RunTicket, handler: Handler): RunningJob {
