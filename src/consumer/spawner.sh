@@ -290,8 +290,7 @@ printf 'ready %s %s\n' "$$" "$C"
 # table, with `wait`'s status (the job is done: `wait` returns at once).
 # The jobs still there are listed through a file (no fork to capture them):
 # a gate that ended after that list is reaped at the next round. No CHLD
-# trap: one run while `read -t` was waiting left bash's signal mask with
-# SIGCHLD blocked for good, and its gates unreaped (bash 5.2.15).
+# trap: bash runs none while `read` waits (it blocks SIGCHLD there).
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
 declare -A fsjob_ids=() fsjob_up=()
@@ -346,6 +345,28 @@ fsjob_reap() {
   [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; }
 }
 
+# fsjob_poll: the wait for the first byte of a request while gates run, in
+# an `eval` of its own (the loop calls `eval fsjob_poll`) that puts the
+# signal mask back after a timeout. In bash 5.2, a `read -t` whose timeout
+# passed before it began to read (a spawner preempted for longer than its
+# 1 ms poll) sets the mask from a variable it never set: stack garbage,
+# SIGCHLD in it about one time in two (bash 5.3 sets it first: "initialize
+# prevset for very short timeouts"). With SIGCHLD blocked for good, bash
+# reaps no gate: a gate that ends stays a zombie, `kill -0` succeeds on a
+# zombie, and its end is never reported (seen on this machine: a worker
+# with 16 gates of `true` left zombies for minutes, SIGCHLD pending, the
+# mask a heap address). So after every timeout an arithmetic error (its
+# message to /dev/null) ends the `eval`, and bash restores the mask it saved
+# when that `eval` began, before the read; a SIGCHLD held pending meanwhile
+# is delivered then. The cost: an `eval` of one word per wake-up, and a
+# write and a sigprocmask per timeout. test/consumer/spawner-reaping.test.ts
+# makes every read time out before it reads.
+fsjob_poll() {
+  IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
+  fsjob_rc=$?
+  (( fsjob_rc <= 128 )) || { : $((fsjob_rc / 0)); } 2>&8
+}
+
 # While a gate runs, the wait for the first byte of a request lasts fsjob_ms at
 # most: 128 ms where no gate was released since the last end (a gate that
 # waits for its release ends only when the worker closes it, and the worker
@@ -366,8 +387,7 @@ while :; do
     fsjob_gone=
     { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
     [ -z "$fsjob_gone" ] || fsjob_reap
-    IFS= read -r -t "$fsjob_t" -N 1 fsjob_first
-    fsjob_rc=$?
+    eval fsjob_poll
     if [ -z "$fsjob_first" ]; then
       (( fsjob_rc > 128 )) || break
       (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || { (( fsjob_ms *= 2 )); printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000)); }
