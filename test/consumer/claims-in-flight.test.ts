@@ -23,6 +23,12 @@ import type { ClaimOutcome } from '../../src/consumer/select.ts';
 
 /** How long a held claim waits for a sign that only a broken worker gives. */
 const NO_SIGN_MS = 300;
+/**
+ * How long a held claim waits for a sign that the fixed worker gives (the next claim's temp fsynced beside it):
+ * however slowly a loaded machine walks to the next job, only the overlap tests what the case checks (a 300 ms
+ * fallback failed the first case 1 run in 8 while other work kept the machine busy).
+ */
+const SIGN_MS = 10_000;
 /** A worker that lost count of its claims in flight never ends: fail instead of hanging. */
 const WATCHDOG_MS = 30_000;
 
@@ -96,13 +102,13 @@ function claimedOnceEach(q: Queue, ids: readonly string[]): void {
   }
 }
 
-/** holdingSeam holding job `held`'s claim temp until job `next`'s claim temp was fsynced (or `noSignMs` passed). */
-function heldUntilSynced(held: string, next: string, noSignMs = NO_SIGN_MS): Seam {
+/** holdingSeam holding job `held`'s claim temp until job `next`'s claim temp was fsynced (or SIGN_MS passed). */
+function heldUntilSynced(held: string, next: string): Seam {
   let nextSynced: () => void = () => undefined;
   const synced = new Promise<void>((resolve) => (nextSynced = resolve));
   // The fallback's timer is cleared once the sign came: a pending one would hold the test process open.
   let timer: NodeJS.Timeout | undefined;
-  const fallback = new Promise<void>((resolve) => (timer = setTimeout(resolve, noSignMs)));
+  const fallback = new Promise<void>((resolve) => (timer = setTimeout(resolve, SIGN_MS)));
   const seam = holdingSeam(held, Promise.race([synced.then(() => clearTimeout(timer)), fallback]));
   const open = seam.fs.open;
   seam.fs.open = async (path, flags, mode) => {
@@ -140,8 +146,7 @@ inFlight('a claim the walk makes itself (too few jobs listed to hand it over) li
   const ids = [await enqueue(q, { handler: 'h', payload: 0 }), await enqueue(q, { handler: 'h', payload: 1 })];
   // Concurrency 2, two jobs: the first claim is handed over, the second made by the walk itself; its temp,
   // fsynced while the first is held, lets the first go on, so only a turn keeps the second's link behind.
-  // Held until then, however slowly a loaded machine walks to the second job: only the overlap tests the order.
-  const seam = heldUntilSynced(ids[0] as string, ids[1] as string, 10_000);
+  const seam = heldUntilSynced(ids[0] as string, ids[1] as string);
   const { summary } = await withWatchdog(WATCHDOG_MS, drain(q, { concurrency: 2, commands: false, fs: seam.fs }, (worker) => worker.handle('h', () => null)));
   assert.ok(seam.overlapped(), 'the second claim was written and fsynced while the first waited');
   assert.equal(seam.links, ids, 'claims link in CLAIM-1 order, the held one first');
