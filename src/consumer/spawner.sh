@@ -293,7 +293,7 @@ printf 'ready %s %s\n' "$$" "$C"
 # trap: bash runs none while `read` waits (it blocks SIGCHLD there).
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
-declare -A fsjob_ids=() fsjob_up=()
+declare -A fsjob_ids=() fsjob_up=() fsjob_dead=()
 fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
 
 fsjob_start() {
@@ -334,6 +334,8 @@ fsjob_reap() {
     # reused this soon. `wait` must never block on one still running.
     for fsjob_pid in "${!fsjob_ids[@]}"; do ! kill -0 "$fsjob_pid" 2>&8 || fsjob_up[$fsjob_pid]=1; done
   fi
+  for fsjob_pid in "${!fsjob_dead[@]}"; do unset "fsjob_up[$fsjob_pid]"; done
+  fsjob_dead=()
   fsjob_out=
   for fsjob_pid in "${!fsjob_ids[@]}"; do
     [ -z "${fsjob_up[$fsjob_pid]-}" ] || continue
@@ -343,6 +345,23 @@ fsjob_reap() {
     unset "fsjob_ids[$fsjob_pid]"
   done
   [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; }
+}
+
+# fsjob_zombies: the gates that ended but that bash did not reap, zombies
+# that `kill -0` finds alive, which bash lists as running. Should SIGCHLD be
+# blocked again for another cause than the one fsjob_poll puts right, their
+# ends are late, not lost: looked for by their state in /proc once the poll
+# is at 128 ms, every eighth wake-up (a second with no end; never on the
+# path of a command that ends at once), and reaped by `fsjob_reap` (`wait`
+# on a zombie returns at once). bash cannot report on a gate that it does
+# not see end; here it says so on its standard error.
+fsjob_zombies() {
+  for fsjob_pid in "${!fsjob_ids[@]}"; do
+    IFS= read -r fsjob_line <"/proc/$fsjob_pid/stat" || continue
+    fsjob_line=${fsjob_line##*) }
+    [ "${fsjob_line%% *}" != Z ] || fsjob_dead[$fsjob_pid]=1
+  done 2>&8
+  (( ! ${#fsjob_dead[@]} )) || { printf "fsjob-spawner: bash did not reap gates %s: SIGCHLD blocked?\n" "${!fsjob_dead[*]}" >&2; fsjob_reap; }
 }
 
 # fsjob_poll: the wait for the first byte of a request while gates run, in
@@ -391,6 +410,7 @@ while :; do
     if [ -z "$fsjob_first" ]; then
       (( fsjob_rc > 128 )) || break
       (( ++fsjob_idle < 32 || fsjob_ms >= 128 )) || { (( fsjob_ms *= 2 )); printf -v fsjob_t "%d.%03d" $((fsjob_ms / 1000)) $((fsjob_ms % 1000)); }
+      (( fsjob_ms < 128 || fsjob_idle % 8 )) || fsjob_zombies
       continue
     fi
   else
