@@ -157,9 +157,11 @@ async function finish(owner: Ownership, fields: ReceiptFields, spec?: SpecRecord
  * cancel record may (CANCEL-2 publishes it before it tries to claim). Two
  * lstats replace a second listing there; any other claim lists again.
  */
-async function afterClaim(owner: Ownership, before: JobFiles | undefined): Promise<JobFiles> {
+function afterClaim(owner: Ownership, before: JobFiles | undefined): JobFiles | Promise<JobFiles> {
   if (before === undefined || before.gen !== 0 || owner.gen !== 1 || before.handle !== owner.handle) return listJobIn(owner.id, owner.handle);
-  const [cancel, cancelForce] = await Promise.all([owner.handle.present('cancel.json'), owner.handle.present('cancel-force.json')]);
+  // Synchronous lstats (read.ts, presentNow): the listing stands in the common case, with no promise to wait for.
+  const cancel = owner.handle.presentNow('cancel.json');
+  const cancelForce = owner.handle.presentNow('cancel-force.json');
   if (cancel === before.cancel && cancelForce === before.cancelForce) return before;
   return listJobIn(owner.id, owner.handle);
 }
@@ -167,10 +169,13 @@ async function afterClaim(owner: Ownership, before: JobFiles | undefined): Promi
 /** CLAIM-6, in its order, as the owner of `owner.gen`; `before` is the listing the claim was decided on, when the caller has it. */
 export async function decide(owner: Ownership, view: SpecView, policy: ClaimPolicy, recovered: boolean, before?: JobFiles): Promise<ClaimResult> {
   const { ctx, queue } = owner;
-  const files = await afterClaim(owner, before);
+  const after = afterClaim(owner, before);
+  // Awaited only when a listing was made: an await of an answer at hand is a promise and a turn of each claim.
+  const files = after instanceof Promise ? await after : after;
   // 6.0: a superseded owner finished the job after we listed it.
   if (files.receipt) return { kind: 'decided', owner };
-  const used = await attemptsUsed(queue, files);
+  // RETRY-1: no exec record, no attempt used (and nothing to read).
+  const used = files.execs.size === 0 ? 0 : await attemptsUsed(queue, files);
   // 6.1
   if (!view.ok) {
     return finish(owner, { outcome: 'rejected', exit_code: 126, reason: view.reason, message: view.message, attempts: used });

@@ -12,7 +12,7 @@ import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
 import { openQueue, type Queue } from '../model/queue.ts';
 import { probeFilesystem } from '../fs/safefs.ts';
-import { readRecord, readRecordIn, type Inspection, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
+import { readRecord, readRecordNow, type Inspection, type ReceiptOutcome, type ReceiptReason, type SpecRecord } from '../records/codec.ts';
 import type { Dir, SafeFsSeam } from '../fs/safefs.ts';
 import { LeaseWatch } from '../model/lease-watch.ts';
 import { AllowList } from './allow.ts';
@@ -204,9 +204,10 @@ export class SpecCache {
    * The job's spec, read through the handle of its directory that a visit
    * holds (model/queue-dirs.ts) when it is not cached.
    */
-  async getIn(queue: Queue, id: string, dir: Dir): Promise<SpecView> {
+  getIn(queue: Queue, id: string, dir: Dir): SpecView {
     const key = `${queue.root}\0${id}`;
-    return this.entries.get(key) ?? this.keep(key, await readRecordIn(dir, 'spec.json', 'spec', { expectedJobId: id, allowMissing: true }));
+    // Synchronous (codec.ts, readRecordNow): its calls are, and the claim's walk reads a spec per job.
+    return this.entries.get(key) ?? this.keep(key, readRecordNow(dir, 'spec.json', 'spec', { expectedJobId: id, allowMissing: true }));
   }
 
   private keep(key: string, read: Inspection<SpecRecord> | undefined): SpecView {

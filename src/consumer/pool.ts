@@ -147,6 +147,11 @@ export class PoolMember {
     return this.ranks === undefined ? {} : { glance: this.size > 1, deferNew: !this.listening };
   }
 
+  /** Whether update() has anything to do: a draining worker has no rank (it is no pool's member), so its loop need not await one. */
+  due(): boolean {
+    return this.ranks !== undefined;
+  }
+
   /** Ranks again (with every record: after each registration; else from the names, at most every RANK_REFRESH_MS); the watchers follow. */
   async update(records = false): Promise<void> {
     if (this.ranks === undefined) return;

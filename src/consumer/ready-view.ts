@@ -146,6 +146,11 @@ export class ReadyView {
     this.intervalMs = Math.max(VIEW_REFRESH_MIN_MS, REFRESH_COST_FACTOR * this.listingMs);
   }
 
+  /** Whether current() has nothing to do: not due, no name touched since (a caller need not await it then). */
+  fresh(): boolean {
+    return this.touchedNames.size === 0 && !this.due();
+  }
+
   /** Lists ready/ when the view is due; otherwise looks at the names watch events touched meanwhile. */
   async current(): Promise<void> {
     if (this.due()) {

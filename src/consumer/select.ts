@@ -11,7 +11,7 @@
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Dir } from '../fs/safefs.ts';
-import { CLAIMABLE, deriveStatus, listJobIn, type JobFiles } from '../model/job.ts';
+import { CLAIMABLE, deriveStatus, deriveStatusNow, listJobNow, type JobFiles } from '../model/job.ts';
 import { genRecordName } from '../model/layout.ts';
 import type { Queue } from '../model/queue.ts';
 import { openJobDir } from '../model/queue-dirs.ts';
@@ -182,7 +182,7 @@ export async function claimNextIn(
   pipeline?: ClaimPipeline,
 ): Promise<SelectResult> {
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
-  if (await isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0, claimingMs: null, started: false };
+  if (isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0, claimingMs: null, started: false };
   let retryAtMs: number | null = null;
   let watchMs: number | null = null;
   let notBeforeMs: number | null = null;
@@ -190,7 +190,7 @@ export async function claimNextIn(
   let claimingMs: number | null = null;
   const done = (result: SelectResult['result'], started = false): SelectResult => ({ result, retryAtMs, watchMs, notBeforeMs, paused: false, raced, claimingMs, started });
   const ready = readyView ?? new ReadyView(queue);
-  await ready.current();
+  if (!ready.fresh()) await ready.current();
   for (const entry of ready.entries()) {
     if (filter.skip(entry.id)) continue;
     // AFTER-4: a gated job the last look found blocked is passed over without a system call.
@@ -212,7 +212,7 @@ export async function claimNextIn(
           avoid(id, HELD_PAUSE_MS);
           continue;
         }
-        spec = await ctx.specs.getIn(queue, id, dir);
+        spec = ctx.specs.getIn(queue, id, dir);
       } catch (error) {
         if (!isFsjobError(error, 'NOT_FOUND')) throw error;
         dir = undefined;
@@ -222,11 +222,11 @@ export async function claimNextIn(
         if (gate === 'missing' && (await removeStaleReadyEntry(queue, entry.name, ctx.clock.nowMs()))) ready.remove(entry.name);
         if (gate !== 'opened') continue;
         dir = openJobDir(queue, id);
-        spec = await ctx.specs.getIn(queue, id, dir);
+        spec = ctx.specs.getIn(queue, id, dir);
       }
       if (spec.ok && !filter.canRun(spec.spec)) continue;
       if (pipeline !== undefined && spec.ok && spec.spec.lane !== null) await pipeline.laneClear(spec.spec.lane);
-      const files = await listJobIn(id, dir);
+      const files = listJobNow(id, dir);
       if (files.receipt) ready.remove(entry.name); // claimJob removes the entry itself (READY-3)
       // A pool's consumer waits for another's claim in flight rather than race it, for a while (ReadyView.waitForClaim).
       const wait = look.glance === true && !files.receipt && claimInFlight(files) ? ready.waitForClaim(entry.name, CLAIM_RECHECK_MS) : null;
@@ -234,7 +234,9 @@ export async function claimNextIn(
         claimingMs = wait;
         break;
       }
-      const view = await deriveStatus(queue, files, { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) });
+      // A queued job is judged without a record read (deriveStatusNow); one with a claim, a receipt or a gate reads its records.
+      const judge = { clock: ctx.clock, leases: ctx.leases, ...(spec.ok ? { spec: spec.spec } : {}) };
+      const view = deriveStatusNow(queue, files, judge) ?? (await deriveStatus(queue, files, judge));
       if (view.status === 'retrying') {
         // RETRY-4: when it is due, on this consumer's clock, also after a jump back.
         const at = ctx.clock.nowMs() + (view.retryDueInMs ?? 0);
@@ -256,7 +258,8 @@ export async function claimNextIn(
         continue;
       }
       if (!CLAIMABLE.has(view.status) && view.status !== 'finished') continue;
-      if (spec.ok && view.status === 'queued' && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
+      // LANE-4, PREEMPT-2: only a job of a lane can be held back (mayStartNow answers true at once for the others: no await for them).
+      if (spec.ok && view.status === 'queued' && spec.spec.lane !== null && !(await mayStartNow(ctx, queue, id, spec.spec))) continue;
       // The claim takes the visit's handle over (settleClaim closes it, or the owner keeps it until its generation ends).
       kept = true;
       const held = dir;

@@ -284,7 +284,7 @@ export class Worker {
     const exhausted = new Set<number>();
     for (;;) {
       if (this.stopping) return;
-      if (!this.stopping) await this.commands?.ensure();
+      if (!this.stopping && this.commands !== undefined) await this.commands.ensure(); // no await of nothing: a promise a job
       const roundMs = performance.now();
       this.claimedNow = 0;
       let retryAtMs: number | null = null;
@@ -301,7 +301,7 @@ export class Worker {
           if (exhausted.has(index)) continue;
           const slot = this.slots[index] as QueueSlot;
           let selected;
-          await slot.member.update();
+          if (slot.member.due()) await slot.member.update();
           // A scan is an operation of its own (flush.ts): its claim's fsyncs run inline only when no job runs beside it.
           const scanning = beginOperation();
           try {
@@ -363,9 +363,10 @@ export class Worker {
         }
       }
       if (this.claimedNow > 0 && this.busy() < this.concurrency) continue;
-      // Another consumer's claim in flight (select.ts): look again when it has likely been linked.
+      // Another consumer's claim in flight (select.ts): look again when it has likely been linked. A payload-only worker with every slot running waits for a job's end (or stop, abandon: each wakes it), with no timer per job.
       const idleMs = this.scans.pause(idlePollMs(members, this.pollMs));
-      await this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs));
+      const allBusy = this.commands === undefined && this.claiming.size === 0 && this.inFlight.size >= this.concurrency;
+      await (allBusy ? this.wakeup.next() : this.wakeup.sleep(claimingMs === null ? idleMs : Math.min(idleMs, claimingMs)));
     }
   }
 
@@ -386,8 +387,9 @@ export class Worker {
     else job = runPayload(ticket, this.handlers.get(ticket.spec.handler ?? '') as Handler);
     this.inFlight.set(k, { slot, job });
     const left = (reason: string): void => ctx.emit({ type: 'left', queue: slot.queue.root, job_id: ticket.owner.id, gen: ticket.owner.gen, reason });
-    job.done
-      .then((outcome: RunOutcome) => {
+    void (async (): Promise<void> => { // the job's end, as then, catch and finally would take it, with one promise instead of three
+      try {
+        const outcome: RunOutcome = await job.done;
         if (outcome.kind === 'aborted') {
           ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: outcome.error });
           if (outcome.open) left(`its attempt could not start and the generation could not be given back: ${outcome.error.message}`);
@@ -399,21 +401,20 @@ export class Worker {
           if (outcome.kind === 'unproven') left(outcome.reason);
           this.failures.delete(k);
         }
-      })
-      .catch((error: unknown) => {
+      } catch (error) {
         const failure = error instanceof FsjobError ? error : new FsjobError('IO', String(error));
         ctx.emit({ type: 'error', queue: slot.queue.root, job_id: ticket.owner.id, error: failure });
         // A job directory that is gone holds no claim to leave open.
         const gone = failure.code === 'NOT_FOUND' || failure.errno === 'ENOENT' || failure.errno === 'ENOTDIR';
         if (!gone) left(`its outcome could not be published: ${failure.message}`);
         this.avoid(slot, ticket.owner.id, FAILURE_PAUSE);
-      })
-      .finally(() => {
+      } finally {
         running();
         ticket.owner.close();
         this.inFlight.delete(k);
         this.wakeup.wake();
-      });
+      }
+    })();
   }
 
   /** PAUSE-1: say once when a served queue is paused, and once when it is resumed. */

@@ -13,7 +13,7 @@
  */
 import type { DirEntry } from './checks.ts';
 import { DirRef, type SafeFsOptions } from './chain.ts';
-import { listIn, openIn, presentIn, presentNow, readIn, statIn, statNow, type EntryStat } from './read.ts';
+import { listIn, listNow, openIn, presentIn, presentNow, readIn, readNow, statIn, statNow, type EntryStat } from './read.ts';
 import type { SafeHandle } from './seam.ts';
 import { createIn, fsyncDir, publishIn, removeIn, type Placement, type PublishOptions } from './write.ts';
 
@@ -32,12 +32,22 @@ export class Dir extends DirRef {
     return listIn(this);
   }
 
+  /** list(), synchronously (read.ts, listNow). */
+  listNow(): DirEntry[] {
+    return listNow(this);
+  }
+
   read(name: string, maxBytes: number, options: { allowMissing: true }): Promise<Buffer | undefined>;
   read(name: string, maxBytes: number): Promise<Buffer>;
   read(name: string, maxBytes: number, options: { allowMissing?: boolean }): Promise<Buffer | undefined>;
   // Not async: an async method returning readIn's promise would resolve with a thenable, two more turns per read.
   read(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Promise<Buffer | undefined> {
     return readIn(this, name, maxBytes, options.allowMissing === true);
+  }
+
+  /** read(), synchronously (read.ts, readNow). */
+  readNow(name: string, maxBytes: number, options: { allowMissing?: boolean } = {}): Buffer | undefined {
+    return readNow(this, name, maxBytes, options.allowMissing === true);
   }
 
   /** A data file opened for the caller to keep (EXEC-7). */

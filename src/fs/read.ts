@@ -27,6 +27,11 @@ export interface EntryStat {
  * most maxBytes+1 bytes.
  */
 export async function readIn(dir: DirRef, name: string, maxBytes: number, allowMissing: boolean): Promise<Buffer | undefined> {
+  return readNow(dir, name, maxBytes, allowMissing);
+}
+
+/** readIn, synchronously: every call of it is one already (a consumer reads a spec per job without a promise). */
+export function readNow(dir: DirRef, name: string, maxBytes: number, allowMissing: boolean): Buffer | undefined {
   const at = dir.at(name);
   dir.check();
   // In a held directory the file is opened without an lstat first: the open
@@ -69,6 +74,11 @@ export function presentNow(dir: DirRef, name: string): boolean {
 
 /** The directory's entries, following nothing, after its checks; sorted by name. */
 export async function listIn(dir: DirRef): Promise<DirEntry[]> {
+  return listNow(dir);
+}
+
+/** listIn, synchronously (one getdents loop: a consumer lists a job directory per claim without a promise). */
+export function listNow(dir: DirRef): DirEntry[] {
   dir.check();
   return listEntries(readsOf(dir.options.fs), dir.base, dir.path);
 }
@@ -110,6 +120,11 @@ export async function statEntry(path: string, options: SafeFsOptions = {}): Prom
  * Anything in the way that is not a directory reads as absent.
  */
 export async function entryPresent(path: string, options: SafeFsOptions = {}): Promise<boolean> {
+  return entryPresentNow(path, options);
+}
+
+/** entryPresent, synchronously: a lstat needs no promise (see statNow). */
+export function entryPresentNow(path: string, options: SafeFsOptions = {}): boolean {
   return lstatIfExists(readsOf(options.fs), path) !== undefined;
 }
 

@@ -183,7 +183,12 @@ export async function listJob(queue: Queue, id: string): Promise<JobFiles> {
 
 /** listJob through a handle the caller holds for its visit (model/queue-dirs.ts openJobDir); `gated` when it is jobs/<id>.gated. */
 export async function listJobIn(id: string, handle: Dir, gated = false): Promise<JobFiles> {
-  const listing = classifyJob(id, await handle.list()) as JobFiles & { dir: string; handle: Dir; gated: boolean };
+  return listJobNow(id, handle, gated);
+}
+
+/** listJobIn, synchronously: one listing of the directory a visit holds (a consumer's walk lists a job per claim without a promise). */
+export function listJobNow(id: string, handle: Dir, gated = false): JobFiles {
+  const listing = classifyJob(id, handle.listNow()) as JobFiles & { dir: string; handle: Dir; gated: boolean };
   listing.dir = handle.path;
   listing.handle = handle;
   listing.gated = gated;
@@ -321,6 +326,25 @@ export async function deriveStatus(queue: Queue, files: JobFiles, options: Statu
     if (verdict.kind === 'blocked') return { status: 'blocked', gen, awaiting: verdict.awaiting, findings: [] };
     if (verdict.kind === 'newer' || (verdict.kind === 'cancel' && spec !== undefined)) return { status: 'blocked', gen, findings: [] };
   }
+  return openStatus(queue, files, now, spec, end, options);
+}
+
+/**
+ * deriveStatus where no record needs reading: no receipt, no claim
+ * generation, no gate, and the spec at hand (or none in the directory).
+ * Undefined otherwise: deriveStatus answers then. A consumer's walk judges
+ * a queued job so, without a promise.
+ */
+export function deriveStatusNow(queue: Queue, files: JobFiles, options: StatusOptions = {}): JobStatusView | undefined {
+  if (files.receipt || files.gen > 0 || files.gated || (options.spec === undefined && files.spec)) return undefined;
+  if (files.cancel || files.cancelForce) return { status: 'cancelling', gen: files.gen, findings: [] };
+  return openStatus(queue, files, (options.clock ?? systemClock).nowMs(), options.spec, undefined, options);
+}
+
+/** STATUS-1's last steps, for a job with no open claim and no receipt, whose gate (if any) is open: expired, delayed, retrying or queued. */
+function openStatus(queue: Queue, files: JobFiles, now: number, spec: SpecRecord | undefined, end: EndRecord | undefined, options: StatusOptions): JobStatusView {
+  const gen = files.gen;
+  const withEnd = end === undefined ? {} : { end };
   if (spec !== undefined && spec.queue_deadline_ms !== null && files.execs.size === 0 && now > spec.created_ms + spec.queue_deadline_ms) {
     return { status: 'expired', gen, ...withEnd, findings: [] };
   }

@@ -10,7 +10,7 @@ import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
-import { entryPresent } from '../fs/read.ts';
+import { entryPresent, entryPresentNow } from '../fs/read.ts';
 import { publishRecord, removeTree } from '../fs/write.ts';
 import { encodeRecord, readRecord, type PauseRecord } from '../records/codec.ts';
 import type { Finding } from '../records/findings.ts';
@@ -39,8 +39,9 @@ export async function pauseState(queue: Queue): Promise<PauseState> {
 }
 
 /** Whether the queue is paused now: the cheap check a consumer makes before every scan. */
-export async function isPaused(queue: Queue): Promise<boolean> {
-  return entryPresent(queue.paths.pauseRecord(), queue.fsOptions);
+export function isPaused(queue: Queue): boolean {
+  // Synchronous: one lstat, before every scan of a consumer, needs no promise.
+  return entryPresentNow(queue.paths.pauseRecord(), queue.fsOptions);
 }
 
 export interface PauseOptions {

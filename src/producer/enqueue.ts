@@ -9,7 +9,7 @@ import { wrapIo } from '../fs/io-error.ts';
 import { gatedName, readyEntryName } from '../model/layout.ts';
 import { createReadyEntry } from '../model/ready.ts';
 import { beginOperation, Dir, dirPresent, ensurePrivateDir, moveIn, OpenDir, removeTree, SharedSync, together, writeAll, PRIVATE_FILE_MODE, type SafeHandle } from '../fs/safefs.ts';
-import { encodeBuilt, type JobRequest, type SpecRecord } from '../records/codec.ts';
+import { encodeBuiltSpec, type JobRequest, type SpecRecord } from '../records/codec.ts';
 import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
@@ -21,6 +21,10 @@ import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
+import { enqueueNow, stagingTaken, writeDataFileNow } from './enqueue-now.ts';
+import type { Pending } from './pending.ts';
+import { closeQuietly, createNow, moveNow } from '../fs/held-now.ts';
+import { directHandle } from '../fs/seam.ts';
 
 /** Options of `enqueue`: where defaults come from (cwd, stdin) and the clock. */
 export interface EnqueueOptions extends NormalizeOptions {
@@ -52,7 +56,9 @@ function checkDelay(spec: SpecRecord, source: string): void {
 
 /**
  * The bytes of the spec record (REC-1), built once and written once
- * (encodeBuilt). Every member comes from the request, which ENQ-1 checked
+ * (encodeBuiltSpec: a payload job's spec as one native stringify with its
+ * payload's text spliced in, records/spec-bytes.ts; anything else walked
+ * by encodeBuilt). Every member comes from the request, which ENQ-1 checked
  * against its schema (the same definitions the spec's schema uses), or from
  * this producer: the id and created_ms (checked where they are made, id.ts),
  * its identity (checked in full with its first spec) and the cwd SPEC-2
@@ -61,7 +67,7 @@ function checkDelay(spec: SpecRecord, source: string): void {
 function encodeSpec(spec: SpecRecord, source: string): Buffer {
   try {
     checkCwd(spec.cwd);
-    return encodeBuilt('spec', spec, { expectedJobId: spec.id }, spec.producer);
+    return encodeBuiltSpec(spec, { expectedJobId: spec.id });
   } catch (error) {
     if (!isFsjobError(error)) throw error;
     // Everything in the spec came from the request (or the defaults), so a spec
@@ -86,6 +92,8 @@ function checkCwd(cwd: string): void {
  * promise it returns.
  */
 async function writeDataFile(dir: Dir, name: string, bytes: Uint8Array): Promise<{ handle: SafeHandle }> {
+  // A held directory: created and written by the synchronous road's calls (no promise per step); fsynced by the caller.
+  if (dir instanceof OpenDir) return { handle: directHandle(writeDataFileNow(dir, name, bytes)) };
   const handle = await dir.create(name, PRIVATE_FILE_MODE);
   try {
     await writeAll(handle, bytes);
@@ -126,26 +134,9 @@ function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { jo
   );
 }
 
-/** A job between its request and its publication: what every step below needs. */
-export interface Pending {
-  id: string;
-  spec: SpecRecord;
-  specBytes: Buffer;
-  stdin: Uint8Array | null;
-  source: string;
-  clock: Clock;
-  staging: string;
-  readyEntry: string;
-  /** The staged directory, made and held by step 2 until the rename (step 7) is done. */
-  stagingDir?: Dir;
-  /** When the dedupe hold was taken, on the monotonic clock (DEDUPE-5). */
-  holdTakenMono?: number;
-  /** Published at jobs/<id>.gated (GATE-1): held, or a dependency was not satisfied when looked at. */
-  gated?: boolean;
-}
-
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
 function checkAfter(spec: SpecRecord, source: string): void {
+  if (spec.after === undefined) return;
   const seen = new Set<string>();
   for (const [index, dependency] of dependenciesOf(spec).entries()) {
     if (seen.has(dependency.job_id)) {
@@ -212,14 +203,7 @@ export async function stage(queue: Queue, job: Pending): Promise<void> {
       // An IO failure after the mkdir (the chmod, the re-check) leaves a
       // directory that is ours; a refusal means what is there is not ours.
       if (isFsjobError(error, 'IO')) staged = true;
-      if (isFsjobError(error, 'EXISTS')) {
-        throw new FsjobError('EXISTS', `${staging} already exists although ${id} is a fresh id; something else uses that name. Remove it if it is stale (TEMP-1)`, {
-          path: staging,
-          jobId: id,
-          clause: 'ENQ-6',
-        });
-      }
-      throw error;
+      throw isFsjobError(error, 'EXISTS') ? stagingTaken(job) : error;
     }
     job.stagingDir = dir;
     staged = true;
@@ -234,11 +218,20 @@ export async function stage(queue: Queue, job: Pending): Promise<void> {
       for (const file of files) await file.handle.close().catch(() => undefined);
       throw error;
     }
-    await together([...files.map((file) => syncAndClose(dir, file.name, file.handle)), () => dir.fsync()]);
+    await together([...files.map((file) => syncAndClose(dir, file.name, file.handle)), () => syncStaged(dir)]);
   } catch (error) {
     job.stagingDir?.close();
     await unstage(queue, staged ? staging : undefined, undefined);
     throw error;
+  }
+}
+
+/** PUB-5's fsync of the staged directory, its failure named as enqueue-now.ts names it. */
+async function syncStaged(dir: Dir): Promise<void> {
+  try {
+    await dir.fsync();
+  } catch (error) {
+    throw wrapIo(error, dir.path, 'fsync of directory', 'PUB-5');
   }
 }
 
@@ -271,7 +264,9 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     }
     // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
     // a consumer rebuilds lost entries from jobs/ (READY-4).
-    await createReadyEntry(queue, spec.priority, id);
+    const ready = queueDir(queue, 'ready');
+    if (ready instanceof OpenDir) closeQuietly(createNow(ready, readyEntryName(spec.priority, id)));
+    else await createReadyEntry(queue, spec.priority, id);
     readyCreated = true;
     // DEDUPE-5: past DEDUPE_STAGE_MAX the hold no longer counts for other
     // producers (DEDUPE-3), so publishing now could share the key: refuse.
@@ -291,17 +286,29 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
     if (job.gated === true && (await dirPresent(queue.paths.job(id), queue.fsOptions))) {
       throw new FsjobError('EXISTS', `${queue.paths.job(id)} already exists; a staged job never shares its id. Pick a new id.`, { path: queue.paths.job(id), jobId: id, clause: 'GATE-1' });
     }
-    await moveIn(queueDir(queue, 'tmp'), id, queueDir(queue, 'jobs'), name, job.stagingDir instanceof OpenDir);
+    const tmp = queueDir(queue, 'tmp');
+    const jobs = queueDir(queue, 'jobs');
+    if (tmp instanceof OpenDir && jobs instanceof OpenDir && job.stagingDir instanceof OpenDir) moveNow(tmp, id, jobs, name);
+    else await moveIn(tmp, id, jobs, name, job.stagingDir instanceof OpenDir);
   } catch (error) {
-    const published = !(await dirPresent(staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
-    if (!published) {
-      await unstage(queue, staging, readyEntry);
-      throw error;
-    }
-    // The rename happened although it reported a failure: the job is
-    // published, and step 8 decides whether it may be reported.
+    await afterFailedMove(queue, job, target, error);
   } finally {
     job.stagingDir?.close();
+  }
+}
+
+/**
+ * A rename (step 7) that reported a failure: when the staged directory is
+ * still there or the target is not, nothing was published, so what was
+ * staged is removed (ENQ-6) and the failure thrown. Otherwise the rename
+ * happened although it reported a failure: the job is published, and step 8
+ * decides whether it may be reported.
+ */
+async function afterFailedMove(queue: Queue, job: Pending, target: string, error: unknown): Promise<void> {
+  const published = !(await dirPresent(job.staging, queue.fsOptions).catch(() => true)) && (await dirPresent(target, queue.fsOptions).catch(() => false));
+  if (!published) {
+    await unstage(queue, job.staging, job.readyEntry);
+    throw error;
   }
 }
 
@@ -332,13 +339,17 @@ export async function makeDurable(queue: Queue, job: Pending): Promise<void> {
   try {
     await publicationSync(queue).after();
   } catch (error) {
-    // The job is visible but not proven durable, so it must not be reported as accepted.
-    throw new FsjobError(
-      'IO',
-      `job ${job.id} was published in ${queue.paths.job(job.id)} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${job.id})`,
-      { path: queue.paths.dir('jobs'), jobId: job.id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
-    );
+    throw notDurable(queue, job, error);
   }
+}
+
+/** ENQ-4: the job is visible but not proven durable, so it must not be reported as accepted. */
+function notDurable(queue: Queue, job: Pending, error: unknown): FsjobError {
+  return new FsjobError(
+    'IO',
+    `job ${job.id} was published in ${queue.paths.job(job.id)} but fsync of jobs/ failed (ENQ-4), so it may not survive a crash: ${error instanceof Error ? error.message : String(error)}. Check the disk; the job stays queued unless it vanished (fsjob status ${job.id})`,
+    { path: queue.paths.dir('jobs'), jobId: job.id, clause: 'ENQ-4', errno: isFsjobError(error) ? (error.errno ?? 'EIO') : 'EIO', cause: error },
+  );
 }
 
 /**
@@ -350,12 +361,43 @@ export async function publishJob(queue: Queue, normalized: NormalizedRequest, op
   const operation = beginOperation();
   try {
     const job = prepare(queue, normalized, await selfIdentity(), options);
-    await stage(queue, job);
-    await holdIndexPublish(queue, job);
-    await makeDurable(queue, job);
+    let now: boolean;
+    try {
+      now = enqueueNow(queue, job);
+    } catch (error) {
+      await afterNowFailure(queue, job, error);
+      now = false; // published although its rename reported a failure: step 8 by the road below
+    }
+    if (!now) {
+      if (job.now === undefined) {
+        await stage(queue, job);
+        await holdIndexPublish(queue, job);
+      }
+      await makeDurable(queue, job);
+    }
     return { id: job.id, spec: plainPayload(job.spec), gated: job.gated === true };
   } finally {
     operation();
+  }
+}
+
+/**
+ * A failure of the synchronous road (enqueue-now.ts), handled as the steps
+ * of this file handle their own: what was staged removed (ENQ-6), a rename
+ * that reported a failure judged by its outcome (returns when the job was
+ * published), a failed fsync of jobs/ reported as ENQ-4.
+ */
+async function afterNowFailure(queue: Queue, job: Pending, error: unknown): Promise<void> {
+  switch (job.now) {
+    case 'staged':
+      await unstage(queue, job.staging, undefined);
+      throw error;
+    case 'moving':
+      return afterFailedMove(queue, job, queue.paths.job(job.id), error);
+    case 'renamed':
+      throw notDurable(queue, job, error);
+    default:
+      throw error;
   }
 }
 

@@ -20,7 +20,8 @@ import { beginOperation } from '../fs/safefs.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
-import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions, type Pending } from './enqueue.ts';
+import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions } from './enqueue.ts';
+import type { Pending } from './pending.ts';
 import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
 

@@ -14,6 +14,7 @@ import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
 import { RawJson, stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
+import { LONE_SURROGATE_ESCAPE } from '../records/spec-bytes.ts';
 import { ENV_NAME, HANDLER, LABEL_NAME, PLAIN_INTEGERS, plainMap, plainObject, plainString } from '../records/plain-spec.ts';
 import { KILL_GRACE_DEFAULT, NEST_MAX, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
@@ -163,8 +164,6 @@ export function normalizeRequest(request: unknown, options: NormalizeOptions = {
   return normalizeChecked(plainRequest(request) ?? checkRequestValue(request, source, options.nameField), options);
 }
 
-/** What JSON.stringify writes for a lone surrogate (and, harmlessly, for a text holding a backslash then "ud800"). */
-const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/;
 /** A payload text this long may not be checked here: the request could pass REQUEST_MAX, which only the full check measures. */
 const PLAIN_PAYLOAD_MAX = Math.floor((REQUEST_MAX - 65_536) / 3);
 

@@ -24,6 +24,7 @@ import { basename, dirname } from 'node:path';
 import { Dir, type ReadBoundedOptions } from '../fs/safefs.ts';
 import { type DocumentType, memberFindings, type RecordType, type SchemaError, schemaErrors, schemaFindings } from './schemas.ts';
 import { plainSpec } from './plain-spec.ts';
+import { builtSpecBytes } from './spec-bytes.ts';
 
 export { parseRecordBytes, serializeRecord } from './json.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
@@ -347,10 +348,17 @@ export async function readRecordIn<T extends DocumentType>(
   type: T,
   options: CheckOptions & { allowMissing?: boolean } = {},
 ): Promise<Inspection<DocumentByType[T]> | undefined> {
+  return readRecordNow(dir, name, type, options);
+}
+
+/** readRecordIn, synchronously: its read and its check are synchronous calls (a consumer reads a spec per job without a promise). */
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options: CheckOptions & { allowMissing: true }): Inspection<DocumentByType[T]> | undefined;
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options?: CheckOptions & { allowMissing?: boolean }): Inspection<DocumentByType[T]>;
+export function readRecordNow<T extends DocumentType>(dir: Dir, name: string, type: T, options: CheckOptions & { allowMissing?: boolean } = {}): Inspection<DocumentByType[T]> | undefined {
   const { allowMissing, ...check } = options;
   let bytes: Buffer | undefined;
   try {
-    bytes = await dir.read(name, maxBytesOf(type), { allowMissing: allowMissing === true });
+    bytes = dir.readNow(name, maxBytesOf(type), { allowMissing: allowMissing === true });
   } catch (error) {
     const code = isFsjobError(error) ? REFUSALS[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;
@@ -365,4 +373,19 @@ export async function readRecordIn<T extends DocumentType>(
   }
   if (bytes === undefined) return undefined;
   return inspectRecord(type, bytes, { ...check, path: check.path ?? dir.entry(name) });
+}
+
+/**
+ * encodeBuilt for a spec its producer built (src/producer/enqueue.ts): the
+ * bytes of builtSpecBytes (spec-bytes.ts) where it vouches for them and the
+ * producer's identity was checked with an earlier spec; encodeBuilt
+ * otherwise, which checks that identity and walks the whole spec.
+ * FSJOB_CHECK_WRITES=1 checks every spec in full, as it does every record.
+ */
+export function encodeBuiltSpec(spec: RecordByType['spec'], options: CheckOptions = {}): Buffer {
+  if (!CHECK_WRITES && checkedIdentities.has(spec.producer)) {
+    const bytes = builtSpecBytes(spec as unknown as Record<string, unknown>);
+    if (bytes !== undefined) return bytes;
+  }
+  return encodeBuilt('spec', spec, options, spec.producer);
 }

@@ -218,10 +218,13 @@ function nestsWithin(bytes: Uint8Array, limit: number): boolean {
   return true;
 }
 
-/** Integers written without an exponent outside payload/result, and nesting within NEST_MAX (the record is depth 1). */
+/** Integers written without an exponent outside payload/result, and nesting within NEST_MAX there (the record is depth 1; compactValue bounded all nesting before). */
 function plainNumbers(value: unknown, depth: number, free: boolean): boolean {
   if (typeof value === 'number') return free || (Number.isInteger(value) && Math.abs(value) < EXPONENT_FROM);
   if (typeof value !== 'object' || value === null) return true;
+  // Below payload or result any JSON number stands (REC-1), and compactValue bounded the nesting before
+  // (fewBrackets, nestsWithin): nothing is left to look at there, however large a payload is.
+  if (free) return true;
   if (depth > NEST_MAX) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (!plainNumbers(item, depth + 1, free)) return false;
