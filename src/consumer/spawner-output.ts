@@ -2,7 +2,7 @@
  * The output FIFOs of one attempt of a worker's spawner (spawner.ts): read
  * to their end at once for a command that ended soon after its release, as
  * streams for one still running (STREAM_AFTER_MS says why;
- * spec/design-spawner-costs.md, the second pass, what it saved).
+ * spec/design-command-worker-costs.md, the second pass, what it saved).
  */
 import { closeSync, readSync } from 'node:fs';
 import net from 'node:net';
