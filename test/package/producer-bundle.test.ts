@@ -15,11 +15,13 @@ import { build, type Metafile } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * A bound, not a measurement: the whole entry bundles to about 321 KB (239 KB
- * for an app that only enqueues); the compiled validators alone are 739 KB, so
- * a bundle that took them in would be over a megabyte.
+ * A bound, not a measurement: the whole entry bundles to about 341 KB (257 KB
+ * for an app that only enqueues; the synchronous roads of the hot path,
+ * enqueue-now.ts and the *Soon publications, added 12 KB); the compiled
+ * validators alone are 739 KB, so a bundle that took them in would be over a
+ * megabyte.
  */
-const ENTRY_MAX_BYTES = 340_000;
+const ENTRY_MAX_BYTES = 360_000;
 
 const NEVER: readonly [RegExp, string][] = [
   [/^src\/records\/generated\/validators\.js$/, "ajv's compiled validators"],
