@@ -181,12 +181,12 @@ export async function claimNextIn(
   look: PoolLook = {},
   pipeline?: ClaimPipeline,
 ): Promise<SelectResult> {
-  // A worker with claims in flight lets the event loop run once before each scan. The walk's reads are synchronous
-  // (cpu24e's sixth pass), so a scan no longer yields by itself, and the loop starts scan after scan while slots are
-  // free: what the claims in flight and the view wait for (the pool's fsync callbacks, watch events) then waited too.
-  // Measured (one consumer process at concurrency 16 beside an enqueueBatch producer, 1,000 jobs, fresh ext4): 239 to
-  // 330 jobs/s without this turn, 530 to 810 with it or with the reads on the pool as before; at concurrency 1 there is
-  // no pipeline, and nothing changes.
+  // A worker with claims in flight lets the event loop run once before each scan (spec/design-consumer-pool.md). The
+  // walk's reads are synchronous (design-hot-path-costs.md, the sixth pass), so a scan no longer yields by itself, and
+  // the loop starts scan after scan while slots are free: what the claims in flight and the view wait for (the pool's
+  // fsync callbacks, watch events) then waited too. Measured (one consumer process at concurrency 16 beside an
+  // enqueueBatch producer, 1,000 jobs, fresh ext4): 239 to 330 jobs/s without this turn, 858 to 864 with it (645 to 755
+  // with the reads on the pool, before). At concurrency 1 there is no pipeline, and nothing changes.
   if (pipeline !== undefined) await new Promise<void>((resolve) => setImmediate(resolve));
   // PAUSE-1: while pause.json exists nothing is claimed; one lstat per scan.
   if (isPaused(queue)) return { result: null, retryAtMs: null, watchMs: null, notBeforeMs: null, paused: true, raced: 0, claimingMs: null, started: false };
