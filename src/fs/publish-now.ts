@@ -64,6 +64,22 @@ export function badTargetNow(ref: DirRef, name: string): Stats | undefined {
   return stats;
 }
 
+/**
+ * The look before a publish, on both roads (publishNow here, write.ts's for
+ * the others): a symlink or non-regular entry at the name is refused, and a
+ * record to be linked whose name is taken fails EXISTS before a temp file is
+ * made; a rename always looks, a link unless `lookFirst` is false. The target
+ * path, as messages name it.
+ */
+export function lookBeforePublish(ref: DirRef, name: string, placement: 'link' | 'rename', lookFirst: boolean): string {
+  const target = ref.entry(name);
+  if (placement === 'rename' || lookFirst) {
+    const existing = badTargetNow(ref, name);
+    if (existing !== undefined && placement === 'link') throw recordExists(target);
+  }
+  return target;
+}
+
 /** PUB-3's refusal of a link that failed with anything but EEXIST (FS-2 names a filesystem's lack). */
 export function linkRefusal(error: unknown, target: string): FsjobError {
   return filesystemLack(error, 'link', target) ?? wrapIo(error, target, 'linking record into place', 'PUB-3');
@@ -95,11 +111,7 @@ type TempStep = 'chmod of temp file' | 'writing temp file' | 'fsync of temp file
  */
 export function publishNow(ref: DirRef, fd: number, name: string, data: string | Buffer, placement: 'link' | 'rename', lookFirst: boolean): string {
   validateEntryName(name, true);
-  const target = ref.entry(name);
-  if (placement === 'rename' || lookFirst) {
-    const existing = badTargetNow(ref, name);
-    if (existing !== undefined && placement === 'link') throw recordExists(target);
-  }
+  const target = lookBeforePublish(ref, name, placement, lookFirst);
   const tempName = `.${name}.${randomHex(8)}`;
   const tempAt = ref.at(tempName);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;

@@ -29,7 +29,7 @@ import { DirRef, checkDirInside, type SafeFsOptions } from './chain.ts';
 import { wrapIo } from './io-error.ts';
 import { filesystemLack, holdsOwnRecord } from './fs-lack.ts';
 import { fsyncFd, inlineNow } from './flush.ts';
-import { badTargetNow, fileModeNeedsChmod, linkRefusal, publishNow, renameRefusal, writeAllNow } from './publish-now.ts';
+import { badTargetNow, fileModeNeedsChmod, linkRefusal, lookBeforePublish, publishNow, renameRefusal, writeAllNow } from './publish-now.ts';
 import { directFdOf, directFs, directHandle, type SafeFsSeam, type SafeHandle } from './seam.ts';
 import { lstatOrMissing, readsOf } from './steps.ts';
 
@@ -186,11 +186,7 @@ async function publishLater(ref: DirRef, name: string, data: string | Buffer, pl
   validateEntryName(name, true);
   const fs = seamOf(ref.options);
   ref.check();
-  const target = ref.entry(name);
-  if (placement === 'rename' || options.lookFirst !== false) {
-    const existing = badTargetNow(ref, name);
-    if (existing !== undefined && placement === 'link') throw recordExists(target);
-  }
+  const target = lookBeforePublish(ref, name, placement, options.lookFirst !== false);
 
   const tempName = `.${name}.${randomHex(8)}`;
   const temp = ref.entry(tempName);

@@ -71,18 +71,11 @@ export interface Claimant {
  * it is ours; false when another process linked it first (EXISTS). The caller
  * judged that generation gen - 1 may be broken (CLAIM-3) and that gen is
  * within GEN_MAX. `commitTurn`: where a consumer with several claims in
- * flight waits to link this one in its order (PublishOptions).
+ * flight waits to link this one in its order (PublishOptions). The arguments
+ * are publishClaimSoon's: queue, id, gen, claimant, claimedMs, dir, commitTurn.
  */
-export async function publishClaim(
-  queue: Queue,
-  id: string,
-  gen: number,
-  claimant: Claimant,
-  claimedMs: number,
-  dir: Dir = jobDir(queue, id),
-  commitTurn?: CommitTurn,
-): Promise<boolean> {
-  return await publishClaimSoon(queue, id, gen, claimant, claimedMs, dir, commitTurn);
+export async function publishClaim(...args: Parameters<typeof publishClaimSoon>): Promise<boolean> {
+  return await publishClaimSoon(...args);
 }
 
 /** publishClaim, done before it returns where publish-now.ts's road is open (no commit turn, fsyncs inline), else its promise. */
