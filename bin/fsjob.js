@@ -18,7 +18,8 @@
 // node starts a CommonJS script sooner. It loads the built command with
 // require(), which runs it in this process at once. inputs.mjs is an ES
 // module without top-level await: require() loads it synchronously,
-// without the pool. The sources through tsx run with libuv's default pool.
+// without the pool (node 20.19 and later, without a warning). The sources
+// through tsx run with libuv's default pool.
 'use strict';
 const { builtKey, distIsCurrent } = require('../tools/build/inputs.mjs');
 

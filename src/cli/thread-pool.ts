@@ -21,10 +21,12 @@ const LIBUV_DEFAULT = 4;
 
 /**
  * The most threads `fsjob work` asks for. Measured on a 2-core machine
- * (spec/design-hot-path.md): beyond it a wider pool ran no faster and
- * spent more CPU per job switching threads.
+ * (spec/design-hot-path.md, "Pool size"): 32 threads ran no faster than 16
+ * at --concurrency 32 or 64, and a wider pool wakes more threads for the
+ * same fsyncs. A machine with more cores may want more: UV_THREADPOOL_SIZE
+ * says so.
  */
-export const POOL_CAP = 32;
+export const POOL_CAP = 16;
 
 /** The pool a Worker running `concurrency` jobs at once gets: a thread per job, at least libuv's 4, at most POOL_CAP. */
 export function poolSizeFor(concurrency: number): number {
