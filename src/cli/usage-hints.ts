@@ -3,7 +3,9 @@
  * "Unknown arguments: l, a" for `fsjob enqueue ls -la` (it read the job's
  * options as fsjob's) and "Unknown argument: max-attempt" for a misspelt
  * option; here the first becomes "put the command after --" and the second
- * gets "did you mean --max-attempts?". main.ts pins yargs to English, so
+ * gets "did you mean --max-attempts?"; an option given no value (yargs:
+ * "Not enough arguments following: priority") and an unknown command (yargs:
+ * "Did you mean logs?" alone) are named as such. main.ts pins yargs to English, so
  * its message names the unknown options in a known form; every other
  * message passes unchanged.
  */
@@ -22,6 +24,8 @@ export interface KnownOptions {
 const TAKES_A_COMMAND = new Set(['enqueue']);
 
 const UNKNOWN = /^Unknown arguments?: (.+)$/;
+const NO_VALUE = /^Not enough arguments following: (.+)$/;
+const SUGGESTED = /^Did you mean (\S+)\?$/;
 
 function dashed(name: string): string {
   return name.length === 1 ? `-${name}` : `--${name}`;
@@ -82,6 +86,13 @@ function givenAsOption(name: string, argv: readonly string[]): boolean {
 
 /** `message` (a usage error of yargs) with what to do about it, for `fsjob <argv>`. */
 export function explainUsage(message: string, argv: readonly string[], options: KnownOptions | undefined): string {
+  // requiresArg (option-values.ts): "Not enough arguments following: priority".
+  const bare = NO_VALUE.exec(message);
+  if (bare !== null) return `${dashed(bare[1] as string)} needs a value (a value that starts with "-" goes as ${dashed(bare[1] as string)}=VALUE)`;
+  // recommendCommands: "Did you mean logs?" alone, for `fsjob bogus`; the word it could not run is named.
+  const suggested = SUGGESTED.exec(message);
+  const at = commandIndex(argv);
+  if (suggested !== null && at !== -1) return `unknown command ${JSON.stringify(argv[at])}; did you mean fsjob ${suggested[1] as string}?`;
   const match = UNKNOWN.exec(message);
   if (match === null || options === undefined) return message;
   const given = (match[1] as string).split(', ');
