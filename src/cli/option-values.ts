@@ -7,7 +7,9 @@
  * or `--priority ""` (a shell variable that was empty) as 0: a job enqueued
  * or a worker started with a setting the user did not write. requiresArg
  * makes the first a usage error (usage-hints.ts says it in fsjob's terms);
- * an empty text given to a number option is refused here.
+ * an empty text given to a number option is refused here, and one given to
+ * --queue, which would otherwise mean the default queue (enqueue) or the
+ * current directory (work): `-q "$QUEUE"` with QUEUE unset.
  */
 import type { Argv } from 'yargs';
 import { FsjobError } from '../base/errors.ts';
@@ -32,8 +34,8 @@ function spellings(key: string, options: OptionKinds): string[] {
 /**
  * Marks every option of `yargs` that takes a value (not a boolean, a count
  * or one of `command`'s positionals) as requiring one, and refuses an empty
- * text for a number option in `argv` (the words before "--"); returns
- * `yargs`.
+ * text for a number option or --queue in `argv` (the words before "--");
+ * returns `yargs`.
  */
 export function requireOptionValues(yargs: Argv, command: string, argv: readonly string[]): Argv {
   const options = (yargs as unknown as { getOptions(): OptionKinds }).getOptions();
@@ -43,10 +45,11 @@ export function requireOptionValues(yargs: Argv, command: string, argv: readonly
   if (valued.length > 0) yargs.requiresArg(valued);
   const end = argv.indexOf('--');
   const own = end === -1 ? argv : argv.slice(0, end);
-  for (const key of options.number) {
+  const emptyRefused = [...options.number.map((key) => [key, 'give a number'] as const), ...(valued.includes('queue') ? [['queue', 'name the queue directory'] as const] : [])];
+  for (const [key, what] of emptyRefused) {
     for (const name of spellings(key, options)) {
       const at = own.findIndex((word, i) => word === `${name}=` || (word === name && own[i + 1] === ''));
-      if (at !== -1) throw new FsjobError('USAGE', `--${key} was given an empty value; give a number (or leave the option out for its default)`);
+      if (at !== -1) throw new FsjobError('USAGE', `--${key} was given an empty value; ${what}, or leave the option out for its default`);
     }
   }
   return yargs;

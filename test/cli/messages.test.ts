@@ -129,7 +129,7 @@ messages('a number option given a word: USAGE that names the option and never qu
 });
 
 messages('an option given no value (--priority -- cmd, --cwd before another option, --concurrency at the end) or an empty one (--priority=, --cwd ""): USAGE, exit 2, nothing enqueued or claimed', async () => {
-  const { queue, run } = await setup();
+  const { dir, queue, run } = await setup();
   const lines = [
     ['--priority', '--', 'true'],
     ['--max-attempts', '--', 'true'],
@@ -146,6 +146,12 @@ messages('an option given no value (--priority -- cmd, --cwd before another opti
     assert.equal([refusalOf(refused).code, refusalOf(refused).exit_status], ['USAGE', 2], `enqueue ${line.join(' ')}`);
   }
   assert.equal(await jobsIn(queue), [], 'nothing enqueued');
+  // -q "$QUEUE" with QUEUE empty: not $FSJOB_QUEUE's queue (nor the default, nor the current directory) in its place.
+  for (const args of [['enqueue', '-q', '', '--json', '--', 'true'], ['enqueue', '--queue=', '--json', '--', 'true'], ['status', '-q', '', '--json']]) {
+    const refused = await runFsjob(args, { cwd: dir, env: { FSJOB_QUEUE: queue } });
+    assert.equal([refused.status, refusalOf(refused).code], [2, 'USAGE'], `fsjob ${args.join(' ')}: ${refused.stderr}`);
+  }
+  assert.equal(await jobsIn(queue), [], 'nothing enqueued in $FSJOB_QUEUE');
   // A negative number is a value, not an option.
   const negative = await run(['enqueue', '--queue', queue, '--json', '--priority', '-5', '--', 'true']);
   assert.is(negative.status, 0, negative.stderr);
