@@ -184,9 +184,9 @@ function wantsVerbose(argv: readonly string[]): boolean {
   return ownArgs(argv).some((arg) => arg === '--verbose' || arg === '-v');
 }
 
-/** Whether argv asks for help, the one time yargs lays text out in columns. */
+/** Whether argv asks for help, the one time yargs lays text out in columns; yargs takes the word help (fsjob help, fsjob status help) as asking too. */
 function wantsHelp(argv: readonly string[]): boolean {
-  return ownArgs(argv).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help='));
+  return ownArgs(argv).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help=') || arg === 'help');
 }
 
 /**

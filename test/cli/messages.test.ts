@@ -176,4 +176,12 @@ messages('validate --json of a --queue it cannot audit: the error as JSON on std
   assert.is(refusalOf(await run(['validate', '--queue', join(dir, 'missing'), '--json'])).code, 'NOT_A_QUEUE');
 });
 
+messages('fsjob help and fsjob status help print what --help prints, laid out in the same columns', async () => {
+  const { run } = await setup();
+  for (const [word, flag] of [[['help'], ['--help']], [['status', 'help'], ['status', '--help']]]) {
+    const [asked, flagged] = [await run(word as string[]), await run(flag as string[])];
+    assert.equal([asked.status, asked.stdout], [0, flagged.stdout], `fsjob ${(word as string[]).join(' ')}`);
+  }
+});
+
 messages.run();
