@@ -294,7 +294,7 @@ printf 'ready %s %s\n' "$$" "$C"
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
 declare -A fsjob_ids=() fsjob_dead=()
-fsjob_probe=(-d /proc) fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32 fsjob_look=1
+fsjob_probe="-d /proc" fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32 fsjob_look=1
 # Where /proc hides the processes of other users (hidepid=2 or 4), a gate
 # that became a set-user-ID command has no /proc entry while it runs, and
 # `wait` would block on it: there the reap asks bash for its jobs instead.
@@ -308,7 +308,7 @@ fsjob_start() {
   (fsjob_lead "$@") 2>&8 8>&- <"$3" 9<>"$6" 3<"$6" 9>&- 9<>"$4" 5>"$4" 9>&- 9<>"$5" 4>"$5" 9>&- 6</proc/self/stat &
   set +m
   fsjob_ids[$!]=$1
-  fsjob_probe+=(-a -e "/proc/$!")
+  fsjob_probe+=" -a -e /proc/$!"
 }
 
 # The gate: its descriptors were opened by the redirections of its own
@@ -335,10 +335,10 @@ fsjob_reap() {
   jobs -n -l
   fsjob_list=
   [ -z "$fsjob_hidden" ] || ! jobs -p >"$FSJOB_SPAWNER_DIR/jobs" || ! mapfile -t fsjob_jobs <"$FSJOB_SPAWNER_DIR/jobs" || fsjob_list=" ${fsjob_jobs[*]} "
-  fsjob_probe=(-d /proc) fsjob_out=
+  fsjob_probe="-d /proc" fsjob_out=
   for fsjob_pid in "${!fsjob_ids[@]}"; do
     if [[ -z ${fsjob_dead[$fsjob_pid]-} && ( -z $fsjob_list && -e /proc/$fsjob_pid || $fsjob_list == *" $fsjob_pid "* ) ]]; then
-      fsjob_probe+=(-a -e "/proc/$fsjob_pid")
+      fsjob_probe+=" -a -e /proc/$fsjob_pid"
     else
       wait "$fsjob_pid"
       fsjob_out+="x ${fsjob_ids[$fsjob_pid]} $fsjob_pid $?
@@ -406,7 +406,7 @@ while :; do
     # under one redirection (each costs some eight system calls; a wake-up
     # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
     # One `kill` of every pid would not do: it succeeds when any one is sent.
-    [ -z "$fsjob_look" ] || [ "${fsjob_probe[@]}" ] || fsjob_reap
+    [ -z "$fsjob_look" ] || [ $fsjob_probe ] || fsjob_reap
     fsjob_look=1
     eval fsjob_poll
     if [ -z "$fsjob_first" ]; then
