@@ -54,8 +54,8 @@
 # blocks SIGCHLD while `read` waits, so no trap can end the read), 1 ms at
 # a time after the worker prompts it (an empty request: at each release and
 # when a running command's outputs reach end of file), slower the longer
-# nothing happens, 128 ms while no gate was released, and after each read
-# reports the gates that ended (fsjob_reap). A
+# nothing happens, 128 ms while no gate was released, and after each
+# prompt and each timeout reports the gates that ended (fsjob_reap). A
 # spawner that dies takes the exit statuses of its bash gates with it: the
 # worker ends those attempts as a dead owner's (spec/design-spawner.md, 7).
 # The bash chain costs a fork and an exec where the sh chain costs a fork
@@ -286,11 +286,13 @@ printf 'ready %s %s\n' "$$" "$C"
 # fsjob_start ID CWD STDIN OUT ERR RELEASE N NAME... NAME=VALUE... ARGV...
 # forks the gate (fsjob_lead) in a group of its own and keeps its pid until
 # fsjob_reap reports how it ended: `jobs -n -l` (a job that ended by SIGINT
-# or SIGPIPE has no line), then an `x` line per gate gone from the job
-# table, with `wait`'s status (the job is done: `wait` returns at once).
-# The jobs still there are listed through a file (no fork to capture them):
-# a gate that ended after that list is reaped at the next round. No CHLD
-# trap: bash runs none while `read` waits (it blocks SIGCHLD there).
+# or SIGPIPE has no line), then an `x` line per gate that bash reaped, with
+# `wait`'s status (the job is done: `wait` returns at once). A gate bash
+# reaped has no /proc/<pid> any more (a zombie still has one); pids are
+# handed out in turn, so none is reused this soon. fsjob_probe holds the
+# test of every running gate's /proc entry, one `[` for all of them (a
+# `kill -0` each cost three system calls and a redirection for its error).
+# No CHLD trap: bash runs none while `read` waits (it blocks SIGCHLD there).
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
 declare -A fsjob_ids=() fsjob_dead=()
@@ -314,10 +316,11 @@ fsjob_start() {
 # The gate: its descriptors were opened by the redirections of its own
 # subshell (in the gate, after the fork, none saved to be restored: a
 # redirection of a command in the gate costs five system calls more): the
-# stdin of the job as 0, the stdout FIFO as 1, /dev/null as 2 until the exec
-# (what cd and export complain of is no line of the job), the release as
-# 3, the stderr FIFO as 4, the reply channel as 5, its own stat as 6
-# (/proc/self, opened by the gate). A redirection that fails ends the gate
+# stdin of the job as 0, the reply channel as 1 (that of the spawner: the
+# report needs no redirection), /dev/null as 2 until the exec (what cd and
+# export complain of is no line of the job; the copy of the spawner, 8, closed),
+# the release as 3, the stderr FIFO as 4, the stdout FIFO as 5, its own stat
+# as 6 (/proc/self, opened by the gate). A redirection that fails ends the gate
 # with status 1 before it reports: nothing ran, and the worker reads its
 # `x` line. It reports from inside its group with its start (field 22 of
 # its stat; none where the comm holds a space, and the worker reads it
@@ -333,6 +336,10 @@ fsjob_lead() {
 
 fsjob_reap() {
   jobs -n -l
+  # fsjob_list: the list bash keeps of the jobs still there, through a file (no
+  # fork to capture it), only where /proc hides processes (fsjob_hidden) and
+  # the file can be written; else a gate is up while its /proc entry is
+  # there. A zombie that fsjob_zombies found (fsjob_dead) is reaped either way.
   fsjob_list=
   [ -z "$fsjob_hidden" ] || ! jobs -p >"$FSJOB_SPAWNER_DIR/jobs" || ! mapfile -t fsjob_jobs <"$FSJOB_SPAWNER_DIR/jobs" || fsjob_list=" ${fsjob_jobs[*]} "
   fsjob_probe="-d /proc" fsjob_out=
@@ -401,11 +408,11 @@ fsjob_poll() {
 # and then nothing tells the part from a whole.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
-    # The full listing only once the pid of a gate is gone (bash reaped it; a
-    # kill refused as EPERM lists too): one kill per running gate otherwise,
-    # under one redirection (each costs some eight system calls; a wake-up
-    # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
-    # One `kill` of every pid would not do: it succeeds when any one is sent.
+    # The look for ended gates after a prompt or a timeout, not after a
+    # request (a request ends no gate, and one follows another at a burst):
+    # one `[` of the /proc entry of every gate (fsjob_probe, split by the shell:
+    # its words are options and /proc paths, nothing to glob), the reap once
+    # one is gone.
     [ -z "$fsjob_look" ] || [ $fsjob_probe ] || fsjob_reap
     fsjob_look=1
     eval fsjob_poll
