@@ -54,8 +54,8 @@
 # blocks SIGCHLD while `read` waits, so no trap can end the read), 1 ms at
 # a time after the worker prompts it (an empty request: at each release and
 # when a running command's outputs reach end of file), slower the longer
-# nothing happens, 128 ms while no gate was released, and after each
-# prompt and each timeout reports the gates that ended (fsjob_reap). A
+# nothing happens, 128 ms while no gate was released, and after each read
+# reports the gates that ended (fsjob_reap). A
 # spawner that dies takes the exit statuses of its bash gates with it: the
 # worker ends those attempts as a dead owner's (spec/design-spawner.md, 7).
 # The bash chain costs a fork and an exec where the sh chain costs a fork
@@ -296,7 +296,7 @@ printf 'ready %s %s\n' "$$" "$C"
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
 declare -A fsjob_ids=() fsjob_dead=()
-fsjob_probe="-d /proc" fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32 fsjob_look=1
+fsjob_probe="-d /proc" fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
 # Where /proc hides the processes of other users (hidepid=2 or 4), a gate
 # that became a set-user-ID command has no /proc entry while it runs, and
 # `wait` would block on it: there the reap asks bash for its jobs instead.
@@ -358,7 +358,7 @@ fsjob_reap() {
 }
 
 # fsjob_zombies: the gates that ended but that bash did not reap, zombies
-# that `kill -0` finds alive, which bash lists as running. Should SIGCHLD be
+# whose /proc entries stay, which bash lists as running. Should SIGCHLD be
 # blocked again for another cause than the one fsjob_poll puts right, their
 # ends are late, not lost: looked for by their state in /proc once the poll
 # is at 128 ms, every eighth wake-up (a second with no end; never on the
@@ -381,8 +381,8 @@ fsjob_zombies() {
 # 1 ms poll) sets the mask from a variable it never set: stack garbage,
 # SIGCHLD in it about one time in two (bash 5.3 sets it first: "initialize
 # prevset for very short timeouts"). With SIGCHLD blocked for good, bash
-# reaps no gate: a gate that ends stays a zombie, `kill -0` succeeds on a
-# zombie, and its end is never reported (seen on this machine: a worker
+# reaps no gate: a gate that ends stays a zombie, its /proc entry stays,
+# and its end is never reported (seen on this machine: a worker
 # with 16 gates of `true` left zombies for minutes, SIGCHLD pending, the
 # mask a heap address). So after every timeout an arithmetic error (its
 # message to /dev/null) ends the `eval`, and bash restores the mask it saved
@@ -408,13 +408,10 @@ fsjob_poll() {
 # and then nothing tells the part from a whole.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
-    # The look for ended gates after a prompt or a timeout, not after a
-    # request (a request ends no gate, and one follows another at a burst):
-    # one `[` of the /proc entry of every gate (fsjob_probe, split by the shell:
-    # its words are options and /proc paths, nothing to glob), the reap once
-    # one is gone.
-    [ -z "$fsjob_look" ] || [ $fsjob_probe ] || fsjob_reap
-    fsjob_look=1
+    # The look for ended gates: one `[` of the /proc entry of every gate
+    # (fsjob_probe, split by the shell: its words are options and /proc
+    # paths, nothing to glob), the reap once one is gone.
+    [ $fsjob_probe ] || fsjob_reap
     eval fsjob_poll
     if [ -z "$fsjob_first" ]; then
       (( fsjob_rc > 128 )) || break
@@ -428,7 +425,6 @@ while :; do
   fi
   [ "$fsjob_first" != : ] || { fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; continue; }
   IFS= read -r -N 7 fsjob_bytes && IFS= read -r -N "$((10#$fsjob_first$fsjob_bytes))" fsjob_request || break
-  fsjob_look=
   eval "$fsjob_request"
 done
 exit 0

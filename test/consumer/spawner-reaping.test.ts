@@ -1,13 +1,13 @@
 /**
  * bash's spawner reaps its gates itself (spec/design-spawner.md, item 7):
- * bash's SIGCHLD handler reaps a gate that ended, the loop's `kill -0`
- * then fails, and the spawner reports the end. In bash 5.2, a `read -t`
+ * bash's SIGCHLD handler reaps a gate that ended, its /proc entry goes,
+ * the loop's look finds it gone, and the spawner reports the end. In bash 5.2, a `read -t`
  * whose timeout passed before it began to read (a spawner preempted for
  * longer than its poll, on a loaded machine) sets the signal mask from a
  * variable it never set: whatever an earlier call left on the stack, often
  * a heap address, with SIGCHLD in it or not. Blocked, it stays blocked:
- * every gate that ends after that is a zombie, `kill -0` succeeds on a
- * zombie, and no end is reported again (a command job hung in conformance
+ * every gate that ends after that is a zombie, whose /proc entry stays,
+ * and no end is reported again (a command job hung in conformance
  * consumer/concurrency until the runner killed it).
  *
  * The case forces those reads: a clock preloaded into real spawners
