@@ -52,15 +52,21 @@ function arg(name: string, fallback: string): string {
 
 const load = (): string => loadavg().map((v) => v.toFixed(2)).join(' ');
 
+/** The command's sources in a tree, through tsx: bin/fsjob.mts, or bin/fsjob.ts in a revision from before it was renamed. */
+function cliOf(dir: string): string[] {
+  const entry = ['bin/fsjob.mts', 'bin/fsjob.ts'].find((name) => existsSync(path.join(dir, name))) ?? 'bin/fsjob.mts';
+  return [process.execPath, '--import', 'tsx', path.join(dir, entry)];
+}
+
 async function main(): Promise<void> {
   const depths = arg('depths', '100,10000,100000').split(',').map(Number);
   const jobs = Number(arg('jobs', '200'));
   const rounds = Number(arg('rounds', '2'));
   const beforeRev = process.argv.includes('--before') ? execFileSync('git', ['rev-parse', '--short', arg('before', 'HEAD')], { cwd: REPO, encoding: 'utf8' }).trim() : undefined;
-  const variants: { name: string; src: string; cli: string[] }[] = [{ name: 'this checkout', src: path.join(REPO, 'src'), cli: [process.execPath, '--import', 'tsx', path.join(REPO, 'bin/fsjob.ts')] }];
+  const variants: { name: string; src: string; cli: string[] }[] = [{ name: 'this checkout', src: path.join(REPO, 'src'), cli: cliOf(REPO) }];
   if (beforeRev !== undefined) {
     const dir = extract(beforeRev);
-    variants.unshift({ name: `before (${beforeRev})`, src: path.join(dir, 'src'), cli: [process.execPath, '--import', 'tsx', path.join(dir, 'bin/fsjob.ts')] });
+    variants.unshift({ name: `before (${beforeRev})`, src: path.join(dir, 'src'), cli: cliOf(dir) });
   }
   const scratch = path.join(tmpdir(), `fsjob-bench-backlog-${process.pid}`);
   rmSync(scratch, { recursive: true, force: true });

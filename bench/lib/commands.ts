@@ -23,6 +23,15 @@ export function commandJobs(quick: boolean): number {
   return quick ? 20 : 300;
 }
 
+/**
+ * The --concurrency of the single-worker `fsjob work` rows (fsjob.ts),
+ * whose best is issue 29's target 1. Up to 64: the worker sizes libuv's
+ * pool for its concurrency (src/cli/thread-pool.ts: a thread per job, 16
+ * at most), and on the 2-core machine the best N moved between 16, 32 and
+ * 64 from run to run (spec/design-hot-path.md, "Pool size").
+ */
+export const WORK_CONCURRENCY = [2, 4, 8, 16, 32, 64] as const;
+
 export function spawnSystems(n: number): System[] {
   return (['pipe', 'ignore'] as const).map((stdio) => ({
     id: `spawn-${stdio}`,

@@ -15,6 +15,7 @@ import { metered } from './cgroup-cpu.ts';
 import type { Sizes } from './baselines.ts';
 import { ensureDist } from '../../tools/build/build.ts';
 import { CONSUMER_PROCESSES, PROCESS_CONCURRENCY } from './targets-hotpath.ts';
+import { WORK_CONCURRENCY } from './commands.ts';
 
 export const FSJOB_DURABILITY = 'fsync per step (spec/writing.md, spec/producer.md, spec/claim.md and spec/running.md)';
 /** The command in this checkout: it runs dist/, built first here (a JavaScript-only build when a source changed), so no start goes through tsx. */
@@ -213,10 +214,7 @@ export function fsjobCommandSystems(n: number, latencySamples: number): System[]
   return [
     work('fsjob-work-1', 'fsjob work: 1 worker (`--drain`), command `true`', 1, 1),
     work('fsjob-work-2', 'fsjob work: 2 worker processes, command `true`', 2, 1),
-    work('fsjob-work-c2', 'fsjob work: 1 worker with --concurrency 2, command `true`', 1, 2),
-    work('fsjob-work-c4', 'fsjob work: 1 worker with --concurrency 4, command `true`', 1, 4),
-    work('fsjob-work-c8', 'fsjob work: 1 worker with --concurrency 8, command `true`', 1, 8),
-    work('fsjob-work-c16', 'fsjob work: 1 worker with --concurrency 16, command `true`', 1, 16),
+    ...WORK_CONCURRENCY.map((k) => work(`fsjob-work-c${k}`, `fsjob work: 1 worker with --concurrency ${k}, command \`true\``, 1, k)),
     {
       id: 'fsjob-work-latency',
       label: 'fsjob work: enqueue-to-start latency, idle worker (fs.watch wake-up)',

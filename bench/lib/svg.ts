@@ -64,6 +64,8 @@ const SHORT: Record<string, string> = {
   'fsjob-work-c4': 'fsjob work, 1 worker, concurrency 4',
   'fsjob-work-c8': 'fsjob work, 1 worker, concurrency 8',
   'fsjob-work-c16': 'fsjob work, 1 worker, concurrency 16',
+  'fsjob-work-c32': 'fsjob work, 1 worker, concurrency 32',
+  'fsjob-work-c64': 'fsjob work, 1 worker, concurrency 64',
   nq: 'nq (enqueue + run)',
   tsp: 'task-spooler (enqueue + run)',
   fspl: 'filespooler queue-process',

@@ -9,6 +9,7 @@ import { med, type Outcome } from './harness.ts';
 import type { Results } from './report.ts';
 import { byId } from './tables.ts';
 import { formatRate, formatRatio } from './stats.ts';
+import { WORK_CONCURRENCY } from './commands.ts';
 
 export interface Target {
   name: string;
@@ -97,14 +98,15 @@ export function computeTargets(r: Results): Target[] {
     worst === undefined ? undefined : worst < 1,
   );
 
-  // 4. Command jobs: one `fsjob work --concurrency N`, best N of 1, 2, 4, 8, 16, against node spawning `true` serially.
+  // 4. Command jobs: one `fsjob work --concurrency N`, best N of 1 and WORK_CONCURRENCY, against node spawning `true` serially.
   const spawn = med(byId(r.commands, 'spawn-pipe'));
-  const work = best(r.commands, (id) => ['fsjob-work-1', 'fsjob-work-c2', 'fsjob-work-c4', 'fsjob-work-c8', 'fsjob-work-c16'].includes(id));
+  const workIds = ['fsjob-work-1', ...WORK_CONCURRENCY.map((k) => `fsjob-work-c${k}`)];
+  const work = best(r.commands, (id) => workIds.includes(id));
   const c1 = med(byId(r.commands, 'fsjob-work-1'));
   const r4 = div(work?.v, spawn);
   const n = work === undefined ? '?' : work.o.system.id === 'fsjob-work-1' ? '1' : work.o.system.id.slice('fsjob-work-c'.length);
   row(
-    '4. command jobs `true`: one `fsjob work --concurrency N` (best N of 1, 2, 4, 8, 16) ≥ 0.8× node spawning `true` serially',
+    `4. command jobs \`true\`: one \`fsjob work --concurrency N\` (best N of 1, ${WORK_CONCURRENCY.join(', ')}) ≥ 0.8× node spawning \`true\` serially`,
     `${formatRate(work?.v)} (--concurrency ${n}) vs ${formatRate(spawn)} jobs/s; --concurrency 1: ${formatRate(c1)} jobs/s, ${formatRatio(div(c1, spawn))}`,
     r4,
     '≥ 0.8×',

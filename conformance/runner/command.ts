@@ -4,7 +4,7 @@
  * described by a manifest (spec/tools.md, MANIFEST-1), the reference by default.
  *
  * The suite's own command: the CLI (src/cli/main.ts) lists it, and the
- * command's entry (bin/fsjob.ts) hands main this module's loader, so the
+ * command's entry (bin/fsjob.mts) hands main this module's loader, so the
  * library never imports the suite. This module declares the command's
  * options and help; command-run.ts runs the suite, loaded only then (every
  * other fsjob command, and this one's --help, would pay for the whole suite).

@@ -1,6 +1,6 @@
 /**
  * Which command a command line names, found as yargs finds it, before yargs
- * is loaded: the entry (bin/fsjob.ts) chooses the enqueue start-up script
+ * is loaded: the entry (bin/fsjob.mts) chooses the enqueue start-up script
  * by it, and main.ts which lone "-" to keep. yargs takes the first
  * positional argument of the top-level parse as the command, and options may
  * come before it (`fsjob --queue q enqueue -- true`): an option yargs does

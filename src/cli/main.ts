@@ -14,7 +14,7 @@
  * it; nothing here does, so that render is switched off (the layout
  * modules it needs cost more than the rest of yargs). The conformance
  * command is the suite's (conformance/runner/command.ts): the caller hands
- * its loader in (bin/fsjob.ts does), so nothing in src/ imports the suite.
+ * its loader in (bin/fsjob.mts does), so nothing in src/ imports the suite.
  */
 import yargs from 'yargs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
@@ -119,7 +119,7 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   conformance: {
     command: 'conformance',
     describe: 'Test an implementation of the protocol (any language) through a manifest, with crash injection; exit 0 when every MUST case passes',
-    load: () => Promise.reject(new FsjobError('USAGE', 'the conformance suite is not part of this fsjob (its command is conformance/runner/command.ts, which bin/fsjob.ts hands to main)')),
+    load: () => Promise.reject(new FsjobError('USAGE', 'the conformance suite is not part of this fsjob (its command is conformance/runner/command.ts, which bin/fsjob.mts hands to main)')),
   },
   validate: {
     command: 'validate [targets..]',

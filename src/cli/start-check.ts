@@ -4,7 +4,7 @@
  * a module's imports at once), so a process started under a low `ulimit -n`
  * fails half-way with EMFILE, which the loader may report as "Cannot find
  * module"; with very few left, tsx's loader thread cannot start and the
- * process hangs. bin/fsjob.ts asks here first and says, in one line, which
+ * process hangs. bin/fsjob.mts asks here first and says, in one line, which
  * limit is too low.
  *
  * Only node: built-ins here: this module runs before anything else is loaded.

@@ -21,7 +21,7 @@ const NOTE = 'fsjob: dist/ is not built from these sources; running them through
 /** A tree laid out like the checkout whose dist/ answers --version with "from-dist". */
 async function copyOfCheckout(): Promise<string> {
   const dir = await freshDir('launcher');
-  for (const file of ['bin/fsjob.js', 'bin/fsjob.ts', 'tools/build', 'package.json']) await fse.copy(join(ROOT, file), join(dir, file));
+  for (const file of ['bin', 'tools/build', 'package.json']) await fse.copy(join(ROOT, file), join(dir, file));
   for (const name of ['src', 'conformance', 'node_modules']) await symlink(join(ROOT, name), join(dir, name));
   await fse.copy(join(ROOT, 'dist'), join(dir, 'dist'));
   // The command's entry answers --version with the version the build wrote into it.
@@ -65,8 +65,8 @@ launcher('a stale dist/ is not run: the sources run through tsx, and stderr says
 
 launcher('a source changed after the build makes dist/ stale (inputs are statted, not trusted)', async () => {
   const dir = await copyOfCheckout();
-  // bin/fsjob.ts is an input of the build; rewriting it (same bytes) changes its change time.
-  await writeFile(join(dir, 'bin', 'fsjob.ts'), await readFile(join(dir, 'bin', 'fsjob.ts')));
+  // bin/fsjob.mts is an input of the build; rewriting it (same bytes) changes its change time.
+  await writeFile(join(dir, 'bin', 'fsjob.mts'), await readFile(join(dir, 'bin', 'fsjob.mts')));
   const run = version(dir);
   assert.is.not(run.stdout, 'from-dist');
   assert.match(run.stderr, NOTE);
@@ -82,7 +82,7 @@ launcher('every build script under tools/build/ is an input: editing one makes d
 launcher('FSJOB_DIST_KEY vouches for the dist/ built with that key, however the sources changed since', async () => {
   const dir = await copyOfCheckout();
   const key = await readFile(join(dir, 'dist', '.source-key'), 'utf8');
-  await writeFile(join(dir, 'bin', 'fsjob.ts'), await readFile(join(dir, 'bin', 'fsjob.ts')));
+  await writeFile(join(dir, 'bin', 'fsjob.mts'), await readFile(join(dir, 'bin', 'fsjob.mts')));
   assert.equal(version(dir, { FSJOB_DIST_KEY: key }), { stdout: 'from-dist', stderr: '', status: 0 });
   assert.is.not(version(dir, { FSJOB_DIST_KEY: 'another-build' }).stdout, 'from-dist', 'a key of another build vouches for nothing');
 });

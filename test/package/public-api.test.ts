@@ -39,7 +39,7 @@ api('every code entry point of exports is a module of src/, types beside code; t
   for (const source of entries.values()) assert.ok(existsSync(join(ROOT, source)), source);
   assert.is(manifest.exports['./schemas/*.json'], './schemas/*.json');
   assert.equal(manifest.bin, { fsjob: 'dist/bin/fsjob.js' });
-  assert.ok(existsSync(join(ROOT, 'bin', 'fsjob.ts')), 'the source of dist/bin/fsjob.js');
+  assert.ok(existsSync(join(ROOT, 'bin', 'fsjob.mts')), 'the source of dist/bin/fsjob.js');
 });
 
 api('every name an entry point exports has a TSDoc comment', () => {

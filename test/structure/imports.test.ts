@@ -7,7 +7,7 @@
  *
  * The three roles never import each other. Nothing in src/ reaches outside
  * it (issue 29 point 5): `fsjob conformance` is the suite's own command
- * (conformance/runner/command.ts), which bin/fsjob.ts hands the CLI. src/index.ts,
+ * (conformance/runner/command.ts), which bin/fsjob.mts hands the CLI. src/index.ts,
  * the package's `fsjob` entry point, is the producer and the consumer together.
  */
 import { readFileSync, readdirSync } from 'node:fs';

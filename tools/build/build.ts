@@ -81,7 +81,7 @@ async function copyAsset(asset: string, out: string): Promise<void> {
 }
 
 /** Sources that are not modules of dist/: the loader shim only the sources need, the sh scripts (written into guardian.js and spawner.js), the command's entry (bundled by cli-bundle.ts), the .d.ts of generated modules (read by the declaration bundle). */
-const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/.*\.d\.ts$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.ts$/];
+const LEFT_OUT: readonly RegExp[] = [/^src\/validator\/scan-worker-entry\.mjs$/, /^src\/.*\.d\.ts$/, /^src\/consumer\/(guardian|spawner)\.sh$/, /^bin\/fsjob\.mts$/];
 
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * dist/'s JavaScript: one esbuild build, with code splitting, of every
- * module anything outside loads: the `fsjob` command (bin/fsjob.ts, issue 29
+ * module anything outside loads: the `fsjob` command (bin/fsjob.mts, issue 29
  * point 2), the library's entry points (package.json's exports), the
  * conformance suite's command and the validator's scan worker. Each module
  * of src/ and conformance/ is then in dist/ once, in the one chunk of the
@@ -24,7 +24,7 @@
  * (dist/src/producer/index.js, beside its index.d.ts) and import their
  * chunks; a user's bundler follows those imports as it would any module's,
  * and takes from a chunk only what the entry uses. The suite's command is
- * dist/conformance/runner/command.js, which bin/fsjob.ts loads by URL
+ * dist/conformance/runner/command.js, which bin/fsjob.mts loads by URL
  * (never bundled into the command's own chunks); the suite's modules find
  * their vectors, C sources and manifest as ../../conformance/... from
  * themselves, which holds for conformance/x/ in the checkout and for
@@ -126,7 +126,7 @@ const sharedGenerated: Plugin = {
 };
 
 /**
- * The start-up script's help-layout.ts: no layout modules. bin/fsjob.ts
+ * The start-up script's help-layout.ts: no layout modules. bin/fsjob.mts
  * never runs a command line that asks for help from the script, so yargs
  * there lays out nothing; the plain stand-ins only keep it from failing.
  */
@@ -215,7 +215,7 @@ async function libraryEntries(): Promise<{ in: string; out: string }[]> {
 
 /**
  * The start-up script's view of the commands' declarations
- * (commands/declarations.ts): it serves only `enqueue` (bin/fsjob.ts hands
+ * (commands/declarations.ts): it serves only `enqueue` (bin/fsjob.mts hands
  * it nothing else), so it gets enqueue's alone, and the other commands'
  * modules stay out.
  */
@@ -243,7 +243,7 @@ const SCRIPT_TAIL = '})';
 /**
  * The enqueue start-up script (src/cli/start-cache.ts says why): everything
  * `fsjob enqueue` runs, as one classic script, written compressed as
- * bin/enqueue-start.js.br (brotli: 16 KB less than gzip -9 to install). Returns what bin/fsjob.ts is told of it.
+ * bin/enqueue-start.js.br (brotli: 16 KB less than gzip -9 to install). Returns what bin/fsjob.mts is told of it.
  */
 async function buildStartScript(out: string, define: Record<string, string>): Promise<StartScriptFacts> {
   const result = await build({
@@ -315,7 +315,7 @@ async function withoutWhitespace(file: string, text: string): Promise<string> {
 }
 
 /**
- * dist/bin/fsjob.js, the command's entry (bin/fsjob.ts says why it is a
+ * dist/bin/fsjob.js, the command's entry (bin/fsjob.mts says why it is a
  * CommonJS script): bundled alone, with what it imports (the start-up
  * checks and cache), and main.ts as the chunk the split build made of it,
  * dist/bin/chunks/main.js, loaded by import(). Two package.json files say
@@ -332,7 +332,7 @@ async function buildEntry(out: string, define: Record<string, string>): Promise<
   };
   const entry = path.join(bin, 'fsjob.js');
   await build({
-    entryPoints: [path.join(ROOT, 'bin', 'fsjob.ts')],
+    entryPoints: [path.join(ROOT, 'bin', 'fsjob.mts')],
     outfile: entry,
     absWorkingDir: ROOT,
     bundle: true,

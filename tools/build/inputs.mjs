@@ -15,7 +15,7 @@ export const DIST = join(ROOT, 'dist');
  * change to it must make dist/ stale, as a change to src/ does).
  */
 export const INPUT_DIRS = ['src', 'conformance/runner', 'conformance/cases', 'conformance/crash', 'conformance/vectors', 'conformance/impls/reference'];
-export const INPUT_FILES = ['bin/fsjob.ts', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'tools/build/declarations.ts', 'tools/build/sh-comments.ts', 'tools/build/inputs.mjs'];
+export const INPUT_FILES = ['bin/fsjob.mts', 'tools/build/build.ts', 'tools/build/cli-bundle.ts', 'tools/build/declarations.ts', 'tools/build/sh-comments.ts', 'tools/build/inputs.mjs'];
 
 /** dist/.source-key holds the sourceKey() its JavaScript was built from; dist/.types-key the one of its .d.ts files. */
 export const JS_KEY = '.source-key';

@@ -47,7 +47,11 @@ export const workCommand: FsjobCommand = {
         type: 'string',
         array: true,
       })
-      .option('concurrency', { describe: 'Jobs run at once (1 to 1024)', type: 'number', default: 1 })
+      .option('concurrency', {
+        describe: "Jobs run at once (1 to 1024). The worker's pool of threads for file calls (fsyncs) gets one per job, 4 to 16, unless UV_THREADPOOL_SIZE is set",
+        type: 'number',
+        default: 1,
+      })
       .option('drain', { describe: 'Exit 0 once no job remains that this worker can make progress on (retry delays are waited out; jobs held by other live consumers are not)', type: 'boolean' })
       .option('once', { describe: 'Run one job, then exit 0', type: 'boolean' })
       .conflicts('drain', 'once')

@@ -12,7 +12,13 @@
  * first set up, and every command pays that. So this file has no
  * top-level await and imports nothing it does not bundle; the CLI itself
  * is ES modules (dist/bin/chunks/, where a package.json says "module"),
- * loaded by import().
+ * loaded by import(). Before that import, and only then, libuv's thread
+ * pool can still be sized: `fsjob work` gets one for its concurrency
+ * (src/cli/thread-pool.ts).
+ *
+ * It is .mts, an ES module wherever it sits: bin/package.json makes the
+ * checkout's launcher beside it, bin/fsjob.js, a CommonJS script, for the
+ * same two reasons.
  *
  * `fsjob --version` answers here, before anything else loads. `fsjob
  * enqueue`, which scripts call in loops, runs from the start-up cache when
@@ -28,6 +34,7 @@
 import { writeSync } from 'node:fs';
 import { cacheDirectory, runFromCache, servedByStartScript, type StartScript } from '../src/cli/start-cache.ts';
 import { ENQUEUE_START_DESCRIPTORS, startFailure, tooFewDescriptors } from '../src/cli/start-check.ts';
+import { sizeThreadPool } from '../src/cli/thread-pool.ts';
 
 /** package.json's version, written in by the build (tools/build/build.ts); from the sources yargs answers --version. */
 declare const __FSJOB_VERSION: string | undefined;
@@ -90,6 +97,8 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && argv[0] === '--version' && typeof __FSJOB_VERSION === 'string') {
   printVersion(`${__FSJOB_VERSION}\n`);
 } else {
+  // Before anything loads through the ES module loader, which starts libuv's pool (src/cli/thread-pool.ts).
+  sizeThreadPool(argv);
   start(argv).catch((error: unknown) => {
     // What main() does not handle (it handles every command's errors): a CLI that could not load.
     process.stderr.write(`fsjob: cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
