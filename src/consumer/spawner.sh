@@ -240,12 +240,12 @@ fsjob_wait() {
 # only: ${@:i:n}), the leader of its group; EXEC-2, EXEC-6, EXEC-13.
 fsjob_gate() {
   trap - INT TERM HUP PIPE
-  IFS= read -r -u 3 PWD || exit 125
+  IFS= read -r -N 3 -u 3 PWD || exit 125
   umask 022
   unset -v OLDPWD PWD "${@:2:$1}"
   [ "$1" = 0 ] || export "${@:2+$1:$1}" || exit 125
   shift "$((1 + 2 * $1))"
-  exec "$@" 2>&4 3<&- 4>&- 5>&- 6<&- 8>&-
+  exec "$@" >&5 2>&4 3<&- 4>&- 5>&- 6<&-
 }
 
 # The bash chain where this is bash reading framed requests (its loop at the
@@ -256,7 +256,7 @@ if [ -n "${BASH_VERSION-}" ] && [ "${FSJOB_SPAWNER_INPUT-}" = framed ] && [ -n "
   for fsjob_name in $(compgen -e 2>/dev/null || echo PATH LC_ALL FSJOB_SPAWNER_DIR PWD OLDPWD SHLVL); do
     export -n "$fsjob_name"
   done
-  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null 4>&2 5>&- 6<&- 2>&8 & wait "$!"; } 2>/dev/null)
+  fsjob_seen=$(cd / && printf 'go\n' | { set -m; (fsjob_gate 2 RANDOM SHLVL "RANDOM=it's" SHLVL=7 "$E") 3<&0 </dev/null 4>&2 5>&1 6<&- 2>&8 8>&- & wait "$!"; } 2>/dev/null)
   case $fsjob_seen in "RANDOM=it's
 SHLVL=7" | "SHLVL=7
 RANDOM=it's") C=bash ;; esac
@@ -286,69 +286,79 @@ printf 'ready %s %s\n' "$$" "$C"
 # fsjob_start ID CWD STDIN OUT ERR RELEASE N NAME... NAME=VALUE... ARGV...
 # forks the gate (fsjob_lead) in a group of its own and keeps its pid until
 # fsjob_reap reports how it ended: `jobs -n -l` (a job that ended by SIGINT
-# or SIGPIPE has no line), then an `x` line per gate gone from the job
-# table, with `wait`'s status (the job is done: `wait` returns at once).
-# The jobs still there are listed through a file (no fork to capture them):
-# a gate that ended after that list is reaped at the next round. No CHLD
-# trap: bash runs none while `read` waits (it blocks SIGCHLD there).
+# or SIGPIPE has no line), then an `x` line per gate that bash reaped, with
+# `wait`'s status (the job is done: `wait` returns at once). A gate bash
+# reaped has no /proc/<pid> any more (a zombie still has one); pids are
+# handed out in turn, so none is reused this soon. fsjob_probe holds the
+# test of every running gate's /proc entry, one `[` for all of them (a
+# `kill -0` each cost three system calls and a redirection for its error).
+# No CHLD trap: bash runs none while `read` waits (it blocks SIGCHLD there).
 if [ "${FSJOB_SPAWNER_INPUT-}" = framed ]; then
   eval '
-declare -A fsjob_ids=() fsjob_up=() fsjob_dead=()
-fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
+declare -A fsjob_ids=() fsjob_dead=()
+fsjob_probe="-d /proc" fsjob_ms=128 fsjob_t=0.128 fsjob_idle=32
+# Where /proc hides the processes of other users (hidepid=2 or 4), a gate
+# that became a set-user-ID command has no /proc entry while it runs, and
+# `wait` would block on it: there the reap asks bash for its jobs instead.
+fsjob_hidden=
+while IFS= read -r fsjob_line; do
+  case $fsjob_line in *" /proc "*" - proc "*hidepid=[24]* | *" /proc "*" - proc "*hidepid=[ip]*) fsjob_hidden=1 ;; esac
+done </proc/self/mountinfo 2>&8
 
 fsjob_start() {
   set -m
-  (fsjob_lead "$@") 5>&1 2>&8 <"$3" 9<>"$6" 3<"$6" 9>&- 9<>"$4" >"$4" 9>&- 9<>"$5" 4>"$5" 9>&- 6</proc/self/stat &
+  (fsjob_lead "$@") 2>&8 8>&- <"$3" 9<>"$6" 3<"$6" 9>&- 9<>"$4" 5>"$4" 9>&- 9<>"$5" 4>"$5" 9>&- 6</proc/self/stat &
   set +m
   fsjob_ids[$!]=$1
+  fsjob_probe+=" -a -e /proc/$!"
 }
 
 # The gate: its descriptors were opened by the redirections of its own
 # subshell (in the gate, after the fork, none saved to be restored: a
 # redirection of a command in the gate costs five system calls more): the
-# stdin of the job as 0, the stdout FIFO as 1, /dev/null as 2 until the exec
-# (what cd and export complain of is no line of the job), the release as
-# 3, the stderr FIFO as 4, the reply channel as 5, its own stat as 6
-# (/proc/self, opened by the gate). A redirection that fails ends the gate
+# stdin of the job as 0, the reply channel as 1 (that of the spawner: the
+# report needs no redirection), /dev/null as 2 until the exec (what cd and
+# export complain of is no line of the job; the copy of the spawner, 8, closed),
+# the release as 3, the stderr FIFO as 4, the stdout FIFO as 5, its own stat
+# as 6 (/proc/self, opened by the gate). A redirection that fails ends the gate
 # with status 1 before it reports: nothing ran, and the worker reads its
 # `x` line. It reports from inside its group with its start (field 22 of
 # its stat; none where the comm holds a space, and the worker reads it
 # then), then fsjob_gate.
 fsjob_lead() {
-  cd -P -- "$2" || { printf "e %s\n" "$1" >&5; exit 125; }
-  IFS=" " read -r -a fsjob_stat -u 6
-  case ${fsjob_stat[1]-} in "("*")") fsjob_began=${fsjob_stat[21]-} ;; *) fsjob_began= ;; esac
-  printf "p %s %s %s\n" "$1" "$BASHPID" "$fsjob_began" >&5
+  cd -P -- "$2" || { printf "e %s\n" "$1"; exit 125; }
+  IFS=" " read -r -u 6 _ fsjob_comm _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ fsjob_began _
+  case $fsjob_comm in "("*")") ;; *) fsjob_began= ;; esac
+  printf "p %s %s %s\n" "$1" "$BASHPID" "$fsjob_began"
   shift 6
   fsjob_gate "$@"
 }
 
 fsjob_reap() {
   jobs -n -l
-  fsjob_up=()
-  if jobs -p >"$FSJOB_SPAWNER_DIR/jobs" && mapfile -t fsjob_list <"$FSJOB_SPAWNER_DIR/jobs"; then
-    for fsjob_pid in "${fsjob_list[@]}"; do fsjob_up[$fsjob_pid]=1; done
-  else
-    # No list (the directory is full or gone): a gate bash reaped has no
-    # process left with its pid; pids are handed out in turn, so none is
-    # reused this soon. `wait` must never block on one still running.
-    for fsjob_pid in "${!fsjob_ids[@]}"; do ! kill -0 "$fsjob_pid" 2>&8 || fsjob_up[$fsjob_pid]=1; done
-  fi
-  for fsjob_pid in "${!fsjob_dead[@]}"; do unset "fsjob_up[$fsjob_pid]"; done
-  fsjob_dead=()
-  fsjob_out=
+  # fsjob_list: the list bash keeps of the jobs still there, through a file (no
+  # fork to capture it), only where /proc hides processes (fsjob_hidden) and
+  # the file can be written; else a gate is up while its /proc entry is
+  # there. A zombie that fsjob_zombies found (fsjob_dead) is reaped either way.
+  fsjob_list=
+  [ -z "$fsjob_hidden" ] || ! jobs -p >"$FSJOB_SPAWNER_DIR/jobs" || ! mapfile -t fsjob_jobs <"$FSJOB_SPAWNER_DIR/jobs" || fsjob_list=" ${fsjob_jobs[*]} "
+  fsjob_probe="-d /proc" fsjob_out=
   for fsjob_pid in "${!fsjob_ids[@]}"; do
-    [ -z "${fsjob_up[$fsjob_pid]-}" ] || continue
-    wait "$fsjob_pid"
-    fsjob_out+="x ${fsjob_ids[$fsjob_pid]} $fsjob_pid $?
+    if [[ -z ${fsjob_dead[$fsjob_pid]-} && ( -z $fsjob_list && -e /proc/$fsjob_pid || $fsjob_list == *" $fsjob_pid "* ) ]]; then
+      fsjob_probe+=" -a -e /proc/$fsjob_pid"
+    else
+      wait "$fsjob_pid"
+      fsjob_out+="x ${fsjob_ids[$fsjob_pid]} $fsjob_pid $?
 "
-    unset "fsjob_ids[$fsjob_pid]"
+      unset "fsjob_ids[$fsjob_pid]"
+    fi
   done
+  fsjob_dead=()
   [ -z "$fsjob_out" ] || { printf %s "$fsjob_out"; fsjob_ms=1 fsjob_t=0.001 fsjob_idle=0; }
 }
 
 # fsjob_zombies: the gates that ended but that bash did not reap, zombies
-# that `kill -0` finds alive, which bash lists as running. Should SIGCHLD be
+# whose /proc entries stay, which bash lists as running. Should SIGCHLD be
 # blocked again for another cause than the one fsjob_poll puts right, their
 # ends are late, not lost: looked for by their state in /proc once the poll
 # is at 128 ms, every eighth wake-up (a second with no end; never on the
@@ -371,8 +381,8 @@ fsjob_zombies() {
 # 1 ms poll) sets the mask from a variable it never set: stack garbage,
 # SIGCHLD in it about one time in two (bash 5.3 sets it first: "initialize
 # prevset for very short timeouts"). With SIGCHLD blocked for good, bash
-# reaps no gate: a gate that ends stays a zombie, `kill -0` succeeds on a
-# zombie, and its end is never reported (seen on this machine: a worker
+# reaps no gate: a gate that ends stays a zombie, its /proc entry stays,
+# and its end is never reported (seen on this machine: a worker
 # with 16 gates of `true` left zombies for minutes, SIGCHLD pending, the
 # mask a heap address). So after every timeout an arithmetic error (its
 # message to /dev/null) ends the `eval`, and bash restores the mask it saved
@@ -398,14 +408,10 @@ fsjob_poll() {
 # and then nothing tells the part from a whole.
 while :; do
   if (( ${#fsjob_ids[@]} )); then
-    # The full listing only once the pid of a gate is gone (bash reaped it; a
-    # kill refused as EPERM lists too): one kill per running gate otherwise,
-    # under one redirection (each costs some eight system calls; a wake-up
-    # at 8 gates cost 105 to 125 us of CPU with one per kill, 80 to 85 so).
-    # One `kill` of every pid would not do: it succeeds when any one is sent.
-    fsjob_gone=
-    { for fsjob_pid in "${!fsjob_ids[@]}"; do kill -0 "$fsjob_pid" || { fsjob_gone=1; break; }; done; } 2>&8
-    [ -z "$fsjob_gone" ] || fsjob_reap
+    # The look for ended gates: one `[` of the /proc entry of every gate
+    # (fsjob_probe, split by the shell: its words are options and /proc
+    # paths, nothing to glob), the reap once one is gone.
+    [ $fsjob_probe ] || fsjob_reap
     eval fsjob_poll
     if [ -z "$fsjob_first" ]; then
       (( fsjob_rc > 128 )) || break
