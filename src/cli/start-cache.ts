@@ -73,12 +73,18 @@ export function servedByStartScript(argv: readonly string[]): boolean {
   return !(end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help='));
 }
 
+/** $XDG_CACHE_HOME where it names a directory by an absolute path (XDG: a relative one is ignored). */
+function xdgCacheHome(env: NodeJS.ProcessEnv): string | undefined {
+  const xdg = env['XDG_CACHE_HOME'];
+  return xdg !== undefined && path.isAbsolute(xdg) ? xdg : undefined;
+}
+
 /** The cache directory, or undefined when the environment names none (or FSJOB_NO_CACHE asks for none). */
 export function cacheDirectory(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const off = env['FSJOB_NO_CACHE'];
   if (off !== undefined && off !== '' && off !== '0') return undefined;
-  const xdg = env['XDG_CACHE_HOME'];
-  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(xdg, 'fsjob');
+  const xdg = xdgCacheHome(env);
+  if (xdg !== undefined) return path.join(xdg, 'fsjob');
   const home = env['HOME'];
   return home !== undefined && path.isAbsolute(home) ? path.join(home, '.cache', 'fsjob') : undefined;
 }
@@ -89,16 +95,29 @@ function checkOurs(stats: { uid: number; mode: number }, what: string): void {
   if ((uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) throw new Error(`${what} is not this user's alone`);
 }
 
-/** The cache directory, made (mode 0700) when missing; throws when it is not a directory of ours. */
-function openDirectory(dir: string): void {
+/** mkdir (mode 0700) where nothing is; throws when the parent is missing. */
+function makeDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (made) {
+    if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
+  }
+}
+
+/**
+ * The cache directory, made (mode 0700) when missing, with its parent:
+ * $XDG_CACHE_HOME with whatever it needs (the user named it; XDG asks
+ * that it be made), ~/.cache only in a HOME that exists: a missing HOME
+ * (nobody's /nonexistent, a service's) is not made, and the call runs
+ * without a cache. Throws when it is not a directory of ours.
+ */
+function openDirectory(dir: string, env: NodeJS.ProcessEnv = process.env): void {
   let stats = lstatSync(dir, { throwIfNoEntry: false });
   if (stats === undefined) {
-    mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (made) {
-      if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
-    }
+    const parent = path.dirname(dir);
+    if (parent === xdgCacheHome(env)) mkdirSync(parent, { recursive: true, mode: 0o700 });
+    else makeDirectory(parent);
+    makeDirectory(dir);
     stats = lstatSync(dir);
   }
   if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);

@@ -113,6 +113,17 @@ cache('the script holds the producer and yargs, and no consumer, validator, suit
   assert.equal(sources.filter((source) => /^src\/cli\/commands\/(?!enqueue)/.test(source)), [], 'no other command');
 });
 
+cache('a HOME that does not exist is not made: the call runs without a cache; under an existing HOME, ~/.cache/fsjob is made (0700) and used', async () => {
+  const missing = join(work, 'no-home');
+  assertEnqueued(enqueue('', { HOME: missing }), 'a call whose HOME is missing');
+  assert.not.ok(existsSync(missing), 'nothing was made at the missing HOME');
+  const home = join(work, 'home');
+  await mkdir(home, { mode: 0o700 });
+  assertEnqueued(enqueue('', { HOME: home }), 'a call whose HOME has no .cache');
+  assert.is(lstatSync(join(home, '.cache')).mode & 0o777, 0o700, '~/.cache is made 0700');
+  assert.is(cacheFiles(join(home, '.cache', 'fsjob')).script.length, 1, 'the script was written under ~/.cache/fsjob');
+});
+
 cache('FSJOB_NO_CACHE=1: the ES modules run the call and nothing is written', () => {
   const home = join(work, 'off');
   const call = enqueue(home, { FSJOB_NO_CACHE: '1' });

@@ -78,7 +78,8 @@ export async function referenceProducesPythonConsumes(base: string): Promise<voi
     { argv: ['sh', '-c', 'printf out; printf err >&2'], cwd: base },
     { argv: ['cat'], stdin_base64: Buffer.from('\u0000binary\u00ff').toString('base64'), cwd: base },
     { argv: ['sh', '-c', 'sleep 30'], cwd: base, timeout_ms: 300, kill_grace_ms: 100 },
-    { argv: ['/nonexistent'], cwd: base },
+    // A path under the test's own directory: /nonexistent is nobody's HOME, which a tool run as nobody may make.
+    { argv: [path.join(base, 'no-such-program')], cwd: base },
     { argv: ['true'], cwd: path.join(queue, 'jobs') },
     { argv: ['sh', '-c', 'exit 2'], cwd: base, max_attempts: 3 },
   ];
