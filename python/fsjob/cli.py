@@ -63,12 +63,11 @@ def _bound(value: Any) -> Optional[int]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as the reference does: ``fsjob: ...`` and exit 2."""
+    """argparse that reports usage errors as the reference does: ``fsjob: ...`` and exit 2 (run() says it, as JSON too under --json)."""
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
-        _log(message)
-        sys.exit(2)
+        raise FsjobError("USAGE", message)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -144,14 +143,8 @@ def _queue_path(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> Queue:
-    path = _queue_path(args)
-    try:
-        return Queue.open(path)
-    except FsjobError as error:
-        if error.code == "NOT_A_QUEUE":
-            raise FsjobError("NOT_A_QUEUE", f"{error.message}; create it with: fsjob init --queue {os.path.abspath(path)}",
-                             path=error.path, clause=error.clause) from error
-        raise
+    # Queue.open's refusals say how to make the queue where init can (a missing root, one without fsjob.json), and not where it cannot.
+    return Queue.open(_queue_path(args))
 
 
 def _json(value: Any) -> None:
@@ -255,6 +248,9 @@ def _request(args: argparse.Namespace) -> Dict[str, Any]:
         if not args.cmd:
             raise FsjobError("USAGE", "name the command to run after --, for example: fsjob enqueue -- make test (or use --handler, --request or --batch)")
         request["argv"] = list(args.cmd)
+    if args.cwd == "":
+        # An empty --cwd (a shell variable that was empty) names no directory: abspath would make it this one.
+        raise FsjobError("USAGE", '--cwd "" names no directory; give the directory the command runs in, or leave --cwd out for the current one')
     if args.cwd is not None:
         request["cwd"] = os.path.abspath(args.cwd)
     for key, value in (("env", parse_pairs(args.env, "env", os.environ)), ("labels", parse_pairs(args.label, "label"))):
@@ -649,12 +645,18 @@ _COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
 
 def run(argv: Optional[Sequence[str]] = None, prog: str = "python3 -m fsjob") -> int:
     """The command line; returns the exit status."""
-    args = _parser(prog).parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    # Under --json a failure is data too, as the reference prints it (schemas/output/error.schema.json): one line on stdout.
+    as_json = "--json" in (given[:given.index("--")] if "--" in given else given)
     try:
+        args = _parser(prog).parse_args(given)
         return _COMMANDS[args.command](args)
     except FsjobError as error:
+        status = _EXIT_OF.get(error.code, 1)
+        if as_json:
+            sys.stdout.write(_compact({"error": {**error.to_json(), "exit_status": status}}) + "\n")
         _log(error.message)
-        return _EXIT_OF.get(error.code, 1)
+        return status
     except OSError as error:
         _log(f"{error}")
         return 1

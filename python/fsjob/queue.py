@@ -25,7 +25,7 @@ TOP_DIRS = ("tmp", "jobs", "ready", "dedupe", "lanes", "workers")
 def _judge_root(root: str, st: Optional[os.stat_result]) -> None:
     """SEC-1 on the lstat of a queue root."""
     if st is None:
-        raise FsjobError("NOT_A_QUEUE", f"{root} does not exist; create the queue first (fsjob init)", path=root, clause="SEC-1")
+        raise FsjobError("NOT_A_QUEUE", f"{root} does not exist; create a queue there with: fsjob init --queue {root}", path=root, clause="SEC-1")
 
     def unsafe(reason: str) -> FsjobError:
         return FsjobError("UNSAFE_QUEUE", f"queue root {root} {reason} (SEC-1)", path=root, clause="SEC-1")
@@ -64,7 +64,7 @@ class Queue:
         _judge_root(root, lstat_or_none(root))
         record = read_record(os.path.join(root, "fsjob.json"), "queue", RecordName("queue"), allow_missing=True)
         if record is None:
-            raise FsjobError("NOT_A_QUEUE", f"{root} is not an fsjob queue: it has no fsjob.json (LAYOUT-2); create one with init", path=root, clause="LAYOUT-2")
+            raise FsjobError("NOT_A_QUEUE", f"{root} is not an fsjob queue: it has no fsjob.json (LAYOUT-2); create one with: fsjob init --queue {root}", path=root, clause="LAYOUT-2")
         if not record.ok:
             code = "UNSUPPORTED_VERSION" if record.unsupported_version else "NOT_A_QUEUE"
             raise FsjobError(code, f"{root} is not a usable queue: {record.reason} (LAYOUT-2)", path=os.path.join(root, "fsjob.json"), clause="LAYOUT-2")

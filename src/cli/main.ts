@@ -28,6 +28,7 @@ import { plainIo, withoutClauseIds } from './messages.ts';
 import { explainUsage, type KnownOptions } from './usage-hints.ts';
 import { requireText, STDIN_POSITIONAL } from './command-line.ts';
 import { commandName, DASH_VALUED } from './command-name.ts';
+import { requireOptionValues } from './option-values.ts';
 export { commandLine } from './command-line.ts';
 
 /** One subcommand: its yargs command string, its line in `fsjob --help`, and its module. */
@@ -183,9 +184,9 @@ function wantsVerbose(argv: readonly string[]): boolean {
   return ownArgs(argv).some((arg) => arg === '--verbose' || arg === '-v');
 }
 
-/** Whether argv asks for help, the one time yargs lays text out in columns. */
+/** Whether argv asks for help, the one time yargs lays text out in columns; yargs takes the word help (fsjob help, fsjob status help) as asking too. */
 function wantsHelp(argv: readonly string[]): boolean {
-  return ownArgs(argv).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help='));
+  return ownArgs(argv).some((arg) => arg === '--help' || arg === '-h' || arg.startsWith('--help=') || arg === 'help');
 }
 
 /**
@@ -216,6 +217,15 @@ function refuseBytes(args: Record<string, unknown>, allowed: readonly string[]):
     const name = key.length === 1 ? `-${key}` : `--${key}`;
     for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') requireText(item, key === '_' ? `the argument ${JSON.stringify(item)}` : name);
   }
+}
+
+/**
+ * A command's own parse throws its parser's errors past fail() as a YError
+ * (an option given no value: option-values.ts); they are usage errors.
+ */
+function parserRefusal(error: unknown, argv: readonly string[]): FsjobError | undefined {
+  if (!(error instanceof Error) || error.name !== 'YError') return undefined;
+  return new FsjobError('USAGE', explainUsage(error.message, argv, undefined));
 }
 
 /** Runs `fsjob <argv>` and resolves to the process exit status; never calls process.exit. */
@@ -265,7 +275,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     cli.command(
       entry.command,
       entry.describe,
-      async (inner) => (await command()).builder(inner),
+      async (inner) => requireOptionValues((await command()).builder(inner), entry.command, argv),
       async (args) => {
         const { run, citesClauses: cites, bytes } = await command();
         citesClauses = cites === true;
@@ -284,7 +294,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     if (io.stdoutClosed?.() === true && isFsjobError(error, 'IO')) return status;
     // Descriptors that ran out where nothing expected it (a command's module loaded late, an open
     // before the command's own handling): the one clear line, never a loader's stack trace.
-    const known = isFsjobError(error) ? error : descriptorFailure(error);
+    const known = isFsjobError(error) ? error : (parserRefusal(error, argv) ?? descriptorFailure(error));
     const exit = known === undefined ? EXIT.FAILURE : exitStatusOf(known.code);
     if (json) {
       // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).

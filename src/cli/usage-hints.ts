@@ -3,7 +3,9 @@
  * "Unknown arguments: l, a" for `fsjob enqueue ls -la` (it read the job's
  * options as fsjob's) and "Unknown argument: max-attempt" for a misspelt
  * option; here the first becomes "put the command after --" and the second
- * gets "did you mean --max-attempts?". main.ts pins yargs to English, so
+ * gets "did you mean --max-attempts?"; an option given no value (yargs:
+ * "Not enough arguments following: priority") and an unknown command (yargs:
+ * "Did you mean logs?" alone) are named as such. main.ts pins yargs to English, so
  * its message names the unknown options in a known form; every other
  * message passes unchanged.
  */
@@ -22,6 +24,9 @@ export interface KnownOptions {
 const TAKES_A_COMMAND = new Set(['enqueue']);
 
 const UNKNOWN = /^Unknown arguments?: (.+)$/;
+const NO_VALUE = /^Not enough arguments following: (.+)$/;
+const SUGGESTED = /^Did you mean (\S+)\?$/;
+const FEW = /^Not enough non-option arguments: got (\d+), need at least \d+$/;
 
 function dashed(name: string): string {
   return name.length === 1 ? `-${name}` : `--${name}`;
@@ -82,14 +87,24 @@ function givenAsOption(name: string, argv: readonly string[]): boolean {
 
 /** `message` (a usage error of yargs) with what to do about it, for `fsjob <argv>`. */
 export function explainUsage(message: string, argv: readonly string[], options: KnownOptions | undefined): string {
+  // requiresArg (option-values.ts): "Not enough arguments following: priority".
+  const bare = NO_VALUE.exec(message);
+  if (bare !== null) return `${dashed(bare[1] as string)} needs a value (a value that starts with "-" goes as ${dashed(bare[1] as string)}=VALUE)`;
+  // recommendCommands: "Did you mean logs?" alone, for `fsjob bogus`; the word it could not run is named.
+  const suggested = SUGGESTED.exec(message);
+  const at = commandIndex(argv);
+  if (suggested !== null && at !== -1) return `unknown command ${JSON.stringify(argv[at])}; did you mean fsjob ${suggested[1] as string}?`;
+  // demandCommand of a command's positionals: "Not enough non-option arguments: got 0, need at least 1".
+  if (FEW.test(message) && at !== -1) return `fsjob ${argv[at] as string} needs ${FEW.exec(message)?.[1] === '0' ? 'an argument' : 'more arguments'}: fsjob ${argv[at] as string} --help shows what it takes`;
   const match = UNKNOWN.exec(message);
   if (match === null || options === undefined) return message;
   const given = (match[1] as string).split(', ');
   // yargs lists a camel-case twin (maxAttempt) beside each unknown kebab-case name, and extra positionals too.
   const unknown = given.filter((name) => givenAsOption(name, argv));
-  if (unknown.length === 0 || unknown.length < given.filter((name) => !/[A-Z]/.test(name)).length) return message;
   const subcommand = commandIndex(argv);
   const command = subcommand === -1 ? undefined : argv[subcommand];
+  if (unknown.length === 0 && command !== undefined) return `fsjob ${command} takes no more arguments than fsjob ${command} --help shows: ${given.map((word) => JSON.stringify(word)).join(', ')} left over`;
+  if (unknown.length === 0 || unknown.length < given.filter((name) => !/[A-Z]/.test(name)).length) return message;
   const listed = unknown.map(dashed).join(', ');
   if (command !== undefined && TAKES_A_COMMAND.has(command) && !argv.includes('--')) {
     const job = jobCommandIn(argv, subcommand, options);

@@ -133,6 +133,8 @@ export function requestFromOptions(options: RequestOptions, command: readonly Re
     if (given(name) !== undefined) set(option.member, asMember(option.member, () => parseInteger(given(name), name, option.bounds)));
   }
   if (given('max-output') !== undefined) set('max_output_bytes', asMember('max_output_bytes', () => parseBytes(given('max-output'), 'max-output', OPTIONS['max-output'].bounds)));
+  // An empty --cwd (a shell variable that was empty) names no directory: path.resolve would make it this one.
+  if (given('cwd') === '') throw new FsjobError('USAGE', '--cwd "" names no directory; give the directory the command runs in, or leave --cwd out for the current one', { field: '/cwd' });
   if (typeof given('cwd') === 'string') request.cwd = path.resolve(given('cwd') as string);
   else if (context.cwd !== undefined) request.cwd = context.cwd();
   set('env', envOf(given('env'), context));

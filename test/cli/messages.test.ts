@@ -2,7 +2,7 @@
  * The messages a user trips on (issue 27 point 5), each with its code (from
  * --json) and its advice, and nothing left behind where the answer is no.
  */
-import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -126,6 +126,62 @@ messages('a number option given a word: USAGE that names the option and never qu
   assert.match(error.message, /--priority takes an integer/);
   assert.not.match(error.message, /NaN/);
   assert.equal(await jobsIn(queue), []);
+});
+
+messages('an option given no value (--priority -- cmd, --cwd before another option, --concurrency at the end) or an empty one (--priority=, --cwd ""): USAGE, exit 2, nothing enqueued or claimed', async () => {
+  const { dir, queue, run } = await setup();
+  const lines = [
+    ['--priority', '--', 'true'],
+    ['--max-attempts', '--', 'true'],
+    ['--cwd', '--lane', 'x', '--', 'true'],
+    ['--lane', 'x', '--lane-slots', '--', 'true'],
+    ['--after', '--', 'true'],
+    ['--priority=', '--', 'true'],
+    ['--priority', '', '--', 'true'],
+    ['--cwd', '', '--', 'true'],
+  ];
+  for (const line of lines) {
+    const refused = await run(['enqueue', '--queue', queue, '--json', ...line]);
+    assert.is(refused.status, 2, `enqueue ${line.join(' ')}: ${refused.stderr}`);
+    assert.equal([refusalOf(refused).code, refusalOf(refused).exit_status], ['USAGE', 2], `enqueue ${line.join(' ')}`);
+  }
+  assert.equal(await jobsIn(queue), [], 'nothing enqueued');
+  // -q "$QUEUE" with QUEUE empty: not $FSJOB_QUEUE's queue (nor the default, nor the current directory) in its place.
+  for (const args of [['enqueue', '-q', '', '--json', '--', 'true'], ['enqueue', '--queue=', '--json', '--', 'true'], ['status', '-q', '', '--json']]) {
+    const refused = await runFsjob(args, { cwd: dir, env: { FSJOB_QUEUE: queue } });
+    assert.equal([refused.status, refusalOf(refused).code], [2, 'USAGE'], `fsjob ${args.join(' ')}: ${refused.stderr}`);
+  }
+  assert.equal(await jobsIn(queue), [], 'nothing enqueued in $FSJOB_QUEUE');
+  // A negative number is a value, not an option.
+  const negative = await run(['enqueue', '--queue', queue, '--json', '--priority', '-5', '--', 'true']);
+  assert.is(negative.status, 0, negative.stderr);
+  const id = (JSON.parse(negative.stdout) as { id: string }).id;
+  assert.is((JSON.parse(await readFile(join(queue, 'jobs', id, 'spec.json'), 'utf8')) as { priority: number }).priority, -5);
+  for (const line of [['--concurrency'], ['--concurrency='], ['--lease']]) {
+    const refused = await run(['work', '--queue', queue, '--drain', '--json', ...line]);
+    assert.is(refused.status, 2, `work ${line.join(' ')}: ${refused.stderr}`);
+    assert.is(refusalOf(refused).code, 'USAGE');
+  }
+  assert.equal(await readdir(join(queue, 'jobs', id)), ['spec.json'], 'no worker claimed the job');
+});
+
+messages('validate --json of a --queue it cannot audit: the error as JSON on stdout, exit 2', async () => {
+  const { dir, run } = await setup();
+  for (const args of [['--queue', join(dir, 'missing')], [join(dir, 'missing')]]) {
+    const refused = await run(['validate', ...args, '--json']);
+    assert.is(refused.status, 2, refused.stderr);
+    const error = refusalOf(refused);
+    assert.equal([typeof error.code, error.exit_status], ['string', 2], `validate ${args.join(' ')} --json`);
+  }
+  assert.is(refusalOf(await run(['validate', '--queue', join(dir, 'missing'), '--json'])).code, 'NOT_A_QUEUE');
+});
+
+messages('fsjob help and fsjob status help print what --help prints, laid out in the same columns', async () => {
+  const { run } = await setup();
+  for (const [word, flag] of [[['help'], ['--help']], [['status', 'help'], ['status', '--help']]]) {
+    const [asked, flagged] = [await run(word as string[]), await run(flag as string[])];
+    assert.equal([asked.status, asked.stdout], [0, flagged.stdout], `fsjob ${(word as string[]).join(' ')}`);
+  }
 });
 
 messages.run();

@@ -178,7 +178,7 @@ startUp('the compiled validators load when a record from elsewhere is validated'
 startUp('an unknown command loads no command module and gets a suggestion', () => {
   const run = start(['enqeue']);
   assert.is(run.status, 2);
-  assert.match(run.stderr, /Did you mean enqueue\?/);
+  assert.match(run.stderr, /unknown command "enqeue"; did you mean fsjob enqueue\?/, run.stderr);
   assert.equal(none(run.sources, /^src\/cli\/commands\//), []);
   assert.equal(none(run.sources, QUEUE_CODE), []);
 });

@@ -142,16 +142,41 @@ options('both refuse the same mistakes with exit 2 and write nothing', async () 
     ['--max-output', '64q'],
     ['--env', 'FSJOB_TEST_UNSET_NAME'],
     ['--at', 'yesterday'],
+    // No value, or an empty one (a shell variable that was empty): never the default nor the current directory in its place.
+    ['--priority'],
+    ['--priority='],
+    ['--cwd', ''],
   ];
   const runs = await Promise.all(mistakes.map((mistake) => sides(['enqueue', '-q', queue, ...mistake, '--', 'true'], dir)));
   runs.forEach(([n, p], index) => {
     const what = (mistakes[index] as string[]).join(' ');
     assert.is(n.status, 2, `fsjob enqueue ${what}: ${n.stderr}`);
     assert.is(p.status, 2, `python3 -m fsjob enqueue ${what}: ${p.stderr}`);
-    const flag = (mistakes[index] as string[])[0] as string;
+    const flag = ((mistakes[index] as string[])[0] as string).replace(/=.*/, '');
     for (const ran of [n, p]) assert.match(ran.stderr, flag, `the message names ${flag}`);
   });
   assert.equal(readFileSync(join(queue, 'fsjob.json')).length > 0, true);
+  const jobs = await node(['status', '-q', queue, '--json'], dir);
+  assert.is((JSON.parse(jobs.stdout) as { jobs: unknown[] }).jobs.length, 0, 'nothing was enqueued');
+});
+
+options('under --json both print a refusal as one JSON object on stdout, with the same code and exit status', async () => {
+  const dir = await freshDir('fsjob-cli-json-error');
+  const queue = join(dir, 'q');
+  assert.is((await node(['init', '-q', queue], dir)).status, 0);
+  const cases: [string[], string, number][] = [
+    [['enqueue', '-q', join(dir, 'missing'), '--json', '--', 'true'], 'NOT_A_QUEUE', 1],
+    [['enqueue', '-q', queue, '--json', '--timeout', '8d', '--', 'true'], 'USAGE', 2],
+    [['enqueue', '-q', queue, '--json', '--priority', '--', 'true'], 'USAGE', 2],
+  ];
+  for (const [args, code, exit] of cases) {
+    const [n, p] = await sides(args, dir);
+    for (const [side, ran] of [['fsjob', n], ['python3 -m fsjob', p]] as const) {
+      assert.is(ran.status, exit, `${side} ${args.join(' ')}: ${ran.stderr}`);
+      const error = (JSON.parse(ran.stdout) as { error: { code: string; exit_status: number } }).error;
+      assert.equal([error.code, error.exit_status], [code, exit], `${side} ${args.join(' ')}`);
+    }
+  }
   const jobs = await node(['status', '-q', queue, '--json'], dir);
   assert.is((JSON.parse(jobs.stdout) as { jobs: unknown[] }).jobs.length, 0, 'nothing was enqueued');
 });

@@ -88,6 +88,8 @@ export async function runValidate(args: Record<string, unknown>, io: CliIo): Pro
     } catch (error) {
       if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE')) {
         progress.end();
+        // Under --json the refusal is data, as main.ts prints every other (schemas/output/error.schema.json), with this exit status.
+        if (args['json'] === true) io.stdout(`${JSON.stringify({ error: { ...error.toJSON(), exit_status: EXIT.USAGE } })}\n`);
         io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
         return EXIT.USAGE;
       }
