@@ -59,7 +59,7 @@ export class FifoOutputs {
   /** Streams not yet at end of file. */
   private open = 0;
 
-  /** @param ended called when every output FIFO that became a stream reached end of file (spawner.ts prompts bash's spawner then) */
+  /** @param ended called when every output FIFO reached end of file after the release, as a stream or at STREAM_AFTER_MS (spawner.ts prompts bash's spawner then) */
   constructor(
     private readonly fds: OutputFds,
     private readonly ended: () => void = () => undefined,
@@ -78,18 +78,7 @@ export class FifoOutputs {
   /** Reads each FIFO to its end at once where every writer has closed it, and waits for the others as streams. */
   async drain(clock: Clock): Promise<boolean> {
     this.stop();
-    if (this.sinks !== undefined) {
-      for (const [key, sink] of [['outFd', this.sinks[0]], ['errFd', this.sinks[1]]] as const) {
-        const fd = this.fds[key];
-        if (fd === null) continue;
-        if (readToEnd(fd, sink)) {
-          closeSync(fd);
-          this.fds[key] = null;
-        } else {
-          this.stream(key, sink); // a writer still holds it: wait for its end as a stream
-        }
-      }
-    }
+    this.settle();
     return drainStreams(this.streams, clock);
   }
 
@@ -98,11 +87,36 @@ export class FifoOutputs {
     this.watch = undefined;
   }
 
+  /**
+   * STREAM_AFTER_MS after the release, as at the drain: a FIFO whose writers
+   * have all closed (most often: the command has ended, and its end is not
+   * reported yet, while many run) is read to its end and closed, with no
+   * stream (a socket and an epoll watch, ~0.035 ms of the main thread per
+   * command at --concurrency 32 when most commands had one). A FIFO also
+   * reads end of file before its first writer opens it, but the leader was
+   * reported (`p`, spawner.sh) by a process that already held both FIFOs'
+   * write ends, from its own redirections or its waiter's. When every FIFO
+   * is done, `ended` says so, as the last stream's end would.
+   */
   private watchOutputs(): void {
     this.watch = undefined;
+    this.settle();
+    if (this.sinks !== undefined && this.open === 0) this.ended();
+  }
+
+  /** Each FIFO still held: read to its end and closed where every writer has closed it, else a stream that waits for its end. */
+  private settle(): void {
     if (this.sinks === undefined) return;
-    this.stream('outFd', this.sinks[0]);
-    this.stream('errFd', this.sinks[1]);
+    for (const [key, sink] of [['outFd', this.sinks[0]], ['errFd', this.sinks[1]]] as const) {
+      const fd = this.fds[key];
+      if (fd === null) continue;
+      if (readToEnd(fd, sink)) {
+        closeSync(fd);
+        this.fds[key] = null;
+      } else {
+        this.stream(key, sink); // a writer still holds it: wait for its end as a stream
+      }
+    }
   }
 
   private stream(key: keyof OutputFds, sink: Writable): void {

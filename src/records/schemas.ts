@@ -97,13 +97,17 @@ function interpretedValidator(name: string): CompiledValidator {
  * Throws for an unknown name.
  */
 export function validatorFor(name: string): CompiledValidator {
-  const own = compiled !== undefined && Object.hasOwn(compiled, name) ? compiled[name] : undefined;
-  return own ?? interpretedValidator(name);
+  return compiledValidator(name) ?? interpretedValidator(name);
+}
+
+/** ajv's compiled validator of schemas/<name>.schema.json where this process loaded them (compiled.ts), else undefined: for a check whose interpreted form would cost more than the one it replaces. */
+export function compiledValidator(name: string): CompiledValidator | undefined {
+  return compiled !== undefined && Object.hasOwn(compiled, name) ? compiled[name] : undefined;
 }
 
 /** Validate a value against schemas/<name>.schema.json; ajv's errors, or [] when valid. */
 export function schemaErrors(name: string, value: unknown): SchemaError[] {
-  const own = compiled !== undefined && Object.hasOwn(compiled, name) ? compiled[name] : undefined;
+  const own = compiledValidator(name);
   if (own === undefined) return interpretedErrors(schemaDocuments(), name, value);
   return own(value) ? [] : [...(own.errors ?? [])];
 }

@@ -213,6 +213,22 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
     leader.dispose();
   });
 
+  spawning('output is whole whether a FIFO ends before the worker watches it or after: closed at once, written early and late', async () => {
+    // The worker leaves the FIFOs unwatched for 50 ms after the release
+    // (spawner-output.ts STREAM_AFTER_MS), then reads to its end each whose
+    // writers have all closed and streams the others: the sleeps put each
+    // stream's last bytes after that instant.
+    const closedEarly = await run(spawner, ['/bin/sh', '-c', 'printf early; exec >&-; sleep 0.3; printf late >&2']);
+    assert.equal(closedEarly.end, { exit: 0, signal: null });
+    assert.is(closedEarly.stdout.toString(), 'early');
+    assert.is(closedEarly.stderr.toString(), 'late');
+    const both = await run(spawner, ['/bin/sh', '-c', 'printf a; printf b >&2; sleep 0.3; printf c; exec >&-; printf d >&2; sleep 0.2; printf e >&2']);
+    assert.is(both.stdout.toString(), 'ac');
+    assert.is(both.stderr.toString(), 'bde');
+    const quiet = await run(spawner, ['/bin/sh', '-c', 'exec >&- 2>&-; sleep 0.2']);
+    assert.equal([quiet.end, quiet.stdout.length, quiet.stderr.length], [{ exit: 0, signal: null }, 0, 0]);
+  });
+
   spawning('nothing runs before the release; a withheld leader exits 125 without running (EXEC-2)', async () => {
     const dir = await freshDir('fsjob-spawner');
     const marker = join(dir, 'ran');

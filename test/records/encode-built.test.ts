@@ -83,6 +83,55 @@ identity('without FSJOB_CHECK_WRITES, encodeBuilt refuses a bad identity naming 
   assert.match(out.bad, /^INVALID_RECORD refusing to write an invalid spec record: .*\/producer\/uid/);
 });
 
+const GROUP = { pgid: 17884, start: '2274540', boot_id: GOOD.boot_id, pid_ns: GOOD.pid_ns };
+
+identity("where the compiled validators are loaded (a consumer), an exec record's group is judged as the whole schema judges it, and a bad one refused with the member's finding and clause", () => {
+  const groups: [string, unknown][] = [
+    ['valid', GROUP],
+    ['an extension member', { ...GROUP, 'x-note': [1] }],
+    ['pgid 0', { ...GROUP, pgid: 0 }],
+    ['pgid past PID_MAX_LIMIT', { ...GROUP, pgid: 4194305 }],
+    ['pgid as text', { ...GROUP, pgid: '5' }],
+    ['an empty start', { ...GROUP, start: '' }],
+    ['a control character in boot_id', { ...GROUP, boot_id: 'a\u0001' }],
+    ['a pid_ns of 129 bytes', { ...GROUP, pid_ns: 'p'.repeat(129) }],
+    ['no pid_ns', { pgid: 1, start: '1', boot_id: 'b' }],
+    ['an unknown member (VER-2)', { ...GROUP, host: 'vm' }],
+    ['33 members', { ...GROUP, ...Object.fromEntries(Array.from({ length: 29 }, (_, i) => [`x-${i}`, i])) }],
+    ['an array', [1]],
+  ];
+  const exec = (group: unknown): Record<string, unknown> => ({ fsjob: '1.2', type: 'exec', job_id: '1796438421045000000-d1d59aa3fa26aeb7', gen: 1, attempt: 1, group, recorded_ms: 1796438421045 });
+  const records = new URL('../../src/records/', import.meta.url).pathname;
+  const script = `
+    await import(${JSON.stringify(`${records}compiled.ts`)});
+    const { encodeBuilt } = await import(${JSON.stringify(`${records}codec.ts`)});
+    const out = JSON.parse(process.argv[1]).map((record) => {
+      try { encodeBuilt('exec', record, { path: '/q/exec.1.json' }, record.group); return null; }
+      catch (error) { return { code: error.code, clause: error.clause, path: error.path, message: error.message }; }
+    });
+    process.stdout.write(JSON.stringify(out));`;
+  const run = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, JSON.stringify(groups.map(([, group]) => exec(group)))], {
+    env: { ...process.env, FSJOB_CHECK_WRITES: '0' },
+    encoding: 'utf8',
+  });
+  const out = JSON.parse(run) as ({ code: string; clause: string | undefined; path: string; message: string } | null)[];
+  let refused = 0;
+  groups.forEach(([what, group], i) => {
+    const whole = checkRecord('exec', serializeRecord(exec(group))).filter((finding) => finding.severity === 'error');
+    const first = memberFindings('exec', 'group', group, { path: '-', jobId: null }).find((finding) => finding.severity === 'error');
+    const answer = out[i];
+    assert.is(answer === null, whole.length === 0, `${what}: ${JSON.stringify(answer)} vs ${JSON.stringify(whole.map((f) => f.message))}`);
+    if (answer === null || answer === undefined) return;
+    refused++;
+    assert.is(answer.code, 'INVALID_RECORD', what);
+    assert.is(answer.path, '/q/exec.1.json', what);
+    assert.is(answer.clause, first?.clause, `${what}: the member's clause`);
+    assert.match(answer.message, /\/group/, `${what}: names the member`);
+  });
+  assert.is(refused, groups.length - 2);
+  assert.ok(out.some((answer) => answer?.clause !== undefined), 'some refusal cites a clause');
+});
+
 identity.run();
 
 const built = suite('encodeBuilt: only the members a consumer takes from outside are walked (serializeBuilt)');
