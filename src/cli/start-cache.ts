@@ -76,7 +76,8 @@ export function servedByStartScript(argv: readonly string[]): boolean {
 /** $XDG_CACHE_HOME where it names a directory by an absolute path (XDG: a relative one is ignored). */
 function xdgCacheHome(env: NodeJS.ProcessEnv): string | undefined {
   const xdg = env['XDG_CACHE_HOME'];
-  return xdg !== undefined && path.isAbsolute(xdg) ? xdg : undefined;
+  // resolve: the directory's dirname is compared with it (a trailing slash, a "..").
+  return xdg !== undefined && path.isAbsolute(xdg) ? path.resolve(xdg) : undefined;
 }
 
 /** The cache directory, or undefined when the environment names none (or FSJOB_NO_CACHE asks for none). */
