@@ -1,6 +1,6 @@
 /**
- * Exit statuses of the `fsjob` command, and the one place that maps an
- * FsjobError code to one.
+ * Exit statuses of the `fsjob` command, the one place that maps an
+ * FsjobError code to one, and the line a refusal prints under --json.
  *
  * | status | meaning |
  * | --- | --- |
@@ -55,4 +55,9 @@ const STATUS_OF: Record<FsjobErrorCode, ExitStatus> = {
 
 export function exitStatusOf(code: FsjobErrorCode): ExitStatus {
   return STATUS_OF[code];
+}
+
+/** A refusal under --json (schemas/output/error.schema.json): one line for stdout, the error's JSON form (FsjobError.toJSON) with the exit status it ends with. */
+export function errorJsonLine(error: Readonly<Record<string, unknown>>, exitStatus: number): string {
+  return `${JSON.stringify({ error: { ...error, exit_status: exitStatus } })}\n`;
 }

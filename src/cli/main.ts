@@ -21,7 +21,7 @@ import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { descriptorFailure } from '../base/descriptors.ts';
 import { fsjobVersion } from '../base/version.ts';
 import type { CliIo, FsjobCommand } from './command.ts';
-import { EXIT, exitStatusOf } from './exit.ts';
+import { errorJsonLine, EXIT, exitStatusOf } from './exit.ts';
 import { preloadHelpLayout } from './help-layout.ts';
 import { processIo } from './io.ts';
 import { plainIo, withoutClauseIds } from './messages.ts';
@@ -299,7 +299,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Mai
     if (json) {
       // Under --json the failure is data too: one object on stdout (schemas/output/error.schema.json).
       const body = known === undefined ? { code: 'INTERNAL', message: error instanceof Error ? error.message : String(error) } : known.toJSON();
-      io.stdout(`${JSON.stringify({ error: { ...body, exit_status: exit } })}\n`);
+      io.stdout(errorJsonLine(body, exit));
     }
     if (known !== undefined) {
       const hint = known.code === 'USAGE' ? ' (see fsjob --help)' : '';

@@ -95,19 +95,19 @@ export function explainUsage(message: string, argv: readonly string[], options: 
   const at = commandIndex(argv);
   if (suggested !== null && at !== -1) return `unknown command ${JSON.stringify(argv[at])}; did you mean fsjob ${suggested[1] as string}?`;
   // demandCommand of a command's positionals: "Not enough non-option arguments: got 0, need at least 1".
-  if (FEW.test(message) && at !== -1) return `fsjob ${argv[at] as string} needs ${FEW.exec(message)?.[1] === '0' ? 'an argument' : 'more arguments'}: fsjob ${argv[at] as string} --help shows what it takes`;
+  const few = FEW.exec(message);
+  if (few !== null && at !== -1) return `fsjob ${argv[at] as string} needs ${few[1] === '0' ? 'an argument' : 'more arguments'}: fsjob ${argv[at] as string} --help shows what it takes`;
   const match = UNKNOWN.exec(message);
   if (match === null || options === undefined) return message;
   const given = (match[1] as string).split(', ');
   // yargs lists a camel-case twin (maxAttempt) beside each unknown kebab-case name, and extra positionals too.
   const unknown = given.filter((name) => givenAsOption(name, argv));
-  const subcommand = commandIndex(argv);
-  const command = subcommand === -1 ? undefined : argv[subcommand];
+  const command = at === -1 ? undefined : argv[at];
   if (unknown.length === 0 && command !== undefined) return `fsjob ${command} takes no more arguments than fsjob ${command} --help shows: ${given.map((word) => JSON.stringify(word)).join(', ')} left over`;
   if (unknown.length === 0 || unknown.length < given.filter((name) => !/[A-Z]/.test(name)).length) return message;
   const listed = unknown.map(dashed).join(', ');
   if (command !== undefined && TAKES_A_COMMAND.has(command) && !argv.includes('--')) {
-    const job = jobCommandIn(argv, subcommand, options);
+    const job = jobCommandIn(argv, at, options);
     if (job.length > 0) {
       return `${listed} ${unknown.length === 1 ? 'is not an option' : 'are not options'} of fsjob ${command}; if ${unknown.length === 1 ? 'it belongs' : 'they belong'} to the job's command, put the command after --: fsjob ${command} [options] -- ${job.join(' ')}`;
     }

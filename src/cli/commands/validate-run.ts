@@ -7,7 +7,7 @@ import { type FileResult, planTargets, validateFiles } from '../../validator/fil
 import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
 import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
 import type { CliIo } from '../command.ts';
-import { EXIT } from '../exit.ts';
+import { errorJsonLine, EXIT } from '../exit.ts';
 import { progressDelayMs, progressWanted, startProgress } from '../progress.ts';
 import { writeReportFile } from '../report-file.ts';
 
@@ -89,7 +89,7 @@ export async function runValidate(args: Record<string, unknown>, io: CliIo): Pro
       if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE')) {
         progress.end();
         // Under --json the refusal is data, as main.ts prints every other (schemas/output/error.schema.json), with this exit status.
-        if (args['json'] === true) io.stdout(`${JSON.stringify({ error: { ...error.toJSON(), exit_status: EXIT.USAGE } })}\n`);
+        if (args['json'] === true) io.stdout(errorJsonLine(error.toJSON(), EXIT.USAGE));
         io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
         return EXIT.USAGE;
       }
