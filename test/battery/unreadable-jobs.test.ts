@@ -1,10 +1,12 @@
 /**
- * `fsjob gc --all` on a queue where some finished jobs cannot be read or
+ * Whole-queue commands on a queue where some finished jobs cannot be read or
  * moved by the queue's owner (job directories of mode 0000 and 0500: EACCES;
- * root bypasses permission checks, so gc runs as nobody through setpriv).
- * Those jobs are listed under `failed` with their errno and left in place,
- * every other finished job is still removed (one bad entry never stops a
- * whole-queue command, I7), and the exit status is 1.
+ * root bypasses permission checks, so fsjob runs as nobody through setpriv).
+ * `gc --all` lists those jobs under `failed` with their errno and leaves
+ * them in place, still removes every other finished job (one bad entry never
+ * stops a whole-queue command, I7), and exits 1; `recover` lists what it
+ * could not read under `failed` and exits 1; `validate`, which cannot finish
+ * its audit, exits 2 (it could not run), never 1 (findings) without a report.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -22,14 +24,14 @@ const nobodyBlocked = ((): string | undefined => {
   const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
   return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob: ${run.stderr.slice(0, 200)}`;
 })();
-if (nobodyBlocked !== undefined) console.log(`gc-unreadable: skipped, ${nobodyBlocked}`);
+if (nobodyBlocked !== undefined) console.log(`unreadable-jobs: skipped, ${nobodyBlocked}`);
 
-const unreadable = suite('gc over finished jobs their owner cannot read or move');
+const unreadable = suite('whole-queue commands over jobs their owner cannot read or move');
 unreadable.after(cleanupAll);
 
-unreadable('jobs of mode 0000 and 0500 are listed as failed (EACCES) and kept; the other finished jobs are removed; exit 1', async () => {
+unreadable('gc and recover list jobs of mode 0000 and 0500 as failed (EACCES) and exit 1, gc removing the others; validate exits 2', async () => {
   if (nobodyBlocked !== undefined) return;
-  const dir = await freshDir('fsjob-gc-unreadable');
+  const dir = await freshDir('fsjob-unreadable-jobs');
   const queue = await initQueue(join(dir, 'q'));
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) ids.push((await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id);
@@ -40,8 +42,10 @@ unreadable('jobs of mode 0000 and 0500 are listed as failed (EACCES) and kept; t
   chmodSync(queue.paths.job(closed), 0o000);
   chmodSync(queue.paths.job(readOnly), 0o500);
 
+  const validate = fsjobCli(['validate', queue.root, '--json'], { prefix: AS_NOBODY });
+  const recover = fsjobCli(['recover', '--queue', queue.root, '--json'], { prefix: AS_NOBODY });
   const run = fsjobCli(['gc', '--all', '--queue', queue.root, '--json'], { prefix: AS_NOBODY });
-  assertNoCrash(run, 'fsjob gc as nobody');
+  for (const [what, done] of [['validate', validate], ['recover', recover], ['gc', run]] as const) assertNoCrash(done, `fsjob ${what} as nobody`);
   chmodSync(queue.paths.job(closed), 0o700);
   chmodSync(queue.paths.job(readOnly), 0o700);
   assert.is(run.status, 1, `gc exits 1 when a job could not be collected: ${run.stdout}${run.stderr}`);
@@ -52,6 +56,13 @@ unreadable('jobs of mode 0000 and 0500 are listed as failed (EACCES) and kept; t
     assert.ok(existsSync(queue.paths.jobFile(id, 'receipt.json')), `${id} is still whole in jobs/`);
   }
   for (const id of fine) assert.not.ok(existsSync(queue.paths.job(id)), `${id} is gone`);
+
+  assert.is(validate.status, 2, `validate could not finish its audit: ${validate.stdout}${validate.stderr}`);
+  const refusal = (JSON.parse(validate.stdout) as { error: { code: string; errno?: string } }).error;
+  assert.equal([refusal.code, refusal.errno], ['IO', 'EACCES']);
+  assert.is(recover.status, 1, `recover exits 1: ${recover.stdout}${recover.stderr}`);
+  const recovered = JSON.parse(recover.stdout) as { failed: { job_id: string | null; errno: string | null }[] };
+  assert.ok(recovered.failed.some((entry) => entry.job_id === closed && entry.errno === 'EACCES'), `recover lists ${closed}: ${recover.stdout}`);
 });
 
 unreadable.run();
