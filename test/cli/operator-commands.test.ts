@@ -265,7 +265,7 @@ day('--after, --hold and release as a pueue user types them: blocked and held in
   assert.match(heldStatus.stdout, /^status +held$/m);
   assert.equal([neverHeld.status, none.status, missing.status], [1, 2, 4]);
   const released = await run(['release', ...q, '--json', '--label', 'batch=nightly']);
-  assert.equal(JSON.parse(released.stdout), { released: [{ id: held.stdout.trim(), published: true, next: 'open', waiting_for: null }] });
+  assert.equal(JSON.parse(released.stdout), { released: [{ id: held.stdout.trim(), published: true, next: 'open', waiting_for: null }], refused: [] });
   assert.ok(existsSync(queue.paths.jobFile(held.stdout.trim(), 'release.json')), 'HOLD-2: opened by the releaser, release.json kept');
   await drain(queue);
   const [waitTests, waitCleanup] = await Promise.all([run(['wait', ...q, tests.stdout.trim()]), run(['wait', ...q, cleanup.stdout.trim()])]);
