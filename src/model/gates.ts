@@ -99,6 +99,38 @@ export async function gateVerdict(queue: Queue, spec: SpecRecord | undefined, fa
   return awaiting === undefined ? { kind: 'open' } : { kind: 'blocked', awaiting };
 }
 
+/** Jobs followed by `heldUpstream` before it gives up: a chain deeper than this is not looked through. */
+const UPSTREAM_MAX = 256;
+
+/**
+ * The held job (HOLD-1: not released, not cancelled) that the gated job `id`
+ * waits for through its pending dependencies, directly or further up, or
+ * undefined when none is: such a job runs only once someone releases (or
+ * cancels) that one, and no worker will, so a wait on it would go on in
+ * silence. Each job is looked at once (AFTER-2 makes the graph acyclic; the
+ * bound guards against a damaged one); an unreadable spec is passed over.
+ */
+export async function heldUpstream(queue: Queue, id: string): Promise<string | undefined> {
+  const seen = new Set<string>([id]);
+  const next = [id];
+  while (next.length > 0 && seen.size <= UPSTREAM_MAX) {
+    const current = next.shift() as string;
+    if ((await locateJob(queue, current)) !== 'gated') continue;
+    const read = await readRecordIn(gatedJobDir(queue, current), 'spec.json', 'spec', { expectedJobId: current, allowMissing: true }).catch(() => undefined);
+    if (read === undefined || !read.ok) continue;
+    if (current !== id && read.value.hold === true) {
+      const facts = await gateFacts(queue, current);
+      if (!facts.release && !facts.cancel) return current;
+    }
+    for (const dependency of dependenciesOf(read.value)) {
+      if (seen.has(dependency.job_id)) continue;
+      seen.add(dependency.job_id);
+      if ((await dependencyState(queue, dependency)).kind === 'pending') next.push(dependency.job_id);
+    }
+  }
+  return undefined;
+}
+
 /** The facts of a gated directory, looked at now (two lstats, any entry counts: REC-9). */
 export async function gateFacts(queue: Queue, id: string): Promise<GateFacts> {
   const dir = gatedJobDir(queue, id);
