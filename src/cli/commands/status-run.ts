@@ -167,7 +167,8 @@ export async function runStatus(args: Record<string, unknown>, io: CliIo): Promi
     else io.stdout(args['verbose'] === true ? detail(report, now) : withoutClauseIds(detail(report, now)));
     return EXIT.OK;
   }
-  const limitArg = args['limit'] === undefined ? DEFAULT_LIMIT : parseInteger(args['limit'], 'limit');
+  // 0 is "all" (as the help says); a negative count is a typo, not a wish for everything.
+  const limitArg = args['limit'] === undefined ? DEFAULT_LIMIT : parseInteger(args['limit'], 'limit', { min: 0 });
   const limit = limitArg <= 0 ? Number.POSITIVE_INFINITY : limitArg;
   const wanted = (args['status'] as string[] | undefined) ?? [];
   const statuses = wanted.filter((name): name is JobStatus => (STATUSES as readonly string[]).includes(name));
