@@ -51,6 +51,21 @@ export async function dependencyState(queue: Queue, dependency: Dependency): Pro
   return { kind: 'never', what: `finished ${receipt.value.outcome} (exit code ${receipt.value.exit_code})` };
 }
 
+/**
+ * AFTER-3 seen from the producer: the dependencies of `spec` that can never
+ * be satisfied now (a `succeeded` on a job that finished otherwise or was
+ * retired), each with what became of it. A job published with one is
+ * cancelled by the first consumer that looks at it, never run.
+ */
+export async function unsatisfiable(queue: Queue, spec: Pick<SpecRecord, 'after'>): Promise<{ dependency: Dependency; what: string }[]> {
+  const found: { dependency: Dependency; what: string }[] = [];
+  for (const dependency of dependenciesOf(spec)) {
+    const state = await dependencyState(queue, dependency);
+    if (state.kind === 'never') found.push({ dependency, what: state.what });
+  }
+  return found;
+}
+
 /** What the gate of a gated job says now: the order is GATE-3's, then AFTER-3's, then HOLD-1's. */
 export type GateVerdict =
   /** GATE-3 allows the gate to open: a cancel entry, or satisfied and released. */
