@@ -52,16 +52,18 @@ export async function dependencyState(queue: Queue, dependency: Dependency): Pro
 }
 
 /**
- * AFTER-3 seen from the producer: the dependencies of `spec` that can never
- * be satisfied now (a `succeeded` on a job that finished otherwise or was
- * retired), each with what became of it. A job published with one is
- * cancelled by the first consumer that looks at it, never run.
+ * AFTER-3 seen from the producer: one sentence per dependency of `spec` that
+ * can never be satisfied now (a `succeeded` on a job that finished otherwise
+ * or was retired), for a warning. A job published with one is cancelled by
+ * the first consumer that looks at it, never run.
  */
-export async function unsatisfiable(queue: Queue, spec: Pick<SpecRecord, 'after'>): Promise<{ dependency: Dependency; what: string }[]> {
-  const found: { dependency: Dependency; what: string }[] = [];
+export async function unsatisfiable(queue: Queue, spec: Pick<SpecRecord, 'after'>): Promise<string[]> {
+  const found: string[] = [];
   for (const dependency of dependenciesOf(spec)) {
     const state = await dependencyState(queue, dependency);
-    if (state.kind === 'never') found.push({ dependency, what: state.what });
+    if (state.kind === 'never') {
+      found.push(`dependency ${dependency.job_id} ${state.what}; this job runs only after it ${dependency.when}, so a worker cancels it (exit 130) instead of running it`);
+    }
   }
   return found;
 }

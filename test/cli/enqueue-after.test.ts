@@ -4,6 +4,8 @@
  * (AFTER-2 refuses only a job that does not exist) and will be cancelled
  * unrun (AFTER-3): enqueue says so at once, on stderr, naming the
  * dependency; a dependency that is satisfied or pending gets no warning.
+ * `fsjob retry` of a job cancelled that way copies its dependencies (AFTER-3
+ * cancels the retry too), and says the same.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,6 +36,12 @@ after('failed dependency: accepted (exit 0, gated) with a warning naming it; :fi
   assert.ok(existsSync(queue.paths.gatedJob(doomed.stdout.trim())), 'published gated (GATE-1), for a consumer to cancel (AFTER-3)');
   assert.equal(doomed.stderr.split('\n').filter((line) => line.startsWith('fsjob: warning:') && line.includes(failed.id)).length, 1, doomed.stderr);
   assert.equal([finished.status, finished.stderr, waiting.status, waiting.stderr], [0, '', 0, '']);
+  const cancelled = doomed.stdout.trim();
+  assert.is((await runFsjob(['cancel', ...q, cancelled], { cwd: dir })).status, 0);
+  const retried = await runFsjob(['retry', ...q, cancelled], { cwd: dir });
+  assert.is(retried.status, 0, retried.stderr);
+  assert.ok(existsSync(queue.paths.gatedJob(retried.stdout.trim())), 'the retry keeps the dependency: gated');
+  assert.equal(retried.stderr.split('\n').filter((line) => line.startsWith('fsjob: warning:') && line.includes(failed.id)).length, 1, retried.stderr);
 });
 
 after.run();

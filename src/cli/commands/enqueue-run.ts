@@ -102,11 +102,7 @@ export async function runEnqueue(args: Record<string, unknown>, io: CliIo): Prom
   }
   if (requestFile === undefined) for (const warning of await commandWarnings(enqueued.spec, queue.root)) io.stderr(`fsjob: warning: ${warning}\n`);
   // AFTER-3: accepted (the dependency exists, AFTER-2), but it will be cancelled unrun: said now, not found out later.
-  if (enqueued.gated) {
-    for (const { dependency, what } of await unsatisfiable(queue, enqueued.spec)) {
-      io.stderr(`fsjob: warning: dependency ${dependency.job_id} ${what}; this job runs only after it ${dependency.when}, so a worker cancels it (exit 130) instead of running it\n`);
-    }
-  }
+  if (enqueued.gated) for (const warning of await unsatisfiable(queue, enqueued.spec)) io.stderr(`fsjob: warning: ${warning}\n`);
   io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
   return EXIT.OK;
 }
