@@ -261,7 +261,7 @@ day('--after, --hold and release as a pueue user types them: blocked and held in
     run(['release', ...q, '1764476044123456789-3fa2c1d09b8e7f64']),
   ]);
   assert.match(blocked.stdout, /^status +blocked$/m);
-  assert.match(blocked.stdout, new RegExp(`^after +${build.id} \\(succeeded\\)$`, 'm'));
+  assert.match(blocked.stdout, new RegExp(`^after +${build.id} \\(succeeded: pending\\)$`, 'm'));
   assert.match(heldStatus.stdout, /^status +held$/m);
   assert.equal([neverHeld.status, none.status, missing.status], [1, 2, 4]);
   const released = await run(['release', ...q, '--json', '--label', 'batch=nightly']);

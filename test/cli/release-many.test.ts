@@ -5,27 +5,15 @@
  * standard output and under --json; the exit status is the first refusal's.
  * What the test asserts is on disk: release.json in each released job.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { enqueue } from '../../src/producer/index.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
-import { SCHEMA_BASE } from '../../src/records/schemas.ts';
-import { createAjv } from '../../tools/gen/schema-compiler.ts';
-import { SCHEMAS_DIR } from '../../tools/gen/schema-files.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
-
-const OUTPUT_DIR = join(SCHEMAS_DIR, 'output');
-const ajv = createAjv();
-for (const file of readdirSync(OUTPUT_DIR).sort()) ajv.addSchema(JSON.parse(readFileSync(join(OUTPUT_DIR, file), 'utf8')) as object);
-
-function matchesSchema(name: string, value: unknown): void {
-  const validate = ajv.getSchema(`${SCHEMA_BASE}output/${name}.schema.json`);
-  if (validate === undefined) throw new Error(`no schema ${name}`);
-  assert.ok(validate(value), `${name}: ${JSON.stringify(validate.errors?.slice(0, 3))}\n${JSON.stringify(value)}`);
-}
+import { assertOutputSchema } from '../support/output-schemas.ts';
 
 /** Released (HOLD-2): release.json in the job's directory, open or still gated. */
 const released = (queue: Queue, id: string): boolean => existsSync(queue.paths.jobFile(id, 'release.json')) || existsSync(join(queue.paths.gatedJob(id), 'release.json'));
@@ -47,7 +35,7 @@ many('a job never held among held ones: the held ones are released all the same,
   assert.ok(released(queue, first.id) && released(queue, last.id), 'both held jobs released (HOLD-2), the one after the refusal too');
   assert.not.ok(released(queue, plain.id));
   const report = JSON.parse(run.stdout) as ReleaseJson;
-  matchesSchema('release', report);
+  assertOutputSchema('release', report);
   assert.equal(report.released.map((entry) => entry.id), [first.id, last.id]);
   assert.equal(report.refused.map((entry) => [entry.id, entry.error.code]), [[plain.id, 'NOT_HELD']]);
 });
@@ -73,7 +61,7 @@ many('one job named alone and refused: the command fails as before (error.schema
   const run = await runFsjob(['release', '-q', queue.root, '--json', plain.id], { cwd: dir });
   assert.is(run.status, 1);
   const refusal = JSON.parse(run.stdout) as { error: { code: string } };
-  matchesSchema('error', refusal);
+  assertOutputSchema('error', refusal);
   assert.is(refusal.error.code, 'NOT_HELD');
 });
 
