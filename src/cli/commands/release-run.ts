@@ -15,6 +15,8 @@ function describe(result: ReleaseResult): string {
 export async function runRelease(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const lane = args['lane'] as string | undefined;
+  // No job has the lane "" (enqueue refuses it): `--lane "$LANE"` with LANE unset would release nothing and exit 0.
+  if (lane === '') throw new FsjobError('USAGE', '--lane was given an empty value; name the lane (enqueue --lane L gave it its name)');
   const labels = parsePairs(args['label'], 'label');
   const ids = await jobIdsOf(args, queue);
   if (ids.length === 0 && lane === undefined && labels === undefined) {
