@@ -87,7 +87,14 @@ export async function release(queue: Queue, id: string, options: ReleaseOptions 
     return { id, published, next: 'open', waitingFor: null };
   }
   const waitingFor =
-    verdict.kind === 'blocked' ? `dependency ${verdict.awaiting}` : verdict.kind === 'cancel' ? verdict.reason : verdict.kind === 'newer' ? 'a consumer of its newer version' : 'its release';
+    verdict.kind === 'blocked'
+      ? `dependency ${verdict.awaiting}`
+      : // AFTER-3: it waits for nothing that can come; a worker cancels it (the reason says why).
+        verdict.kind === 'cancel'
+        ? `a worker to cancel it, never to run it: ${verdict.reason}`
+        : verdict.kind === 'newer'
+          ? 'a consumer of its newer version'
+          : 'its release';
   return { id, published, next: 'waiting', waitingFor };
 }
 

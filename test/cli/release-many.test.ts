@@ -13,6 +13,7 @@ import { enqueue } from '../../src/producer/index.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
+import { writeReceipt } from '../support/producer.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 
 /** Released (HOLD-2): release.json in the job's directory, open or still gated. */
@@ -63,6 +64,19 @@ many('one job named alone and refused: the command fails as before (error.schema
   const refusal = JSON.parse(run.stdout) as { error: { code: string } };
   assertOutputSchema('error', refusal);
   assert.is(refusal.error.code, 'NOT_HELD');
+});
+
+many('a held job whose dependency failed: released (release.json), still gated for a worker to cancel; no clause id without --verbose', async () => {
+  const dir = await freshDir('fsjob-release-many');
+  const queue = await initQueue(join(dir, 'q'));
+  const failed = await enqueue(queue, { argv: ['false'] });
+  await writeReceipt(queue, failed.id, { outcome: 'failed', exit_code: 1, status: { exit: 1, signal: null }, message: 'exited with status 1' });
+  const held = await enqueue(queue, { argv: ['true'], hold: true, after: [{ job_id: failed.id, when: 'succeeded' }] });
+  const [plain, verbose] = [await runFsjob(['release', '-q', queue.root, held.id], { cwd: dir }), await runFsjob(['release', '-q', queue.root, '--verbose', held.id], { cwd: dir })];
+  assert.equal([plain.status, verbose.status], [0, 0], plain.stderr + verbose.stderr);
+  assert.ok(existsSync(join(queue.paths.gatedJob(held.id), 'release.json')), 'released (HOLD-2), still gated: no gate opens for it but a cancel (AFTER-3)');
+  assert.not.match(plain.stdout, /[A-Z]+-[0-9]+\)/, 'clause ids only with --verbose');
+  assert.match(verbose.stdout, /\(AFTER-3\)/);
 });
 
 many.run();

@@ -4,6 +4,7 @@ import { parsePairs } from '../../base/units.ts';
 import { release, releaseWhere, type ReleaseResult } from '../../producer/release.ts';
 import type { CliIo } from '../command.ts';
 import { EXIT, exitStatusOf } from '../exit.ts';
+import { withoutClauseIds } from '../messages.ts';
 import { jobIdsOf, jsonText, openQueueOf } from '../queue-arg.ts';
 
 function describe(result: ReleaseResult): string {
@@ -49,7 +50,7 @@ export async function runRelease(args: Record<string, unknown>, io: CliIo): Prom
         refused: refused.map(({ id, error }) => ({ id, error: error.toJSON() })),
       }),
     );
-  } else for (const result of results) io.stdout(`${describe(result)}\n`);
+  } else for (const result of results) io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);
   // The first refusal in the order named decides, as fsjob wait's first job that did not succeed does.
   const first = refused[0];
   return first === undefined ? EXIT.OK : exitStatusOf(first.error.code);
