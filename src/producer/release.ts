@@ -51,7 +51,7 @@ async function specOf(queue: Queue, files: JobFiles, id: string) {
     });
   }
   if (spec.hold !== true) {
-    const what = files.gated ? 'it waits for its dependencies (AFTER-1), not for a release' : 'it is queued as any job';
+    const what = files.gated ? 'it waits for its dependencies (AFTER-1), not for a release' : 'no release ever held it back (it may be queued, running or retrying as any job)';
     throw new FsjobError('NOT_HELD', `job ${id} was not enqueued held, so it cannot be released: ${what} (HOLD-1)`, { jobId: id, clause: 'HOLD-1' });
   }
   return spec;
