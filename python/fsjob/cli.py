@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import constants, jsontext
 from .errors import FsjobError
-from .names import GATED_SUFFIX, record_name_of
+from .names import GATED_SUFFIX, is_job_id, record_name_of
 from .queue import Queue
 from .records import inspect_bytes
 from .units import format_clock, format_elapsed, parse_bytes, parse_duration, parse_integer, parse_pairs
@@ -132,6 +132,9 @@ def _number(args: argparse.Namespace, command: str, flag: str) -> Optional[int]:
 def _queue_path(args: argparse.Namespace) -> str:
     """--queue, else $FSJOB_QUEUE, else the per-user default under the XDG state directory (as the reference's)."""
     given = getattr(args, "queue", None)
+    if given == "":
+        # An empty shell variable: never the default queue in its place (a job would land in another queue).
+        raise FsjobError("USAGE", "--queue was given an empty value; name the queue directory, or leave the option out for its default")
     if given:
         return str(given)
     from_env = os.environ.get("FSJOB_QUEUE", "")
@@ -145,6 +148,38 @@ def _queue_path(args: argparse.Namespace) -> str:
 def _open(args: argparse.Namespace) -> Queue:
     # Queue.open's refusals say how to make the queue where init can (a missing root, one without fsjob.json), and not where it cannot.
     return Queue.open(_queue_path(args))
+
+
+#: Shortest id prefix taken (the reference's PREFIX_MIN, src/cli/queue-arg.ts).
+_PREFIX_MIN = 4
+
+
+def _job_id(queue: Queue, typed: str) -> str:
+    """A job id as typed: a whole id (LAYOUT-4), or a unique prefix of one or of its random part, as the reference's
+    resolveJobId (src/cli/queue-arg.ts). Anything else is a usage error (exit 2), never a name joined to a path (SEC-7)."""
+    if is_job_id(typed):
+        return typed
+    if len(typed) < _PREFIX_MIN or re.fullmatch(r"[0-9a-f-]+", typed) is None:
+        raise FsjobError("USAGE", f"{json.dumps(typed)} is not a job id (LAYOUT-4: 19 digits, \"-\", 16 hex digits, as fsjob enqueue prints) "
+                         f"nor {_PREFIX_MIN} or more of its first digits or of its hex part", clause="LAYOUT-4")
+    matches = [found for found in queue.job_ids() if found.startswith(typed) or found[20:].startswith(typed)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise FsjobError("NOT_FOUND", f"no job id in {queue.root} starts with {typed} (gc may have removed it after it finished); fsjob status lists the jobs",
+                         path=queue.path("jobs"))
+    shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise FsjobError("USAGE", f"{typed} is the start of {len(matches)} job ids ({shown}); type more of it")
+
+
+def _job_ids(queue: Queue, typed: List[str]) -> List[str]:
+    """Each id resolved (_job_id); an id named twice counts once, in the order first given."""
+    ids: List[str] = []
+    for text in typed:
+        found = _job_id(queue, text)
+        if found not in ids:
+            ids.append(found)
+    return ids
 
 
 def _json(value: Any) -> None:
@@ -321,7 +356,10 @@ def _enqueue(args: argparse.Namespace) -> int:
     if args.request is not None:
         job_id = queue.enqueue_request(_read_input(args.request, constants.REQUEST_MAX, "request file"))
     else:
-        job_id = queue.enqueue_request(_request(args))
+        request = _request(args)
+        for dependency in request.get("after", []):
+            dependency["job_id"] = _job_id(queue, dependency["job_id"])
+        job_id = queue.enqueue_request(request)
     sys.stdout.write((_spec_text(queue, job_id) if args.json else job_id) + "\n")
     return 0
 
@@ -432,7 +470,7 @@ def _wait(args: argparse.Namespace) -> int:
     if selecting:
         ids = unfinished_jobs(queue, args.lane, labels)
     else:
-        ids = [found for typed in args.ids for found in (_stdin_ids() if typed == "-" else [typed])]
+        ids = _job_ids(queue, [found for typed in args.ids for found in (_stdin_ids() if typed == "-" else [typed])])
     if not ids:
         _log(f"no job to wait for ({'no unfinished job matches' if selecting else 'standard input named none'})")
         return 0
@@ -468,10 +506,11 @@ def _status(args: argparse.Namespace) -> int:
     if unknown:
         raise FsjobError("USAGE", f"--status {' '.join(unknown)}: not a status or outcome; choose from {', '.join(_STATUSES)}")
     if args.id is not None:
-        state = queue.status(args.id)
+        job_id = _job_id(queue, args.id)
+        state = queue.status(job_id)
         if state.status == "missing":
-            raise FsjobError("NOT_FOUND", f"no job {args.id} in {queue.root}", job_id=args.id)
-        line = job_line(queue, args.id)
+            raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", job_id=job_id)
+        line = job_line(queue, job_id)
         if args.json:
             _json(line)
         else:
@@ -504,11 +543,12 @@ def _status(args: argparse.Namespace) -> int:
 
 def _cancel(args: argparse.Namespace) -> int:
     queue = _open(args)
-    published = queue.cancel(args.id, force=args.force, reason=args.reason)
+    job_id = _job_id(queue, args.id)
+    published = queue.cancel(job_id, force=args.force, reason=args.reason)
     if args.json:
-        _json({"job_id": args.id, "force": args.force, "published": published})
+        _json({"job_id": job_id, "force": args.force, "published": published})
     else:
-        sys.stdout.write(f"{args.id}: {'force-' if args.force else ''}cancel {'requested' if published else 'was requested already'}\n")
+        sys.stdout.write(f"{job_id}: {'force-' if args.force else ''}cancel {'requested' if published else 'was requested already'}\n")
     return 0
 
 
@@ -517,12 +557,13 @@ def _release(args: argparse.Namespace) -> int:
     labels = parse_pairs(args.label, "label")
     if not args.ids and args.lane is None and labels is None:
         raise FsjobError("USAGE", "name the held jobs to release: ids, --lane L or --label NAME=VALUE")
-    results = [queue.release(job_id) for job_id in args.ids]
+    ids = _job_ids(queue, args.ids)
+    results = [queue.release(job_id) for job_id in ids]
     if args.lane is not None or labels is not None:
         selected = queue.release_where(lane=args.lane, labels=labels)
-        if not selected and not args.ids:
+        if not selected and not ids:
             _log("no held job matches; nothing released")
-        results += [result for result in selected if result.job_id not in args.ids]
+        results += [result for result in selected if result.job_id not in ids]
     if args.json:
         _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results]})
     for result in [] if args.json else results:
@@ -548,8 +589,9 @@ def _logs(args: argparse.Namespace) -> int:
     if args.follow and len(args.ids) > 1:
         raise FsjobError("USAGE", f"logs --follow takes one job id, not {len(args.ids)}")
     out = sys.stdout.buffer
-    for index, job_id in enumerate(args.ids):
-        if len(args.ids) > 1:
+    ids = _job_ids(queue, args.ids)
+    for index, job_id in enumerate(ids):
+        if len(ids) > 1:
             out.write(f"{'' if index == 0 else chr(10)}==> {job_id} <==\n".encode())
         if args.follow:
             _follow(queue, job_id, stream)

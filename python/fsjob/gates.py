@@ -17,6 +17,7 @@ from .clock import now_ms
 from .constants import PROTOCOL_MINOR, PROTOCOL_VERSION
 from .errors import FsjobError, io_error
 from .identity import self_identity
+from .jobview import JobView
 from .names import GATED_SUFFIX, RecordName
 from .records import encode_record, read_record
 from .safefs import fsync_dir, lstat_or_none, publish_link
@@ -33,6 +34,14 @@ def place(root: str, job_id: str) -> str:
         if lstat_or_none(os.path.join(root, "jobs", name)) is not None:
             return "gated" if name.endswith(GATED_SUFFIX) else "open"
     return "missing"
+
+
+def placed_view(root: str, job_id: str, uid: int) -> JobView:
+    """The job's records where they are now: jobs/<id>.gated/ while it is held or blocked (GATE-1), else jobs/<id>/."""
+    view = JobView(root, job_id, uid)
+    if place(root, job_id) == "gated":
+        view.dir = gated_dir(root, job_id)
+    return view.refresh()
 
 
 def dependency_state(root: str, uid: int, job_id: str, when: str) -> Tuple[str, str]:

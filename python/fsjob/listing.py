@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
 
 from .clock import now_ms
-from .jobview import JobView
+from .gates import placed_view
 from .waiting import matches
 
 if TYPE_CHECKING:
@@ -18,7 +18,8 @@ def job_line(queue: "Queue", job_id: str) -> Dict[str, Any]:
     """One job: job_id, status, gen, attempts, priority, labels, started_ms, finished_ms, duration_ms (and outcome, exit_code, note, not_before_ms when they apply)."""
     state = queue.status(job_id)
     line: Dict[str, Any] = {"job_id": state.job_id, "status": state.status, "gen": state.gen, "attempts": state.attempts}
-    view = JobView(queue.root, job_id, queue.uid).refresh()
+    # A held or blocked job's spec is in jobs/<id>.gated/ (GATE-1): its priority and labels too.
+    view = placed_view(queue.root, job_id, queue.uid)
     spec = view.spec_value() if view.exists else None
     line["priority"] = None if spec is None else spec.get("priority")
     line["labels"] = None if spec is None else spec.get("labels")

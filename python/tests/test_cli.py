@@ -73,6 +73,40 @@ class CommandLineTest(QueueCase):
         self.assertEqual(waited.returncode, 75, waited.stderr)
         self.assertIn(f"no live worker serves {self.queue.root}".encode(), waited.stderr)
 
+    def test_an_empty_queue_option_is_refused_and_the_default_queue_gets_nothing(self) -> None:
+        # An empty shell variable (-q "$Q"): never FSJOB_QUEUE or the default in its place, as the reference refuses it.
+        env = dict(os.environ, FSJOB_QUEUE=self.queue.root)
+        for args in (("enqueue", "-q", "", "--", "true"), ("init", "-q", ""), ("status", "--queue=")):
+            ran = cli(*args, env=env)
+            self.assertEqual(ran.returncode, 2, (args, ran.stderr))
+        self.assertEqual(os.listdir(os.path.join(self.queue.root, "jobs")), [])
+
+    def test_a_typed_id_is_a_whole_id_or_a_unique_prefix_and_anything_else_is_a_usage_error(self) -> None:
+        first = self.queue.enqueue(["true"])
+        second = self.queue.enqueue(["true"], hold=True)
+        q = ("--queue", self.queue.root)
+        for command in (("status",), ("cancel",), ("release",), ("logs",), ("wait", "--timeout", "0")):
+            for typed in ("../jobs", "", "abc", "x" * 36):
+                ran = cli(*command, *q, typed)
+                self.assertEqual(ran.returncode, 2, (command, typed, ran.stderr))
+            self.assertEqual(cli(*command, *q, "0000").returncode, 4, command)  # a prefix of no id: no such job
+        self.assertEqual(cli("status", *q, first[:4]).returncode, 2)  # the start of both ids: ambiguous
+        shown = cli("status", *q, "--json", second[20:28])  # a unique start of the random part
+        self.assertEqual((shown.returncode, json.loads(shown.stdout)["job_id"]), (0, second), shown.stderr)
+        after = cli("enqueue", *q, "--json", "--after", second[20:28], "--", "true")
+        self.assertEqual(json.loads(after.stdout)["after"], [{"job_id": second, "when": "succeeded"}], after.stderr)
+        self.assertEqual(cli("cancel", *q, first[20:28]).returncode, 0)
+        receipt = self.queue.status(first).receipt
+        self.assertEqual(None if receipt is None else receipt.outcome, "cancelled")
+
+    def test_status_shows_a_held_job_s_priority_and_labels_and_selects_it_by_label(self) -> None:
+        held = self.queue.enqueue(["true"], hold=True, priority=7, labels={"batch": "1"})
+        q = ("--queue", self.queue.root)
+        line = json.loads(cli("status", *q, "--json", held).stdout)
+        self.assertEqual((line["status"], line["priority"], line["labels"]), ("held", 7, {"batch": "1"}))
+        listed = json.loads(cli("status", *q, "--json", "--label", "batch=1").stdout)["jobs"]
+        self.assertEqual([job["job_id"] for job in listed], [held])
+
 
 if __name__ == "__main__":
     unittest.main()
