@@ -498,7 +498,7 @@ def _wait(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .listing import job_line, job_lines, select_lines
+    from .listing import job_line, job_lines, queue_json, select_lines
 
     queue = _open(args)
     wanted = set(args.status)
@@ -510,12 +510,13 @@ def _status(args: argparse.Namespace) -> int:
         state = queue.status(job_id)
         if state.status == "missing":
             raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", job_id=job_id)
-        line = job_line(queue, job_id)
         if args.json:
-            _json(line)
-        else:
-            for key, value in line.items():
-                sys.stdout.write(f"{key:<12}{value}\n")
+            from .report import job_report
+
+            _json(job_report(queue, job_id))
+            return 0
+        for key, value in job_line(queue, job_id).items():
+            sys.stdout.write(f"{key:<12}{'-' if value is None else value}\n")
         return 0
     limit = _number(args, "status", "limit")
     every = job_lines(queue)
@@ -526,7 +527,7 @@ def _status(args: argparse.Namespace) -> int:
     limit = 20 if limit is None else limit
     shown = lines if limit == 0 else lines[:limit]
     if args.json:
-        _json({"queue": queue.root, "counts": counts, "jobs": shown})
+        _json(queue_json(queue, every, shown, len(shown) < len(lines)))
         return 0
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
     sys.stdout.write(f"{len(every)} jobs{': ' + summary if summary else ''}\n")
@@ -537,18 +538,32 @@ def _status(args: argparse.Namespace) -> int:
         started = "-" if line["started_ms"] is None else format_clock(line["started_ms"], now)
         finished = "-" if line["finished_ms"] is None else format_clock(line["finished_ms"], now)
         took = "-" if line["duration_ms"] is None else format_elapsed(line["duration_ms"])
-        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line.get('outcome', '-')}\n")
+        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line['outcome'] or '-'}\n")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
+    from .ops import cancel_request
+
     queue = _open(args)
     job_id = _job_id(queue, args.id)
-    published = queue.cancel(job_id, force=args.force, reason=args.reason)
+    done = cancel_request(queue, job_id, force=args.force, reason=args.reason)
     if args.json:
-        _json({"job_id": job_id, "force": args.force, "published": published})
+        # schemas/output/cancel.schema.json, as the reference prints it
+        _json({"id": job_id, "record": done.record, "published": done.published, "next": done.next, "receipt": done.receipt})
+        return 0
+    asked = f"{done.record} {'published' if done.published else 'was already there'}"
+    if done.next == "finished" and done.receipt is not None and done.receipt["outcome"] == "rejected":
+        said = f"{job_id} rejected: nobody had claimed it and its spec is invalid ({done.receipt['reason']}), so it is finished now (exit code 126, CLAIM-10)"
+    elif done.next == "finished":
+        said = f"{job_id} cancelled: nobody had claimed it, so it is finished now (exit code {130 if done.receipt is None else done.receipt['exit_code']})"
+    elif done.next == "owner":
+        said = f"{job_id}: {asked}; its owner stops it within {constants.CONTROL_LATENCY // 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait {job_id} shows the outcome"
+    elif done.next == "claimed_elsewhere":
+        said = f"{job_id}: {asked}; a consumer claimed it at the same moment and will cancel it (CLAIM-6). fsjob wait {job_id} shows the outcome"
     else:
-        sys.stdout.write(f"{job_id}: {'force-' if args.force else ''}cancel {'requested' if published else 'was requested already'}\n")
+        said = f"{job_id}: {asked}, but the job finished meanwhile; fsjob status {job_id} shows how"
+    sys.stdout.write(said + "\n")
     return 0
 
 

@@ -92,7 +92,7 @@ class CommandLineTest(QueueCase):
             self.assertEqual(cli(*command, *q, "0000").returncode, 4, command)  # a prefix of no id: no such job
         self.assertEqual(cli("status", *q, first[:4]).returncode, 2)  # the start of both ids: ambiguous
         shown = cli("status", *q, "--json", second[20:28])  # a unique start of the random part
-        self.assertEqual((shown.returncode, json.loads(shown.stdout)["job_id"]), (0, second), shown.stderr)
+        self.assertEqual((shown.returncode, json.loads(shown.stdout)["id"]), (0, second), shown.stderr)
         after = cli("enqueue", *q, "--json", "--after", second[20:28], "--", "true")
         self.assertEqual(json.loads(after.stdout)["after"], [{"job_id": second, "when": "succeeded"}], after.stderr)
         self.assertEqual(cli("cancel", *q, first[20:28]).returncode, 0)
@@ -102,10 +102,10 @@ class CommandLineTest(QueueCase):
     def test_status_shows_a_held_job_s_priority_and_labels_and_selects_it_by_label(self) -> None:
         held = self.queue.enqueue(["true"], hold=True, priority=7, labels={"batch": "1"})
         q = ("--queue", self.queue.root)
-        line = json.loads(cli("status", *q, "--json", held).stdout)
-        self.assertEqual((line["status"], line["priority"], line["labels"]), ("held", 7, {"batch": "1"}))
+        report = json.loads(cli("status", *q, "--json", held).stdout)
+        self.assertEqual((report["status"], report["spec"]["priority"], report["dir"]), ("held", 7, self.job_dir(held) + ".gated"))
         listed = json.loads(cli("status", *q, "--json", "--label", "batch=1").stdout)["jobs"]
-        self.assertEqual([job["job_id"] for job in listed], [held])
+        self.assertEqual([(job["id"], job["priority"], job["labels"]) for job in listed], [(held, 7, {"batch": "1"})])
 
 
 if __name__ == "__main__":
