@@ -66,14 +66,14 @@ def select_lines(lines: List[Dict[str, Any]], wanted: Optional[Set[str]] = None,
         lines = [line for line in lines if line["status"] in wanted or line.get("outcome") in wanted]
     if labels:
         lines = [line for line in lines if line["labels"] is not None and matches({"labels": line["labels"]}, None, labels)]
-    lines = sorted(lines, key=lambda line: line["job_id"], reverse=True)
+    lines = sorted(lines, key=lambda line: str(line["job_id"]), reverse=True)
     if sort == "priority":
         waiting = [line for line in lines if line["status"] != "finished"]
         waiting.reverse()  # oldest first among equals: the sort below is stable
-        waiting.sort(key=lambda line: -(line["priority"] or 0))
+        waiting.sort(key=lambda line: -int(line["priority"] or 0))
         lines = waiting + [line for line in lines if line["status"] == "finished"]
     elif sort == "duration":
-        lines.sort(key=lambda line: -(line["duration_ms"] if line["duration_ms"] is not None else -1))
+        lines.sort(key=lambda line: -int(line["duration_ms"] if line["duration_ms"] is not None else -1))
     return lines
 
 

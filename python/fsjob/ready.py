@@ -84,8 +84,8 @@ def rebuild(root: str, uid: int) -> int:
             continue
         if job_id in present:
             continue
-        spec = view.spec_value()
-        priority = int(spec["priority"]) if spec is not None else 0
+        value = view.spec_value()
+        priority = int(value["priority"]) if value is not None else 0
         if create(root, priority, job_id):
             created += 1
     now = now_ms()
