@@ -671,9 +671,13 @@ def _resume(args: argparse.Namespace) -> int:
 def _recover(args: argparse.Namespace) -> int:
     from .recover import recover
 
-    report = recover(_open(args), _log)
+    queue = _open(args)
+    report = recover(queue, _log)
     for done in report.recovered:
         _log(done)
+    # A summary on stdout, as the reference's (silence read as "nothing ran"); the details went to stderr above.
+    sys.stdout.write(f"recovered {queue.root}\njobs recovered: {len(report.recovered)}\nstale entries removed: {len(report.removed)}\n"
+                     f"left alone: {len(report.left_alone)}\n")
     return 1 if report.left_alone else 0
 
 

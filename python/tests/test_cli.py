@@ -107,6 +107,11 @@ class CommandLineTest(QueueCase):
         listed = json.loads(cli("status", *q, "--json", "--label", "batch=1").stdout)["jobs"]
         self.assertEqual([(job["id"], job["priority"], job["labels"]) for job in listed], [(held, 7, {"batch": "1"})])
 
+    def test_recover_says_what_it_did_on_stdout_even_when_nothing_needed_it(self) -> None:
+        ran = cli("recover", "--queue", self.queue.root)
+        self.assertEqual(ran.returncode, 0, ran.stderr)
+        self.assertIn(self.queue.root.encode(), ran.stdout)  # not silence, which reads as "nothing ran"
+
 
 if __name__ == "__main__":
     unittest.main()
