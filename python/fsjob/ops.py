@@ -123,8 +123,10 @@ def wait(queue: "Queue", job_id: str, timeout: Optional[float] = None, poll: flo
 
 
 def logs(queue: "Queue", job_id: str) -> Logs:
-    """The kept output of the receipt's execution, or of the latest generation with output files while the job runs."""
-    view = _view(queue, job_id)
+    """The kept output of the receipt's execution, or of the latest generation with output files while the job runs
+    (none yet for a held or blocked job, which is in jobs/<id>.gated/, GATE-1)."""
+    queue.job_dir(job_id)  # INVALID_ID for a name that is not a job id
+    view = gates.placed_view(queue.root, job_id, queue.uid)
     if not view.exists:
         raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", path=view.dir, job_id=job_id)
     gen = 0

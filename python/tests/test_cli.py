@@ -106,6 +106,7 @@ class CommandLineTest(QueueCase):
         self.assertEqual((report["status"], report["spec"]["priority"], report["dir"]), ("held", 7, self.job_dir(held) + ".gated"))
         listed = json.loads(cli("status", *q, "--json", "--label", "batch=1").stdout)["jobs"]
         self.assertEqual([(job["id"], job["priority"], job["labels"]) for job in listed], [(held, 7, {"batch": "1"})])
+        self.assertEqual((cli("logs", *q, held).returncode, self.queue.logs(held).gen), (0, 0))  # no output yet, not "no such job"
 
     def test_recover_says_what_it_did_on_stdout_even_when_nothing_needed_it(self) -> None:
         ran = cli("recover", "--queue", self.queue.root)
