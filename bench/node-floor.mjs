@@ -16,14 +16,15 @@
  *
  * The phases are counted as bench/cpu-per-job.bench.ts counts them: 5
  * warm-up jobs, then N enqueued and N consumed, process.cpuUsage (every
- * thread) around each phase, per job. JavaScript, run as `node
+ * thread) around each phase, per job (bench/lib/floor-job.mjs, which
+ * bench/native-floor/native-floor.mjs shares). JavaScript, run as `node
  * node-floor.mjs`: no tsx loader in the measured process.
  *
  * Usage: node node-floor.mjs <n> <dir>   makes <dir>/q (which must not exist); prints one JSON line
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import path from 'node:path';
+import { claimedBefore, claimOf, execOf, hex, jobId, line, measure, parseSpec, receiptOf, specOf } from './lib/floor-job.mjs';
 
 const n = Number(process.argv[2] ?? 300);
 const dir = process.argv[3];
@@ -44,14 +45,6 @@ const self = (fd) => `/proc/self/fd/${fd}`;
 const missing = (fd, name) => fs.lstatSync(at(fd, name), { throwIfNoEntry: false }) === undefined;
 const rootFd = fs.openSync(root, OPEN_DIR);
 const [tmp, jobs, ready] = ['tmp', 'jobs', 'ready'].map((name) => fs.openSync(at(rootFd, name), OPEN_DIR));
-// Random names from a pool filled 4 KiB at a time, as the reference's (randomBytes checks getpid per call).
-let pool = randomBytes(4096);
-let used = 0;
-const hex = () => {
-  if (used + 8 > pool.length) [pool, used] = [randomBytes(4096), 0];
-  used += 8;
-  return pool.toString('hex', used - 8, used);
-};
 
 function createWrite(fd, name, text) {
   const file = fs.openSync(at(fd, name), CREATE, 0o600);
@@ -64,7 +57,7 @@ function createWrite(fd, name, text) {
 /** PUB-1..PUB-6: a temp file, its link, its removal, the directory's fsync. */
 function publish(fd, name, record) {
   const temp = `.${name}.${hex()}`;
-  createWrite(fd, temp, `${JSON.stringify(record)}\n`);
+  createWrite(fd, temp, line(record));
   fs.linkSync(at(fd, temp), at(fd, name));
   fs.unlinkSync(at(fd, temp));
   fs.fsyncSync(fd);
@@ -72,13 +65,12 @@ function publish(fd, name, record) {
 
 function enqueue(i, payload) {
   const now = Date.now();
-  const id = `${String(now * 1e6 + i).padStart(19, '0')}-${hex()}`;
+  const id = jobId(now, i);
   fs.mkdirSync(at(tmp, id), { mode: 0o700 });
   const staged = fs.openSync(at(tmp, id), OPEN_DIR);
   if (!fs.fstatSync(staged).isDirectory()) throw new Error(`${id}: not a directory`);
   fs.fchmodSync(staged, 0o700);
-  const spec = { fsjob: '1.2', type: 'spec', id, created_ms: now, handler: 'bench', payload, priority: 1000, max_attempts: 1, timeout_ms: 60_000, kill_grace_ms: 5_000, queue_deadline_ms: null, stdin: null, lane: null, labels: {} };
-  createWrite(staged, 'spec.json', `${JSON.stringify(spec)}\n`);
+  createWrite(staged, 'spec.json', line(specOf(id, now, payload)));
   fs.fsyncSync(staged);
   fs.closeSync(fs.openSync(at(ready, `1000-${id}`), CREATE, 0o600));
   if (!missing(jobs, id)) throw new Error(`${id}: taken`);
@@ -99,34 +91,18 @@ function consume(entry, handler) {
   const bytes = Buffer.allocUnsafe(size + 1);
   const got = fs.readSync(file, bytes, 0, size + 1, 0);
   fs.closeSync(file);
-  const text = bytes.toString('utf8', 0, got - 1);
-  const spec = JSON.parse(text);
-  if (got !== size || JSON.stringify(spec) !== text || spec.id !== id) throw new Error(`${id}: spec`);
-  if (fs.readdirSync(self(job), { withFileTypes: true }).some((e) => e.name === 'receipt.json' || e.name.startsWith('claim.'))) throw new Error(`${id}: claimed`);
-  const owner = { host: 'h', boot_id: 'b', pid: process.pid, start_time: 1, worker_id: 'w' };
-  publish(job, 'claim.1.json', { fsjob: '1.2', type: 'claim', job_id: id, gen: 1, claimed_ms: Date.now(), lease_ms: 30_000, owner });
+  if (got !== size) throw new Error(`${id}: spec`);
+  const spec = parseSpec(bytes.toString('utf8', 0, got - 1), id);
+  if (claimedBefore(fs.readdirSync(self(job)))) throw new Error(`${id}: claimed`);
+  publish(job, 'claim.1.json', claimOf(id));
   if (!missing(job, 'cancel.json') || !missing(job, 'cancel-force.json')) throw new Error(`${id}: cancelled`);
   if (!missing(job, 'claim.2.json')) throw new Error(`${id}: superseded`);
-  publish(job, 'exec.1.json', { fsjob: '1.2', type: 'exec', job_id: id, gen: 1, attempt: 1, started_ms: Date.now() });
+  publish(job, 'exec.1.json', execOf(id));
   const result = handler({ jobId: id, payload: spec.payload });
   if (!missing(job, 'claim.2.json')) throw new Error(`${id}: superseded`);
-  publish(job, 'receipt.json', { fsjob: '1.2', type: 'receipt', job_id: id, gen: 1, outcome: 'succeeded', finished_ms: Date.now(), attempts: 1, result, message: null });
+  publish(job, 'receipt.json', receiptOf(id, result));
   fs.unlinkSync(at(ready, entry));
   fs.closeSync(job);
 }
 
-const drain = () => {
-  for (const entry of fs.readdirSync(self(ready)).sort()) consume(entry, () => ({}));
-};
-const perJob = (since) => {
-  const used = process.cpuUsage(since);
-  return { cpu_ms: (used.user + used.system) / 1000 / n, user_ms: used.user / 1000 / n, sys_ms: used.system / 1000 / n };
-};
-for (let i = 0; i < 5; i++) enqueue(i, { i });
-drain();
-let since = process.cpuUsage();
-for (let i = 0; i < n; i++) enqueue(5 + i, { i, pad: 'x'.repeat(400) });
-const enqueued = perJob(since);
-since = process.cpuUsage();
-drain();
-process.stdout.write(`${JSON.stringify({ jobs: n, enqueue: enqueued, consume: perJob(since) })}\n`);
+measure(n, {}, { enqueue, consume, readyNames: () => fs.readdirSync(self(ready)) });
