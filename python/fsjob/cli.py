@@ -598,13 +598,37 @@ def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) 
     return logs.gap(kept), f"[truncated: {dropped} bytes dropped]\n"
 
 
+def _logs_json(queue: Queue, job_id: str, stream: str) -> Dict[str, Any]:
+    """One job's stream as ``logs --json`` prints it (schemas/output/logs.schema.json, as the reference's)."""
+    import base64
+
+    logs = queue.logs(job_id)
+    kept: bytes = getattr(logs, stream)
+    state = queue.status(job_id)
+    summary = None if state.receipt is None else getattr(state.receipt, stream)
+    truncated = summary is not None and bool(summary.truncated)
+    dropped = (None if summary.bytes_total is None else summary.bytes_total - summary.bytes_kept) if summary is not None and truncated else 0
+    try:
+        text: Optional[str] = kept.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None  # a job's output need not be UTF-8: base64 carries any bytes
+    return {"job_id": job_id, "stream": stream, "gen": logs.gen or None, "status": state.status, "finished": state.receipt is not None,
+            "bytes_kept": len(kept), "truncated": truncated, "dropped": dropped, "text": text, "base64": base64.b64encode(kept).decode("ascii")}
+
+
 def _logs(args: argparse.Namespace) -> int:
     queue = _open(args)
     stream = "stderr" if args.stderr else "stdout"
     if args.follow and len(args.ids) > 1:
         raise FsjobError("USAGE", f"logs --follow takes one job id, not {len(args.ids)}")
+    if args.follow and args.json:
+        raise FsjobError("USAGE", "logs --json prints what is kept so far; it does not --follow")
     out = sys.stdout.buffer
     ids = _job_ids(queue, args.ids)
+    if args.json:
+        for job_id in ids:
+            sys.stdout.write(_compact(_logs_json(queue, job_id, stream)) + "\n")
+        return 0
     for index, job_id in enumerate(ids):
         if len(ids) > 1:
             out.write(f"{'' if index == 0 else chr(10)}==> {job_id} <==\n".encode())

@@ -4,8 +4,9 @@
  * table, python/fsjob/cli_options.json, says which): status of a queue (its
  * pause, counts, index, foreign names and judged workers), status of one
  * job while a Python worker runs it (its owner, generations and outputs),
- * cancel, wait, enqueue, pause, resume, init and a refusal. A user's jq
- * filter written against `fsjob --json` reads the Python output too.
+ * cancel, wait, logs (the same lines as the reference's), enqueue, pause,
+ * resume, init and a refusal. A user's jq filter written against
+ * `fsjob --json` reads the Python output too.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { createAjv } from '../../tools/gen/schema-compiler.ts';
 import { SCHEMA_BASE } from '../../src/records/schemas.ts';
 import { SCHEMAS_DIR } from '../../tools/gen/schema-files.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
+import { runFsjob } from '../support/cli.ts';
 import { PYTHON, PYTHON_DIR, run, type Run } from './support.ts';
 
 const OUTPUT_DIR = join(SCHEMAS_DIR, 'output');
@@ -44,7 +46,7 @@ function checked(schema: string, ran: Run, where: string): Record<string, unknow
 const output = suite('python3 -m fsjob --json: the reference schemas of schemas/output/');
 output.after(cleanupAll);
 
-output('status, status ID, cancel, wait, pause and a refusal print what their schemas say, with a worker running a job', async () => {
+output('status, status ID, cancel, wait, logs, pause and a refusal print what their schemas say, with a worker running a job', async () => {
   const dir = await freshDir('fsjob-py-json');
   const q = ['-q', join(dir, 'q')];
   checked('init', await py(['init', ...q, '--json'], dir), 'init');
@@ -76,6 +78,12 @@ output('status, status ID, cancel, wait, pause and a refusal print what their sc
     const waited = await py(['wait', ...q, '--json', String(running['id'])], dir);
     assert.is(waited.status, 130, waited.stderr);
     checked('wait', waited, 'wait');
+    const logs = ['logs', ...q, '--json', String(running['id']), String(held['id'])];
+    const [pyLogs, nodeLogs] = await Promise.all([py(logs, dir), runFsjob(logs, { cwd: dir })]);
+    const lines = pyLogs.stdout.split('\n').filter((line) => line !== '');
+    for (const line of lines) checked('logs', { ...pyLogs, stdout: line }, 'logs');
+    assert.is(pyLogs.stdout, nodeLogs.stdout, 'the same lines as fsjob logs --json');
+    assert.equal(lines.map((line) => (JSON.parse(line) as { text: string }).text), ['started\n', '']);
     const now = checked('cancel', await py(['cancel', ...q, '--json', String(held['id'])], dir), 'cancel of a held job');
     assert.equal([now['next'], (now['receipt'] as { outcome: string } | null)?.outcome], ['finished', 'cancelled']);
     checked('pause', await py(['pause', ...q, '--json'], dir), 'pause');
