@@ -697,6 +697,9 @@ def _recover(args: argparse.Namespace) -> int:
 
     queue = _open(args)
     report = recover(queue, _log)
+    if args.json:
+        _json(report.json(queue.root))
+        return 1 if report.left_alone else 0
     for done in report.recovered:
         _log(done)
     # A summary on stdout, as the reference's (silence read as "nothing ran"); the details went to stderr above.

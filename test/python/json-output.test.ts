@@ -101,4 +101,34 @@ output('status, status ID, cancel, wait, logs, pause and a refusal print what th
   }
 });
 
+output('recover --json after a worker was killed: the claim broken, the lost receipt, the stale registration removed', async () => {
+  const dir = await freshDir('fsjob-py-json-recover');
+  const q = ['-q', join(dir, 'q')];
+  checked('init', await py(['init', ...q, '--json'], dir), 'init');
+  const job = checked('enqueue', await py(['enqueue', ...q, '--json', '--', 'sleep', '30'], dir), 'enqueue');
+  const worker = spawn(PYTHON, ['-S', '-m', 'fsjob', 'work', ...q], { cwd: dir, env: ENV, stdio: 'ignore' });
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  for (;;) {
+    const list = checked('status', await py(['status', ...q, '--json'], dir), 'status');
+    if ((list['jobs'] as { status: string }[])[0]?.status === 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  worker.kill('SIGKILL');
+  await exited;
+  // Its guardian stops the command (WORKER-2); until then recover leaves the job alone, UNPROVEN, and exits 1.
+  let report: Record<string, unknown>;
+  for (;;) {
+    const ran = await py(['recover', ...q, '--json'], dir);
+    report = checked('recover', ran, 'recover');
+    if (ran.status === 0) break;
+    assert.is((report['unproven'] as unknown[]).length, 1, ran.stdout);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  assert.equal(report['claims_broken'], [{ job_id: job['id'], gen: 1, reason: (report['claims_broken'] as { reason: string }[])[0]?.reason }]);
+  assert.equal((report['receipts'] as { job_id: string; outcome: string }[]).map((r) => [r.job_id, r.outcome]), [[job['id'], 'lost']]);
+  assert.is((report['workers_removed'] as string[]).length, 1, "the dead worker's registration");
+  const again = await py(['recover', ...q, '--json'], dir);
+  assert.equal([again.status, checked('recover', again, 'recover again')['claims_broken']], [0, []]);
+});
+
 output.run();
