@@ -2,8 +2,8 @@
  * fsjob-sh's command line beside the reference's: the exit statuses of
  * src/cli/exit.ts for the same situations (--help 0, a usage error or an
  * invalid request 2, no such job 4), empty arguments and unknown options
- * refused before anything is written, and `wait` on a held job, which lives
- * in jobs/<id>.gated/ until it is released (HOLD-1).
+ * refused before anything is written, `wait` on a held job, which lives
+ * in jobs/<id>.gated/ until it is released (HOLD-1), and `wait`'s line.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
@@ -91,6 +91,19 @@ cli('wait follows a held job in jobs/<id>.gated/ until it is released and finish
   assert.is(sh('release', queue, id).status, 0);
   assert.is(sh('consume', queue).status, 0);
   assert.is(sh('wait', queue, id, '5').status, 5);
+});
+
+cli('wait prints the line fsjob wait prints, the receipt\'s message included', () => {
+  const queue = path.join(dir(), 'q');
+  assert.is(sh('init', queue).status, 0);
+  const rejected = sh('produce', queue, request('gone', { argv: ['true'], cwd: path.join(dir(), 'gone') })).stdout.trim();
+  const failed = sh('produce', queue, request('fails', { argv: ['sh', '-c', 'exit 3'], cwd: dir() })).stdout.trim();
+  assert.is(sh('consume', queue).status, 0);
+  for (const [id, status] of [[rejected, 126], [failed, 3]] as const) {
+    const ours = sh('wait', queue, id);
+    const reference = spawnSync(process.execPath, [FSJOB_BIN, 'wait', '-q', queue, id], { encoding: 'utf8', timeout: WATCHDOG_MS });
+    assert.equal([ours.status, ours.stdout], [status, reference.stdout], `fsjob-sh wait ${id}`);
+  }
 });
 
 cli.run();

@@ -231,7 +231,10 @@ cmd_wait() {
         log "$_wt_jd/receipt.json: the job is finished but its receipt is invalid: $REC_ERR (SEC-10)"
         return 1
       fi
-      printf '%s %s (exit code %s)\n' "$2" "$R_outcome" "$R_exit_code"
+      # The receipt's message after the outcome, as `fsjob wait` prints it ("...: timed out after 1000 ms").
+      _wt_tail=
+      if [ -n "${R_message-}" ] && jw_decode "$R_message"; then _wt_tail=": $JW_S"; fi
+      printf '%s %s (exit code %s)%s\n' "$2" "$R_outcome" "$R_exit_code" "$_wt_tail"
       return "$R_exit_code"
     fi
     [ -z "$_wt_end" ] || uptime_cs
