@@ -29,7 +29,7 @@ function request(name: string, value: unknown): string {
 
 const jobsOf = (queue: string): string[] => readdirSync(path.join(queue, 'jobs'));
 
-cli('--help exits 0 with the synopsis on stdout, as fsjob --help', () => {
+cli('--help exits 0 with the synopsis on stdout, as fsjob --help; --version exits 0', () => {
   for (const args of [['--help'], ['-h'], ['help'], ['wait', '--help']]) {
     const ran = sh(...args);
     assert.is(ran.status, 0, `fsjob-sh ${args.join(' ')}: ${ran.stderr}`);
@@ -37,6 +37,8 @@ cli('--help exits 0 with the synopsis on stdout, as fsjob --help', () => {
   }
   assert.is(fsjob('--help'), 0);
   assert.is(fsjob('wait', '--help'), 0);
+  const version = sh('--version');
+  assert.equal([version.status, version.stdout.trim() !== ''], [0, true], 'fsjob-sh --version, as fsjob --version');
 });
 
 cli('usage errors exit 2 and write nothing: no subcommand, an unknown one, an unknown option, an empty argument, a missing one', () => {
