@@ -388,10 +388,18 @@ def _load_handlers(specs: List[str]) -> Dict[str, Any]:
     handlers: Dict[str, Any] = {}
     for spec in specs:
         module_name, _, attr = spec.partition(":")
-        module = importlib.import_module(module_name)
-        value = getattr(module, attr or "HANDLERS")
-        if not isinstance(value, dict):
-            raise FsjobError("USAGE", f"{spec} is not a dict of handlers")
+        if not module_name:
+            raise FsjobError("USAGE", f"--handlers {spec!r}: name a module, MODULE:NAME, e.g. mymod:HANDLERS")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            # Only a missing module is the option's mistake; an error inside the module's own code keeps its traceback.
+            raise FsjobError("USAGE", f"--handlers {spec}: no module {error.name!r} on the Python path (sys.path: the current directory, PYTHONPATH)") from error
+        value = getattr(module, attr or "HANDLERS", None)
+        if value is None:
+            raise FsjobError("USAGE", f"--handlers {spec}: module {module_name} has no {attr or 'HANDLERS'}")
+        if not isinstance(value, dict) or not all(isinstance(name, str) and callable(handler) for name, handler in value.items()):
+            raise FsjobError("USAGE", f"--handlers {spec} is not a dict of handlers (name -> callable)")
         handlers.update(value)
     return handlers
 

@@ -113,6 +113,14 @@ class CommandLineTest(QueueCase):
         self.assertEqual(ran.returncode, 0, ran.stderr)
         self.assertIn(self.queue.root.encode(), ran.stdout)  # not silence, which reads as "nothing ran"
 
+    def test_work_refuses_handlers_it_cannot_import_with_a_usage_error_and_claims_nothing(self) -> None:
+        job = self.queue.enqueue(handler="resize", payload=None)
+        for spec in ("fsjob_no_such_module:HANDLERS", "fsjob:NO_SUCH_NAME", "fsjob:__version__", ":HANDLERS"):
+            ran = cli("work", "--queue", self.queue.root, "--drain", "--handlers", spec)
+            self.assertEqual(ran.returncode, 2, (spec, ran.stderr))
+            self.assertNotIn(b"Traceback", ran.stderr)
+        self.assertEqual((self.queue.status(job).status, self.queue.status(job).gen), ("queued", 0))
+
 
 if __name__ == "__main__":
     unittest.main()
