@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import re
+import stat
 import sys
 import time
 from datetime import datetime, timezone
@@ -26,7 +27,7 @@ from . import constants, jsontext
 from .errors import FsjobError
 from .names import GATED_SUFFIX, is_job_id, record_name_of
 from .queue import Queue
-from .records import inspect_bytes
+from .records import RECORD_TYPES, inspect_bytes
 from .units import format_clock, format_elapsed, parse_bytes, parse_duration, parse_integer, parse_pairs
 
 _TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli_options.json")
@@ -716,19 +717,31 @@ def _recover(args: argparse.Namespace) -> int:
     return 1 if report.left_alone else 0
 
 
+def _record_file(path: str, bound: int) -> bytes:
+    """A file to check: a regular file, read to one byte past ``bound`` (a larger one is a finding, REC-2, REQ-1).
+    One that is missing, unreadable or not a regular file (a FIFO is never opened) is a usage error, as fsjob validate says."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise FsjobError("USAGE", f"{path} is not a regular file; name a record file", path=path)
+        with open(path, "rb") as handle:
+            return handle.read(bound + 1)
+    except OSError as error:
+        raise FsjobError("USAGE", f"cannot read {path}: {error.strerror}", path=path) from error
+
+
 def _check_record(args: argparse.Namespace) -> int:
     expect = record_name_of(args.name) if args.name else None
     type_ = expect.type if expect is not None else args.type
-    with open(args.file, "rb") as handle:
-        data = handle.read()
-    inspection = inspect_bytes(type_, data, args.file, expect)
+    if type_ not in RECORD_TYPES:
+        raise FsjobError("USAGE", f"{type_!r} is not a record type; choose from {', '.join(RECORD_TYPES)}")
+    inspection = inspect_bytes(type_, _record_file(args.file, constants.RECORD_MAX), args.file, expect)
     print("valid" if inspection.ok else f"invalid: {inspection.findings[0].code}: {inspection.reason}")
     return 0 if inspection.ok else 1
 
 
 def _check_request(args: argparse.Namespace) -> int:
-    with open(args.file, "rb") as handle:
-        inspection = inspect_bytes("request", handle.read(), args.file)
+    inspection = inspect_bytes("request", _record_file(args.file, constants.REQUEST_MAX), args.file)
     print("valid" if inspection.ok else f"invalid: {inspection.reason}")
     return 0 if inspection.ok else 1
 

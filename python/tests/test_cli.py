@@ -121,6 +121,19 @@ class CommandLineTest(QueueCase):
             self.assertNotIn(b"Traceback", ran.stderr)
         self.assertEqual((self.queue.status(job).status, self.queue.status(job).gen), ("queued", 0))
 
+    def test_check_record_refuses_what_it_cannot_check_with_a_usage_error_and_never_opens_a_fifo(self) -> None:
+        fifo = os.path.join(self.base, "fifo")
+        os.mkfifo(fifo, 0o600)
+        spec = os.path.join(self.base, "spec.json")
+        job = self.queue.enqueue(["true"])
+        with open(os.path.join(self.job_dir(job), "spec.json"), "rb") as source, open(spec, "wb") as copy:
+            copy.write(source.read())
+        for args in (("check-record", "spec", os.path.join(self.base, "missing")), ("check-record", "bogus", spec),
+                     ("check-record", "spec", fifo), ("check-request", fifo), ("check-request", self.base)):
+            self.assertEqual(cli(*args, timeout=60).returncode, 2, args)
+        self.assertEqual(cli("check-record", "spec", spec).returncode, 0)
+        self.assertEqual(cli("check-record", "claim", spec).returncode, 1)  # a finding, not a usage error
+
 
 if __name__ == "__main__":
     unittest.main()
