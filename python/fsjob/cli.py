@@ -468,6 +468,7 @@ def _wait(args: argparse.Namespace) -> int:
     from .waiting import summary_exit_code, unfinished_jobs, wait_many
 
     queue = _open(args)
+    _empty_lane(args)
     labels = parse_pairs(args.label, "label")
     selecting = args.all or args.lane is not None or labels is not None
     if args.all and (args.lane is not None or labels is not None):
@@ -576,25 +577,46 @@ def _cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def _empty_lane(args: argparse.Namespace) -> None:
+    # No job has the lane "" (enqueue refuses it): `--lane "$LANE"` with LANE unset would select nothing and exit 0.
+    if args.lane == "":
+        raise FsjobError("USAGE", "--lane was given an empty value; name the lane (enqueue --lane L gave it its name)")
+
+
 def _release(args: argparse.Namespace) -> int:
     queue = _open(args)
+    _empty_lane(args)
     labels = parse_pairs(args.label, "label")
-    if not args.ids and args.lane is None and labels is None:
-        raise FsjobError("USAGE", "name the held jobs to release: ids, --lane L or --label NAME=VALUE")
     ids = _job_ids(queue, args.ids)
-    results = [queue.release(job_id) for job_id in ids]
+    if not ids and args.lane is None and labels is None:
+        raise FsjobError("USAGE", "name the held jobs to release: ids, --lane L or --label NAME=VALUE")
+    # One job named alone: its refusal is the command's. Several: each is released or refused on its own and every
+    # result reported (as the reference's), so a refusal never hides the jobs released before it nor keeps those after it held.
+    alone = len(ids) == 1 and args.lane is None and labels is None
+    results = []
+    refused: List[Any] = []
+    for job_id in ids:
+        try:
+            results.append(queue.release(job_id))
+        except FsjobError as error:
+            if alone:
+                raise
+            refused.append((job_id, error))
+            _log(error.message)
     if args.lane is not None or labels is not None:
         selected = queue.release_where(lane=args.lane, labels=labels)
         if not selected and not ids:
             _log("no held job matches; nothing released")
         results += [result for result in selected if result.job_id not in ids]
     if args.json:
-        _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results]})
+        _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results],
+               "refused": [{"id": job_id, "error": error.to_json()} for job_id, error in refused]})
     for result in [] if args.json else results:
         released = "released" if result.published else "was released already"
         tail = "it runs when a worker is free" if result.next == "open" else f"it still waits for {result.waiting_for or 'its dependencies'}"
         sys.stdout.write(f"{result.job_id} {released}; {tail}\n")
-    return 0
+    # The first refusal in the order named decides, as wait's first job that did not succeed does.
+    return _EXIT_OF.get(refused[0][1].code, 1) if refused else 0
 
 
 def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) -> Optional[Any]:
@@ -611,9 +633,11 @@ def _logs_json(queue: Queue, job_id: str, stream: str) -> Dict[str, Any]:
     """One job's stream as ``logs --json`` prints it (schemas/output/logs.schema.json, as the reference's)."""
     import base64
 
+    # The status first, then the bytes: a job that finishes meanwhile is reported unfinished beside part of its output,
+    # never finished beside part of it (RCPT-2 before RCPT-3), so a script polling until finished gets the whole.
+    state = queue.status(job_id)
     logs = queue.logs(job_id)
     kept: bytes = getattr(logs, stream)
-    state = queue.status(job_id)
     summary = None if state.receipt is None else getattr(state.receipt, stream)
     truncated = summary is not None and bool(summary.truncated)
     dropped = (None if summary.bytes_total is None else summary.bytes_total - summary.bytes_kept) if summary is not None and truncated else 0

@@ -44,6 +44,37 @@ def placed_view(root: str, job_id: str, uid: int) -> JobView:
     return view.refresh()
 
 
+#: Jobs followed by held_upstream before it gives up (the reference's UPSTREAM_MAX): a deeper chain is not looked through.
+UPSTREAM_MAX = 256
+
+
+def held_upstream(root: str, uid: int, job_id: str) -> Optional[str]:
+    """The held job (HOLD-1: not released, not cancelled) that the gated job ``job_id`` waits for through its pending
+    dependencies, directly or further up, or None (the reference's heldUpstream): it runs only once someone releases
+    that one. Each job is looked at once (AFTER-2 makes the graph acyclic; the bound guards a damaged one); an
+    unreadable spec is passed over."""
+    seen = {job_id}
+    following = [job_id]
+    while following and len(seen) <= UPSTREAM_MAX:
+        current = following.pop(0)
+        if place(root, current) != "gated":
+            continue
+        spec = placed_view(root, current, uid).spec_value()
+        if spec is None:
+            continue
+        directory = gated_dir(root, current)
+        if current != job_id and spec.get("hold") is True and not any(
+                lstat_or_none(os.path.join(directory, name)) is not None for name in ("cancel.json", "cancel-force.json", "release.json")):
+            return current
+        for dependency in spec.get("after", []):
+            if dependency["job_id"] in seen:
+                continue
+            seen.add(dependency["job_id"])
+            if dependency_state(root, uid, dependency["job_id"], dependency["when"])[0] == "pending":
+                following.append(dependency["job_id"])
+    return None
+
+
 def dependency_state(root: str, uid: int, job_id: str, when: str) -> Tuple[str, str]:
     """AFTER-1 for one dependency: ("satisfied" | "pending" | "never", why never)."""
     where = place(root, job_id)

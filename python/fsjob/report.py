@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from .clock import now_ms
 from .findings import finding_json
-from .gates import placed_view
+from .gates import dependency_state, held_upstream, placed_view
 from .judge import Judge, judge_once
 from .records import Inspection
 from .safefs import list_dir, lstat_or_none
@@ -81,7 +81,17 @@ def job_report(queue: "Queue", job_id: str) -> Dict[str, Any]:
         "hazards": hazards,
         "findings": findings,
         "pending": _pending(view, state.status, owner),
+        **_dependencies(queue, job_id, spec, state.status),
     }
+
+
+def _dependencies(queue: "Queue", job_id: str, spec: Optional[Dict[str, Any]], status: str) -> Dict[str, Any]:
+    """Each dependency of the spec judged now (AFTER-1), and for a blocked job the held job up its chain (HOLD-1)."""
+    dependencies = []
+    for dependency in [] if spec is None else spec.get("after", []):
+        state, what = dependency_state(queue.root, queue.uid, dependency["job_id"], dependency["when"])
+        dependencies.append({"job_id": dependency["job_id"], "when": dependency["when"], "state": state, "what": what if state == "never" else None})
+    return {"dependencies": dependencies, "held_upstream": held_upstream(queue.root, queue.uid, job_id) if status == "blocked" else None}
 
 
 def _regular(path: str) -> bool:

@@ -134,6 +134,18 @@ class CommandLineTest(QueueCase):
         self.assertEqual(cli("check-record", "spec", spec).returncode, 0)
         self.assertEqual(cli("check-record", "claim", spec).returncode, 1)  # a finding, not a usage error
 
+    def test_release_of_several_ids_releases_each_on_its_own_and_an_empty_lane_is_refused(self) -> None:
+        held = [self.queue.enqueue(["true"], hold=True) for _ in range(2)]
+        never = self.queue.enqueue(["true"])
+        q = ("--queue", self.queue.root)
+        ran = cli("release", *q, "--json", held[0], never, held[1])
+        self.assertEqual(ran.returncode, 1, ran.stderr)  # NOT_HELD, the first refusal
+        out = json.loads(ran.stdout)
+        self.assertEqual(([r["id"] for r in out["released"]], [(r["id"], r["error"]["code"]) for r in out["refused"]]), (held, [(never, "NOT_HELD")]))
+        self.assertEqual([self.queue.status(job_id).status for job_id in held], ["queued", "queued"])
+        for args in (("release", *q, "--lane", ""), ("wait", *q, "--lane", "", "--timeout", "0")):
+            self.assertEqual(cli(*args).returncode, 2, args)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -9,20 +9,15 @@
  * `fsjob --json` reads the Python output too.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createAjv } from '../../tools/gen/schema-compiler.ts';
-import { SCHEMA_BASE } from '../../src/records/schemas.ts';
-import { SCHEMAS_DIR } from '../../tools/gen/schema-files.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
+import { assertOutputSchema } from '../support/output-schemas.ts';
 import { PYTHON, PYTHON_DIR, run, type Run } from './support.ts';
 
-const OUTPUT_DIR = join(SCHEMAS_DIR, 'output');
-const ajv = createAjv();
-for (const file of readdirSync(OUTPUT_DIR).sort()) ajv.addSchema(JSON.parse(readFileSync(join(OUTPUT_DIR, file), 'utf8')) as object);
 const WATCHDOG_MS = 120_000;
 const ENV = { ...process.env, FSJOB_QUEUE: '', PYTHONPATH: PYTHON_DIR };
 
@@ -37,9 +32,7 @@ function checked(schema: string, ran: Run, where: string): Record<string, unknow
   } catch {
     throw new Error(`${where} printed no JSON document (exit ${ran.status}): ${ran.stdout.slice(0, 300)} ${ran.stderr.slice(0, 300)}`);
   }
-  const validate = ajv.getSchema(`${SCHEMA_BASE}output/${schema}.schema.json`);
-  if (validate === undefined) throw new Error(`no schema ${schema}`);
-  assert.ok(validate(value), `${where} does not match ${schema}: ${JSON.stringify(validate.errors?.slice(0, 3).map((error) => `${error.instancePath} ${error.message ?? ""}`))}\n${ran.stdout.slice(0, 1500)}`);
+  assertOutputSchema(schema, value);
   return value as Record<string, unknown>;
 }
 
@@ -73,6 +66,17 @@ output('status, status ID, cancel, wait, logs, pause and a refusal print what th
     const one = checked('status', await py(['status', ...q, '--json', String(running['id']).slice(20, 28)], dir), 'status ID');
     assert.equal([one['id'], one['status'], one['gen'], (one['owner'] as { verdict: string }).verdict], [running['id'], 'running', 1, 'alive']);
     assert.equal((one['generations'] as { gen: number; claim: { worker_id: string } }[]).map((gen) => [gen.gen, gen.claim.worker_id]), [[1, workers[0]?.worker_id]]);
+    // A job blocked behind the held one: its dependencies and the held job up its chain, as the reference judges them.
+    const blocked = checked('enqueue', await py(['enqueue', ...q, '--json', '--after', String(held['id']), '--', 'true'], dir), 'enqueue --after');
+    const status = ['status', ...q, '--json', String(blocked['id'])];
+    const [pyBlocked, nodeBlocked] = await Promise.all([py(status, dir), runFsjob(status, { cwd: dir })]);
+    const judged = (ran: { stdout: string }): unknown => {
+      const report = JSON.parse(ran.stdout) as Record<string, unknown>;
+      return [report['status'], report['dependencies'], report['held_upstream']];
+    };
+    checked('status', pyBlocked, 'status ID of a blocked job');
+    assert.equal(judged(pyBlocked), judged(nodeBlocked));
+    assert.equal(judged(pyBlocked), ['blocked', [{ job_id: held['id'], when: 'succeeded', state: 'pending', what: null }], held['id']]);
     const cancelled = checked('cancel', await py(['cancel', ...q, '--json', String(running['id'])], dir), 'cancel of a running job');
     assert.equal([cancelled['published'], cancelled['next'], cancelled['receipt']], [true, 'owner', null]);
     const waited = await py(['wait', ...q, '--json', String(running['id'])], dir);
@@ -101,16 +105,22 @@ output('status, status ID, cancel, wait, logs, pause and a refusal print what th
   }
 });
 
-output('recover --json after a worker was killed: the claim broken, the lost receipt, the stale registration removed', async () => {
+output('release --json of several ids; recover --json after a worker was killed: the claim broken, the lost receipt, the stale registration removed', async () => {
   const dir = await freshDir('fsjob-py-json-recover');
   const q = ['-q', join(dir, 'q')];
   checked('init', await py(['init', ...q, '--json'], dir), 'init');
   const job = checked('enqueue', await py(['enqueue', ...q, '--json', '--', 'sleep', '30'], dir), 'enqueue');
+  // release of several ids: each on its own, the refusal reported beside the release (and its exit status the command's).
+  const held = checked('enqueue', await py(['enqueue', ...q, '--json', '--hold', '--', 'true'], dir), 'enqueue --hold');
+  const released = await py(['release', ...q, '--json', String(job['id']), String(held['id'])], dir);
+  assert.is(released.status, 1, released.stderr);
+  const both = checked('release', released, 'release of a held and a never-held job');
+  assert.equal([(both['released'] as { id: string }[]).map((r) => r.id), (both['refused'] as { id: string }[]).map((r) => r.id)], [[held['id']], [job['id']]]);
   const worker = spawn(PYTHON, ['-S', '-m', 'fsjob', 'work', ...q], { cwd: dir, env: ENV, stdio: 'ignore' });
   const exited = new Promise((resolve) => worker.once('exit', resolve));
   for (;;) {
     const list = checked('status', await py(['status', ...q, '--json'], dir), 'status');
-    if ((list['jobs'] as { status: string }[])[0]?.status === 'running') break;
+    if ((list['jobs'] as { id: string; status: string }[]).some((listed) => listed.id === job['id'] && listed.status === 'running')) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   worker.kill('SIGKILL');
