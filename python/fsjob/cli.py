@@ -21,7 +21,7 @@ import stat
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from . import constants, jsontext
 from .errors import FsjobError
@@ -417,29 +417,66 @@ def _work(args: argparse.Namespace) -> int:
                 lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
 
 
-class _Notice:
-    """Says once when a job waits with no live worker serving the queue, and once when one shows up (the reference's service notice)."""
+#: Statuses in which a job needs a consumer to move on (STATUS-1): only then is "no live worker" worth saying.
+_WAITING = frozenset(("queued", "retrying", "cancelling", "expired", "orphaned", "delayed", "blocked"))
 
-    def __init__(self, queue: Queue) -> None:
+
+class _Notice:
+    """Advice while a wait or logs --follow waits (the reference's service notice, src/producer/service-notice.ts):
+    once per job that waits for a release (held, or blocked behind a held one), once when the queue is paused or
+    resumed, once when a job waits with no live worker serving the queue, and once when one shows up. It only reads."""
+
+    def __init__(self, queue: Queue, ids: Sequence[str]) -> None:
         self.queue = queue
+        self.ids = ids
         self.next_look = time.monotonic() + _FIRST_LOOK
         self.served: Optional[bool] = None
+        self.paused = False
+        self.held: Set[str] = set()
+        self.behind_held: Set[str] = set()
 
     def due_in(self) -> float:
         return max(0.0, self.next_look - time.monotonic())
 
     def look(self) -> None:
-        from .registrations import live_workers
-
         if time.monotonic() < self.next_look:
             return
         self.next_look = time.monotonic() + _LOOK_EVERY
+        try:
+            self._look()
+        except FsjobError:
+            pass  # advice only: a queue that cannot be read is reported by the wait itself
+
+    def _look(self) -> None:
+        from .gates import held_upstream
+        from .registrations import live_workers
+
+        root = self.queue.root
+        waiting = False
+        for job_id in self.ids:
+            status = self.queue.status(job_id).status
+            if status == "held" and job_id not in self.held:
+                self.held.add(job_id)
+                _log(f"job {job_id} is held, so it waits until it is released (fsjob release -q {root} {job_id})")
+            if status == "blocked" and job_id not in self.behind_held:
+                upstream = held_upstream(root, self.queue.uid, job_id)
+                if upstream is not None:
+                    self.behind_held.add(job_id)
+                    _log(f"job {job_id} waits for job {upstream}, which is held, so it runs only once that one is released (fsjob release -q {root} {upstream})")
+            if status in _WAITING:
+                waiting = True
+                break  # one waiting job is enough to advise
         live = live_workers(self.queue)
-        if not live and self.served is not False:
-            _log(f"no live worker serves {self.queue.root}, so the job waits until one does (start one: fsjob work -q {self.queue.root}); a one-shot consumer runs it without registering")
-        elif live and self.served is False:
-            _log(f"worker {live[0]['worker_id']} now serves {self.queue.root}")
-        self.served = bool(live)
+        paused = waiting and self.queue.paused().paused
+        if paused != self.paused:
+            _log(f"{root} is paused, so the job waits until fsjob resume -q {root}" if paused else f"{root} is resumed")
+            self.paused = paused
+        served = bool(live) or not waiting
+        if not served and self.served is not False:
+            _log(f"no live worker serves {root}, so the job waits until one does (start one: fsjob work -q {root}); a one-shot consumer runs it without registering")
+        elif served and self.served is False and live:
+            _log(f"worker {live[0]['worker_id']} now serves {root}")
+        self.served = served
 
 
 def _stdin_ids() -> List[str]:
@@ -485,7 +522,7 @@ def _wait(args: argparse.Namespace) -> int:
         _log(f"no job to wait for ({'no unfinished job matches' if selecting else 'standard input named none'})")
         return 0
     timeout = _number(args, "wait", "timeout")
-    notice = _Notice(queue)
+    notice = _Notice(queue, ids)
 
     def report(receipt: Any) -> None:
         if args.json:
@@ -684,7 +721,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 def _follow(queue: Queue, job_id: str, stream: str) -> None:
     """New bytes of the job's output as they come, until it has a receipt (read after the receipt, so nothing is missed)."""
-    notice = _Notice(queue)
+    notice = _Notice(queue, [job_id])
     gen, offset = 0, 0
     while True:
         finished = queue.status(job_id).status == "finished"

@@ -146,6 +146,13 @@ class CommandLineTest(QueueCase):
         for args in (("release", *q, "--lane", ""), ("wait", *q, "--lane", "", "--timeout", "0")):
             self.assertEqual(cli(*args).returncode, 2, args)
 
+    def test_a_wait_on_a_job_blocked_behind_a_held_one_names_the_held_one(self) -> None:
+        held = self.queue.enqueue(["true"], hold=True)
+        blocked = self.queue.enqueue(["true"], after=[held])
+        waited = cli("wait", "--queue", self.queue.root, "--timeout", "2s", blocked)
+        self.assertEqual(waited.returncode, 75, waited.stderr)
+        self.assertIn(f"fsjob release -q {self.queue.root} {held}".encode(), waited.stderr)  # what to run, not prose
+
 
 if __name__ == "__main__":
     unittest.main()
