@@ -361,8 +361,20 @@ def _enqueue(args: argparse.Namespace) -> int:
         for dependency in request.get("after", []):
             dependency["job_id"] = _job_id(queue, dependency["job_id"])
         job_id = queue.enqueue_request(request)
-    sys.stdout.write((_spec_text(queue, job_id) if args.json else job_id) + "\n")
+    text = _spec_text(queue, job_id)
+    _enqueue_warnings(queue, json.loads(text), args.request is None)
+    sys.stdout.write((text if args.json else job_id) + "\n")
     return 0
+
+
+def _enqueue_warnings(queue: Queue, spec: Dict[str, Any], from_options: bool) -> None:
+    """What will make the accepted job fail or never run, said now on stderr, as the reference's enqueue says it."""
+    from .advice import command_warnings
+    from .gates import unsatisfiable
+
+    warnings = command_warnings(spec, queue.root) if from_options else []
+    for warning in warnings + unsatisfiable(queue.root, queue.uid, spec):
+        _log(f"warning: {warning}")
 
 
 def _enqueue_batch(queue: Queue, source: str, as_json: bool) -> int:

@@ -48,6 +48,17 @@ def placed_view(root: str, job_id: str, uid: int) -> JobView:
 UPSTREAM_MAX = 256
 
 
+def unsatisfiable(root: str, uid: int, spec: Dict[str, Any]) -> List[str]:
+    """AFTER-3 seen from the producer: one sentence per dependency of ``spec`` that can never be satisfied now, for a
+    warning (the reference's unsatisfiable): a job published with one is cancelled by the first consumer, never run."""
+    found = []
+    for dependency in spec.get("after", []):
+        state, what = dependency_state(root, uid, dependency["job_id"], dependency["when"])
+        if state == "never":
+            found.append(f"dependency {dependency['job_id']} {what}; this job runs only after it {dependency['when']}, so a worker cancels it (exit 130) instead of running it")
+    return found
+
+
 def held_upstream(root: str, uid: int, job_id: str) -> Optional[str]:
     """The held job (HOLD-1: not released, not cancelled) that the gated job ``job_id`` waits for through its pending
     dependencies, directly or further up, or None (the reference's heldUpstream): it runs only once someone releases

@@ -153,6 +153,20 @@ class CommandLineTest(QueueCase):
         self.assertEqual(waited.returncode, 75, waited.stderr)
         self.assertIn(f"fsjob release -q {self.queue.root} {held}".encode(), waited.stderr)  # what to run, not prose
 
+    def test_enqueue_warns_of_a_job_that_will_fail_or_never_run_and_accepts_it(self) -> None:
+        failed = self.queue.enqueue(["sh", "-c", "exit 3"], cwd=self.base)
+        self.assertEqual(cli("work", "--queue", self.queue.root, "--drain").returncode, 0)
+        missing = os.path.join(self.base, "gone")
+        q = ("--queue", self.queue.root)
+        for args, named in ((("--cwd", missing, "--", "true"), missing), (("--cwd", self.base, "--", "fsjob-no-such-program"), "fsjob-no-such-program"),
+                            (("--cwd", self.base, "--after", failed, "--", "true"), failed)):
+            ran = cli("enqueue", *q, *args)
+            self.assertEqual(ran.returncode, 0, ran.stderr)
+            self.assertTrue(os.path.isdir(self.job_dir(ran.stdout.decode().strip())) or os.path.isdir(self.job_dir(ran.stdout.decode().strip()) + ".gated"))
+            self.assertIn(named.encode(), ran.stderr)  # the warning names what will fail
+        quiet = cli("enqueue", *q, "--cwd", self.base, "--", "true")
+        self.assertEqual((quiet.returncode, quiet.stderr), (0, b""))
+
 
 if __name__ == "__main__":
     unittest.main()
