@@ -781,13 +781,13 @@ def _recover(args: argparse.Namespace) -> int:
     report = recover(queue, _log)
     if args.json:
         _json(report.json(queue.root))
-        return 1 if report.left_alone else 0
+        return 1 if report.left_alone or report.failed else 0
     for done in report.recovered:
         _log(done)
     # A summary on stdout, as the reference's (silence read as "nothing ran"); the details went to stderr above.
     sys.stdout.write(f"recovered {queue.root}\njobs recovered: {len(report.recovered)}\nstale entries removed: {len(report.removed)}\n"
                      f"left alone: {len(report.left_alone)}\n")
-    return 1 if report.left_alone else 0
+    return 1 if report.left_alone or report.failed else 0
 
 
 def _record_file(path: str, bound: int) -> bytes:
