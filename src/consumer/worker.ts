@@ -60,7 +60,14 @@ export type WorkerMode = 'serve' | 'drain' | 'once';
 export interface WorkerOptions extends ConsumerOptions {
   /** Queue roots (or opened queues) to serve, round-robin. */
   queues: readonly (string | Queue)[];
-  /** Jobs run at once, 1 to 1024 (CLAIM-8). @default 1 */
+  /**
+   * Jobs run at once, 1 to 1024 (CLAIM-8). Every fsync of a job holds one
+   * of libuv's pool threads (UV_THREADPOOL_SIZE, 4 unless the environment
+   * of the process sets it before it starts: no library code can size it),
+   * so a Worker running more than 4 jobs wants UV_THREADPOOL_SIZE of about
+   * its concurrency (up to 16; `fsjob work` sets it so itself).
+   * @default 1
+   */
   concurrency?: number;
   /**
    * 'serve': until stop(); 'drain': until no job remains that this worker can
@@ -108,7 +115,19 @@ const FAILURE_PAUSE = 600_000;
  * to `concurrency` at once, command jobs as process groups and payload jobs
  * through the handlers given to `handle()`, and publishes exactly one receipt
  * per job. `run()` resolves with a summary when the mode says it is done;
- * `stop()` ends it gracefully (WORKER-3).
+ * `stop()` ends it gracefully (WORKER-3), `stopNow()` at once. The options
+ * are checked here: a wrong one throws USAGE with the option as `field`.
+ *
+ *   const worker = new Worker({ queues: ['/srv/q'], concurrency: 4, onEvent: (e) => log(e) });
+ *   worker.handle('resize', async ({ payload, signal }) => resize(payload, signal));
+ *   process.once('SIGTERM', () => {
+ *     worker.stop('SIGTERM');                            // no new claims; running jobs get shutdownGraceMs
+ *     process.once('SIGTERM', () => worker.stopNow());   // a second one stops them at once
+ *   });
+ *   const summary = await worker.run();                  // resolves once the running jobs ended
+ *
+ * After `run()` settles the Worker holds no timer, watcher, descriptor or
+ * child process: a program with nothing else to do exits.
  */
 export class Worker {
   readonly id: string;
