@@ -40,10 +40,19 @@ export function checkInteger(options: Options, caller: string, name: string, min
 
 /** A duration in ms from `min` on, whole, or Infinity where `infinite` allows it (no limit). */
 export function checkDuration(options: Options, caller: string, name: string, min: number, infinite: boolean, clause?: string): void {
+  checkWhole(options, caller, name, min, infinite, 'a whole number of ms', clause);
+}
+
+/** A count from `min` on, or Infinity where `infinite` allows it (no limit). */
+export function checkCount(options: Options, caller: string, name: string, min: number, infinite: boolean): void {
+  checkWhole(options, caller, name, min, infinite, 'a whole number');
+}
+
+function checkWhole(options: Options, caller: string, name: string, min: number, infinite: boolean, what: string, clause?: string): void {
   const value = valueOf(options, name);
   if (value === undefined) return;
   if (infinite && value === Number.POSITIVE_INFINITY) return;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) refuse(caller, name, `a whole number of ms, ${min} or more${infinite ? ', or Infinity' : ''}`, value, clause);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) refuse(caller, name, `${what}, ${min} or more${infinite ? ', or Infinity' : ''}`, value, clause);
 }
 
 /** true or false. */
@@ -70,10 +79,26 @@ export function checkFunction(options: Options, caller: string, name: string): v
   if (value !== undefined && typeof value !== 'function') refuse(caller, name, 'a function', value);
 }
 
-/** An array of strings. */
-export function checkStrings(options: Options, caller: string, name: string): void {
+/** An array of strings, each one of `choices` when given. */
+export function checkStrings(options: Options, caller: string, name: string, choices?: readonly string[]): void {
   const value = valueOf(options, name);
-  if (value !== undefined && !(Array.isArray(value) && value.every((item) => typeof item === 'string'))) refuse(caller, name, 'an array of strings', value);
+  if (value === undefined) return;
+  const ok = Array.isArray(value) && value.every((item) => typeof item === 'string' && (choices === undefined || choices.includes(item)));
+  if (!ok) refuse(caller, name, choices === undefined ? 'an array of strings' : `an array of ${choices.map((choice) => JSON.stringify(choice)).join(', ')}`, value);
+}
+
+/** An object whose every value is a string (labels). */
+export function checkStringRecord(options: Options, caller: string, name: string): void {
+  const value = valueOf(options, name);
+  if (value === undefined) return;
+  const ok = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string');
+  if (!ok) refuse(caller, name, 'an object of string values', value);
+}
+
+/** A string or null. */
+export function checkNullableString(options: Options, caller: string, name: string): void {
+  const value = valueOf(options, name);
+  if (value !== undefined && value !== null && typeof value !== 'string') refuse(caller, name, 'a string or null', value);
 }
 
 /** An object with these methods (a clock, a filesystem seam). */

@@ -12,6 +12,7 @@ import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import { clipUtf8 } from '../base/text.ts';
 import { checkFreeJson } from '../records/json.ts';
+import { describe } from '../base/option-checks.ts';
 import type { JsonValue, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
 import type { StopReason } from './command.ts';
@@ -158,6 +159,9 @@ export class ClaimedJob {
 
   /** LEASE-1: renew now, with optional progress for state.<g>.json. */
   async heartbeat(progress?: string | null): Promise<void> {
+    if (progress !== undefined && progress !== null && typeof progress !== 'string') {
+      throw new FsjobError('USAGE', `heartbeat(progress): the progress must be text or null, not ${describe(progress)}`, { jobId: this.id });
+    }
     if (progress !== undefined) this.progressText = progress === null ? null : clipUtf8(progress);
     await this.control.renew();
   }
@@ -227,6 +231,8 @@ export class ClaimedJob {
 
   /** complete(), done before it returns where the receipt's publish is, else its promise. */
   completeSoon(value: { result?: unknown } = {}): Soon<RunOutcome> {
+    // A bare result (complete(42)) would otherwise succeed with result null.
+    if (typeof value !== 'object' || value === null) throw new FsjobError('USAGE', `complete() takes { result }, not ${describe(value)}`, { jobId: this.id });
     this.settle();
     const result = (value.result === undefined ? null : value.result) as JsonValue;
     let size: number;

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { readdirSync } from 'node:fs';
 import { isFsjobError, type FsjobError } from '../../src/base/errors.ts';
 import { Worker, claimNext, recover } from '../../src/consumer/index.ts';
-import { enqueue, enqueueBatch, enqueueMany, normalizeRequest, pauseQueue, pauseState, readLogs, resumeQueue, waitFor, waitForMany, type Queue } from '../../src/producer/index.ts';
+import { cancel, enqueue, enqueueBatch, enqueueMany, gc, jobStatus, listJobs, normalizeRequest, pauseQueue, pauseState, readLogs, resumeQueue, waitFor, waitForMany, type Queue } from '../../src/producer/index.ts';
 import { cleanupAll } from '../support/helpers.ts';
 import { freshQueue } from '../support/producer.ts';
 
@@ -174,6 +174,46 @@ producer('pauseQueue, resumeQueue and pauseState are the library road to PAUSE-1
   assert.equal(state.paused && state.record?.reason, 'maintenance');
   assert.is(await resumeQueue(queue), true);
   assert.equal(readdirSync(queue.root).includes('pause.json'), false);
+});
+
+producer('listJobs, jobStatus, cancel and gc refuse what they would misread; gc removes nothing then', async () => {
+  const { id } = await enqueue(queue, { handler: 'listed' });
+  const bad: [() => unknown, string | undefined][] = [
+    [() => listJobs(queue, 'all' as never), undefined],
+    [() => listJobs(queue, { limit: '10' } as never), '/limit'],
+    [() => listJobs(queue, { statuses: ['waiting'] } as never), '/statuses'],
+    [() => listJobs(queue, { outcomes: 'failed' } as never), '/outcomes'],
+    [() => listJobs(queue, { sort: 'newest' } as never), '/sort'],
+    [() => listJobs(queue, { counts: 'yes' } as never), '/counts'],
+    [() => listJobs(queue, { labels: { team: 1 } } as never), '/labels'],
+    [() => jobStatus(queue, id, { clock: 5 } as never), '/clock'],
+    [() => cancel(queue, id, { force: 'yes' } as never), '/force'],
+    [() => cancel(queue, id, { reason: 5 } as never), '/reason'],
+    [() => gc(queue, { dryRun: 'no' } as never), '/dryRun'], // was truthy: a dry run the caller did not want, or the reverse
+    [() => gc(queue, { ids: id } as never), '/ids'],
+    [() => gc(queue, { olderThanMs: '1d' } as never), '/olderThanMs'],
+    [() => gc(queue, { keep: -1 }), '/keep'],
+  ];
+  for (const [run, field] of bad) await refusedAs(run, field, run.toString());
+  assert.ok(readdirSync(queue.paths.job(id)).includes('spec.json'));
+  assert.equal(readdirSync(queue.paths.job(id)).filter((name) => name.startsWith('cancel')), []);
+  const list = await listJobs(queue, { limit: Number.POSITIVE_INFINITY, statuses: ['queued'], sort: 'priority', counts: 100 });
+  assert.ok(list.jobs.some((job) => job.id === id));
+});
+
+producer('a job claimed with claimNext: handlers as an array only, complete() takes { result }, heartbeat() text', async () => {
+  await refusedAs(() => claimNext(queue, { handlers: 'resize' } as never), '/handlers', 'handlers as a string matched by substring');
+  await refusedAs(() => claimNext(queue, { workerId: 5 } as never), '/workerId', 'a number as worker id');
+  const { id } = await enqueue(queue, { handler: 'claimed-here', payload: 1 });
+  const job = await claimNext(queue, { handlers: ['claimed-here'] });
+  assert.ok(job !== null && job.id === id);
+  if (job === null) return;
+  await refusedAs(() => job.heartbeat(5 as never), undefined, 'a number as progress');
+  await refusedAs(() => job.complete(42 as never), undefined, 'a bare result');
+  assert.equal(readdirSync(queue.paths.job(id)).includes('receipt.json'), false);
+  const outcome = await job.complete({ result: 42 });
+  assert.is(outcome.kind, 'receipt');
+  assert.ok(readdirSync(queue.paths.job(id)).includes('receipt.json'));
 });
 
 producer.run();
