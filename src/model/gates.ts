@@ -51,6 +51,23 @@ export async function dependencyState(queue: Queue, dependency: Dependency): Pro
   return { kind: 'never', what: `finished ${receipt.value.outcome} (exit code ${receipt.value.exit_code})` };
 }
 
+/**
+ * AFTER-3 seen from the producer: one sentence per dependency of `spec` that
+ * can never be satisfied now (a `succeeded` on a job that finished otherwise
+ * or was retired), for a warning. A job published with one is cancelled by
+ * the first consumer that looks at it, never run.
+ */
+export async function unsatisfiable(queue: Queue, spec: Pick<SpecRecord, 'after'>): Promise<string[]> {
+  const found: string[] = [];
+  for (const dependency of dependenciesOf(spec)) {
+    const state = await dependencyState(queue, dependency);
+    if (state.kind === 'never') {
+      found.push(`dependency ${dependency.job_id} ${state.what}; this job runs only after it ${dependency.when}, so a worker cancels it (exit 130) instead of running it`);
+    }
+  }
+  return found;
+}
+
 /** What the gate of a gated job says now: the order is GATE-3's, then AFTER-3's, then HOLD-1's. */
 export type GateVerdict =
   /** GATE-3 allows the gate to open: a cancel entry, or satisfied and released. */
@@ -97,6 +114,38 @@ export async function gateVerdict(queue: Queue, spec: SpecRecord | undefined, fa
   }
   if (spec.hold === true && !facts.release) return { kind: 'held' };
   return awaiting === undefined ? { kind: 'open' } : { kind: 'blocked', awaiting };
+}
+
+/** Jobs followed by `heldUpstream` before it gives up: a chain deeper than this is not looked through. */
+const UPSTREAM_MAX = 256;
+
+/**
+ * The held job (HOLD-1: not released, not cancelled) that the gated job `id`
+ * waits for through its pending dependencies, directly or further up, or
+ * undefined when none is: such a job runs only once someone releases (or
+ * cancels) that one, and no worker will, so a wait on it would go on in
+ * silence. Each job is looked at once (AFTER-2 makes the graph acyclic; the
+ * bound guards against a damaged one); an unreadable spec is passed over.
+ */
+export async function heldUpstream(queue: Queue, id: string): Promise<string | undefined> {
+  const seen = new Set<string>([id]);
+  const next = [id];
+  while (next.length > 0 && seen.size <= UPSTREAM_MAX) {
+    const current = next.shift() as string;
+    if ((await locateJob(queue, current)) !== 'gated') continue;
+    const read = await readRecordIn(gatedJobDir(queue, current), 'spec.json', 'spec', { expectedJobId: current, allowMissing: true }).catch(() => undefined);
+    if (read === undefined || !read.ok) continue;
+    if (current !== id && read.value.hold === true) {
+      const facts = await gateFacts(queue, current);
+      if (!facts.release && !facts.cancel) return current;
+    }
+    for (const dependency of dependenciesOf(read.value)) {
+      if (seen.has(dependency.job_id)) continue;
+      seen.add(dependency.job_id);
+      if ((await dependencyState(queue, dependency)).kind === 'pending') next.push(dependency.job_id);
+    }
+  }
+  return undefined;
 }
 
 /** The facts of a gated directory, looked at now (two lstats, any entry counts: REC-9). */

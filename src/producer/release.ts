@@ -51,7 +51,7 @@ async function specOf(queue: Queue, files: JobFiles, id: string) {
     });
   }
   if (spec.hold !== true) {
-    const what = files.gated ? 'it waits for its dependencies (AFTER-1), not for a release' : 'it is queued as any job';
+    const what = files.gated ? 'it waits for its dependencies (AFTER-1), not for a release' : 'no release ever held it back (it may be queued, running or retrying as any job)';
     throw new FsjobError('NOT_HELD', `job ${id} was not enqueued held, so it cannot be released: ${what} (HOLD-1)`, { jobId: id, clause: 'HOLD-1' });
   }
   return spec;
@@ -87,7 +87,14 @@ export async function release(queue: Queue, id: string, options: ReleaseOptions 
     return { id, published, next: 'open', waitingFor: null };
   }
   const waitingFor =
-    verdict.kind === 'blocked' ? `dependency ${verdict.awaiting}` : verdict.kind === 'cancel' ? verdict.reason : verdict.kind === 'newer' ? 'a consumer of its newer version' : 'its release';
+    verdict.kind === 'blocked'
+      ? `dependency ${verdict.awaiting}`
+      : // AFTER-3: it waits for nothing that can come; a worker cancels it (the reason says why).
+        verdict.kind === 'cancel'
+        ? `a worker to cancel it, never to run it: ${verdict.reason}`
+        : verdict.kind === 'newer'
+          ? 'a consumer of its newer version'
+          : 'its release';
   return { id, published, next: 'waiting', waitingFor };
 }
 

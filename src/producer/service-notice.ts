@@ -3,9 +3,11 @@
  * would block forever in silence. While they wait, this looks every few
  * seconds at the queue's worker registrations (WORKER-1) and the job's
  * status, and says once when the job waits with no live worker serving the
- * queue, and once when one shows up again. It only reads, and what it says
- * is advice: a one-shot consumer (fsjob-sh consume, a cron job) serves a
- * queue without registering, and claims decide, not registrations.
+ * queue, and once when one shows up again; and once per job that waits for
+ * a release: a held job, or a blocked one behind a held one. It only reads,
+ * and what it says is advice: a one-shot consumer (fsjob-sh consume, a cron
+ * job) serves a queue without registering, and claims decide, not
+ * registrations.
  */
 import type { Queue } from '../model/queue.ts';
 
@@ -33,6 +35,7 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const held = new Set<string>();
+  const behindHeld = new Set<string>();
   const look = async (): Promise<void> => {
     if (busy || stopped) return;
     busy = true;
@@ -48,6 +51,15 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
         if (status === 'held' && !held.has(id) && !stopped) {
           held.add(id);
           io.stderr(`fsjob: job ${id} is held, so it waits until it is released (fsjob release -q ${queue.root} ${id})\n`);
+        }
+        // A job blocked behind a held one (its dependency, or one further up) waits for that release, however many workers serve the queue.
+        if (status === 'blocked' && !behindHeld.has(id) && !stopped) {
+          const { heldUpstream } = await import('../model/gates.ts');
+          const upstream = await heldUpstream(queue, id);
+          if (upstream !== undefined && !stopped) {
+            behindHeld.add(id);
+            io.stderr(`fsjob: job ${id} waits for job ${upstream}, which is held, so it runs only once that one is released (fsjob release -q ${queue.root} ${upstream})\n`);
+          }
         }
         if (WAITING.has(status)) {
           waiting = true;

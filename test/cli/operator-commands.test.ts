@@ -261,11 +261,11 @@ day('--after, --hold and release as a pueue user types them: blocked and held in
     run(['release', ...q, '1764476044123456789-3fa2c1d09b8e7f64']),
   ]);
   assert.match(blocked.stdout, /^status +blocked$/m);
-  assert.match(blocked.stdout, new RegExp(`^after +${build.id} \\(succeeded\\)$`, 'm'));
+  assert.match(blocked.stdout, new RegExp(`^after +${build.id} \\(succeeded: pending\\)$`, 'm'));
   assert.match(heldStatus.stdout, /^status +held$/m);
   assert.equal([neverHeld.status, none.status, missing.status], [1, 2, 4]);
   const released = await run(['release', ...q, '--json', '--label', 'batch=nightly']);
-  assert.equal(JSON.parse(released.stdout), { released: [{ id: held.stdout.trim(), published: true, next: 'open', waiting_for: null }] });
+  assert.equal(JSON.parse(released.stdout), { released: [{ id: held.stdout.trim(), published: true, next: 'open', waiting_for: null }], refused: [] });
   assert.ok(existsSync(queue.paths.jobFile(held.stdout.trim(), 'release.json')), 'HOLD-2: opened by the releaser, release.json kept');
   await drain(queue);
   const [waitTests, waitCleanup] = await Promise.all([run(['wait', ...q, tests.stdout.trim()]), run(['wait', ...q, cleanup.stdout.trim()])]);

@@ -10,6 +10,7 @@
 import { REQUEST_MAX, STDIN_MAX } from '../../base/constants.ts';
 import { FsjobError, isFsjobError } from '../../base/errors.ts';
 import { formatDuration, isDurationUnit, parseDuration } from '../../base/units.ts';
+import { unsatisfiable } from '../../model/gates.ts';
 import type { Queue } from '../../model/queue.ts';
 import { JOB_ID_PATTERN } from '../../records/names.ts';
 import { enqueue, type Enqueued } from '../../producer/enqueue.ts';
@@ -100,6 +101,8 @@ export async function runEnqueue(args: Record<string, unknown>, io: CliIo): Prom
     throw asInvalidRequest(error);
   }
   if (requestFile === undefined) for (const warning of await commandWarnings(enqueued.spec, queue.root)) io.stderr(`fsjob: warning: ${warning}\n`);
+  // AFTER-3: accepted (the dependency exists, AFTER-2), but it will be cancelled unrun: said now, not found out later.
+  if (enqueued.gated) for (const warning of await unsatisfiable(queue, enqueued.spec)) io.stderr(`fsjob: warning: ${warning}\n`);
   io.stdout(json ? `${JSON.stringify(enqueued.spec)}\n` : `${enqueued.id}\n`);
   return EXIT.OK;
 }

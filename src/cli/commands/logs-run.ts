@@ -15,8 +15,15 @@ export function truncationMarker(dropped: number | null): string {
   return dropped === null ? '[truncated: bytes dropped, how many is unknown]' : `[truncated: ${dropped} bytes dropped]`;
 }
 
-/** Everything `logs --json` says about one job's stream (schemas/output/logs.schema.json). */
-async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Record<string, unknown>> {
+/**
+ * Everything `logs --json` says about one job's stream (schemas/output/logs.schema.json).
+ * The status is read before the bytes: a receipt seen then means every byte
+ * was in place (RCPT-2 comes before RCPT-3), so `finished` true comes with
+ * the whole output. Read after, a job that finished in between was reported
+ * finished beside the part of its output read before.
+ */
+export async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Record<string, unknown>> {
+  const report = await jobStatus(queue, id);
   const parts: Buffer[] = [];
   let gen: number | null = null;
   let dropped: number | null = 0;
@@ -29,7 +36,6 @@ async function logsJson(queue: Queue, id: string, stream: Stream): Promise<Recor
     } else parts.push(chunk.bytes);
   }
   const bytes = Buffer.concat(parts);
-  const report = await jobStatus(queue, id);
   const text = new TextDecoder('utf-8', { fatal: true });
   let utf8: string | null;
   try {

@@ -19,7 +19,7 @@ export const logsCommand: FsjobCommand = {
       .epilog(
         "A consumer keeps max_output_bytes of each stream (the job's output_keep says which: the head, the tail, or both ends); " +
           'where it dropped bytes, logs prints a line "[truncated: N bytes dropped]" (with --raw: on stderr). ' +
-          'When --follow moves to a retry, a line on stderr names the new generation; while the job waits with no live worker serving the queue, a line on stderr says so. ' +
+          'When --follow moves to a retry, a line on stderr names the new generation; while the job waits with no live worker serving the queue, or waits for a release (it is held, or blocked behind a held job), a line on stderr says so. ' +
           'Exit status: 0, 1 the output cannot be read, 4 no such job.',
       ),
   run: async (args, io) => (await import('./logs-run.ts')).runLogs(args, io),

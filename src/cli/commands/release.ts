@@ -17,7 +17,8 @@ export const releaseCommand: FsjobCommand = {
       .example('$0 release --label batch=nightly', 'release every held job labelled batch=nightly')
       .epilog(
         'A released job runs once its dependencies (--after) are satisfied, like any queued job. Releasing twice is fine. ' +
-          'Exit status: 0 released, 1 a job was never held or is finished, 2 no ids and no --lane or --label, 4 no such job.',
+          'Of several ids, each is released or refused on its own (a refused one does not stop the others; --json lists it under refused). ' +
+          'Exit status: 0 released, 1 a job was never held or is finished, 2 no ids and no --lane or --label, 4 no such job; of several ids, the status of the first refused, in the order named.',
       ),
   run: async (args, io) => (await import('./release-run.ts')).runRelease(args, io),
 };

@@ -14,6 +14,7 @@ export const retryCommand: FsjobCommand = {
       .example('for id in $($0 status --status failed --json | jq -r ".jobs[].id"); do $0 retry $id; done', 'retry every failed job')
       .epilog(
         'A finished job keeps its receipt forever (RCPT-6); a retry is a new job: new id, new attempts, the same dedupe key (exit 3 while another unfinished job holds it). ' +
+          'Its dependencies (--after) are copied as they are: one that failed cancels the retry too, unrun (retry that one first, then enqueue this anew with --after the new id; a warning says so). A hold (--hold) is not copied: the retry runs when a worker is free. ' +
           'Exit status: 0 enqueued, 1 its spec or stdin cannot be copied, 2 the job is not finished, 3 dedupe key held, 4 no such job.',
       ),
   run: async (args, io) => (await import('./retry-run.ts')).runRetry(args, io),

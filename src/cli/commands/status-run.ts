@@ -6,6 +6,8 @@ import { EXIT } from '../exit.ts';
 import { withoutClauseIds } from '../messages.ts';
 import { progressWanted, startProgress } from '../progress.ts';
 import { pauseState } from '../../model/pause.ts';
+import { dependencyState, heldUpstream } from '../../model/gates.ts';
+import type { Queue } from '../../model/queue.ts';
 import { jobStatus, listJobs, liveWorkers } from '../../producer/inspect.ts';
 import { jobIdOf, jsonText, openQueueOf } from '../queue-arg.ts';
 import { shellQuote } from '../shell-quote.ts';
@@ -96,12 +98,28 @@ function workersText(workers: WorkerView[], now: number, counts: JobCounts | und
   return table(rows);
 }
 
+/** What each dependency of a job says now (AFTER-1), and the held job it waits for further up, if any: status ID shows both, --json too. */
+interface Dependencies {
+  dependencies: { job_id: string; when: string; state: 'satisfied' | 'pending' | 'never'; what: string | null }[];
+  /** A blocked job's held dependency, or one further up (HOLD-1): it runs only once that one is released. */
+  held_upstream: string | null;
+}
+
+async function dependenciesOf(queue: Queue, report: JobReport): Promise<Dependencies> {
+  const dependencies: Dependencies['dependencies'] = [];
+  for (const dependency of report.spec?.after ?? []) {
+    const state = await dependencyState(queue, dependency);
+    dependencies.push({ job_id: dependency.job_id, when: dependency.when, state: state.kind, what: state.kind === 'never' ? state.what : null });
+  }
+  return { dependencies, held_upstream: report.status === 'blocked' ? ((await heldUpstream(queue, report.id)) ?? null) : null };
+}
+
 function when(ms: number | null | undefined, now: number): string {
   if (ms === null || ms === undefined) return '-';
   return `${new Date(ms).toISOString()} (${formatAge(now - ms)} ago)`;
 }
 
-function detail(report: JobReport, now: number): string {
+function detail(report: JobReport, after: Dependencies, now: number): string {
   const spec = report.spec;
   const lines: string[] = [];
   const add = (label: string, value: string): void => void lines.push(`${label.padEnd(10)}${value}`);
@@ -122,7 +140,8 @@ function detail(report: JobReport, now: number): string {
     const slots = spec.lane_slots !== undefined && spec.lane_slots > 1 ? ` (${spec.lane_slots} slots)` : '';
     add('keys', `priority ${spec.priority}, lane ${spec.lane ?? '-'}${slots}, dedupe ${spec.dedupe ?? '-'}${spec.preemptible ? ', preemptible' : ''}`);
     // AFTER-1, HOLD-1: what a gated job waits for.
-    if (spec.after !== undefined) add('after', spec.after.map((dep) => `${dep.job_id} (${dep.when})`).join(', '));
+    if (after.dependencies.length > 0) add('after', after.dependencies.map((dep) => `${dep.job_id} (${dep.when}: ${dep.state === 'never' ? `never, it ${dep.what ?? ''}` : dep.state})`).join(', '));
+    if (after.held_upstream !== null) add('waits', `for job ${after.held_upstream}, which is held: it runs once that one is released (fsjob release ${after.held_upstream})`);
     if (spec.hold === true) add('hold', report.status === 'held' ? `held: it runs once released (fsjob release ${report.id})` : 'enqueued held, released');
     if (spec.output_keep !== undefined && spec.output_keep !== 'head') add('keeps', `the ${spec.output_keep === 'tail' ? 'tail' : 'head and the tail'} of longer output (output_keep ${spec.output_keep})`);
     const notBefore = spec.not_before_ms ?? null;
@@ -163,11 +182,13 @@ export async function runStatus(args: Record<string, unknown>, io: CliIo): Promi
   const now = Date.now();
   if (args['id'] !== undefined) {
     const report = await jobStatus(queue, await jobIdOf(args, queue));
-    if (json) io.stdout(jsonText(jobReportJson(report)));
-    else io.stdout(args['verbose'] === true ? detail(report, now) : withoutClauseIds(detail(report, now)));
+    const after = await dependenciesOf(queue, report);
+    if (json) io.stdout(jsonText({ ...jobReportJson(report), ...after }));
+    else io.stdout(args['verbose'] === true ? detail(report, after, now) : withoutClauseIds(detail(report, after, now)));
     return EXIT.OK;
   }
-  const limitArg = args['limit'] === undefined ? DEFAULT_LIMIT : parseInteger(args['limit'], 'limit');
+  // 0 is "all" (as the help says); a negative count is a typo, not a wish for everything.
+  const limitArg = args['limit'] === undefined ? DEFAULT_LIMIT : parseInteger(args['limit'], 'limit', { min: 0 });
   const limit = limitArg <= 0 ? Number.POSITIVE_INFINITY : limitArg;
   const wanted = (args['status'] as string[] | undefined) ?? [];
   const statuses = wanted.filter((name): name is JobStatus => (STATUSES as readonly string[]).includes(name));

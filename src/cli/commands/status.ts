@@ -26,10 +26,11 @@ export const statusCommand: FsjobCommand = {
       .example('$0 status 3fa2c1d0', 'one job in full, by a unique part of its id: spec, every generation, receipt, outputs')
       .example('$0 status --json | jq ".jobs[] | select(.status==\\"orphaned\\")"', 'machine-readable')
       .epilog(
-        'Statuses are derived from the records on disk (STATUS-1): queued, delayed, retrying, claimed, running, cancelling, expired, orphaned, finished, damaged; ' +
-          'a finished job has an outcome: succeeded, failed, timed_out, expired, cancelled, force_stopped, lost, rejected. ' +
+        `Statuses are derived from the records on disk (STATUS-1): ${STATUSES.join(', ')}; ` +
+          `a finished job has an outcome: ${OUTCOMES.join(', ')}. ` +
+          'A held job runs once released (fsjob release), a blocked one once its dependencies (--after) allow. ' +
           `The counts at the top cover every job of the queue; over ${EXACT_COUNT_MAX} jobs they are the ready index's (unfinished and finished, from two listings) unless --exact. ` +
-          'STARTED and FINISHED are local clock times (a date too when over a day away); STARTED is when the last attempt started (a queued or retrying job shows -), DURATION is FINISHED - STARTED, or for a running job how long it has run so far. ' +
+          'STARTED and FINISHED are local clock times (a date too when over a day away); STARTED is when the last attempt started (a job that waits for its first or next attempt shows -), DURATION is FINISHED - STARTED, or for a running job how long it has run so far. ' +
           'The JOBS column of a worker counts the open claims that name it (when counted; else what its registration says). ' +
           'Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.',
       ),

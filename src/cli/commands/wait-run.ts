@@ -61,6 +61,8 @@ async function namedIds(queue: Queue, typed: string[], io: CliIo): Promise<strin
 function selectionOf(args: Record<string, unknown>): JobSelection | undefined {
   const labels = parsePairs(args['label'], 'label');
   const lane = args['lane'] as string | undefined;
+  // No job has the lane "" (enqueue refuses it): `--lane "$LANE"` with LANE unset would match nothing and exit 0, a success never earned.
+  if (lane === '') throw new FsjobError('USAGE', '--lane was given an empty value; name the lane (enqueue --lane L gave it its name)');
   if (args['all'] !== true && lane === undefined && labels === undefined) return undefined;
   if (args['all'] === true && (lane !== undefined || labels !== undefined)) {
     throw new FsjobError('USAGE', '--all waits for every unfinished job; drop it to wait for those of --lane or --label only');

@@ -32,7 +32,7 @@ export const waitCommand: FsjobCommand = {
           'For several jobs: 0 only when every one succeeded, else the exit code of the first that did not, in the order named or read (by --all, --lane, --label: enqueue order), whatever order they finished in. ' +
           'No job to wait for (nothing unfinished matches): 0, and a message on stderr. ' +
           'When --timeout elapses first: 75, and a message says which jobs are still unfinished. ' +
-          'While a job waits and no live worker serves the queue, a message on stderr says so. ' +
+          'While a job waits and no live worker serves the queue, a message on stderr says so; so does one for a held job, or a job blocked behind a held one, naming the job to release. ' +
           "fsjob's own failures: 2 usage, 4 no such job, 1 anything else. These overlap a command's own codes; --json prints the receipts when it matters.",
       ),
   run: async (args, io) => (await import('./wait-run.ts')).runWait(args, io),
