@@ -59,7 +59,11 @@ export interface ConsumerOptions {
   clock?: Clock;
   /** Filesystem seam passed to every safefs call (fault injection). @default node:fs/promises */
   fs?: SafeFsSeam;
-  /** Receives progress events. @default none */
+  /**
+   * Receives progress events, synchronously as they happen. A listener that
+   * throws, or an async one that rejects, is ignored: its failure never
+   * stops the consumer. @default none
+   */
   onEvent?: (event: ConsumerEvent) => void;
 }
 
@@ -150,12 +154,18 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
     leases: new LeaseWatch(clock),
     emit: (event) => {
       try {
-        onEvent?.(event);
+        // An async listener (its type, returning void, allows one) that rejects would be an unhandled rejection: a crash.
+        const returned: unknown = onEvent?.(event);
+        if (returned instanceof Promise) returned.catch(ignoreListenerFailure);
       } catch {
         // A listener's bug must not take the protocol down with it.
       }
     },
   };
+}
+
+function ignoreListenerFailure(): void {
+  // As a listener that throws: its failure is its own.
 }
 
 export function newWorkerId(): string {

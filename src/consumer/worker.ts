@@ -251,11 +251,12 @@ export class Worker {
     return this.summary;
   }
 
-  private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
+  /** Counts the event, then hands it to the user's listener; what that returns (a promise of an async one) goes back to the context's emit, which catches it. */
+  private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => unknown) | undefined): unknown {
     tally(this.summary, event);
     // READY-2 removed its entry.
     if (event.type === 'finished') for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
-    user?.(event);
+    return user?.(event);
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {

@@ -78,4 +78,31 @@ results('every handler gets one receipt saying how it ended, and a draining Work
   }
 });
 
+results('an async onEvent listener that rejects is ignored as one that throws: no unhandled rejection, the receipt is published', async () => {
+  const [made] = await enqueueMany(queue, [{ handler: 'plain' }]);
+  assert.ok(made !== undefined && 'id' in made);
+  if (made === undefined || !('id' in made)) return;
+  const rejected: string[] = [];
+  const unhandled = (reason: unknown): void => void rejected.push(String(reason));
+  process.on('unhandledRejection', unhandled);
+  try {
+    const worker = new Worker({
+      queues: [queue],
+      mode: 'drain',
+      commands: false,
+      onEvent: async (event) => {
+        if (event.type === 'finished') throw new Error('the listener failed');
+      },
+    });
+    worker.handle('plain', () => 'done');
+    const summary = await withWatchdog(60_000, worker.run(), () => worker.stopNow());
+    await new Promise((resolve) => setImmediate(resolve)); // a rejection is reported after the microtasks of its turn
+    assert.equal(summary.finished, { succeeded: 1 });
+  } finally {
+    process.off('unhandledRejection', unhandled);
+  }
+  assert.equal(rejected, []);
+  assert.is(receiptOf(queue, made.id).result, 'done');
+});
+
 results.run();
