@@ -7,7 +7,7 @@
 export const ERROR_CODES = [
   'USAGE', // a caller passed something that is not a valid request
   'NOT_A_QUEUE', // the directory is not an fsjob queue (no valid fsjob.json)
-  'UNSAFE_QUEUE', // queue root is a symlink, foreign-owned or group/other-writable
+  'UNSAFE_QUEUE', // queue root is a symlink, foreign-owned, group/other-writable, or inside another queue
   'SYMLINK_REFUSED', // a path inside the queue is a symbolic link
   'NOT_REGULAR', // a FIFO, socket, device or directory where a file belongs
   'TOO_LARGE', // a file is over the bound the spec sets for it

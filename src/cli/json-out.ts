@@ -81,6 +81,7 @@ export function gcJson(result: GcResult, dryRun: boolean): Record<string, unknow
     temps: result.temps,
     kept: result.kept,
     skipped: result.skipped,
+    failed: result.failed,
   };
 }
 

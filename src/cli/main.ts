@@ -114,7 +114,7 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   recover: {
     command: 'recover',
     describe:
-      'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven)',
+      'Break the claims of dead owners whose commands are proven stopped, rebuild the ready index, remove stale temporary files and registrations (exit 1 when something could not be proven or the filesystem refused a write)',
     load: async () => (await declared()).recoverCommand,
   },
   conformance: {

@@ -16,10 +16,14 @@
  * 5. GC-2: holds below the highest hold of their key go.
  *
  * Nothing else is removed: no job, no receipt, no record of an open claim.
+ * An entry whose recovery failed (the filesystem refused a write: ENOSPC,
+ * EROFS, EACCES) is listed apart from those left alone by design, so that an
+ * operator (and `fsjob recover`'s exit status) can tell "nothing to do" from
+ * "could not do it": a full disk must not read as a recovered queue.
  */
 import path from 'node:path';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { FsjobError } from '../base/errors.ts';
+import { FsjobError, errnoOf, isFsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
 import { deriveStatus, listJob, type JobFiles } from '../model/job.ts';
 import { isJobId, tmpEntryJobId } from '../model/layout.ts';
@@ -48,8 +52,10 @@ export interface RecoverReport {
   holdsRemoved: string[];
   /** Left alone because nothing could prove the owner dead or the execution stopped (error code UNPROVEN). */
   unproven: { code: 'UNPROVEN'; job_id: string; gen: number; clause: string; reason: string }[];
-  /** Left alone for another reason (damaged records, GEN_MAX, foreign names, errors). */
+  /** Left alone by design (damaged or untrusted records, GEN_MAX, foreign names): recovering again changes nothing. */
   skipped: { path: string; job_id: string | null; reason: string }[];
+  /** Not recovered because an operation failed (code IO: ENOSPC, EROFS, EACCES, ...): recover again once the cause is fixed. */
+  failed: { path: string; job_id: string | null; code: string; errno: string | null; reason: string }[];
 }
 
 /** Options of `recover`: the consumer's, and a progress callback. */
@@ -80,9 +86,14 @@ export async function recover(queue: string | Queue, options: RecoverOptions = {
     holdsRemoved: [],
     unproven: [],
     skipped: [],
+    failed: [],
   };
   const skip = (p: string, jobId: string | null, error: unknown): void => {
-    report.skipped.push({ path: p, job_id: jobId, reason: error instanceof Error ? error.message : String(error) });
+    const reason = error instanceof Error ? error.message : String(error);
+    // A refusal (a symlink, a foreign owner, a bad record) is the entry's own state: left alone by design.
+    // An IO error, or anything unexpected, is a recovery that did not happen.
+    if (isFsjobError(error) && error.code !== 'IO') report.skipped.push({ path: p, job_id: jobId, reason });
+    else report.failed.push({ path: p, job_id: jobId, code: isFsjobError(error) ? error.code : 'IO', errno: (isFsjobError(error) ? error.errno : errnoOf(error)) ?? null, reason });
   };
   await removeStaleTemps(ctx, q, q.root, report);
   await removeStaleTmp(ctx, q, report);
@@ -110,14 +121,15 @@ export async function recover(queue: string | Queue, options: RecoverOptions = {
       skip(jobPath, entry.name, error);
     }
   }
-  try {
-    report.readyRebuilt.push(...(await rebuildReady(ctx, q)));
-    await sweepReady(ctx, q, report);
-    await sweepWorkers(ctx, q, report);
-    for (const kind of ['dedupe', 'lanes'] as const) await sweepHolds(ctx, q, kind, report);
-  } catch (error) {
-    skip(q.root, null, error);
-  }
+  // Each sweep on its own: a registration that cannot be removed (EROFS) does not stop the ready index's rebuild.
+  const sweeps: [string, () => Promise<unknown>][] = [
+    [q.paths.dir('ready'), async () => report.readyRebuilt.push(...(await rebuildReady(ctx, q)))],
+    [q.paths.dir('ready'), () => sweepReady(ctx, q, report)],
+    [q.paths.dir('workers'), () => sweepWorkers(ctx, q, report)],
+    [q.paths.dir('dedupe'), () => sweepHolds(ctx, q, 'dedupe', report)],
+    [q.paths.dir('lanes'), () => sweepHolds(ctx, q, 'lanes', report)],
+  ];
+  for (const [where, sweep] of sweeps) await sweep().catch((error: unknown) => skip(isFsjobError(error) && error.path !== undefined ? error.path : where, null, error));
   return report;
 }
 

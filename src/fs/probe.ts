@@ -19,10 +19,21 @@ import { CREATE_EXCLUSIVE_FLAGS, PRIVATE_FILE_MODE } from './checks.ts';
 import { FILESYSTEMS_THAT_DO } from './fs-lack.ts';
 import { fsyncDir, writeAll } from './write.ts';
 import { directFs, type SafeFsSeam } from './seam.ts';
+import { wrapIo } from './io-error.ts';
 import { readsOf } from './steps.ts';
+
+/**
+ * Errors that say how the filesystem is now (full, read-only, closed to this
+ * user, out of descriptors), not what it can do: a queue there works once
+ * that changes, so they are reported as the plain IO error they are, never
+ * as "cannot hold an fsjob queue", which would send the operator to another
+ * filesystem.
+ */
+const CONDITIONS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EMFILE', 'ENFILE', 'EIO', 'ENOMEM']);
 
 function refuse(dir: string, operation: string, detail: string, error?: unknown): FsjobError {
   const errno = error === undefined ? undefined : errnoOf(error);
+  if (errno !== undefined && CONDITIONS.has(errno)) return wrapIo(error, dir, `${operation} in`);
   return new FsjobError(
     'IO',
     `the filesystem of ${dir} cannot hold an fsjob queue: ${operation} ${detail} (FS-1); put the queue on a filesystem that does (${FILESYSTEMS_THAT_DO})`,

@@ -87,7 +87,10 @@ export async function pauseQueue(queue: Queue, options: PauseOptions = {}): Prom
     await publishRecord(queue.root, PAUSE_RECORD, bytes, 'link', queue.fsOptions);
     return { published: true, record };
   } catch (error) {
-    if (!isFsjobError(error, 'EXISTS')) throw error;
+    // The name is taken: by a record (EXISTS), or by an entry refused before the link (a FIFO, a
+    // directory, a symlink: SEC-2, SEC-3) that pauses the queue all the same (PAUSE-1): paused already.
+    const taken = isFsjobError(error, 'EXISTS') || (isFsjobError(error) && error.code !== 'IO' && (await entryPresent(queue.paths.pauseRecord(), queue.fsOptions)));
+    if (!taken) throw error;
     const state = await pauseState(queue);
     return { published: false, record: state.paused ? state.record : null };
   }

@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import os from 'node:os';
-import { mkdir, stat } from 'node:fs/promises';
+import { lstat, mkdir, stat } from 'node:fs/promises';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
-import { QUEUE_DIRS, QueuePaths, assertJobId, gatedName, type QueueDir } from './layout.ts';
+import { QUEUE_DIRS, QUEUE_RECORD, QueuePaths, assertJobId, gatedName, type QueueDir } from './layout.ts';
 import { AncestorTrust, Dir, checkDirInside, checkQueueRoot, ensurePrivateDir, entryPresent, probeFilesystem, publishRecord, type SafeFsOptions } from '../fs/safefs.ts';
 import { encodeRecord, readRecord, type QueueRecord } from '../records/codec.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
@@ -139,6 +139,13 @@ export interface InitializedQueue extends Queue {
  */
 export async function initQueue(root: string, options: QueueOptions = {}): Promise<InitializedQueue> {
   const absolute = path.resolve(root);
+  const outer = await enclosingQueue(absolute);
+  if (outer !== undefined) {
+    throw new FsjobError('UNSAFE_QUEUE', `${absolute} is inside the queue ${outer} (LAYOUT-1): that queue's gc, recover and workers own every entry under it and would remove or refuse this one; choose a path outside it`, {
+      path: absolute,
+      clause: 'LAYOUT-1',
+    });
+  }
   const clock = options.clock ?? systemClock;
   const base = options.fs === undefined ? {} : { fs: options.fs };
   // Parents outside the queue (say ~/.local/state/fsjob) are ordinary directories.
@@ -175,6 +182,22 @@ export async function initQueue(root: string, options: QueueOptions = {}): Promi
     created = false;
   }
   return { ...(await openQueue(absolute, options)), created };
+}
+
+/**
+ * The root of a queue that `dir` would lie inside (an ancestor holding
+ * fsjob.json and jobs/), if any. A queue made in another's jobs/, tmp/ or a
+ * job's directory is an entry LAYOUT-1 does not list there: validate flags
+ * it, gc of the job or TEMP-1 removes it with every job it holds. One lstat
+ * or two per ancestor, once per init; an ancestor that cannot be read is not
+ * a queue this process could damage.
+ */
+async function enclosingQueue(dir: string): Promise<string | undefined> {
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    const record = await lstat(path.join(parent, QUEUE_RECORD)).catch(() => undefined);
+    if (record?.isFile() === true && (await lstat(path.join(parent, 'jobs')).catch(() => undefined))?.isDirectory() === true) return parent;
+    if (parent === path.dirname(parent)) return undefined;
+  }
 }
 
 /**

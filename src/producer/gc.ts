@@ -63,6 +63,12 @@ export interface GcResult {
   kept: number;
   /** Jobs left alone although they have a receipt.json, and why. */
   skipped: { id: string; reason: string }[];
+  /**
+   * What could not be examined or removed (an IO error: EACCES, EIO, EROFS):
+   * the job (or, with id null, the index sweep) is left where it was and the
+   * rest is collected.
+   */
+  failed: { id: string | null; path: string; errno: string | null; reason: string }[];
 }
 
 async function mtimeOf(queue: Queue, target: string): Promise<number | undefined> {
@@ -83,9 +89,10 @@ interface Finished {
 }
 
 /** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt; with `only`, just those jobs. */
-async function finishedJobs(queue: Queue, only: readonly string[] | undefined, onProgress?: GcOptions['onProgress']): Promise<{ finished: Finished[]; skipped: GcResult['skipped'] }> {
+async function finishedJobs(queue: Queue, only: readonly string[] | undefined, onProgress?: GcOptions['onProgress']): Promise<{ finished: Finished[]; skipped: GcResult['skipped']; failed: GcResult['failed'] }> {
   const finished: Finished[] = [];
   const skipped: GcResult['skipped'] = [];
+  const failed: GcResult['failed'] = [];
   let ids: string[];
   if (only === undefined) {
     // Foreign names are never opened (LAYOUT-4).
@@ -107,7 +114,10 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined, o
       read = await readRecord(queue.paths.jobFile(id, 'receipt.json'), 'receipt', { ...queue.fsOptions, expectedJobId: id, allowMissing: true });
     } catch (error) {
       if (isFsjobError(error, 'NOT_FOUND')) continue; // removed meanwhile
-      throw error;
+      // One job that cannot be read (a directory of mode 0000: EACCES) never stops the collection of the others (I7).
+      if (!isFsjobError(error, 'IO')) throw error;
+      failed.push(failure(id, queue.paths.job(id), error));
+      continue;
     }
     if (read === undefined) {
       // Unfinished: never removed (GC-1).
@@ -117,7 +127,11 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined, o
     if (read.ok) finished.push({ id, finishedMs: read.value.finished_ms });
     else skipped.push({ id, reason: `receipt.json is not a valid receipt: ${read.findings[0]?.message ?? 'invalid'}` });
   }
-  return { finished, skipped };
+  return { finished, skipped, failed };
+}
+
+function failure(id: string | null, where: string, error: FsjobError): GcResult['failed'][number] {
+  return { id, path: error.path ?? where, errno: error.errno ?? null, reason: error.message };
 }
 
 /** GC-3: the jobs gated jobs name in `after`, each with one job that waits for it. */
@@ -211,7 +225,7 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   const dryRun = options.dryRun ?? false;
   const now = clock.nowMs();
 
-  const { finished, skipped } = await finishedJobs(queue, options.ids, options.onProgress);
+  const { finished, skipped, failed } = await finishedJobs(queue, options.ids, options.onProgress);
   // Most recently finished first; the id breaks ties (enqueue order).
   finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
   const needed = await dependenciesOfGated(queue);
@@ -227,12 +241,22 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   let removing = 0;
   for (const job of doomed) {
     options.onProgress?.({ phase: 'removing', done: removing++, total: doomed.length });
-    if (dryRun || (await removeJob(queue, job.id))) jobs.push(job.id);
+    try {
+      if (dryRun || (await removeJob(queue, job.id))) jobs.push(job.id);
+    } catch (error) {
+      // A job whose directory may not be moved (mode 0500: EACCES) is reported; the other jobs still go.
+      if (!isFsjobError(error, 'IO')) throw error;
+      failed.push(failure(job.id, queue.paths.job(job.id), error));
+    }
   }
   const removed = new Set(jobs);
 
   // READY-3: the jobs removed above (or, in a dry run, that would be) count as finished.
-  const readyEntries = await staleReadyEntries(queue, now, removed);
+  const readyEntries = await staleReadyEntries(queue, now, removed).catch((error: unknown) => {
+    if (!isFsjobError(error, 'IO')) throw error;
+    failed.push(failure(null, queue.paths.dir('ready'), error));
+    return [];
+  });
   const holds = await lowerHolds(queue);
   const temps = await staleTemps(queue, now);
   if (!dryRun) {
@@ -241,5 +265,5 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
     for (const hold of holds) await gone(path.join(queue.root, hold));
     for (const name of temps) await gone(path.join(queue.paths.dir('tmp'), name));
   }
-  return { jobs, readyEntries, holds, temps, kept: finished.length - doomed.length, skipped };
+  return { jobs, readyEntries, holds, temps, kept: finished.length - doomed.length, skipped, failed };
 }

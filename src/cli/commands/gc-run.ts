@@ -46,7 +46,7 @@ export async function runGc(args: Record<string, unknown>, io: CliIo): Promise<n
     examining.end();
     removing.end();
   }
-  const failed = ids !== undefined && result.skipped.length > 0;
+  const failed = (ids !== undefined && result.skipped.length > 0) || result.failed.length > 0;
   if (args['json'] === true) {
     io.stdout(jsonText(gcJson(result, dryRun)));
     return failed ? EXIT.FAILURE : EXIT.OK;
@@ -54,6 +54,7 @@ export async function runGc(args: Record<string, unknown>, io: CliIo): Promise<n
   const verb = dryRun ? 'would remove' : 'removed';
   if (args['verbose'] === true) for (const id of result.jobs) io.stdout(`${verb} job ${id}\n`);
   for (const skipped of result.skipped) io.stderr(`fsjob: left job ${skipped.id} alone: ${skipped.reason}\n`);
+  for (const failure of result.failed) io.stderr(`fsjob: ${failure.id === null ? 'could not sweep the ready index' : `could not collect job ${failure.id}`}: ${failure.reason}\n`);
   io.stdout(
     `${verb} ${plural(result.jobs.length, 'finished job')}, ${plural(result.readyEntries.length, 'ready entry', 'ready entries')}, ${plural(result.holds.length, 'old hold')}, ` +
       `${plural(result.temps.length, 'stale temporary', 'stale temporaries')}; kept ${plural(result.kept, 'finished job')}\n`,

@@ -24,7 +24,7 @@ export const gcCommand: FsjobCommand = {
       .epilog(
         'A job is removed only when it has a valid receipt (GC-1): it is renamed out of jobs/ (it disappears at once) and then deleted. One line says what was removed; --verbose lists every job too. ' +
           'Which finished jobs go must be said: job ids, --keep, --older-than, or --all for every one; stale ready entries, holds and temporaries are always collected. ' +
-          'Exit status: 0 done, 1 the queue cannot be read, a removal failed, or a named job is not finished.',
+          'A job that cannot be read or moved (EACCES) is listed and left as it is; the others are still collected. Exit status: 0 done, 1 the queue cannot be read, a job could not be examined or removed, or a named job is not finished.',
       ),
   run: async (args, io) => (await import('./gc-run.ts')).runGc(args, io),
 };

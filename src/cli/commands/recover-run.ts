@@ -22,6 +22,7 @@ function reportJson(report: Report): Record<string, unknown> {
     holds_removed: report.holdsRemoved,
     unproven: report.unproven,
     skipped: report.skipped,
+    failed: report.failed,
   };
 }
 
@@ -41,6 +42,7 @@ function reportText(report: import('../../consumer/recover.ts').RecoverReport): 
   section('holds removed', report.holdsRemoved);
   section('left alone, unproven', report.unproven.map((u) => `${u.job_id} claim ${u.gen}: ${u.reason} (${u.clause})`));
   section('skipped', report.skipped.map((s) => `${s.path}: ${s.reason}`));
+  section('failed, recover again once fixed', report.failed.map((f) => `${f.path}: ${f.reason}`));
   return `${lines.join('\n')}\n`;
 }
 
@@ -63,5 +65,5 @@ export async function runRecover(args: Record<string, unknown>, io: CliIo): Prom
     const text = reportText(report);
     io.stdout(args['verbose'] === true ? text : withoutClauseIds(text));
   }
-  return report.unproven.length === 0 ? EXIT.OK : EXIT.FAILURE;
+  return report.unproven.length === 0 && report.failed.length === 0 ? EXIT.OK : EXIT.FAILURE;
 }

@@ -16,7 +16,8 @@ export const recoverCommand: FsjobCommand = {
           `for lease + ${(GUARDIAN_LIMIT + LEASE_SKEW) / 1000} s: its guardian's stop limit and the clock skew, LEASE-3) AND its ` +
           'recorded process group is proven stopped; a matching group on this host is stopped first (SIGTERM, 5 s, SIGKILL). ' +
           'A job whose last attempt died is finished as lost (exit code 125) when no attempt remains, else requeued. ' +
-          'Anything that cannot be proven is left alone and listed. Exit status: 0 when nothing was left unproven, 1 otherwise.',
+          'Anything that cannot be proven is left alone and listed; so is what the filesystem refused (ENOSPC, EROFS, EACCES: run recover again once fixed). ' +
+          'Exit status: 0 when nothing was left unproven and nothing failed, 1 otherwise.',
       ),
   run: async (args, io) => (await import('./recover-run.ts')).runRecover(args, io),
 };
