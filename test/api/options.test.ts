@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { readdirSync } from 'node:fs';
 import { isFsjobError, type FsjobError } from '../../src/base/errors.ts';
 import { Worker, claimNext, recover } from '../../src/consumer/index.ts';
-import { cancel, enqueue, enqueueBatch, enqueueMany, gc, jobStatus, listJobs, normalizeRequest, pauseQueue, pauseState, readLogs, resumeQueue, waitFor, waitForMany, type Queue } from '../../src/producer/index.ts';
+import { cancel, enqueue, enqueueBatch, enqueueMany, gc, jobStatus, listJobs, normalizeRequest, pauseQueue, pauseState, readLogs, release, releaseWhere, resumeQueue, retry, waitFor, waitForMany, type Queue } from '../../src/producer/index.ts';
 import { cleanupAll } from '../support/helpers.ts';
 import { freshQueue } from '../support/producer.ts';
 
@@ -176,7 +176,7 @@ producer('pauseQueue, resumeQueue and pauseState are the library road to PAUSE-1
   assert.equal(readdirSync(queue.root).includes('pause.json'), false);
 });
 
-producer('listJobs, jobStatus, cancel and gc refuse what they would misread; gc removes nothing then', async () => {
+producer('listJobs, jobStatus, cancel, gc, retry and release refuse what they would misread; gc removes nothing then', async () => {
   const { id } = await enqueue(queue, { handler: 'listed' });
   const bad: [() => unknown, string | undefined][] = [
     [() => listJobs(queue, 'all' as never), undefined],
@@ -193,6 +193,11 @@ producer('listJobs, jobStatus, cancel and gc refuse what they would misread; gc 
     [() => gc(queue, { ids: id } as never), '/ids'],
     [() => gc(queue, { olderThanMs: '1d' } as never), '/olderThanMs'],
     [() => gc(queue, { keep: -1 }), '/keep'],
+    [() => retry(queue, id, { unfinished: 'yes' } as never), '/unfinished'],
+    [() => release(queue, id, { clock: 'now' } as never), '/clock'],
+    [() => releaseWhere(queue, 'lane-a' as never), undefined],
+    [() => releaseWhere(queue, { lane: 5 } as never), '/lane'],
+    [() => releaseWhere(queue, { labels: { team: 1 } } as never), '/labels'],
   ];
   for (const [run, field] of bad) await refusedAs(run, field, run.toString());
   assert.ok(readdirSync(queue.paths.job(id)).includes('spec.json'));
