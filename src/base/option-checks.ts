@@ -35,7 +35,8 @@ function refuse(caller: string, name: string, wants: string, value: unknown, cla
 export function checkInteger(options: Options, caller: string, name: string, min: number, max: number, clause?: string): void {
   const value = valueOf(options, name);
   if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) refuse(caller, name, `a whole number from ${min} to ${max}`, value, clause);
+  const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) refuse(caller, name, `a whole number ${range}`, value, clause);
 }
 
 /** A duration in ms from `min` on, whole, or Infinity where `infinite` allows it (no limit). */
@@ -127,7 +128,7 @@ export function checkBytes(options: Options, caller: string, name: string): void
 
 /** What a refused value was, for the message: its type, and short values themselves. */
 export function describe(value: unknown): string {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
   switch (typeof value) {
     case 'string':
