@@ -126,8 +126,9 @@ const FAILURE_PAUSE = 600_000;
  *   });
  *   const summary = await worker.run();                  // resolves once the running jobs ended
  *
- * After `run()` settles the Worker holds no timer, watcher, descriptor or
- * child process: a program with nothing else to do exits.
+ * After `run()` settles the Worker holds no timer, watcher or child process
+ * (the guardian and the spawner have exited): a program with nothing else to
+ * do exits.
  */
 export class Worker {
   readonly id: string;
