@@ -17,16 +17,17 @@ import importlib
 import json
 import os
 import re
+import stat
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from . import constants, jsontext
 from .errors import FsjobError
-from .names import GATED_SUFFIX, record_name_of
+from .names import GATED_SUFFIX, is_job_id, record_name_of
 from .queue import Queue
-from .records import inspect_bytes
+from .records import RECORD_TYPES, inspect_bytes
 from .units import format_clock, format_elapsed, parse_bytes, parse_duration, parse_integer, parse_pairs
 
 _TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli_options.json")
@@ -132,6 +133,9 @@ def _number(args: argparse.Namespace, command: str, flag: str) -> Optional[int]:
 def _queue_path(args: argparse.Namespace) -> str:
     """--queue, else $FSJOB_QUEUE, else the per-user default under the XDG state directory (as the reference's)."""
     given = getattr(args, "queue", None)
+    if given == "":
+        # An empty shell variable: never the default queue in its place (a job would land in another queue).
+        raise FsjobError("USAGE", "--queue was given an empty value; name the queue directory, or leave the option out for its default")
     if given:
         return str(given)
     from_env = os.environ.get("FSJOB_QUEUE", "")
@@ -145,6 +149,38 @@ def _queue_path(args: argparse.Namespace) -> str:
 def _open(args: argparse.Namespace) -> Queue:
     # Queue.open's refusals say how to make the queue where init can (a missing root, one without fsjob.json), and not where it cannot.
     return Queue.open(_queue_path(args))
+
+
+#: Shortest id prefix taken (the reference's PREFIX_MIN, src/cli/queue-arg.ts).
+_PREFIX_MIN = 4
+
+
+def _job_id(queue: Queue, typed: str) -> str:
+    """A job id as typed: a whole id (LAYOUT-4), or a unique prefix of one or of its random part, as the reference's
+    resolveJobId (src/cli/queue-arg.ts). Anything else is a usage error (exit 2), never a name joined to a path (SEC-7)."""
+    if is_job_id(typed):
+        return typed
+    if len(typed) < _PREFIX_MIN or re.fullmatch(r"[0-9a-f-]+", typed) is None:
+        raise FsjobError("USAGE", f"{json.dumps(typed)} is not a job id (LAYOUT-4: 19 digits, \"-\", 16 hex digits, as fsjob enqueue prints) "
+                         f"nor {_PREFIX_MIN} or more of its first digits or of its hex part", clause="LAYOUT-4")
+    matches = [found for found in queue.job_ids() if found.startswith(typed) or found[20:].startswith(typed)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise FsjobError("NOT_FOUND", f"no job id in {queue.root} starts with {typed} (gc may have removed it after it finished); fsjob status lists the jobs",
+                         path=queue.path("jobs"))
+    shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise FsjobError("USAGE", f"{typed} is the start of {len(matches)} job ids ({shown}); type more of it")
+
+
+def _job_ids(queue: Queue, typed: List[str]) -> List[str]:
+    """Each id resolved (_job_id); an id named twice counts once, in the order first given."""
+    ids: List[str] = []
+    for text in typed:
+        found = _job_id(queue, text)
+        if found not in ids:
+            ids.append(found)
+    return ids
 
 
 def _json(value: Any) -> None:
@@ -321,9 +357,24 @@ def _enqueue(args: argparse.Namespace) -> int:
     if args.request is not None:
         job_id = queue.enqueue_request(_read_input(args.request, constants.REQUEST_MAX, "request file"))
     else:
-        job_id = queue.enqueue_request(_request(args))
-    sys.stdout.write((_spec_text(queue, job_id) if args.json else job_id) + "\n")
+        request = _request(args)
+        for dependency in request.get("after", []):
+            dependency["job_id"] = _job_id(queue, dependency["job_id"])
+        job_id = queue.enqueue_request(request)
+    text = _spec_text(queue, job_id)
+    _enqueue_warnings(queue, json.loads(text), args.request is None)
+    sys.stdout.write((text if args.json else job_id) + "\n")
     return 0
+
+
+def _enqueue_warnings(queue: Queue, spec: Dict[str, Any], from_options: bool) -> None:
+    """What will make the accepted job fail or never run, said now on stderr, as the reference's enqueue says it."""
+    from .advice import command_warnings
+    from .gates import unsatisfiable
+
+    warnings = command_warnings(spec, queue.root) if from_options else []
+    for warning in warnings + unsatisfiable(queue.root, queue.uid, spec):
+        _log(f"warning: {warning}")
 
 
 def _enqueue_batch(queue: Queue, source: str, as_json: bool) -> int:
@@ -350,10 +401,18 @@ def _load_handlers(specs: List[str]) -> Dict[str, Any]:
     handlers: Dict[str, Any] = {}
     for spec in specs:
         module_name, _, attr = spec.partition(":")
-        module = importlib.import_module(module_name)
-        value = getattr(module, attr or "HANDLERS")
-        if not isinstance(value, dict):
-            raise FsjobError("USAGE", f"{spec} is not a dict of handlers")
+        if not module_name:
+            raise FsjobError("USAGE", f"--handlers {spec!r}: name a module, MODULE:NAME, e.g. mymod:HANDLERS")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            # Only a missing module is the option's mistake; an error inside the module's own code keeps its traceback.
+            raise FsjobError("USAGE", f"--handlers {spec}: no module {error.name!r} on the Python path (sys.path: the current directory, PYTHONPATH)") from error
+        value = getattr(module, attr or "HANDLERS", None)
+        if value is None:
+            raise FsjobError("USAGE", f"--handlers {spec}: module {module_name} has no {attr or 'HANDLERS'}")
+        if not isinstance(value, dict) or not all(isinstance(name, str) and callable(handler) for name, handler in value.items()):
+            raise FsjobError("USAGE", f"--handlers {spec} is not a dict of handlers (name -> callable)")
         handlers.update(value)
     return handlers
 
@@ -370,29 +429,66 @@ def _work(args: argparse.Namespace) -> int:
                 lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
 
 
-class _Notice:
-    """Says once when a job waits with no live worker serving the queue, and once when one shows up (the reference's service notice)."""
+#: Statuses in which a job needs a consumer to move on (STATUS-1): only then is "no live worker" worth saying.
+_WAITING = frozenset(("queued", "retrying", "cancelling", "expired", "orphaned", "delayed", "blocked"))
 
-    def __init__(self, queue: Queue) -> None:
+
+class _Notice:
+    """Advice while a wait or logs --follow waits (the reference's service notice, src/producer/service-notice.ts):
+    once per job that waits for a release (held, or blocked behind a held one), once when the queue is paused or
+    resumed, once when a job waits with no live worker serving the queue, and once when one shows up. It only reads."""
+
+    def __init__(self, queue: Queue, ids: Sequence[str]) -> None:
         self.queue = queue
+        self.ids = ids
         self.next_look = time.monotonic() + _FIRST_LOOK
         self.served: Optional[bool] = None
+        self.paused = False
+        self.held: Set[str] = set()
+        self.behind_held: Set[str] = set()
 
     def due_in(self) -> float:
         return max(0.0, self.next_look - time.monotonic())
 
     def look(self) -> None:
-        from .registrations import live_workers
-
         if time.monotonic() < self.next_look:
             return
         self.next_look = time.monotonic() + _LOOK_EVERY
+        try:
+            self._look()
+        except FsjobError:
+            pass  # advice only: a queue that cannot be read is reported by the wait itself
+
+    def _look(self) -> None:
+        from .gates import held_upstream
+        from .registrations import live_workers
+
+        root = self.queue.root
+        waiting = False
+        for job_id in self.ids:
+            status = self.queue.status(job_id).status
+            if status == "held" and job_id not in self.held:
+                self.held.add(job_id)
+                _log(f"job {job_id} is held, so it waits until it is released (fsjob release -q {root} {job_id})")
+            if status == "blocked" and job_id not in self.behind_held:
+                upstream = held_upstream(root, self.queue.uid, job_id)
+                if upstream is not None:
+                    self.behind_held.add(job_id)
+                    _log(f"job {job_id} waits for job {upstream}, which is held, so it runs only once that one is released (fsjob release -q {root} {upstream})")
+            if status in _WAITING:
+                waiting = True
+                break  # one waiting job is enough to advise
         live = live_workers(self.queue)
-        if not live and self.served is not False:
-            _log(f"no live worker serves {self.queue.root}, so the job waits until one does (start one: fsjob work -q {self.queue.root}); a one-shot consumer runs it without registering")
-        elif live and self.served is False:
-            _log(f"worker {live[0]['worker_id']} now serves {self.queue.root}")
-        self.served = bool(live)
+        paused = waiting and self.queue.paused().paused
+        if paused != self.paused:
+            _log(f"{root} is paused, so the job waits until fsjob resume -q {root}" if paused else f"{root} is resumed")
+            self.paused = paused
+        served = bool(live) or not waiting
+        if not served and self.served is not False:
+            _log(f"no live worker serves {root}, so the job waits until one does (start one: fsjob work -q {root}); a one-shot consumer runs it without registering")
+        elif served and self.served is False and live:
+            _log(f"worker {live[0]['worker_id']} now serves {root}")
+        self.served = served
 
 
 def _stdin_ids() -> List[str]:
@@ -421,6 +517,7 @@ def _wait(args: argparse.Namespace) -> int:
     from .waiting import summary_exit_code, unfinished_jobs, wait_many
 
     queue = _open(args)
+    _empty_lane(args)
     labels = parse_pairs(args.label, "label")
     selecting = args.all or args.lane is not None or labels is not None
     if args.all and (args.lane is not None or labels is not None):
@@ -432,12 +529,12 @@ def _wait(args: argparse.Namespace) -> int:
     if selecting:
         ids = unfinished_jobs(queue, args.lane, labels)
     else:
-        ids = [found for typed in args.ids for found in (_stdin_ids() if typed == "-" else [typed])]
+        ids = _job_ids(queue, [found for typed in args.ids for found in (_stdin_ids() if typed == "-" else [typed])])
     if not ids:
         _log(f"no job to wait for ({'no unfinished job matches' if selecting else 'standard input named none'})")
         return 0
     timeout = _number(args, "wait", "timeout")
-    notice = _Notice(queue)
+    notice = _Notice(queue, ids)
 
     def report(receipt: Any) -> None:
         if args.json:
@@ -460,7 +557,7 @@ def _wait(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .listing import job_line, job_lines, select_lines
+    from .listing import job_line, job_lines, queue_json, select_lines
 
     queue = _open(args)
     wanted = set(args.status)
@@ -468,15 +565,17 @@ def _status(args: argparse.Namespace) -> int:
     if unknown:
         raise FsjobError("USAGE", f"--status {' '.join(unknown)}: not a status or outcome; choose from {', '.join(_STATUSES)}")
     if args.id is not None:
-        state = queue.status(args.id)
+        job_id = _job_id(queue, args.id)
+        state = queue.status(job_id)
         if state.status == "missing":
-            raise FsjobError("NOT_FOUND", f"no job {args.id} in {queue.root}", job_id=args.id)
-        line = job_line(queue, args.id)
+            raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", job_id=job_id)
         if args.json:
-            _json(line)
-        else:
-            for key, value in line.items():
-                sys.stdout.write(f"{key:<12}{value}\n")
+            from .report import job_report
+
+            _json(job_report(queue, job_id))
+            return 0
+        for key, value in job_line(queue, job_id).items():
+            sys.stdout.write(f"{key:<12}{'-' if value is None else value}\n")
         return 0
     limit = _number(args, "status", "limit")
     every = job_lines(queue)
@@ -487,7 +586,7 @@ def _status(args: argparse.Namespace) -> int:
     limit = 20 if limit is None else limit
     shown = lines if limit == 0 else lines[:limit]
     if args.json:
-        _json({"queue": queue.root, "counts": counts, "jobs": shown})
+        _json(queue_json(queue, every, shown, len(shown) < len(lines)))
         return 0
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
     sys.stdout.write(f"{len(every)} jobs{': ' + summary if summary else ''}\n")
@@ -498,38 +597,75 @@ def _status(args: argparse.Namespace) -> int:
         started = "-" if line["started_ms"] is None else format_clock(line["started_ms"], now)
         finished = "-" if line["finished_ms"] is None else format_clock(line["finished_ms"], now)
         took = "-" if line["duration_ms"] is None else format_elapsed(line["duration_ms"])
-        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line.get('outcome', '-')}\n")
+        sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line['outcome'] or '-'}\n")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
+    from .ops import cancel_request
+
     queue = _open(args)
-    published = queue.cancel(args.id, force=args.force, reason=args.reason)
+    job_id = _job_id(queue, args.id)
+    done = cancel_request(queue, job_id, force=args.force, reason=args.reason)
     if args.json:
-        _json({"job_id": args.id, "force": args.force, "published": published})
+        # schemas/output/cancel.schema.json, as the reference prints it
+        _json({"id": job_id, "record": done.record, "published": done.published, "next": done.next, "receipt": done.receipt})
+        return 0
+    asked = f"{done.record} {'published' if done.published else 'was already there'}"
+    if done.next == "finished" and done.receipt is not None and done.receipt["outcome"] == "rejected":
+        said = f"{job_id} rejected: nobody had claimed it and its spec is invalid ({done.receipt['reason']}), so it is finished now (exit code 126, CLAIM-10)"
+    elif done.next == "finished":
+        said = f"{job_id} cancelled: nobody had claimed it, so it is finished now (exit code {130 if done.receipt is None else done.receipt['exit_code']})"
+    elif done.next == "owner":
+        said = f"{job_id}: {asked}; its owner stops it within {constants.CONTROL_LATENCY // 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait {job_id} shows the outcome"
+    elif done.next == "claimed_elsewhere":
+        said = f"{job_id}: {asked}; a consumer claimed it at the same moment and will cancel it (CLAIM-6). fsjob wait {job_id} shows the outcome"
     else:
-        sys.stdout.write(f"{args.id}: {'force-' if args.force else ''}cancel {'requested' if published else 'was requested already'}\n")
+        said = f"{job_id}: {asked}, but the job finished meanwhile; fsjob status {job_id} shows how"
+    sys.stdout.write(said + "\n")
     return 0
+
+
+def _empty_lane(args: argparse.Namespace) -> None:
+    # No job has the lane "" (enqueue refuses it): `--lane "$LANE"` with LANE unset would select nothing and exit 0.
+    if args.lane == "":
+        raise FsjobError("USAGE", "--lane was given an empty value; name the lane (enqueue --lane L gave it its name)")
 
 
 def _release(args: argparse.Namespace) -> int:
     queue = _open(args)
+    _empty_lane(args)
     labels = parse_pairs(args.label, "label")
-    if not args.ids and args.lane is None and labels is None:
+    ids = _job_ids(queue, args.ids)
+    if not ids and args.lane is None and labels is None:
         raise FsjobError("USAGE", "name the held jobs to release: ids, --lane L or --label NAME=VALUE")
-    results = [queue.release(job_id) for job_id in args.ids]
+    # One job named alone: its refusal is the command's. Several: each is released or refused on its own and every
+    # result reported (as the reference's), so a refusal never hides the jobs released before it nor keeps those after it held.
+    alone = len(ids) == 1 and args.lane is None and labels is None
+    results = []
+    refused: List[Any] = []
+    for job_id in ids:
+        try:
+            results.append(queue.release(job_id))
+        except FsjobError as error:
+            if alone:
+                raise
+            refused.append((job_id, error))
+            _log(error.message)
     if args.lane is not None or labels is not None:
         selected = queue.release_where(lane=args.lane, labels=labels)
-        if not selected and not args.ids:
+        if not selected and not ids:
             _log("no held job matches; nothing released")
-        results += [result for result in selected if result.job_id not in args.ids]
+        results += [result for result in selected if result.job_id not in ids]
     if args.json:
-        _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results]})
+        _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results],
+               "refused": [{"id": job_id, "error": error.to_json()} for job_id, error in refused]})
     for result in [] if args.json else results:
         released = "released" if result.published else "was released already"
         tail = "it runs when a worker is free" if result.next == "open" else f"it still waits for {result.waiting_for or 'its dependencies'}"
         sys.stdout.write(f"{result.job_id} {released}; {tail}\n")
-    return 0
+    # The first refusal in the order named decides, as wait's first job that did not succeed does.
+    return _EXIT_OF.get(refused[0][1].code, 1) if refused else 0
 
 
 def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) -> Optional[Any]:
@@ -542,14 +678,41 @@ def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) 
     return logs.gap(kept), f"[truncated: {dropped} bytes dropped]\n"
 
 
+def _logs_json(queue: Queue, job_id: str, stream: str) -> Dict[str, Any]:
+    """One job's stream as ``logs --json`` prints it (schemas/output/logs.schema.json, as the reference's)."""
+    import base64
+
+    # The status first, then the bytes: a job that finishes meanwhile is reported unfinished beside part of its output,
+    # never finished beside part of it (RCPT-2 before RCPT-3), so a script polling until finished gets the whole.
+    state = queue.status(job_id)
+    logs = queue.logs(job_id)
+    kept: bytes = getattr(logs, stream)
+    summary = None if state.receipt is None else getattr(state.receipt, stream)
+    truncated = summary is not None and bool(summary.truncated)
+    dropped = (None if summary.bytes_total is None else summary.bytes_total - summary.bytes_kept) if summary is not None and truncated else 0
+    try:
+        text: Optional[str] = kept.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None  # a job's output need not be UTF-8: base64 carries any bytes
+    return {"job_id": job_id, "stream": stream, "gen": logs.gen or None, "status": state.status, "finished": state.receipt is not None,
+            "bytes_kept": len(kept), "truncated": truncated, "dropped": dropped, "text": text, "base64": base64.b64encode(kept).decode("ascii")}
+
+
 def _logs(args: argparse.Namespace) -> int:
     queue = _open(args)
     stream = "stderr" if args.stderr else "stdout"
     if args.follow and len(args.ids) > 1:
         raise FsjobError("USAGE", f"logs --follow takes one job id, not {len(args.ids)}")
+    if args.follow and args.json:
+        raise FsjobError("USAGE", "logs --json prints what is kept so far; it does not --follow")
     out = sys.stdout.buffer
-    for index, job_id in enumerate(args.ids):
-        if len(args.ids) > 1:
+    ids = _job_ids(queue, args.ids)
+    if args.json:
+        for job_id in ids:
+            sys.stdout.write(_compact(_logs_json(queue, job_id, stream)) + "\n")
+        return 0
+    for index, job_id in enumerate(ids):
+        if len(ids) > 1:
             out.write(f"{'' if index == 0 else chr(10)}==> {job_id} <==\n".encode())
         if args.follow:
             _follow(queue, job_id, stream)
@@ -570,7 +733,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 def _follow(queue: Queue, job_id: str, stream: str) -> None:
     """New bytes of the job's output as they come, until it has a receipt (read after the receipt, so nothing is missed)."""
-    notice = _Notice(queue)
+    notice = _Notice(queue, [job_id])
     gen, offset = 0, 0
     while True:
         finished = queue.status(job_id).status == "finished"
@@ -614,25 +777,44 @@ def _resume(args: argparse.Namespace) -> int:
 def _recover(args: argparse.Namespace) -> int:
     from .recover import recover
 
-    report = recover(_open(args), _log)
+    queue = _open(args)
+    report = recover(queue, _log)
+    if args.json:
+        _json(report.json(queue.root))
+        return 1 if report.left_alone or report.failed else 0
     for done in report.recovered:
         _log(done)
-    return 1 if report.left_alone else 0
+    # A summary on stdout, as the reference's (silence read as "nothing ran"); the details went to stderr above.
+    sys.stdout.write(f"recovered {queue.root}\njobs recovered: {len(report.recovered)}\nstale entries removed: {len(report.removed)}\n"
+                     f"left alone: {len(report.left_alone)}\n")
+    return 1 if report.left_alone or report.failed else 0
+
+
+def _record_file(path: str, bound: int) -> bytes:
+    """A file to check: a regular file, read to one byte past ``bound`` (a larger one is a finding, REC-2, REQ-1).
+    One that is missing, unreadable or not a regular file (a FIFO is never opened) is a usage error, as fsjob validate says."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise FsjobError("USAGE", f"{path} is not a regular file; name a record file", path=path)
+        with open(path, "rb") as handle:
+            return handle.read(bound + 1)
+    except OSError as error:
+        raise FsjobError("USAGE", f"cannot read {path}: {error.strerror}", path=path) from error
 
 
 def _check_record(args: argparse.Namespace) -> int:
     expect = record_name_of(args.name) if args.name else None
     type_ = expect.type if expect is not None else args.type
-    with open(args.file, "rb") as handle:
-        data = handle.read()
-    inspection = inspect_bytes(type_, data, args.file, expect)
+    if type_ not in RECORD_TYPES:
+        raise FsjobError("USAGE", f"{type_!r} is not a record type; choose from {', '.join(RECORD_TYPES)}")
+    inspection = inspect_bytes(type_, _record_file(args.file, constants.RECORD_MAX), args.file, expect)
     print("valid" if inspection.ok else f"invalid: {inspection.findings[0].code}: {inspection.reason}")
     return 0 if inspection.ok else 1
 
 
 def _check_request(args: argparse.Namespace) -> int:
-    with open(args.file, "rb") as handle:
-        inspection = inspect_bytes("request", handle.read(), args.file)
+    inspection = inspect_bytes("request", _record_file(args.file, constants.REQUEST_MAX), args.file)
     print("valid" if inspection.ok else f"invalid: {inspection.reason}")
     return 0 if inspection.ok else 1
 

@@ -7,7 +7,7 @@ of the reference (src/records/findings.ts) that a record reader can report.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 #: code -> (severity, clause): the registry of the codes this package reports.
 FINDING_CODES: Dict[str, Tuple[str, str]] = {
@@ -58,3 +58,8 @@ def make_finding(code: str, message: str, path: str, job_id: Optional[str] = Non
     """A finding of a registered code; ``clause`` overrides the code's default clause."""
     severity, default_clause = FINDING_CODES[code]
     return Finding(code, severity, path, job_id, clause or default_clause, message, field)
+
+
+def finding_json(finding: Finding) -> Dict[str, Any]:
+    """A finding as schemas/report.schema.json has it (``field`` only when there is one)."""
+    return {key: value for key, value in finding._asdict().items() if key != "field" or value is not None}

@@ -17,6 +17,7 @@ from .clock import now_ms
 from .constants import PROTOCOL_MINOR, PROTOCOL_VERSION
 from .errors import FsjobError, io_error
 from .identity import self_identity
+from .jobview import JobView
 from .names import GATED_SUFFIX, RecordName
 from .records import encode_record, read_record
 from .safefs import fsync_dir, lstat_or_none, publish_link
@@ -33,6 +34,56 @@ def place(root: str, job_id: str) -> str:
         if lstat_or_none(os.path.join(root, "jobs", name)) is not None:
             return "gated" if name.endswith(GATED_SUFFIX) else "open"
     return "missing"
+
+
+def placed_view(root: str, job_id: str, uid: int) -> JobView:
+    """The job's records where they are now: jobs/<id>.gated/ while it is held or blocked (GATE-1), else jobs/<id>/."""
+    view = JobView(root, job_id, uid)
+    if place(root, job_id) == "gated":
+        view.dir = gated_dir(root, job_id)
+    return view.refresh()
+
+
+#: Jobs followed by held_upstream before it gives up (the reference's UPSTREAM_MAX): a deeper chain is not looked through.
+UPSTREAM_MAX = 256
+
+
+def unsatisfiable(root: str, uid: int, spec: Dict[str, Any]) -> List[str]:
+    """AFTER-3 seen from the producer: one sentence per dependency of ``spec`` that can never be satisfied now, for a
+    warning (the reference's unsatisfiable): a job published with one is cancelled by the first consumer, never run."""
+    found = []
+    for dependency in spec.get("after", []):
+        state, what = dependency_state(root, uid, dependency["job_id"], dependency["when"])
+        if state == "never":
+            found.append(f"dependency {dependency['job_id']} {what}; this job runs only after it {dependency['when']}, so a worker cancels it (exit 130) instead of running it")
+    return found
+
+
+def held_upstream(root: str, uid: int, job_id: str) -> Optional[str]:
+    """The held job (HOLD-1: not released, not cancelled) that the gated job ``job_id`` waits for through its pending
+    dependencies, directly or further up, or None (the reference's heldUpstream): it runs only once someone releases
+    that one. Each job is looked at once (AFTER-2 makes the graph acyclic; the bound guards a damaged one); an
+    unreadable spec is passed over."""
+    seen = {job_id}
+    following = [job_id]
+    while following and len(seen) <= UPSTREAM_MAX:
+        current = following.pop(0)
+        if place(root, current) != "gated":
+            continue
+        spec = placed_view(root, current, uid).spec_value()
+        if spec is None:
+            continue
+        directory = gated_dir(root, current)
+        if current != job_id and spec.get("hold") is True and not any(
+                lstat_or_none(os.path.join(directory, name)) is not None for name in ("cancel.json", "cancel-force.json", "release.json")):
+            return current
+        for dependency in spec.get("after", []):
+            if dependency["job_id"] in seen:
+                continue
+            seen.add(dependency["job_id"])
+            if dependency_state(root, uid, dependency["job_id"], dependency["when"])[0] == "pending":
+                following.append(dependency["job_id"])
+    return None
 
 
 def dependency_state(root: str, uid: int, job_id: str, when: str) -> Tuple[str, str]:

@@ -293,7 +293,7 @@ class _Scanner:
             value = self.value(depth)
             if depth == 1 and key == "payload" and self.keep_payload:
                 written = self.text[start:self.i]
-                value = RawJson(written if self.compact else _compact_text(written), value)  # type: ignore[assignment]
+                value = RawJson(written if self.compact else _compact_text(written), value)
             if key not in out:
                 out[key] = value
             else:

@@ -19,6 +19,20 @@ from .identity import group_state, judge_local, same_host
 from .jobview import JobView
 
 
+def judge_once(owner: Dict[str, Any], renewed_ms: int, lease_ms: int) -> Tuple[str, str, str]:
+    """(verdict, basis, reason) of an owner judged in one look, for people (fsjob status): a same-host owner by the
+    process table (ID-6); a foreign one "alive" while its last renewal is within its lease and the grace, else
+    "unknown": only a watch of it (LEASE-3) proves it dead, which Judge.owner keeps."""
+    if same_host(owner["boot_id"], owner["pid_ns"]):
+        verdict = judge_local(owner["pid"], owner["start"])
+        reason = {"alive": "its process is alive (ID-6)", "dead": "its process is gone, or its pid now names another process (ID-6)"}
+        return verdict, "process", reason.get(verdict, "its process cannot be judged (ID-6)")
+    ago = now_ms() - renewed_ms
+    if ago > lease_ms + GUARDIAN_LIMIT + LEASE_SKEW:
+        return "unknown", "lease", f"on another host; last renewed {ago // 1000} s ago, beyond its lease and the grace: only a watch of it proves it dead (ID-7, LEASE-3)"
+    return "alive", "lease", f"on another host; last renewed {max(0, ago) // 1000} s ago, within its lease (ID-7)"
+
+
 class GroupVerdict:
     """ID-8: "stopped" (proven), "running" (proven the recorded group) or "unknown"; ``pgid``/``start`` when same-host."""
 

@@ -5,23 +5,33 @@ outcome and labels, sorted by age, priority or duration."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
 
 from .clock import now_ms
-from .jobview import JobView
+from .errors import FsjobError
+from .gates import placed_view
+from .names import job_id_of_dir_name
+from .safefs import list_dir
 from .waiting import matches
 
 if TYPE_CHECKING:
     from .queue import Queue
 
 def job_line(queue: "Queue", job_id: str) -> Dict[str, Any]:
-    """One job: job_id, status, gen, attempts, priority, labels, started_ms, finished_ms, duration_ms (and outcome, exit_code, note, not_before_ms when they apply)."""
+    """One job: job_id, status, gen, attempts, the spec's max_attempts, lane, created_ms, argv, handler, priority and
+    labels (None when it cannot be read), the receipt's outcome and exit_code, the worker_id of an open claim,
+    started_ms, finished_ms, duration_ms (and note, not_before_ms when they apply)."""
     state = queue.status(job_id)
     line: Dict[str, Any] = {"job_id": state.job_id, "status": state.status, "gen": state.gen, "attempts": state.attempts}
-    view = JobView(queue.root, job_id, queue.uid).refresh()
+    # A held or blocked job's spec is in jobs/<id>.gated/ (GATE-1): its priority and labels too.
+    view = placed_view(queue.root, job_id, queue.uid)
     spec = view.spec_value() if view.exists else None
-    line["priority"] = None if spec is None else spec.get("priority")
-    line["labels"] = None if spec is None else spec.get("labels")
+    for name in ("max_attempts", "lane", "created_ms", "argv", "handler", "priority", "labels"):
+        line[name] = None if spec is None else spec.get(name)
+    claim = view.claim(view.listing.top) if view.exists and view.listing.open else None
+    line["worker_id"] = claim.value.get("worker_id") if claim is not None and claim.ok else None
+    line["outcome"] = line["exit_code"] = None
     started: Optional[int] = None
     finished: Optional[int] = None
     if state.receipt is not None:
@@ -56,12 +66,55 @@ def select_lines(lines: List[Dict[str, Any]], wanted: Optional[Set[str]] = None,
         lines = [line for line in lines if line["status"] in wanted or line.get("outcome") in wanted]
     if labels:
         lines = [line for line in lines if line["labels"] is not None and matches({"labels": line["labels"]}, None, labels)]
-    lines = sorted(lines, key=lambda line: line["job_id"], reverse=True)
+    lines = sorted(lines, key=lambda line: str(line["job_id"]), reverse=True)
     if sort == "priority":
         waiting = [line for line in lines if line["status"] != "finished"]
         waiting.reverse()  # oldest first among equals: the sort below is stable
-        waiting.sort(key=lambda line: -(line["priority"] or 0))
+        waiting.sort(key=lambda line: -int(line["priority"] or 0))
         lines = waiting + [line for line in lines if line["status"] == "finished"]
     elif sort == "duration":
-        lines.sort(key=lambda line: -(line["duration_ms"] if line["duration_ms"] is not None else -1))
+        lines.sort(key=lambda line: -int(line["duration_ms"] if line["duration_ms"] is not None else -1))
     return lines
+
+
+#: The members of one job in ``fsjob status --json`` (schemas/output/status.schema.json), as the reference's jobSummaryJson.
+_JOB_MEMBERS = ("status", "attempts", "max_attempts", "lane", "created_ms", "argv", "handler", "outcome", "exit_code", "worker_id",
+                "priority", "labels", "started_ms", "finished_ms", "duration_ms")
+
+
+def job_json(line: Dict[str, Any]) -> Dict[str, Any]:
+    """One job line as ``fsjob status --json`` prints it (its id as ``id``)."""
+    return {"id": line["job_id"], **{name: line[name] for name in _JOB_MEMBERS}}
+
+
+def queue_json(queue: "Queue", every: List[Dict[str, Any]], shown: List[Dict[str, Any]], more: bool) -> Dict[str, Any]:
+    """``fsjob status --json`` of a queue (schemas/output/status.schema.json), as the reference prints it: the pause, every
+    job counted by status and outcome, the ready index's summary (a hint, READY-1), the jobs shown, foreign names in jobs/
+    (never opened, LAYOUT-4) and the worker registrations with their owners judged (WORKER-1)."""
+    from . import ready
+    from .registrations import worker_views
+
+    paused = queue.paused()
+    ids = {line["job_id"] for line in every}
+    foreign = [name for name in list_dir(queue.path("jobs"))
+               if not name.startswith(".") and (job_id_of_dir_name(name) is None or not os.path.isdir(queue.path("jobs", name)))]
+    statuses: Dict[str, int] = {}
+    outcomes: Dict[str, int] = {}
+    running: Dict[str, int] = {}
+    for line in every:
+        statuses[line["status"]] = statuses.get(line["status"], 0) + 1
+        if line["outcome"] is not None:
+            outcomes[line["outcome"]] = outcomes.get(line["outcome"], 0) + 1
+        if line["worker_id"] is not None:
+            running[line["worker_id"]] = running.get(line["worker_id"], 0) + 1
+    index: Optional[Dict[str, int]]
+    try:
+        unfinished = len(ids.intersection(job_id for _, job_id in ready.entries(queue.root)))
+        index = {"unfinished": unfinished, "finished": len(ids) - unfinished}
+    except FsjobError:
+        index = None  # a summary never fails the listing
+    workers = [{"worker_id": view.worker_id, "record": view.record, "verdict": view.verdict, "stale": view.verdict == "dead",
+                "reason": view.reason, "running": running.get(view.worker_id, 0), "findings": view.findings} for view in worker_views(queue)]
+    return {"queue": queue.root, "paused": paused.paused, "pause": paused.record, "total": len(every),
+            "counts": {"statuses": statuses, "outcomes": outcomes}, "index": index, "jobs": [job_json(line) for line in shown],
+            "more": more, "foreign": foreign, "workers": workers}

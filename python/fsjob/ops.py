@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Dict, NamedTuple, Optional, Tuple
 
 from .clock import now_ms
 from . import gates
@@ -123,8 +123,10 @@ def wait(queue: "Queue", job_id: str, timeout: Optional[float] = None, poll: flo
 
 
 def logs(queue: "Queue", job_id: str) -> Logs:
-    """The kept output of the receipt's execution, or of the latest generation with output files while the job runs."""
-    view = _view(queue, job_id)
+    """The kept output of the receipt's execution, or of the latest generation with output files while the job runs
+    (none yet for a held or blocked job, which is in jobs/<id>.gated/, GATE-1)."""
+    queue.job_dir(job_id)  # INVALID_ID for a name that is not a job id
+    view = gates.placed_view(queue.root, job_id, queue.uid)
     if not view.exists:
         raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", path=view.dir, job_id=job_id)
     gen = 0
@@ -149,20 +151,48 @@ def logs(queue: "Queue", job_id: str) -> Logs:
     return Logs(gen, streams[0], streams[1], truncated, keep)
 
 
+class Cancelled(NamedTuple):
+    """What a cancel request did, as the reference's CancelResult (schemas/output/cancel.schema.json)."""
+
+    record: str
+    #: False when the same request stood already.
+    published: bool
+    #: finished (this call published the receipt), owner (its owner acts), claimed_elsewhere, finished_elsewhere.
+    next: str
+    #: The receipt this call published.
+    receipt: Optional[Dict[str, Any]]
+
+
+def _finish_unowned(queue: "Queue", job_id: str, view: JobView) -> Tuple[str, Optional[Dict[str, Any]]]:
+    """CANCEL-2: claim the next generation of a job nobody owns and decide it (a cancelled receipt, or rejected for an invalid spec)."""
+    listing = view.listing
+    if listing.receipt:
+        return "finished_elsewhere", None
+    if listing.open or listing.top >= GEN_MAX:
+        return "owner", None
+    gen = Generation.claim(queue.root, job_id, listing.top + 1)
+    if gen is None:
+        return "claimed_elsewhere", None
+    decide("cancel", gen, view, Judge())
+    receipt = view.refresh().receipt()
+    return ("finished", receipt.value) if receipt is not None and receipt.ok else ("owner", None)
+
+
 def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[str] = None) -> bool:
     """CANCEL-1: publish cancel.json (or cancel-force.json) by link; CANCEL-2: finish an unowned job at once."""
+    return cancel_request(queue, job_id, force, reason).published
+
+
+def cancel_request(queue: "Queue", job_id: str, force: bool = False, reason: Optional[str] = None) -> Cancelled:
+    """cancel(), saying what happens next and the receipt it published (fsjob cancel --json)."""
     queue.require_layout()
+    name = "cancel-force.json" if force else "cancel.json"
     if gates.place(queue.root, job_id) == "gated":
         # HOLD-3: in jobs/<id>.gated/; the cancel entry lets the gate open (GATE-3), then it is decided as any job.
         published = gates.publish_cancel(gates.gated_dir(queue.root, job_id), job_id, force, reason)
         found = gates.verdict(queue.root, queue.uid, job_id)
         gates.open_gate(queue.root, job_id, found.priority)
-        view = _view(queue, job_id)
-        if not view.listing.receipt and not view.listing.open and view.listing.top < GEN_MAX:
-            gen = Generation.claim(queue.root, job_id, view.listing.top + 1)
-            if gen is not None:
-                decide("cancel", gen, view, Judge())
-        return published
+        return Cancelled(name, published, *_finish_unowned(queue, job_id, _view(queue, job_id)))
     view = _view(queue, job_id)
     if not view.exists:
         if view.dir_problem == "missing":
@@ -170,15 +200,8 @@ def cancel(queue: "Queue", job_id: str, force: bool = False, reason: Optional[st
         raise FsjobError("SYMLINK_REFUSED" if "symbolic" in (view.dir_problem or "") else "NOT_REGULAR", view.dir_problem or "", path=view.dir, job_id=job_id)
     if view.listing.receipt:
         raise FsjobError("FINISHED", f"job {job_id} is finished; a job with a receipt cannot be cancelled (CANCEL-1)", path=view.dir, job_id=job_id, clause="CANCEL-1")
-    name = "cancel-force.json" if force else "cancel.json"
     if reason is not None:
         reason = reason.encode("utf-8")[:1024].decode("utf-8", "ignore")
     value = {"fsjob": PROTOCOL_VERSION, "type": "cancel", "job_id": job_id, "force": force, "requested_ms": now_ms(), "by": self_identity(), "reason": reason}
     published = publish_link(view.dir, name, encode_record("cancel", value, RecordName("cancel", job_id=job_id, force=force)))
-    view.refresh()
-    listing = view.listing
-    if not listing.receipt and not listing.open and listing.top < GEN_MAX:
-        gen = Generation.claim(queue.root, job_id, listing.top + 1)
-        if gen is not None:
-            decide("cancel", gen, view, Judge())
-    return published
+    return Cancelled(name, published, *_finish_unowned(queue, job_id, view.refresh()))

@@ -9,7 +9,7 @@ import base64
 import binascii
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from . import gates, ready
 from .bytesform import require_text, text_of
@@ -65,7 +65,7 @@ def build_request(
     handler: Optional[str] = None,
     payload: Any = None,
     stdin: Union[bytes, str, None] = None,
-    env: Optional[Dict[str, Union[str, bytes]]] = None,
+    env: Optional[Mapping[str, Union[str, bytes]]] = None,
     cwd: Optional[str] = None,
     timeout: Optional[float] = None,
     kill_grace: Optional[float] = None,

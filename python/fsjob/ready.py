@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Dict, List, Tuple
+from typing import Dict, List, NamedTuple, Tuple
 
 from .clock import now_ms
 from .constants import TEMP_MAX_AGE
@@ -54,23 +54,28 @@ def remove_named(root: str, priority: int, job_id: str) -> None:
     remove_file(os.path.join(root, "ready", ready_name(priority, job_id)))
 
 
-def rebuild(root: str, uid: int) -> int:
-    """READY-4 and READY-5: give every unfinished job an entry; READY-3: drop entries of finished jobs and stale ones without a job.
+class Rebuilt(NamedTuple):
+    """What a rebuild did: the jobs it gave an entry, and the entries (names in ready/) it removed."""
 
-    Returns how many entries it created.
-    """
+    created: List[str]
+    removed: List[str]
+
+
+def rebuild(root: str, uid: int) -> Rebuilt:
+    """READY-4 and READY-5: give every unfinished job an entry; READY-3: drop entries of finished jobs and stale ones without a job."""
     present: Dict[str, List[str]] = {}
     for name, job_id in entries(root):
         present.setdefault(job_id, []).append(name)
-    created = 0
+    done = Rebuilt([], [])
     for name in list_dir(os.path.join(root, "jobs")):
         if name.endswith(GATED_SUFFIX) and is_job_id(name[: -len(GATED_SUFFIX)]):
             # A gated job (GATE-1) has no receipt and needs its entry too.
             job_id = name[: -len(GATED_SUFFIX)]
             if job_id not in present:
                 spec = read_record(os.path.join(root, "jobs", name, "spec.json"), "spec", RecordName("spec", job_id=job_id), uid, allow_missing=True)
-                if create(root, int(spec.value["priority"]) if spec is not None and spec.ok else 0, job_id):
-                    created += 1
+                priority = int(spec.value["priority"]) if spec is not None and spec.ok else 0
+                if create(root, priority, job_id):
+                    done.created.append(job_id)
             continue
         job_id = name
         if not is_job_id(job_id):
@@ -81,13 +86,14 @@ def rebuild(root: str, uid: int) -> int:
         if view.listing.receipt:
             for name in present.get(job_id, []):
                 remove_file(os.path.join(root, "ready", name))
+                done.removed.append(name)
             continue
         if job_id in present:
             continue
-        spec = view.spec_value()
-        priority = int(spec["priority"]) if spec is not None else 0
+        value = view.spec_value()
+        priority = int(value["priority"]) if value is not None else 0
         if create(root, priority, job_id):
-            created += 1
+            done.created.append(job_id)
     now = now_ms()
     for job_id, names in present.items():
         # GATE-4: a gated job's entry is not stale (jobs/<id>, jobs/<id>.gated, jobs/<id> again).
@@ -99,4 +105,5 @@ def rebuild(root: str, uid: int) -> int:
             # The producer may be between ENQ-2 and ENQ-3: only an old entry goes.
             if st is not None and not stat.S_ISDIR(st.st_mode) and now - st.st_mtime * 1000 > TEMP_MAX_AGE:
                 remove_file(path)
-    return created
+                done.removed.append(name)
+    return done

@@ -23,8 +23,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .errors import FsjobError
-from .gates import gated_dir, place
-from .jobview import JobView
+from .gates import place, placed_view
 from .names import is_job_id
 from .receipt import Receipt
 
@@ -55,10 +54,7 @@ def unfinished_jobs(queue: "Queue", lane: Optional[str] = None, labels: Optional
         if os.path.lexists(os.path.join(queue.job_dir(job_id), "receipt.json")):
             continue
         if lane is not None or labels:
-            view = JobView(queue.root, job_id, queue.uid)
-            if place(queue.root, job_id) == "gated":
-                view.dir = gated_dir(queue.root, job_id)  # GATE-1: a held or blocked job's records are in jobs/<id>.gated/
-            view.refresh()
+            view = placed_view(queue.root, job_id, queue.uid)
             if not view.exists or not matches(view.spec_value(), lane, labels):
                 continue
         picked.append(job_id)

@@ -67,7 +67,7 @@ class Gates(QueueCase):
         spec = json.loads(enqueued.stdout)
         self.assertEqual((spec["hold"], spec["after"]), (True, [{"job_id": first, "when": "finished"}]))
         status = json.loads(cli("status", "--queue", root, "--json").stdout)
-        self.assertEqual(status["counts"].get("held"), 1)
+        self.assertEqual(status["counts"]["statuses"].get("held"), 1)
         released = cli("release", "--queue", root, "--json", spec["id"])
         self.assertEqual(json.loads(released.stdout)["released"][0]["next"], "waiting")
         self.assertEqual(cli("release", "--queue", root).returncode, 2)

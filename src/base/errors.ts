@@ -46,6 +46,10 @@ export interface FsjobErrorFields {
    * within its options object ("/pollMs", "/queues/0").
    */
   field?: string;
+  /** Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished). */
+  jobIds?: readonly string[];
+  /** The status (STATUS-1) of the job at stake (jobId) where it decides what to do next (DEDUPE_HELD: the holder's; held waits for a release). */
+  jobStatus?: string;
   cause?: unknown;
 }
 
@@ -76,6 +80,10 @@ export class FsjobError extends Error {
   readonly errno: string | undefined;
   /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"), or the option of a call ("/pollMs"). */
   readonly field: string | undefined;
+  /** Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished). */
+  readonly jobIds: readonly string[] | undefined;
+  /** The status (STATUS-1) of the job at stake (jobId) where it decides what to do next (DEDUPE_HELD: the holder's; held waits for a release). */
+  readonly jobStatus: string | undefined;
 
   constructor(code: FsjobErrorCode, message: string, fields: FsjobErrorFields = {}) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -86,6 +94,8 @@ export class FsjobError extends Error {
     this.clause = fields.clause;
     this.errno = fields.errno;
     this.field = fields.field;
+    this.jobIds = fields.jobIds === undefined ? undefined : [...fields.jobIds];
+    this.jobStatus = fields.jobStatus;
     Object.defineProperty(this, BRAND, { value: true });
   }
 
@@ -99,6 +109,8 @@ export class FsjobError extends Error {
       ...(this.clause === undefined ? {} : { clause: this.clause }),
       ...(this.errno === undefined ? {} : { errno: this.errno }),
       ...(this.field === undefined ? {} : { field: this.field }),
+      ...(this.jobIds === undefined ? {} : { job_ids: [...this.jobIds] }),
+      ...(this.jobStatus === undefined ? {} : { job_status: this.jobStatus }),
     };
   }
 }

@@ -72,8 +72,8 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: async () => (await declared()).waitCommand,
   },
   cancel: {
-    command: 'cancel <id>',
-    describe: 'Cancel a job: at once if nobody claimed it, else its owner stops it',
+    command: 'cancel <ids..>',
+    describe: 'Cancel jobs: at once if nobody claimed one, else its owner stops it',
     load: async () => (await declared()).cancelCommand,
   },
   release: {

@@ -14,7 +14,8 @@ import { queueDir } from '../model/queue-dirs.ts';
 import { DEDUPE_STAGE_MAX, DELAY_MAX } from '../base/constants.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { dedupeHeld, holdDir, takeHold } from '../model/holds.ts';
-import { dependenciesOf, dependencyState } from '../model/gates.ts';
+import { dependenciesOf, dependencyState, heldUpstream } from '../model/gates.ts';
+import { deriveStatus, listJob, type JobStatus } from '../model/job.ts';
 import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
@@ -117,7 +118,33 @@ function syncAndClose(dir: Dir, name: string, handle: SafeHandle): () => Promise
   };
 }
 
-function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): FsjobError {
+/**
+ * The holder's status (STATUS-1), and for a blocked one the held job up its
+ * chain, for the refusal's advice; undefined when it cannot be told (staged
+ * and not yet published, DEDUPE-3, or unreadable). Read only on this
+ * refusal, never on the enqueue that takes the key.
+ */
+async function holderStatus(queue: Queue, id: string): Promise<{ status: JobStatus; heldUpstream?: string } | undefined> {
+  try {
+    const { status } = await deriveStatus(queue, await listJob(queue, id));
+    const upstream = status === 'blocked' ? await heldUpstream(queue, id) : undefined;
+    return { status, ...(upstream === undefined ? {} : { heldUpstream: upstream }) };
+  } catch (error) {
+    if (isFsjobError(error)) return undefined;
+    throw error;
+  }
+}
+
+/** What to do about a holder: a held one waits for a release that waiting never brings (HOLD-1), as does one blocked behind a held one. */
+function holderAdvice(holder: string, seen: { status: JobStatus; heldUpstream?: string } | undefined): string {
+  if (seen?.status === 'held') return `which is held (enqueued with --hold): it runs only once released, and waiting for it never ends; release it (fsjob release ${holder}) or cancel it (fsjob cancel ${holder})`;
+  if (seen?.heldUpstream !== undefined) {
+    return `which is blocked behind held job ${seen.heldUpstream}: it runs only once that one is released, and waiting for it never ends; release that one (fsjob release ${seen.heldUpstream}) or cancel this one (fsjob cancel ${holder})`;
+  }
+  return `which is not finished${seen === undefined ? '' : ` (${seen.status})`}; wait for it (fsjob wait ${holder}) or cancel it (fsjob cancel ${holder})`;
+}
+
+async function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { job_id: string } | undefined; findings: readonly { message: string }[] }): Promise<FsjobError> {
   const dir = holdDir(queue, 'dedupe', key);
   if (held.hold === undefined) {
     return new FsjobError(
@@ -127,11 +154,13 @@ function dedupeRefusal(queue: Queue, key: string, held: { n: number; hold?: { jo
     );
   }
   const holder = held.hold.job_id;
-  return new FsjobError(
-    'DEDUPE_HELD',
-    `dedupe key ${JSON.stringify(key)} is held by job ${holder}, which is not finished (DEDUPE-1); wait for it (fsjob wait ${holder}) or cancel it (fsjob cancel ${holder}), then enqueue again`,
-    { jobId: holder, path: `${dir}/${held.n}.json`, clause: 'DEDUPE-1' },
-  );
+  const seen = await holderStatus(queue, holder);
+  return new FsjobError('DEDUPE_HELD', `dedupe key ${JSON.stringify(key)} is held by job ${holder}, ${holderAdvice(holder, seen)}, then enqueue again (DEDUPE-1)`, {
+    jobId: holder,
+    ...(seen === undefined ? {} : { jobStatus: seen.status }),
+    path: `${dir}/${held.n}.json`,
+    clause: 'DEDUPE-1',
+  });
 }
 
 /** AFTER-2 before anything is written: no job named twice (the job itself cannot be named: its id is new). */
@@ -260,7 +289,7 @@ export async function holdIndexPublish(queue: Queue, job: Pending): Promise<void
       const key = spec.dedupe;
       job.holdTakenMono = monotonicMs(clock);
       const taken = await takeHold(queue, 'dedupe', key, (hold) => dedupeHeld(queue, hold, { clock }), { clock, jobId: id, gen: null });
-      if (!taken.taken) throw dedupeRefusal(queue, key, taken.current);
+      if (!taken.taken) throw await dedupeRefusal(queue, key, taken.current);
     }
     // Step 6 (ENQ-2): the index entry exists before the job does. Not fsynced:
     // a consumer rebuilds lost entries from jobs/ (READY-4).

@@ -17,7 +17,7 @@ import { RawJson, stringifyKeepingRaw } from '../records/raw-json.ts';
 import { isWellFormed } from '../records/bytes.ts';
 import { LONE_SURROGATE_ESCAPE } from '../records/spec-bytes.ts';
 import { ENV_NAME, HANDLER, LABEL_NAME, PLAIN_INTEGERS, plainMap, plainObject, plainString } from '../records/plain-spec.ts';
-import { KILL_GRACE_DEFAULT, NEST_MAX, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
+import { KILL_GRACE_DEFAULT, NEST_MAX, OUTPUT_DEFAULT, PROTOCOL_VERSION, REQUEST_MAX, SLOTS_MAX, STDIN_MAX, TIMEOUT_DEFAULT } from '../base/constants.ts';
 
 /** The spec members a request decides: the spec without fsjob, type, id, created_ms, stdin and producer. */
 export type SpecFields = Omit<SpecRecord, 'fsjob' | 'type' | 'id' | 'created_ms' | 'stdin' | 'producer'>;
@@ -63,12 +63,42 @@ export function checkNormalizeOptions(options: unknown, caller: string): void {
   checkMethods(options, caller, 'clock', ['nowMs', 'sleep']);
 }
 
+/**
+ * PREEMPT-2: a preemptible job runs in slot 1 of its lane only, so
+ * `lane_slots` above 1 beside `preemptible` true is refused. The schema says
+ * of it only that lane_slots "must be 1"; this names both members (the
+ * CLI's options, through nameField) and why. Undefined for any other
+ * refusal. Looked at only once the request failed its check.
+ */
+function preemptibleSlots(field: string | undefined, bytes: Uint8Array, source: string, nameField?: (field: string) => string | undefined): FsjobError | undefined {
+  if (field !== '/lane_slots') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const request = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const slots = request['lane_slots'];
+  if (request['preemptible'] !== true || typeof slots !== 'number' || !Number.isInteger(slots) || slots < 2 || slots > SLOTS_MAX) return undefined;
+  const [slotsName, preemptibleName] = [nameField?.('/lane_slots'), nameField?.('/preemptible')];
+  const what = slotsName !== undefined && preemptibleName !== undefined ? `${slotsName} ${slots} with ${preemptibleName}` : `${source}: lane_slots ${slots} with preemptible true`;
+  const drop = preemptibleName ?? 'preemptible';
+  return new FsjobError(
+    'USAGE',
+    `${what}: a preemptible job runs in slot 1 of its lane only, the slot it gives up to a waiting job of the lane (PREEMPT-1, PREEMPT-2), so it cannot take ${slots} slots; drop ${drop} to run in up to ${slots} slots, or ${slotsName ?? 'lane_slots'} to stay preemptible (ENQ-1)`,
+    { clause: 'PREEMPT-2', field: '/lane_slots' },
+  );
+}
+
 /** The first error finding as an FsjobError: UNSUPPORTED_VERSION for VER-1, USAGE otherwise (ENQ-1); the member it refused is its `field`. */
-function refusal(findings: readonly Finding[], source: string, nameField?: (field: string) => string | undefined): FsjobError {
+function refusal(findings: readonly Finding[], source: string, bytes: Uint8Array, nameField?: (field: string) => string | undefined): FsjobError {
   const errors = findings.filter((finding) => finding.severity === 'error');
   const first = errors[0];
   if (first === undefined) return new FsjobError('USAGE', `${source}: not a valid request (ENQ-1)`, { clause: 'ENQ-1' });
   const field = first.field === undefined || first.field === '' ? undefined : first.field;
+  const slots = preemptibleSlots(field, bytes, source, nameField);
+  if (slots !== undefined) return slots;
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''}; fsjob validate --type request shows them all)` : '';
   const code = first.code === 'RECORD_VERSION' ? 'UNSUPPORTED_VERSION' : 'USAGE';
   const named = field === undefined ? undefined : nameField?.(field);
@@ -91,7 +121,7 @@ function refusal(findings: readonly Finding[], source: string, nameField?: (fiel
 export function parseRequest(bytes: Uint8Array, options: { source?: string; path?: string; nameField?: (field: string) => string | undefined } = {}): JobRequest {
   const source = options.source ?? options.path ?? 'the request';
   const inspection = inspectRecord('request', bytes, { path: options.path ?? '-' });
-  if (!inspection.ok) throw refusal(inspection.findings, source, options.nameField);
+  if (!inspection.ok) throw refusal(inspection.findings, source, bytes, options.nameField);
   return inspection.value;
 }
 

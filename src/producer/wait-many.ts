@@ -75,8 +75,10 @@ function timedOut(queue: Queue, pending: ReadonlySet<string>, total: number, tim
   const ids = [...pending];
   const shown = ids.slice(0, 3).join(', ') + (ids.length > 3 ? `, and ${ids.length - 3} more` : '');
   const which = total === 1 ? `job ${shown} has` : `${ids.length} of ${total} jobs have`;
+  // The message names a few; jobIds names every one, so a script can go on with exactly those (--json: job_ids).
   return new FsjobError('TIMEOUT', `${which} no receipt yet after ${timeoutMs} ms of waiting${total === 1 ? '' : ` (${shown})`}; still unfinished (fsjob status ID says where ${total === 1 ? 'it' : 'each'} is)`, {
     jobId: ids[0] as string,
+    jobIds: ids,
     path: queue.paths.job(ids[0] as string),
   });
 }
@@ -103,7 +105,8 @@ async function indexedIds(queue: Queue): Promise<Set<string> | undefined> {
  * receipts in the order of `ids` and their summary exit code. An id named
  * twice counts once. Throws NOT_FOUND for an id that is not a job of the
  * queue (before waiting), TIMEOUT when `timeoutMs` elapses first (the
- * receipts that came before went to `onReceipt`), INVALID_RECORD for an
+ * receipts that came before went to `onReceipt`; its `jobIds` are every job
+ * still unfinished, in the order of `ids`), INVALID_RECORD for an
  * invalid receipt, NOT_FOUND when gc removes a job being waited on, and the
  * abort reason when `signal` aborts. While a job waits with no live worker
  * serving the queue, says so once (`unservedNotice`, as `waitFor`).

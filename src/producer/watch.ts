@@ -174,6 +174,7 @@ export async function waitFor(queue: Queue, id: string, options: WaitOptions = {
       if (left <= 0) {
         throw new FsjobError('TIMEOUT', `job ${id} has no receipt yet after ${options.timeoutMs ?? 0} ms of waiting; it is still unfinished (fsjob status ${id} says where it is)`, {
           jobId: id,
+          jobIds: [id],
           path: files.dir,
         });
       }

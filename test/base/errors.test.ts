@@ -13,4 +13,12 @@ errors('carries a closed code and structured fields', () => {
   assert.equal(error.toJSON(), { code: 'SYMLINK_REFUSED', message: 'refused', path: '/q/jobs/x', clause: 'SEC-2' });
 });
 
+errors('several jobs and a job status: job_ids and job_status in its JSON, copied from the fields given', () => {
+  const ids = ['a', 'b'];
+  const error = new FsjobError('TIMEOUT', 'timed out', { jobId: 'a', jobIds: ids, jobStatus: 'held' });
+  ids.push('c');
+  assert.equal(error.jobIds, ['a', 'b']);
+  assert.equal(error.toJSON(), { code: 'TIMEOUT', message: 'timed out', job_id: 'a', job_ids: ['a', 'b'], job_status: 'held' });
+});
+
 errors.run();

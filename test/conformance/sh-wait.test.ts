@@ -2,7 +2,7 @@
  * fsjob-sh's `wait` (conformance/impls/sh/lib/control.sh cmd_wait): the tool a
  * shell user calls after `fsjob-sh produce`. It prints the receipt's outcome
  * and exits with the job's exit code (EXEC-10), 75 when its timeout passes
- * first, 1 for a receipt that fails REC-4's checks (SEC-10), 2 for an id
+ * first, 1 for a receipt that fails REC-4's checks (SEC-10), 4 for no such job, 2 for an id
  * that is not one (LAYOUT-4) -- on jobs of fsjob-sh and of the reference.
  */
 import { spawnSync } from 'node:child_process';
@@ -33,7 +33,7 @@ wait('prints the outcome and exits with the exit code; 75 while unfinished; 2 fo
   assert.is(done.status, 3, done.stderr);
   assert.is(done.stdout, `${id} failed (exit code 3)\n`);
   assert.is(sh('wait', queue, '../jobs').status, 2);
-  assert.is(sh('wait', queue, '1796126604134694430-d26ea0712362ddd0', '1').status, 1, 'no such job');
+  assert.is(sh('wait', queue, '1796126604134694430-d26ea0712362ddd0', '1').status, 4, 'no such job (src/cli/exit.ts)');
 });
 
 wait('reads a receipt the reference wrote, and refuses an invalid one', () => {

@@ -2,11 +2,11 @@
 import type { CancelResult } from '../../producer/index.ts';
 import { CONTROL_LATENCY } from '../../base/constants.ts';
 import type { CliIo } from '../command.ts';
-import { EXIT } from '../exit.ts';
+import { eachJob, refusalStatus, refusedJson } from '../each-job.ts';
 import { cancelJson } from '../json-out.ts';
 import { withoutClauseIds } from '../messages.ts';
 import { cancel } from '../../producer/cancel.ts';
-import { jobIdOf, jsonText, openQueueOf } from '../queue-arg.ts';
+import { jobIdsOf, jsonText, openQueueOf } from '../queue-arg.ts';
 
 function describe(result: CancelResult): string {
   const asked = result.published ? `${result.record} published` : `${result.record} was already there`;
@@ -28,8 +28,12 @@ function describe(result: CancelResult): string {
 export async function runCancel(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const queue = await openQueueOf(args);
   const reason = args['reason'] as string | undefined;
-  const result = await cancel(queue, await jobIdOf(args, queue), { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) });
-  if (args['json'] === true) io.stdout(jsonText(cancelJson(result)));
-  else io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);
-  return EXIT.OK;
+  const ids = await jobIdsOf(args, queue);
+  // One id: the output scripts parse today (one result; a refusal is the command's). Several: each
+  // cancelled or refused on its own (each-job.ts), --json {cancelled, refused} as release's.
+  const alone = ids.length === 1;
+  const { done, refused } = await eachJob(ids, alone, io, (id) => cancel(queue, id, { force: args['force'] === true, ...(reason === undefined ? {} : { reason }) }));
+  if (args['json'] === true) io.stdout(jsonText(alone ? cancelJson(done[0] as CancelResult) : { cancelled: done.map(cancelJson), refused: refusedJson(refused) }));
+  else for (const result of done) io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);
+  return refusalStatus(refused);
 }

@@ -1,9 +1,9 @@
 /** What `fsjob release` does once its options are parsed (commands/release.ts declares them). */
-import { FsjobError, isFsjobError } from '../../base/errors.ts';
+import { FsjobError } from '../../base/errors.ts';
 import { parsePairs } from '../../base/units.ts';
 import { release, releaseWhere, type ReleaseResult } from '../../producer/release.ts';
 import type { CliIo } from '../command.ts';
-import { EXIT, exitStatusOf } from '../exit.ts';
+import { eachJob, refusalStatus, refusedJson } from '../each-job.ts';
 import { withoutClauseIds } from '../messages.ts';
 import { jobIdsOf, jsonText, openQueueOf } from '../queue-arg.ts';
 
@@ -23,21 +23,9 @@ export async function runRelease(args: Record<string, unknown>, io: CliIo): Prom
   if (ids.length === 0 && lane === undefined && labels === undefined) {
     throw new FsjobError('USAGE', 'name the held jobs to release: ids, --lane L or --label NAME=VALUE');
   }
-  // One job named alone: its refusal is the command's (exit status and --json error line as every command's).
-  // Several: each is released or refused on its own, and every result is reported, so a refusal of one
-  // never hides that the jobs before it were released nor leaves those after it held.
+  // One job named alone: its refusal is the command's; several: each released or refused on its own (each-job.ts).
   const alone = ids.length === 1 && lane === undefined && labels === undefined;
-  const results: ReleaseResult[] = [];
-  const refused: { id: string; error: FsjobError }[] = [];
-  for (const id of ids) {
-    try {
-      results.push(await release(queue, id));
-    } catch (error) {
-      if (alone || !isFsjobError(error)) throw error;
-      refused.push({ id, error });
-      io.stderr(`fsjob: ${error.message}\n`);
-    }
-  }
+  const { done: results, refused } = await eachJob(ids, alone, io, (id) => release(queue, id));
   if (lane !== undefined || labels !== undefined) {
     const selected = await releaseWhere(queue, { ...(lane === undefined ? {} : { lane }), ...(labels === undefined ? {} : { labels }) });
     if (selected.length === 0 && ids.length === 0) io.stderr('fsjob: no held job matches; nothing released\n');
@@ -47,11 +35,9 @@ export async function runRelease(args: Record<string, unknown>, io: CliIo): Prom
     io.stdout(
       jsonText({
         released: results.map((result) => ({ id: result.id, published: result.published, next: result.next, waiting_for: result.waitingFor })),
-        refused: refused.map(({ id, error }) => ({ id, error: error.toJSON() })),
+        refused: refusedJson(refused),
       }),
     );
   } else for (const result of results) io.stdout(`${args['verbose'] === true ? describe(result) : withoutClauseIds(describe(result))}\n`);
-  // The first refusal in the order named decides, as fsjob wait's first job that did not succeed does.
-  const first = refused[0];
-  return first === undefined ? EXIT.OK : exitStatusOf(first.error.code);
+  return refusalStatus(refused);
 }

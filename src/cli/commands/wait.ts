@@ -23,6 +23,7 @@ export const waitCommand: FsjobCommand = {
       .example('$0 wait --all', 'until everything in the queue now has finished')
       .example('$0 wait --lane render --label batch=42', 'the unfinished jobs of lane render labelled batch=42')
       .example('$0 wait --json --all | jq -r "select(.outcome != \\"succeeded\\") | .job_id"', 'the jobs that did not succeed, as they finish')
+      .example('$0 wait --json --timeout 1h --all | jq -r ".error.job_ids[]?"', 'after an hour, the ids of the jobs still unfinished')
       .epilog(
         'Each job gets one line as it finishes (with --json: its receipt record, one JSON object per line); jobs finished already come first. ' +
           '--all, --lane and --label wait for the jobs without a receipt when the wait starts: jobs enqueued later are not waited for, jobs finished before are not reported ' +
@@ -31,7 +32,7 @@ export const waitCommand: FsjobCommand = {
           '124 timed out or expired, 125 lost, 126 rejected, 130 cancelled, 137 force-stopped. ' +
           'For several jobs: 0 only when every one succeeded, else the exit code of the first that did not, in the order named or read (by --all, --lane, --label: enqueue order), whatever order they finished in. ' +
           'No job to wait for (nothing unfinished matches): 0, and a message on stderr. ' +
-          'When --timeout elapses first: 75, and a message says which jobs are still unfinished. ' +
+          "When --timeout elapses first: 75, and a message names the jobs still unfinished (a few, and how many more; with --json the error's job_ids lists every one, in order). " +
           'While a job waits and no live worker serves the queue, a message on stderr says so; so does one for a held job, or a job blocked behind a held one, naming the job to release. ' +
           "fsjob's own failures: 2 usage, 4 no such job, 1 anything else. These overlap a command's own codes; --json prints the receipts when it matters.",
       ),

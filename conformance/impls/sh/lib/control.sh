@@ -12,7 +12,7 @@ cmd_cancel() {
   # HOLD-3: a gated job is cancelled in jobs/<id>.gated/ (GATE-4 finds it there).
   job_place "$2"
   [ "$PLACE" = gated ] && _cn_jd=$Q/jobs/$2.gated
-  if [ ! -d "$_cn_jd" ]; then log "$2: no such job"; return 1; fi
+  if [ ! -d "$_cn_jd" ]; then log "$2: no such job in $Q (it was never published there, or it was removed)"; return 4; fi
   id_init || return 1
   job_scan "$_cn_jd"
   if [ "$J_RECEIPT" = 1 ]; then
@@ -201,7 +201,8 @@ cmd_check_request() {
 
 # cmd_wait ROOT ID [TIMEOUT_S]: wait for the job's receipt, read it as REC-4
 # says, print "ID OUTCOME (exit code N)" and exit with the job's exit code
-# (EXEC-10), as `fsjob wait` does; 75 when TIMEOUT_S seconds pass first.
+# (EXEC-10), as `fsjob wait` does; 75 when TIMEOUT_S seconds pass first,
+# 4 when there is no such job (src/cli/exit.ts).
 # The wait is bounded on /proc/uptime, not the wall clock (a clock step must
 # neither end it early nor stretch it).
 cmd_wait() {
@@ -215,18 +216,25 @@ cmd_wait() {
     *[!0-9]*) log "$3: the timeout is a whole number of seconds"; return 2 ;;
     *) uptime_cs; _wt_end=$((UP_CS + $3 * 100)) ;;
   esac
-  _wt_jd=$Q/jobs/$2
   _wt_nap=0.05
   while :; do
+    # HOLD-1: a held or gated job waits in jobs/<id>.gated/ (GATE-4) until
+    # it is released into jobs/<id>/, where its receipt will be.
+    job_place "$2"
+    _wt_jd=$Q/jobs/$2
+    [ "$PLACE" = gated ] && _wt_jd=$_wt_jd.gated
     if [ -L "$_wt_jd" ]; then log "$_wt_jd: symlink refused (SEC-2)"; return 1; fi
-    if [ ! -d "$_wt_jd" ]; then log "$2: no such job"; return 1; fi
+    if [ ! -d "$_wt_jd" ]; then log "$2: no such job in $Q (it was never published there, or it was removed)"; return 4; fi
     # REC-9: the name decides that the job is finished; its content is then read in full.
     if [ -e "$_wt_jd/receipt.json" ] || [ -L "$_wt_jd/receipt.json" ]; then
       if ! rec_read "$_wt_jd/receipt.json" receipt "$2"; then
         log "$_wt_jd/receipt.json: the job is finished but its receipt is invalid: $REC_ERR (SEC-10)"
         return 1
       fi
-      printf '%s %s (exit code %s)\n' "$2" "$R_outcome" "$R_exit_code"
+      # The receipt's message after the outcome, as `fsjob wait` prints it ("...: timed out after 1000 ms").
+      _wt_tail=
+      if [ -n "${R_message-}" ] && jw_decode "$R_message"; then _wt_tail=": $JW_S"; fi
+      printf '%s %s (exit code %s)%s\n' "$2" "$R_outcome" "$R_exit_code" "$_wt_tail"
       return "$R_exit_code"
     fi
     [ -z "$_wt_end" ] || uptime_cs

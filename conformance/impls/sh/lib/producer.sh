@@ -370,13 +370,15 @@ _pr_stage_cleanup() {
   _pr_stage= _pr_ready=
 }
 
-# cmd_produce ROOT REQUEST: enqueue (ENQ-1..ENQ-6); prints the id.
+# cmd_produce ROOT REQUEST: enqueue (ENQ-1..ENQ-6); prints the id. As the
+# reference's (src/cli/exit.ts): an invalid request exits 2, a dependency
+# that does not exist 4.
 cmd_produce() {
   _pr_stage= _pr_ready=
   queue_open "$1" || return 1
   if ! request_read "$2"; then
     log "invalid request: $RQ_ERR"
-    return 1
+    return 2
   fi
   # AFTER-2: each dependency exists (GATE-4) and is named once; GATE-1: gated
   # unless it is not held and every dependency is satisfied now.
@@ -384,13 +386,13 @@ cmd_produce() {
   while [ "$_pr_i" -lt "$RQ_AFTERC" ]; do
     eval "_pr_dep=\$RQ_AFTER_JOB_$_pr_i _pr_when=\$RQ_AFTER_WHEN_$_pr_i"
     case "$_pr_seen " in
-      *" $_pr_dep "*) log "invalid request: after names job $_pr_dep twice (AFTER-2)"; return 1 ;;
+      *" $_pr_dep "*) log "invalid request: after names job $_pr_dep twice (AFTER-2)"; return 2 ;;
     esac
     _pr_seen="$_pr_seen $_pr_dep"
     job_place "$_pr_dep"
     if [ "$PLACE" = missing ]; then
       log "invalid request: after names job $_pr_dep, which does not exist in $Q (AFTER-2)"
-      return 1
+      return 4
     fi
     dep_state "$_pr_dep" "$_pr_when"
     [ "$DEP" = satisfied ] || _pr_gated=true
@@ -409,11 +411,11 @@ cmd_produce() {
   # DELAY-1: a delayed start at most DELAY_MAX (365 days) after created_ms.
   if [ "$RQ_NOTBEFORE" != null ] && [ "$RQ_NOTBEFORE" -gt $((_pr_created + 31536000000)) ]; then
     log "invalid request: not_before_ms lies more than DELAY_MAX (31536000000 ms) after the job's creation (DELAY-1)"
-    return 1
+    return 2
   fi
   if [ "$RQ_NOTBEFORE" != null ] && [ "$RQ_DEADLINE" != null ] && [ "$RQ_NOTBEFORE" -ge $((_pr_created + RQ_DEADLINE)) ]; then
     log "invalid request: not_before_ms is not before the queue deadline; the job would expire before it may start (DELAY-1)"
-    return 1
+    return 2
   fi
   _pr_stage=$Q/tmp/$_pr_id
   mkdir -m 700 -- "$_pr_stage" || { _pr_stage=; log "cannot create $Q/tmp/$_pr_id"; return 1; }
@@ -436,7 +438,7 @@ cmd_produce() {
     if [ "$FS_SIZE" -gt "$STDIN_MAX" ]; then
       log "invalid request: stdin over $STDIN_MAX bytes"
       _pr_stage_cleanup
-      return 1
+      return 2
     fi
     sha256_of "$_pr_stage/stdin" || { _pr_stage_cleanup; return 1; }
     _pr_stdin="{\"bytes\":$FS_SIZE,\"sha256\":\"$SHA\"}"
@@ -484,7 +486,7 @@ cmd_produce() {
   if [ "$FS_SIZE" -gt "$RECORD_MAX" ]; then
     log "invalid request: the spec record would be over $RECORD_MAX bytes (REC-2)"
     _pr_stage_cleanup
-    return 1
+    return 2
   fi
   if [ -e "$_pr_stage/stdin" ]; then
     sync -- "$_pr_stage/stdin" "$_pr_stage/spec.json" "$_pr_stage" || { _pr_stage_cleanup; return 1; }
