@@ -7,7 +7,7 @@ fields say where (``path``, ``job_id``) and which spec clause was at stake.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Sequence, Union
 
 #: The closed set of codes, in the reference's order.
 ERROR_CODES = (
@@ -46,6 +46,9 @@ class FsjobError(Exception):
         job_id: Optional[str] = None,
         clause: Optional[str] = None,
         errno: Optional[str] = None,
+        field: Optional[str] = None,
+        job_ids: Optional[Sequence[str]] = None,
+        job_status: Optional[str] = None,
     ) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown fsjob error code {code!r}")
@@ -56,13 +59,20 @@ class FsjobError(Exception):
         self.job_id = job_id
         self.clause = clause
         self.errno = errno
+        #: The member of a request or record that was refused, as a JSON pointer ("/lane_slots").
+        self.field = field
+        #: Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished).
+        self.job_ids: Optional[List[str]] = None if job_ids is None else list(job_ids)
+        #: The status (STATUS-1) of the job at stake (job_id) where it decides what to do next (DEDUPE_HELD: the holder's).
+        self.job_status = job_status
 
-    def to_json(self) -> Dict[str, str]:
-        """The error in the reference's JSON form (FsjobError.toJSON: snake_case members)."""
-        out = {"code": self.code, "message": self.message}
-        for name, value in (("path", self.path), ("job_id", self.job_id), ("clause", self.clause), ("errno", self.errno)):
+    def to_json(self) -> Dict[str, Union[str, List[str]]]:
+        """The error in the reference's JSON form (FsjobError.toJSON: snake_case members, in its order)."""
+        out: Dict[str, Union[str, List[str]]] = {"code": self.code, "message": self.message}
+        for name, value in (("path", self.path), ("job_id", self.job_id), ("clause", self.clause), ("errno", self.errno), ("field", self.field),
+                            ("job_ids", self.job_ids), ("job_status", self.job_status)):
             if value is not None:
-                out[name] = value
+                out[name] = value if isinstance(value, str) else list(value)
         return out
 
     def __repr__(self) -> str:
