@@ -82,12 +82,27 @@ class FsjobError(Exception):
 class DedupeHeld(FsjobError):
     """Enqueue refused: an unfinished job already holds the dedupe key (DEDUPE-1).
 
-    ``holder`` is the id of the job that holds it, when it could be read.
+    ``holder`` is the id of the job that holds it, when it could be read; ``job_status`` its status (STATUS-1), when it
+    could be told: a held holder (or one blocked behind ``held_upstream``, a held job) runs only once released, so
+    waiting for it never ends, and the message says to release or cancel it, as the reference's.
     """
 
-    def __init__(self, key: str, holder: Optional[str], *, path: Optional[str] = None) -> None:
-        who = f" by job {holder}" if holder is not None else ""
-        super().__init__("DEDUPE_HELD", f"the dedupe key {key!r} is held{who} (DEDUPE-1)", path=path, job_id=holder, clause="DEDUPE-1")
+    def __init__(self, key: str, holder: Optional[str], *, path: Optional[str] = None, job_status: Optional[str] = None,
+                 held_upstream: Optional[str] = None) -> None:
+        if holder is None:
+            said = f"the dedupe key {key!r} is held (DEDUPE-1)"
+        elif job_status == "held":
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is held (enqueued with --hold): it runs only once released, and waiting "
+                    f"for it never ends; release it (fsjob release {holder}) or cancel it (fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        elif held_upstream is not None:
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is blocked behind held job {held_upstream}: it runs only once that one "
+                    f"is released, and waiting for it never ends; release that one (fsjob release {held_upstream}) or cancel this one "
+                    f"(fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        else:
+            seen = "" if job_status is None else f" ({job_status})"
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is not finished{seen}; wait for it (fsjob wait {holder}) "
+                    f"or cancel it (fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        super().__init__("DEDUPE_HELD", said, path=path, job_id=holder, clause="DEDUPE-1", job_status=job_status)
         self.key = key
         self.holder = holder
 

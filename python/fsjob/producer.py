@@ -256,7 +256,7 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
             held_since = mono_ms()
             verdict = Key(queue.root, queue.uid, "dedupe", dedupe_key).take(job_id, None, Judge())
             if verdict.held:
-                raise DedupeHeld(dedupe_key, verdict.job_id, path=queue.path("dedupe"))
+                raise _dedupe_refusal(queue, dedupe_key, verdict.job_id)
         entry_made = ready.create(queue.root, spec["priority"], job_id)
         target = queue.job_dir(job_id)
         if lstat_or_none(target) is not None:
@@ -287,6 +287,23 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     except FsjobError:
         pass
     return job_id
+
+
+def _dedupe_refusal(queue: "Queue", key: str, holder: Optional[str]) -> DedupeHeld:
+    """DEDUPE-1's refusal with the holder's status (and for a blocked one the held job up its chain), for its advice; read
+    only on this refusal, never on the enqueue that takes the key. A holder staged and not yet published (DEDUPE-3), or
+    unreadable, has none."""
+    status: Optional[str] = None
+    upstream: Optional[str] = None
+    if holder is not None:
+        try:
+            status = queue.status(holder).status
+            upstream = gates.held_upstream(queue.root, queue.uid, holder) if status == "blocked" else None
+        except FsjobError:
+            status = None
+        if status == "missing":
+            status = None
+    return DedupeHeld(key, holder, path=queue.path("dedupe"), job_status=status, held_upstream=upstream)
 
 
 def _gate_of(queue: "Queue", spec: Dict[str, Any]) -> bool:

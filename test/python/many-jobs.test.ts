@@ -5,7 +5,8 @@
  * job_ids; cancel of several ids cancels or refuses each on its own
  * ({cancelled, refused} under --json, exit status the first refusal's);
  * --lane-slots N>1 with --preemptible is refused under PREEMPT-2 with field
- * /lane_slots. Each case runs both command lines where the queue allows it
+ * /lane_slots; a --dedupe refusal carries the holder's status (job_status).
+ * Each case runs both command lines where the queue allows it
  * and asserts exit statuses, codes, members and what is on disk, never
  * wording. Receipts and claims are written by the test (finishJob,
  * writeClaim), so which jobs are finished is decided before the command.
@@ -136,6 +137,27 @@ many('--lane-slots above 1 with --preemptible, by options or a request file: USA
   const accepted = await py(['enqueue', '-q', queue.root, '--lane', 'L', '--lane-slots', '1', '--preemptible', '--', 'true'], dir);
   assert.is(accepted.status, 0, accepted.stderr);
   assert.is(readdirSync(join(queue.root, 'jobs')).length, 1);
+});
+
+many('a --dedupe refusal carries the holder\'s status as job_status: held, blocked behind a held one, queued; nothing enqueued', async () => {
+  const dir = await freshDir('fsjob-py-many');
+  const queue = await initQueue(join(dir, 'q'));
+  const held = (await enqueue(queue, { argv: ['true'], hold: true, dedupe: 'held' })).id;
+  const blocked = (await enqueue(queue, { argv: ['true'], after: [{ job_id: held, when: 'succeeded' }], dedupe: 'blocked' })).id;
+  const queued = (await enqueue(queue, { argv: ['true'], dedupe: 'queued' })).id;
+  const before = readdirSync(join(queue.root, 'jobs')).sort();
+  const project = (ran: Run): unknown => [ran.status, errorOf(ran).code, errorOf(ran).job_id, errorOf(ran).job_status];
+  for (const [key, holder, status] of [
+    ['held', held, 'held'],
+    ['blocked', blocked, 'blocked'],
+    ['queued', queued, 'queued'],
+  ] as const) {
+    const args = ['enqueue', '-q', queue.root, '--json', '--dedupe', key, '--', 'true'];
+    const [pyRan, nodeRan] = [await py(args, dir), await runFsjob(args, { cwd: dir })];
+    assert.equal(project(pyRan), [3, 'DEDUPE_HELD', holder, status], pyRan.stdout);
+    assert.equal(project(pyRan), project(nodeRan));
+  }
+  assert.equal(readdirSync(join(queue.root, 'jobs')).sort(), before, 'no job was enqueued');
 });
 
 many.run();
