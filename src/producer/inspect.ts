@@ -268,6 +268,23 @@ export interface JobList {
   counts?: JobCounts;
   /** With the `counts` option: the index's summary (two listings, no job opened); absent when ready/ cannot be listed (refused or missing: fsjob validate says why). */
   index?: IndexCounts;
+  /**
+   * Jobs looked at that could not be read (an IO error: a directory of mode
+   * 0000 gives EACCES; EIO): neither shown nor counted, while every other
+   * job is (one bad job never hides a queue, I7). Empty when all were read.
+   */
+  unreadable: UnreadableJob[];
+}
+
+/** A job `listJobs` could not read, and why. */
+export interface UnreadableJob {
+  id: string;
+  /** The path that failed (the job's directory, or one its status rests on, such as a dependency's). */
+  path: string;
+  /** The system's error name (EACCES, EIO, ...); null when there is none. */
+  errno: string | null;
+  /** What failed, with the path and the errno. */
+  reason: string;
 }
 
 /**
@@ -393,7 +410,18 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   const counting = options.counts === true || (typeof options.counts === 'number' && ids.length <= options.counts);
   let looked = 0;
   const onLook = (): void => options.onProgress?.(looked++, ids.length);
-  let examine = (id: string): Promise<JobSummary | undefined> => summarize(queue, id, options.clock);
+  const unreadable: UnreadableJob[] = [];
+  const look = async (id: string): Promise<JobSummary | undefined> => {
+    try {
+      return await summarize(queue, id, options.clock);
+    } catch (error) {
+      // I7: a job the filesystem refuses to read is listed apart; the listing goes on.
+      if (!isFsjobError(error, 'IO')) throw error;
+      unreadable.push({ id, path: error.path ?? queue.paths.job(id), errno: error.errno ?? null, reason: error.message });
+      return undefined;
+    }
+  };
+  let examine = look;
   let counts: JobCounts | undefined;
   if (counting) {
     // Every job is examined to be counted, once: the order below takes the summaries from here.
@@ -401,7 +429,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     const examined = new Map<string, JobSummary>();
     for (const id of ids) {
       onLook();
-      const summary = await summarize(queue, id, options.clock);
+      const summary = await look(id);
       if (summary === undefined) continue;
       count(counts, summary);
       examined.set(id, summary);
@@ -427,7 +455,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     const summary = visit.summary ?? (await examine(visit.id));
     if (summary !== undefined && matches(summary)) jobs.push(summary);
   }
-  return { jobs, total: ids.length, more, foreign, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
+  return { jobs, total: ids.length, more, foreign, unreadable, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
 }
 
 /** What the duration order may pass over (see DurationFilter) for the status and outcome filters of listJobs. */

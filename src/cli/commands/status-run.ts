@@ -218,6 +218,8 @@ export async function runStatus(args: Record<string, unknown>, io: CliIo): Promi
   }
   const workers = await liveWorkers(queue);
   const pause = await pauseState(queue);
+  // As gc's failed list: a view that lacks a job the filesystem refused to read is incomplete, exit 1.
+  const shownAll = list.unreadable.length === 0 ? EXIT.OK : EXIT.FAILURE;
   if (json) {
     io.stdout(
       jsonText({
@@ -231,9 +233,10 @@ export async function runStatus(args: Record<string, unknown>, io: CliIo): Promi
         more: list.more,
         foreign: list.foreign,
         workers: workers.map((view) => workerViewJson(view, list.counts === undefined ? null : (list.counts.workers[view.workerId] ?? 0))),
+        unreadable: list.unreadable,
       }),
     );
-    return EXIT.OK;
+    return shownAll;
   }
   if (pause.paused) io.stdout(`${pausedLine(pause.record, now)}\n`);
   io.stdout(`${list.counts !== undefined ? countsLine(list.counts, list.total) : indexLine(list.index, list.total)}\n`);
@@ -241,8 +244,13 @@ export async function runStatus(args: Record<string, unknown>, io: CliIo): Promi
   io.stdout(list.jobs.length === 0 ? (filter === '' ? 'no jobs\n' : `no job is ${filter}\n`) : jobsTable(list.jobs, now));
   const shown = `${list.jobs.length} job${list.jobs.length === 1 ? '' : 's'}${filter === '' ? '' : ` ${filter}`}`;
   const showing = sort === 'age' ? `showing the newest ${shown}` : `showing ${shown}, the first by ${sort}`;
-  const notes = [...(list.more ? [`${showing}; --limit 0 shows all`] : filter !== '' ? [shown] : []), ...(list.foreign.length > 0 ? [`${list.foreign.length} foreign name(s) in jobs/ left alone`] : [])];
+  const notes = [
+    ...(list.more ? [`${showing}; --limit 0 shows all`] : filter !== '' ? [shown] : []),
+    ...(list.foreign.length > 0 ? [`${list.foreign.length} foreign name(s) in jobs/ left alone`] : []),
+    ...(list.unreadable.length > 0 ? [`${list.unreadable.length} job(s) could not be read and are not shown (listed on standard error)`] : []),
+  ];
+  for (const job of list.unreadable) io.stderr(`fsjob: could not read job ${job.id}: ${job.reason}\n`);
   io.stdout(`${notes.length === 0 ? '' : `${notes.join('; ')}\n`}\n`);
   io.stdout(workersText(workers, now, list.counts));
-  return EXIT.OK;
+  return shownAll;
 }

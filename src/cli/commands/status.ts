@@ -32,7 +32,8 @@ export const statusCommand: FsjobCommand = {
           `The counts at the top cover every job of the queue; over ${EXACT_COUNT_MAX} jobs they are the ready index's (unfinished and finished, from two listings) unless --exact. ` +
           'STARTED and FINISHED are local clock times (a date too when over a day away); STARTED is when the last attempt started (a job that waits for its first or next attempt shows -), DURATION is FINISHED - STARTED, or for a running job how long it has run so far. ' +
           'The JOBS column of a worker counts the open claims that name it (when counted; else what its registration says). ' +
-          'Exit status: 0 shown, 1 the queue cannot be read, 4 no such job.',
+          'Jobs the filesystem refuses to read (a directory of mode 0000: EACCES) are listed apart, on standard error (--json: unreadable, with the path and errno), and the others shown. ' +
+          'Exit status: 0 shown, 1 the queue or some job (then listed apart) cannot be read, 4 no such job.',
       ),
   run: async (args, io) => (await import('./status-run.ts')).runStatus(args, io),
 };

@@ -66,8 +66,10 @@ const PENDING_STEP = { receipt: 'publishing its receipt', end: 'publishing its e
 
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
 
-/** The summary in the records' snake_case (schemas/output/work.schema.json). */
-function summaryJson(summary: import('../../consumer/worker.ts').WorkerSummary): Record<string, unknown> {
+type GatedCounts = import('../../producer/gated-counts.ts').GatedCounts;
+
+/** The summary in the records' snake_case (schemas/output/work.schema.json); `left` (drain and once modes) adds the held and blocked jobs left behind. */
+function summaryJson(summary: import('../../consumer/worker.ts').WorkerSummary, gated: GatedCounts | undefined): Record<string, unknown> {
   return {
     worker_id: summary.workerId,
     claimed: summary.claimed,
@@ -77,10 +79,11 @@ function summaryJson(summary: import('../../consumer/worker.ts').WorkerSummary):
     unproven: summary.unproven,
     errors: summary.errors,
     left: summary.left,
+    ...(gated === undefined ? {} : { held: gated.held, blocked: gated.blocked }),
   };
 }
 
-function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary): string {
+function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary, gated: GatedCounts | undefined): string {
   const list = (counts: Record<string, number>): string =>
     Object.keys(counts).length === 0 ? 'none' : Object.entries(counts).map(([name, n]) => `${name} ${n}`).join(', ');
   return [
@@ -91,7 +94,26 @@ function summaryText(summary: import('../../consumer/worker.ts').WorkerSummary):
     ...(summary.unproven > 0 ? [`left alone (unproven): ${summary.unproven}`] : []),
     ...(summary.errors > 0 ? [`errors: ${summary.errors}`] : []),
     ...(summary.left.length > 0 ? [`unfinished (claims left open): ${summary.left.map((job) => job.job_id).join(', ')}`] : []),
+    ...(gated !== undefined && gated.held + gated.blocked > 0
+      ? [`left waiting: ${gated.held} held (they run once released: fsjob release), ${gated.blocked} blocked (behind a dependency or a held job; fsjob status --status held blocked lists them)`]
+      : []),
   ].join('\n') + '\n';
+}
+
+/**
+ * A drain ends when nothing claimable remains, which is not an empty queue:
+ * held jobs wait for fsjob release, blocked ones for a dependency. Read once,
+ * after the worker is done, summed over its queues.
+ */
+async function gatedLeft(queues: readonly import('../../model/queue.ts').Queue[]): Promise<GatedCounts> {
+  const { gatedCounts } = await import('../../producer/gated-counts.ts');
+  const total: GatedCounts = { held: 0, blocked: 0 };
+  for (const queue of queues) {
+    const counts = await gatedCounts(queue);
+    total.held += counts.held;
+    total.blocked += counts.blocked;
+  }
+  return total;
 }
 
 /** Runs `fsjob work` with yargs' parsed arguments; resolves to the exit status. */
@@ -113,7 +135,8 @@ export async function runWork(args: Record<string, unknown>, io: CliIo): Promise
   };
   // Each queue is opened (and so checked: SEC-1, LAYOUT-2) before the worker
   // says it serves it: a mistyped --queue fails with its reason alone.
-  for (const queue of queues) await openQueue(queue);
+  const opened = [];
+  for (const queue of queues) opened.push(await openQueue(queue));
   // FS-2: an operation the filesystem cannot do left work undone; a drain
   // that met one must not exit 0 as if nothing remained.
   let lacked = false;
@@ -162,7 +185,9 @@ export async function runWork(args: Record<string, unknown>, io: CliIo): Promise
       ...(cgroup === undefined ? { cgroup_off: containment.why } : {}),
     });
     const summary = await worker.run();
-    io.stdout(json ? `${JSON.stringify(summaryJson(summary))}\n` : summaryText(summary));
+    // Not in serve mode: it ends on a signal, with jobs of every kind left on purpose.
+    const gated = mode === 'serve' ? undefined : await gatedLeft(opened);
+    io.stdout(json ? `${JSON.stringify(summaryJson(summary, gated))}\n` : summaryText(summary, gated));
     return summary.left.length === 0 && !lacked ? EXIT.OK : EXIT.FAILURE;
   } finally {
     for (const [name, handler] of handlers) process.off(name, handler);

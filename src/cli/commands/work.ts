@@ -52,7 +52,7 @@ export const workCommand: FsjobCommand = {
         type: 'number',
         default: 1,
       })
-      .option('drain', { describe: 'Exit 0 once no job remains that this worker can make progress on (retry delays are waited out; jobs held by other live consumers are not)', type: 'boolean' })
+      .option('drain', { describe: 'Exit 0 once no job remains that this worker can make progress on (retry delays are waited out; jobs held by other live consumers are not); the summary counts the held and blocked jobs left', type: 'boolean' })
       .option('once', { describe: 'Run one job, then exit 0', type: 'boolean' })
       .conflicts('drain', 'once')
       .option('allow', {
