@@ -1,32 +1,12 @@
 # control.sh - cancel (spec/control.md) and one-shot recovery (spec/recovery-and-gc.md).
 
-# cmd_cancel ROOT FORCE(true|false) ID...: CANCEL-1, CANCEL-2 for each job
-# named, as the reference's `fsjob cancel A B C` (src/cli/each-job.ts): an id
-# that is not one refuses the whole command before anything is written (2);
-# then each job is cancelled or refused on its own (its reason on stderr), so
-# a finished or missing one neither hides the jobs cancelled before it nor
-# leaves those after it alone; the exit status is the first refusal's, in the
-# order named. An id named twice counts once; one id is what it always was.
+# cmd_cancel FORCE(true|false) ROOT ID...: CANCEL-1, CANCEL-2 for each job
+# named, as the reference's `fsjob cancel A B C` (each_job).
 cmd_cancel() {
-  queue_open "$1" || return 1
-  _cm_force=$2
+  queue_open "$2" || return 1
+  _cm_force=$1
   shift 2
-  _cm_seen=' '
-  for _cm_id do
-    if ! is_job_id "$_cm_id"; then
-      log "$_cm_id: not a job id (LAYOUT-4)"
-      return 2
-    fi
-  done
-  _cm_rc=0
-  for _cm_id do
-    case $_cm_seen in *" $_cm_id "*) continue ;; esac
-    _cm_seen="$_cm_seen$_cm_id "
-    cancel_one "$_cm_id" "$_cm_force"
-    _cm_one=$?
-    [ "$_cm_rc" != 0 ] || _cm_rc=$_cm_one
-  done
-  return "$_cm_rc"
+  each_job cancel_one "$_cm_force" "$@"
 }
 
 # cancel_one ID FORCE(true|false): CANCEL-1, CANCEL-2 for one job of the

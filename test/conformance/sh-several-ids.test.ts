@@ -1,13 +1,16 @@
 /**
- * `fsjob-sh cancel Q A B C` and `cancel-force Q A B C` as the reference's
- * `fsjob cancel A B C` (test/cli/cancel-many.test.ts): each job named is
- * cancelled or refused on its own (a job nobody claimed finished at once with outcome cancelled, CANCEL-2), the exit status is the first refusal's
- * in the order named, an id that is not one refuses the whole command
- * before anything is written, and an id named twice counts once. What the
- * tests assert is on disk: the receipt CANCEL-2 publishes for a job nobody
- * claimed, the cancel request a claimed job's owner acts on, and nothing
- * for a job refused. The queues are set up through the reference's library
- * (fast, in-process); fsjob-sh reads them as any consumer's.
+ * `fsjob-sh cancel Q A B C`, `cancel-force Q A B C` and `release Q A B C` as
+ * the reference's `fsjob cancel A B C` and `fsjob release A B C`
+ * (test/cli/cancel-many.test.ts, src/cli/each-job.ts): each job named is
+ * acted on or refused on its own (a job nobody claimed is finished at once
+ * by a cancel, with outcome cancelled, CANCEL-2), the exit status is the
+ * first refusal's in the order named, an id that is not one refuses the
+ * whole command before anything is written, and an id named twice counts
+ * once. What the tests assert is on disk: the receipt CANCEL-2 publishes,
+ * the cancel request a claimed job's owner acts on, a released job's
+ * release record and its open directory, and nothing for a job refused. The
+ * queues are set up through the reference's library (fast, in-process);
+ * fsjob-sh reads them as any consumer's.
  * Also PREEMPT-2's request rule (spec-record.md: `lane_slots` is 1 when
  * `preemptible`), which makes such a spec invalid, so fsjob-sh's producer
  * refuses the request as the reference's does.
@@ -41,7 +44,7 @@ function fsjob(...args: string[]): number | null {
   return spawnSync(process.execPath, [FSJOB_BIN, ...args], { encoding: 'utf8', timeout: SH_WATCHDOG_MS }).status;
 }
 
-const many = suite('fsjob-sh cancel and cancel-force of several ids: each job on its own, as fsjob cancel');
+const many = suite('fsjob-sh cancel, cancel-force and release of several ids: each job on its own, as fsjob cancel and fsjob release');
 const dir = shTestDirs(many, 'fsjob-sh-cancel-many');
 
 many('cancel-force: a finished job among unclaimed, claimed and held ones; the others are cancelled all the same, exit 1', async () => {
@@ -94,6 +97,24 @@ many('an id named twice counts once (exit 0, not the second time\'s "already fin
   assert.is(outcomeOf(queue, alone.id), 'cancelled');
   assert.is(sh('cancel', queue.root, finished.id).status, 1, 'finished: exit 1, as fsjob cancel');
   assert.is(sh('cancel-force', queue.root, UNKNOWN).status, 4, 'no such job: exit 4, as fsjob cancel');
+});
+
+many('release of several: each held job released on its own, one never held refused (exit 1), an id that is not one refuses all (2)', async () => {
+  const queue = await initQueue(path.join(dir(), 'q'));
+  const [held, plain, later] = [await enqueue(queue, { argv: ['true'], hold: true }), await enqueue(queue, { argv: ['true'] }), await enqueue(queue, { argv: ['true'], hold: true })];
+  const gated = (id: string): boolean => existsSync(path.join(queue.root, 'jobs', `${id}.gated`));
+  assert.is(sh('release', queue.root, held.id, '../jobs').status, 2);
+  assert.ok(gated(held.id), 'nothing released before the id that is not one was refused');
+  assert.is(sh('release', queue.root, held.id, plain.id, UNKNOWN, later.id).status, 1);
+  for (const id of [held.id, later.id]) {
+    assert.ok(!gated(id) && namesOf(queue, id).includes('release.json'), 'released: open, with its release record (HOLD-2)');
+  }
+  assert.equal(namesOf(queue, plain.id), ['spec.json'], 'nothing written for the job never held');
+  const other = await enqueue(queue, { argv: ['true'], hold: true });
+  assert.is(sh('release', queue.root, UNKNOWN, other.id, plain.id).status, 4, 'no such job first: 4');
+  assert.ok(!gated(other.id));
+  // The reference, for the same ids.
+  assert.is(fsjob('release', '-q', queue.root, held.id, plain.id, UNKNOWN), 1);
 });
 
 const preempt = suite('fsjob-sh produce: PREEMPT-2, a preemptible job runs in slot 1 only');
