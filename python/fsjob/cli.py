@@ -434,8 +434,18 @@ def _work(args: argparse.Namespace) -> int:
     lease = _number(args, "work", "lease") or constants.LEASE_DEFAULT
     grace = _number(args, "work", "shutdown-grace") or 0
     os.umask(0o077)
-    return work(queue, _load_handlers(args.handlers), concurrency, drain=args.drain, commands=not args.no_commands,
-                lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
+    status = work(queue, _load_handlers(args.handlers), concurrency, drain=args.drain, commands=not args.no_commands,
+                  lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
+    if args.drain:
+        # A drain ends when nothing claimable remains, which is not an empty queue: held jobs wait for fsjob release,
+        # blocked ones for a dependency (the reference's summary line). Serve mode ends on a signal and says nothing.
+        from .listing import gated_counts
+
+        left = gated_counts(queue)
+        if left["held"] + left["blocked"] > 0:
+            _log(f"left waiting: {left['held']} held (they run once released: fsjob release), {left['blocked']} blocked "
+                 "(behind a dependency or a held job; fsjob status --status held blocked lists them)")
+    return status
 
 
 #: Statuses in which a job needs a consumer to move on (STATUS-1): only then is "no live worker" worth saying.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 from .clock import now_ms
 from .errors import FsjobError
 from .gates import placed_view
-from .names import job_id_of_dir_name
+from .names import GATED_SUFFIX, is_job_id, job_id_of_dir_name
 from .safefs import list_dir
 from .waiting import matches
 
@@ -66,6 +66,26 @@ def job_lines(queue: "Queue") -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]
                 raise
             unreadable.append({"id": job_id, "path": error.path or queue.path("jobs", job_id), "errno": error.errno, "reason": error.message})
     return lines, unreadable
+
+
+def gated_counts(queue: "Queue") -> Dict[str, int]:
+    """How many jobs wait at a gate no worker opens by itself: ``held`` (HOLD-1: until fsjob release) and ``blocked``
+    (AFTER-1: a dependency still unfinished, or behind a held one), as the reference's gatedCounts. ``work --drain``
+    reports them when it exits, so that a drained queue with jobs left is not taken for an empty one. Only a gated
+    directory (jobs/<id>.gated, GATE-1) can be either, so only those are looked at; one whose gate opened meanwhile,
+    or that cannot be read (status lists those apart), is not counted: a report, never a decision."""
+    counts = {"held": 0, "blocked": 0}
+    for name in list_dir(queue.path("jobs")):
+        job_id = name[: -len(GATED_SUFFIX)] if name.endswith(GATED_SUFFIX) else None
+        if job_id is None or not is_job_id(job_id):
+            continue
+        try:
+            status = queue.status(job_id).status
+        except FsjobError:
+            continue
+        if status in counts:
+            counts[status] += 1
+    return counts
 
 
 def select_lines(lines: List[Dict[str, Any]], wanted: Optional[Set[str]] = None, labels: Optional[Mapping[str, str]] = None, sort: str = "age") -> List[Dict[str, Any]]:
