@@ -15,7 +15,7 @@ import { enqueue } from '../../src/producer/index.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
-import { writeClaim, writeReceipt } from '../support/producer.ts';
+import { cancelManyJobs, writeReceipt } from '../support/producer.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 
 /** Finished by this cancel (CANCEL-2): its receipt says cancelled. */
@@ -32,29 +32,22 @@ many.after(cleanupAll);
 many('a finished job among unclaimed and claimed ones: the others are cancelled all the same, the finished one is listed, exit 1', async () => {
   const dir = await freshDir('fsjob-cancel-many');
   const queue = await initQueue(join(dir, 'q'));
-  const [first, finished, claimed, last] = [
-    await enqueue(queue, { argv: ['true'] }),
-    await enqueue(queue, { argv: ['true'] }),
-    await enqueue(queue, { argv: ['true'] }),
-    await enqueue(queue, { argv: ['true'], hold: true }),
-  ];
-  await writeReceipt(queue, finished.id);
-  await writeClaim(queue, claimed.id, 1);
-  const run = await runFsjob(['cancel', '-q', queue.root, '--json', '--force', first.id, finished.id, claimed.id, last.id], { cwd: dir });
+  const { first, finished, claimed, held: last } = await cancelManyJobs(queue);
+  const run = await runFsjob(['cancel', '-q', queue.root, '--json', '--force', first, finished, claimed, last], { cwd: dir });
   assert.is(run.status, 1, run.stderr);
   const report = JSON.parse(run.stdout) as CancelManyJson;
   assertOutputSchema('cancel', report);
   assert.equal(
     report.cancelled.map((entry) => [entry.id, entry.next, entry.record]),
     [
-      [first.id, 'finished', 'cancel-force.json'],
-      [claimed.id, 'owner', 'cancel-force.json'],
-      [last.id, 'finished', 'cancel-force.json'],
+      [first, 'finished', 'cancel-force.json'],
+      [claimed, 'owner', 'cancel-force.json'],
+      [last, 'finished', 'cancel-force.json'],
     ],
   );
-  assert.equal(report.refused.map((entry) => [entry.id, entry.error.code]), [[finished.id, 'FINISHED']]);
-  assert.ok(cancelledNow(queue, first.id) && cancelledNow(queue, last.id), 'the unclaimed jobs before and after the refusal are finished by CANCEL-2');
-  assert.ok(existsSync(queue.paths.jobFile(claimed.id, 'cancel-force.json')), "the claimed job's request stands for its owner (CANCEL-1)");
+  assert.equal(report.refused.map((entry) => [entry.id, entry.error.code]), [[finished, 'FINISHED']]);
+  assert.ok(cancelledNow(queue, first) && cancelledNow(queue, last), 'the unclaimed jobs before and after the refusal are finished by CANCEL-2');
+  assert.ok(existsSync(queue.paths.jobFile(claimed, 'cancel-force.json')), "the claimed job's request stands for its owner (CANCEL-1)");
 });
 
 many('without --json: a line per cancelled job on stdout, a message per refusal on stderr; the first refusal in the order named gives the exit status (4)', async () => {

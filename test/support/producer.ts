@@ -16,6 +16,7 @@ import { removeReadyEntry } from '../../src/model/ready.ts';
 import { LEASE_DEFAULT } from '../../src/base/constants.ts';
 import { claimRecord, deadOwner, endRecord, execRecord, receiptRecord } from '../../conformance/runner/fixtures.ts';
 import { selfIdentity, type Identity } from '../../src/model/identity.ts';
+import { enqueue } from '../../src/producer/index.ts';
 import { freshDir } from './helpers.ts';
 
 export async function freshQueue(label = 'fsjob-producer'): Promise<Queue> {
@@ -96,6 +97,23 @@ export async function finishJob(queue: Queue, id: string, fields: Partial<Receip
   const receipt = await writeReceipt(queue, id, fields);
   await removeReadyEntry(queue, id);
   return receipt;
+}
+
+/**
+ * Four jobs for a cancel of several ids (`fsjob cancel A B C`, fsjob-sh's):
+ * two nobody claimed (one of them held, so gated), one finished (a receipt)
+ * and one claimed by this live process (CANCEL-2 leaves it to its owner).
+ */
+export async function cancelManyJobs(queue: Queue): Promise<{ first: string; finished: string; claimed: string; held: string }> {
+  const [first, finished, claimed, held] = [
+    await enqueue(queue, { argv: ['true'] }),
+    await enqueue(queue, { argv: ['true'] }),
+    await enqueue(queue, { argv: ['true'] }),
+    await enqueue(queue, { argv: ['true'], hold: true }),
+  ];
+  await writeReceipt(queue, finished.id);
+  await writeClaim(queue, claimed.id, 1);
+  return { first: first.id, finished: finished.id, claimed: claimed.id, held: held.id };
 }
 
 export type FaultCall = 'create' | 'mkdir' | 'link' | 'rename' | 'write' | 'sync' | 'chmod';

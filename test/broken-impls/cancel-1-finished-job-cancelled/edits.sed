@@ -1,2 +1,2 @@
 # BROKEN (CANCEL-1): a finished job is not refused.
-/^cmd_cancel() {/,/^}/s|^  if \[ "\$J_RECEIPT" = 1 \]; then$|  if false; then|
+/^cancel_one() {/,/^}/s|^  if \[ "\$J_RECEIPT" = 1 \]; then$|  if false; then|

@@ -1,2 +1,2 @@
 # BROKEN (HOLD-2): a release opens the gate without publishing release.json.
-/^cmd_release() {/,/^}/s#^  pub_link "\$_rl_d" release.json "\$REC"$#  true#
+/^release_one() {/,/^}/s#^  pub_link "\$_rl_d" release.json "\$REC"$#  true#

@@ -1,27 +1,33 @@
 # control.sh - cancel (spec/control.md) and one-shot recovery (spec/recovery-and-gc.md).
 
-# cmd_cancel ROOT ID FORCE(true|false): CANCEL-1, CANCEL-2.
+# cmd_cancel FORCE(true|false) ROOT ID...: CANCEL-1, CANCEL-2 for each job
+# named, as the reference's `fsjob cancel A B C` (each_job).
 cmd_cancel() {
-  queue_open "$1" || return 1
-  if ! is_job_id "$2"; then
-    log "$2: not a job id (LAYOUT-4)"
-    return 2
-  fi
-  _cn_jd=$Q/jobs/$2
+  queue_open "$2" || return 1
+  _cm_force=$1
+  shift 2
+  each_job cancel_one "$_cm_force" "$@"
+}
+
+# cancel_one ID FORCE(true|false): CANCEL-1, CANCEL-2 for one job of the
+# open queue Q; 0 the request stands (or stood already), 1 refused
+# (finished, unsafe, not written), 4 no such job.
+cancel_one() {
+  _cn_jd=$Q/jobs/$1
   if [ -L "$_cn_jd" ]; then log "$_cn_jd: symlink refused (SEC-2)"; return 1; fi
   # HOLD-3: a gated job is cancelled in jobs/<id>.gated/ (GATE-4 finds it there).
-  job_place "$2"
-  [ "$PLACE" = gated ] && _cn_jd=$Q/jobs/$2.gated
-  if [ ! -d "$_cn_jd" ]; then log "$2: no such job in $Q (it was never published there, or it was removed)"; return 4; fi
+  job_place "$1"
+  [ "$PLACE" = gated ] && _cn_jd=$Q/jobs/$1.gated
+  if [ ! -d "$_cn_jd" ]; then log "$1: no such job in $Q (it was never published there, or it was removed)"; return 4; fi
   id_init || return 1
   job_scan "$_cn_jd"
   if [ "$J_RECEIPT" = 1 ]; then
-    log "$2: already finished; a job with a receipt cannot be cancelled (CANCEL-1)"
+    log "$1: already finished; a job with a receipt cannot be cancelled (CANCEL-1)"
     return 1
   fi
-  if [ "$3" = true ]; then _cn_name=cancel-force.json; else _cn_name=cancel.json; fi
+  if [ "$2" = true ]; then _cn_name=cancel-force.json; else _cn_name=cancel.json; fi
   now_ms
-  rec_cancel "$2" "$3" "$NOW_MS"
+  rec_cancel "$1" "$2" "$NOW_MS"
   pub_link "$_cn_jd" "$_cn_name" "$REC"
   case $? in
     0|1) ;;
@@ -30,17 +36,17 @@ cmd_cancel() {
   if [ "$PLACE" = gated ]; then
     # GATE-3 allows the gate to open with a cancel entry, durable first.
     pub_flush
-    spec_load "$_cn_jd" "$2"
+    spec_load "$_cn_jd" "$1"
     _cn_p=0
     [ "$S_OK" = 1 ] && _cn_p=$S_prio
-    gate_open "$2" "$_cn_p" || { log "$2: cannot open its gate"; return 1; }
-    _cn_jd=$Q/jobs/$2
+    gate_open "$1" "$_cn_p" || { log "$1: cannot open its gate"; return 1; }
+    _cn_jd=$Q/jobs/$1
   fi
   # CANCEL-2: nobody owns the job: finish it now.
   job_scan "$_cn_jd"
   if [ "$J_RECEIPT" = 0 ] && [ "$J_OPEN" = 0 ] && [ "$J_G" -lt "$GEN_MAX" ]; then
-    if claim_job "$_cn_jd" "$2" $((J_G + 1)); then
-      decide cancel "$_cn_jd" "$2" $((J_G + 1))
+    if claim_job "$_cn_jd" "$1" $((J_G + 1)); then
+      decide cancel "$_cn_jd" "$1" $((J_G + 1))
     fi
   fi
   return 0

@@ -121,48 +121,51 @@ gate_look() {
   gate_open "$1" "$GATE_PRIO"
 }
 
-# cmd_release ROOT ID: HOLD-2. Exit 0 released (now or before), 1 never held
-# or finished, 4 no such job.
+# cmd_release ROOT ID...: HOLD-2 for each job named, as the reference's
+# `fsjob release A B C` (each_job).
 cmd_release() {
   queue_open "$1" || return 1
-  if ! is_job_id "$2"; then
-    log "$2: not a job id (LAYOUT-4)"
-    return 2
-  fi
+  shift
+  each_job release_one - "$@"
+}
+
+# release_one ID: HOLD-2 for one job of the open queue Q. 0 released (now or
+# before), 1 never held or finished, 4 no such job.
+release_one() {
   id_init || return 1
-  job_place "$2"
+  job_place "$1"
   case $PLACE in
-    missing) log "$2: no such job"; return 4 ;;
-    open) _rl_d=$Q/jobs/$2 ;;
-    gated) _rl_d=$Q/jobs/$2.gated ;;
+    missing) log "$1: no such job"; return 4 ;;
+    open) _rl_d=$Q/jobs/$1 ;;
+    gated) _rl_d=$Q/jobs/$1.gated ;;
   esac
   if [ -e "$_rl_d/receipt.json" ] || [ -L "$_rl_d/receipt.json" ]; then
-    log "$2: already finished; there is nothing to release (HOLD-2)"
+    log "$1: already finished; there is nothing to release (HOLD-2)"
     return 1
   fi
-  if ! rec_read "$_rl_d/spec.json" spec "$2"; then
-    log "$2: spec.json is invalid ($REC_ERR); whether it is held cannot be read"
+  if ! rec_read "$_rl_d/spec.json" spec "$1"; then
+    log "$1: spec.json is invalid ($REC_ERR); whether it is held cannot be read"
     return 1
   fi
   if [ "${R_hold:-false}" != true ]; then
-    log "$2: was not enqueued held, so it cannot be released (HOLD-1)"
+    log "$1: was not enqueued held, so it cannot be released (HOLD-1)"
     return 1
   fi
   [ "$PLACE" = gated ] || return 0
   now_ms
-  REC="{$F10,\"type\":\"release\",\"job_id\":\"$2\",\"released_ms\":$NOW_MS,\"by\":$ID_JSON}"
+  REC="{$F10,\"type\":\"release\",\"job_id\":\"$1\",\"released_ms\":$NOW_MS,\"by\":$ID_JSON}"
   pub_link "$_rl_d" release.json "$REC"
   case $? in
     0|1) ;;
     *)
-      job_place "$2"
+      job_place "$1"
       [ "$PLACE" = open ] && return 0
       log "$PUB_WHY"
       return 1 ;;
   esac
   pub_flush
-  gate_verdict "$2"
+  gate_verdict "$1"
   [ "$GATE" = open ] || return 0
-  gate_open "$2" "$GATE_PRIO" || { log "$2: cannot open its gate"; return 1; }
+  gate_open "$1" "$GATE_PRIO" || { log "$1: cannot open its gate"; return 1; }
   return 0
 }

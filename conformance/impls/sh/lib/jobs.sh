@@ -3,6 +3,30 @@
 
 LEASE_DEFAULT=30000
 
+# each_job ACT ARG ID...: `ACT ID ARG` for each job named, as the
+# reference's commands of several ids (src/cli/each-job.ts): an id that is
+# not one refuses the whole command before anything is written (2); then each
+# job is acted on or refused on its own (ACT says why on stderr), so a
+# finished or missing one neither hides the jobs done before it nor leaves
+# those after it undone. The status is the first refusal's, in the order
+# named; an id named twice counts once; one id is what ACT returns.
+each_job() {
+  _ej_act=$1 _ej_arg=$2
+  shift 2
+  for _ej_id do
+    is_job_id "$_ej_id" || { log "$_ej_id: not a job id (LAYOUT-4)"; return 2; }
+  done
+  _ej_rc=0 _ej_seen=' '
+  for _ej_id do
+    case $_ej_seen in *" $_ej_id "*) continue ;; esac
+    _ej_seen="$_ej_seen$_ej_id "
+    "$_ej_act" "$_ej_id" "$_ej_arg"
+    _ej_one=$?
+    [ "$_ej_rc" != 0 ] || _ej_rc=$_ej_one
+  done
+  return "$_ej_rc"
+}
+
 # job_scan JD: one listing of a job directory.
 #   J_G       highest claim generation (0 if none)
 #   J_RECEIPT 1 when receipt.json exists (in any form: the name is taken)
