@@ -177,7 +177,7 @@ callbacks('recover onProgress: the call rejects; the jobs recovered before stay 
     const queue = await freshQueue('fsjob-api-callbacks');
     const made = await enqueueMany(queue, [{ handler: 'h' }, { handler: 'h' }, { handler: 'h' }]);
     const ids = made.map((result) => ('id' in result ? result.id : ''));
-    // Orphans: claimed by a process that has exited, never started (RECOV-1 gives them back).
+    // Orphans: claimed by a process that has exited, never started: recover gives each back.
     const dead = await deadIdentity();
     for (const id of ids) await writeClaim(queue, id, 1, dead);
     const error = new Error(`recover onProgress ${way}`);
