@@ -9,10 +9,12 @@
  * its promise is held, its rejection is kept (the first failure; the call
  * checks at its next step, after the step in hand, so a record is never
  * left half-written), and the call waits for every promise its callbacks
- * returned before it settles, so a late rejection still reaches the caller
+ * returned before it resolves, so a late rejection still reaches the caller
  * and a call that resolved has no callback still running. Each call site
  * runs its callback after the commit point of what it reports: a failure
- * changes what the call returns, never what is on disk.
+ * changes where the call stops and what it returns, never a record.
+ * (waitFor's unservedNotice is advice: its failures are held and never
+ * thrown, as its throws are caught.)
  */
 
 /** A callback of an options object, or none. */

@@ -66,7 +66,7 @@ export interface RecoverOptions extends ConsumerOptions {
    * progress display. If it throws, or returns a promise that rejects, the
    * call rejects with that error (the first one) before the next entry is
    * looked at: what was recovered before stays recovered. A promise it
-   * returns is waited for before the call settles.
+   * returns is waited for before the call resolves.
    */
   onProgress?: (done: number, total: number) => void;
 }

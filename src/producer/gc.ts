@@ -46,7 +46,7 @@ export interface GcOptions {
    * before the next job is examined or removed: a failure while examining
    * removes nothing (removing waits for the examining phase's promises), one
    * while removing leaves the jobs removed before removed and the others
-   * whole. A promise it returns is waited for before the call settles.
+   * whole. A promise it returns is waited for before the call resolves.
    */
   onProgress?: (progress: GcProgress) => void;
 }

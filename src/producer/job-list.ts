@@ -96,7 +96,7 @@ export interface ListOptions extends ReadOptions {
    * Called before each job is looked at: `done` of `total` jobs, for a
    * progress display. If it throws, or returns a promise that rejects, the
    * call rejects with that error (the first one) before the next job is
-   * looked at. A promise it returns is waited for before the call settles.
+   * looked at. A promise it returns is waited for before the call resolves.
    */
   onProgress?: (done: number, total: number) => void;
 }

@@ -44,7 +44,7 @@ export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
    * prints ids as they are accepted), after its job is durable. If it throws,
    * or returns a promise that rejects, no further line is read, the jobs
    * already taken are finished and reported, and the call rejects with that
-   * error (the first one). A promise it returns is waited for before the call settles.
+   * error (the first one). A promise it returns is waited for before the call resolves.
    */
   onResult?: (result: BatchResult) => void;
 }
@@ -59,7 +59,7 @@ export interface ManyOptions extends EnqueueOptions {
    * job is durable. If it throws, or returns a promise that rejects, no
    * further request is taken, the jobs already taken are finished and
    * reported, and the call rejects with that error (the first one). A promise
-   * it returns is waited for before the call settles.
+   * it returns is waited for before the call resolves.
    */
   onResult?: (result: ManyResult) => void;
 }

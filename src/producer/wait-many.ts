@@ -42,7 +42,7 @@ export interface ManyWaitOptions extends WaitOptions {
    * finish, those found in one look in the order of `ids`). If it throws, or
    * returns a promise that rejects, the call rejects with that error (the
    * first one) and waits no more; one that rejects later is seen before the
-   * next receipt is read. A promise it returns is waited for before the call settles.
+   * next receipt is read. A promise it returns is waited for before the call resolves.
    */
   onReceipt?: (receipt: ReceiptRecord) => void;
   /** How often every pending receipt is read whatever ready/ says (see FULL_SWEEP_MS). @default FULL_SWEEP_MS */
