@@ -434,8 +434,18 @@ def _work(args: argparse.Namespace) -> int:
     lease = _number(args, "work", "lease") or constants.LEASE_DEFAULT
     grace = _number(args, "work", "shutdown-grace") or 0
     os.umask(0o077)
-    return work(queue, _load_handlers(args.handlers), concurrency, drain=args.drain, commands=not args.no_commands,
-                lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
+    status = work(queue, _load_handlers(args.handlers), concurrency, drain=args.drain, commands=not args.no_commands,
+                  lease_ms=lease, shutdown_grace=grace / 1000, log=_log)
+    if args.drain:
+        # A drain ends when nothing claimable remains, which is not an empty queue: held jobs wait for fsjob release,
+        # blocked ones for a dependency (the reference's summary line). Serve mode ends on a signal and says nothing.
+        from .listing import gated_counts
+
+        left = gated_counts(queue)
+        if left["held"] + left["blocked"] > 0:
+            _log(f"left waiting: {left['held']} held (they run once released: fsjob release), {left['blocked']} blocked "
+                 "(behind a dependency or a held job; fsjob status --status held blocked lists them)")
+    return status
 
 
 #: Statuses in which a job needs a consumer to move on (STATUS-1): only then is "no live worker" worth saying.
@@ -588,7 +598,9 @@ def _status(args: argparse.Namespace) -> int:
             sys.stdout.write(f"{key:<12}{'-' if value is None else value}\n")
         return 0
     limit = _number(args, "status", "limit")
-    every = job_lines(queue)
+    every, unreadable = job_lines(queue)
+    # As the reference's (and gc's failed list): a view that lacks a job the filesystem refused to read is incomplete, exit 1.
+    shown_all = 0 if not unreadable else 1
     counts: Dict[str, int] = {}
     for line in every:
         counts[line["status"]] = counts.get(line["status"], 0) + 1
@@ -596,10 +608,10 @@ def _status(args: argparse.Namespace) -> int:
     limit = 20 if limit is None else limit
     shown = lines if limit == 0 else lines[:limit]
     if args.json:
-        _json(queue_json(queue, every, shown, len(shown) < len(lines)))
-        return 0
+        _json(queue_json(queue, every, shown, len(shown) < len(lines), unreadable))
+        return shown_all
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-    sys.stdout.write(f"{len(every)} jobs{': ' + summary if summary else ''}\n")
+    sys.stdout.write(f"{len(every) + len(unreadable)} jobs{': ' + summary if summary else ''}\n")
     now = time.time() * 1000
     if shown:
         sys.stdout.write(f"{'ID':<36}  {'STATUS':<10}  {'PRI':>5}  {'STARTED':>11}  {'FINISHED':>11}  {'DURATION':>8}  RESULT\n")
@@ -608,7 +620,11 @@ def _status(args: argparse.Namespace) -> int:
         finished = "-" if line["finished_ms"] is None else format_clock(line["finished_ms"], now)
         took = "-" if line["duration_ms"] is None else format_elapsed(line["duration_ms"])
         sys.stdout.write(f"{line['job_id']}  {line['status']:<10}  {line['priority'] if line['priority'] is not None else '?':>5}  {started:>11}  {finished:>11}  {took:>8}  {line['outcome'] or '-'}\n")
-    return 0
+    if unreadable:
+        sys.stdout.write(f"{len(unreadable)} job(s) could not be read and are not shown (listed on standard error)\n")
+    for job in unreadable:
+        _log(f"could not read job {job['id']}: {job['reason']}")
+    return shown_all
 
 
 def _each_job(ids: Sequence[str], alone: bool, act: Callable[[str], Any]) -> Any:

@@ -6,12 +6,12 @@ outcome and labels, sorted by age, priority or duration."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from .clock import now_ms
 from .errors import FsjobError
 from .gates import placed_view
-from .names import job_id_of_dir_name
+from .names import GATED_SUFFIX, is_job_id, job_id_of_dir_name
 from .safefs import list_dir
 from .waiting import matches
 
@@ -52,9 +52,40 @@ def job_line(queue: "Queue", job_id: str) -> Dict[str, Any]:
     return line
 
 
-def job_lines(queue: "Queue") -> List[Dict[str, Any]]:
-    """Every job's line, newest first."""
-    return [job_line(queue, job_id) for job_id in sorted(queue.job_ids(), reverse=True)]
+def job_lines(queue: "Queue") -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Every job's line, newest first, and apart the jobs the filesystem refused to read (an IO error: a directory of
+    mode 0000 gives EACCES), each as ``{id, path, errno, reason}``: one bad job never hides the rest of a queue (I7),
+    as the reference's listJobs lists them under ``unreadable``."""
+    lines: List[Dict[str, Any]] = []
+    unreadable: List[Dict[str, Any]] = []
+    for job_id in sorted(queue.job_ids(), reverse=True):
+        try:
+            lines.append(job_line(queue, job_id))
+        except FsjobError as error:
+            if error.code != "IO":
+                raise
+            unreadable.append({"id": job_id, "path": error.path or queue.path("jobs", job_id), "errno": error.errno, "reason": error.message})
+    return lines, unreadable
+
+
+def gated_counts(queue: "Queue") -> Dict[str, int]:
+    """How many jobs wait at a gate no worker opens by itself: ``held`` (HOLD-1: until fsjob release) and ``blocked``
+    (AFTER-1: a dependency still unfinished, or behind a held one), as the reference's gatedCounts. ``work --drain``
+    reports them when it exits, so that a drained queue with jobs left is not taken for an empty one. Only a gated
+    directory (jobs/<id>.gated, GATE-1) can be either, so only those are looked at; one whose gate opened meanwhile,
+    or that cannot be read (status lists those apart), is not counted: a report, never a decision."""
+    counts = {"held": 0, "blocked": 0}
+    for name in list_dir(queue.path("jobs")):
+        job_id = name[: -len(GATED_SUFFIX)] if name.endswith(GATED_SUFFIX) else None
+        if job_id is None or not is_job_id(job_id):
+            continue
+        try:
+            status = queue.status(job_id).status
+        except FsjobError:
+            continue
+        if status in counts:
+            counts[status] += 1
+    return counts
 
 
 def select_lines(lines: List[Dict[str, Any]], wanted: Optional[Set[str]] = None, labels: Optional[Mapping[str, str]] = None, sort: str = "age") -> List[Dict[str, Any]]:
@@ -87,15 +118,17 @@ def job_json(line: Dict[str, Any]) -> Dict[str, Any]:
     return {"id": line["job_id"], **{name: line[name] for name in _JOB_MEMBERS}}
 
 
-def queue_json(queue: "Queue", every: List[Dict[str, Any]], shown: List[Dict[str, Any]], more: bool) -> Dict[str, Any]:
+def queue_json(queue: "Queue", every: List[Dict[str, Any]], shown: List[Dict[str, Any]], more: bool,
+               unreadable: List[Dict[str, Any]]) -> Dict[str, Any]:
     """``fsjob status --json`` of a queue (schemas/output/status.schema.json), as the reference prints it: the pause, every
     job counted by status and outcome, the ready index's summary (a hint, READY-1), the jobs shown, foreign names in jobs/
-    (never opened, LAYOUT-4) and the worker registrations with their owners judged (WORKER-1)."""
+    (never opened, LAYOUT-4), the worker registrations with their owners judged (WORKER-1) and the jobs that could not be
+    read (``total`` and the index count them, the counts do not, as the reference's)."""
     from . import ready
     from .registrations import worker_views
 
     paused = queue.paused()
-    ids = {line["job_id"] for line in every}
+    ids = {line["job_id"] for line in every}.union(job["id"] for job in unreadable)
     foreign = [name for name in list_dir(queue.path("jobs"))
                if not name.startswith(".") and (job_id_of_dir_name(name) is None or not os.path.isdir(queue.path("jobs", name)))]
     statuses: Dict[str, int] = {}
@@ -115,6 +148,6 @@ def queue_json(queue: "Queue", every: List[Dict[str, Any]], shown: List[Dict[str
         index = None  # a summary never fails the listing
     workers = [{"worker_id": view.worker_id, "record": view.record, "verdict": view.verdict, "stale": view.verdict == "dead",
                 "reason": view.reason, "running": running.get(view.worker_id, 0), "findings": view.findings} for view in worker_views(queue)]
-    return {"queue": queue.root, "paused": paused.paused, "pause": paused.record, "total": len(every),
+    return {"queue": queue.root, "paused": paused.paused, "pause": paused.record, "total": len(ids),
             "counts": {"statuses": statuses, "outcomes": outcomes}, "index": index, "jobs": [job_json(line) for line in shown],
-            "more": more, "foreign": foreign, "workers": workers}
+            "more": more, "foreign": foreign, "workers": workers, "unreadable": unreadable}

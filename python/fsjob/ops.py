@@ -117,7 +117,8 @@ def wait(queue: "Queue", job_id: str, timeout: Optional[float] = None, poll: flo
         if not os.path.lexists(job_dir) and gates.place(queue.root, job_id) == "missing":
             raise FsjobError("NOT_FOUND", f"no job {job_id} in {queue.root}", path=job_dir, job_id=job_id)
         if give_up is not None and time.monotonic() >= give_up:
-            raise FsjobError("TIMEOUT", f"job {job_id} has no receipt after {timeout} s", path=job_dir, job_id=job_id)
+            # job_ids as wait_many's (and the reference's single wait): the jobs still unfinished, here this one.
+            raise FsjobError("TIMEOUT", f"job {job_id} has no receipt after {timeout} s", path=job_dir, job_id=job_id, job_ids=[job_id])
         time.sleep(poll if give_up is None else max(0.0, min(poll, give_up - time.monotonic())))
         poll = min(poll * 1.5, 1.0)
 

@@ -217,7 +217,7 @@ class Queue:
         return enqueue_request(self, request)
 
     def wait(self, job_id: str, timeout: Optional[float] = None, poll: float = 0.1) -> "Receipt":
-        """Wait for the job's receipt and return it (REC-4 checked); TIMEOUT after ``timeout`` seconds."""
+        """Wait for the job's receipt and return it (REC-4 checked); TIMEOUT after ``timeout`` seconds (its ``job_ids``: this job, as wait_many's)."""
         from .ops import wait
 
         return wait(self, job_id, timeout, poll)

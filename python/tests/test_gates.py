@@ -36,6 +36,22 @@ class Gates(QueueCase):
         self.assertEqual((receipt.outcome, receipt.exit_code), ("cancelled", 130))  # AFTER-3
         self.assertEqual(self.queue.wait(after_any, timeout=10).outcome, "succeeded")
 
+    def test_a_drain_leaves_the_held_and_blocked_jobs_gated_and_counts_them(self) -> None:
+        from fsjob.listing import gated_counts
+
+        runnable = self.queue.enqueue(["true"])
+        held = self.queue.enqueue(["true"], hold=True)
+        behind = self.queue.enqueue(["true"], after=[held])
+        self.drain()
+        self.assertEqual(self.queue.status(runnable).status, "finished")
+        # What work --drain reports as left: the two gated directories still on disk.
+        self.assertTrue(os.path.isdir(self.job_dir(held) + ".gated") and os.path.isdir(self.job_dir(behind) + ".gated"))
+        self.assertEqual(gated_counts(self.queue), {"held": 1, "blocked": 1})
+        self.queue.release(held)
+        self.assertEqual(gated_counts(self.queue), {"held": 0, "blocked": 1})
+        self.drain()
+        self.assertEqual(gated_counts(self.queue), {"held": 0, "blocked": 0})
+
     def test_a_dependency_must_exist_at_enqueue(self) -> None:
         with self.assertRaises(FsjobError) as caught:
             self.queue.enqueue(["true"], after=["1764476040000000000-0123456789abcdef"])

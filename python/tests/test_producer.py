@@ -107,7 +107,9 @@ class CancelAndStatus(QueueCase):
         job = self.queue.enqueue(["true"])
         with self.assertRaises(FsjobError) as caught:
             self.queue.wait(job, timeout=0.2)
-        self.assertEqual(caught.exception.code, "TIMEOUT")
+        # job_ids as the reference's single wait and wait_many: the one job still unfinished, also in the JSON form.
+        self.assertEqual((caught.exception.code, caught.exception.job_id, caught.exception.job_ids), ("TIMEOUT", job, [job]))
+        self.assertEqual(caught.exception.to_json().get("job_ids"), [job])
         with self.assertRaises(FsjobError) as caught:
             self.queue.wait("1" * 19 + "-" + "a" * 16, timeout=1)
         self.assertEqual(caught.exception.code, "NOT_FOUND")
