@@ -22,6 +22,7 @@
  * "could not do it": a full disk must not read as a recovered queue.
  */
 import path from 'node:path';
+import { CallerCallbacks } from '../base/callbacks.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
 import { FsjobError, errnoOf, isFsjobError } from '../base/errors.ts';
 import { judgeOwner } from '../model/identity.ts';
@@ -60,7 +61,13 @@ export interface RecoverReport {
 
 /** Options of `recover`: the consumer's, and a progress callback. */
 export interface RecoverOptions extends ConsumerOptions {
-  /** Called before each entry of jobs/ is looked at: `done` of `total`, for a progress display. */
+  /**
+   * Called before each entry of jobs/ is looked at: `done` of `total`, for a
+   * progress display. If it throws, or returns a promise that rejects, the
+   * call rejects with that error (the first one) before the next entry is
+   * looked at: what was recovered before stays recovered. A promise it
+   * returns is waited for before the call resolves.
+   */
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -99,8 +106,10 @@ export async function recover(queue: string | Queue, options: RecoverOptions = {
   await removeStaleTmp(ctx, q, report);
   const entries = await listDir(q.paths.dir('jobs'), q.fsOptions);
   let done = 0;
+  const callbacks = new CallerCallbacks();
   for (const entry of entries) {
-    options.onProgress?.(done++, entries.length);
+    callbacks.check();
+    callbacks.call(options.onProgress, done++, entries.length);
     const jobPath = path.join(q.paths.dir('jobs'), entry.name);
     if (entry.name.startsWith('.')) {
       await removeIfStale(ctx, q, jobPath, report);
@@ -130,6 +139,7 @@ export async function recover(queue: string | Queue, options: RecoverOptions = {
     [q.paths.dir('lanes'), () => sweepHolds(ctx, q, 'lanes', report)],
   ];
   for (const [where, sweep] of sweeps) await sweep().catch((error: unknown) => skip(isFsjobError(error) && error.path !== undefined ? error.path : where, null, error));
+  await callbacks.settle();
   return report;
 }
 

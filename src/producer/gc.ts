@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { CallerCallbacks } from '../base/callbacks.ts';
 import { checkBoolean, checkCount, checkDuration, checkFunction, checkMethods, checkOptionsObject, checkStrings } from '../base/option-checks.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { isJobId, tmpEntryJobId } from '../model/layout.ts';
@@ -38,9 +39,20 @@ export interface GcOptions {
   ids?: readonly string[];
   /** @default systemClock */
   clock?: Clock;
-  /** Called as jobs are examined (their receipts read) and then as the doomed ones are removed, for a progress display. */
+  /**
+   * Called as jobs are examined (their receipts read) and then as the doomed
+   * ones are removed, for a progress display. If it throws, or returns a
+   * promise that rejects, the call rejects with that error (the first one)
+   * before the next job is examined or removed: a failure while examining
+   * removes nothing (removing waits for the examining phase's promises), one
+   * while removing leaves the jobs removed before removed and the others
+   * whole. A promise it returns is waited for before the call resolves.
+   */
   onProgress?: (progress: GcProgress) => void;
 }
+
+/** Reports how far gc is: the caller's onProgress, whose failure ends the call before the next job (base/callbacks.ts). */
+type Progress = (progress: GcProgress) => void;
 
 /** How far a gc is: `done` of `total` jobs examined, then removed. */
 export interface GcProgress {
@@ -89,7 +101,7 @@ interface Finished {
 }
 
 /** Finished jobs (valid receipt, GC-1), and jobs with a receipt.json that is not a valid receipt; with `only`, just those jobs. */
-async function finishedJobs(queue: Queue, only: readonly string[] | undefined, onProgress?: GcOptions['onProgress']): Promise<{ finished: Finished[]; skipped: GcResult['skipped']; failed: GcResult['failed'] }> {
+async function finishedJobs(queue: Queue, only: readonly string[] | undefined, progress: Progress): Promise<{ finished: Finished[]; skipped: GcResult['skipped']; failed: GcResult['failed'] }> {
   const finished: Finished[] = [];
   const skipped: GcResult['skipped'] = [];
   const failed: GcResult['failed'] = [];
@@ -103,7 +115,7 @@ async function finishedJobs(queue: Queue, only: readonly string[] | undefined, o
   }
   let examined = 0;
   for (const id of ids) {
-    onProgress?.({ phase: 'examining', done: examined++, total: ids.length });
+    progress({ phase: 'examining', done: examined++, total: ids.length });
     if (only !== undefined && !(await exists(queue, queue.paths.job(id)))) {
       const gated = (await locateJob(queue, id)) === 'gated';
       skipped.push({ id, reason: gated ? 'it is not finished (it is gated: held, or waiting for its dependencies); gc removes only finished jobs' : 'no such job (removed already, or never published here)' });
@@ -225,7 +237,14 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   const dryRun = options.dryRun ?? false;
   const now = clock.nowMs();
 
-  const { finished, skipped, failed } = await finishedJobs(queue, options.ids, options.onProgress);
+  const callbacks = new CallerCallbacks();
+  const progress: Progress = (step) => {
+    callbacks.check();
+    callbacks.call(options.onProgress, step);
+  };
+  const { finished, skipped, failed } = await finishedJobs(queue, options.ids, progress);
+  // Nothing is removed while a progress callback of the examining phase may still fail the call.
+  await callbacks.settle();
   // Most recently finished first; the id breaks ties (enqueue order).
   finished.sort((a, b) => b.finishedMs - a.finishedMs || (a.id < b.id ? 1 : -1));
   const needed = await dependenciesOfGated(queue);
@@ -240,7 +259,7 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
   const jobs: string[] = [];
   let removing = 0;
   for (const job of doomed) {
-    options.onProgress?.({ phase: 'removing', done: removing++, total: doomed.length });
+    progress({ phase: 'removing', done: removing++, total: doomed.length });
     try {
       if (dryRun || (await removeJob(queue, job.id))) jobs.push(job.id);
     } catch (error) {
@@ -265,5 +284,6 @@ export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResul
     for (const hold of holds) await gone(path.join(queue.root, hold));
     for (const name of temps) await gone(path.join(queue.paths.dir('tmp'), name));
   }
+  await callbacks.settle();
   return { jobs, readyEntries, holds, temps, kept: finished.length - doomed.length, skipped, failed };
 }

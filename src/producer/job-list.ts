@@ -4,6 +4,7 @@
  * counted; a job the filesystem refuses to read is listed apart (I7). One
  * job in full and the workers are inspect.ts's.
  */
+import { CallerCallbacks } from '../base/callbacks.ts';
 import { displayText, type RecordText } from '../records/bytes.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { jobIdOfDirName } from '../records/names.ts';
@@ -91,7 +92,12 @@ export interface ListOptions extends ReadOptions {
    * JobList.index is the summary). @default false
    */
   counts?: boolean | number;
-  /** Called before each job is looked at: `done` of `total` jobs, for a progress display. */
+  /**
+   * Called before each job is looked at: `done` of `total` jobs, for a
+   * progress display. If it throws, or returns a promise that rejects, the
+   * call rejects with that error (the first one) before the next job is
+   * looked at. A promise it returns is waited for before the call resolves.
+   */
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -283,7 +289,11 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
   ids.reverse();
   const counting = options.counts === true || (typeof options.counts === 'number' && ids.length <= options.counts);
   let looked = 0;
-  const onLook = (): void => options.onProgress?.(looked++, ids.length);
+  const callbacks = new CallerCallbacks();
+  const onLook = (): void => {
+    callbacks.check();
+    callbacks.call(options.onProgress, looked++, ids.length);
+  };
   const unreadable: UnreadableJob[] = [];
   const look = async (id: string): Promise<JobSummary | undefined> => {
     try {
@@ -329,6 +339,7 @@ export async function listJobs(queue: Queue, options: ListOptions = {}): Promise
     const summary = visit.summary ?? (await examine(visit.id));
     if (summary !== undefined && matches(summary)) jobs.push(summary);
   }
+  await callbacks.settle();
   return { jobs, total: ids.length, more, foreign, unreadable, ...(index === undefined ? {} : { index }), ...(counts === undefined ? {} : { counts }) };
 }
 

@@ -15,6 +15,7 @@
  * jobs/ returned (ENQ-4). A bad item yields an error and stops no other;
  * errors that are not FsjobErrors (bugs) propagate.
  */
+import { CallerCallbacks } from '../base/callbacks.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { checkFunction, describe } from '../base/option-checks.ts';
 import { beginOperation } from '../fs/safefs.ts';
@@ -38,7 +39,13 @@ export type BatchResult = { line: number; id: string } | { line: number; error: 
 
 /** Options of `enqueueBatch`: those of `enqueue`, less `stdin` and `source` (each line is its own request). */
 export interface BatchOptions extends Omit<EnqueueOptions, 'stdin' | 'source'> {
-  /** Called with each result as soon as it is known, in line order (the CLI prints ids as they are accepted). */
+  /**
+   * Called with each result as soon as it is known, in line order (the CLI
+   * prints ids as they are accepted), after its job is durable. If it throws,
+   * or returns a promise that rejects, no further line is read, the jobs
+   * already taken are finished and reported, and the call rejects with that
+   * error (the first one). A promise it returns is waited for before the call resolves.
+   */
   onResult?: (result: BatchResult) => void;
 }
 
@@ -47,7 +54,13 @@ export type ManyResult = { index: number; id: string; spec: SpecRecord } | { ind
 
 /** Options of `enqueueMany`: those of `enqueue` (defaults for every request). */
 export interface ManyOptions extends EnqueueOptions {
-  /** Called with each result as soon as it is known, in input order. */
+  /**
+   * Called with each result as soon as it is known, in input order, after its
+   * job is durable. If it throws, or returns a promise that rejects, no
+   * further request is taken, the jobs already taken are finished and
+   * reported, and the call rejects with that error (the first one). A promise
+   * it returns is waited for before the call resolves.
+   */
   onResult?: (result: ManyResult) => void;
 }
 
@@ -136,20 +149,25 @@ async function pipelined<T, R>(
   const slots: Slot<R>[] = [];
   let reported = 0;
   let bug: { error: unknown } | undefined;
+  // onResult's failure (a throw, a rejection: base/callbacks.ts) is thrown to the caller at
+  // the end, as a bug is (a throw from here would be an unhandled rejection, which ends the process).
+  const callbacks = new CallerCallbacks();
   let wake: (() => void) | undefined;
+  /** The first failure is the one thrown: a callback that rejected before keeps its place. */
+  const fail = (error: unknown): void => {
+    if (!callbacks.failed) bug ??= { error };
+  };
   const report = () => {
     for (let slot = slots[reported]; slot !== undefined && slot.settled; slot = slots[reported]) {
       slots[reported] = { settled: false }; // let the result go once reported
       reported += 1;
-      if ('bug' in slot) bug ??= { error: slot.bug };
+      if ('bug' in slot) fail(slot.bug);
       else {
         results.push(slot.result);
         try {
-          onResult?.(slot.result);
+          callbacks.call(onResult, slot.result);
         } catch (error) {
-          // The caller's callback failed: thrown to the caller at the end, as a bug is
-          // (here it would be an unhandled rejection, which ends the process).
-          bug ??= { error };
+          fail(error);
         }
       }
     }
@@ -162,7 +180,7 @@ async function pipelined<T, R>(
   let unreadable: { error: unknown } | undefined;
   try {
     for await (const item of items) {
-      if (bug !== undefined) break;
+      if (bug !== undefined || callbacks.failed) break;
       const index = slots.length;
       slots.push({ settled: false });
       const previous = turn;
@@ -172,7 +190,7 @@ async function pipelined<T, R>(
         (outcome) => (slots[index] = { settled: true, result: resultOf(item, outcome) }),
         (error: unknown) => (slots[index] = { settled: true, bug: error }),
       ).then(report);
-      while (slots.length - reported >= BATCH_WINDOW && bug === undefined) await waitForReports();
+      while (slots.length - reported >= BATCH_WINDOW && bug === undefined && !callbacks.failed) await waitForReports();
     }
   } catch (error) {
     unreadable = { error };
@@ -182,6 +200,7 @@ async function pipelined<T, R>(
   while (slots.length > reported) await waitForReports();
   operation();
   if (bug !== undefined) throw bug.error;
+  await callbacks.settle();
   if (unreadable !== undefined) throw unreadable.error;
   return results;
 }

@@ -9,6 +9,7 @@
  * job) serves a queue without registering, and claims decide, not
  * registrations.
  */
+import { CallerCallbacks } from '../base/callbacks.ts';
 import type { Queue } from '../model/queue.ts';
 
 /** Where the advice goes: one line at a time, each ending in a newline (the CLI's io, or process.stderr). */
@@ -36,6 +37,10 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
   let stopped = false;
   const held = new Set<string>();
   const behindHeld = new Set<string>();
+  // Advice only: the sink's failure, a throw (caught below) or a rejection (held here, never
+  // thrown: base/callbacks.ts), never ends the wait, and never the process as an unhandled rejection would.
+  const sink = new CallerCallbacks();
+  const say = (line: string): void => sink.call(io.stderr, line);
   const look = async (): Promise<void> => {
     if (busy || stopped) return;
     busy = true;
@@ -50,7 +55,7 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
         // HOLD-1: a held job waits for a release, not for a worker: said once (for those looked at before the first waiting job).
         if (status === 'held' && !held.has(id) && !stopped) {
           held.add(id);
-          io.stderr(`fsjob: job ${id} is held, so it waits until it is released (fsjob release -q ${queue.root} ${id})\n`);
+          say(`fsjob: job ${id} is held, so it waits until it is released (fsjob release -q ${queue.root} ${id})\n`);
         }
         // A job blocked behind a held one (its dependency, or one further up) waits for that release, however many workers serve the queue.
         if (status === 'blocked' && !behindHeld.has(id) && !stopped) {
@@ -58,7 +63,7 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
           const upstream = await heldUpstream(queue, id);
           if (upstream !== undefined && !stopped) {
             behindHeld.add(id);
-            io.stderr(`fsjob: job ${id} waits for job ${upstream}, which is held, so it runs only once that one is released (fsjob release -q ${queue.root} ${upstream})\n`);
+            say(`fsjob: job ${id} waits for job ${upstream}, which is held, so it runs only once that one is released (fsjob release -q ${queue.root} ${upstream})\n`);
           }
         }
         if (WAITING.has(status)) {
@@ -70,15 +75,15 @@ export function noticeUnserved(queue: Queue, ids: Iterable<string>, io: NoticeSi
       const isPaused = waiting && (await pausedNow(queue));
       if (stopped) return;
       if (isPaused !== paused) {
-        if (isPaused) io.stderr(`fsjob: ${queue.root} is paused, so the job waits until fsjob resume -q ${queue.root}\n`);
-        else if (paused) io.stderr(`fsjob: ${queue.root} is resumed\n`);
+        if (isPaused) say(`fsjob: ${queue.root} is paused, so the job waits until fsjob resume -q ${queue.root}\n`);
+        else if (paused) say(`fsjob: ${queue.root} is resumed\n`);
         paused = isPaused;
       }
       const now = live.length > 0 || !waiting;
       if (!now && served !== false) {
-        io.stderr(`fsjob: no live worker serves ${queue.root}, so the job waits until one does (start one: fsjob work -q ${queue.root}); a one-shot consumer runs it without registering\n`);
+        say(`fsjob: no live worker serves ${queue.root}, so the job waits until one does (start one: fsjob work -q ${queue.root}); a one-shot consumer runs it without registering\n`);
       } else if (now && served === false && live.length > 0) {
-        io.stderr(`fsjob: worker ${live[0]?.workerId ?? '?'} now serves ${queue.root}\n`);
+        say(`fsjob: worker ${live[0]?.workerId ?? '?'} now serves ${queue.root}\n`);
       }
       served = now;
     } catch {

@@ -15,6 +15,7 @@
  * cost (SWEEP_JOBS_PER_MS, LIST_ENTRIES_PER_MS): a wait on 100,000 queued
  * jobs lists every 2.5 s and sweeps every minute, one on 100 jobs at once.
  */
+import { CallerCallbacks } from '../base/callbacks.ts';
 import { FsjobError } from '../base/errors.ts';
 import { assertJobId, readyEntryId } from '../model/layout.ts';
 import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
@@ -38,7 +39,10 @@ export interface ManyWaitOptions extends WaitOptions {
   /**
    * Called once per job with its receipt, as the job finishes (jobs
    * finished already first, in the order of `ids`; then in the order they
-   * finish, those found in one look in the order of `ids`).
+   * finish, those found in one look in the order of `ids`). If it throws, or
+   * returns a promise that rejects, the call rejects with that error (the
+   * first one) and waits no more; one that rejects later is seen before the
+   * next receipt is read. A promise it returns is waited for before the call resolves.
    */
   onReceipt?: (receipt: ReceiptRecord) => void;
   /** How often every pending receipt is read whatever ready/ says (see FULL_SWEEP_MS). @default FULL_SWEEP_MS */
@@ -130,21 +134,24 @@ export async function waitForMany(queue: Queue, ids: readonly string[], options:
   const stopNotice = notice === false ? undefined : noticeUnserved(queue, pending, { stderr: notice });
   const fullSweepMs = options.fullSweepMs ?? FULL_SWEEP_MS;
   let lastFull = Number.NEGATIVE_INFINITY;
+  const callbacks = new CallerCallbacks();
   try {
     for (;;) {
       throwIfAborted(options.signal);
+      callbacks.check();
       // Monotonic: a wall clock that goes back must not put off the full sweep.
       const indexed = performance.now() - lastFull < fullSweepMs ? await indexedIds(queue) : undefined;
       if (indexed === undefined) lastFull = performance.now();
       let read = 0;
       for (const id of pending) {
+        callbacks.check();
         if (indexed?.has(id) === true) continue;
         read += 1;
         const receipt = await receiptOf(queue, id);
         if (receipt === undefined) continue;
         pending.delete(id);
         got.set(id, receipt);
-        options.onReceipt?.(receipt);
+        callbacks.call(options.onReceipt, receipt);
       }
       if (pending.size === 0) break;
       const left = deadline - clock.nowMs();
@@ -156,6 +163,7 @@ export async function waitForMany(queue: Queue, ids: readonly string[], options:
     stopNotice?.();
     waker.close();
   }
+  await callbacks.settle();
   const receipts = order.map((id) => got.get(id) as ReceiptRecord);
   return { receipts, exitCode: summaryExitCode(receipts) };
 }

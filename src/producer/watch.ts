@@ -125,7 +125,9 @@ export interface WaitOptions {
    * Where to say that the job waits while no live worker serves the queue
    * (looked at after 1.5 s, then every 5 s; said once, and once more when a
    * worker shows up), so a wait that cannot end does not pass in silence.
-   * `false` says nothing. @default a line on process.stderr
+   * `false` says nothing. The notice is advice: if it throws, or returns a
+   * promise that rejects, the wait goes on as if it had been said.
+   * @default a line on process.stderr
    */
   unservedNotice?: ((line: string) => void) | false;
 }
