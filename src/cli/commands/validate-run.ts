@@ -86,7 +86,7 @@ export async function runValidate(args: Record<string, unknown>, io: CliIo): Pro
         }),
       );
     } catch (error) {
-      // An IO error (a job directory of mode 0000: EACCES) ends the audit unfinished: no report, so exit 2 (it could not run), never 1 (findings).
+      // An IO error that ends the audit unfinished (jobs/ itself unreadable, out of descriptors: EMFILE) leaves no report, so exit 2 (it could not run), never 1 (findings). An unreadable job is a finding (ENTRY_UNREADABLE).
       if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE' || error.code === 'IO')) {
         progress.end();
         // Under --json the refusal is data, as main.ts prints every other (schemas/output/error.schema.json), with this exit status.

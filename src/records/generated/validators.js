@@ -11894,12 +11894,13 @@ return errors === 0;
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, spec/tools.md): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}}}};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/report.schema.json","title":"fsjob validate --json report","description":"The report of a validator (CONF-3, spec/tools.md): what was examined and every finding.","type":"object","required":["fsjob","tool","version","targets","started_ms","finished_ms","summary","findings"],"additionalProperties":false,"properties":{"fsjob":{"description":"Protocol version whose clauses the findings cite.","type":"string","$ref":"common.schema.json#/$defs/version"},"tool":{"description":"Name of the validator, 1 to 128 bytes.","type":"string","minLength":1,"maxLength":128,"maxBytes":128},"version":{"description":"Version of the validator, 1 to 64 bytes.","type":"string","minLength":1,"maxLength":64,"maxBytes":64},"targets":{"description":"What was examined, as given: files or queue roots; 1 to 100000 paths.","type":"array","minItems":1,"maxItems":100000,"items":{"description":"A path, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096}},"started_ms":{"description":"When validation started.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"finished_ms":{"description":"When validation finished.","type":"integer","$ref":"common.schema.json#/$defs/instant"},"summary":{"description":"Counts.","type":"object","required":["errors","warnings","infos","files","jobs"],"additionalProperties":false,"properties":{"errors":{"description":"Findings of severity error.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"warnings":{"description":"Findings of severity warning.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"infos":{"description":"Findings of severity info.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"files":{"description":"Files examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"},"jobs":{"description":"Distinct jobs examined.","type":"integer","$ref":"common.schema.json#/$defs/byte_count"}}},"findings":{"description":"Every finding, in the order found; at most 1000000.","type":"array","maxItems":1000000,"items":{"description":"A finding.","type":"object","$ref":"#/$defs/finding"}}},"$defs":{"finding":{"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"},"errno":{"description":"The errno code (EACCES, EIO, ...) that refused the entry, for a finding about an entry the validator could not read (ENTRY_UNREADABLE).","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,31}$"}}}}};
 const schema164 = {"description":"A number of bytes, 0 to 2^53-1 unless the member gives tighter bounds.","minimum":0,"maximum":9007199254740991};
-const schema169 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"}}};
+const schema169 = {"description":"One violation (or note) a validator observed (CONF-3).","required":["code","severity","path","job_id","clause","message"],"additionalProperties":false,"properties":{"code":{"description":"Finding code, for example RECORD_SCHEMA: uppercase letters, digits and underscores, at most 64.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"},"severity":{"description":"error (a clause is violated: exit 1), warning (suspicious), or info.","enum":["error","warning","info"]},"path":{"description":"The file or directory concerned, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"job_id":{"description":"The job concerned, or null.","type":["string","null"],"$ref":"common.schema.json#/$defs/job_id"},"clause":{"description":"The clause id at stake (spec/clauses.json), for example REC-1.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$","maxLength":16},"message":{"description":"What is wrong and what to do, 1 to 4096 bytes.","type":"string","minLength":1,"maxLength":4096,"maxBytes":4096},"field":{"description":"JSON pointer (RFC 6901) of the offending member of a record, \"\" for the whole record; at most 4096 bytes.","type":"string","maxLength":4096,"maxBytes":4096,"pattern":"^(/[^/]*)*$"},"errno":{"description":"The errno code (EACCES, EIO, ...) that refused the entry, for a finding about an entry the validator could not read (ENTRY_UNREADABLE).","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,31}$"}}};
 const pattern103 = new RegExp("^[A-Z][A-Z0-9_]{0,63}$", "u");
 const pattern105 = new RegExp("^[A-Z]+-[0-9]{1,3}$", "u");
 const pattern106 = new RegExp("^(/[^/]*)*$", "u");
+const pattern107 = new RegExp("^[A-Z][A-Z0-9_]{0,31}$", "u");
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11973,7 +11974,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "code") || (key0 === "severity")) || (key0 === "path")) || (key0 === "job_id")) || (key0 === "clause")) || (key0 === "message")) || (key0 === "field"))){
+if(!((((((((key0 === "code") || (key0 === "severity")) || (key0 === "path")) || (key0 === "job_id")) || (key0 === "clause")) || (key0 === "message")) || (key0 === "field")) || (key0 === "errno"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema169,data};
 if(vErrors === null){
 vErrors = [err6];
@@ -12233,6 +12234,31 @@ vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.errno !== undefined){
+let data7 = data.errno;
+if(typeof data7 === "string"){
+if(!pattern107.test(data7)){
+const err29 = {instancePath:instancePath+"/errno",schemaPath:"#/properties/errno/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]{0,31}$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]{0,31}$"+"\"",schema:"^[A-Z][A-Z0-9_]{0,31}$",parentSchema:schema169.properties.errno,data:data7};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/errno",schemaPath:"#/properties/errno/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.errno.type,parentSchema:schema169.properties.errno,data:data7};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -13051,11 +13077,11 @@ return errors === 0;
 }
 validate75.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const pattern112 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
-const pattern113 = new RegExp("^/[^\\u0000]*$", "u");
-const pattern114 = new RegExp("^FSJOB_", "u");
-const pattern117 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
-const pattern120 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
+const pattern113 = new RegExp("^[a-z0-9][a-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^/[^\\u0000]*$", "u");
+const pattern115 = new RegExp("^FSJOB_", "u");
+const pattern118 = new RegExp("^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$", "u");
+const pattern121 = new RegExp("^[a-z0-9][a-z0-9._/-]{0,63}$", "u");
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/request.schema.json" */;
@@ -13852,7 +13878,7 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!pattern112.test(data12)){
+if(!pattern113.test(data12)){
 const err48 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema177,data:data12};
 if(vErrors === null){
 vErrors = [err48];
@@ -13897,7 +13923,7 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!pattern113.test(data14)){
+if(!pattern114.test(data14)){
 const err52 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema179,data:data14};
 if(vErrors === null){
 vErrors = [err52];
@@ -13947,7 +13973,7 @@ const _errs60 = errors;
 const _errs61 = errors;
 const _errs62 = errors;
 if(typeof key3 === "string"){
-if(!pattern114.test(key3)){
+if(!pattern115.test(key3)){
 const err56 = {};
 if(vErrors === null){
 vErrors = [err56];
@@ -14158,7 +14184,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(!pattern117.test(data19)){
+if(!pattern118.test(data19)){
 const err73 = {instancePath:instancePath+"/stdin_base64",schemaPath:"#/properties/stdin_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema171.properties.stdin_base64,data:data19};
 if(vErrors === null){
 vErrors = [err73];
@@ -14805,7 +14831,7 @@ errors++;
 for(const key6 in data36){
 const _errs119 = errors;
 if(typeof key6 === "string"){
-if(!pattern120.test(key6)){
+if(!pattern121.test(key6)){
 const err128 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema192.propertyNames,data:key6,propertyName:key6};
 if(vErrors === null){
 vErrors = [err128];
@@ -16785,7 +16811,7 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(!pattern112.test(data18)){
+if(!pattern113.test(data18)){
 const err81 = {instancePath:instancePath+"/handler",schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema177,data:data18};
 if(vErrors === null){
 vErrors = [err81];
@@ -16830,7 +16856,7 @@ vErrors.push(err84);
 }
 errors++;
 }
-if(!pattern113.test(data20)){
+if(!pattern114.test(data20)){
 const err85 = {instancePath:instancePath+"/cwd",schemaPath:"common.schema.json#/$defs/cwd/pattern",keyword:"pattern",params:{pattern: "^/[^\\u0000]*$"},message:"must match pattern \""+"^/[^\\u0000]*$"+"\"",schema:"^/[^\\u0000]*$",parentSchema:schema179,data:data20};
 if(vErrors === null){
 vErrors = [err85];
@@ -16880,7 +16906,7 @@ const _errs80 = errors;
 const _errs81 = errors;
 const _errs82 = errors;
 if(typeof key5 === "string"){
-if(!pattern114.test(key5)){
+if(!pattern115.test(key5)){
 const err89 = {};
 if(vErrors === null){
 vErrors = [err89];
@@ -17685,7 +17711,7 @@ errors++;
 for(const key8 in data41){
 const _errs136 = errors;
 if(typeof key8 === "string"){
-if(!pattern120.test(key8)){
+if(!pattern121.test(key8)){
 const err156 = {instancePath:instancePath+"/labels",schemaPath:"common.schema.json#/$defs/labels/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._/-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._/-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._/-]{0,63}$",parentSchema:schema192.propertyNames,data:key8,propertyName:key8};
 if(vErrors === null){
 vErrors = [err156];
@@ -18335,7 +18361,7 @@ validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://fsjob.dev/schemas/v1/vector-case.schema.json","title":"fsjob conformance vector file","description":"One file of conformance/vectors/: cases of one record type, as data any language can run (conformance/vectors/README.md).","type":"object","required":["description","record_type","tests"],"additionalProperties":false,"properties":{"description":{"description":"What the file covers.","type":"string","minLength":1,"maxLength":1024},"record_type":{"description":"Record type every case is checked as (or \"request\" for the request form).","enum":["queue","spec","claim","exec","state","end","cancel","receipt","worker","hold","pause","release","request"]},"tests":{"description":"The cases: 1 to 10000.","type":"array","minItems":1,"maxItems":10000,"items":{"description":"A case.","type":"object","$ref":"#/$defs/test"}}},"$defs":{"test":{"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}}}};
 const schema238 = {"description":"One case: the bytes of a file (from exactly one of data, raw, raw_base64) and the verdict a reader must reach.","required":["description","clause","valid"],"additionalProperties":false,"properties":{"description":{"description":"What the case shows; unique within the file.","type":"string","minLength":1,"maxLength":1024},"clause":{"description":"The clause id the case exercises.","type":"string","pattern":"^[A-Z]+-[0-9]{1,3}$"},"data":{"description":"A JSON value; the file bytes are its compact serialization (REC-1) followed by a line feed."},"raw":{"description":"The exact file content as text, encoded in UTF-8 (for byte-level cases).","type":"string","maxLength":2097152},"raw_base64":{"description":"The exact file bytes in base64 (for bytes that are not UTF-8).","type":"string","maxLength":2796204,"$comment":"Four character classes, not one with {4}: the same language, but V8's backtracking engine keeps stack per repetition of a {4} group and overflows on 4 MB of base64.","pattern":"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},"file_name":{"description":"Path the file is stored under, relative to a queue root (for example jobs/<id>/claim.2.json); the case expects the name checks of REC-3 and REC-7. Absent: no name checks.","type":"string","minLength":1,"maxLength":1024,"pattern":"^[^/\\u0000][^\\u0000]*$"},"valid":{"description":"Whether a reader must accept the bytes.","type":"boolean"},"finding":{"description":"For an invalid case, the finding code a reader reports (src/records/findings.ts); absent for valid cases.","type":"string","pattern":"^[A-Z][A-Z0-9_]{0,63}$"}},"oneOf":[{"required":["data"]},{"required":["raw"]},{"required":["raw_base64"]}],"if":{"properties":{"valid":{"const":true}}},"then":{"not":{"required":["finding"]}}};
-const pattern149 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
+const pattern150 = new RegExp("^[^/\\u0000][^\\u0000]*$", "u");
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://fsjob.dev/schemas/v1/vector-case.schema.json" */;
@@ -18787,7 +18813,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern117.test(data8)){
+if(!pattern118.test(data8)){
 const err31 = {instancePath:instancePath+"/tests/" + i0+"/raw_base64",schemaPath:"#/$defs/test/properties/raw_base64/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$"+"\"",schema:"^(?:[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/])*(?:[A-Za-z0-9+/][A-Za-z0-9+/]==|[A-Za-z0-9+/][A-Za-z0-9+/][A-Za-z0-9+/]=)?$",parentSchema:schema238.properties.raw_base64,data:data8};
 if(vErrors === null){
 vErrors = [err31];
@@ -18832,7 +18858,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern149.test(data9)){
+if(!pattern150.test(data9)){
 const err35 = {instancePath:instancePath+"/tests/" + i0+"/file_name",schemaPath:"#/$defs/test/properties/file_name/pattern",keyword:"pattern",params:{pattern: "^[^/\\u0000][^\\u0000]*$"},message:"must match pattern \""+"^[^/\\u0000][^\\u0000]*$"+"\"",schema:"^[^/\\u0000][^\\u0000]*$",parentSchema:schema238.properties.file_name,data:data9};
 if(vErrors === null){
 vErrors = [err35];
@@ -20065,7 +20091,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!pattern112.test(data16)){
+if(!pattern113.test(data16)){
 const err44 = {instancePath:instancePath+"/handlers/" + i2,schemaPath:"common.schema.json#/$defs/handler/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,63}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,63}$",parentSchema:schema177,data:data16};
 if(vErrors === null){
 vErrors = [err44];
