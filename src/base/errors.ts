@@ -40,7 +40,11 @@ export interface FsjobErrorFields {
   clause?: string;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   errno?: string;
-  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  /**
+   * The member of a request or record that was refused, as a JSON pointer
+   * ("/env/FSJOB_X"); for an option a library call refused, the option
+   * within its options object ("/pollMs", "/queues/0").
+   */
   field?: string;
   /** Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished). */
   jobIds?: readonly string[];
@@ -74,7 +78,7 @@ export class FsjobError extends Error {
   readonly clause: string | undefined;
   /** The underlying errno code (ENOSPC, EACCES, ...) for code IO. */
   readonly errno: string | undefined;
-  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"). */
+  /** The member of a request or record that was refused, as a JSON pointer ("/env/FSJOB_X"), or the option of a call ("/pollMs"). */
   readonly field: string | undefined;
   /** Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished). */
   readonly jobIds: readonly string[] | undefined;

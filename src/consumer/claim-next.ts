@@ -7,7 +7,8 @@
  */
 import type { Queue } from '../model/queue.ts';
 import { beginOperation } from '../fs/safefs.ts';
-import { makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
+import { checkConsumerOptions, makeContext, openWith, type ConsumerOptions, type Context } from './context.ts';
+import { checkNullableString, checkStrings } from '../base/option-checks.ts';
 import { GIVE_BACK_DELAY } from './owner.ts';
 import { ClaimedJob } from './payload.ts';
 import { claimNextIn } from './select.ts';
@@ -22,7 +23,11 @@ export interface ClaimNextOptions extends ConsumerOptions {
 
 /** A claimed payload job ready to run, or null when none is claimable now. */
 export async function claimNext(queue: string | Queue, options: ClaimNextOptions = {}): Promise<ClaimedJob | null> {
-  const ctx = await makeContext(options, options.workerId ?? null);
+  // handlers as a string would match by substring (String.prototype.includes): refused with the other options.
+  checkConsumerOptions(options, 'claimNext');
+  checkStrings(options, 'claimNext', 'handlers');
+  checkNullableString(options, 'claimNext', 'workerId');
+  const ctx = await makeContext(options, options.workerId ?? null, 'claimNext');
   const q = await openWith(queue, ctx);
   // An operation (src/fs/flush.ts) from here until the claimed job's end is published.
   const operation = beginOperation();

@@ -7,6 +7,7 @@ import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { CANCEL_GRACE, LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, OUTPUT_MAX } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { checkDuration, checkFunction, checkInteger, checkMethods, checkOptionsObject, checkString, checkStrings } from '../base/option-checks.ts';
 import type { Finding } from '../records/findings.ts';
 import type { Identity } from '../model/identity.ts';
 import { selfIdentity } from '../model/identity.ts';
@@ -58,7 +59,11 @@ export interface ConsumerOptions {
   clock?: Clock;
   /** Filesystem seam passed to every safefs call (fault injection). @default node:fs/promises */
   fs?: SafeFsSeam;
-  /** Receives progress events. @default none */
+  /**
+   * Receives progress events, synchronously as they happen. A listener that
+   * throws, or an async one that rejects, is ignored: its failure never
+   * stops the consumer. @default none
+   */
   onEvent?: (event: ConsumerEvent) => void;
 }
 
@@ -109,19 +114,29 @@ export interface Context {
   emit: (event: ConsumerEvent) => void;
 }
 
-export async function makeContext(options: ConsumerOptions, workerId: string | null): Promise<Context> {
+/**
+ * ConsumerOptions as a JavaScript caller may pass them: each refusal is
+ * USAGE naming the option as its `field` (base/option-checks.ts). A Worker
+ * checks them when it is made; makeContext again for claimNext and recover.
+ */
+export function checkConsumerOptions(options: unknown, caller: string): void {
+  checkOptionsObject(options, caller);
+  if (options === undefined) return;
+  checkInteger(options, caller, 'leaseMs', LEASE_MIN, LEASE_MAX, 'LEASE-1');
+  checkStrings(options, caller, 'allow');
+  checkInteger(options, caller, 'maxOutputBytes', 0, Number.MAX_SAFE_INTEGER, 'EXEC-1');
+  checkDuration(options, caller, 'shutdownGraceMs', 0, true, 'WORKER-3');
+  checkString(options, caller, 'cgroup');
+  checkMethods(options, caller, 'clock', ['nowMs', 'sleep']);
+  checkMethods(options, caller, 'fs', ['open', 'link', 'rename', 'unlink', 'mkdir', 'rm']);
+  checkFunction(options, caller, 'onEvent');
+}
+
+export async function makeContext(options: ConsumerOptions, workerId: string | null, caller = 'claimNext/recover'): Promise<Context> {
+  checkConsumerOptions(options, caller);
   const leaseMs = options.leaseMs ?? LEASE_DEFAULT;
-  if (!Number.isInteger(leaseMs) || leaseMs < LEASE_MIN || leaseMs > LEASE_MAX) {
-    throw new FsjobError('USAGE', `lease ${leaseMs} ms is outside ${LEASE_MIN}..${LEASE_MAX} ms (LEASE-1)`, { clause: 'LEASE-1' });
-  }
   const maxOutputBytes = options.maxOutputBytes ?? OUTPUT_MAX;
-  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 0) {
-    throw new FsjobError('USAGE', `max output ${maxOutputBytes} is not a byte count (EXEC-1)`, { clause: 'EXEC-1' });
-  }
   const shutdownGraceMs = options.shutdownGraceMs ?? CANCEL_GRACE;
-  if (!(shutdownGraceMs >= 0) || (!Number.isSafeInteger(shutdownGraceMs) && shutdownGraceMs !== Number.POSITIVE_INFINITY)) {
-    throw new FsjobError('USAGE', `shutdown grace ${shutdownGraceMs} ms is not a duration (WORKER-3)`, { clause: 'WORKER-3' });
-  }
   const onEvent = options.onEvent;
   const clock = options.clock ?? systemClock;
   const cgroup = options.cgroup === undefined ? undefined : await openCgroupBase(options.cgroup);
@@ -139,12 +154,18 @@ export async function makeContext(options: ConsumerOptions, workerId: string | n
     leases: new LeaseWatch(clock),
     emit: (event) => {
       try {
-        onEvent?.(event);
+        // An async listener (its type, returning void, allows one) that rejects would be an unhandled rejection: a crash.
+        const returned: unknown = onEvent?.(event);
+        if (returned instanceof Promise) returned.catch(ignoreListenerFailure);
       } catch {
         // A listener's bug must not take the protocol down with it.
       }
     },
   };
+}
+
+function ignoreListenerFailure(): void {
+  // As a listener that throws: its failure is its own.
 }
 
 export function newWorkerId(): string {

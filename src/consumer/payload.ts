@@ -11,6 +11,8 @@ import { CANCEL_GRACE } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import { clipUtf8 } from '../base/text.ts';
+import { checkFreeJson } from '../records/json.ts';
+import { describe } from '../base/option-checks.ts';
 import type { JsonValue, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';
 import type { StopReason } from './command.ts';
@@ -33,8 +35,16 @@ export interface HandlerContext {
 }
 
 /**
- * A payload handler (PAYLOAD-1): resolves to the result (any JSON value, at most
- * 262144 bytes serialized) or throws to fail the attempt. Registered with `Worker.handle`.
+ * A payload handler (PAYLOAD-1): returns or resolves to the result, or throws
+ * (rejects) to fail the attempt (the receipt's message says what it threw).
+ * The result is JSON data as it is: null, a boolean, a finite number, a
+ * string, or arrays and plain objects of them (undefined is null; a member
+ * whose value is undefined is left out), at most 262144 bytes serialized.
+ * Anything else (a Date, a Map, NaN, a bigint, a function, a cycle) fails the
+ * attempt with a message that says where, rather than being changed on the
+ * way. A handler that never settles is stopped by the job's timeout_ms
+ * (EXEC-8): its signal aborts, and after kill_grace_ms the attempt ends
+ * timed out whether or not it settled. Registered with `Worker.handle`.
  */
 export type Handler = (ctx: HandlerContext) => unknown;
 
@@ -149,6 +159,9 @@ export class ClaimedJob {
 
   /** LEASE-1: renew now, with optional progress for state.<g>.json. */
   async heartbeat(progress?: string | null): Promise<void> {
+    if (progress !== undefined && progress !== null && typeof progress !== 'string') {
+      throw new FsjobError('USAGE', `heartbeat(progress): the progress must be text or null, not ${describe(progress)}`, { jobId: this.id });
+    }
     if (progress !== undefined) this.progressText = progress === null ? null : clipUtf8(progress);
     await this.control.renew();
   }
@@ -218,11 +231,15 @@ export class ClaimedJob {
 
   /** complete(), done before it returns where the receipt's publish is, else its promise. */
   completeSoon(value: { result?: unknown } = {}): Soon<RunOutcome> {
+    // A bare result (complete(42)) would otherwise succeed with result null.
+    if (typeof value !== 'object' || value === null) throw new FsjobError('USAGE', `complete() takes { result }, not ${describe(value)}`, { jobId: this.id });
     this.settle();
     const result = (value.result === undefined ? null : value.result) as JsonValue;
     let size: number;
     try {
-      size = Buffer.byteLength(JSON.stringify(result) ?? 'null');
+      // What the receipt's encoder would refuse (a Date, NaN, a Map, a function) fails the attempt here, with a receipt saying so, not the receipt.
+      checkFreeJson(result, 'result');
+      size = Buffer.byteLength(JSON.stringify(result));
     } catch (error) {
       return this.finishSoon(this.ending(false, `the handler's result is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }

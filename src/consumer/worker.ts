@@ -31,10 +31,11 @@
 import { CONSUME_RETRY_WAIT, renewInterval } from '../base/constants.ts';
 import { monotonicMs } from '../base/clock.ts';
 import { FsjobError } from '../base/errors.ts';
-import type { Queue } from '../model/queue.ts';
+import { checkBoolean, checkChoice, checkInstance, checkInteger, describe } from '../base/option-checks.ts';
+import { assertQueue, type Queue } from '../model/queue.ts';
 import { beginOperation, removeTree } from '../fs/safefs.ts';
 import type { ClaimPolicy, RunTicket } from './claim.ts';
-import { makeContext, newWorkerId, openServed, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
+import { checkConsumerOptions, makeContext, newWorkerId, openServed, type ConsumerEvent, type ConsumerOptions, type Context } from './context.ts';
 import { Guardian } from './guardian.ts';
 import { Spawner } from './spawner.ts';
 import { CommandSupport } from './command-support.ts';
@@ -59,7 +60,14 @@ export type WorkerMode = 'serve' | 'drain' | 'once';
 export interface WorkerOptions extends ConsumerOptions {
   /** Queue roots (or opened queues) to serve, round-robin. */
   queues: readonly (string | Queue)[];
-  /** Jobs run at once, 1 to 1024 (CLAIM-8). @default 1 */
+  /**
+   * Jobs run at once, 1 to 1024 (CLAIM-8). Every fsync of a job holds one
+   * of libuv's pool threads (UV_THREADPOOL_SIZE, 4 unless the environment
+   * of the process sets it before it starts: no library code can size it),
+   * so a Worker running more than 4 jobs wants UV_THREADPOOL_SIZE of about
+   * its concurrency (up to 16; `fsjob work` sets it so itself).
+   * @default 1
+   */
   concurrency?: number;
   /**
    * 'serve': until stop(); 'drain': until no job remains that this worker can
@@ -69,7 +77,11 @@ export interface WorkerOptions extends ConsumerOptions {
   mode?: WorkerMode;
   /** Run command jobs (false: payload jobs only). @default true */
   commands?: boolean;
-  /** Longest wait between two scans when no event arrives. @default 1000 */
+  /**
+   * Longest wait in ms between two scans when no event arrives, 1 or more;
+   * more than 1000 waits 1000 (a missed watch event is seen within a second).
+   * @default 1000
+   */
   pollMs?: number;
   /** The guardian (WORKER-2). @default a new Guardian */
   guardian?: Guardian;
@@ -103,7 +115,20 @@ const FAILURE_PAUSE = 600_000;
  * to `concurrency` at once, command jobs as process groups and payload jobs
  * through the handlers given to `handle()`, and publishes exactly one receipt
  * per job. `run()` resolves with a summary when the mode says it is done;
- * `stop()` ends it gracefully (WORKER-3).
+ * `stop()` ends it gracefully (WORKER-3), `stopNow()` at once. The options
+ * are checked here: a wrong one throws USAGE with the option as `field`.
+ *
+ *   const worker = new Worker({ queues: ['/srv/q'], concurrency: 4, onEvent: (e) => log(e) });
+ *   worker.handle('resize', async ({ payload, signal }) => resize(payload, signal));
+ *   process.once('SIGTERM', () => {
+ *     worker.stop('SIGTERM');                            // no new claims; running jobs get shutdownGraceMs
+ *     process.once('SIGTERM', () => worker.stopNow());   // a second one stops them at once
+ *   });
+ *   const summary = await worker.run();                  // resolves once the running jobs ended
+ *
+ * After `run()` settles the Worker holds no timer, watcher or child process
+ * (the guardian and the spawner have exited): a program with nothing else to
+ * do exits.
  */
 export class Worker {
   readonly id: string;
@@ -145,11 +170,8 @@ export class Worker {
   private readonly scans = new ScanBackoff();
 
   constructor(options: WorkerOptions) {
-    if (options.queues.length === 0) throw new FsjobError('USAGE', 'a worker needs at least one queue');
+    checkWorkerOptions(options);
     const concurrency = options.concurrency ?? 1;
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > CONCURRENCY_MAX) {
-      throw new FsjobError('USAGE', `concurrency ${concurrency} is outside 1..${CONCURRENCY_MAX}`, { clause: 'CLAIM-8' });
-    }
     this.options = options;
     this.id = newWorkerId();
     this.concurrency = concurrency;
@@ -162,7 +184,10 @@ export class Worker {
 
   /** Registers an in-process handler for payload jobs (PAYLOAD-1). */
   handle(name: string, handler: Handler): this {
-    if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) throw new FsjobError('USAGE', `handler name ${JSON.stringify(name)} does not match ^[a-z0-9][a-z0-9._-]{0,63}$ (SPEC-1)`);
+    if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) {
+      throw new FsjobError('USAGE', `handler name ${typeof name === 'string' ? JSON.stringify(name) : describe(name)} does not match ^[a-z0-9][a-z0-9._-]{0,63}$ (SPEC-1)`, { clause: 'SPEC-1' });
+    }
+    if (typeof handler !== 'function') throw new FsjobError('USAGE', `the handler of ${JSON.stringify(name)} must be a function, not ${describe(handler)}`);
     this.handlers.set(name, handler);
     return this;
   }
@@ -173,6 +198,7 @@ export class Worker {
    * `reason` is what the shutdown events say ("SIGTERM"). Idempotent.
    */
   stop(reason?: string): void {
+    if (reason !== undefined && typeof reason !== 'string') throw new FsjobError('USAGE', `Worker.stop(reason): the reason must be a string ("SIGTERM"), not ${describe(reason)}`);
     if (!this.stopping && reason !== undefined) this.stopReason = reason;
     this.stopping = true;
     this.wakeup.wake();
@@ -195,7 +221,7 @@ export class Worker {
     if (this.started) throw new FsjobError('USAGE', 'a Worker runs once; create a new one');
     this.started = true;
     const user = this.options.onEvent;
-    this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id);
+    this.ctx = await makeContext({ ...this.options, onEvent: (event) => this.tally(event, user) }, this.id, CALLER);
     const ctx = this.ctx;
     this.startedMs = ctx.clock.nowMs();
     const hooks = { wake: () => this.wakeup.wake(), free: () => this.busy() < this.concurrency, stopping: () => this.stopping };
@@ -226,11 +252,12 @@ export class Worker {
     return this.summary;
   }
 
-  private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => void) | undefined): void {
+  /** Counts the event, then hands it to the user's listener; what that returns (a promise of an async one) goes back to the context's emit, which catches it. */
+  private tally(event: ConsumerEvent, user: ((event: ConsumerEvent) => unknown) | undefined): unknown {
     tally(this.summary, event);
     // READY-2 removed its entry.
     if (event.type === 'finished') for (const slot of this.slots) if (slot.queue.root === event.queue) slot.view.finished(event.job_id);
-    user?.(event);
+    return user?.(event);
   }
 
   private filterFor(slot: QueueSlot, ctx: Context): SelectFilter {
@@ -493,6 +520,32 @@ export class Worker {
     }
     await this.commands?.close();
   }
+}
+
+const CALLER = 'new Worker';
+
+/** WorkerOptions as a JavaScript caller may pass them: USAGE naming the option (its `field`) for what would otherwise fail deep inside or take a default silently. */
+function checkWorkerOptions(options: WorkerOptions): void {
+  if (typeof options !== 'object' || options === null) throw new FsjobError('USAGE', `new Worker takes an options object ({ queues: [...] }), not ${describe(options)}`);
+  checkConsumerOptions(options, CALLER);
+  const queues: unknown = options.queues;
+  // A string is iterable too: its characters would be opened as queues.
+  if (!Array.isArray(queues)) throw new FsjobError('USAGE', `new Worker: option queues must be an array of queue roots or opened queues, not ${describe(queues)}`, { field: '/queues' });
+  if (queues.length === 0) throw new FsjobError('USAGE', 'new Worker: option queues is empty; a worker needs at least one queue', { field: '/queues' });
+  queues.forEach((queue: unknown, index) => {
+    if (typeof queue === 'string' && queue !== '') return;
+    try {
+      assertQueue(queue, `new Worker's queues[${index}]`);
+    } catch (error) {
+      throw new FsjobError('USAGE', `new Worker: queues[${index}] must be a queue root (a path) or an opened Queue, not ${describe(queue)}`, { field: `/queues/${index}`, cause: error });
+    }
+  });
+  checkInteger(options, CALLER, 'concurrency', 1, CONCURRENCY_MAX, 'CLAIM-8');
+  checkChoice(options, CALLER, 'mode', ['serve', 'drain', 'once']);
+  checkBoolean(options, CALLER, 'commands');
+  checkInteger(options, CALLER, 'pollMs', 1, Number.MAX_SAFE_INTEGER);
+  checkInstance(options, CALLER, 'guardian', Guardian, 'a Guardian');
+  checkInstance(options, CALLER, 'spawner', Spawner, 'a Spawner');
 }
 
 function key(slot: QueueSlot, id: string): string {

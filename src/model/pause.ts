@@ -7,6 +7,7 @@
  * nothing; resuming removes it, the only removal PUB-10 allows for it.
  */
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { checkMethods, checkOptionsObject, describe } from '../base/option-checks.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
 import { PROTOCOL_VERSION } from '../base/constants.ts';
@@ -16,8 +17,9 @@ import { encodeRecord, readRecord, type PauseRecord } from '../records/codec.ts'
 import type { Finding } from '../records/findings.ts';
 import { selfIdentity } from './identity.ts';
 import { PAUSE_RECORD } from './layout.ts';
-import type { Queue } from './queue.ts';
+import { assertQueue, type Queue } from './queue.ts';
 
+/** Whether a queue is paused (PAUSE-1), and by which record. */
 export type PauseState =
   | { paused: false }
   /** `record` is null when the entry is not a valid pause record: the queue is paused all the same. */
@@ -25,6 +27,7 @@ export type PauseState =
 
 /** PAUSE-1: one lstat of the root's pause.json (never followed); the record is read only when it is there. */
 export async function pauseState(queue: Queue): Promise<PauseState> {
+  assertQueue(queue, 'pauseState');
   const file = queue.paths.pauseRecord();
   if (!(await entryPresent(file, queue.fsOptions))) return { paused: false };
   try {
@@ -44,6 +47,7 @@ export function isPaused(queue: Queue): boolean {
   return entryPresentNow(queue.paths.pauseRecord(), queue.fsOptions);
 }
 
+/** Options of `pauseQueue`. */
 export interface PauseOptions {
   /** Why, for people (at most 1024 bytes). @default null */
   reason?: string | null;
@@ -57,6 +61,12 @@ export interface PauseOptions {
  * by the record returned, or by an entry that is not a valid record: null).
  */
 export async function pauseQueue(queue: Queue, options: PauseOptions = {}): Promise<{ published: boolean; record: PauseRecord | null }> {
+  assertQueue(queue, 'pauseQueue');
+  checkOptionsObject(options, 'pauseQueue');
+  checkMethods(options, 'pauseQueue', 'clock', ['nowMs', 'sleep']);
+  if (options.reason !== undefined && options.reason !== null && typeof options.reason !== 'string') {
+    throw new FsjobError('USAGE', `pauseQueue: option reason must be a string or null, not ${describe(options.reason)}`, { field: '/reason' });
+  }
   const record: PauseRecord = {
     fsjob: PROTOCOL_VERSION,
     type: 'pause',
@@ -88,5 +98,6 @@ export async function pauseQueue(queue: Queue, options: PauseOptions = {}): Prom
 
 /** Removes pause.json (PUB-10): consumers claim again at their next scan. Resolves to whether the queue was paused. */
 export async function resumeQueue(queue: Queue): Promise<boolean> {
+  assertQueue(queue, 'resumeQueue');
   return removeTree(queue.paths.pauseRecord(), queue.fsOptions);
 }

@@ -8,6 +8,7 @@
  * points: if the claim is lost, the process that won it is the owner and sees
  * the request (CLAIM-6.2); a running job's owner acts on it (CANCEL-3).
  */
+import { checkBoolean, checkMethods, checkNullableString, checkOptionsObject } from '../base/option-checks.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { Generation, publishClaim } from '../model/generation.ts';
 import { attemptsUsed, listJob, readJobRecord, type JobFiles } from '../model/job.ts';
@@ -85,6 +86,10 @@ async function refuseFinished(queue: Queue, files: JobFiles): Promise<void> {
  */
 export async function cancel(queue: Queue, id: string, options: CancelOptions = {}): Promise<CancelResult> {
   assertQueue(queue, 'cancel');
+  checkOptionsObject(options, 'cancel');
+  checkBoolean(options, 'cancel', 'force');
+  checkNullableString(options, 'cancel', 'reason');
+  checkMethods(options, 'cancel', 'clock', ['nowMs', 'sleep']);
   const clock = options.clock ?? systemClock;
   const force = options.force ?? false;
   const record: CancelResult['record'] = force ? 'cancel-force.json' : 'cancel.json';

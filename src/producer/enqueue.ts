@@ -20,7 +20,7 @@ import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { Clock } from '../base/clock.ts';
 import { monotonicMs, systemClock } from '../base/clock.ts';
 import { newJobIdStamp } from './id.ts';
-import { normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
+import { checkNormalizeOptions, normalizeChecked, normalizeRequest, parseRequest, specFromRequest, type NormalizeOptions, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
 import { enqueueNow, stagingTaken, writeDataFileNow } from './enqueue-now.ts';
 import type { Pending } from './pending.ts';
@@ -454,6 +454,7 @@ async function unstage(queue: Queue, staging: string | undefined, readyEntry: st
  */
 export async function enqueue(queue: Queue, request: JobRequest | Uint8Array, options: EnqueueOptions = {}): Promise<Enqueued> {
   assertQueue(queue, 'enqueue');
+  checkNormalizeOptions(options, 'enqueue');
   // Bytes are a request file's content (REQ-1): checked as the validator checks them.
   const normalized =
     request instanceof Uint8Array ? normalizeChecked(parseRequest(request, { source: options.source ?? 'the request' }), options) : normalizeRequest(request, options);

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { checkBoolean, checkCount, checkDuration, checkFunction, checkMethods, checkOptionsObject, checkStrings } from '../base/option-checks.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { isJobId, tmpEntryJobId } from '../model/layout.ts';
 import { staleReadyEntries } from '../model/ready.ts';
@@ -210,12 +211,18 @@ async function staleTemps(queue: Queue, now: number): Promise<string[]> {
  */
 export async function gc(queue: Queue, options: GcOptions = {}): Promise<GcResult> {
   assertQueue(queue, 'gc');
+  // Checked as a JavaScript caller may pass them (base/option-checks.ts): gc removes jobs, so nothing is guessed.
+  checkOptionsObject(options, 'gc');
+  checkCount(options, 'gc', 'keep', 0, false);
+  checkDuration(options, 'gc', 'olderThanMs', 0, false);
+  checkBoolean(options, 'gc', 'dryRun');
+  checkStrings(options, 'gc', 'ids');
+  checkMethods(options, 'gc', 'clock', ['nowMs', 'sleep']);
+  checkFunction(options, 'gc', 'onProgress');
   const clock = options.clock ?? systemClock;
   const keep = options.keep ?? 0;
   const olderThanMs = options.olderThanMs ?? 0;
   const dryRun = options.dryRun ?? false;
-  if (!Number.isSafeInteger(keep) || keep < 0) throw new FsjobError('USAGE', `keep must be a whole number of jobs, 0 or more; got ${keep}`);
-  if (!Number.isFinite(olderThanMs) || olderThanMs < 0) throw new FsjobError('USAGE', `olderThanMs must be 0 or more; got ${olderThanMs}`);
   const now = clock.nowMs();
 
   const { finished, skipped, failed } = await finishedJobs(queue, options.ids, options.onProgress);

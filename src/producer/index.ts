@@ -48,6 +48,7 @@ export { waitForMany, summaryExitCode, type ManyWaitOptions, type ManyWaitResult
 export { unfinishedJobs, matchesSelection, type JobSelection } from './selection.ts';
 export { gc, type GcOptions, type GcProgress, type GcResult } from './gc.ts';
 export { retry, RETRY_OF_LABEL, type RetryOptions } from './retry.ts';
+export { pauseQueue, resumeQueue, pauseState, type PauseOptions, type PauseState } from '../model/pause.ts';
 export { initQueue, openQueue, defaultQueuePath, type InitializedQueue, type Queue, type QueueOptions } from '../model/queue.ts';
 export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';
 /** Every record type (spec/records.md) and the request form (spec/spec-record.md), as the schemas define them. */

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { displayText, type RecordText } from '../records/bytes.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { jobIdOfDirName } from '../records/names.ts';
+import { checkChoice, checkCount, checkFunction, checkMethods, checkOptionsObject, checkStringRecord, checkStrings } from '../base/option-checks.ts';
 import { attemptsUsed, deriveStatus, executionState, lastRenewalMs, listJob, readGenRecord, readJobRecord, type JobFiles, type JobStatus, type JobStatusView } from '../model/job.ts';
 import { listDir, statEntry } from '../fs/safefs.ts';
 import { readRecord, type ClaimRecord, type EndRecord, type ExecRecord, type ReceiptRecord, type SpecRecord, type StateRecord, type WorkerRecord } from '../records/codec.ts';
@@ -97,6 +98,8 @@ async function readGen<K extends 'claim' | 'exec' | 'state' | 'end'>(queue: Queu
 /** Everything known about one job (LAYOUT-5): its spec, derived status, every generation, the receipt, attempts and outputs. */
 export async function jobStatus(queue: Queue, id: string, options: ReadOptions = {}): Promise<JobReport> {
   assertQueue(queue, 'jobStatus');
+  checkOptionsObject(options, 'jobStatus');
+  checkMethods(options, 'jobStatus', 'clock', ['nowMs', 'sleep']);
   const files = await findJob(queue, id);
   const findings: Finding[] = [];
   let spec: SpecRecord | null = null;
@@ -196,6 +199,12 @@ export type JobSort = 'age' | 'priority' | 'duration';
 
 /** How a finished job ended: the `outcome` of its receipt. */
 export type Outcome = ReceiptRecord['outcome'];
+
+/** Every JobStatus and every Outcome, for listJobs' check of its filters; the `satisfies` lines fail to compile when a member is missing. */
+const JOB_STATUSES = ['queued', 'held', 'blocked', 'delayed', 'retrying', 'claimed', 'running', 'cancelling', 'expired', 'orphaned', 'finished', 'damaged'] as const;
+const RECEIPT_OUTCOMES = ['succeeded', 'failed', 'timed_out', 'expired', 'cancelled', 'force_stopped', 'lost', 'rejected'] as const;
+true satisfies [Exclude<JobStatus, (typeof JOB_STATUSES)[number]>] extends [never] ? true : false;
+true satisfies [Exclude<Outcome, (typeof RECEIPT_OUTCOMES)[number]>] extends [never] ? true : false;
 
 /** Options of `listJobs`. */
 export interface ListOptions extends ReadOptions {
@@ -382,6 +391,15 @@ async function startedOf(queue: Queue, files: JobFiles, view: JobStatusView): Pr
  */
 export async function listJobs(queue: Queue, options: ListOptions = {}): Promise<JobList> {
   assertQueue(queue, 'listJobs');
+  checkOptionsObject(options, 'listJobs');
+  checkCount(options, 'listJobs', 'limit', 0, true);
+  checkStrings(options, 'listJobs', 'statuses', JOB_STATUSES);
+  checkStrings(options, 'listJobs', 'outcomes', RECEIPT_OUTCOMES);
+  checkStringRecord(options, 'listJobs', 'labels');
+  checkChoice(options, 'listJobs', 'sort', ['age', 'priority', 'duration']);
+  if (typeof options.counts !== 'boolean') checkCount(options, 'listJobs', 'counts', 0, false);
+  checkFunction(options, 'listJobs', 'onProgress');
+  checkMethods(options, 'listJobs', 'clock', ['nowMs', 'sleep']);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const wantedStatuses = options.statuses === undefined ? undefined : new Set<string>(options.statuses);
   const wantedOutcomes = options.outcomes === undefined ? undefined : new Set<string>(options.outcomes);

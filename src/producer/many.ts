@@ -15,14 +15,15 @@
  * jobs/ returned (ENQ-4). A bad item yields an error and stops no other;
  * errors that are not FsjobErrors (bugs) propagate.
  */
-import { isFsjobError, type FsjobError } from '../base/errors.ts';
+import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { checkFunction, describe } from '../base/option-checks.ts';
 import { beginOperation } from '../fs/safefs.ts';
 import { selfIdentity, type Identity } from '../model/identity.ts';
 import { assertQueue, type Queue } from '../model/queue.ts';
 import type { JobRequest, SpecRecord } from '../records/codec.ts';
 import { holdIndexPublish, makeDurable, prepare, stage, type EnqueueOptions } from './enqueue.ts';
 import type { Pending } from './pending.ts';
-import { normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
+import { checkNormalizeOptions, normalizeChecked, normalizeRequest, parseRequest, type NormalizedRequest } from './request.ts';
 import { plainPayload } from '../records/raw-json.ts';
 
 /**
@@ -57,6 +58,10 @@ export interface ManyOptions extends EnqueueOptions {
  */
 export async function enqueueBatch(queue: Queue, lines: Iterable<string> | AsyncIterable<string>, options: BatchOptions = {}): Promise<BatchResult[]> {
   assertQueue(queue, 'enqueueBatch');
+  checkManyOptions(options, 'enqueueBatch');
+  // A string is iterable too, by characters: take it as the text of the lines, as its type allows it.
+  if (typeof lines === 'string') lines = lines.split('\n');
+  else if (!isIterable(lines)) throw new FsjobError('USAGE', `enqueueBatch takes the lines (an array, an iterable or async iterable of strings, or one string of lines), not ${describe(lines)}`);
   async function* numbered(): AsyncGenerator<{ n: number; text: string }> {
     let line = 0;
     for await (const text of lines) {
@@ -85,6 +90,8 @@ export async function enqueueBatch(queue: Queue, lines: Iterable<string> | Async
  */
 export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> | AsyncIterable<JobRequest>, options: ManyOptions = {}): Promise<ManyResult[]> {
   assertQueue(queue, 'enqueueMany');
+  checkManyOptions(options, 'enqueueMany');
+  if (!isIterable(requests)) throw new FsjobError('USAGE', `enqueueMany takes the requests (an array, an iterable or async iterable), not ${describe(requests)}`);
   async function* indexed(): AsyncGenerator<{ n: number; request: JobRequest }> {
     let index = 0;
     for await (const request of requests) yield { n: index++, request };
@@ -99,6 +106,16 @@ export async function enqueueMany(queue: Queue, requests: Iterable<JobRequest> |
     ({ n }, job) => ('error' in job ? { index: n, error: job.error } : { index: n, id: job.id, spec: plainPayload(job.spec) }),
     options.onResult,
   );
+}
+
+/** The options of enqueueMany and enqueueBatch: those of enqueue, and onResult. */
+function checkManyOptions(options: unknown, caller: string): void {
+  checkNormalizeOptions(options, caller);
+  if (options !== undefined) checkFunction(options as object, caller, 'onResult');
+}
+
+function isIterable(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (Symbol.iterator in value || Symbol.asyncIterator in value);
 }
 
 type Outcome = { id: string; spec: SpecRecord } | { error: FsjobError };

@@ -8,6 +8,7 @@
  * satisfied); otherwise the job waits gated for its dependencies, and a
  * consumer opens its gate when they are (AFTER-4).
  */
+import { checkMethods, checkOptionsObject, checkString, checkStringRecord, describe } from '../base/option-checks.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import type { Clock } from '../base/clock.ts';
 import { systemClock } from '../base/clock.ts';
@@ -57,12 +58,19 @@ async function specOf(queue: Queue, files: JobFiles, id: string) {
   return spec;
 }
 
+/** ReleaseOptions as a JavaScript caller may pass them (base/option-checks.ts). */
+function checkReleaseOptions(options: unknown, caller: string): void {
+  checkOptionsObject(options, caller);
+  if (options !== undefined) checkMethods(options, caller, 'clock', ['nowMs', 'sleep']);
+}
+
 /**
  * HOLD-2: release the held job `id`. Throws NOT_FOUND for no such job,
  * FINISHED for a finished one, NOT_HELD for a job that was never held.
  */
 export async function release(queue: Queue, id: string, options: ReleaseOptions = {}): Promise<ReleaseResult> {
   assertQueue(queue, 'release');
+  checkReleaseOptions(options, 'release');
   const clock = options.clock ?? systemClock;
   let files = await findJob(queue, id);
   const spec = await specOf(queue, files, id);
@@ -111,6 +119,10 @@ export interface ReleaseSelection {
  */
 export async function releaseWhere(queue: Queue, selection: ReleaseSelection, options: ReleaseOptions = {}): Promise<ReleaseResult[]> {
   assertQueue(queue, 'releaseWhere');
+  checkReleaseOptions(options, 'releaseWhere');
+  if (typeof selection !== 'object' || selection === null) throw new FsjobError('USAGE', `releaseWhere takes a selection ({ lane } or { labels }), not ${describe(selection)}`);
+  checkString(selection, 'releaseWhere', 'lane');
+  checkStringRecord(selection, 'releaseWhere', 'labels');
   if (selection.lane === undefined && (selection.labels === undefined || Object.keys(selection.labels).length === 0)) {
     throw new FsjobError('USAGE', 'say which held jobs to release: ids, a lane, or labels');
   }

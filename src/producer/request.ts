@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { checkBytes, checkFunction, checkMethods, checkOptionsObject, checkString } from '../base/option-checks.ts';
 import { FsjobError } from '../base/errors.ts';
 import type { Finding } from '../records/findings.ts';
 import { inspectRecord, type JobRequest, type JsonValue, type SpecRecord } from '../records/codec.ts';
@@ -45,6 +46,21 @@ export interface NormalizeOptions {
    * The pointer is the error's `field` either way.
    */
   nameField?: (field: string) => string | undefined;
+}
+
+/**
+ * NormalizeOptions (and EnqueueOptions, which adds `clock`) as a JavaScript
+ * caller may pass them (base/option-checks.ts): a cwd that is not a string,
+ * or stdin given as a string, would fail deep inside as a TypeError.
+ */
+export function checkNormalizeOptions(options: unknown, caller: string): void {
+  checkOptionsObject(options, caller);
+  if (options === undefined) return;
+  checkString(options, caller, 'cwd');
+  checkBytes(options, caller, 'stdin');
+  checkString(options, caller, 'source');
+  checkFunction(options, caller, 'nameField');
+  checkMethods(options, caller, 'clock', ['nowMs', 'sleep']);
 }
 
 /**
@@ -190,6 +206,7 @@ function illFormedMember(request: object): string | undefined {
  * into the spec (VER-4: a writer writes only members it defines).
  */
 export function normalizeRequest(request: unknown, options: NormalizeOptions = {}): NormalizedRequest {
+  checkNormalizeOptions(options, 'normalizeRequest');
   const source = options.source ?? 'the request';
   return normalizeChecked(plainRequest(request) ?? checkRequestValue(request, source, options.nameField), options);
 }

@@ -8,6 +8,7 @@
  * payload as written, REQ-2) and so is the stdin file, byte for byte; what belongs to the old job (its id,
  * created_ms, producer, a past not-before instant, a hold) is not.
  */
+import { checkBoolean, checkMethods, checkOptionsObject } from '../base/option-checks.ts';
 import { createHash } from 'node:crypto';
 import { STDIN_MAX } from '../base/constants.ts';
 import { FsjobError } from '../base/errors.ts';
@@ -46,6 +47,9 @@ export interface RetryOptions extends Pick<EnqueueOptions, 'clock'> {
  */
 export async function retry(queue: Queue, id: string, options: RetryOptions = {}): Promise<Enqueued> {
   assertQueue(queue, 'retry');
+  checkOptionsObject(options, 'retry');
+  checkBoolean(options, 'retry', 'unfinished');
+  checkMethods(options, 'retry', 'clock', ['nowMs', 'sleep']);
   const files = await findJob(queue, id);
   // A receipt.json that is not this job's valid receipt (a hard link to another job's) leaves the job
   // damaged, not finished: refused as wait and validate refuse it.

@@ -21,7 +21,8 @@ import { assertQueue, locateJob, type Queue } from '../model/queue.ts';
 import type { ReceiptRecord } from '../records/codec.ts';
 import { systemClock } from '../base/clock.ts';
 import { noticeUnserved } from './service-notice.ts';
-import { receiptOf, throwIfAborted, Waker, WAIT_POLL_MS, type WaitOptions } from './watch.ts';
+import { checkWaitOptions, receiptOf, throwIfAborted, Waker, WAIT_POLL_MS, type WaitOptions } from './watch.ts';
+import { checkFunction, checkInteger } from '../base/option-checks.ts';
 
 /** Pending jobs looked at per millisecond between two sweeps: the waiter's share of a core stays small however many jobs it waits for. */
 const SWEEP_JOBS_PER_MS = 20;
@@ -112,6 +113,10 @@ async function indexedIds(queue: Queue): Promise<Set<string> | undefined> {
  */
 export async function waitForMany(queue: Queue, ids: readonly string[], options: ManyWaitOptions = {}): Promise<ManyWaitResult> {
   assertQueue(queue, 'waitForMany');
+  checkWaitOptions(options, 'waitForMany');
+  checkFunction(options, 'waitForMany', 'onReceipt');
+  checkInteger(options, 'waitForMany', 'fullSweepMs', 1, Number.MAX_SAFE_INTEGER);
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new FsjobError('USAGE', 'waitForMany takes an array of job ids');
   const clock = options.clock ?? systemClock;
   const pollMs = options.pollMs ?? WAIT_POLL_MS;
   const order = [...new Set(ids)];

@@ -7,6 +7,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
+import { checkBoolean, checkChoice, checkDuration, checkInteger, checkMethods, checkOptionsObject, checkSignal, describe } from '../base/option-checks.ts';
 import { OUTPUT_MAX } from '../base/constants.ts';
 import { listJob, readJobRecord, type JobFiles } from '../model/job.ts';
 import { gapOffset, outputKeepOf, type OutputKeep } from '../model/output-keep.ts';
@@ -129,6 +130,20 @@ export interface WaitOptions {
   unservedNotice?: ((line: string) => void) | false;
 }
 
+/** WaitOptions as a JavaScript caller may pass them (base/option-checks.ts): a string timeout would otherwise wait for ever, a string signal crash a timer. */
+export function checkWaitOptions(options: unknown, caller: string): void {
+  checkOptionsObject(options, caller);
+  if (options === undefined) return;
+  checkDuration(options, caller, 'timeoutMs', 0, true);
+  checkSignal(options, caller, 'signal');
+  checkInteger(options, caller, 'pollMs', 1, Number.MAX_SAFE_INTEGER);
+  checkMethods(options, caller, 'clock', ['nowMs', 'sleep']);
+  const notice = (options as WaitOptions).unservedNotice;
+  if (notice !== undefined && notice !== false && typeof notice !== 'function') {
+    throw new FsjobError('USAGE', `${caller}: option unservedNotice must be a function or false, not ${describe(notice)}`, { field: '/unservedNotice' });
+  }
+}
+
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw signal.reason ?? new Error('aborted');
 }
@@ -141,6 +156,7 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
  */
 export async function waitFor(queue: Queue, id: string, options: WaitOptions = {}): Promise<ReceiptRecord> {
   assertQueue(queue, 'waitFor');
+  checkWaitOptions(options, 'waitFor');
   const clock = options.clock ?? systemClock;
   const pollMs = options.pollMs ?? WAIT_POLL_MS;
   const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.nowMs() + options.timeoutMs;
@@ -230,6 +246,12 @@ async function outputGen(queue: Queue, files: JobFiles, stream: 'stdout' | 'stde
  */
 export async function* readLogs(queue: Queue, id: string, options: LogOptions = {}): AsyncGenerator<LogChunk> {
   assertQueue(queue, 'readLogs');
+  checkOptionsObject(options, 'readLogs');
+  checkChoice(options, 'readLogs', 'stream', ['stdout', 'stderr']);
+  checkBoolean(options, 'readLogs', 'follow');
+  checkBoolean(options, 'readLogs', 'gaps');
+  checkSignal(options, 'readLogs', 'signal');
+  checkInteger(options, 'readLogs', 'pollMs', 1, Number.MAX_SAFE_INTEGER);
   const stream = options.stream ?? 'stdout';
   const pollMs = options.pollMs ?? WAIT_POLL_MS;
   let files = await findJob(queue, id);

@@ -52,3 +52,5 @@ export {
 } from './schemas.ts';
 export { PROTOCOL_VERSION, RECORD_MAX, REQUEST_MAX } from '../base/constants.ts';
 export { FINDING_CODES, hasErrors, isFindingCode, type Finding, type FindingCode, type Severity } from './findings.ts';
+// encodeRecord, readRecord and serializeRecord throw it (INVALID_RECORD, TOO_LARGE, ...): a program that uses this entry alone catches it from here.
+export { FsjobError, isFsjobError, ERROR_CODES, type FsjobErrorCode, type FsjobErrorFields } from '../base/errors.ts';

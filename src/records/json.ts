@@ -476,6 +476,18 @@ export function serializeRecord(value: unknown): Buffer {
   return recordBytes(text);
 }
 
+/**
+ * Whether `value` can be a record's payload or result as it is (REC-1):
+ * throws INVALID_RECORD, naming the place below `member`, for what has no
+ * JSON form (a function, a symbol, a bigint, NaN, a Date, a Map, a cycle).
+ * A payload handler's result is checked with it before its receipt is
+ * built, so a result the receipt cannot hold fails the attempt instead of
+ * leaving it without one.
+ */
+export function checkFreeJson(value: unknown, member: string): void {
+  checkSerializable(value, [member], 1, true);
+}
+
 /** The text and its line feed, within RECORD_MAX (REC-2). */
 function recordBytes(text: string): Buffer {
   const bytes = Buffer.from(`${text}\n`, 'utf8');

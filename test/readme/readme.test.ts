@@ -60,6 +60,7 @@ const BLOCKS: Record<string, How> = {
   'systemd-unit': { systemd: true },
   // Also compiled as strict TypeScript by test/package/install.test.ts.
   'node-example': { run: 'node', expect: /^succeeded 0 \{ resized: \{ path: 'a\.png', width: 640 \}, aborted: false \}$/m },
+  'node-service': { run: 'node', expect: /^succeeded 640 failed handler failed: disk full\nUSAGE \/concurrency\n1 1$/m },
   validate: { run: 'bash', setup: 'fsjob init -q ~/jobs', needs: ['jq'], expect: /^0 jobs, 0 errors, 0 warnings, 0 infos$/m },
   conformance: { notRun: 'minutes each: test/conformance/reference.test.ts, test/conformance/sh.test.ts and test/python/python.test.ts run the suite against the three implementations, test/cli/report-file.test.ts its --output' },
   'long-runs': { notRun: 'the long runs behind flags, minutes to hours each; npm test runs their short versions (test/battery/, test/conformance/)' },
