@@ -59,6 +59,11 @@ function byNumber(a: number, b: number): number {
   return a - b;
 }
 
+/** The scan of a job whose directory could not be examined: what was found, and a summary the queue-wide checks skip. */
+function unreadableScan(id: string, sink: Sink): JobScan {
+  return { summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } };
+}
+
 /**
  * Scan jobs/<name>/, a job directory the caller saw listed: `<id>`, or
  * `<id>.gated` for a gated job (GATE-1). Returns undefined if it vanished.
@@ -70,7 +75,6 @@ export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
   const dir = `${env.jobsDir}/${name}`;
   const shownDir = `${env.shownJobsDir}/${name}`;
   const sink = new Sink();
-  const unreadable = (): JobScan => ({ summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } });
   try {
     const dirStats = lstatIfExistsSync(dir);
     if (dirStats === undefined) return undefined;
@@ -78,7 +82,7 @@ export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
     if (!dirStats.isDirectory()) {
       // Swapped for a link or a file since jobs/ was listed: report it, never list through it.
       checkKind(sink, shownDir, dirStats.isSymbolicLink() ? 'symlink' : 'other', 'dir', id);
-      return unreadable();
+      return unreadableScan(id, sink);
     }
     checkStats(sink, env, shownDir, dirStats, id);
     let entries: DirEntry[];
@@ -97,7 +101,7 @@ export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
     // or an lstat inside it (a directory without x), so the job is judged no further: its summary says unreadable.
     const at = isFsjobError(error) && error.path?.startsWith(`${dir}/`) === true ? `${shownDir}${error.path.slice(dir.length)}` : shownDir;
     if (!reportUnreadable(sink, error, at, id)) throw error;
-    return unreadable();
+    return unreadableScan(id, sink);
   }
 }
 
