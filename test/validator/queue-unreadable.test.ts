@@ -1,16 +1,18 @@
 /**
  * fsjob validate QUEUE over entries the filesystem refuses to the queue's
- * owner (CONF-3, I8): a job directory of mode 0000, and a record or an
- * output file of mode 0000 inside a readable job, are each an
- * ENTRY_UNREADABLE finding with their path and errno, and every other job
- * is still audited (a damaged one's finding is reported beside them); the
- * audit exits 1 (findings), never 2 (it could not run). Root bypasses
- * permission checks, so fsjob runs as nobody through setpriv, on a queue
- * chowned to nobody.
+ * owner (CONF-3, I8): a job directory of mode 0000, a record or an output
+ * file of mode 0000 inside a readable job, and a queue directory of mode
+ * 0000 (jobs/, ready/, dedupe/, lanes/, workers/) are each an
+ * ENTRY_UNREADABLE finding with their path and errno; every other job is
+ * still audited (a damaged one's finding is reported beside them), nothing
+ * is judged by what a refused directory holds, and the audit exits 1
+ * (findings), never 2. A target the user cannot even look at exits 2 (it
+ * could not run) with the IO error. Root bypasses permission checks, so
+ * fsjob runs as nobody through setpriv, on a queue chowned to nobody.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { enqueue } from '../../src/producer/index.ts';
@@ -72,6 +74,57 @@ unreadable('a job directory, a record and an output of mode 0000 are ENTRY_UNREA
   assert.equal(report.findings.filter((finding) => finding.job_id === dependent), [], `the dependent job is judged clean: ${validate.stdout}`);
   assert.is(report.summary.jobs, 4, 'every job was counted as examined');
   assert.match(human.stdout, `ENTRY_UNREADABLE [CONF-3] ${queue.paths.job(closed)}`);
+});
+
+/** The queue at `root` given to nobody (with `dir`, above it), with `closed` (directories under it) at mode 0000 while nobody validates it. */
+function validateClosed(dir: string, root: string, closed: string[]): ValidateReport {
+  const chown = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir], { encoding: 'utf8' });
+  assert.is(chown.status, 0, chown.stderr);
+  for (const name of closed) chmodSync(join(root, name), 0o000);
+  const run = fsjobCli(['validate', root, '--json'], { prefix: AS_NOBODY });
+  for (const name of closed) chmodSync(join(root, name), 0o700);
+  assertNoCrash(run, 'fsjob validate as nobody');
+  assert.is(run.status, 1, `validate exits 1 (findings), not 2: ${run.stdout}${run.stderr}`);
+  return JSON.parse(run.stdout) as ValidateReport;
+}
+
+unreadable('ready/, dedupe/, lanes/ and workers/ of mode 0000 are ENTRY_UNREADABLE; nothing is judged by what they hold (no READY_MISSING, DEDUPE_UNHELD)', async () => {
+  if (nobodyBlocked !== undefined) return;
+  const dir = await freshDir('fsjob-queue-unlisted');
+  const queue = await initQueue(join(dir, 'q'));
+  await enqueue(queue, { argv: ['true'], dedupe: 'nightly', lane: 'site' }, { cwd: '/' });
+  const closed = ['ready', 'dedupe', 'lanes', 'workers'];
+  const report = validateClosed(dir, queue.root, closed);
+  assert.equal(
+    report.findings.map((finding) => `${finding.code} ${finding.path} ${finding.errno ?? '-'} ${finding.job_id ?? '-'}`).sort(),
+    closed.map((name) => `ENTRY_UNREADABLE ${join(queue.root, name)} EACCES -`).sort(),
+  );
+});
+
+unreadable('jobs/ of mode 0000 is ENTRY_UNREADABLE; an old ready entry and a hold are not reported as naming missing jobs', async () => {
+  if (nobodyBlocked !== undefined) return;
+  const dir = await freshDir('fsjob-queue-unlisted-jobs');
+  const queue = await initQueue(join(dir, 'q'));
+  await enqueue(queue, { argv: ['true'], dedupe: 'nightly' }, { cwd: '/' });
+  // Older than TEMP_MAX_AGE (60 minutes): an entry READY-3 would call garbage if its job were known to be missing.
+  const [entry] = readdirSync(join(queue.root, 'ready'));
+  const old = new Date(Date.now() - 2 * 3_600_000);
+  utimesSync(join(queue.root, 'ready', entry as string), old, old);
+  const report = validateClosed(dir, queue.root, ['jobs']);
+  assert.equal(report.findings.map((finding) => `${finding.code} ${finding.path} ${finding.errno ?? '-'}`), [`ENTRY_UNREADABLE ${join(queue.root, 'jobs')} EACCES`]);
+  assert.is(report.summary.jobs, 0);
+});
+
+unreadable('a target under a directory closed to the user exits 2 with the IO error and its errno, never an internal error', async () => {
+  if (nobodyBlocked !== undefined) return;
+  const dir = await freshDir('fsjob-validate-closed');
+  const queue = await initQueue(join(dir, 'q'));
+  // freshDir is root's, mode 0700: nobody cannot look inside it.
+  const run = fsjobCli(['validate', queue.root, '--json'], { prefix: AS_NOBODY });
+  assertNoCrash(run, 'fsjob validate as nobody');
+  assert.is(run.status, 2, `${run.stdout}${run.stderr}`);
+  const refusal = (JSON.parse(run.stdout) as { error: { code: string; errno?: string; path?: string } }).error;
+  assert.equal([refusal.code, refusal.errno, refusal.path], ['IO', 'EACCES', queue.root]);
 });
 
 unreadable.run();
