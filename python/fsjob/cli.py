@@ -358,13 +358,22 @@ def _enqueue(args: argparse.Namespace) -> int:
         job_id = queue.enqueue_request(_read_input(args.request, constants.REQUEST_MAX, "request file"))
     else:
         request = _request(args)
+        from .producer import enqueue_request
+
         for dependency in request.get("after", []):
             dependency["job_id"] = _job_id(queue, dependency["job_id"])
-        job_id = queue.enqueue_request(request)
+        # A refusal names the request's members by the options that gave them (--lane-slots 2 with --preemptible).
+        job_id = enqueue_request(queue, request, name_field=_enqueue_flag)
     text = _spec_text(queue, job_id)
     _enqueue_warnings(queue, json.loads(text), args.request is None)
     sys.stdout.write((text if args.json else job_id) + "\n")
     return 0
+
+
+def _enqueue_flag(field: str) -> Optional[str]:
+    """The enqueue option that gives the request member ``field`` (a JSON pointer: "/lane_slots" -> "--lane-slots")."""
+    member = field[1:]
+    return next((option["flags"][0] for option in _table()["commands"]["enqueue"]["options"] if option.get("request") == member), None)
 
 
 def _enqueue_warnings(queue: Queue, spec: Dict[str, Any], from_options: bool) -> None:
@@ -552,7 +561,8 @@ def _wait(args: argparse.Namespace) -> int:
         from .registrations import live_workers
 
         served = "" if live_workers(queue) else f"; no live worker serves {queue.root} (start one: fsjob work -q {queue.root})"
-        raise FsjobError("TIMEOUT", f"{error.message}{served}", job_id=error.job_id) from error
+        # job_ids: every job still unfinished, so a script goes on with exactly those (the message names a few), as the reference's.
+        raise FsjobError("TIMEOUT", f"{error.message}{served}", path=error.path, job_id=error.job_id, job_ids=error.job_ids) from error
     return summary_exit_code(receipts)
 
 
@@ -601,29 +611,61 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _each_job(ids: Sequence[str], alone: bool, act: Callable[[str], Any]) -> Any:
+    """``act`` on each of ``ids`` in turn, as the reference's eachJob (src/cli/each-job.ts): with ``alone`` a refusal is the
+    command's (raised as it is); of several, each is refused on its own (said on stderr, kept), so a refusal never hides the
+    jobs done before it nor leaves those after it undone. Returns (results, [(id, FsjobError)]), each in the order named."""
+    done: List[Any] = []
+    refused: List[Any] = []
+    for job_id in ids:
+        try:
+            done.append(act(job_id))
+        except FsjobError as error:
+            if alone:
+                raise
+            refused.append((job_id, error))
+            _log(error.message)
+    return done, refused
+
+
+def _refused_json(refused: Sequence[Any]) -> List[Dict[str, Any]]:
+    return [{"id": job_id, "error": error.to_json()} for job_id, error in refused]
+
+
+def _refusal_status(refused: Sequence[Any]) -> int:
+    """0 when none was refused, else the first refusal's in the order named, as wait's first job that did not succeed decides."""
+    return _EXIT_OF.get(refused[0][1].code, 1) if refused else 0
+
+
 def _cancel(args: argparse.Namespace) -> int:
     from .ops import cancel_request
 
     queue = _open(args)
-    job_id = _job_id(queue, args.id)
-    done = cancel_request(queue, job_id, force=args.force, reason=args.reason)
+    ids = _job_ids(queue, args.ids)
+    # One id: the output scripts parse (one result; a refusal is the command's). Several: each on its own, --json {cancelled, refused}.
+    alone = len(ids) == 1
+    done, refused = _each_job(ids, alone, lambda job_id: (job_id, cancel_request(queue, job_id, force=args.force, reason=args.reason)))
     if args.json:
         # schemas/output/cancel.schema.json, as the reference prints it
-        _json({"id": job_id, "record": done.record, "published": done.published, "next": done.next, "receipt": done.receipt})
-        return 0
+        results = [{"id": job_id, "record": c.record, "published": c.published, "next": c.next, "receipt": c.receipt} for job_id, c in done]
+        _json(results[0] if alone else {"cancelled": results, "refused": _refused_json(refused)})
+        return _refusal_status(refused)
+    for job_id, cancelled in done:
+        sys.stdout.write(_cancel_line(job_id, cancelled) + "\n")
+    return _refusal_status(refused)
+
+
+def _cancel_line(job_id: str, done: Any) -> str:
     asked = f"{done.record} {'published' if done.published else 'was already there'}"
     if done.next == "finished" and done.receipt is not None and done.receipt["outcome"] == "rejected":
-        said = f"{job_id} rejected: nobody had claimed it and its spec is invalid ({done.receipt['reason']}), so it is finished now (exit code 126, CLAIM-10)"
-    elif done.next == "finished":
-        said = f"{job_id} cancelled: nobody had claimed it, so it is finished now (exit code {130 if done.receipt is None else done.receipt['exit_code']})"
-    elif done.next == "owner":
-        said = f"{job_id}: {asked}; its owner stops it within {constants.CONTROL_LATENCY // 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait {job_id} shows the outcome"
-    elif done.next == "claimed_elsewhere":
-        said = f"{job_id}: {asked}; a consumer claimed it at the same moment and will cancel it (CLAIM-6). fsjob wait {job_id} shows the outcome"
-    else:
-        said = f"{job_id}: {asked}, but the job finished meanwhile; fsjob status {job_id} shows how"
-    sys.stdout.write(said + "\n")
-    return 0
+        return f"{job_id} rejected: nobody had claimed it and its spec is invalid ({done.receipt['reason']}), so it is finished now (exit code 126, CLAIM-10)"
+    if done.next == "finished":
+        return f"{job_id} cancelled: nobody had claimed it, so it is finished now (exit code {130 if done.receipt is None else done.receipt['exit_code']})"
+    if done.next == "owner":
+        return f"{job_id}: {asked}; its owner stops it within {constants.CONTROL_LATENCY // 1000} s (CANCEL-3), or recovery does if the owner died. fsjob wait {job_id} shows the outcome"
+    if done.next == "claimed_elsewhere":
+        return f"{job_id}: {asked}; a consumer claimed it at the same moment and will cancel it (CLAIM-6). fsjob wait {job_id} shows the outcome"
+    return f"{job_id}: {asked}, but the job finished meanwhile; fsjob status {job_id} shows how"
 
 
 def _empty_lane(args: argparse.Namespace) -> None:
@@ -642,16 +684,7 @@ def _release(args: argparse.Namespace) -> int:
     # One job named alone: its refusal is the command's. Several: each is released or refused on its own and every
     # result reported (as the reference's), so a refusal never hides the jobs released before it nor keeps those after it held.
     alone = len(ids) == 1 and args.lane is None and labels is None
-    results = []
-    refused: List[Any] = []
-    for job_id in ids:
-        try:
-            results.append(queue.release(job_id))
-        except FsjobError as error:
-            if alone:
-                raise
-            refused.append((job_id, error))
-            _log(error.message)
+    results, refused = _each_job(ids, alone, queue.release)
     if args.lane is not None or labels is not None:
         selected = queue.release_where(lane=args.lane, labels=labels)
         if not selected and not ids:
@@ -659,13 +692,12 @@ def _release(args: argparse.Namespace) -> int:
         results += [result for result in selected if result.job_id not in ids]
     if args.json:
         _json({"released": [{"id": r.job_id, "published": r.published, "next": r.next, "waiting_for": r.waiting_for} for r in results],
-               "refused": [{"id": job_id, "error": error.to_json()} for job_id, error in refused]})
+               "refused": _refused_json(refused)})
     for result in [] if args.json else results:
         released = "released" if result.published else "was released already"
         tail = "it runs when a worker is free" if result.next == "open" else f"it still waits for {result.waiting_for or 'its dependencies'}"
         sys.stdout.write(f"{result.job_id} {released}; {tail}\n")
-    # The first refusal in the order named decides, as wait's first job that did not succeed does.
-    return _EXIT_OF.get(refused[0][1].code, 1) if refused else 0
+    return _refusal_status(refused)
 
 
 def _gap_marker(queue: Queue, job_id: str, stream: str, kept: bytes, logs: Any) -> Optional[Any]:

@@ -7,7 +7,7 @@ fields say where (``path``, ``job_id``) and which spec clause was at stake.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Sequence, Union
 
 #: The closed set of codes, in the reference's order.
 ERROR_CODES = (
@@ -46,6 +46,9 @@ class FsjobError(Exception):
         job_id: Optional[str] = None,
         clause: Optional[str] = None,
         errno: Optional[str] = None,
+        field: Optional[str] = None,
+        job_ids: Optional[Sequence[str]] = None,
+        job_status: Optional[str] = None,
     ) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown fsjob error code {code!r}")
@@ -56,13 +59,20 @@ class FsjobError(Exception):
         self.job_id = job_id
         self.clause = clause
         self.errno = errno
+        #: The member of a request or record that was refused, as a JSON pointer ("/lane_slots").
+        self.field = field
+        #: Every job at stake where there are several, in the order given (a wait on many that timed out: each job still unfinished).
+        self.job_ids: Optional[List[str]] = None if job_ids is None else list(job_ids)
+        #: The status (STATUS-1) of the job at stake (job_id) where it decides what to do next (DEDUPE_HELD: the holder's).
+        self.job_status = job_status
 
-    def to_json(self) -> Dict[str, str]:
-        """The error in the reference's JSON form (FsjobError.toJSON: snake_case members)."""
-        out = {"code": self.code, "message": self.message}
-        for name, value in (("path", self.path), ("job_id", self.job_id), ("clause", self.clause), ("errno", self.errno)):
+    def to_json(self) -> Dict[str, Union[str, List[str]]]:
+        """The error in the reference's JSON form (FsjobError.toJSON: snake_case members, in its order)."""
+        out: Dict[str, Union[str, List[str]]] = {"code": self.code, "message": self.message}
+        for name, value in (("path", self.path), ("job_id", self.job_id), ("clause", self.clause), ("errno", self.errno), ("field", self.field),
+                            ("job_ids", self.job_ids), ("job_status", self.job_status)):
             if value is not None:
-                out[name] = value
+                out[name] = value if isinstance(value, str) else list(value)
         return out
 
     def __repr__(self) -> str:
@@ -72,12 +82,27 @@ class FsjobError(Exception):
 class DedupeHeld(FsjobError):
     """Enqueue refused: an unfinished job already holds the dedupe key (DEDUPE-1).
 
-    ``holder`` is the id of the job that holds it, when it could be read.
+    ``holder`` is the id of the job that holds it, when it could be read; ``job_status`` its status (STATUS-1), when it
+    could be told: a held holder (or one blocked behind ``held_upstream``, a held job) runs only once released, so
+    waiting for it never ends, and the message says to release or cancel it, as the reference's.
     """
 
-    def __init__(self, key: str, holder: Optional[str], *, path: Optional[str] = None) -> None:
-        who = f" by job {holder}" if holder is not None else ""
-        super().__init__("DEDUPE_HELD", f"the dedupe key {key!r} is held{who} (DEDUPE-1)", path=path, job_id=holder, clause="DEDUPE-1")
+    def __init__(self, key: str, holder: Optional[str], *, path: Optional[str] = None, job_status: Optional[str] = None,
+                 held_upstream: Optional[str] = None) -> None:
+        if holder is None:
+            said = f"the dedupe key {key!r} is held (DEDUPE-1)"
+        elif job_status == "held":
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is held (enqueued with --hold): it runs only once released, and waiting "
+                    f"for it never ends; release it (fsjob release {holder}) or cancel it (fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        elif held_upstream is not None:
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is blocked behind held job {held_upstream}: it runs only once that one "
+                    f"is released, and waiting for it never ends; release that one (fsjob release {held_upstream}) or cancel this one "
+                    f"(fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        else:
+            seen = "" if job_status is None else f" ({job_status})"
+            said = (f"the dedupe key {key!r} is held by job {holder}, which is not finished{seen}; wait for it (fsjob wait {holder}) "
+                    f"or cancel it (fsjob cancel {holder}), then enqueue again (DEDUPE-1)")
+        super().__init__("DEDUPE_HELD", said, path=path, job_id=holder, clause="DEDUPE-1", job_status=job_status)
         self.key = key
         self.holder = holder
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from . import gates, ready
 from .bytesform import require_text, text_of
 from .clock import mono_ms
 from .constants import (
-    DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, STDIN_MAX, TIMEOUT_DEFAULT,
+    DEDUPE_STAGE_MAX, DELAY_MAX, KILL_GRACE_DEFAULT, OUTPUT_DEFAULT, PROTOCOL_VERSION, SLOTS_MAX, STDIN_MAX, TIMEOUT_DEFAULT,
 )
 from .errors import DedupeHeld, FsjobError, io_error
 from .holds import Key
@@ -133,8 +134,30 @@ def build_request(
     return request
 
 
-def parse_request(request: Union[bytes, Dict[str, Any]], path: str = "request") -> Dict[str, Any]:
-    """Validate a request (REQ-1, REQ-2, ENQ-1); USAGE naming the first problem when it is invalid."""
+def _preemptible_slots(data: bytes, field: Optional[str], source: str, name_field: Optional[Callable[[str], Optional[str]]]) -> Optional[FsjobError]:
+    """PREEMPT-2: a preemptible job runs in slot 1 of its lane only, so ``lane_slots`` above 1 beside ``preemptible`` true is
+    refused. The schema says only that lane_slots "must be 1"; this names both members (the CLI's options, through
+    ``name_field``) and why, as the reference's (src/producer/request.ts). None for any other refusal."""
+    if field != "/lane_slots":
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    request = value if isinstance(value, dict) else {}
+    slots = request.get("lane_slots")
+    if request.get("preemptible") is not True or type(slots) is not int or not 2 <= slots <= SLOTS_MAX:
+        return None
+    slots_name, preemptible_name = (None, None) if name_field is None else (name_field("/lane_slots"), name_field("/preemptible"))
+    what = f"{slots_name} {slots} with {preemptible_name}" if slots_name and preemptible_name else f"{source}: lane_slots {slots} with preemptible true"
+    return FsjobError("USAGE", f"{what}: a preemptible job runs in slot 1 of its lane only, the slot it gives up to a waiting job of the lane "
+                      f"(PREEMPT-1, PREEMPT-2), so it cannot take {slots} slots; drop {preemptible_name or 'preemptible'} to run in up to {slots} "
+                      f"slots, or {slots_name or 'lane_slots'} to stay preemptible (ENQ-1)", clause="PREEMPT-2", field="/lane_slots")
+
+
+def parse_request(request: Union[bytes, Dict[str, Any]], path: str = "request", name_field: Optional[Callable[[str], Optional[str]]] = None) -> Dict[str, Any]:
+    """Validate a request (REQ-1, REQ-2, ENQ-1); USAGE naming the first problem when it is invalid (its ``field``: the member).
+    ``name_field`` names a member as the caller's user gave it (the CLI: its option), where a refusal says so."""
     if isinstance(request, dict):
         try:
             data = dumps_compact(request).encode("utf-8")
@@ -145,8 +168,12 @@ def parse_request(request: Union[bytes, Dict[str, Any]], path: str = "request") 
     inspection = inspect_bytes("request", data, path)
     if not inspection.ok:
         first = inspection.findings[0]
+        slots = _preemptible_slots(data, first.field, path, name_field)
+        if slots is not None:
+            raise slots
         code = "UNSUPPORTED_VERSION" if first.code == "RECORD_VERSION" else "TOO_LARGE" if first.code == "RECORD_TOO_LARGE" else "USAGE"
-        raise FsjobError(code, f"invalid request: {inspection.reason}", path=None if path == "request" else path, clause=first.clause)
+        raise FsjobError(code, f"invalid request: {inspection.reason}", path=None if path == "request" else path, clause=first.clause,
+                         field=first.field or None)
     return inspection.value
 
 
@@ -197,9 +224,10 @@ def spec_of(request: Dict[str, Any], job_id: str, created_ms: int, stdin: Option
     return spec
 
 
-def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path: str = "request") -> str:
-    """ENQ-1..ENQ-6 for one request; returns the id once jobs/<id> is durable."""
-    value = parse_request(request, path)
+def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path: str = "request",
+                    name_field: Optional[Callable[[str], Optional[str]]] = None) -> str:
+    """ENQ-1..ENQ-6 for one request; returns the id once jobs/<id> is durable. ``name_field`` as parse_request's."""
+    value = parse_request(request, path, name_field)
     stdin = _stdin_bytes(value)
     queue.require_layout()
     dedupe_key = value.get("dedupe")
@@ -228,7 +256,7 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
             held_since = mono_ms()
             verdict = Key(queue.root, queue.uid, "dedupe", dedupe_key).take(job_id, None, Judge())
             if verdict.held:
-                raise DedupeHeld(dedupe_key, verdict.job_id, path=queue.path("dedupe"))
+                raise _dedupe_refusal(queue, dedupe_key, verdict.job_id)
         entry_made = ready.create(queue.root, spec["priority"], job_id)
         target = queue.job_dir(job_id)
         if lstat_or_none(target) is not None:
@@ -259,6 +287,23 @@ def enqueue_request(queue: "Queue", request: Union[bytes, Dict[str, Any]], path:
     except FsjobError:
         pass
     return job_id
+
+
+def _dedupe_refusal(queue: "Queue", key: str, holder: Optional[str]) -> DedupeHeld:
+    """DEDUPE-1's refusal with the holder's status (and for a blocked one the held job up its chain), for its advice; read
+    only on this refusal, never on the enqueue that takes the key. A holder staged and not yet published (DEDUPE-3), or
+    unreadable, has none."""
+    status: Optional[str] = None
+    upstream: Optional[str] = None
+    if holder is not None:
+        try:
+            status = queue.status(holder).status
+            upstream = gates.held_upstream(queue.root, queue.uid, holder) if status == "blocked" else None
+        except FsjobError:
+            status = None
+        if status == "missing":
+            status = None
+    return DedupeHeld(key, holder, path=queue.path("dedupe"), job_status=status, held_upstream=upstream)
 
 
 def _gate_of(queue: "Queue", spec: Dict[str, Any]) -> bool:

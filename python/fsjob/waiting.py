@@ -73,7 +73,8 @@ def wait_many(queue: "Queue", job_ids: Sequence[str], timeout: Optional[float] =
     ``on_receipt`` gets each receipt as its job finishes; ``on_idle`` is called
     between sweeps (the CLI's advice when no worker serves the queue). Raises
     NOT_FOUND for an unknown id before waiting, TIMEOUT after ``timeout``
-    seconds naming the jobs still unfinished (the receipts before it went to
+    seconds naming the jobs still unfinished (its ``job_ids``: every one, in the
+    order of ``job_ids``; the receipts before it went to
     ``on_receipt``), INVALID_RECORD for an invalid receipt.
     """
     from .ops import wait
@@ -103,7 +104,7 @@ def wait_many(queue: "Queue", job_ids: Sequence[str], timeout: Optional[float] =
             shown = ", ".join(pending[:3]) + (f", and {len(pending) - 3} more" if len(pending) > 3 else "")
             which = f"job {shown} has" if len(order) == 1 else f"{len(pending)} of {len(order)} jobs have"
             raise FsjobError("TIMEOUT", f"{which} no receipt yet after {timeout} s of waiting{'' if len(order) == 1 else f' ({shown})'}; still unfinished",
-                             path=queue.job_dir(pending[0]), job_id=pending[0])
+                             path=queue.job_dir(pending[0]), job_id=pending[0], job_ids=pending)
         if on_idle is not None:
             on_idle()
         gap = max(poll, min(_SWEEP_GAP_MAX, len(pending) / _SWEEP_JOBS_PER_MS / 1000))

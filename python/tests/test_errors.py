@@ -33,3 +33,5 @@ class Dedupe(QueueCase):
         held = caught.exception
         self.assertIsInstance(held, FsjobError)
         self.assertEqual((held.code, held.holder, held.job_id, held.key, held.clause), ("DEDUPE_HELD", first, first, "nightly", "DEDUPE-1"))
+        # The holder's status (STATUS-1) as data, as the reference's job_status: queued, so waiting for it ends.
+        self.assertEqual((held.job_status, held.to_json()["job_status"]), ("queued", "queued"))

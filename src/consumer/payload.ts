@@ -11,7 +11,7 @@ import { CANCEL_GRACE } from '../base/constants.ts';
 import { FsjobError, isFsjobError } from '../base/errors.ts';
 import { catchSoon, thenSoon, type Soon } from '../base/soon.ts';
 import { clipUtf8 } from '../base/text.ts';
-import { checkFreeJson } from '../records/json.ts';
+import { checkFreeJson } from '../records/json-write.ts';
 import { describe } from '../base/option-checks.ts';
 import type { JsonValue, SpecRecord } from '../records/codec.ts';
 import type { RunTicket } from './claim.ts';

@@ -21,8 +21,8 @@ import { listReady } from '../model/ready.ts';
 import { jobDir, type Queue } from '../model/queue.ts';
 
 /**
- * The part of a job's summary the duration order reads; inspect.ts's
- * JobSummary has it (this module does not import inspect.ts, which imports it).
+ * The part of a job's summary the duration order reads; job-list.ts's
+ * JobSummary has it (this module does not import job-list.ts, which imports it).
  */
 export interface Timed {
   durationMs: number | null;

@@ -17,7 +17,8 @@
 import { createHash } from 'node:crypto';
 import { FsjobError, type FsjobErrorCode, isFsjobError } from '../base/errors.ts';
 import { type Finding, type FindingCode, hasErrors, makeFinding } from './findings.ts';
-import { type JsonObject, parseRecordBytes, serializeBuilt, serializeRecord } from './json.ts';
+import { type JsonObject, parseRecordBytes } from './json.ts';
+import { serializeBuilt, serializeRecord } from './json-write.ts';
 import { JOB_ID_PATTERN, type RecordExpectations } from './names.ts';
 import type { DocumentByType, RecordByType } from './generated/types.ts';
 import { basename, dirname } from 'node:path';
@@ -26,7 +27,8 @@ import { compiledValidator, type DocumentType, memberFindings, type RecordType, 
 import { plainSpec } from './plain-spec.ts';
 import { builtSpecBytes } from './spec-bytes.ts';
 
-export { parseRecordBytes, serializeRecord } from './json.ts';
+export { parseRecordBytes } from './json.ts';
+export { serializeRecord } from './json-write.ts';
 export type { ParseFailure, ParseFailureCode, ParseResult } from './json.ts';
 export { recordNameOf, parseGeneration, parseHoldNumber, type RecordExpectations, type RecordName } from './names.ts';
 export { RECORD_TYPES, DOCUMENT_TYPES, isRecordType, isDocumentType, type RecordType, type DocumentType } from './schemas.ts';
@@ -261,7 +263,7 @@ export function encodeBuilt<T extends RecordType>(type: T, value: RecordByType[T
 
 /**
  * The members a consumer's records take from outside its own code, which
- * encodeBuilt walks for REC-1 (json.ts serializeBuilt): a handler's result,
+ * encodeBuilt walks for REC-1 (json-write.ts serializeBuilt): a handler's result,
  * a message (a handler's error text), an output summary, an exit status and
  * a process group read from the system. Every other member is written by
  * the builder (generation.ts) from constants, clocks, counters and checked

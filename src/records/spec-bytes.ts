@@ -30,7 +30,7 @@ export const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/;
 const STAND_IN = '"payload":{}';
 
 /**
- * What serializeRecord's walk (json.ts checkSerializable) would take and
+ * What serializeRecord's walk (json-write.ts checkSerializable) would take and
  * JSON.stringify writes alike: a plain object whose members are null,
  * booleans, strings, safe integers, the payload kept as written, or plain
  * objects of strings and safe integers (env, labels, stdin, the producer's

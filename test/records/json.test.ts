@@ -1,7 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isFsjobError } from '../../src/base/errors.ts';
-import { type ParseFailureCode, parseRecordBytes, serializeRecord } from '../../src/records/json.ts';
+import { type ParseFailureCode, parseRecordBytes } from '../../src/records/json.ts';
+import { serializeRecord } from '../../src/records/json-write.ts';
 import { RawJson } from '../../src/records/raw-json.ts';
 import { NEST_MAX } from '../../src/base/constants.ts';
 

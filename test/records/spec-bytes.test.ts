@@ -8,7 +8,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { serializeRecord } from '../../src/records/json.ts';
+import { serializeRecord } from '../../src/records/json-write.ts';
 import { builtSpecBytes } from '../../src/records/spec-bytes.ts';
 import { RawJson } from '../../src/records/raw-json.ts';
 import { normalizeRequest, specFromRequest } from '../../src/producer/request.ts';
