@@ -72,6 +72,7 @@ export const FINDING_CODES = {
   ENTRY_READABLE: spec('warning', 'SEC-5', 'others can read job data; run chmod go-rwx on it (directories are 0700, files 0600)'),
   ENTRY_HARDLINK: spec('warning', 'SEC-9', 'the file shares its content with a name outside this entry (maybe outside the queue), which can change it after publication; replace it with a copy of its own (cp, then mv over it) or remove it'),
   ENTRY_OWNER: spec('error', 'SEC-6', 'readers refuse it; only the queue owner may write inside the queue: remove it, or chown it if it is yours'),
+  ENTRY_UNREADABLE: spec('error', 'CONF-3', 'nothing in it was checked and no reader can use it; give it back its mode (directories 0700, files 0600) or repair the filesystem (EIO), then validate again'),
   TEMP_STALE: spec('warning', 'TEMP-1', 'a writer died mid-write; fsjob gc or recover may remove it'),
   // One job's records against each other (spec/claim.md, spec/running.md, spec/control.md).
   JOB_NO_SPEC: spec('error', 'ENQ-5', 'a job is published whole by renaming its staged directory; this one is incomplete: restore spec.json or move the directory out of jobs/'),
@@ -133,6 +134,8 @@ export interface Finding {
   message: string;
   /** JSON pointer (RFC 6901) of the offending member, when there is one. */
   field?: string;
+  /** The errno code (EACCES, EIO, ...) of an entry the validator could not read (ENTRY_UNREADABLE). */
+  errno?: string;
 }
 
 export interface FindingContext {
@@ -142,6 +145,7 @@ export interface FindingContext {
   /** Overrides the code's default clause (a schema rule that cites its own clause). */
   clause?: string | undefined;
   severity?: Severity | undefined;
+  errno?: string | undefined;
 }
 
 /** True when `value` is a finding code of FINDING_CODES. */
@@ -161,6 +165,7 @@ export function makeFinding(code: FindingCode, what: string, context: FindingCon
     message: `${what}; ${entry.fix}`,
   };
   if (context.field !== undefined) finding.field = context.field;
+  if (context.errno !== undefined) finding.errno = context.errno;
   return finding;
 }
 

@@ -150,6 +150,22 @@ export function checkTemp(sink: Sink, env: AuditEnv, path: string, shown: string
   }
 }
 
+/** Errnos about this process, not the entry: out of descriptors or memory ends the audit (it could not run), never a finding. */
+const PROCESS_ERRNOS = new Set(['EMFILE', 'ENFILE', 'ENOMEM']);
+
+/**
+ * CONF-3 (I8): an entry the filesystem refused to list or read (EACCES,
+ * EIO, ...) is a finding of its own, with its errno, and the audit goes on
+ * with everything else. True after reporting it; false for any other error,
+ * which the caller rethrows.
+ */
+export function reportUnreadable(sink: Sink, error: unknown, shown: string, jobId: string | null): boolean {
+  if (!isFsjobError(error, 'IO') || error.errno === undefined || PROCESS_ERRNOS.has(error.errno)) return false;
+  const { errno } = error;
+  sink.findings.push(makeFinding('ENTRY_UNREADABLE', `${shown} could not be read (${errno})`, { path: shown, jobId, errno }));
+  return true;
+}
+
 /** What reading a record found: the value when it passed REC-4, and the stats of the file when it was opened. */
 export interface RecordRead<T> {
   value: T | undefined;
@@ -167,7 +183,8 @@ const REFUSAL_CODES: Record<string, FindingCode> = {
 /**
  * REC-4 for the record at `path` (shown as `shown`), whose listing said
  * `kind`: refused unopened unless it is a regular file, then read bounded
- * and checked in order. Every problem is a finding; IO failures throw.
+ * and checked in order. Every problem is a finding, an IO refusal too
+ * (ENTRY_UNREADABLE); only the process's own limits (EMFILE, ...) throw.
  */
 export function readRecordEntry<T extends RecordType>(
   sink: Sink,
@@ -185,6 +202,7 @@ export function readRecordEntry<T extends RecordType>(
     read = readBoundedSync(path, RECORD_MAX, { scratch: env.scratch, uid: env.uid });
   } catch (error) {
     if (isFsjobError(error, 'NOT_FOUND')) return { value: undefined, stats: undefined };
+    if (reportUnreadable(sink, error, shown, jobId)) return { value: undefined, stats: undefined };
     const code = isFsjobError(error) ? REFUSAL_CODES[error.code] : undefined;
     if (code === undefined || !isFsjobError(error)) throw error;
     sink.files += 1;

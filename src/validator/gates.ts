@@ -26,7 +26,8 @@ export function checkGates(ctx: KeyCheckContext): void {
     for (const dependency of gate.after) {
       const seen = ctx.summaries.get(dependency.job_id);
       // A dependency under neither name was retired (AFTER-1): its outcome is gone, nothing to judge.
-      if (seen === undefined) continue;
+      // An unreadable dependency (ENTRY_UNREADABLE) has no state to judge the dependent by.
+      if (seen === undefined || seen.unreadable === true) continue;
       if (!seen.finished) {
         if (jobNow(ctx.root, dependency.job_id)?.kind !== 'unfinished') continue;
         sink.add('AFTER_UNSATISFIED', `job ${id} is open but its dependency ${dependency.job_id} is not finished`, shown, id, '/after');

@@ -20,7 +20,7 @@ import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptR
 import { GATED_SUFFIX, jobIdOfDirName } from '../records/names.ts';
 import { type DirEntry, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
 import { GEN_MAX, OUTPUT_MAX, STDIN_MAX } from '../base/constants.ts';
-import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry } from './entries.ts';
+import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry, reportUnreadable } from './entries.ts';
 
 type Stream = 'stdout' | 'stderr';
 
@@ -59,9 +59,15 @@ function byNumber(a: number, b: number): number {
   return a - b;
 }
 
+/** The scan of a job whose directory could not be examined: what was found, and a summary the queue-wide checks skip. */
+function unreadableScan(id: string, sink: Sink): JobScan {
+  return { summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } };
+}
+
 /**
  * Scan jobs/<name>/, a job directory the caller saw listed: `<id>`, or
  * `<id>.gated` for a gated job (GATE-1). Returns undefined if it vanished.
+ * An IO refusal (EACCES, EIO) is a finding (ENTRY_UNREADABLE), never a throw.
  */
 export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
   const id = jobIdOfDirName(name) ?? name;
@@ -69,25 +75,34 @@ export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
   const dir = `${env.jobsDir}/${name}`;
   const shownDir = `${env.shownJobsDir}/${name}`;
   const sink = new Sink();
-  const dirStats = lstatIfExistsSync(dir);
-  if (dirStats === undefined) return undefined;
-  sink.files += 1;
-  if (!dirStats.isDirectory()) {
-    // Swapped for a link or a file since jobs/ was listed: report it, never list through it.
-    checkKind(sink, shownDir, dirStats.isSymbolicLink() ? 'symlink' : 'other', 'dir', id);
-    return { summary: { id, finished: false, unreadable: true }, findings: { list: sink.findings, files: sink.files } };
-  }
-  checkStats(sink, env, shownDir, dirStats, id);
-  let entries: DirEntry[];
   try {
-    entries = listDirSync(dir);
+    const dirStats = lstatIfExistsSync(dir);
+    if (dirStats === undefined) return undefined;
+    sink.files += 1;
+    if (!dirStats.isDirectory()) {
+      // Swapped for a link or a file since jobs/ was listed: report it, never list through it.
+      checkKind(sink, shownDir, dirStats.isSymbolicLink() ? 'symlink' : 'other', 'dir', id);
+      return unreadableScan(id, sink);
+    }
+    checkStats(sink, env, shownDir, dirStats, id);
+    let entries: DirEntry[];
+    try {
+      entries = listDirSync(dir);
+    } catch (error) {
+      if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc meanwhile
+      throw error;
+    }
+    const job = new JobAudit(env, sink, id, dir, shownDir, name.endsWith(GATED_SUFFIX));
+    const summary = job.run(entries);
+    return { summary, findings: { list: sink.findings, files: sink.files } };
   } catch (error) {
-    if (isFsjobError(error, 'NOT_FOUND')) return undefined; // removed by gc meanwhile
-    throw error;
+    // CONF-3 (I8): a job the filesystem will not show (mode 0000: EACCES; EIO) is reported and the audit goes on with
+    // the other jobs. Records are read one by one (entries.ts) and refused alone; what refuses here is the directory,
+    // or an lstat inside it (a directory without x), so the job is judged no further: its summary says unreadable.
+    const at = isFsjobError(error) && error.path?.startsWith(`${dir}/`) === true ? `${shownDir}${error.path.slice(dir.length)}` : shownDir;
+    if (!reportUnreadable(sink, error, at, id)) throw error;
+    return unreadableScan(id, sink);
   }
-  const job = new JobAudit(env, sink, id, dir, shownDir, name.endsWith(GATED_SUFFIX));
-  const summary = job.run(entries);
-  return { summary, findings: { list: sink.findings, files: sink.files } };
 }
 
 class JobAudit {
@@ -285,6 +300,7 @@ class JobAudit {
           this.sink.add(error.code === 'SYMLINK_REFUSED' ? 'ENTRY_SYMLINK' : 'ENTRY_WRONG_TYPE', error.message.split('; ')[0] ?? error.message, shown, this.id);
           return undefined;
         default:
+          if (reportUnreadable(this.sink, error, shown, this.id)) return undefined;
           throw error;
       }
     }

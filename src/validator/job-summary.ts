@@ -17,7 +17,7 @@ export interface JobSummary {
   gated?: boolean;
   /** What the gates of an unfinished job say (spec/gates.md). */
   gate?: GateSummary;
-  /** The directory could not be examined (it was swapped for something else while the audit ran). */
+  /** The directory could not be examined: it was swapped for something else while the audit ran, or the filesystem refused it (ENTRY_UNREADABLE). */
   unreadable?: boolean;
   /** From a valid spec of an unfinished job; undefined when finished, or the spec is missing or invalid. */
   spec?: { priority: number; dedupe: string | null; lane: string | null; laneSlots: number };

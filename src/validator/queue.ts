@@ -30,7 +30,7 @@ import { PAUSE_RECORD, QUEUE_DIRS, QUEUE_RECORD, isJobId, parseReadyEntry, ready
 import type { QueueRecord } from '../records/codec.ts';
 import { checkQueueRoot, listDirSync, lstatIfExistsSync, type DirEntry } from '../fs/safefs.ts';
 import { TEMP_MAX_AGE } from '../base/constants.ts';
-import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, statEntry } from './entries.ts';
+import { type AuditEnv, Sink, auditEnv, checkKind, checkTemp, readRecordEntry, reportUnreadable, statEntry } from './entries.ts';
 import { type JobScan, type JobSummary, scanJob } from './job-scan.ts';
 import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContext } from './keys.ts';
 import { ScanPool, scanWorkerEntry } from './scan-pool.ts';
@@ -112,6 +112,8 @@ class QueueAuditRun {
   private jobsExamined = 0;
   private scannedFiles = 0;
   private dirs = new Map<string, DirEntry>();
+  /** Queue directories the filesystem refused to list (ENTRY_UNREADABLE): no check judges by their missing contents. */
+  private readonly unlisted = new Set<string>();
   /** The size of jobs/ as lstat gave it: how many jobs it may hold, before it is listed. */
   private jobsDirBytes = 0;
 
@@ -163,9 +165,10 @@ class QueueAuditRun {
     const dedupe = this.readHolds('dedupe');
     const lanes = this.readHolds('lanes');
     const running = await checkOpenClaims(this.summaries, this.liveness, this.env.nowMs, (id) => this.jobSink(id));
-    this.checkIndex();
-    checkDedupe(this.keyContext(), dedupe);
-    checkLanes(this.keyContext(), lanes, running);
+    // What a refused directory holds is unknown: its absence is no evidence (no READY_MISSING for an unlisted ready/).
+    if (!this.unlisted.has('ready')) this.checkIndex();
+    if (!this.unlisted.has('dedupe')) checkDedupe(this.keyContext(), dedupe);
+    if (!this.unlisted.has('lanes')) checkLanes(this.keyContext(), lanes, running);
     checkGates(this.keyContext());
     await this.checkWorkers();
     return this.result();
@@ -251,8 +254,16 @@ class QueueAuditRun {
       return listDirSync(this.abs(name));
     } catch (error) {
       if (error instanceof FsjobError && error.code === 'NOT_FOUND') return undefined;
-      throw error;
+      // CONF-3 (I8): reported, and the audit goes on with the other directories.
+      if (!reportUnreadable(this.queueSink, error, this.shown(name), null)) throw error;
+      this.unlisted.add(name);
+      return undefined;
     }
+  }
+
+  /** Whether jobs/ or tmp/ was refused: then a job missing from the audit may well exist (no READY_NO_JOB, no HOLD_JOB_MISSING). */
+  private jobsUnknown(): boolean {
+    return this.unlisted.has('jobs') || this.unlisted.has('tmp');
   }
 
   /** jobs/: directories named by a job id, or by one and `.gated` (GATE-1); everything else reported (LAYOUT-4, SEC-2, SEC-3, TEMP-1). */
@@ -368,7 +379,7 @@ class QueueAuditRun {
       if (jobId === null) {
         const age = this.env.nowMs - stats.mtimeMs;
         // A producer may be between ENQ-2 and ENQ-3: young entries are in progress.
-        if (age > TEMP_MAX_AGE && !this.staging.has(parsed.id)) {
+        if (age > TEMP_MAX_AGE && !this.staging.has(parsed.id) && !this.jobsUnknown()) {
           sink.add('READY_NO_JOB', `${shown} names job ${parsed.id}, which has no directory in jobs/`, shown, null);
         }
       }
@@ -458,7 +469,7 @@ class QueueAuditRun {
       // The highest hold is never removed (LANE-3), so it outlives a collected job; a job being staged (DEDUPE-3) is not missing.
       const known = this.summaries.has(record.job_id) || this.jobSinks.has(record.job_id) || this.staging.has(record.job_id);
       // Doubt (doubt.ts): a job enqueued after jobs/ and tmp/ were listed has its hold already.
-      if (!known && !jobPresentNow(this.env.root, record.job_id)) {
+      if (!known && !this.jobsUnknown() && !jobPresentNow(this.env.root, record.job_id)) {
         sink.add('HOLD_JOB_MISSING', `${hold.path} is the highest hold of its key and names job ${record.job_id}, which does not exist`, hold.path, null);
       }
     }

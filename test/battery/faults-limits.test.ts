@@ -17,7 +17,7 @@ import { initQueue } from '../../src/model/queue.ts';
 import { QueuePaths } from '../../src/model/layout.ts';
 import { cleanupAll, freshDir, NOBODY } from '../support/helpers.ts';
 import { receiptOf, waitFor } from '../support/consumer.ts';
-import { AS_NOBODY, assertNoCrash, queueAndCwd, assertNothingLost, auditErrors, fsjobCli, fsjobSpawn, jobIds } from '../support/faults.ts';
+import { AS_NOBODY, assertNoCrash, queueAndCwd, assertNothingLost, auditErrors, fsjobCli, fsjobSpawn, jobIds, nobodyCannotRun } from '../support/faults.ts';
 
 /** Sets the soft RLIMIT_NOFILE of a running process (the hard limit stays: lowering it could not be undone). */
 function setNoFile(pid: number, soft: number | 'restore'): void {
@@ -107,15 +107,7 @@ async function nobodysQueue(label: string): Promise<{ root: string; paths: Queue
 const eacces = suite('EACCES: a queue the process may not read or write');
 eacces.after(cleanupAll);
 
-/**
- * These cases run fsjob as nobody, who must reach this checkout: one cloned
- * into a directory closed to others (mktemp -d, a home of mode 0700 or 0750)
- * fails to load, which says nothing of fsjob.
- */
-const nobodyBlocked = ((): string | undefined => {
-  const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
-  return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob (a directory above it is closed to others?): ${run.stderr.split('\n').find((line) => /Error|denied/.test(line)) ?? run.stderr.slice(0, 200)}`;
-})();
+const nobodyBlocked = nobodyCannotRun();
 if (nobodyBlocked !== undefined) console.log(`faults-limits EACCES: skipped, ${nobodyBlocked}`);
 
 eacces('a queue owned by another user is refused as a whole (SEC-1), for reading and writing', async () => {

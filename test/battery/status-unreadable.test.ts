@@ -15,14 +15,10 @@ import { enqueue } from '../../src/producer/index.ts';
 import { initQueue } from '../../src/model/queue.ts';
 import { Worker } from '../../src/consumer/index.ts';
 import { cleanupAll, freshDir, NOBODY } from '../support/helpers.ts';
-import { AS_NOBODY, assertNoCrash, fsjobCli } from '../support/faults.ts';
+import { AS_NOBODY, assertNoCrash, fsjobCli, nobodyCannotRun } from '../support/faults.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 
-/** nobody must reach this checkout (one cloned into a directory closed to others cannot run as nobody, which says nothing of fsjob). */
-const nobodyBlocked = ((): string | undefined => {
-  const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
-  return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob: ${run.stderr.slice(0, 200)}`;
-})();
+const nobodyBlocked = nobodyCannotRun();
 if (nobodyBlocked !== undefined) console.log(`status-unreadable: skipped, ${nobodyBlocked}`);
 
 interface StatusJson {

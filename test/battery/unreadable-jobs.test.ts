@@ -5,8 +5,9 @@
  * `gc --all` lists those jobs under `failed` with their errno and leaves
  * them in place, still removes every other finished job (one bad entry never
  * stops a whole-queue command, I7), and exits 1; `recover` lists what it
- * could not read under `failed` and exits 1; `validate`, which cannot finish
- * its audit, exits 2 (it could not run), never 1 (findings) without a report.
+ * could not read under `failed` and exits 1; `validate` reports the job it
+ * could not read as ENTRY_UNREADABLE and exits 1 (findings, with a report;
+ * test/validator/queue-unreadable.test.ts has the rest).
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,19 +18,15 @@ import { enqueue } from '../../src/producer/index.ts';
 import { initQueue } from '../../src/model/queue.ts';
 import { Worker } from '../../src/consumer/index.ts';
 import { cleanupAll, freshDir, NOBODY } from '../support/helpers.ts';
-import { AS_NOBODY, assertNoCrash, fsjobCli } from '../support/faults.ts';
+import { AS_NOBODY, assertNoCrash, fsjobCli, nobodyCannotRun } from '../support/faults.ts';
 
-/** nobody must reach this checkout (one cloned into a directory closed to others cannot run as nobody, which says nothing of fsjob). */
-const nobodyBlocked = ((): string | undefined => {
-  const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
-  return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob: ${run.stderr.slice(0, 200)}`;
-})();
+const nobodyBlocked = nobodyCannotRun();
 if (nobodyBlocked !== undefined) console.log(`unreadable-jobs: skipped, ${nobodyBlocked}`);
 
 const unreadable = suite('whole-queue commands over jobs their owner cannot read or move');
 unreadable.after(cleanupAll);
 
-unreadable('gc and recover list jobs of mode 0000 and 0500 as failed (EACCES) and exit 1, gc removing the others; validate exits 2', async () => {
+unreadable('gc and recover list jobs of mode 0000 and 0500 as failed (EACCES) and exit 1, gc removing the others; validate reports ENTRY_UNREADABLE', async () => {
   if (nobodyBlocked !== undefined) return;
   const dir = await freshDir('fsjob-unreadable-jobs');
   const queue = await initQueue(join(dir, 'q'));
@@ -57,9 +54,9 @@ unreadable('gc and recover list jobs of mode 0000 and 0500 as failed (EACCES) an
   }
   for (const id of fine) assert.not.ok(existsSync(queue.paths.job(id)), `${id} is gone`);
 
-  assert.is(validate.status, 2, `validate could not finish its audit: ${validate.stdout}${validate.stderr}`);
-  const refusal = (JSON.parse(validate.stdout) as { error: { code: string; errno?: string } }).error;
-  assert.equal([refusal.code, refusal.errno], ['IO', 'EACCES']);
+  assert.is(validate.status, 1, `validate reports what it could not read as findings: ${validate.stdout}${validate.stderr}`);
+  const audit = JSON.parse(validate.stdout) as { findings: { code: string; job_id: string | null; errno?: string }[] };
+  assert.equal(audit.findings.filter((finding) => finding.code === 'ENTRY_UNREADABLE').map((finding) => [finding.job_id, finding.errno]), [[closed, 'EACCES']]);
   assert.is(recover.status, 1, `recover exits 1: ${recover.stdout}${recover.stderr}`);
   const recovered = JSON.parse(recover.stdout) as { failed: { job_id: string | null; errno: string | null }[] };
   assert.ok(recovered.failed.some((entry) => entry.job_id === closed && entry.errno === 'EACCES'), `recover lists ${closed}: ${recover.stdout}`);

@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { recover, Worker } from '../../src/consumer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
-import { freshDir } from './helpers.ts';
+import { freshDir, NOBODY } from './helpers.ts';
 
 import { FSJOB_ARGV, FSJOB_BIN } from './cli.ts';
 
@@ -100,6 +100,16 @@ export function fsjobCli(args: string[], options: SpawnOptions & { timeoutMs?: n
     killSignal: 'SIGKILL',
   });
   return { status: done.status, signal: done.signal, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
+}
+
+/**
+ * Why this checkout's fsjob cannot run as nobody (AS_NOBODY), or undefined
+ * when it can. One cloned under a directory closed to others fails to load,
+ * which says nothing of fsjob: a test that needs nobody prints this and skips.
+ */
+export function nobodyCannotRun(): string | undefined {
+  const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
+  return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob (a directory above it is closed to others?): ${run.stderr.split('\n').find((line) => /Error|denied/.test(line)) ?? run.stderr.slice(0, 200)}`;
 }
 
 /** Starts `fsjob <args>` in another process (standard input a pipe); `done` resolves once it exited, with its output. */

@@ -7,6 +7,7 @@ import { type FileResult, planTargets, validateFiles } from '../../validator/fil
 import { type QueueAudit, auditQueue, holdsQueueRecord } from '../../validator/queue.ts';
 import { buildReport, formatFileBlocks, formatHuman, formatQueueHuman, formatSummaryLine } from '../../validator/report.ts';
 import type { CliIo } from '../command.ts';
+import { wrapIo } from '../../fs/io-error.ts';
 import { errorJsonLine, EXIT } from '../exit.ts';
 import { progressDelayMs, progressWanted, startProgress } from '../progress.ts';
 import { writeReportFile } from '../report-file.ts';
@@ -20,7 +21,8 @@ async function classify(path: string): Promise<Target> {
     stats = await lstat(path);
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') throw new FsjobError('USAGE', `${path}: no such file or queue`, { path });
-    throw error;
+    // A directory on the way closed to this user (EACCES): the target cannot be looked at, said plainly (exit 2), never as an internal error.
+    throw wrapIo(error, path, 'looking at');
   }
   // SEC-1: a link to a directory is named as a queue root, and the audit refuses it as one
   // (UNSAFE_QUEUE), instead of taking it for a record file of unknown type.
@@ -40,6 +42,14 @@ function asList(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
+/** The refusal of a validation that could not run: exit 2 (REPORT-1), the error as data under --json. */
+function couldNotRun(io: CliIo, args: Record<string, unknown>, what: string, error: FsjobError): number {
+  // Under --json the refusal is data, as main.ts prints every other (schemas/output/error.schema.json), with this exit status.
+  if (args['json'] === true) io.stdout(errorJsonLine(error.toJSON(), EXIT.USAGE));
+  io.stderr(`fsjob: ${what}: ${error.message}\n`);
+  return EXIT.USAGE;
+}
+
 /** Runs `fsjob validate` with yargs' parsed arguments; resolves to the exit status. */
 export async function runValidate(args: Record<string, unknown>, io: CliIo): Promise<number> {
   const named = asList(args['targets']);
@@ -47,7 +57,14 @@ export async function runValidate(args: Record<string, unknown>, io: CliIo): Pro
   const type = args['type'] as DocumentType | undefined;
   const strict = args['strict'] === true;
   const targets: Target[] = [];
-  for (const path of named) targets.push(await classify(path));
+  for (const path of named) {
+    try {
+      targets.push(await classify(path));
+    } catch (error) {
+      if (isFsjobError(error, 'IO')) return couldNotRun(io, args, `cannot validate ${path}`, error);
+      throw error;
+    }
+  }
   for (const path of queues) targets.push({ kind: 'queue', path });
   if (targets.length === 0) {
     const fromEnv = process.env['FSJOB_QUEUE'];
@@ -86,13 +103,10 @@ export async function runValidate(args: Record<string, unknown>, io: CliIo): Pro
         }),
       );
     } catch (error) {
-      // An IO error (a job directory of mode 0000: EACCES) ends the audit unfinished: no report, so exit 2 (it could not run), never 1 (findings).
+      // An IO error that ends the audit unfinished (the queue root unreadable, out of descriptors: EMFILE) leaves no report, so exit 2 (it could not run), never 1 (findings). An unreadable job or queue directory is a finding (ENTRY_UNREADABLE).
       if (isFsjobError(error) && (error.code === 'NOT_A_QUEUE' || error.code === 'UNSAFE_QUEUE' || error.code === 'IO')) {
         progress.end();
-        // Under --json the refusal is data, as main.ts prints every other (schemas/output/error.schema.json), with this exit status.
-        if (args['json'] === true) io.stdout(errorJsonLine(error.toJSON(), EXIT.USAGE));
-        io.stderr(`fsjob: cannot audit ${target.path}: ${error.message}\n`);
-        return EXIT.USAGE;
+        return couldNotRun(io, args, `cannot audit ${target.path}`, error);
       }
       throw error;
     } finally {

@@ -502,6 +502,8 @@ export interface ReportFinding {
   message: string;
   /** JSON pointer (RFC 6901) of the offending member of a record, "" for the whole record; at most 4096 bytes. */
   field?: string;
+  /** The errno code (EACCES, EIO, ...) that refused the entry, for a finding about an entry the validator could not read (ENTRY_UNREADABLE). */
+  errno?: string;
 }
 
 /** The report of a validator (CONF-3, spec/tools.md): what was examined and every finding. */
