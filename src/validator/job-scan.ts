@@ -10,7 +10,6 @@
  * Nothing is written; only names the listing reported as regular files are
  * opened, read-only and bounded (SEC-2..SEC-4).
  */
-import { createHash } from 'node:crypto';
 import { isFsjobError } from '../base/errors.ts';
 import { classifyJob, renewedAt, type GenEntries } from '../model/job.ts';
 import { genRecordName } from '../model/layout.ts';
@@ -18,9 +17,10 @@ import { checkGatedEntries, checkGateSpec, gateOf } from './job-gate.ts';
 import type { JobSummary, OpenClaim } from './job-summary.ts';
 import type { ClaimRecord, EndRecord, ExecRecord, Group, OutputSummary, ReceiptRecord, SpecRecord, StateRecord } from '../records/codec.ts';
 import { GATED_SUFFIX, jobIdOfDirName } from '../records/names.ts';
-import { type DirEntry, listDirSync, lstatIfExistsSync, readBoundedSync } from '../fs/safefs.ts';
+import { type DirEntry, listDirSync, lstatIfExistsSync } from '../fs/safefs.ts';
 import { GEN_MAX, OUTPUT_MAX, STDIN_MAX } from '../base/constants.ts';
 import { type AuditEnv, Sink, checkKind, checkStats, checkTemp, readRecordEntry, reportUnreadable } from './entries.ts';
+import { hashDataFile, statDataFile, type DataFile } from './data-file.ts';
 
 type Stream = 'stdout' | 'stderr';
 
@@ -43,12 +43,7 @@ interface GenRecords {
   end?: EndRecord;
 }
 
-interface OutputFile {
-  size: number;
-  sha256?: string;
-}
 
-const EMPTY_SHA256 = createHash('sha256').digest('hex');
 const STREAMS = ['stdout', 'stderr'] as const;
 const GEN_RECORDS = ['claim', 'exec', 'state', 'end'] as const;
 const GEN_FILES_BUT_CLAIM = ['exec', 'state', 'end', 'stdout', 'stderr'] as const;
@@ -108,7 +103,7 @@ export function scanJob(env: AuditEnv, name: string): JobScan | undefined {
 class JobAudit {
   private gens: ReadonlyMap<number, Readonly<GenEntries>> = new Map();
   private readonly records = new Map<number, GenRecords>();
-  private readonly outputs = { stdout: new Map<number, OutputFile>(), stderr: new Map<number, OutputFile>() };
+  private readonly outputs = { stdout: new Map<number, DataFile>(), stderr: new Map<number, DataFile>() };
   private specEntry: DirEntry | undefined;
   private stdinEntry: DirEntry | undefined;
   private receiptEntry: DirEntry | undefined;
@@ -252,58 +247,14 @@ class JobAudit {
     }
   }
 
-  /** lstat a data file for SEC-4..SEC-6; its size, or undefined when it vanished. */
-  private statData(name: string, bound: number): OutputFile | undefined {
-    const shown = this.shown(name);
-    const stats = lstatIfExistsSync(this.path(name));
-    if (stats === undefined) return undefined;
-    this.sink.files += 1;
-    checkStats(this.sink, this.env, shown, stats, this.id);
-    if (stats.size > bound) {
-      this.sink.add('ENTRY_TOO_LARGE', `${shown} is ${stats.size} bytes, over its bound of ${bound}`, shown, this.id);
-      return undefined;
-    }
-    return { size: stats.size };
+  /** A data file's size (SEC-4..SEC-6 looked at), or undefined: data-file.ts. */
+  private statData(name: string, bound: number): DataFile | undefined {
+    return statDataFile(this.env, this.sink, this.path(name), this.shown(name), this.id, bound);
   }
 
-  /** Read a data file bounded and hash it; refusals become findings. An empty file is not opened. */
-  private hashData(name: string, bound: number): OutputFile | undefined {
-    const shown = this.shown(name);
-    const stats = lstatIfExistsSync(this.path(name));
-    if (stats === undefined) return undefined;
-    if (stats.size === 0 && stats.isFile() && stats.uid === this.env.uid && (stats.mode & 0o022) === 0) {
-      this.sink.files += 1;
-      checkStats(this.sink, this.env, shown, stats, this.id);
-      return { size: 0, sha256: EMPTY_SHA256 };
-    }
-    const hash = createHash('sha256');
-    try {
-      const read = readBoundedSync(this.path(name), bound, { hash, scratch: this.env.scratch, uid: this.env.uid });
-      this.sink.files += 1;
-      checkStats(this.sink, this.env, shown, read.stats, this.id);
-      return { size: read.stats.size, sha256: hash.digest('hex') };
-    } catch (error) {
-      if (isFsjobError(error, 'NOT_FOUND')) return undefined;
-      if (!isFsjobError(error)) throw error;
-      this.sink.files += 1;
-      switch (error.code) {
-        case 'TOO_LARGE':
-          this.sink.add('ENTRY_TOO_LARGE', `${shown} is over its bound of ${bound} bytes`, shown, this.id);
-          return undefined;
-        case 'UNSAFE_MODE':
-        case 'FOREIGN_OWNER':
-          checkStats(this.sink, this.env, shown, stats, this.id);
-          return undefined;
-        case 'SYMLINK_REFUSED':
-        case 'NOT_REGULAR':
-          // Swapped since the listing: report what it is now.
-          this.sink.add(error.code === 'SYMLINK_REFUSED' ? 'ENTRY_SYMLINK' : 'ENTRY_WRONG_TYPE', error.message.split('; ')[0] ?? error.message, shown, this.id);
-          return undefined;
-        default:
-          if (reportUnreadable(this.sink, error, shown, this.id)) return undefined;
-          throw error;
-      }
-    }
+  /** A data file's size and SHA-256, read bounded, or undefined: data-file.ts. */
+  private hashData(name: string, bound: number): DataFile | undefined {
+    return hashDataFile(this.env, this.sink, this.path(name), this.shown(name), this.id, bound);
   }
 
   /** The output files: their hazards, their bound (EXEC-1), and a digest when the receipt describes them (RCPT-5). */

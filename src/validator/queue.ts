@@ -36,8 +36,9 @@ import { checkDedupe, checkLanes, type Hold, type HoldIndex, type KeyCheckContex
 import { ScanPool, scanWorkerEntry } from './scan-pool.ts';
 import { LivenessJudge } from './liveness.ts';
 import { checkOpenClaims } from './open-claims.ts';
-import { KEY_HASH_PATTERN, WORKER_ID_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
+import { KEY_HASH_PATTERN, jobIdOfDirName, parseHoldNumber } from '../records/names.ts';
 import { checkGates } from './gates.ts';
+import { checkRegistrations } from './registrations.ts';
 
 /** Options of `auditQueue`. */
 export interface QueueAuditOptions {
@@ -170,7 +171,7 @@ class QueueAuditRun {
     if (!this.unlisted.has('dedupe')) checkDedupe(this.keyContext(), dedupe);
     if (!this.unlisted.has('lanes')) checkLanes(this.keyContext(), lanes, running);
     checkGates(this.keyContext());
-    await this.checkWorkers();
+    await checkRegistrations(this.queueSink, this.env, this.list('workers') ?? [], this.abs('workers'), this.shown('workers'), this.liveness);
     return this.result();
   }
 
@@ -474,29 +475,6 @@ class QueueAuditRun {
       }
     }
     return index;
-  }
-
-  /** workers/<w>.json: names (LAYOUT-9), records, and registrations whose owner is dead (WORKER-1). */
-  private async checkWorkers(): Promise<void> {
-    const sink = this.queueSink;
-    for (const entry of this.list('workers') ?? []) {
-      const path = this.abs('workers', entry.name);
-      const shown = this.shown('workers', entry.name);
-      if (entry.name.startsWith('.')) {
-        checkTemp(sink, this.env, path, shown, entry.kind, null);
-        continue;
-      }
-      const workerId = entry.name.endsWith('.json') ? entry.name.slice(0, -'.json'.length) : '';
-      if (!WORKER_ID_PATTERN.test(workerId)) {
-        sink.add('WORKER_BAD_NAME', `${shown} is not named <worker id>.json (16 lowercase hex digits)`, shown, null);
-        if (checkKind(sink, shown, entry.kind, 'any', null)) statEntry(sink, this.env, path, shown, null);
-        continue;
-      }
-      const worker = readRecordEntry(sink, this.env, path, shown, entry, 'worker', { expectedWorkerId: workerId }, null).value;
-      if (worker === undefined) continue;
-      const verdict = await this.liveness.owner(worker.owner, { nowMs: this.env.nowMs, lastRenewalMs: worker.heartbeat_ms, leaseMs: worker.lease_ms });
-      if (verdict.verdict === 'dead') sink.add('WORKER_STALE', `worker ${workerId} is registered but its owner is dead (${verdict.reason})`, shown, null);
-    }
   }
 }
 

@@ -15,13 +15,15 @@ import { build, type Metafile } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * A bound, not a measurement: the whole entry bundles to about 341 KB (257 KB
+ * A bound, not a measurement: the whole entry bundles to about 362 KB (271 KB
  * for an app that only enqueues; the synchronous roads of the hot path,
- * enqueue-now.ts and the *Soon publications, added 12 KB); the compiled
- * validators alone are 739 KB, so a bundle that took them in would be over a
- * megabyte.
+ * enqueue-now.ts and the *Soon publications, added 12 KB, and the checks of
+ * every option at the call, the callbacks' rejections, the pause calls and
+ * the refusals' fields 21 KB more, 2026-12-05); the compiled validators alone
+ * are 739 KB, so a bundle that took them in would be over a megabyte, far
+ * past this bound.
  */
-const ENTRY_MAX_BYTES = 360_000;
+const ENTRY_MAX_BYTES = 400_000;
 
 const NEVER: readonly [RegExp, string][] = [
   [/^src\/records\/generated\/validators\.js$/, "ajv's compiled validators"],
