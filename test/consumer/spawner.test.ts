@@ -186,11 +186,16 @@ function spawningSuite(chain: Chain, shell: string | undefined): void {
     const spawnerPid = spawner.pid as number;
     const own = descriptors(spawnerPid);
     const pipes = new Set([own.get(0), own.get(1), own.get(2)]);
-    // A command that is held at its gate: the waiter has forked it and closed its copies.
+    // A command that is held at its gate. The sh chain's waiter closes its copies right after it forks the gate, but
+    // the gate can report its pid (and launch resolve) before the waiter runs again: a loaded machine showed the
+    // waiter still holding the release FIFO then (clean-clone CI, 2026-12-05). What must hold is the state once the
+    // waiter has run, so the look is repeated until no member of the spawner's group holds a FIFO of the spawner;
+    // a waiter that never closed them still fails it, after waitFor's 15 s.
     const held = await launch(spawner, ['/bin/ls', '-l', '/proc/self/fd']);
-    for (const pid of groupMembers(spawnerPid)) {
-      for (const [fd, target] of descriptors(pid)) assert.not.ok(target.startsWith(dir), `process ${pid} (the spawner or a waiter) holds ${target} as fd ${fd}`);
-    }
+    const holdings = (): string[] =>
+      groupMembers(spawnerPid).flatMap((pid) => [...descriptors(pid)].filter(([, target]) => target.startsWith(dir)).map(([fd, target]) => `process ${pid} (the spawner or a waiter) holds ${target} as fd ${fd}`));
+    await waitFor('the waiter to close its copies of the FIFOs', () => holdings().length === 0).catch(() => undefined);
+    assert.equal(holdings(), []);
     held.leader.release();
     await held.leader.ended;
     const listing = (await held.outputs())[0].toString();
