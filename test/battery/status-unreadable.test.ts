@@ -9,13 +9,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmodSync } from 'node:fs';
-import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { enqueue } from '../../src/producer/index.ts';
-import { initQueue } from '../../src/model/queue.ts';
-import { Worker } from '../../src/consumer/index.ts';
-import { cleanupAll, freshDir, NOBODY } from '../support/helpers.ts';
-import { AS_NOBODY, assertNoCrash, fsjobCli, nobodyCannotRun } from '../support/faults.ts';
+import { cleanupAll } from '../support/helpers.ts';
+import { AS_NOBODY, assertNoCrash, fsjobCli, nobodyCannotRun, nobodysQueueWithClosedJobs } from '../support/faults.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 
 const nobodyBlocked = nobodyCannotRun();
@@ -32,21 +27,7 @@ unreadable.after(cleanupAll);
 
 unreadable('the queue view lists every readable job and the one of mode 0000 apart with EACCES, exit 1; status ID of it fails with IO', async () => {
   if (nobodyBlocked !== undefined) return;
-  const dir = await freshDir('fsjob-status-unreadable');
-  const queue = await initQueue(join(dir, 'q'));
-  const ids: string[] = [];
-  for (let i = 0; i < 2; i++) ids.push((await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id);
-  await new Worker({ queues: [queue], mode: 'drain', pollMs: 50 }).run();
-  // One queued, one held (jobs/<id>.gated/), beside the finished ones.
-  ids.push((await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id);
-  const held = (await enqueue(queue, { argv: ['true'], hold: true }, { cwd: '/' })).id;
-  ids.push(held);
-  const chown = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir], { encoding: 'utf8' });
-  assert.is(chown.status, 0, chown.stderr);
-  const [closedFinished, fineFinished, closedQueued] = ids as [string, string, string, string];
-  chmodSync(queue.paths.job(closedFinished), 0o000);
-  chmodSync(queue.paths.job(closedQueued), 0o000);
-  chmodSync(queue.paths.gatedJob(held), 0o000);
+  const { queue, closedFinished, fineFinished, closedQueued, held } = await nobodysQueueWithClosedJobs('fsjob-status-unreadable');
 
   const listed = fsjobCli(['status', '--queue', queue.root, '--json', '--limit', '0'], { prefix: AS_NOBODY });
   const exact = fsjobCli(['status', '--queue', queue.root, '--json', '--exact', '--sort', 'duration'], { prefix: AS_NOBODY });

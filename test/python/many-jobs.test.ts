@@ -19,7 +19,7 @@ import { enqueue } from '../../src/producer/index.ts';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { cleanupAll, freshDir } from '../support/helpers.ts';
 import { runFsjob } from '../support/cli.ts';
-import { finishJob, writeClaim, writeReceipt } from '../support/producer.ts';
+import { cancelManyJobs, finishJob, writeClaim } from '../support/producer.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 import { PYTHON, PYTHON_DIR, run, type Run } from './support.ts';
 
@@ -77,10 +77,7 @@ many('wait --timeout: job_ids lists every unfinished job, in the order named (--
 many('cancel of several ids: each cancelled or refused on its own; --json {cancelled, refused}; exit status the first refusal\'s', async () => {
   const dir = await freshDir('fsjob-py-many');
   const queue = await initQueue(join(dir, 'q'));
-  const [first, finished, claimed] = (await jobsOf(queue, 3)) as [string, string, string];
-  const [last] = (await jobsOf(queue, 1, true)) as [string];
-  await writeReceipt(queue, finished);
-  await writeClaim(queue, claimed, 1);
+  const { first, finished, claimed, held: last } = await cancelManyJobs(queue);
   const ran = await py(['cancel', '-q', queue.root, '--json', '--force', first, finished, claimed, last], dir);
   assert.is(ran.status, 1, ran.stderr);
   const report = JSON.parse(ran.stdout) as { cancelled: { id: string; next: string; record: string }[]; refused: { id: string; error: { code: string } }[] };

@@ -11,13 +11,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmodSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { enqueue } from '../../src/producer/index.ts';
-import { initQueue } from '../../src/model/queue.ts';
-import { Worker } from '../../src/consumer/index.ts';
-import { cleanupAll, freshDir, NOBODY } from '../support/helpers.ts';
-import { AS_NOBODY, fsjobCli } from '../support/faults.ts';
+import { cleanupAll, NOBODY } from '../support/helpers.ts';
+import { AS_NOBODY, fsjobCli, nobodyCannotRun, nobodysQueueWithClosedJobs } from '../support/faults.ts';
 import { assertOutputSchema } from '../support/output-schemas.ts';
 import { PYTHON, PYTHON_DIR } from './support.ts';
 
@@ -32,8 +28,8 @@ function pyAsNobody(args: readonly string[]): { status: number | null; signal: N
 
 /** nobody must reach this checkout and its python/ (one cloned into a directory closed to others cannot, which says nothing of fsjob). */
 const nobodyBlocked = ((): string | undefined => {
-  const node = fsjobCli(['--version'], { prefix: AS_NOBODY });
-  if (node.status !== 0) return `nobody (uid ${NOBODY}) cannot run this checkout's fsjob: ${node.stderr.slice(0, 200)}`;
+  const node = nobodyCannotRun();
+  if (node !== undefined) return node;
   const py = pyAsNobody(['--version']);
   return py.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run python3 -m fsjob from ${PYTHON_DIR}: ${py.stderr.slice(0, 200)}`;
 })();
@@ -51,21 +47,8 @@ unreadable.after(cleanupAll);
 
 unreadable('the queue view lists every readable job and the ones of mode 0000 apart with EACCES, exit 1, as the reference; status ID of one fails with IO', async () => {
   if (nobodyBlocked !== undefined) return;
-  const dir = await freshDir('fsjob-py-status-unreadable');
-  const queue = await initQueue(join(dir, 'q'));
-  const ids: string[] = [];
-  for (let i = 0; i < 2; i++) ids.push((await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id);
-  await new Worker({ queues: [queue], mode: 'drain', pollMs: 50 }).run();
-  // Two finished, then one queued and one held (jobs/<id>.gated/).
-  ids.push((await enqueue(queue, { argv: ['true'] }, { cwd: '/' })).id);
-  const held = (await enqueue(queue, { argv: ['true'], hold: true }, { cwd: '/' })).id;
-  const chown = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir], { encoding: 'utf8' });
-  assert.is(chown.status, 0, chown.stderr);
-  const [closedFinished, fineFinished, closedQueued] = ids as [string, string, string];
+  const { queue, closedFinished, fineFinished, closedQueued, held } = await nobodysQueueWithClosedJobs('fsjob-py-status-unreadable');
   const before = readdirSync(queue.paths.dir('jobs')).sort();
-  chmodSync(queue.paths.job(closedFinished), 0o000);
-  chmodSync(queue.paths.job(closedQueued), 0o000);
-  chmodSync(queue.paths.gatedJob(held), 0o000);
 
   const list = ['status', '--queue', queue.root, '--json', '--limit', '0'];
   const pyList = pyAsNobody(list);

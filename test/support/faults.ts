@@ -8,12 +8,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { initQueue, type Queue } from '../../src/model/queue.ts';
 import { recover, Worker } from '../../src/consumer/index.ts';
+import { enqueue } from '../../src/producer/index.ts';
 import { auditQueue } from '../../src/validator/queue.ts';
 import { freshDir, NOBODY } from './helpers.ts';
 
@@ -110,6 +111,29 @@ export function fsjobCli(args: string[], options: SpawnOptions & { timeoutMs?: n
 export function nobodyCannotRun(): string | undefined {
   const run = fsjobCli(['--version'], { prefix: AS_NOBODY });
   return run.status === 0 ? undefined : `nobody (uid ${NOBODY}) cannot run this checkout's fsjob (a directory above it is closed to others?): ${run.stderr.split('\n').find((line) => /Error|denied/.test(line)) ?? run.stderr.slice(0, 200)}`;
+}
+
+/**
+ * A queue owned by nobody, for `status` over job directories nobody cannot
+ * read (root reads through modes, so the commands run as nobody): two
+ * finished jobs, one queued and one held (jobs/<id>.gated/); the first
+ * finished, the queued and the held one closed (mode 0000).
+ */
+export async function nobodysQueueWithClosedJobs(label: string): Promise<{ queue: Queue; closedFinished: string; fineFinished: string; closedQueued: string; held: string }> {
+  const dir = await freshDir(label);
+  const queue = await initQueue(join(dir, 'q'));
+  const add = async (hold = false): Promise<string> => (await enqueue(queue, { argv: ['true'], ...(hold ? { hold } : {}) }, { cwd: '/' })).id;
+  const closedFinished = await add();
+  const fineFinished = await add();
+  await new Worker({ queues: [queue], mode: 'drain', pollMs: 50 }).run();
+  const closedQueued = await add();
+  const held = await add(true);
+  const chown = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir], { encoding: 'utf8' });
+  assert.is(chown.status, 0, chown.stderr);
+  chmodSync(queue.paths.job(closedFinished), 0o000);
+  chmodSync(queue.paths.job(closedQueued), 0o000);
+  chmodSync(queue.paths.gatedJob(held), 0o000);
+  return { queue, closedFinished, fineFinished, closedQueued, held };
 }
 
 /** Starts `fsjob <args>` in another process (standard input a pipe); `done` resolves once it exited, with its output. */
